@@ -1,0 +1,50 @@
+"""The backend interface: what a target (cpu, ascend_sim, ascend_npu, cuda...) must provide.
+
+A backend is used in two places:
+- in the caller, for metadata (name, answer language, a description of the answer format
+  for prompts) and an availability check with a message naming the fix;
+- inside the sandboxed verification worker, to prepare the process and to measure the
+  latency of the answer and of the reference.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, Callable, ClassVar
+
+import torch
+
+__all__ = ["Backend", "BackendUnavailable"]
+
+
+class BackendUnavailable(RuntimeError):
+    """The backend cannot run on this machine; the message says what to install or set."""
+
+
+class Backend(ABC):
+    """A kernel target. Subclasses live one per module in kernel_gym/backends/."""
+
+    name: ClassVar[str]
+    #: language the answer's kernel is written in ("cpp", "ascendc", "cuda", "triton")
+    language: ClassVar[str]
+    #: device the models and tensors live on inside the worker
+    device: ClassVar[str] = "cpu"
+
+    def check_available(self) -> None:
+        """Raise BackendUnavailable (with the fix) when this machine cannot run the backend."""
+
+    def setup_worker(self, options: dict[str, Any]) -> None:
+        """Prepare the sandboxed worker process before the answer is loaded."""
+
+    @abstractmethod
+    def time_answer(self, run: Callable[[], Any], settings: Any) -> tuple[float, dict[str, Any]]:
+        """Latency of one answer forward in seconds, and details (e.g. per-pipe busy time)."""
+
+    @abstractmethod
+    def time_reference(self, run: Callable[[], Any], model: torch.nn.Module, inputs: list[Any],
+                       settings: Any) -> tuple[float, dict[str, Any]]:
+        """Latency of one reference forward in seconds, and details."""
+
+    @abstractmethod
+    def answer_format(self) -> str:
+        """Prompt-ready description of the answer format (how ModelNew builds its kernel)."""

@@ -1,0 +1,25 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """L2 normalisation: y = x / sqrt(sum(x^2, dim=1, keepdim=True))."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x / torch.norm(x, p=2, dim=1, keepdim=True)
+
+
+batch_size = 16
+dim = 16384
+
+
+def get_inputs():
+    x = torch.randn(batch_size, dim)
+    return [x]
+
+
+def get_init_inputs():
+    return []

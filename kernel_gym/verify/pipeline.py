@@ -1,0 +1,74 @@
+"""``verify(task, answer_source, backend, **settings) -> VerifyResult``: the whole pipeline.
+
+1. static_stage: parse the answer and apply the static anti-hack rules (in this process;
+   the answer is only parsed here, never executed);
+2. sandbox_stage: compile, correctness trials, timing and re-check in a sandboxed worker
+   (kernel_gym.verify.worker, one function per stage);
+3. the result is cached by a hash of task, answer, backend and settings.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from kernel_gym.backends import get_backend
+from kernel_gym.tasks.spec import TaskSpec
+from kernel_gym.verify.cache import ResultCache, cache_key
+from kernel_gym.verify.result import VerifyResult
+from kernel_gym.verify.sandbox import SandboxLimits, run_in_sandbox
+from kernel_gym.verify.settings import VerifySettings
+from kernel_gym.verify.static_checks import RULES, check_answer_source
+
+__all__ = ["verify", "static_stage", "sandbox_stage"]
+
+
+def static_stage(task: TaskSpec, answer_source: str, backend: str) -> VerifyResult | None:
+    """A failed result when the source does not parse or breaks a static rule, else None."""
+    try:
+        violations = check_answer_source(answer_source)
+    except SyntaxError as exc:
+        return VerifyResult(task.id, backend, error_class="syntax_error",
+                            message=f"line {exc.lineno}: {exc.msg}")
+    if not violations:
+        return None
+    first = violations[0]
+    return VerifyResult(task.id, backend, error_class="hacked", hacked=True, hack_rule=first.rule,
+                        message=f"{RULES.get(first.rule, first.rule)}: {first}",
+                        details={"violations": [str(v) for v in violations[:20]]})
+
+
+def sandbox_stage(task: TaskSpec, answer_source: str, backend: str, settings: VerifySettings) -> VerifyResult:
+    """Compile, check and time the answer in the sandboxed worker."""
+    job = {"task": task.to_dict(), "answer": answer_source, "backend": backend, "settings": settings.to_dict()}
+    raw = run_in_sandbox(job, SandboxLimits(settings.timeout_s, settings.memory_limit_mb, settings.threads))
+    raw.pop("stage", None)
+    raw.pop("worker_seconds", None)
+    return VerifyResult.from_dict(raw)
+
+
+def verify(task: TaskSpec, answer_source: str, backend: str = "cpu", **settings: Any) -> VerifyResult:
+    """Verify one answer (a Python source defining ModelNew) for ``task`` on ``backend``.
+
+    Keyword settings are the fields of :class:`VerifySettings` (e.g. ``correctness_trials=5``,
+    ``tolerance="kernelbench"``, ``timeout_s=60``, ``backend_options={"soc": "Ascend910B2"}``).
+    Never raises for anything the answer does; raises ValueError/TypeError for bad settings
+    and BackendUnavailable when the backend cannot run here.
+    """
+    started = time.perf_counter()
+    config = VerifySettings.from_kwargs(**settings)
+    backend_obj = get_backend(backend)
+    backend_obj.check_available()
+    cache = ResultCache() if config.use_cache else None
+    key = cache_key(task, answer_source, backend_obj.name, config)
+    if cache is not None:
+        hit = cache.get(key)
+        if hit is not None:
+            return hit
+    result = static_stage(task, answer_source, backend_obj.name)
+    if result is None:
+        result = sandbox_stage(task, answer_source, backend_obj.name, config)
+    result.verify_seconds = time.perf_counter() - started
+    if cache is not None:
+        cache.put(key, result)
+    return result

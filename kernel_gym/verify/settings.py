@@ -1,0 +1,89 @@
+"""VerifySettings: every knob of the verification protocol, in one place."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+__all__ = ["TOLERANCE_PRESETS", "VerifySettings"]
+
+# (atol, rtol) per output dtype. "evokernel" is the protocol of the EvoKernel paper
+# (1e-2 for all); "kernelbench" is KernelBench's current fp32 tolerance.
+TOLERANCE_PRESETS: dict[str, dict[str, tuple[float, float]]] = {
+    "evokernel": {"float32": (1e-2, 1e-2), "float16": (1e-2, 1e-2), "bfloat16": (2e-2, 2e-2),
+                  "float64": (1e-2, 1e-2)},
+    "kernelbench": {"float32": (1e-4, 1e-4), "float16": (1e-2, 1e-2), "bfloat16": (2e-2, 2e-2),
+                    "float64": (1e-6, 1e-6)},
+}
+
+
+@dataclass(frozen=True)
+class VerifySettings:
+    """Settings of one verification; part of the result-cache key.
+
+    Attributes:
+        correctness_trials: trials with fresh input values (>= 5 per the protocol).
+        input_scales: positive factors applied to floating inputs, cycled over trials, so
+            outputs that are constant on one input distribution fail on another.
+        tolerance: preset name of TOLERANCE_PRESETS, or set ``atol``/``rtol`` for all dtypes.
+        warmup_runs / timing_trials: timing protocol (median of ``timing_trials``).
+        flush_cache_mb: bytes written between timing trials to evict CPU caches (0: off).
+        timeout_s: wall-clock limit of the whole sandboxed run, compile included.
+        memory_limit_mb: address-space limit of the sandboxed worker.
+        measure_time: time answer and reference (off: correctness only).
+        seed: seeds weights (same for both models) and inputs.
+        threads: torch / OpenMP threads inside the worker (the reference gets the same).
+        backend_options: backend-specific settings (e.g. soc, align_mode for ascend_sim).
+        use_cache: read and write the result cache.
+    """
+
+    correctness_trials: int = 5
+    input_scales: tuple[float, ...] = (1.0, 1.0, 2.0, 0.5, 1.5)
+    tolerance: str = "evokernel"
+    atol: float | None = None
+    rtol: float | None = None
+    warmup_runs: int = 3
+    timing_trials: int = 20
+    flush_cache_mb: int = 8
+    timeout_s: float = 180.0
+    memory_limit_mb: int = 4096
+    measure_time: bool = True
+    seed: int = 42
+    threads: int = 1
+    backend_options: dict[str, Any] = field(default_factory=dict)
+    use_cache: bool = True
+
+    def __post_init__(self) -> None:
+        if self.correctness_trials < 1:
+            raise ValueError("correctness_trials must be >= 1 (the protocol uses 5)")
+        if self.tolerance not in TOLERANCE_PRESETS:
+            raise ValueError(f"unknown tolerance preset {self.tolerance!r}; choose one of "
+                             f"{', '.join(TOLERANCE_PRESETS)} or set atol/rtol")
+        if not self.input_scales or any(s <= 0 for s in self.input_scales):
+            raise ValueError("input_scales must be a non-empty tuple of positive factors")
+        if self.timeout_s <= 0 or self.memory_limit_mb < 256:
+            raise ValueError("timeout_s must be > 0 and memory_limit_mb >= 256")
+
+    def tolerances(self, dtype: str) -> tuple[float, float]:
+        atol, rtol = TOLERANCE_PRESETS[self.tolerance].get(dtype, (1e-2, 1e-2))
+        return (self.atol if self.atol is not None else atol, self.rtol if self.rtol is not None else rtol)
+
+    @classmethod
+    def from_kwargs(cls, **kwargs: Any) -> "VerifySettings":
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(kwargs) - known)
+        if unknown:
+            raise TypeError(f"unknown verify setting(s) {', '.join(unknown)}; valid: {', '.join(sorted(known))}")
+        if "input_scales" in kwargs:
+            kwargs["input_scales"] = tuple(kwargs["input_scales"])
+        return cls(**kwargs)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def cache_key_part(self) -> str:
+        d = self.to_dict()
+        d.pop("use_cache")
+        return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()

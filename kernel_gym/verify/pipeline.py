@@ -64,6 +64,8 @@ def verify(task: TaskSpec, answer_source: str, backend: str = "cpu", **settings:
     if cache is not None:
         hit = cache.get(key)
         if hit is not None:
+            hit.details["original_verify_seconds"] = hit.verify_seconds
+            hit.verify_seconds = time.perf_counter() - started
             return hit
     result = static_stage(task, answer_source, backend_obj.name)
     if result is None:

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Set up .venv with the CPU build of torch and kernel-gym (editable, with test extras).
+# Idempotent: a second run only checks. Needs Python 3.11+ and g++ (installed via apt when
+# missing and running as root).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON="${PYTHON:-python3.11}"
+command -v "$PYTHON" >/dev/null 2>&1 || PYTHON=python3
+"$PYTHON" - <<'PY' || { echo "kernel-gym needs Python >= 3.11 (set PYTHON=/path/to/python3.11)" >&2; exit 1; }
+import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)
+PY
+
+if ! command -v g++ >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "[setup] installing g++ (needed to compile kernels)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq g++ >/dev/null
+  else
+    echo "kernel-gym compiles kernels with g++; install it (Debian/Ubuntu: sudo apt-get install g++)" >&2
+    exit 1
+  fi
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  echo "[setup] creating .venv"
+  "$PYTHON" -m venv .venv
+fi
+PIP=".venv/bin/python -m pip"
+STAMP=.venv/.kernel-gym-installed
+WANT="$(sha256sum pyproject.toml | cut -c1-16)"
+if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT" ]; then
+  exit 0
+fi
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+# The CPU build of torch first: the package's range ("torch>=2.3,<3") is then satisfied and
+# pip never pulls the multi-GB CUDA wheels.
+if ! .venv/bin/python -c "import torch" >/dev/null 2>&1; then
+  echo "[setup] installing torch (CPU build)"
+  $PIP install -q torch==2.13.0 2>/dev/null || $PIP install -q "torch>=2.3,<3"
+fi
+echo "[setup] installing kernel-gym and its dependencies"
+$PIP install -q -e ".[dev]"
+echo "$WANT" > "$STAMP"
+echo "[setup] done"

@@ -1,0 +1,81 @@
+"""kernel_gym.native: extern "C" parsing, cached compilation, ctypes binding."""
+
+import time
+
+import pytest
+import torch
+
+from kernel_gym.backends.cpu import load_cpp
+from kernel_gym.native import CompileError, compile_shared, parse_extern_c
+
+SOURCE = r'''
+#include <cstdint>
+// extern "C" void commented_out(int x) {}
+extern "C" void scale(const float* __restrict__ x, float* y, int64_t n, float alpha) {
+    for (int64_t i = 0; i < n; ++i) y[i] = alpha * x[i];
+}
+extern "C" {
+int add_ints(int a, int b) { if (a > b) { return a + b; } return b + a; }
+double half_sum(const _Float16* x, int64_t n) { double s = 0; for (int64_t i = 0; i < n; ++i) s += (double)x[i]; return s; }
+}
+'''
+KERNEL_DECL = 'extern "C" __global__ __aicore__ void device_kernel(GM_ADDR x) { }\n'
+
+
+def test_parse_extern_c_both_forms_skips_comments_and_kernels():
+    funcs = {f.name: f for f in parse_extern_c(SOURCE + KERNEL_DECL)}
+    assert set(funcs) == {"scale", "add_ints", "half_sum"}
+    scale = funcs["scale"]
+    assert [p.ctype for p in scale.params] == ["float*", "float*", "int64_t", "float"]
+    assert [p.name for p in scale.params] == ["x", "y", "n", "alpha"]
+    assert funcs["add_ints"].return_type == "int"
+    assert funcs["half_sum"].params[0].pointee == "_Float16"
+
+
+def test_load_cpp_calls_with_tensors_and_scalars():
+    lib = load_cpp(SOURCE, openmp=False)
+    x = torch.randn(1000)
+    y = torch.empty(1000)
+    lib.scale(x, y, x.numel(), 2.5)
+    torch.testing.assert_close(y, 2.5 * x)
+    assert lib.add_ints(2, 3) == 5
+    h = torch.ones(10, dtype=torch.float16)
+    assert lib.half_sum(h, 10) == pytest.approx(10.0)
+
+
+def test_binding_errors_are_clear():
+    lib = load_cpp(SOURCE, openmp=False)
+    x = torch.randn(10)
+    with pytest.raises(TypeError, match="float\\* but the tensor is torch.float64"):
+        lib.scale(x.double(), x, 10, 1.0)
+    with pytest.raises(ValueError, match="not contiguous"):
+        lib.scale(torch.randn(4, 4).t(), torch.empty(16), 16, 1.0)
+    with pytest.raises(TypeError, match="takes 4 arguments"):
+        lib.scale(x, x)
+    with pytest.raises(AttributeError, match="it has: scale, add_ints, half_sum"):
+        lib.nope
+
+
+def test_compile_is_cached_by_content():
+    src = SOURCE + "\n// cache probe %f\n" % time.time()
+    start = time.perf_counter()
+    first = compile_shared(src, flags=["-O1"], cache_subdir="test")
+    cold = time.perf_counter() - start
+    start = time.perf_counter()
+    again = compile_shared(src, flags=["-O1"], cache_subdir="test")
+    warm = time.perf_counter() - start
+    assert first == again and first.exists()
+    assert warm < cold
+    assert compile_shared(src, flags=["-O2"], cache_subdir="test") != first  # flags are in the key
+
+
+def test_compile_error_carries_the_log():
+    with pytest.raises(CompileError) as info:
+        compile_shared('extern "C" void f() { undefined_thing(); }', cache_subdir="test")
+    assert "undefined_thing" in info.value.log
+    assert "compilation failed" in str(info.value)
+
+
+def test_load_cpp_without_entry_point_says_how():
+    with pytest.raises(ValueError, match='extern "C"'):
+        load_cpp("int f() { return 1; }")

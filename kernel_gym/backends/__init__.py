@@ -12,7 +12,7 @@ __all__ = ["BACKENDS", "Backend", "BackendUnavailable", "get_backend"]
 BACKENDS: dict[str, str] = {
     "cpu": "kernel_gym.backends.cpu:CpuBackend",
     "ascend_sim": "kernel_gym.backends.ascend_sim:AscendSimBackend",
-    "ascend_npu": "kernel_gym.backends.ascend_npu:AscendNpuBackend",
+    # ascend_npu (CANN + torch_npu) comes later; see docs/backends.md
 }
 
 

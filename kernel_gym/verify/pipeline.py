@@ -43,7 +43,7 @@ def sandbox_stage(task: TaskSpec, answer_source: str, backend: str, settings: Ve
     job = {"task": task.to_dict(), "answer": answer_source, "backend": backend, "settings": settings.to_dict()}
     raw = run_in_sandbox(job, SandboxLimits(settings.timeout_s, settings.memory_limit_mb, settings.threads))
     raw.pop("stage", None)
-    raw.pop("worker_seconds", None)
+    raw.setdefault("details", {})["worker_seconds"] = raw.pop("worker_seconds", None)
     return VerifyResult.from_dict(raw)
 
 

@@ -213,6 +213,20 @@ def recheck_after_timing(task_module: Any, reference: torch.nn.Module, answer: A
 
 
 # ---------------------------------------------------------------------------- driver
+def _poison_uninitialized_memory() -> None:
+    """Make torch.empty & co. return NaN / max-int filled memory (deterministic mode).
+
+    Calls the C switch directly: torch.use_deterministic_algorithms imports torch._inductor
+    (about 1.7 s), which would dominate a verification.
+    """
+    setter = getattr(torch._C, "_set_deterministic_algorithms", None)
+    if setter is not None:
+        setter(True, warn_only=True)
+    else:
+        torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.utils.deterministic.fill_uninitialized_memory = True
+
+
 def run_job(job: dict[str, Any], progress_path: Path | None = None) -> dict[str, Any]:
     task = TaskSpec.from_dict(job["task"])
     settings = VerifySettings.from_kwargs(**job["settings"])
@@ -220,13 +234,20 @@ def run_job(job: dict[str, Any], progress_path: Path | None = None) -> dict[str,
     result: dict[str, Any] = {"task_id": task.id, "backend": backend.name, "compiled": False,
                               "correct": False, "trials_passed": 0, "trials_run": 0}
 
+    stage_seconds: dict[str, float] = {}
+    clock = {"stage": None, "t": time.perf_counter()}
+
     def progress(stage: str) -> None:
+        now = time.perf_counter()
+        if clock["stage"] is not None:
+            stage_seconds[clock["stage"]] = now - clock["t"]
+        clock.update(stage=stage, t=now)
         result["stage"] = stage
         if progress_path is not None:
             progress_path.write_text(json.dumps({"stage": stage, "compiled": result["compiled"]}))
 
     backend.setup_worker({"threads": settings.threads, **settings.backend_options})
-    torch.use_deterministic_algorithms(True, warn_only=True)  # torch.empty fills NaN: poisoned outputs
+    _poison_uninitialized_memory()
     task_module = task.module()
     patches = PatchSnapshot()
     try:
@@ -255,6 +276,7 @@ def run_job(job: dict[str, Any], progress_path: Path | None = None) -> dict[str,
         if failure.error_class in ("nondeterministic",):
             result["correct"] = False
     progress("done")
+    result.setdefault("details", {})["stage_seconds"] = stage_seconds
     return result
 
 

@@ -11,7 +11,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-__all__ = ["Violation", "check_answer_source", "check_kernel_source", "RULES"]
+__all__ = ["Violation", "check_answer_source", "check_compiler_flags", "check_kernel_source", "RULES"]
 
 RULES: dict[str, str] = {
     "torch_compute": "ModelNew computes with torch ops instead of its kernel",
@@ -37,8 +37,16 @@ _FORBIDDEN_MODULES = {
     "threading": "threads_or_streams", "_thread": "threads_or_streams",
     "multiprocessing": "threads_or_streams", "concurrent": "threads_or_streams",
     "asyncio": "threads_or_streams", "signal": "os_access", "time": "monkey_patch",
-    "torch.utils.cpp_extension": "os_access",
+    "torch.utils.cpp_extension": "os_access", "tempfile": "os_access", "pathlib": "os_access",
+    "glob": "os_access", "io": "os_access", "fcntl": "os_access", "mmap": "os_access",
+    "resource": "os_access", "runpy": "os_access", "pkgutil": "os_access", "zipimport": "os_access",
+    "atexit": "os_access", "torch.hub": "os_access", "numpy.ctypeslib": "os_access",
+    "timeit": "monkey_patch", "torch.library": "monkey_patch", "torch.overrides": "monkey_patch",
+    "torch._C": "monkey_patch", "torch._dynamo": "monkey_patch",
+    "torch.utils._python_dispatch": "tensor_subclass",
 }
+# names of kernel_gym.backends.cpu an answer may use (the module also holds the raw compiler)
+_CPU_LOADER_NAMES = {"load_cpp", "CPU_ANSWER_FORMAT", "DEFAULT_CPP_FLAGS"}
 _FORBIDDEN_CALLS = {"eval", "exec", "compile", "__import__", "open", "globals", "vars", "locals",
                     "setattr", "delattr", "breakpoint", "input"}
 _OS_ALLOWED_ATTRS = {"path", "cpu_count", "sep"}
@@ -50,6 +58,35 @@ _SUBCLASS_MARKERS = ("__torch_function__", "__torch_dispatch__", "_make_subclass
                      "_make_wrapper_subclass")
 _TIMER_NAMES = {"perf_counter", "perf_counter_ns", "time", "monotonic", "monotonic_ns",
                 "synchronize", "Event", "elapsed_time", "process_time"}
+# torch/numpy attributes (anywhere in the answer) that read or write files
+_FILE_ATTRS = {"load", "save", "from_file", "fromfile", "tofile", "memmap", "loadtxt", "savetxt",
+               "genfromtxt", "savez", "savez_compressed", "load_library", "hub"}
+# torch attributes (anywhere) that change how every module or op behaves, the reference's
+# included: global module hooks, operator overrides, torch internals, global settings
+_GLOBAL_STATE_ATTRS = {
+    "library", "overrides", "_C", "_dynamo", "register_module_forward_hook",
+    "register_module_forward_pre_hook", "register_module_full_backward_hook",
+    "register_module_backward_hook", "register_module_buffer_registration_hook",
+    "register_module_module_registration_hook", "register_module_parameter_registration_hook",
+    "use_deterministic_algorithms", "set_num_threads", "set_num_interop_threads",
+    "set_flush_denormal", "set_default_dtype", "set_default_tensor_type", "fill_uninitialized_memory",
+}
+# dunder attributes an answer may use; others patch or introspect objects (type.__setattr__,
+# x.__class__.__mro__, f.__closure__ ...)
+_DUNDER_ALLOWED = {"__init__", "__name__", "__qualname__", "__doc__"}
+# escape hatches of the ctypes binding to arbitrary native symbols (libc's system, ...)
+_NATIVE_ESCAPES = {"symbol", "_dll", "_raw", "_handle", "_FuncPtr"}
+# g++ flags load_cpp(extra_flags=[...]) may pass: optimisation and code generation only
+# (-wrapper, -fplugin, -B, -I, -include, -specs, @file ... run or read arbitrary files)
+_ALLOWED_CPP_FLAG = re.compile(
+    r"-O[0-3sgz]?|-Ofast|-f(no-)?(fast-math|finite-math-only|unsafe-math-optimizations|associative-math|"
+    r"reciprocal-math|signed-zeros|trapping-math|math-errno|rounding-math|tree-vectorize|"
+    r"tree-loop-vectorize|tree-slp-vectorize|unroll-loops|unroll-all-loops|peel-loops|strict-aliasing|"
+    r"omit-frame-pointer|prefetch-loop-arrays|openmp-simd|inline-functions|ipa-pta|"
+    r"vect-cost-model(=[a-z]+)?|simd-cost-model(=[a-z]+)?|exceptions|rtti)|"
+    r"-ffp-contract=(fast|on|off)|-march=[\w.-]+|-mtune=[\w.-]+|-mprefer-vector-width=\d+|"
+    r"-m(no-)?(avx\w*|sse\w*|fma|f16c|bmi2?|popcnt|lzcnt|amx\w*)|-std=(c|gnu)\+\+\d\w|"
+    r"-D[A-Za-z_]\w*(=[\w.+-]*)?|-U[A-Za-z_]\w*|-W[\w=-]*|-w|-g[0-3]?|--param=[\w-]+=\d+")
 
 
 @dataclass(frozen=True)
@@ -80,6 +117,10 @@ class _AnswerVisitor(ast.NodeVisitor):
         self.torch_aliases = {"torch"}
         self.functional_aliases: set[str] = set()
         self.os_aliases: set[str] = set()
+        self.torch_family: set[str] = {"torch"}  # torch and its submodules (torch.nn as nn ...)
+        self.numpy_aliases: set[str] = set()
+        self.cpu_loader_aliases: set[str] = set()
+        self.called_names: set[int] = set()
         self.in_model_new = False
         self.in_init = False
 
@@ -106,6 +147,12 @@ class _AnswerVisitor(ast.NodeVisitor):
                 self.functional_aliases.add(alias.asname or "torch.nn.functional")
             if alias.name == "os":
                 self.os_aliases.add(alias.asname or "os")
+            if alias.name == "torch" or alias.name.startswith("torch."):
+                self.torch_family.add(alias.asname or "torch")
+            if alias.name == "numpy" or alias.name.startswith("numpy."):
+                self.numpy_aliases.add(alias.asname or "numpy")
+            if alias.name == "kernel_gym.backends.cpu":
+                self.cpu_loader_aliases.add(alias.asname or alias.name)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         module = node.module or ""
@@ -122,6 +169,11 @@ class _AnswerVisitor(ast.NodeVisitor):
                     self.add("os_access", f"os.{alias.name} is not allowed in an answer", node)
             if module == "torch" and alias.name not in _TORCH_ALLOWED | {"nn", "Tensor"}:
                 self.add("torch_compute", f"'from torch import {alias.name}': answers compute in their kernel", node)
+            if module == "torch" or module.startswith("torch."):
+                self.torch_family.add(alias.asname or alias.name)
+            if module == "kernel_gym.backends.cpu" and alias.name not in _CPU_LOADER_NAMES:
+                self.add("forbidden_import", f"'from {module} import {alias.name}': answers build kernels "
+                         "with load_cpp only", node)
 
     # -- structure -------------------------------------------------------------------------
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
@@ -153,24 +205,50 @@ class _AnswerVisitor(ast.NodeVisitor):
     visit_TryStar = visit_Try  # type: ignore[assignment]
 
     def visit_Name(self, node: ast.Name) -> None:
+        if node.id in _FORBIDDEN_CALLS | {"getattr"} and id(node) not in self.called_names:
+            rule = "monkey_patch" if node.id in ("setattr", "delattr") else "os_access"
+            self.add(rule, f"{node.id} used as a value (an alias dodges the call check)", node)
         if node.id == "Model":
             self.add("reference_reuse", "the answer refers to the reference class Model", node)
         if node.id in ("__builtins__", "__loader__", "__spec__"):
             self.add("os_access", f"access to {node.id}", node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        if node.attr in _SUBCLASS_MARKERS:
-            self.add("tensor_subclass", f"use of {node.attr}", node)
-        if node.attr in ("__globals__", "__builtins__", "__subclasses__", "__code__", "f_back", "f_globals"):
-            self.add("reference_reuse", f"introspection through {node.attr}", node)
-        name = _dotted(node)
-        if name:
-            head = name.split(".")[0]
-            if head in self.os_aliases and name.split(".")[1] not in _OS_ALLOWED_ATTRS:
-                self.add("os_access", f"{name} is not allowed in an answer", node)
-            if any(s in name for s in ("cuda.Stream", "npu.Stream", ".stream(", "cuda.stream", "npu.stream")):
-                self.add("threads_or_streams", f"{name}: side streams are not allowed", node)
+        self._check_attribute(node.value, node.attr, node)
+        if isinstance(node.ctx, (ast.Store, ast.Del)):  # assignment, for/with targets, del
+            self._check_assign_target(node, node)
         self.generic_visit(node)
+
+    def _check_attribute(self, value: ast.AST, attr: str, node: ast.AST) -> None:
+        """Rules on ``value.attr``; also applied to getattr(value, "attr")."""
+        if attr in _SUBCLASS_MARKERS:
+            self.add("tensor_subclass", f"use of {attr}", node)
+        elif attr in ("__globals__", "__builtins__", "__subclasses__", "__code__", "f_back", "f_globals"):
+            self.add("reference_reuse", f"introspection through {attr}", node)
+        elif attr in ("__setattr__", "__delattr__", "__dict__"):
+            self.add("monkey_patch", f"use of {attr}: answers may not change other objects", node)
+        elif attr.startswith("__") and attr.endswith("__") and attr not in _DUNDER_ALLOWED:
+            self.add("reference_reuse", f"introspection through {attr}", node)
+        if attr in _NATIVE_ESCAPES:
+            self.add("os_access", f"raw native symbol access (.{attr}): call the kernel's extern \"C\" "
+                     "functions by name", node)
+        name = _dotted(value)
+        if not name:
+            return
+        name = f"{name}.{attr}"
+        parts = name.split(".")
+        head = parts[0]
+        if head in self.os_aliases and parts[1] not in _OS_ALLOWED_ATTRS:
+            self.add("os_access", f"{name} is not allowed in an answer", node)
+        if any(s in name for s in ("cuda.Stream", "npu.Stream", ".stream(", "cuda.stream", "npu.stream")):
+            self.add("threads_or_streams", f"{name}: side streams are not allowed", node)
+        if head in self.torch_family | self.numpy_aliases and attr in _FILE_ATTRS:
+            self.add("os_access", f"{name}: answers may not read or write files", node)
+        if head in self.torch_family and attr in _GLOBAL_STATE_ATTRS:
+            self.add("monkey_patch", f"{name}: changes torch for every model, the reference's included", node)
+        cpu_module = head in self.cpu_loader_aliases or name.startswith("kernel_gym.backends.cpu.")
+        if cpu_module and attr not in _CPU_LOADER_NAMES and name != "kernel_gym.backends.cpu":
+            self.add("forbidden_import", f"{name}: answers build kernels with load_cpp only", node)
 
     def _check_assign_target(self, target: ast.AST, node: ast.AST) -> None:
         if isinstance(target, ast.Attribute):
@@ -179,23 +257,35 @@ class _AnswerVisitor(ast.NodeVisitor):
             if target.attr in _TIMER_NAMES or head in self.torch_aliases | self.os_aliases | {"time", "torch"}:
                 self.add("monkey_patch", f"assignment to {name}", node)
 
-    def visit_Assign(self, node: ast.Assign) -> None:
-        for t in node.targets:
-            self._check_assign_target(t, node)
-        self.generic_visit(node)
-
-    def visit_AugAssign(self, node: ast.AugAssign) -> None:
-        self._check_assign_target(node.target, node)
-        self.generic_visit(node)
+    def _check_extra_flags(self, node: ast.Call) -> None:
+        """load_cpp(extra_flags=[...]) must list literal optimisation flags."""
+        for kw in node.keywords:
+            if kw.arg is None:
+                self.add("os_access", "**kwargs in a kernel-loader call: pass literal arguments", node)
+            elif kw.arg == "extra_flags":
+                items = kw.value.elts if isinstance(kw.value, (ast.List, ast.Tuple)) else None
+                if items is None or not all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in items):
+                    self.add("os_access", "extra_flags must be a literal list of strings", node)
+                    continue
+                for v in check_compiler_flags([e.value for e in items]):
+                    self.add(v.rule, v.message, node)
+        if any(isinstance(a, ast.Starred) for a in node.args):
+            self.add("os_access", "*args in a kernel-loader call: pass literal arguments", node)
 
     def visit_Call(self, node: ast.Call) -> None:
         func = _dotted(node.func)
+        if isinstance(node.func, ast.Name):
+            self.called_names.add(id(node.func))
+        if func and func.split(".")[-1] == "load_cpp":
+            self._check_extra_flags(node)
         if isinstance(node.func, ast.Name) and node.func.id in _FORBIDDEN_CALLS:
             rule = "monkey_patch" if node.func.id in ("setattr", "delattr") else "os_access"
             self.add(rule, f"call to {node.func.id}() is not allowed in an answer", node)
         if isinstance(node.func, ast.Name) and node.func.id == "getattr":
-            if len(node.args) < 2 or not isinstance(node.args[1], ast.Constant):
+            if len(node.args) < 2 or not isinstance(node.args[1], ast.Constant) or not isinstance(node.args[1].value, str):
                 self.add("os_access", "getattr with a computed name is not allowed in an answer", node)
+            else:  # getattr(x, "name") is x.name: the same rules apply
+                self._check_attribute(node.args[0], node.args[1].value, node)
         if func and self.in_model_new and not self.in_init:
             parts = func.split(".")
             if parts[0] in self.torch_aliases and len(parts) >= 2:
@@ -210,19 +300,39 @@ class _AnswerVisitor(ast.NodeVisitor):
         self.generic_visit(node)
 
 
-# C++ patterns that reach the OS or run work outside the measured call.
+# C++ patterns that reach the OS or run work outside the measured call. Names that only
+# libc/CPython define are matched as words (a #define alias or a function pointer still
+# names them); common words (open, read, ...) as calls.
 _CPP_FORBIDDEN: list[tuple[str, str, str]] = [
-    (r"#\s*include\s*<\s*(fstream|thread|future|filesystem|sys/socket\.h|netinet/[\w.]+|arpa/[\w.]+|"
-     r"unistd\.h|sys/mman\.h|dlfcn\.h|sys/wait\.h|spawn\.h|pthread\.h|sys/syscall\.h|sys/ptrace\.h)\s*>",
-     "os_access", "header {0} reaches the OS or starts threads"),
-    (r"\b(system|popen|fork|vfork|execv|execvp|execve|execl|execlp|dlopen|syscall|fopen|freopen|"
-     r"ptrace|kill|mmap|mprotect|socket|connect)\s*\(", "os_access", "call to {0}() reaches the OS"),
-    (r"\bstd::(thread|async|jthread)\b|\bpthread_create\b", "threads_or_streams",
+    (r"#\s*include\s*<\s*(thread|future|pthread\.h|stop_token|semaphore|latch|barrier)\s*>",
+     "threads_or_streams", "header {0}: kernels may use OpenMP, not threads of their own"),
+    (r"#\s*include\s*<\s*(fstream|filesystem|unistd\.h|fcntl\.h|dlfcn\.h|spawn\.h|"
+     r"sys/[\w.]+|netinet/[\w.]+|arpa/[\w.]+|netdb\.h|dirent\.h|signal\.h|csignal|link\.h|"
+     r"Python\.h|linux/[\w.]+)\s*>", "os_access", "header {0} reaches the OS"),
+    (r"#\s*include(?:_next)?\s*[<\"]\s*([^>\"\n]*\.\.[^>\"\n]*|/[^>\"\n]*)[>\"]", "os_access",
+     "#include of {0}: only headers by name, no paths outside the build"),
+    (r"\b(system|popen|pclose|fork|vfork|execv\w*|execl\w*|execve|fexecve|posix_spawn\w*|dlopen|dlmopen|"
+     r"dlsym|dlvsym|syscall|ptrace|mmap|mmap64|mprotect|fopen|fopen64|freopen|fdopen|tmpfile|opendir|"
+     r"getenv|secure_getenv|environ|prctl|seccomp|unshare|setns|chroot|Py[A-Z_]\w*|_Py\w+)\b",
+     "os_access", "{0} reaches the OS or the Python interpreter"),
+    (r"\b(open|openat|creat|read|write|pread|pwrite|unlink|unlinkat|remove|rename|chdir|chmod|mkdir|rmdir|"
+     r"truncate|ftruncate|symlink|kill|socket|connect|bind|listen|accept|sendto|recvfrom|clone|clone3)\s*\(",
+     "os_access", "call to {0}() reaches the OS"),
+    (r"\bstd::(thread|async|jthread)\b|\bpthread_create\b|\bthrd_create\b", "threads_or_streams",
      "{0}: kernels may use OpenMP, not threads of their own"),
-    (r"\b(asm|__asm__)\b", "os_access", "inline assembly is not allowed"),
-    (r"__attribute__\s*\(\(\s*constructor", "os_access", "load-time constructors are not allowed"),
-    (r"\bgetenv\s*\(", "os_access", "reading the environment is not allowed"),
+    (r"\b(omp_set_num_threads|omp_set_dynamic|omp_set_nested|omp_set_max_active_levels|num_threads)\b",
+     "threads_or_streams", "{0}: the thread count is the verifier's setting (both sides get the same)"),
+    (r"\b(asm|__asm__|__asm)\b", "os_access", "inline assembly is not allowed"),
+    (r"__attribute__\s*\(\(\s*(constructor|destructor|alias|weakref|ifunc|section|init_priority)",
+     "os_access", "__attribute__(({0})) is not allowed (load-time code or symbol aliasing)"),
+    (r"(##)", "os_access", "token pasting (##) is not allowed: it hides names from these checks"),
 ]
+
+
+def check_compiler_flags(flags: list[str] | tuple[str, ...]) -> list[Violation]:
+    """Rules for the extra compiler flags an answer passes to its kernel loader."""
+    return [Violation("os_access", f"compiler flag {f!r} is not allowed (optimisation and code-generation "
+                      "flags only)") for f in flags if not (isinstance(f, str) and _ALLOWED_CPP_FLAG.fullmatch(f))]
 
 
 def check_kernel_source(source: str) -> list[Violation]:
@@ -234,14 +344,50 @@ def check_kernel_source(source: str) -> list[Violation]:
     for pattern, rule, message in _CPP_FORBIDDEN:
         for m in re.finditer(pattern, text):
             line = text.count("\n", 0, m.start()) + 1
-            found.append(Violation(rule, "kernel source: " + message.format(m.group(1) if m.groups() else m.group(0)), line))
+            found.append(Violation(rule, "kernel source: " + message.format((m.group(1) if m.groups() else None) or m.group(0)), line))
+    found.extend(_undefined_extern_c(text))
+    return found
+
+
+def _undefined_extern_c(text: str) -> list[Violation]:
+    """extern "C" prototypes of functions the source does not define: libc or CPython
+    functions (system, PyRun_SimpleString ...) reached without their header."""
+    from kernel_gym.native.cabi import _match_brace
+
+    decls: list[tuple[str, int]] = []
+    for m in re.finditer(r'extern\s+"C"\s*', text):
+        start = m.end()
+        if text.startswith("{", start):
+            try:
+                body = text[start + 1:_match_brace(text, start)]
+            except ValueError:
+                continue
+            depth, top = 0, []
+            for ch in body:  # keep only the block's top level
+                depth += ch == "{"
+                top.append(ch if depth == 0 else " ")
+                depth -= ch == "}"
+            chunk, base = "".join(top), start + 1
+        else:
+            end = min([i for i in (text.find("{", start), text.find(";", start)) if i >= 0], default=len(text))
+            chunk, base = text[start:end + 1], start
+        for d in re.finditer(r"([A-Za-z_]\w*)\s*\([^;{}]*\)\s*(?:noexcept\s*)?;", chunk):
+            decls.append((d.group(1), base + d.start()))
+    found = []
+    for name, pos in decls:
+        if not re.search(rf"\b{re.escape(name)}\s*\([^;{{}}]*\)\s*(?:noexcept\s*)?\{{", text):
+            found.append(Violation("os_access", f"kernel source: extern \"C\" declaration of {name}(), which the "
+                                   "source does not define", text.count("\n", 0, pos) + 1))
     return found
 
 
 def _string_literals(tree: ast.AST) -> list[tuple[str, int]]:
+    # bare string statements (docstrings) are never compiled; the rules are for kernels
+    bare = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
     out = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) > 20:
+        if (isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) > 20
+                and id(node) not in bare):
             out.append((node.value, node.lineno))
     return out
 

@@ -1,0 +1,38 @@
+"""Simulated latency of the ascend_sim reference answers: naive (one block, single-buffered)
+against optimised (multi-block, double-buffered) against the eager-PyTorch reference estimate.
+
+    .venv/bin/python experiments/bench_ascend_answers.py [task stem substring ...]
+"""
+
+from __future__ import annotations
+
+import sys
+
+from kernel_gym.backends.answers import available_answers, reference_answer
+from kernel_gym.tasks import get_task
+from kernel_gym.verify import verify
+
+
+def _run(task_id: str, folder: str):
+    r = verify(get_task(task_id), reference_answer(task_id, folder), backend="ascend_sim", use_cache=False,
+               timing_trials=1, warmup_runs=0)
+    if not r.feasible:
+        raise RuntimeError(f"{task_id} ({folder}): {r.error_class}: {r.message}")
+    return r
+
+
+def main(filters: list[str]) -> None:
+    tasks = [t for t in available_answers("ascend_sim") if not filters or any(f in t for f in filters)]
+    print("| task | naive (us) | optimised (us) | eager ref. estimate (us) | opt. vs naive | opt. vs ref. |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for t in tasks:
+        if reference_answer(t, "ascend_sim_naive") is None:
+            continue
+        n, o = _run(t, "ascend_sim_naive"), _run(t, "ascend_sim")
+        ref = o.reference_latency_s
+        print(f"| {t.split('/')[-1]} | {n.latency_s * 1e6:.1f} | {o.latency_s * 1e6:.2f} | {ref * 1e6:.2f} | "
+              f"{n.latency_s / o.latency_s:.1f}x | {ref / o.latency_s:.2f}x |", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,9 @@
+// kgsim operator-project shim: ge status codes.
+#pragma once
+#include <cstdint>
+namespace ge {
+using graphStatus = uint32_t;
+constexpr graphStatus GRAPH_SUCCESS = 0;
+constexpr graphStatus GRAPH_FAILED = 0xFFFFFFFFu;
+constexpr graphStatus GRAPH_PARAM_INVALID = 50331649u;
+}  // namespace ge

@@ -1,0 +1,25 @@
+// kgsim operator-project shim: ge data types and formats.
+#pragma once
+#include <cstdint>
+#include "graph/ge_error_codes.h"
+namespace ge {
+enum DataType : int32_t {
+    DT_FLOAT = 0, DT_FLOAT16 = 1, DT_INT8 = 2, DT_INT32 = 3, DT_UINT8 = 4, DT_INT16 = 6, DT_UINT16 = 7,
+    DT_UINT32 = 8, DT_INT64 = 9, DT_UINT64 = 10, DT_DOUBLE = 11, DT_BOOL = 12, DT_STRING = 13,
+    DT_COMPLEX64 = 16, DT_COMPLEX128 = 17, DT_BF16 = 27, DT_INT4 = 29, DT_UNDEFINED = 28, DT_MAX = 100
+};
+enum Format : int32_t {
+    FORMAT_NCHW = 0, FORMAT_NHWC = 1, FORMAT_ND = 2, FORMAT_NC1HWC0 = 3, FORMAT_FRACTAL_Z = 4,
+    FORMAT_FRACTAL_NZ = 29, FORMAT_NCDHW = 30, FORMAT_NDHWC = 27, FORMAT_RESERVED = 40, FORMAT_MAX = 0xff
+};
+inline int GetSizeByDataType(DataType dt) {
+    switch (dt) {
+        case DT_FLOAT: case DT_INT32: case DT_UINT32: return 4;
+        case DT_FLOAT16: case DT_BF16: case DT_INT16: case DT_UINT16: return 2;
+        case DT_INT8: case DT_UINT8: case DT_BOOL: return 1;
+        case DT_INT64: case DT_UINT64: case DT_DOUBLE: case DT_COMPLEX64: return 8;
+        case DT_COMPLEX128: return 16;
+        default: return -1;
+    }
+}
+}  // namespace ge

@@ -1,0 +1,280 @@
+// kgsim: CPU simulator of the Ascend C programming model (kernel-gym).
+// base.h: keywords, scalar types, enums and the interface to the simulator runtime
+// (libkgsim, built once from ../../src). Everything heavy lives in the runtime so that
+// a kernel translation unit stays quick to compile.
+#pragma once
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <source_location>
+#include <type_traits>
+
+// ---- device keywords: no meaning on the CPU --------------------------------------------
+#define __global__
+#define __aicore__
+#define __gm__
+#define __ubuf__
+#define __cbuf__
+#define __ca__
+#define __cb__
+#define __cc__
+#define __fbuf__
+#define __cube__
+#define __vector__
+#define __inout_pipe__(x)
+#define __sync_alias__
+#ifndef GM_ADDR
+#define GM_ADDR uint8_t*
+#endif
+#ifndef KGSIM_ACL_TYPES
+#define KGSIM_ACL_TYPES
+typedef void* aclrtStream;
+typedef int aclError;
+#endif
+
+// kernel-type markers used by some samples; they only select core types on the NPU.
+#define KERNEL_TASK_TYPE_DEFAULT(x)
+#define KERNEL_TASK_TYPE(key, x)
+enum KernelMetaType { KERNEL_TYPE_AIV_ONLY, KERNEL_TYPE_AIC_ONLY, KERNEL_TYPE_MIX_AIV_1_0, KERNEL_TYPE_MIX_AIC_1_0,
+                      KERNEL_TYPE_MIX_AIC_1_1, KERNEL_TYPE_MIX_AIC_1_2 };
+
+// ---- scalar types ------------------------------------------------------------------------
+using half = _Float16;
+
+struct bfloat16_t {
+    uint16_t bits_ = 0;
+    bfloat16_t() = default;
+    template <class U, std::enable_if_t<std::is_arithmetic_v<U> || std::is_same_v<U, _Float16>, int> = 0>
+    constexpr bfloat16_t(U v) : bits_(from_float(static_cast<float>(v))) {}
+    constexpr operator float() const { return std::bit_cast<float>(static_cast<uint32_t>(bits_) << 16); }
+    static constexpr bfloat16_t from_bits(uint16_t b) { bfloat16_t r; r.bits_ = b; return r; }
+    static constexpr uint16_t from_float(float f) {  // round to nearest even
+        uint32_t u = std::bit_cast<uint32_t>(f);
+        if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);
+        u += 0x7fffu + ((u >> 16) & 1u);
+        return static_cast<uint16_t>(u >> 16);
+    }
+};
+
+// pipes and events (global in CANN: they are compiler builtins there)
+enum pipe_t : uint8_t { PIPE_S = 0, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_ALL, PIPE_MTE4, PIPE_MTE5,
+                        PIPE_V2, PIPE_FIX, PIPE_UNASSIGNED };
+enum event_t : uint8_t { EVENT_ID0 = 0, EVENT_ID1, EVENT_ID2, EVENT_ID3, EVENT_ID4, EVENT_ID5, EVENT_ID6, EVENT_ID7 };
+
+namespace AscendC {
+enum class TPosition : uint8_t { GM, A1, A2, B1, B2, C1, C2, CO1, CO2, VECIN, VECOUT, VECCALC, LCM = VECCALC, SPM,
+                                 SHM = SPM, TSCM, C2PIPE2GM, C2PIPE2LOCAL, MAX };
+using QuePosition = TPosition;
+enum class RoundMode : uint8_t { CAST_NONE = 0, CAST_RINT, CAST_FLOOR, CAST_CEIL, CAST_ROUND, CAST_TRUNC, CAST_ODD,
+                                 UNKNOWN = 0xFF };
+enum class CMPMODE : uint8_t { LT = 0, GT, EQ, LE, GE, NE };
+enum class SELMODE : uint8_t { VSEL_CMPMASK_SPR = 0, VSEL_TENSOR_SCALAR_MODE, VSEL_TENSOR_TENSOR_MODE };
+enum class ReduceOrder : uint8_t { ORDER_VALUE_INDEX = 0, ORDER_INDEX_VALUE, ORDER_ONLY_VALUE, ORDER_ONLY_INDEX };
+enum class ReduceType { NONE = -1, SUM = 0, MAX, MIN };
+enum class ReduceMode : uint8_t { REDUCE_MAX = 0, REDUCE_MIN, REDUCE_SUM };
+enum class MaskMode : uint8_t { NORMAL = 0, COUNTER };
+enum class PaddingMode : uint8_t { Normal = 0, Compact };
+enum class CacheLine : uint8_t { SINGLE_CACHE_LINE = 0, ENTIRE_DATA_CACHE };
+enum class DcciDst : uint8_t { CACHELINE_ALL = 0, CACHELINE_UB, CACHELINE_OUT, CACHELINE_ATOMIC };
+enum class HardEvent : uint8_t {
+    MTE2_MTE1, MTE1_MTE2, MTE1_M, M_MTE1, MTE2_V, V_MTE2, MTE3_V, V_MTE3, M_V, V_M, V_V, MTE3_MTE1, MTE1_MTE3,
+    MTE1_V, MTE2_M, M_MTE2, V_MTE1, M_FIX, FIX_M, MTE3_MTE2, MTE2_MTE3, S_V, V_S, S_MTE2, MTE2_S, S_MTE3, MTE3_S,
+    MTE2_FIX, FIX_MTE2, FIX_S, M_S, FIX_MTE3, MTE1_FIX, FIX_MTE1, FIX_FIX, MAX
+};
+using TEventID = int8_t;
+using TTagType = int32_t;
+
+constexpr uint32_t ONE_BLK_SIZE = 32;
+constexpr uint32_t ONE_REPEAT_BYTE_SIZE = 256;
+constexpr uint32_t DEFAULT_BLK_NUM = 8;
+constexpr uint16_t DEFAULT_BLK_STRIDE = 1;
+constexpr uint8_t DEFAULT_REPEAT_STRIDE = 8;
+constexpr uint32_t MAX_REPEAT_TIMES = 255;
+constexpr uint32_t BLOCK_CUBE = 16;
+constexpr int32_t MASK_PLACEHOLDER = 0;
+constexpr uint16_t DEFAULT_DATA_COPY_NBURST = 1;
+constexpr uint16_t DEFAULT_DATA_COPY_STRIDE = 0;
+constexpr uint32_t ONE_BLOCK_SIZE = 32;
+constexpr uint32_t ONE_BLK_FLOAT_NUM = 8;
+constexpr uint32_t ONE_BLK_HALF_NUM = 16;
+}  // namespace AscendC
+
+// ---- the runtime interface ---------------------------------------------------------------
+namespace kgsim {
+using Loc = std::source_location;
+
+enum class DT : uint8_t { F32, F16, BF16, I8, U8, I16, U16, I32, U32, I64, U64, F64, B8 };
+template <class T> struct dt_of;
+template <> struct dt_of<float> { static constexpr DT v = DT::F32; };
+template <> struct dt_of<half> { static constexpr DT v = DT::F16; };
+template <> struct dt_of<bfloat16_t> { static constexpr DT v = DT::BF16; };
+template <> struct dt_of<int8_t> { static constexpr DT v = DT::I8; };
+template <> struct dt_of<uint8_t> { static constexpr DT v = DT::U8; };
+template <> struct dt_of<int16_t> { static constexpr DT v = DT::I16; };
+template <> struct dt_of<uint16_t> { static constexpr DT v = DT::U16; };
+template <> struct dt_of<int32_t> { static constexpr DT v = DT::I32; };
+template <> struct dt_of<uint32_t> { static constexpr DT v = DT::U32; };
+template <> struct dt_of<int64_t> { static constexpr DT v = DT::I64; };
+template <> struct dt_of<uint64_t> { static constexpr DT v = DT::U64; };
+template <> struct dt_of<double> { static constexpr DT v = DT::F64; };
+template <> struct dt_of<bool> { static constexpr DT v = DT::B8; };
+
+template <class T, class... Us> inline constexpr bool one_of_v = (std::is_same_v<T, Us> || ...);
+
+// A static_assert whose message the Python loader recognises as an unsupported dtype.
+#define KGSIM_DTYPES(OPNAME, T, ...)                                                                 \
+    static_assert(::kgsim::one_of_v<T, __VA_ARGS__>, "[kgsim:unsupported_dtype] " OPNAME             \
+                  ": this data type is not supported by the API on Atlas A2 (Ascend910B); supported: " #__VA_ARGS__)
+
+enum Pipe : uint8_t { P_S = 0, P_V, P_MTE1, P_MTE2, P_MTE3, P_M, P_FIX, P_COUNT };
+enum Mem : uint8_t { MEM_UB = 0, MEM_L1, MEM_L0A, MEM_L0B, MEM_L0C, MEM_BT, MEM_COUNT };
+
+// A LocalTensor as the runtime sees it: byte address in its memory, end of its buffer.
+struct TRef {
+    uint32_t addr = 0;
+    uint32_t end = 0;
+    uint8_t mem = MEM_UB;
+    uint8_t pos = 0;
+    int16_t que = -1;   // owning queue handle, -1 for TBuf tensors
+    int16_t slot = -1;  // buffer index within the queue
+    uint32_t gen = 0;   // block generation the tensor was created in
+};
+
+// State read by inline code in the headers (defined in the runtime library).
+struct Hot {
+    uint8_t* mem[MEM_COUNT];
+    uint64_t api_calls;
+    uint64_t next_check;
+    int64_t block_idx;
+    int64_t block_num;
+    double s_time;             // scalar-unit issue time of the current block, cycles
+    double scalar_ub_cycles;   // cost of one scalar UB access
+    double scalar_gm_cycles;   // cost of one scalar GM access
+    uint32_t gen;              // incremented for every block
+    uint8_t check_uninit;
+    uint8_t in_launch;
+    void* tpipe;               // the most recently constructed TPipe of this block
+};
+extern Hot hot;
+
+struct Fault {};  // thrown by fault(); the details are already recorded by the runtime
+
+[[noreturn]] void fault(const char* cls, const Loc& loc, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
+void slow_tick(const Loc& loc);
+inline void tick(const Loc& loc) {
+    if (++hot.api_calls >= hot.next_check) slow_tick(loc);
+}
+[[noreturn]] void local_oob(const TRef& r, uint64_t first_byte, uint64_t nbytes, const char* what, const Loc& loc);
+void uninit_check(const TRef& r, uint32_t addr, uint32_t nbytes, const char* what, const Loc& loc);
+void mark_init(uint8_t mem, uint32_t addr, uint32_t nbytes);
+
+// GM
+int32_t gm_lookup(const void* p);
+void gm_scalar(int32_t buf, const void* p, uint32_t nbytes, int write, const Loc& loc);
+
+// pipes, queues, buffers
+struct BufInfo {
+    uint32_t addr, len;
+    int16_t que, slot;
+    uint8_t mem, pos;
+    uint32_t gen;
+};
+void tpipe_init(void* self, const Loc& loc);
+void tpipe_reset(void* self, const Loc& loc);
+void tpipe_release(void* self);
+int32_t que_init(uint8_t src_pos, uint8_t dst_pos, int32_t depth, uint32_t num, uint32_t len, const Loc& loc);
+BufInfo que_alloc(int32_t h, uint32_t gen, const Loc& loc);
+void que_enque(int32_t h, uint32_t gen, const TRef& t, const Loc& loc);
+BufInfo que_deque(int32_t h, uint32_t gen, const Loc& loc);
+void que_free(int32_t h, uint32_t gen, const TRef& t, const Loc& loc);
+int32_t que_query(int32_t h, uint32_t gen, int what);  // 0 queued count, 1 free buffers, 2 num
+void que_release(int32_t h, uint32_t gen);
+BufInfo tbuf_init(uint8_t pos, uint32_t len, const Loc& loc);
+void tbuf_check(const BufInfo& b, uint64_t offset_bytes, uint64_t nbytes, const Loc& loc);
+
+// synchronisation, masks, atomics, misc
+void pipe_barrier(int pipe, const Loc& loc);
+void set_flag(int src, int dst, int event, int id, const Loc& loc);
+void wait_flag(int src, int dst, int event, int id, const Loc& loc);
+int32_t fetch_event_id(int event);
+void set_mask_mode(int counter, const Loc& loc);
+void set_vector_mask(uint64_t hi, uint64_t lo, int dtype_bytes, int by_len, int64_t len, const Loc& loc);
+void reset_mask(const Loc& loc);
+void set_atomic(int mode, DT dt, const Loc& loc);  // 0 none, 1 add, 2 max, 3 min
+void set_deq_scale(double scale, const Loc& loc);
+void sync_all(const Loc& loc);
+void kernel_printf(const char* fmt, ...);
+void kernel_assert_fail(const char* expr, const Loc& loc);
+double get_system_cycle();
+
+// data movement
+struct CopyParams {  // one DataCopy/DataCopyPad request, in the units of the call
+    uint32_t block_count;
+    uint64_t block_len;    // bytes
+    uint64_t src_gap;      // bytes
+    uint64_t dst_gap;      // bytes
+    uint8_t pad;           // DataCopyPad: 1
+    uint8_t is_pad;        // padding value given
+    uint8_t left_pad, right_pad;  // elements
+    uint64_t pad_bits;     // padding value, raw bits
+    uint8_t count_form;    // DataCopy(dst, src, count): subject to the 32-byte rule
+};
+void copy_gm_to_local(const TRef& dst, int32_t buf, const void* gm, DT dt, uint32_t es, const CopyParams& p,
+                      const char* api, const Loc& loc);
+void copy_local_to_gm(int32_t buf, void* gm, const TRef& src, DT dt, uint32_t es, const CopyParams& p,
+                      const char* api, const Loc& loc);
+void copy_local_to_local(const TRef& dst, const TRef& src, uint32_t es, const CopyParams& p, const char* api,
+                         const Loc& loc);
+void gm_fill(int32_t buf, void* gm, DT dt, uint32_t es, uint64_t count, uint64_t value_bits, const Loc& loc);
+
+// vector instructions
+enum VOp : uint16_t {
+    V_ADD, V_SUB, V_MUL, V_DIV, V_MAX, V_MIN, V_AND, V_OR,                        // binary
+    V_ADDS, V_MULS, V_MAXS, V_MINS, V_LEAKYRELU, V_SHL, V_SHR,                    // tensor-scalar
+    V_EXP, V_LN, V_ABS, V_SQRT, V_RSQRT, V_RECIP, V_RELU, V_NOT, V_COPY, V_DUP,   // unary (DUP: scalar only)
+    V_COUNT
+};
+struct MaskArg {
+    uint8_t kind;  // 0: count form, 1: continuous mask, 2: bit mask, 3: mask register (isSetMask=false)
+    uint64_t lo, hi;
+    int64_t count;
+};
+struct RepArg {
+    int32_t repeat;
+    uint32_t dst_blk, src0_blk, src1_blk;
+    uint32_t dst_rep, src0_rep, src1_rep;
+};
+struct Scalar {
+    double f;
+    int64_t i;
+};
+template <class T> inline Scalar scalar_of(T v) {
+    if constexpr (std::is_integral_v<T>) return Scalar{static_cast<double>(v), static_cast<int64_t>(v)};
+    else return Scalar{static_cast<double>(static_cast<float>(v)), static_cast<int64_t>(static_cast<float>(v))};
+}
+void vec_op(VOp op, DT dt, const TRef& dst, const TRef& src0, const TRef& src1, Scalar s, const MaskArg& m,
+            const RepArg& r, const Loc& loc);
+void vec_cast(DT dt, DT st, const TRef& dst, const TRef& src, int round_mode, const MaskArg& m, const RepArg& r,
+              const Loc& loc);
+void vec_cmp(DT dt, const TRef& dst, const TRef& src0, const TRef& src1, int scalar_form, Scalar s, int mode,
+             const MaskArg& m, const RepArg& r, const Loc& loc);
+void vec_select(DT dt, const TRef& dst, const TRef& sel, const TRef& src0, const TRef& src1, int scalar_form,
+                Scalar s, int mode, const MaskArg& m, const RepArg& r, const Loc& loc);
+// kind: 0 sum 1 max 2 min. shape: 0 count-form Reduce*, 1 ReduceX mask form, 2 WholeReduce, 3 BlockReduce,
+// 4 PairReduce.
+void vec_reduce(int kind, int shape, DT dt, const TRef& dst, const TRef& src, const TRef& work, const MaskArg& m,
+                uint32_t repeat, int32_t dst_rep, int32_t src_blk, int32_t src_rep, int order, int cal_index,
+                const Loc& loc);
+
+// launches
+bool launch_begin(const char* name, int64_t num_blocks, const char* file, int line);
+void block_begin(int64_t b);
+void block_exception(const char* what);
+bool block_end(int64_t b);
+void launch_end();
+void host_exception(const char* what);
+int config_int(const char* name);  // a SoC constant, for platform_ascendc
+}  // namespace kgsim

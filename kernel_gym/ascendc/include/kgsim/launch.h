@@ -1,0 +1,72 @@
+// kgsim: launching kernels. The Python loader rewrites `k<<<n, l2ctrl, stream>>>(args)` into
+// `::kgsim::launch_at(__FILE__, __LINE__, "k", n, k, args)`; host code generated elsewhere
+// (operator projects) calls `kgsim::launch(n, k, args...)` directly.
+#pragma once
+#include <utility>
+#include "kgsim/base.h"
+
+namespace kgsim {
+
+// Run every block of a kernel launch on the CPU, one after the other. A fault in a block is
+// recorded (never propagated): the remaining blocks are skipped and the Python wrapper raises.
+template <class... P, class... A>
+void launch_at(const char* file, int line, const char* name, int64_t num_blocks, void (*fn)(P...), A&&... args) {
+    static_assert(sizeof...(P) == sizeof...(A), "kernel launched with the wrong number of arguments");
+    if (!launch_begin(name, num_blocks, file, line)) return;
+    for (int64_t b = 0; b < num_blocks; ++b) {
+        block_begin(b);
+        try {
+            fn(args...);
+        } catch (const Fault&) {
+        } catch (const std::exception& e) {
+            block_exception(e.what());
+        } catch (...) {
+            block_exception("unknown C++ exception");
+        }
+        if (!block_end(b)) break;
+    }
+    launch_end();
+}
+
+template <class... P, class... A>
+void launch(int64_t num_blocks, void (*fn)(P...), A&&... args) {
+    launch_at("<host>", 0, "kernel", num_blocks, fn, std::forward<A>(args)...);
+}
+
+template <class... P, class... A>
+void launch_named(const char* name, int64_t num_blocks, void (*fn)(P...), A&&... args) {
+    launch_at("<host>", 0, name, num_blocks, fn, std::forward<A>(args)...);
+}
+
+// Guard for the extern "C" host functions that Python calls: no exception crosses ctypes.
+template <class F>
+auto guard_call(F&& f) -> decltype(f()) {
+    using R = decltype(f());
+    try {
+        return f();
+    } catch (const Fault&) {
+    } catch (const std::exception& e) {
+        host_exception(e.what());
+    } catch (...) {
+        host_exception("unknown C++ exception");
+    }
+    if constexpr (!std::is_void_v<R>) return R{};
+}
+
+// `ACLRT_LAUNCH_KERNEL(k)(blockDim, stream, args...)` as generated for CANN kernel projects.
+template <class... P>
+struct LaunchProxy {
+    const char* name;
+    void (*fn)(P...);
+    template <class... A>
+    int operator()(uint32_t block_dim, void* /*stream*/, A&&... args) const {
+        launch_at("<host>", 0, name, block_dim, fn, std::forward<A>(args)...);
+        return 0;
+    }
+};
+template <class... P>
+LaunchProxy<P...> make_launch_proxy(const char* name, void (*fn)(P...)) { return LaunchProxy<P...>{name, fn}; }
+
+}  // namespace kgsim
+
+#define ACLRT_LAUNCH_KERNEL(kname) ::kgsim::make_launch_proxy(#kname, kname)

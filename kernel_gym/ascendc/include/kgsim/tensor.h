@@ -1,0 +1,247 @@
+// kgsim: GlobalTensor, LocalTensor, TPipe, TQue/TQueBind, TBuf.
+#pragma once
+#include "kgsim/base.h"
+
+namespace AscendC {
+
+inline int64_t GetBlockIdx() { return kgsim::hot.block_idx; }
+inline int64_t GetBlockNum() { return kgsim::hot.block_num; }
+inline int64_t GetSubBlockIdx() { return 0; }
+inline int64_t GetSubBlockNum() { return 1; }
+inline int64_t GetTaskRation() { return 1; }
+inline int64_t GetSystemCycle() { return static_cast<int64_t>(kgsim::get_system_cycle()); }
+
+// ---- GlobalTensor -------------------------------------------------------------------------
+template <class T>
+class GlobalTensor {
+public:
+    using PrimType = T;
+    T* ptr_ = nullptr;
+    uint64_t size_ = 0;
+    int32_t buf_ = -1;
+
+    GlobalTensor() = default;
+    void SetGlobalBuffer(__gm__ T* buffer, uint64_t bufferSize) {
+        ptr_ = buffer;
+        size_ = bufferSize;
+        buf_ = kgsim::gm_lookup(buffer);
+    }
+    void SetGlobalBuffer(__gm__ T* buffer) { SetGlobalBuffer(buffer, 0); }
+    GlobalTensor operator[](uint64_t offset) const {
+        GlobalTensor r = *this;
+        r.ptr_ = ptr_ + offset;
+        r.size_ = size_ > offset ? size_ - offset : 0;
+        return r;
+    }
+    T GetValue(uint64_t offset, kgsim::Loc loc = kgsim::Loc::current()) const {
+        kgsim::gm_scalar(buf_, ptr_ + offset, sizeof(T), 0, loc);
+        T v;
+        std::memcpy(&v, ptr_ + offset, sizeof(T));
+        return v;
+    }
+    void SetValue(uint64_t offset, T value, kgsim::Loc loc = kgsim::Loc::current()) const {
+        kgsim::gm_scalar(buf_, ptr_ + offset, sizeof(T), 1, loc);
+        std::memcpy(ptr_ + offset, &value, sizeof(T));
+    }
+    // a reference may be read or written: recorded as a read for the race detector
+    T& operator()(uint64_t offset, kgsim::Loc loc = kgsim::Loc::current()) const {
+        kgsim::gm_scalar(buf_, ptr_ + offset, sizeof(T), 0, loc);
+        return ptr_[offset];
+    }
+    template <class U>
+    GlobalTensor<U> ReinterpretCast() const {
+        GlobalTensor<U> r;
+        r.ptr_ = reinterpret_cast<U*>(ptr_);
+        r.size_ = size_ * sizeof(T) / sizeof(U);
+        r.buf_ = buf_;
+        return r;
+    }
+    __gm__ T* GetPhyAddr() const { return ptr_; }
+    __gm__ T* GetPhyAddr(uint64_t offset) const { return ptr_ + offset; }
+    uint64_t GetSize() const { return size_; }
+    template <class M> void SetL2CacheHint(M) {}
+};
+
+// ---- LocalTensor --------------------------------------------------------------------------
+template <class T>
+class LocalTensor {
+public:
+    using PrimType = T;
+    kgsim::TRef r_{};
+    uint32_t size_ = 0;  // elements
+    int32_t tag_ = 0;
+
+    LocalTensor() = default;
+    static LocalTensor from(const kgsim::BufInfo& b, uint32_t offset_bytes, uint32_t nbytes) {
+        LocalTensor t;
+        t.r_.addr = b.addr + offset_bytes;
+        t.r_.end = b.addr + b.len;
+        t.r_.mem = b.mem;
+        t.r_.pos = b.pos;
+        t.r_.que = b.que;
+        t.r_.slot = b.slot;
+        t.r_.gen = b.gen;
+        t.size_ = nbytes / sizeof(T);
+        return t;
+    }
+    LocalTensor operator[](uint32_t offset) const {
+        LocalTensor t = *this;
+        t.r_.addr += offset * static_cast<uint32_t>(sizeof(T));
+        t.size_ = offset <= size_ ? size_ - offset : 0;
+        return t;
+    }
+    template <class U>
+    LocalTensor<U> ReinterpretCast() const {
+        LocalTensor<U> t;
+        t.r_ = r_;
+        t.size_ = static_cast<uint32_t>(static_cast<uint64_t>(size_) * sizeof(T) / sizeof(U));
+        t.tag_ = tag_;
+        return t;
+    }
+    T* host_ptr(uint32_t index) const {
+        return reinterpret_cast<T*>(kgsim::hot.mem[r_.mem] + r_.addr) + index;
+    }
+    T GetValue(uint32_t index, kgsim::Loc loc = kgsim::Loc::current()) const {
+        if (index >= size_) kgsim::local_oob(r_, uint64_t(index) * sizeof(T), sizeof(T), "GetValue", loc);
+        kgsim::tick(loc);
+        kgsim::hot.s_time += kgsim::hot.scalar_ub_cycles;
+        if (kgsim::hot.check_uninit)
+            kgsim::uninit_check(r_, r_.addr + index * uint32_t(sizeof(T)), sizeof(T), "GetValue", loc);
+        T v;
+        std::memcpy(&v, host_ptr(index), sizeof(T));
+        return v;
+    }
+    void SetValue(uint32_t index, T value, kgsim::Loc loc = kgsim::Loc::current()) const {
+        if (index >= size_) kgsim::local_oob(r_, uint64_t(index) * sizeof(T), sizeof(T), "SetValue", loc);
+        kgsim::tick(loc);
+        kgsim::hot.s_time += kgsim::hot.scalar_ub_cycles;
+        if (kgsim::hot.check_uninit) kgsim::mark_init(r_.mem, r_.addr + index * uint32_t(sizeof(T)), sizeof(T));
+        std::memcpy(host_ptr(index), &value, sizeof(T));
+    }
+    T& operator()(uint32_t index, kgsim::Loc loc = kgsim::Loc::current()) const {
+        if (index >= size_) kgsim::local_oob(r_, uint64_t(index) * sizeof(T), sizeof(T), "operator()", loc);
+        kgsim::hot.s_time += kgsim::hot.scalar_ub_cycles;
+        if (kgsim::hot.check_uninit) kgsim::mark_init(r_.mem, r_.addr + index * uint32_t(sizeof(T)), sizeof(T));
+        return *host_ptr(index);
+    }
+    uint32_t GetSize() const { return size_; }
+    uint32_t GetLength() const { return size_ * static_cast<uint32_t>(sizeof(T)); }
+    void SetSize(uint32_t size) { size_ = size; }
+    uint64_t GetPhyAddr() const { return reinterpret_cast<uint64_t>(host_ptr(0)); }
+    uint64_t GetPhyAddr(uint32_t offset) const { return reinterpret_cast<uint64_t>(host_ptr(offset)); }
+    TPosition GetPosition() const { return static_cast<TPosition>(r_.pos); }
+    void SetUserTag(int32_t tag) { tag_ = tag; }
+    int32_t GetUserTag() const { return tag_; }
+    void SetAddrWithOffset(const LocalTensor& src, uint32_t offset) { *this = src[offset]; }
+};
+
+// ---- TQue / TQueBind / TBuf -----------------------------------------------------------------
+template <TPosition src, TPosition dst, int32_t depth = 1, auto mask = 0>
+class TQueBind {
+public:
+    int32_t h_ = -1;
+    uint32_t gen_ = 0;
+
+    TQueBind() = default;
+    TQueBind(const TQueBind&) = delete;
+    TQueBind& operator=(const TQueBind&) = delete;
+    ~TQueBind() {
+        if (h_ >= 0) kgsim::que_release(h_, gen_);
+    }
+    void kgsim_init(uint32_t num, uint32_t len, const kgsim::Loc& loc) {
+        if (h_ >= 0) kgsim::que_release(h_, gen_);
+        h_ = kgsim::que_init(static_cast<uint8_t>(src), static_cast<uint8_t>(dst), depth, num, len, loc);
+        gen_ = kgsim::hot.gen;
+    }
+    template <class T>
+    LocalTensor<T> AllocTensor(kgsim::Loc loc = kgsim::Loc::current()) {
+        kgsim::BufInfo b = kgsim::que_alloc(h_, gen_, loc);
+        return LocalTensor<T>::from(b, 0, b.len);
+    }
+    template <class T>
+    bool EnQue(const LocalTensor<T>& tensor, kgsim::Loc loc = kgsim::Loc::current()) {
+        kgsim::que_enque(h_, gen_, tensor.r_, loc);
+        return true;
+    }
+    template <class T>
+    LocalTensor<T> DeQue(kgsim::Loc loc = kgsim::Loc::current()) {
+        kgsim::BufInfo b = kgsim::que_deque(h_, gen_, loc);
+        return LocalTensor<T>::from(b, 0, b.len);
+    }
+    template <class T>
+    void FreeTensor(LocalTensor<T>& tensor, kgsim::Loc loc = kgsim::Loc::current()) {
+        kgsim::que_free(h_, gen_, tensor.r_, loc);
+    }
+    template <class T>
+    void FreeTensor(LocalTensor<T>&& tensor, kgsim::Loc loc = kgsim::Loc::current()) {
+        kgsim::que_free(h_, gen_, tensor.r_, loc);
+    }
+    int32_t GetTensorCountInQue() { return kgsim::que_query(h_, gen_, 0); }
+    bool HasTensorInQue() { return GetTensorCountInQue() > 0; }
+    bool VacantInQue() { return GetTensorCountInQue() < (depth > 0 ? depth : 1); }
+    bool HasIdleBuffer() { return kgsim::que_query(h_, gen_, 1) > 0; }
+    void FreeAllEvent() {}
+};
+
+template <TPosition pos, int32_t depth = 1, auto mask = 0>
+class TQue : public TQueBind<pos, pos, depth, mask> {};
+
+template <TPosition pos = TPosition::VECCALC>
+class TBuf {
+public:
+    kgsim::BufInfo b_{};
+    bool init_ = false;
+
+    void kgsim_init(uint32_t len, const kgsim::Loc& loc) {
+        b_ = kgsim::tbuf_init(static_cast<uint8_t>(pos), len, loc);
+        init_ = true;
+    }
+    template <class T>
+    LocalTensor<T> Get(kgsim::Loc loc = kgsim::Loc::current()) {
+        kgsim::tbuf_check(b_, 0, 0, loc);
+        return LocalTensor<T>::from(b_, 0, b_.len);
+    }
+    template <class T>
+    LocalTensor<T> Get(uint32_t len, kgsim::Loc loc = kgsim::Loc::current()) {
+        kgsim::tbuf_check(b_, 0, uint64_t(len) * sizeof(T), loc);
+        return LocalTensor<T>::from(b_, 0, len * uint32_t(sizeof(T)));
+    }
+    template <class T>
+    LocalTensor<T> GetWithOffset(uint32_t size, uint32_t bufOffset, kgsim::Loc loc = kgsim::Loc::current()) {
+        kgsim::tbuf_check(b_, bufOffset, uint64_t(size) * sizeof(T), loc);
+        return LocalTensor<T>::from(b_, bufOffset, size * uint32_t(sizeof(T)));
+    }
+};
+
+// ---- TPipe --------------------------------------------------------------------------------
+class TPipe {
+public:
+    TPipe(kgsim::Loc loc = kgsim::Loc::current()) { kgsim::tpipe_init(this, loc); }
+    ~TPipe() { kgsim::tpipe_release(this); }
+    TPipe(const TPipe&) = delete;
+    TPipe& operator=(const TPipe&) = delete;
+    void Init() {}
+    template <class Q>
+    bool InitBuffer(Q& que, uint8_t num, uint32_t len, kgsim::Loc loc = kgsim::Loc::current()) {
+        que.kgsim_init(num, len, loc);
+        return true;
+    }
+    template <TPosition pos>
+    bool InitBuffer(TBuf<pos>& buf, uint32_t len, kgsim::Loc loc = kgsim::Loc::current()) {
+        buf.kgsim_init(len, loc);
+        return true;
+    }
+    void Reset(kgsim::Loc loc = kgsim::Loc::current()) { kgsim::tpipe_reset(this, loc); }
+    void Destroy(kgsim::Loc loc = kgsim::Loc::current()) { kgsim::tpipe_reset(this, loc); }
+    TEventID FetchEventID(HardEvent evt) { return static_cast<TEventID>(kgsim::fetch_event_id(static_cast<int>(evt))); }
+    template <HardEvent evt>
+    TEventID FetchEventID() { return FetchEventID(evt); }
+    template <HardEvent evt>
+    TEventID AllocEventID() { return FetchEventID(evt); }
+    template <HardEvent evt>
+    void ReleaseEventID(TEventID) {}
+};
+
+inline TPipe* GetTPipePtr() { return static_cast<TPipe*>(kgsim::hot.tpipe); }
+
+}  // namespace AscendC

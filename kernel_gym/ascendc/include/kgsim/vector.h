@@ -1,0 +1,606 @@
+// kgsim: vector instructions (count form and mask/repeat form), masks, synchronisation,
+// atomics and small utilities.
+#pragma once
+#include "kgsim/copy.h"
+
+namespace AscendC {
+
+struct BinaryRepeatParams {
+    BinaryRepeatParams() {}
+    BinaryRepeatParams(const uint8_t dstBlkStrideIn, const uint8_t src0BlkStrideIn, const uint8_t src1BlkStrideIn,
+                       const uint8_t dstRepStrideIn, const uint8_t src0RepStrideIn, const uint8_t src1RepStrideIn)
+        : dstBlkStride(dstBlkStrideIn), src0BlkStride(src0BlkStrideIn), src1BlkStride(src1BlkStrideIn),
+          dstRepStride(dstRepStrideIn), src0RepStride(src0RepStrideIn), src1RepStride(src1RepStrideIn) {}
+    uint32_t blockNumber = DEFAULT_BLK_NUM;
+    uint8_t dstBlkStride = DEFAULT_BLK_STRIDE;
+    uint8_t src0BlkStride = DEFAULT_BLK_STRIDE;
+    uint8_t src1BlkStride = DEFAULT_BLK_STRIDE;
+    uint8_t dstRepStride = DEFAULT_REPEAT_STRIDE;
+    uint8_t src0RepStride = DEFAULT_REPEAT_STRIDE;
+    uint8_t src1RepStride = DEFAULT_REPEAT_STRIDE;
+    bool repeatStrideMode = false;
+    bool strideSizeMode = false;
+};
+
+struct UnaryRepeatParams {
+    UnaryRepeatParams() {}
+    UnaryRepeatParams(const uint16_t dstBlkStrideIn, const uint16_t srcBlkStrideIn, const uint8_t dstRepStrideIn,
+                      const uint8_t srcRepStrideIn)
+        : dstBlkStride(dstBlkStrideIn), srcBlkStride(srcBlkStrideIn), dstRepStride(dstRepStrideIn),
+          srcRepStride(srcRepStrideIn) {}
+    UnaryRepeatParams(const uint16_t dstBlkStrideIn, const uint16_t srcBlkStrideIn, const uint8_t dstRepStrideIn,
+                      const uint8_t srcRepStrideIn, const bool halfBlockIn)
+        : dstBlkStride(dstBlkStrideIn), srcBlkStride(srcBlkStrideIn), dstRepStride(dstRepStrideIn),
+          srcRepStride(srcRepStrideIn), halfBlock(halfBlockIn) {}
+    uint32_t blockNumber = DEFAULT_BLK_NUM;
+    uint16_t dstBlkStride = DEFAULT_BLK_STRIDE;
+    uint16_t srcBlkStride = DEFAULT_BLK_STRIDE;
+    uint8_t dstRepStride = DEFAULT_REPEAT_STRIDE;
+    uint8_t srcRepStride = DEFAULT_REPEAT_STRIDE;
+    bool repeatStrideMode = false;
+    bool strideSizeMode = false;
+    bool halfBlock = false;
+};
+
+namespace kgsim_detail {
+inline kgsim::MaskArg count_mask(int64_t count) { return kgsim::MaskArg{0, 0, 0, count}; }
+inline kgsim::MaskArg cont_mask(bool isSetMask, uint64_t mask) { return kgsim::MaskArg{uint8_t(isSetMask ? 1 : 3), mask, 0, 0}; }
+inline kgsim::MaskArg bit_mask(bool isSetMask, const uint64_t* mask) {
+    return isSetMask ? kgsim::MaskArg{2, mask[0], mask[1], 0} : kgsim::MaskArg{3, 0, 0, 0};
+}
+inline kgsim::RepArg rep(int32_t repeat, const BinaryRepeatParams& p) {
+    return kgsim::RepArg{repeat, p.dstBlkStride, p.src0BlkStride, p.src1BlkStride, p.dstRepStride, p.src0RepStride,
+                         p.src1RepStride};
+}
+inline kgsim::RepArg rep(int32_t repeat, const UnaryRepeatParams& p) {
+    return kgsim::RepArg{repeat, p.dstBlkStride, p.srcBlkStride, 0, p.dstRepStride, p.srcRepStride, 0};
+}
+inline const kgsim::RepArg kNoRep{};
+inline const kgsim::TRef kNoRef{};
+}  // namespace kgsim_detail
+
+// ---- binary: dst = op(src0, src1) -----------------------------------------------------------
+#define KGSIM_BINARY(NAME, OPC, ...)                                                                               \
+    template <class T, bool isSetMask = true>                                                                      \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,                   \
+              const int32_t& count, kgsim::Loc loc = kgsim::Loc::current()) {                                      \
+        KGSIM_DTYPES(#NAME, T, __VA_ARGS__);                                                                       \
+        kgsim::vec_op(kgsim::OPC, kgsim::dt_of<T>::v, dst.r_, src0.r_, src1.r_, kgsim::Scalar{},                   \
+                      kgsim_detail::count_mask(count), kgsim_detail::kNoRep, loc);                                 \
+    }                                                                                                              \
+    template <class T, bool isSetMask = true>                                                                      \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, uint64_t mask,    \
+              const int32_t repeatTime, const BinaryRepeatParams& repeatParams,                                    \
+              kgsim::Loc loc = kgsim::Loc::current()) {                                                            \
+        KGSIM_DTYPES(#NAME, T, __VA_ARGS__);                                                                       \
+        kgsim::vec_op(kgsim::OPC, kgsim::dt_of<T>::v, dst.r_, src0.r_, src1.r_, kgsim::Scalar{},                   \
+                      kgsim_detail::cont_mask(isSetMask, mask), kgsim_detail::rep(repeatTime, repeatParams), loc); \
+    }                                                                                                              \
+    template <class T, bool isSetMask = true>                                                                      \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,                   \
+              const uint64_t mask[], const int32_t repeatTime, const BinaryRepeatParams& repeatParams,             \
+              kgsim::Loc loc = kgsim::Loc::current()) {                                                            \
+        KGSIM_DTYPES(#NAME, T, __VA_ARGS__);                                                                       \
+        kgsim::vec_op(kgsim::OPC, kgsim::dt_of<T>::v, dst.r_, src0.r_, src1.r_, kgsim::Scalar{},                   \
+                      kgsim_detail::bit_mask(isSetMask, mask), kgsim_detail::rep(repeatTime, repeatParams), loc);  \
+    }
+
+KGSIM_BINARY(Add, V_ADD, int16_t, half, int32_t, float)
+KGSIM_BINARY(Sub, V_SUB, int16_t, half, int32_t, float)
+KGSIM_BINARY(Mul, V_MUL, int16_t, half, int32_t, float)
+KGSIM_BINARY(Div, V_DIV, half, float)
+KGSIM_BINARY(Max, V_MAX, int16_t, half, int32_t, float)
+KGSIM_BINARY(Min, V_MIN, int16_t, half, int32_t, float)
+KGSIM_BINARY(And, V_AND, int16_t, uint16_t)
+KGSIM_BINARY(Or, V_OR, int16_t, uint16_t)
+
+// ---- tensor-scalar: dst = op(src, scalar) ---------------------------------------------------
+// The scalar converts implicitly to T here (CANN wants it to be of type T already).
+#define KGSIM_SCALAR(NAME, OPC, ...)                                                                               \
+    template <class T, bool isSetMask = true>                                                                      \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const std::type_identity_t<T>& scalarValue,    \
+              const int32_t& count, kgsim::Loc loc = kgsim::Loc::current()) {                                      \
+        KGSIM_DTYPES(#NAME, T, __VA_ARGS__);                                                                       \
+        kgsim::vec_op(kgsim::OPC, kgsim::dt_of<T>::v, dst.r_, src.r_, kgsim_detail::kNoRef,                        \
+                      kgsim::scalar_of<T>(scalarValue), kgsim_detail::count_mask(count), kgsim_detail::kNoRep, loc); \
+    }                                                                                                              \
+    template <class T, bool isSetMask = true>                                                                      \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const std::type_identity_t<T>& scalarValue,    \
+              uint64_t mask, const int32_t repeatTime, const UnaryRepeatParams& repeatParams,                      \
+              kgsim::Loc loc = kgsim::Loc::current()) {                                                            \
+        KGSIM_DTYPES(#NAME, T, __VA_ARGS__);                                                                       \
+        kgsim::vec_op(kgsim::OPC, kgsim::dt_of<T>::v, dst.r_, src.r_, kgsim_detail::kNoRef,                        \
+                      kgsim::scalar_of<T>(scalarValue), kgsim_detail::cont_mask(isSetMask, mask),                  \
+                      kgsim_detail::rep(repeatTime, repeatParams), loc);                                           \
+    }                                                                                                              \
+    template <class T, bool isSetMask = true>                                                                      \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const std::type_identity_t<T>& scalarValue,    \
+              const uint64_t mask[], const int32_t repeatTime, const UnaryRepeatParams& repeatParams,              \
+              kgsim::Loc loc = kgsim::Loc::current()) {                                                            \
+        KGSIM_DTYPES(#NAME, T, __VA_ARGS__);                                                                       \
+        kgsim::vec_op(kgsim::OPC, kgsim::dt_of<T>::v, dst.r_, src.r_, kgsim_detail::kNoRef,                        \
+                      kgsim::scalar_of<T>(scalarValue), kgsim_detail::bit_mask(isSetMask, mask),                   \
+                      kgsim_detail::rep(repeatTime, repeatParams), loc);                                           \
+    }
+
+KGSIM_SCALAR(Adds, V_ADDS, int16_t, half, int32_t, float)
+KGSIM_SCALAR(Muls, V_MULS, int16_t, half, int32_t, float)
+KGSIM_SCALAR(Maxs, V_MAXS, int16_t, half, int32_t, float)
+KGSIM_SCALAR(Mins, V_MINS, int16_t, half, int32_t, float)
+KGSIM_SCALAR(LeakyRelu, V_LEAKYRELU, half, float)
+KGSIM_SCALAR(ShiftLeft, V_SHL, int16_t, uint16_t, int32_t, uint32_t)
+KGSIM_SCALAR(ShiftRight, V_SHR, int16_t, uint16_t, int32_t, uint32_t)
+
+// ---- unary: dst = op(src) -------------------------------------------------------------------
+#define KGSIM_UNARY(NAME, OPC, ...)                                                                                \
+    template <class T, bool isSetMask = true>                                                                      \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count,                          \
+              kgsim::Loc loc = kgsim::Loc::current()) {                                                            \
+        KGSIM_DTYPES(#NAME, T, __VA_ARGS__);                                                                       \
+        kgsim::vec_op(kgsim::OPC, kgsim::dt_of<T>::v, dst.r_, src.r_, kgsim_detail::kNoRef, kgsim::Scalar{},       \
+                      kgsim_detail::count_mask(count), kgsim_detail::kNoRep, loc);                                 \
+    }                                                                                                              \
+    template <class T, bool isSetMask = true>                                                                      \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask, const int32_t repeatTime,       \
+              const UnaryRepeatParams& repeatParams, kgsim::Loc loc = kgsim::Loc::current()) {                     \
+        KGSIM_DTYPES(#NAME, T, __VA_ARGS__);                                                                       \
+        kgsim::vec_op(kgsim::OPC, kgsim::dt_of<T>::v, dst.r_, src.r_, kgsim_detail::kNoRef, kgsim::Scalar{},       \
+                      kgsim_detail::cont_mask(isSetMask, mask), kgsim_detail::rep(repeatTime, repeatParams), loc); \
+    }                                                                                                              \
+    template <class T, bool isSetMask = true>                                                                      \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[],                         \
+              const int32_t repeatTime, const UnaryRepeatParams& repeatParams,                                     \
+              kgsim::Loc loc = kgsim::Loc::current()) {                                                            \
+        KGSIM_DTYPES(#NAME, T, __VA_ARGS__);                                                                       \
+        kgsim::vec_op(kgsim::OPC, kgsim::dt_of<T>::v, dst.r_, src.r_, kgsim_detail::kNoRef, kgsim::Scalar{},       \
+                      kgsim_detail::bit_mask(isSetMask, mask), kgsim_detail::rep(repeatTime, repeatParams), loc);  \
+    }
+
+KGSIM_UNARY(Exp, V_EXP, half, float)
+KGSIM_UNARY(Ln, V_LN, half, float)
+KGSIM_UNARY(Abs, V_ABS, half, float)
+KGSIM_UNARY(Sqrt, V_SQRT, half, float)
+KGSIM_UNARY(Rsqrt, V_RSQRT, half, float)
+KGSIM_UNARY(Reciprocal, V_RECIP, half, float)
+KGSIM_UNARY(Relu, V_RELU, half, int32_t, float)
+KGSIM_UNARY(Not, V_NOT, int16_t, uint16_t)
+
+// ---- Duplicate ----------------------------------------------------------------------------
+#define KGSIM_DUP_TYPES int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float
+template <class T>
+void Duplicate(const LocalTensor<T>& dst, const std::type_identity_t<T>& scalarValue, const int32_t& count,
+               kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("Duplicate", T, KGSIM_DUP_TYPES);
+    kgsim::vec_op(kgsim::V_DUP, kgsim::dt_of<T>::v, dst.r_, kgsim_detail::kNoRef, kgsim_detail::kNoRef,
+                  kgsim::scalar_of<T>(scalarValue), kgsim_detail::count_mask(count), kgsim_detail::kNoRep, loc);
+}
+template <class T, bool isSetMask = true>
+void Duplicate(const LocalTensor<T>& dst, const std::type_identity_t<T>& scalarValue, uint64_t mask,
+               const int32_t repeatTime, const uint16_t dstBlockStride, const uint8_t dstRepeatStride,
+               kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("Duplicate", T, KGSIM_DUP_TYPES);
+    kgsim::vec_op(kgsim::V_DUP, kgsim::dt_of<T>::v, dst.r_, kgsim_detail::kNoRef, kgsim_detail::kNoRef,
+                  kgsim::scalar_of<T>(scalarValue), kgsim_detail::cont_mask(isSetMask, mask),
+                  kgsim::RepArg{repeatTime, dstBlockStride, 0, 0, dstRepeatStride, 0, 0}, loc);
+}
+template <class T, bool isSetMask = true>
+void Duplicate(const LocalTensor<T>& dst, const std::type_identity_t<T>& scalarValue, const uint64_t mask[],
+               const int32_t repeatTime, const uint16_t dstBlockStride, const uint8_t dstRepeatStride,
+               kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("Duplicate", T, KGSIM_DUP_TYPES);
+    kgsim::vec_op(kgsim::V_DUP, kgsim::dt_of<T>::v, dst.r_, kgsim_detail::kNoRef, kgsim_detail::kNoRef,
+                  kgsim::scalar_of<T>(scalarValue), kgsim_detail::bit_mask(isSetMask, mask),
+                  kgsim::RepArg{repeatTime, dstBlockStride, 0, 0, dstRepeatStride, 0, 0}, loc);
+}
+
+// ---- Cast ---------------------------------------------------------------------------------
+template <class T, class U>
+inline constexpr bool kgsim_cast_ok =
+    (std::is_same_v<U, int8_t> && std::is_same_v<T, half>) || (std::is_same_v<U, uint8_t> && std::is_same_v<T, half>) ||
+    (std::is_same_v<U, int16_t> && kgsim::one_of_v<T, half, float>) ||
+    (std::is_same_v<U, half> && kgsim::one_of_v<T, int8_t, uint8_t, int16_t, int32_t, float>) ||
+    (std::is_same_v<U, bfloat16_t> && kgsim::one_of_v<T, int32_t, float>) ||
+    (std::is_same_v<U, int32_t> && kgsim::one_of_v<T, int16_t, half, float, int64_t>) ||
+    (std::is_same_v<U, float> && kgsim::one_of_v<T, int16_t, half, bfloat16_t, int32_t, float, int64_t>) ||
+    (std::is_same_v<U, int64_t> && kgsim::one_of_v<T, int32_t, float>);
+#define KGSIM_CAST_ASSERT                                                                                           \
+    static_assert(kgsim_cast_ok<T, U>, "[kgsim:unsupported_dtype] Cast: this (src, dst) data type pair is not "     \
+                                       "supported on Atlas A2 (Ascend910B); see the Cast data type table")
+template <class T, class U>
+void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode, const uint32_t count,
+          kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_CAST_ASSERT;
+    kgsim::vec_cast(kgsim::dt_of<T>::v, kgsim::dt_of<U>::v, dst.r_, src.r_, int(roundMode),
+                    kgsim_detail::count_mask(count), kgsim_detail::kNoRep, loc);
+}
+template <class T, class U, bool isSetMask = true>
+void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode, const uint64_t mask,
+          const int32_t repeatTime, const UnaryRepeatParams& repeatParams, kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_CAST_ASSERT;
+    kgsim::vec_cast(kgsim::dt_of<T>::v, kgsim::dt_of<U>::v, dst.r_, src.r_, int(roundMode),
+                    kgsim_detail::cont_mask(isSetMask, mask), kgsim_detail::rep(repeatTime, repeatParams), loc);
+}
+template <class T, class U, bool isSetMask = true>
+void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode, const uint64_t mask[],
+          const int32_t repeatTime, const UnaryRepeatParams& repeatParams, kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_CAST_ASSERT;
+    kgsim::vec_cast(kgsim::dt_of<T>::v, kgsim::dt_of<U>::v, dst.r_, src.r_, int(roundMode),
+                    kgsim_detail::bit_mask(isSetMask, mask), kgsim_detail::rep(repeatTime, repeatParams), loc);
+}
+inline void SetDeqScale(half scale, kgsim::Loc loc = kgsim::Loc::current()) { kgsim::set_deq_scale(float(scale), loc); }
+
+// ---- Compare / Compares / Select ----------------------------------------------------------------
+template <class T, class U>
+void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, CMPMODE cmpMode,
+             uint32_t count, kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("Compare", T, half, float, int32_t);
+    kgsim::vec_cmp(kgsim::dt_of<T>::v, dst.r_, src0.r_, src1.r_, 0, kgsim::Scalar{}, int(cmpMode),
+                   kgsim_detail::count_mask(count), kgsim_detail::kNoRep, loc);
+}
+template <class T, class U, bool isSetMask = true>
+void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, CMPMODE cmpMode,
+             const uint64_t mask, int32_t repeatTime, const BinaryRepeatParams& repeatParams,
+             kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("Compare", T, half, float, int32_t);
+    kgsim::vec_cmp(kgsim::dt_of<T>::v, dst.r_, src0.r_, src1.r_, 0, kgsim::Scalar{}, int(cmpMode),
+                   kgsim_detail::cont_mask(isSetMask, mask), kgsim_detail::rep(repeatTime, repeatParams), loc);
+}
+template <class T, class U, bool isSetMask = true>
+void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, CMPMODE cmpMode,
+             const uint64_t mask[], int32_t repeatTime, const BinaryRepeatParams& repeatParams,
+             kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("Compare", T, half, float, int32_t);
+    kgsim::vec_cmp(kgsim::dt_of<T>::v, dst.r_, src0.r_, src1.r_, 0, kgsim::Scalar{}, int(cmpMode),
+                   kgsim_detail::bit_mask(isSetMask, mask), kgsim_detail::rep(repeatTime, repeatParams), loc);
+}
+template <class T, class U>
+void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const std::type_identity_t<T> src1Scalar,
+              CMPMODE cmpMode, uint32_t count, kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("Compares", T, half, float, int32_t);
+    kgsim::vec_cmp(kgsim::dt_of<T>::v, dst.r_, src0.r_, kgsim_detail::kNoRef, 1, kgsim::scalar_of<T>(src1Scalar),
+                   int(cmpMode), kgsim_detail::count_mask(count), kgsim_detail::kNoRep, loc);
+}
+template <class T, class U, bool isSetMask = true>
+void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const std::type_identity_t<T> src1Scalar,
+              CMPMODE cmpMode, const uint64_t mask, int32_t repeatTime, const UnaryRepeatParams& repeatParams,
+              kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("Compares", T, half, float, int32_t);
+    kgsim::vec_cmp(kgsim::dt_of<T>::v, dst.r_, src0.r_, kgsim_detail::kNoRef, 1, kgsim::scalar_of<T>(src1Scalar),
+                   int(cmpMode), kgsim_detail::cont_mask(isSetMask, mask),
+                   kgsim_detail::rep(repeatTime, repeatParams), loc);
+}
+template <class T, class U>
+void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+            const LocalTensor<T>& src1, SELMODE selMode, uint32_t count, kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("Select", T, half, float);
+    kgsim::vec_select(kgsim::dt_of<T>::v, dst.r_, selMask.r_, src0.r_, src1.r_, 0, kgsim::Scalar{}, int(selMode),
+                      kgsim_detail::count_mask(count), kgsim_detail::kNoRep, loc);
+}
+template <class T, class U>
+void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+            std::type_identity_t<T> src1, SELMODE selMode, uint32_t count, kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("Select", T, half, float);
+    kgsim::vec_select(kgsim::dt_of<T>::v, dst.r_, selMask.r_, src0.r_, kgsim_detail::kNoRef, 1,
+                      kgsim::scalar_of<T>(src1), int(selMode), kgsim_detail::count_mask(count), kgsim_detail::kNoRep,
+                      loc);
+}
+template <class T, class U, bool isSetMask = true>
+void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+            const LocalTensor<T>& src1, SELMODE selMode, uint64_t mask, int32_t repeatTime,
+            const BinaryRepeatParams& repeatParams, kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("Select", T, half, float);
+    kgsim::vec_select(kgsim::dt_of<T>::v, dst.r_, selMask.r_, src0.r_, src1.r_, 0, kgsim::Scalar{}, int(selMode),
+                      kgsim_detail::cont_mask(isSetMask, mask), kgsim_detail::rep(repeatTime, repeatParams), loc);
+}
+template <class T, class U, bool isSetMask = true>
+void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+            const LocalTensor<T>& src1, SELMODE selMode, const uint64_t mask[], int32_t repeatTime,
+            const BinaryRepeatParams& repeatParams, kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("Select", T, half, float);
+    kgsim::vec_select(kgsim::dt_of<T>::v, dst.r_, selMask.r_, src0.r_, src1.r_, 0, kgsim::Scalar{}, int(selMode),
+                      kgsim_detail::bit_mask(isSetMask, mask), kgsim_detail::rep(repeatTime, repeatParams), loc);
+}
+template <class T, class U, bool isSetMask = true>
+void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+            std::type_identity_t<T> src1, SELMODE selMode, uint64_t mask, int32_t repeatTime,
+            const BinaryRepeatParams& repeatParams, kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("Select", T, half, float);
+    kgsim::vec_select(kgsim::dt_of<T>::v, dst.r_, selMask.r_, src0.r_, kgsim_detail::kNoRef, 1,
+                      kgsim::scalar_of<T>(src1), int(selMode), kgsim_detail::cont_mask(isSetMask, mask),
+                      kgsim_detail::rep(repeatTime, repeatParams), loc);
+}
+
+// ---- reductions ---------------------------------------------------------------------------
+template <class T, bool isSetMask = true>
+void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& sharedTmpBuffer,
+               const int32_t count, kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("ReduceSum", T, half, float);
+    kgsim::vec_reduce(0, 0, kgsim::dt_of<T>::v, dst.r_, src.r_, sharedTmpBuffer.r_, kgsim_detail::count_mask(count),
+                      0, 0, 0, 0, 0, 0, loc);
+}
+template <class T>
+void ReduceMax(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& sharedTmpBuffer,
+               const int32_t count, bool calIndex = 0, kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("ReduceMax", T, half, float);
+    kgsim::vec_reduce(1, 0, kgsim::dt_of<T>::v, dst.r_, src.r_, sharedTmpBuffer.r_, kgsim_detail::count_mask(count),
+                      0, 0, 0, 0, 0, calIndex, loc);
+}
+template <class T>
+void ReduceMin(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& sharedTmpBuffer,
+               const int32_t count, bool calIndex = 0, kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("ReduceMin", T, half, float);
+    kgsim::vec_reduce(2, 0, kgsim::dt_of<T>::v, dst.r_, src.r_, sharedTmpBuffer.r_, kgsim_detail::count_mask(count),
+                      0, 0, 0, 0, 0, calIndex, loc);
+}
+// mask/repeat forms of ReduceSum/Max/Min (reduce everything selected to dst[0])
+#define KGSIM_REDUCE_MASKED(NAME, KIND, EXTRA_PARAM, EXTRA_ARG)                                                    \
+    template <class T>                                                                                             \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& sharedTmpBuffer,         \
+              const int32_t mask, const int32_t repeatTime, const int32_t srcRepStride EXTRA_PARAM,                \
+              kgsim::Loc loc = kgsim::Loc::current()) {                                                            \
+        KGSIM_DTYPES(#NAME, T, half, float);                                                                       \
+        kgsim::vec_reduce(KIND, 1, kgsim::dt_of<T>::v, dst.r_, src.r_, sharedTmpBuffer.r_,                         \
+                          kgsim_detail::cont_mask(true, uint64_t(mask)), repeatTime, 0, 1, srcRepStride, 0,         \
+                          EXTRA_ARG, loc);                                                                         \
+    }                                                                                                              \
+    template <class T>                                                                                             \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& sharedTmpBuffer,         \
+              const uint64_t mask[], const int32_t repeatTime, const int32_t srcRepStride EXTRA_PARAM,             \
+              kgsim::Loc loc = kgsim::Loc::current()) {                                                            \
+        KGSIM_DTYPES(#NAME, T, half, float);                                                                       \
+        kgsim::vec_reduce(KIND, 1, kgsim::dt_of<T>::v, dst.r_, src.r_, sharedTmpBuffer.r_,                         \
+                          kgsim_detail::bit_mask(true, mask), repeatTime, 0, 1, srcRepStride, 0, EXTRA_ARG, loc);  \
+    }
+#define KGSIM_COMMA ,
+KGSIM_REDUCE_MASKED(ReduceSum, 0, , 0)
+KGSIM_REDUCE_MASKED(ReduceMax, 1, KGSIM_COMMA bool calIndex = 0, calIndex)
+KGSIM_REDUCE_MASKED(ReduceMin, 2, KGSIM_COMMA bool calIndex = 0, calIndex)
+
+// repeat-wise reductions: one result per repeat (Whole*), per 32-byte block (Block*), per pair (Pair*)
+#define KGSIM_REDUCE_REPEAT(NAME, KIND, SHAPE, ORDER_PARAM, ORDER_ARG)                                             \
+    template <class T, bool isSetMask = true>                                                                      \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t mask, const int32_t repeatTime,  \
+              const int32_t dstRepStride, const int32_t srcBlkStride, const int32_t srcRepStride ORDER_PARAM,       \
+              kgsim::Loc loc = kgsim::Loc::current()) {                                                            \
+        KGSIM_DTYPES(#NAME, T, half, float);                                                                       \
+        kgsim::vec_reduce(KIND, SHAPE, kgsim::dt_of<T>::v, dst.r_, src.r_, kgsim_detail::kNoRef,                   \
+                          kgsim_detail::cont_mask(isSetMask, uint64_t(mask)), repeatTime, dstRepStride,            \
+                          srcBlkStride, srcRepStride, ORDER_ARG, 0, loc);                                          \
+    }                                                                                                              \
+    template <class T, bool isSetMask = true>                                                                      \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[],                         \
+              const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,                    \
+              const int32_t srcRepStride ORDER_PARAM, kgsim::Loc loc = kgsim::Loc::current()) {                    \
+        KGSIM_DTYPES(#NAME, T, half, float);                                                                       \
+        kgsim::vec_reduce(KIND, SHAPE, kgsim::dt_of<T>::v, dst.r_, src.r_, kgsim_detail::kNoRef,                   \
+                          kgsim_detail::bit_mask(isSetMask, mask), repeatTime, dstRepStride, srcBlkStride,         \
+                          srcRepStride, ORDER_ARG, 0, loc);                                                        \
+    }
+KGSIM_REDUCE_REPEAT(WholeReduceSum, 0, 2, , 0)
+KGSIM_REDUCE_REPEAT(WholeReduceMax, 1, 2, KGSIM_COMMA ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX, int(order))
+KGSIM_REDUCE_REPEAT(WholeReduceMin, 2, 2, KGSIM_COMMA ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX, int(order))
+KGSIM_REDUCE_REPEAT(PairReduceSum, 0, 4, , 0)
+
+// BlockReduce*: note the (repeatTime, mask) argument order of the original API.
+#define KGSIM_BLOCK_REDUCE(NAME, KIND)                                                                             \
+    template <class T, bool isSetMask = true>                                                                      \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeatTime, const int32_t mask,  \
+              const int32_t dstRepStride, const int32_t srcBlkStride, const int32_t srcRepStride,                  \
+              kgsim::Loc loc = kgsim::Loc::current()) {                                                            \
+        KGSIM_DTYPES(#NAME, T, half, float);                                                                       \
+        kgsim::vec_reduce(KIND, 3, kgsim::dt_of<T>::v, dst.r_, src.r_, kgsim_detail::kNoRef,                       \
+                          kgsim_detail::cont_mask(isSetMask, uint64_t(mask)), repeatTime, dstRepStride,            \
+                          srcBlkStride, srcRepStride, 0, 0, loc);                                                  \
+    }                                                                                                              \
+    template <class T, bool isSetMask = true>                                                                      \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeatTime,                      \
+              const uint64_t mask[], const int32_t dstRepStride, const int32_t srcBlkStride,                       \
+              const int32_t srcRepStride, kgsim::Loc loc = kgsim::Loc::current()) {                                \
+        KGSIM_DTYPES(#NAME, T, half, float);                                                                       \
+        kgsim::vec_reduce(KIND, 3, kgsim::dt_of<T>::v, dst.r_, src.r_, kgsim_detail::kNoRef,                       \
+                          kgsim_detail::bit_mask(isSetMask, mask), repeatTime, dstRepStride, srcBlkStride,         \
+                          srcRepStride, 0, 0, loc);                                                                \
+    }
+KGSIM_BLOCK_REDUCE(BlockReduceSum, 0)
+KGSIM_BLOCK_REDUCE(BlockReduceMax, 1)
+KGSIM_BLOCK_REDUCE(BlockReduceMin, 2)
+
+// newer names: ReduceRepeat<ReduceType::X> == WholeReduceX, ReduceDataBlock<ReduceType::X> == BlockReduceX
+template <ReduceType reduceType, class T, class U = T, bool isSetMask = true>
+void ReduceRepeat(const LocalTensor<T>& dst, const LocalTensor<U>& src, const int32_t mask, const int32_t repeatTime,
+                  const int32_t dstRepStride, const int32_t srcBlkStride, const int32_t srcRepStride,
+                  ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX, kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("ReduceRepeat", T, half, float);
+    static_assert(std::is_same_v<T, U>, "[kgsim:unsupported_dtype] ReduceRepeat: src and dst types must match on Atlas A2");
+    kgsim::vec_reduce(int(reduceType), 2, kgsim::dt_of<T>::v, dst.r_, src.r_, kgsim_detail::kNoRef,
+                      kgsim_detail::cont_mask(isSetMask, uint64_t(mask)), repeatTime, dstRepStride, srcBlkStride,
+                      srcRepStride, int(order), 0, loc);
+}
+template <ReduceType reduceType, class T, class U = T, bool isSetMask = true>
+void ReduceRepeat(const LocalTensor<T>& dst, const LocalTensor<U>& src, const uint64_t mask[],
+                  const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,
+                  const int32_t srcRepStride, ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX,
+                  kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("ReduceRepeat", T, half, float);
+    static_assert(std::is_same_v<T, U>, "[kgsim:unsupported_dtype] ReduceRepeat: src and dst types must match on Atlas A2");
+    kgsim::vec_reduce(int(reduceType), 2, kgsim::dt_of<T>::v, dst.r_, src.r_, kgsim_detail::kNoRef,
+                      kgsim_detail::bit_mask(isSetMask, mask), repeatTime, dstRepStride, srcBlkStride, srcRepStride,
+                      int(order), 0, loc);
+}
+template <ReduceType reduceType, class T, class U = T, bool isSetMask = true>
+void ReduceDataBlock(const LocalTensor<T>& dst, const LocalTensor<U>& src, const int32_t mask,
+                     const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,
+                     const int32_t srcRepStride, kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("ReduceDataBlock", T, half, float);
+    static_assert(std::is_same_v<T, U>, "[kgsim:unsupported_dtype] ReduceDataBlock: src and dst types must match on Atlas A2");
+    kgsim::vec_reduce(int(reduceType), 3, kgsim::dt_of<T>::v, dst.r_, src.r_, kgsim_detail::kNoRef,
+                      kgsim_detail::cont_mask(isSetMask, uint64_t(mask)), repeatTime, dstRepStride, srcBlkStride,
+                      srcRepStride, 0, 0, loc);
+}
+template <ReduceType reduceType, class T, class U = T, bool isSetMask = true>
+void ReduceDataBlock(const LocalTensor<T>& dst, const LocalTensor<U>& src, const uint64_t mask[],
+                     const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,
+                     const int32_t srcRepStride, kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("ReduceDataBlock", T, half, float);
+    static_assert(std::is_same_v<T, U>, "[kgsim:unsupported_dtype] ReduceDataBlock: src and dst types must match on Atlas A2");
+    kgsim::vec_reduce(int(reduceType), 3, kgsim::dt_of<T>::v, dst.r_, src.r_, kgsim_detail::kNoRef,
+                      kgsim_detail::bit_mask(isSetMask, mask), repeatTime, dstRepStride, srcBlkStride, srcRepStride,
+                      0, 0, loc);
+}
+
+// ---- masks ------------------------------------------------------------------------------------
+inline void SetMaskCount(kgsim::Loc loc = kgsim::Loc::current()) { kgsim::set_mask_mode(1, loc); }
+inline void SetMaskNorm(kgsim::Loc loc = kgsim::Loc::current()) { kgsim::set_mask_mode(0, loc); }
+template <class T, MaskMode mode = MaskMode::NORMAL>
+void SetVectorMask(const uint64_t maskHigh, const uint64_t maskLow, kgsim::Loc loc = kgsim::Loc::current()) {
+    kgsim::set_vector_mask(maskHigh, maskLow, sizeof(T), 0, 0, loc);
+}
+template <class T, MaskMode mode = MaskMode::NORMAL>
+void SetVectorMask(int32_t len, kgsim::Loc loc = kgsim::Loc::current()) {
+    kgsim::set_vector_mask(0, 0, sizeof(T), 1, len, loc);
+}
+inline void ResetMask(kgsim::Loc loc = kgsim::Loc::current()) { kgsim::reset_mask(loc); }
+
+// ---- synchronisation ----------------------------------------------------------------------------
+namespace kgsim_detail {
+constexpr int pipe_of(pipe_t p) {
+    switch (p) {
+        case PIPE_S: return kgsim::P_S;
+        case PIPE_V: return kgsim::P_V;
+        case PIPE_M: return kgsim::P_M;
+        case PIPE_MTE1: return kgsim::P_MTE1;
+        case PIPE_MTE2: return kgsim::P_MTE2;
+        case PIPE_MTE3: return kgsim::P_MTE3;
+        case PIPE_FIX: return kgsim::P_FIX;
+        case PIPE_ALL: return -1;
+        default: return -2;
+    }
+}
+struct EvPipes {
+    int src, dst;
+};
+constexpr EvPipes event_pipes(HardEvent e) {
+    using kgsim::P_S, kgsim::P_V, kgsim::P_M, kgsim::P_MTE1, kgsim::P_MTE2, kgsim::P_MTE3, kgsim::P_FIX;
+    switch (e) {
+        case HardEvent::MTE2_MTE1: return {P_MTE2, P_MTE1};
+        case HardEvent::MTE1_MTE2: return {P_MTE1, P_MTE2};
+        case HardEvent::MTE1_M: return {P_MTE1, P_M};
+        case HardEvent::M_MTE1: return {P_M, P_MTE1};
+        case HardEvent::MTE2_V: return {P_MTE2, P_V};
+        case HardEvent::V_MTE2: return {P_V, P_MTE2};
+        case HardEvent::MTE3_V: return {P_MTE3, P_V};
+        case HardEvent::V_MTE3: return {P_V, P_MTE3};
+        case HardEvent::M_V: return {P_M, P_V};
+        case HardEvent::V_M: return {P_V, P_M};
+        case HardEvent::V_V: return {P_V, P_V};
+        case HardEvent::MTE3_MTE1: return {P_MTE3, P_MTE1};
+        case HardEvent::MTE1_MTE3: return {P_MTE1, P_MTE3};
+        case HardEvent::MTE1_V: return {P_MTE1, P_V};
+        case HardEvent::MTE2_M: return {P_MTE2, P_M};
+        case HardEvent::M_MTE2: return {P_M, P_MTE2};
+        case HardEvent::V_MTE1: return {P_V, P_MTE1};
+        case HardEvent::M_FIX: return {P_M, P_FIX};
+        case HardEvent::FIX_M: return {P_FIX, P_M};
+        case HardEvent::MTE3_MTE2: return {P_MTE3, P_MTE2};
+        case HardEvent::MTE2_MTE3: return {P_MTE2, P_MTE3};
+        case HardEvent::S_V: return {P_S, P_V};
+        case HardEvent::V_S: return {P_V, P_S};
+        case HardEvent::S_MTE2: return {P_S, P_MTE2};
+        case HardEvent::MTE2_S: return {P_MTE2, P_S};
+        case HardEvent::S_MTE3: return {P_S, P_MTE3};
+        case HardEvent::MTE3_S: return {P_MTE3, P_S};
+        case HardEvent::MTE2_FIX: return {P_MTE2, P_FIX};
+        case HardEvent::FIX_MTE2: return {P_FIX, P_MTE2};
+        case HardEvent::FIX_S: return {P_FIX, P_S};
+        case HardEvent::M_S: return {P_M, P_S};
+        case HardEvent::FIX_MTE3: return {P_FIX, P_MTE3};
+        case HardEvent::MTE1_FIX: return {P_MTE1, P_FIX};
+        case HardEvent::FIX_MTE1: return {P_FIX, P_MTE1};
+        case HardEvent::FIX_FIX: return {P_FIX, P_FIX};
+        default: return {-1, -1};
+    }
+}
+}  // namespace kgsim_detail
+
+template <pipe_t pipe>
+void PipeBarrier(kgsim::Loc loc = kgsim::Loc::current()) {
+    kgsim::pipe_barrier(kgsim_detail::pipe_of(pipe), loc);
+}
+template <HardEvent event>
+void SetFlag(int32_t eventID, kgsim::Loc loc = kgsim::Loc::current()) {
+    constexpr kgsim_detail::EvPipes p = kgsim_detail::event_pipes(event);
+    static_assert(p.src >= 0, "SetFlag: unknown HardEvent");
+    kgsim::set_flag(p.src, p.dst, int(event), eventID, loc);
+}
+template <HardEvent event>
+void WaitFlag(int32_t eventID, kgsim::Loc loc = kgsim::Loc::current()) {
+    constexpr kgsim_detail::EvPipes p = kgsim_detail::event_pipes(event);
+    static_assert(p.src >= 0, "WaitFlag: unknown HardEvent");
+    kgsim::wait_flag(p.src, p.dst, int(event), eventID, loc);
+}
+template <pipe_t src, pipe_t dst>
+class TQueSync {
+public:
+    void SetFlag(TEventID id, kgsim::Loc loc = kgsim::Loc::current()) {
+        kgsim::set_flag(kgsim_detail::pipe_of(src), kgsim_detail::pipe_of(dst), 64 + src * 16 + dst, id, loc);
+    }
+    void WaitFlag(TEventID id, kgsim::Loc loc = kgsim::Loc::current()) {
+        kgsim::wait_flag(kgsim_detail::pipe_of(src), kgsim_detail::pipe_of(dst), 64 + src * 16 + dst, id, loc);
+    }
+};
+inline void SyncAll(kgsim::Loc loc = kgsim::Loc::current()) { kgsim::sync_all(loc); }
+template <bool isAIVOnly = true>
+void SyncAll(kgsim::Loc loc = kgsim::Loc::current()) { kgsim::sync_all(loc); }
+
+// ---- atomics, caches ----------------------------------------------------------------------------
+template <class T>
+void SetAtomicAdd(kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("SetAtomicAdd", T, half, float, int16_t, int32_t, int8_t, bfloat16_t);
+    kgsim::set_atomic(1, kgsim::dt_of<T>::v, loc);
+}
+template <class T>
+void SetAtomicMax(kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("SetAtomicMax", T, half, float, int16_t, int32_t, int8_t, bfloat16_t);
+    kgsim::set_atomic(2, kgsim::dt_of<T>::v, loc);
+}
+template <class T>
+void SetAtomicMin(kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("SetAtomicMin", T, half, float, int16_t, int32_t, int8_t, bfloat16_t);
+    kgsim::set_atomic(3, kgsim::dt_of<T>::v, loc);
+}
+template <class T>
+void SetAtomicType(kgsim::Loc loc = kgsim::Loc::current()) { kgsim::set_atomic(-1, kgsim::dt_of<T>::v, loc); }
+inline void SetAtomicNone(kgsim::Loc loc = kgsim::Loc::current()) { kgsim::set_atomic(0, kgsim::DT::F32, loc); }
+template <class T, CacheLine entire = CacheLine::SINGLE_CACHE_LINE, DcciDst dst = DcciDst::CACHELINE_OUT>
+void DataCacheCleanAndInvalid(const GlobalTensor<T>&) {}
+template <class T, CacheLine entire = CacheLine::SINGLE_CACHE_LINE, DcciDst dst = DcciDst::CACHELINE_OUT>
+void DataCacheCleanAndInvalid(const LocalTensor<T>&) {}
+
+// ---- debugging helpers ----------------------------------------------------------------------------
+template <class... Args>
+void printf(const char* fmt, Args... args) { kgsim::kernel_printf(fmt, args...); }
+template <class... Args>
+void PRINTF(const char* fmt, Args... args) { kgsim::kernel_printf(fmt, args...); }
+template <class T>
+void DumpTensor(const LocalTensor<T>&, uint32_t, uint32_t) {}
+template <class T>
+void DumpTensor(const GlobalTensor<T>&, uint32_t, uint32_t) {}
+
+}  // namespace AscendC
+
+// legacy C-style intrinsics used by older samples
+inline void pipe_barrier(pipe_t pipe, kgsim::Loc loc = kgsim::Loc::current()) {
+    kgsim::pipe_barrier(AscendC::kgsim_detail::pipe_of(pipe), loc);
+}
+inline void set_flag(pipe_t src, pipe_t dst, event_t id, kgsim::Loc loc = kgsim::Loc::current()) {
+    kgsim::set_flag(AscendC::kgsim_detail::pipe_of(src), AscendC::kgsim_detail::pipe_of(dst), 64 + src * 16 + dst,
+                    id, loc);
+}
+inline void wait_flag(pipe_t src, pipe_t dst, event_t id, kgsim::Loc loc = kgsim::Loc::current()) {
+    kgsim::wait_flag(AscendC::kgsim_detail::pipe_of(src), AscendC::kgsim_detail::pipe_of(dst), 64 + src * 16 + dst,
+                     id, loc);
+}
+
+#ifndef ASSERT
+#define ASSERT(x) ((x) ? (void)0 : ::kgsim::kernel_assert_fail(#x, ::kgsim::Loc::current()))
+#endif

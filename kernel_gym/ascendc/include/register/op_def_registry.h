@@ -1,0 +1,364 @@
+// kgsim operator-project shim: gert contexts, ops::OpDef and OP_ADD. The registry is queried by
+// the entry points that kernel_gym/ascendc/op_project.py generates.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+#include "graph/ge_error_codes.h"
+#include "graph/types.h"
+#include "register/tilingdata_base.h"
+#include "tiling/platform/platform_ascendc.h"
+
+namespace gert {
+class Shape {
+public:
+    static constexpr size_t kMaxDimNum = 25;
+    Shape() = default;
+    Shape(std::initializer_list<int64_t> d) { for (auto v : d) AppendDim(v); }
+    size_t GetDimNum() const { return n_; }
+    int64_t GetDim(size_t i) const { return i < n_ ? dims_[i] : 0; }
+    void SetDimNum(size_t n) { n_ = n < kMaxDimNum ? n : kMaxDimNum; }
+    void SetDim(size_t i, int64_t v) { if (i < kMaxDimNum) { dims_[i] = v; if (i >= n_) n_ = i + 1; } }
+    Shape& AppendDim(int64_t v) { if (n_ < kMaxDimNum) dims_[n_++] = v; return *this; }
+    int64_t GetShapeSize() const { int64_t s = 1; for (size_t i = 0; i < n_; ++i) s *= dims_[i]; return s; }
+    bool IsScalar() const { return n_ == 0; }
+    const int64_t& operator[](size_t i) const { return dims_[i]; }
+    int64_t& operator[](size_t i) { return dims_[i]; }
+    bool operator==(const Shape& o) const {
+        if (n_ != o.n_) return false;
+        for (size_t i = 0; i < n_; ++i) if (dims_[i] != o.dims_[i]) return false;
+        return true;
+    }
+    bool operator!=(const Shape& o) const { return !(*this == o); }
+private:
+    int64_t dims_[kMaxDimNum] = {};
+    size_t n_ = 0;
+};
+
+class StorageShape {
+public:
+    StorageShape() = default;
+    const Shape& GetStorageShape() const { return storage_; }
+    const Shape& GetOriginShape() const { return origin_; }
+    Shape& MutableStorageShape() { return storage_; }
+    Shape& MutableOriginShape() { return origin_; }
+    void Set(const Shape& s) { storage_ = s; origin_ = s; }
+private:
+    Shape origin_, storage_;
+};
+
+class CompileTimeTensorDesc {
+public:
+    ge::DataType GetDataType() const { return dtype_; }
+    ge::Format GetOriginFormat() const { return ge::FORMAT_ND; }
+    ge::Format GetStorageFormat() const { return ge::FORMAT_ND; }
+    ge::Format GetFormat() const { return ge::FORMAT_ND; }
+    void SetDataType(ge::DataType d) { dtype_ = d; }
+    ge::DataType dtype_ = ge::DT_FLOAT;
+};
+
+class Tensor {
+public:
+    const Shape& GetStorageShape() const { return shape_.GetStorageShape(); }
+    const Shape& GetOriginShape() const { return shape_.GetOriginShape(); }
+    const StorageShape& GetShape() const { return shape_; }
+    int64_t GetShapeSize() const { return shape_.GetStorageShape().GetShapeSize(); }
+    ge::DataType GetDataType() const { return dtype_; }
+    ge::Format GetStorageFormat() const { return ge::FORMAT_ND; }
+    ge::Format GetOriginFormat() const { return ge::FORMAT_ND; }
+    template <class T> const T* GetData() const { return nullptr; }  // values are not known at tiling time
+    StorageShape shape_;
+    ge::DataType dtype_ = ge::DT_FLOAT;
+};
+
+class ContinuousVector {
+public:
+    size_t GetSize() const { return size_; }
+    size_t GetCapacity() const { return size_; }
+    const void* GetData() const { return data_; }
+    const void* data_ = nullptr;
+    size_t size_ = 0;
+};
+using TypedContinuousVector = ContinuousVector;
+
+struct KgsimAttrValue {
+    int type = 0;  // 0 int, 1 float, 2 bool, 3 string, 4 list int, 5 list float
+    int64_t i = 0;
+    float f = 0.0f;
+    bool b = false;
+    std::string s;
+    std::vector<int64_t> li;
+    std::vector<float> lf;
+    ContinuousVector cv;
+};
+
+class RuntimeAttrs {
+public:
+    template <class T>
+    const T* GetAttrPointer(size_t i) const {
+        if (i >= attrs_.size()) return nullptr;
+        const KgsimAttrValue& a = attrs_[i];
+        if constexpr (std::is_same_v<T, int64_t>) return &a.i;
+        else if constexpr (std::is_same_v<T, float>) return &a.f;
+        else if constexpr (std::is_same_v<T, bool>) return &a.b;
+        else if constexpr (std::is_same_v<T, char>) return a.s.c_str();
+        else if constexpr (std::is_same_v<T, ContinuousVector>) return &a.cv;
+        else if constexpr (std::is_same_v<T, int32_t>) { tmp32_ = int32_t(a.i); return &tmp32_; }
+        else if constexpr (std::is_same_v<T, double>) { tmpd_ = a.type == 1 ? double(a.f) : double(a.i); return &tmpd_; }
+        else static_assert(sizeof(T) == 0, "kgsim: unsupported attribute type in GetAttrPointer");
+    }
+    const int64_t* GetInt(size_t i) const { return GetAttrPointer<int64_t>(i); }
+    const float* GetFloat(size_t i) const { return GetAttrPointer<float>(i); }
+    const bool* GetBool(size_t i) const { return GetAttrPointer<bool>(i); }
+    const char* GetStr(size_t i) const { return GetAttrPointer<char>(i); }
+    const ContinuousVector* GetListInt(size_t i) const { return GetAttrPointer<ContinuousVector>(i); }
+    size_t GetAttrNum() const { return attrs_.size(); }
+    std::vector<KgsimAttrValue> attrs_;
+    mutable int32_t tmp32_ = 0;
+    mutable double tmpd_ = 0;
+};
+
+class TilingData {
+public:
+    void* GetData() { return data_; }
+    const void* GetData() const { return data_; }
+    size_t GetCapacity() const { return cap_; }
+    size_t GetDataSize() const { return size_; }
+    void SetDataSize(size_t s) { size_ = s; }
+    uint8_t* data_ = nullptr;
+    size_t cap_ = 0;
+    size_t size_ = 0;
+};
+
+// What the contexts see of the op: shapes, dtypes, attributes (filled by the generated entries).
+struct KgsimOpIO {
+    std::string name;
+    std::vector<StorageShape> in_shapes, out_shapes;
+    std::vector<Tensor> in_tensors, out_tensors;
+    std::vector<CompileTimeTensorDesc> in_desc, out_desc;
+    std::vector<bool> in_present;
+    RuntimeAttrs attrs;
+};
+
+class TilingContext {
+public:
+    explicit TilingContext(KgsimOpIO* io) : io_(io) {}
+    const StorageShape* GetInputShape(size_t i) const { return Present(i) ? &io_->in_shapes[i] : nullptr; }
+    const StorageShape* GetOptionalInputShape(size_t i) const { return GetInputShape(i); }
+    const StorageShape* GetDynamicInputShape(size_t i, size_t j) const { return GetInputShape(i + j); }
+    const StorageShape* GetOutputShape(size_t i) const { return i < io_->out_shapes.size() ? &io_->out_shapes[i] : nullptr; }
+    const Tensor* GetInputTensor(size_t i) const { return Present(i) ? &io_->in_tensors[i] : nullptr; }
+    const Tensor* GetOptionalInputTensor(size_t i) const { return GetInputTensor(i); }
+    const Tensor* GetDynamicInputTensor(size_t i, size_t j) const { return GetInputTensor(i + j); }
+    const CompileTimeTensorDesc* GetInputDesc(size_t i) const { return Present(i) ? &io_->in_desc[i] : nullptr; }
+    const CompileTimeTensorDesc* GetOptionalInputDesc(size_t i) const { return GetInputDesc(i); }
+    const CompileTimeTensorDesc* GetDynamicInputDesc(size_t i, size_t j) const { return GetInputDesc(i + j); }
+    const CompileTimeTensorDesc* GetOutputDesc(size_t i) const { return i < io_->out_desc.size() ? &io_->out_desc[i] : nullptr; }
+    const RuntimeAttrs* GetAttrs() const { return &io_->attrs; }
+    size_t GetComputeNodeInputNum() const { return io_->in_shapes.size(); }
+    size_t GetComputeNodeOutputNum() const { return io_->out_shapes.size(); }
+    const char* GetNodeName() const { return io_->name.c_str(); }
+    const char* GetNodeType() const { return io_->name.c_str(); }
+    ge::graphStatus SetBlockDim(uint32_t d) { block_dim_ = d; return ge::GRAPH_SUCCESS; }
+    uint32_t GetBlockDim() const { return block_dim_; }
+    ge::graphStatus SetTilingKey(uint64_t k) { tiling_key_ = k; return ge::GRAPH_SUCCESS; }
+    uint64_t GetTilingKey() const { return tiling_key_; }
+    TilingData* GetRawTilingData() { return &tiling_; }
+    template <class T> T* GetTilingData() { tiling_.size_ = sizeof(T); return reinterpret_cast<T*>(tiling_.data_); }
+    size_t* GetWorkspaceSizes(size_t n) { if (workspace_.size() < n) workspace_.resize(n, 0); return workspace_.data(); }
+    size_t GetWorkspaceNum() const { return workspace_.size(); }
+    fe::PlatFormInfos* GetPlatformInfo() const { return nullptr; }
+    template <class T> const T* GetCompileInfo() const { return nullptr; }
+    int32_t GetDeterministic() const { return 0; }
+    ge::graphStatus SetScheduleMode(uint32_t) { return ge::GRAPH_SUCCESS; }
+    ge::graphStatus SetNeedAtomic(bool) { return ge::GRAPH_SUCCESS; }
+    ge::graphStatus SetAicpuBlockDim(uint32_t) { return ge::GRAPH_SUCCESS; }
+    ge::graphStatus SetLocalMemorySize(uint32_t) { return ge::GRAPH_SUCCESS; }
+
+    uint32_t block_dim_ = 0;
+    uint64_t tiling_key_ = 0;
+    TilingData tiling_;
+    std::vector<size_t> workspace_;
+private:
+    bool Present(size_t i) const { return i < io_->in_shapes.size() && io_->in_present[i]; }
+    KgsimOpIO* io_;
+};
+
+class InferShapeContext {
+public:
+    explicit InferShapeContext(KgsimOpIO* io) : io_(io) {}
+    const Shape* GetInputShape(size_t i) const { return Present(i) ? &io_->in_shapes[i].GetStorageShape() : nullptr; }
+    const Shape* GetOptionalInputShape(size_t i) const { return GetInputShape(i); }
+    const Shape* GetDynamicInputShape(size_t i, size_t j) const { return GetInputShape(i + j); }
+    Shape* GetOutputShape(size_t i) { return i < io_->out_shapes.size() ? &io_->out_shapes[i].MutableStorageShape() : nullptr; }
+    const Tensor* GetInputTensor(size_t i) const { return Present(i) ? &io_->in_tensors[i] : nullptr; }
+    const Tensor* GetOptionalInputTensor(size_t i) const { return GetInputTensor(i); }
+    const RuntimeAttrs* GetAttrs() const { return &io_->attrs; }
+    const char* GetNodeName() const { return io_->name.c_str(); }
+    const char* GetNodeType() const { return io_->name.c_str(); }
+    size_t GetComputeNodeInputNum() const { return io_->in_shapes.size(); }
+private:
+    bool Present(size_t i) const { return i < io_->in_shapes.size() && io_->in_present[i]; }
+    KgsimOpIO* io_;
+};
+
+class InferDataTypeContext {
+public:
+    explicit InferDataTypeContext(KgsimOpIO* io) : io_(io) {}
+    ge::DataType GetInputDataType(size_t i) const { return i < io_->in_desc.size() ? io_->in_desc[i].dtype_ : ge::DT_UNDEFINED; }
+    ge::DataType GetOptionalInputDataType(size_t i) const { return GetInputDataType(i); }
+    ge::DataType GetOutputDataType(size_t i) const { return i < io_->out_desc.size() ? io_->out_desc[i].dtype_ : ge::DT_UNDEFINED; }
+    ge::graphStatus SetOutputDataType(size_t i, ge::DataType d) {
+        if (i < io_->out_desc.size()) io_->out_desc[i].dtype_ = d;
+        return ge::GRAPH_SUCCESS;
+    }
+    const RuntimeAttrs* GetAttrs() const { return &io_->attrs; }
+private:
+    KgsimOpIO* io_;
+};
+class InferShapeRangeContext {};
+class TilingParseContext {};
+}  // namespace gert
+
+namespace ops {
+enum Option { IGNORE = 0, OPTIONAL = 1, REQUIRED = 2, DYNAMIC = 3, VIRTUAL = 4 };
+enum class DependScope { ALL = 0, TILING = 1 };
+enum class FollowType { ALL = 0, DTYPE = 1, FORMAT = 2, SHAPE = 3 };
+using TilingFn = ge::graphStatus (*)(gert::TilingContext*);
+using InferShapeFn = ge::graphStatus (*)(gert::InferShapeContext*);
+using InferDataTypeFn = ge::graphStatus (*)(gert::InferDataTypeContext*);
+using InferShapeRangeFn = ge::graphStatus (*)(gert::InferShapeRangeContext*);
+
+class OpParamDef {
+public:
+    explicit OpParamDef(const char* name) : name_(name) {}
+    OpParamDef& ParamType(Option o) { option_ = o; return *this; }
+    OpParamDef& DataType(std::vector<ge::DataType> d) { dtypes_ = std::move(d); return *this; }
+    OpParamDef& DataTypeList(std::vector<ge::DataType> d) { dtypes_ = std::move(d); return *this; }
+    OpParamDef& Format(std::vector<ge::Format> f) { formats_ = std::move(f); return *this; }
+    OpParamDef& FormatList(std::vector<ge::Format> f) { formats_ = std::move(f); return *this; }
+    OpParamDef& UnknownShapeFormat(std::vector<ge::Format>) { return *this; }
+    OpParamDef& ValueDepend(Option) { return *this; }
+    OpParamDef& ValueDepend(Option, DependScope) { return *this; }
+    OpParamDef& IgnoreContiguous() { return *this; }
+    OpParamDef& AutoContiguous() { return *this; }
+    OpParamDef& Scalar() { return *this; }
+    OpParamDef& ScalarList() { return *this; }
+    OpParamDef& To(ge::DataType) { return *this; }
+    OpParamDef& To(const char*) { return *this; }
+    OpParamDef& InitValue(uint64_t) { return *this; }
+    OpParamDef& InitValue(float) { return *this; }
+    OpParamDef& Follow(const char*) { return *this; }
+    OpParamDef& Follow(const char*, FollowType) { return *this; }
+    OpParamDef& OutputShapeDependOnCompute() { return *this; }
+    OpParamDef& Comment(const char*) { return *this; }
+    std::string name_;
+    Option option_ = REQUIRED;
+    std::vector<ge::DataType> dtypes_;
+    std::vector<ge::Format> formats_;
+};
+
+class OpAttrDef {
+public:
+    explicit OpAttrDef(const char* name) : name_(name) {}
+    OpAttrDef& AttrType(Option o) { option_ = o; return *this; }
+    OpAttrDef& Int() { type_ = 0; return *this; }
+    OpAttrDef& Int(int64_t v) { type_ = 0; i_ = v; has_default_ = true; return *this; }
+    OpAttrDef& Float() { type_ = 1; return *this; }
+    OpAttrDef& Float(float v) { type_ = 1; f_ = v; has_default_ = true; return *this; }
+    OpAttrDef& Bool() { type_ = 2; return *this; }
+    OpAttrDef& Bool(bool v) { type_ = 2; b_ = v; has_default_ = true; return *this; }
+    OpAttrDef& String() { type_ = 3; return *this; }
+    OpAttrDef& String(const char* v) { type_ = 3; s_ = v; has_default_ = true; return *this; }
+    OpAttrDef& ListInt() { type_ = 4; return *this; }
+    OpAttrDef& ListInt(std::vector<int64_t> v) { type_ = 4; li_ = std::move(v); has_default_ = true; return *this; }
+    OpAttrDef& ListFloat() { type_ = 5; return *this; }
+    OpAttrDef& ListFloat(std::vector<float> v) { type_ = 5; lf_ = std::move(v); has_default_ = true; return *this; }
+    OpAttrDef& Comment(const char*) { return *this; }
+    std::string name_;
+    Option option_ = OPTIONAL;
+    int type_ = 0;
+    bool has_default_ = false;
+    int64_t i_ = 0;
+    float f_ = 0.0f;
+    bool b_ = false;
+    std::string s_;
+    std::vector<int64_t> li_;
+    std::vector<float> lf_;
+};
+
+class OpAICoreConfig {
+public:
+    OpAICoreConfig() = default;
+    explicit OpAICoreConfig(const char*) {}
+    OpParamDef& Input(const char* n) { ins_.emplace_back(n); return ins_.back(); }
+    OpParamDef& Output(const char* n) { outs_.emplace_back(n); return outs_.back(); }
+    OpAICoreConfig& DynamicCompileStaticFlag(bool) { return *this; }
+    OpAICoreConfig& DynamicFormatFlag(bool) { return *this; }
+    OpAICoreConfig& DynamicRankSupportFlag(bool) { return *this; }
+    OpAICoreConfig& DynamicShapeSupportFlag(bool) { return *this; }
+    OpAICoreConfig& NeedCheckSupportFlag(bool) { return *this; }
+    OpAICoreConfig& PrecisionReduceFlag(bool) { return *this; }
+    OpAICoreConfig& ExtendCfgInfo(const char*, const char*) { return *this; }
+    std::deque<OpParamDef> ins_, outs_;
+};
+
+class OpAICoreDef {
+public:
+    OpAICoreDef& SetTiling(TilingFn f) { tiling_ = f; return *this; }
+    template <class F> OpAICoreDef& SetTilingParse(F) { return *this; }
+    template <class F> OpAICoreDef& SetCheckSupport(F) { return *this; }
+    template <class F> OpAICoreDef& SetOpSelectFormat(F) { return *this; }
+    template <class F> OpAICoreDef& SetOpSupportInfo(F) { return *this; }
+    template <class F> OpAICoreDef& SetOpSpecInfo(F) { return *this; }
+    OpAICoreDef& AddConfig(const char* soc) { socs_.emplace_back(soc); return *this; }
+    OpAICoreDef& AddConfig(const char* soc, OpAICoreConfig&) { socs_.emplace_back(soc); return *this; }
+    TilingFn tiling_ = nullptr;
+    std::vector<std::string> socs_;
+};
+
+class OpMC2Def {
+public:
+    OpMC2Def& HcclGroup(const char*) { return *this; }
+    OpMC2Def& HcclGroup(std::vector<const char*>) { return *this; }
+};
+
+class OpDef {
+public:
+    explicit OpDef(const char* name) : name_(name) {}
+    virtual ~OpDef() = default;
+    OpParamDef& Input(const char* n) { inputs_.emplace_back(n); return inputs_.back(); }
+    OpParamDef& Output(const char* n) { outputs_.emplace_back(n); return outputs_.back(); }
+    OpAttrDef& Attr(const char* n) { attrs_.emplace_back(n); return attrs_.back(); }
+    OpDef& SetInferShape(InferShapeFn f) { infer_shape_ = f; return *this; }
+    OpDef& SetInferShapeRange(InferShapeRangeFn) { return *this; }
+    OpDef& SetInferDataType(InferDataTypeFn f) { infer_dtype_ = f; return *this; }
+    OpDef& Comment(const char*) { return *this; }
+    OpDef& EnableFallBack() { return *this; }
+    OpAICoreDef& AICore() { return aicore_; }
+    OpMC2Def& MC2() { return mc2_; }
+    std::string name_;
+    std::deque<OpParamDef> inputs_, outputs_;
+    std::deque<OpAttrDef> attrs_;
+    InferShapeFn infer_shape_ = nullptr;
+    InferDataTypeFn infer_dtype_ = nullptr;
+    OpAICoreDef aicore_;
+    OpMC2Def mc2_;
+};
+
+inline std::map<std::string, std::unique_ptr<OpDef>>& KgsimOpRegistry() {
+    static std::map<std::string, std::unique_ptr<OpDef>> r;
+    return r;
+}
+struct OpDefRegisterer {
+    OpDefRegisterer(const char* name, OpDef* def) { KgsimOpRegistry()[name].reset(def); }
+};
+}  // namespace ops
+
+#define OP_ADD(opType, ...) static ::ops::OpDefRegisterer g_kgsim_opdef_##opType(#opType, new opType(#opType))

@@ -1,0 +1,472 @@
+"""Compile Ascend C sources against the simulator and call their host functions.
+
+``load(source)`` rewrites the chevron launches (``k<<<n, l2ctrl, stream>>>(args)``) into calls of
+the C++ launch helper ``kgsim::launch_at``, wraps every ``extern "C"`` host function in a
+trampoline that stops C++ exceptions at the ctypes boundary, compiles the result with g++
+against ``include/`` and the prebuilt runtime library (``src/``, built once per machine and
+cached), and returns an :class:`AscendCModule` whose attributes are the host functions.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import hashlib
+import json
+import os
+import re
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import torch
+
+from kernel_gym.ascendc.errors import AscendCCompileError, UnsupportedDtypeError, fault_from_record
+from kernel_gym.ascendc.soc import SocProfile, get_profile
+from kernel_gym.ascendc.timing import LaunchReport, active_recorders
+from kernel_gym.native import CFunction, CParam, CompileError, NativeLibrary, cache_root, compile_shared, compiler_version
+from kernel_gym.native import parse_extern_c
+
+__all__ = ["load", "compile_module", "AscendCModule", "set_default_options", "default_options",
+           "rewrite_source", "runtime_library", "INCLUDE_DIR"]
+
+PKG_DIR = Path(__file__).resolve().parent
+INCLUDE_DIR = PKG_DIR / "include"
+SRC_DIR = PKG_DIR / "src"
+CACHE_SUBDIR = "ascendc"
+
+_DEFAULTS: dict[str, Any] = {"soc": "Ascend910B2", "align_mode": "strict"}
+_OPTION_DEFAULTS: dict[str, Any] = {
+    "check_uninit": False,       # error on reads of never-written UB bytes
+    "sync_check": "warn",        # unsynchronised pipe access to the same UB bytes: "off" | "warn" | "error"
+    "race_check": True,          # cross-block GM write/write and read/write overlap detector
+    "watchdog_calls": 5e7,       # API calls per launch before a watchdog fault
+    "watchdog_s": 60.0,          # host seconds per launch before a watchdog fault
+    "watchdog_cycles": 2e10,     # simulated cycles per block before a watchdog fault
+    "opt_level": "-O2",
+    "extra_flags": (),
+    "name": "kernel.cpp",        # file name used in messages and __FILE__
+    "include_dirs": (),          # extra -I directories (operator projects)
+    "use_pch": True,             # precompiled kernel_operator.h
+    "soc_overrides": None,       # {constant: value} replacing profile constants
+}
+_CALL_LOCK = threading.RLock()
+
+
+def set_default_options(**options: Any) -> None:
+    """Change the defaults of :func:`load` (``soc``, ``align_mode`` and any option of load)."""
+    for k, v in options.items():
+        if k not in _DEFAULTS and k not in _OPTION_DEFAULTS:
+            raise TypeError(f"unknown option {k!r}")
+        if k == "soc":
+            get_profile(v)
+        if k == "align_mode" and v not in ("strict", "npu"):
+            raise ValueError("align_mode must be 'strict' or 'npu'")
+        (_DEFAULTS if k in _DEFAULTS else _OPTION_DEFAULTS)[k] = v
+
+
+def default_options() -> dict[str, Any]:
+    return {**_DEFAULTS, **_OPTION_DEFAULTS}
+
+
+# ---- build helpers ------------------------------------------------------------------------
+def _headers() -> list[Path]:
+    """Every header under include/ (kernel sources may include any of them)."""
+    return sorted(p for p in INCLUDE_DIR.rglob("*.h"))
+
+
+def _own_headers() -> list[Path]:
+    """The simulator's own headers: what the runtime library and the precompiled header depend on."""
+    own = [INCLUDE_DIR / "kernel_operator.h", INCLUDE_DIR / "tiling" / "platform" / "platform_ascendc.h"]
+    return sorted([*(INCLUDE_DIR / "kgsim").glob("*.h"), *own])
+
+
+@functools.lru_cache(maxsize=1)
+def _cpu_flags() -> tuple[str, ...]:
+    try:
+        info = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return ()
+    flags = set(re.findall(r"^flags\s*:\s*(.*)$", info, re.M)[0].split()) if "flags" in info else set()
+    out = []
+    for f, opt in (("avx2", "-mavx2"), ("fma", "-mfma"), ("f16c", "-mf16c")):
+        if f in flags:
+            out.append(opt)
+    return tuple(out)
+
+
+_RT_LOCK = threading.Lock()
+
+
+@functools.lru_cache(maxsize=1)
+def runtime_library() -> tuple[Path, ctypes.CDLL]:
+    """Build (once, cached on disk) and load the simulator runtime library."""
+    with _RT_LOCK:
+        sources = {p.name: p.read_text() for p in sorted(SRC_DIR.iterdir()) if p.suffix in (".cpp", ".h")}
+        flags = ["-O2", "-std=c++20", "-fno-strict-aliasing", "-I", str(INCLUDE_DIR), *_cpu_flags()]
+        try:
+            path = compile_shared(sources, flags=flags, cache_subdir=CACHE_SUBDIR, depends_on=_own_headers(),
+                                  timeout_s=300)
+        except CompileError as exc:
+            raise AscendCCompileError(f"building the simulator runtime failed: {exc}", exc.log) from None
+        lib = ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
+        lib.kgsim_config_names.restype = ctypes.c_char_p
+        lib.kgsim_set_config.argtypes = [ctypes.POINTER(ctypes.c_double), ctypes.c_int]
+        lib.kgsim_call_begin.argtypes = []
+        lib.kgsim_register_gm.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_ulonglong]
+        lib.kgsim_call_end.restype = ctypes.c_char_p
+        return path, lib
+
+
+def _kernel_flags(opt_level: str, extra: Sequence[str], include_dirs: Sequence[str]) -> list[str]:
+    flags = ["-std=c++20", opt_level, "-fno-strict-aliasing", "-fPIC", "-I", str(INCLUDE_DIR)]
+    for d in include_dirs:
+        flags += ["-I", str(d)]
+    return flags + list(extra)
+
+
+def _pch_flags(base_flags: list[str]) -> list[str]:
+    """Build (once) a precompiled kernel_operator.h for these flags; return the flags using it."""
+    key = hashlib.sha256()
+    key.update(compiler_version("g++").encode())
+    for f in base_flags:
+        key.update(b"\0" + f.encode())
+    for h in _own_headers():
+        key.update(h.read_bytes())
+    pch_dir = cache_root() / CACHE_SUBDIR / f"pch-{key.hexdigest()[:20]}"
+    header = pch_dir / "kgsim_pch.h"
+    gch = pch_dir / "kgsim_pch.h.gch"
+    if not gch.exists():
+        pch_dir.mkdir(parents=True, exist_ok=True)
+        if not header.exists():
+            header.write_text('#include "kernel_operator.h"\n')
+        with tempfile.NamedTemporaryFile(dir=pch_dir, suffix=".gch.tmp", delete=False) as tmp:
+            tmp_path = tmp.name
+        cmd = ["g++", "-x", "c++-header", *base_flags, str(header), "-o", tmp_path]
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            os.unlink(tmp_path)
+            return []
+        os.replace(tmp_path, gch)
+    return ["-include", str(header)]
+
+
+# ---- source rewriting -----------------------------------------------------------------------
+def _mask(src: str) -> str:
+    """``src`` with comments and string/char literals blanked (same length, newlines kept)."""
+    out = list(src)
+    i, n = 0, len(src)
+
+    def blank(a: int, b: int) -> None:
+        for k in range(a, b):
+            if out[k] != "\n":
+                out[k] = " "
+
+    while i < n:
+        c = src[i]
+        if c == "/" and src.startswith("//", i):
+            j = src.find("\n", i)
+            j = n if j < 0 else j
+            blank(i, j)
+            i = j
+        elif c == "/" and src.startswith("/*", i):
+            j = src.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            blank(i, j)
+            i = j
+        elif c == "R" and src.startswith('R"', i) and (i == 0 or not (src[i - 1].isalnum() or src[i - 1] == "_")):
+            m = re.match(r'R"([^(\s]*)\(', src[i:])
+            if m:
+                end = src.find(")" + m.group(1) + '"', i + m.end())
+                end = n if end < 0 else end + len(m.group(1)) + 2
+                blank(i + 1, end - 1)
+                i = end
+            else:
+                i += 1
+        elif c == '"' or (c == "'" and not (i > 0 and src[i - 1].isalnum())):
+            j = i + 1
+            while j < n and src[j] != c:
+                j += 2 if src[j] == "\\" else 1
+            blank(i + 1, min(j, n))
+            i = j + 1
+        else:
+            i += 1
+    return "".join(out)
+
+
+_OPEN = {"(": ")", "[": "]", "{": "}"}
+
+
+def _match_forward(masked: str, i: int) -> int:
+    """Index of the bracket closing the one at ``i``."""
+    depth = 0
+    for k in range(i, len(masked)):
+        ch = masked[k]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0:
+                return k
+    raise ValueError("unbalanced brackets")
+
+
+def _split_top(text: str, masked: str) -> list[str]:
+    parts, depth, start = [], 0, 0
+    for k, ch in enumerate(masked):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:k])
+            start = k + 1
+    parts.append(text[start:])
+    return parts
+
+
+def _rewrite_chevrons(src: str) -> str:
+    masked = _mask(src)
+    hits = [m.start() for m in re.finditer(r"<<<", masked)]
+    for pos in reversed(hits):
+        # callee: identifier (with ::) optionally followed by <template args>
+        k = pos - 1
+        while k >= 0 and masked[k].isspace():
+            k -= 1
+        if k >= 0 and masked[k] == ">":
+            depth = 0
+            while k >= 0:
+                if masked[k] == ">":
+                    depth += 1
+                elif masked[k] == "<":
+                    depth -= 1
+                    if depth == 0:
+                        k -= 1
+                        break
+                k -= 1
+            while k >= 0 and masked[k].isspace():
+                k -= 1
+        while k >= 0 and (masked[k].isalnum() or masked[k] in "_:"):
+            k -= 1
+        start = k + 1
+        callee = src[start:pos].strip()
+        if not callee:
+            continue
+        # launch configuration up to the matching >>>
+        depth, j = 0, pos + 3
+        while j < len(masked):
+            ch = masked[j]
+            if ch in "([{":
+                depth += 1
+            elif ch in ")]}":
+                depth -= 1
+            elif depth == 0 and masked.startswith(">>>", j):
+                break
+            j += 1
+        if j >= len(masked):
+            continue
+        config = _split_top(src[pos + 3:j], masked[pos + 3:j])
+        a = j + 3
+        while a < len(masked) and masked[a].isspace():
+            a += 1
+        if a >= len(masked) or masked[a] != "(":
+            continue
+        close = _match_forward(masked, a)
+        args = src[a + 1:close]
+        name = callee.replace("\\", "\\\\").replace('"', '\\"')
+        head = f'::kgsim::launch_at(__FILE__, __LINE__, "{name}", (int64_t)({config[0].strip()}), {callee}'
+        lost_newlines = src.count("\n", start, a + 1)
+        repl = head + (", " + args if args.strip() else "") + ")" + "\n" * lost_newlines
+        src = src[:start] + repl + src[close + 1:]
+        masked = masked[:start] + _mask(repl) + masked[close + 1:]
+    return src
+
+
+_LAUNCH_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]aclrtlaunch_[^>"]*[>"][^\n]*$', re.M)
+
+
+def _host_functions(source: str) -> list[CFunction]:
+    funcs = []
+    for f in parse_extern_c(source):
+        params = tuple(CParam("void*", p.name, "void") if p.ctype in ("aclrtStream", "rtStream_t") else p
+                       for p in f.params)
+        funcs.append(CFunction(f.name, f.return_type, params, f.line))
+    return funcs
+
+
+def _trampolines(funcs: Sequence[CFunction]) -> str:
+    out = ["", "// ---- kgsim: host-function trampolines (no C++ exception crosses ctypes) ----"]
+    for f in funcs:
+        params = ", ".join(f"{'uint8_t*' if p.ctype == 'GM_ADDR' else p.ctype} {p.name}" for p in f.params)
+        args = ", ".join(p.name for p in f.params)
+        ret = f.return_type
+        if ret == "void":
+            body = f"::kgsim::guard_call([&]() {{ {f.name}({args}); }});"
+        else:
+            body = f"return ::kgsim::guard_call([&]() -> {ret} {{ return {f.name}({args}); }});"
+        out.append(f'extern "C" {ret} __kgsim_call_{f.name}({params}) {{ {body} }}')
+    return "\n".join(out) + "\n"
+
+
+def rewrite_source(source: str, name: str = "kernel.cpp", funcs: Sequence[CFunction] | None = None) -> str:
+    """The source as compiled: chevron launches rewritten, trampolines appended; line numbers kept."""
+    funcs = _host_functions(source) if funcs is None else funcs
+    body = _LAUNCH_INCLUDE.sub("", source)
+    body = _rewrite_chevrons(body)
+    safe = name.replace("\\", "/").replace('"', "")
+    return f'#include "kgsim/launch.h"\n#line 1 "{safe}"\n{body}\n{_trampolines(funcs)}'
+
+
+# ---- modules ----------------------------------------------------------------------------------
+def _compile_error(exc: CompileError, name: str) -> AscendCCompileError:
+    log = exc.log or str(exc)
+    lines = log.splitlines()
+    first = next((ln for ln in lines if "error" in ln), str(exc))
+    user = [ln for ln in lines if ln.startswith(name + ":") and ("required from here" in ln or "error" in ln)]
+    where = f" (from {user[0].split(': ')[0]})" if user and user[0] != first else ""
+    if "[kgsim:unsupported_dtype]" in log:
+        m = re.search(r"\[kgsim:unsupported_dtype\]([^\"\n]*)", log)
+        detail = m.group(1).strip() if m else first
+        return UnsupportedDtypeError(f"unsupported data type: {detail}{where}", log)
+    return AscendCCompileError(f"compilation failed: {first.strip()}{where}", log)
+
+
+class AscendCModule:
+    """A compiled Ascend C source; every ``extern "C"`` host function is an attribute.
+
+    Calling one registers its tensor arguments as the launch's GM buffers (named after the
+    parameters), runs it, and raises the first fault of its kernel launches as an
+    :class:`~kernel_gym.ascendc.errors.AscendCFault`. ``last_run`` is the LaunchReport of the
+    most recent launch (None if the last call launched nothing), ``last_runs`` all launches of
+    the last call.
+    """
+
+    def __init__(self, lib_path: Path, functions: Sequence[CFunction], profile: SocProfile, config: dict[str, float],
+                 name: str, source: str) -> None:
+        self.path = Path(lib_path)
+        self.profile = profile
+        self.soc = profile.name
+        self.name = name
+        self.source = source
+        self.functions = {f.name: f for f in functions}
+        tramp = [CFunction(f"__kgsim_call_{f.name}", f.return_type, f.params, f.line) for f in functions]
+        self._lib = NativeLibrary(self.path, tramp)
+        self._native = {f.name: self._lib.functions[f"__kgsim_call_{f.name}"] for f in functions}
+        _, rt = runtime_library()
+        names = rt.kgsim_config_names().decode().split(",")
+        missing = [n for n in names if n not in config]
+        if missing:
+            raise KeyError(f"SoC configuration lacks {missing}")
+        self._config = (ctypes.c_double * len(names))(*[float(config[n]) for n in names])
+        self._config_n = len(names)
+        self.last_run: LaunchReport | None = None
+        self.last_runs: list[LaunchReport] = []
+
+    def __getattr__(self, name: str) -> Any:
+        native = self.__dict__.get("_native", {})
+        if name in native:
+            return functools.partial(self._call, name)
+        raise AttributeError(f"no extern \"C\" host function {name!r} in {self.__dict__.get('name')}; it has: "
+                             f"{', '.join(native) or 'none'}")
+
+    def __dir__(self) -> list[str]:
+        return [*super().__dir__(), *self._native]
+
+    def _call(self, fname: str, *args: Any) -> Any:
+        nf = self._native[fname]
+        cargs = nf.convert_args(args)
+        _, rt = runtime_library()
+        with _CALL_LOCK:
+            rt.kgsim_set_config(self._config, self._config_n)
+            rt.kgsim_call_begin()
+            for p, a in zip(nf.cfunc.params, args):
+                if p.is_pointer and isinstance(a, torch.Tensor):
+                    rt.kgsim_register_gm(p.name.encode(), a.data_ptr(), a.numel() * a.element_size())
+            ret = nf._raw(*cargs)
+            report = json.loads(rt.kgsim_call_end().decode())
+        runs = [LaunchReport.from_json(d, self.soc) for d in report["launches"]]
+        self.last_runs = runs
+        self.last_run = runs[-1] if runs else None
+        for rec in active_recorders():
+            rec.launches.extend(runs)
+        for r in runs:
+            if r.faults:
+                raise fault_from_record(r.faults[0], kernel=r.kernel, report=r)
+        if report["host_faults"]:
+            raise fault_from_record(report["host_faults"][0])
+        return ret
+
+
+def _config_for(profile: SocProfile, align_mode: str, opts: Mapping[str, Any]) -> dict[str, float]:
+    cfg = profile.to_config()
+    sync = opts["sync_check"]
+    sync_level = {"off": 0, False: 0, "warn": 1, True: 2, "error": 2}.get(sync)
+    if sync_level is None:
+        raise ValueError("sync_check must be 'off', 'warn' or 'error'")
+    cfg.update(align_strict=1.0 if align_mode == "strict" else 0.0, check_uninit=float(bool(opts["check_uninit"])),
+               sync_check=float(sync_level), race_check=float(bool(opts["race_check"])),
+               watchdog_calls=float(opts["watchdog_calls"]), watchdog_s=float(opts["watchdog_s"]),
+               watchdog_cycles=float(opts["watchdog_cycles"]))
+    return cfg
+
+
+def compile_module(sources: str | Mapping[str, str], *, soc: str | SocProfile | None = None,
+                   align_mode: str | None = None, **opts: Any) -> AscendCModule:
+    """Compile a source (or {file name: text}, the first .cpp being the main unit) and bind it.
+
+    This is :func:`load` for several files (operator projects); headers in the mapping are
+    written beside the main file.
+    """
+    unknown = set(opts) - set(_OPTION_DEFAULTS)
+    if unknown:
+        raise TypeError(f"unknown option(s) {sorted(unknown)}; known: {sorted(_OPTION_DEFAULTS)}")
+    o = {**_OPTION_DEFAULTS, **opts}
+    soc = soc if soc is not None else _DEFAULTS["soc"]
+    align_mode = align_mode if align_mode is not None else _DEFAULTS["align_mode"]
+    if align_mode not in ("strict", "npu"):
+        raise ValueError("align_mode must be 'strict' or 'npu'")
+    profile = get_profile(soc)
+    if o["soc_overrides"]:
+        profile = profile.with_overrides(**o["soc_overrides"])
+    config = _config_for(profile, align_mode, o)
+    if isinstance(sources, str):
+        files = {o["name"]: sources}
+    else:
+        files = dict(sources)
+    main = next((n for n in files if n.endswith((".cpp", ".cc", ".cxx"))), None)
+    if main is None:
+        raise ValueError("no .cpp file among the sources")
+    source = files[main]
+    funcs = _host_functions(source)
+    rewritten = rewrite_source(source, main, funcs)
+    compiled = {n: (rewritten if n == main else t) for n, t in files.items()}
+    for n in list(compiled):
+        if n != main and n.endswith((".cpp", ".cc", ".cxx")):
+            raise ValueError("only one .cpp file per module: include the others")
+    rt_path, _ = runtime_library()
+    base = _kernel_flags(o["opt_level"], o["extra_flags"], o["include_dirs"])
+    pch = _pch_flags(base) if o["use_pch"] and not o["include_dirs"] else []
+    flags = [*base, *pch, "-Wl,--no-as-needed", str(rt_path), f"-Wl,-rpath,{rt_path.parent}"]
+    try:
+        lib_path = compile_shared(compiled, flags=flags, cache_subdir=CACHE_SUBDIR, depends_on=_headers())
+    except CompileError as exc:
+        raise _compile_error(exc, main) from None
+    return AscendCModule(lib_path, funcs, profile, config, main, source)
+
+
+def load(source: str, soc: str | SocProfile | None = None, align_mode: str | None = None, **opts: Any) -> AscendCModule:
+    """Compile an Ascend C source (direct-launch format) for the simulator and bind its host functions.
+
+    Args:
+        source: C++ text with ``__global__ __aicore__`` kernels and ``extern "C"`` host functions
+            that launch them with ``kernel<<<blockDim, nullptr, stream>>>(args)``.
+        soc: SoC profile name (see ``SOC_PROFILES``), default "Ascend910B2".
+        align_mode: "strict" (default: DataCopy byte counts that are not multiples of 32 B are an
+            error) or "npu" (they are rounded down, as the hardware does, with a warning).
+        opts: check_uninit, sync_check ("off"/"warn"/"error"), race_check, watchdog_calls,
+            watchdog_s, watchdog_cycles, opt_level, extra_flags, name, include_dirs, use_pch,
+            soc_overrides.
+    """
+    return compile_module(source, soc=soc, align_mode=align_mode, **opts)

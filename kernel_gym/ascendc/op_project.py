@@ -1,0 +1,378 @@
+"""Operator projects (the msopgen layout) for the simulator: ``load_op_project(files)``.
+
+``files`` maps relative paths to texts (``op_host/x_tiling.h``, ``op_host/x.cpp``,
+``op_kernel/x.cpp``, optionally ``x.json``). One translation unit is generated that includes
+the host files (compiled against the shims in ``include/register``, ``include/graph``), the
+kernel file (with ``GET_TILING_DATA`` from ``include/kgsim_op/kernel_side.h``) and
+``extern "C"`` entry points for the op's InferShape, TilingFunc and kernel launch.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Mapping
+
+import torch
+
+from kernel_gym.ascendc.loader import compile_module
+from kernel_gym.native.cabi import strip_comments
+
+__all__ = ["load_op_project", "OpProjectOp", "OpTilingError"]
+
+_GE_DTYPES = {torch.float32: 0, torch.float16: 1, torch.int8: 2, torch.int32: 3, torch.uint8: 4, torch.int16: 6,
+              torch.int64: 9, torch.float64: 11, torch.bool: 12, torch.bfloat16: 27}
+_TORCH_DTYPES = {v: k for k, v in _GE_DTYPES.items()}
+_C_TYPES = {0: "float", 1: "half", 2: "int8_t", 3: "int32_t", 4: "uint8_t", 6: "int16_t", 9: "int64_t",
+            11: "double", 12: "bool", 27: "bfloat16_t"}
+_TILING_CAP = 64 * 1024
+_MAX_DIMS = 25
+
+
+class OpTilingError(RuntimeError):
+    """The op's TilingFunc or InferShape returned a failure status."""
+
+
+_ENTRIES = r'''
+// ---- kgsim: operator-project entry points --------------------------------------------------
+static ::ops::OpDef* kgsim_op_def() {
+    auto& r = ::ops::KgsimOpRegistry();
+    auto it = r.find(KGSIM_OP_NAME);
+    if (it != r.end()) return it->second.get();
+    return r.empty() ? nullptr : r.begin()->second.get();
+}
+static std::string kgsim_json_str(const std::string& s) {
+    std::string o = "\"";
+    for (char c : s) { if (c == '"' || c == '\\') o += '\\'; o += c; }
+    return o + "\"";
+}
+static std::string kgsim_params_json(const std::deque<::ops::OpParamDef>& ps) {
+    std::string o = "[";
+    for (size_t i = 0; i < ps.size(); ++i) {
+        if (i) o += ",";
+        o += "{\"name\":" + kgsim_json_str(ps[i].name_) + ",\"option\":" + std::to_string(int(ps[i].option_)) + ",\"dtypes\":[";
+        for (size_t j = 0; j < ps[i].dtypes_.size(); ++j) o += (j ? "," : "") + std::to_string(int(ps[i].dtypes_[j]));
+        o += "]}";
+    }
+    return o + "]";
+}
+static void kgsim_fill_io(::gert::KgsimOpIO& io, ::ops::OpDef* def, const int64_t* in_dims, const int64_t* in_ndims,
+                          const int64_t* in_dtypes, int64_t n_in, const int64_t* attr_i, const double* attr_f,
+                          const uint8_t* attr_s, int64_t n_attr, const int64_t* out_dims, const int64_t* out_ndims,
+                          const int64_t* out_dtypes, int64_t n_out) {
+    io.name = def->name_;
+    for (int64_t k = 0; k < n_in; ++k) {
+        ::gert::Shape s;
+        for (int64_t d = 0; d < in_ndims[k] && in_ndims[k] >= 0; ++d) s.AppendDim(in_dims[k * 25 + d]);
+        ::gert::StorageShape ss; ss.Set(s);
+        io.in_shapes.push_back(ss);
+        ::gert::Tensor t; t.shape_ = ss; t.dtype_ = ::ge::DataType(in_dtypes[k]);
+        io.in_tensors.push_back(t);
+        ::gert::CompileTimeTensorDesc desc; desc.dtype_ = ::ge::DataType(in_dtypes[k]);
+        io.in_desc.push_back(desc);
+        io.in_present.push_back(in_ndims[k] >= 0);
+    }
+    for (int64_t k = 0; k < n_out; ++k) {
+        ::gert::Shape s;
+        for (int64_t d = 0; d < out_ndims[k]; ++d) s.AppendDim(out_dims[k * 25 + d]);
+        ::gert::StorageShape ss; ss.Set(s);
+        io.out_shapes.push_back(ss);
+        ::gert::Tensor t; t.shape_ = ss; t.dtype_ = ::ge::DataType(out_dtypes[k]);
+        io.out_tensors.push_back(t);
+        ::gert::CompileTimeTensorDesc desc; desc.dtype_ = ::ge::DataType(out_dtypes[k]);
+        io.out_desc.push_back(desc);
+    }
+    const char* sp = reinterpret_cast<const char*>(attr_s);
+    for (int64_t a = 0; a < n_attr; ++a) {
+        ::gert::KgsimAttrValue v;
+        v.type = a < int64_t(def->attrs_.size()) ? def->attrs_[a].type_ : 0;
+        v.i = attr_i[a]; v.f = float(attr_f[a]); v.b = attr_i[a] != 0;
+        v.s = sp ? std::string(sp) : std::string();
+        if (sp) sp += v.s.size() + 1;
+        io.attrs.attrs_.push_back(v);
+    }
+}
+
+extern "C" int64_t kgsim_op_meta(uint8_t* buf, int64_t cap) {
+    ::ops::OpDef* def = kgsim_op_def();
+    std::string o;
+    if (!def) {
+        o = "{}";
+    } else {
+        o = "{\"op\":" + kgsim_json_str(def->name_) + ",\"inputs\":" + kgsim_params_json(def->inputs_) +
+            ",\"outputs\":" + kgsim_params_json(def->outputs_) + ",\"has_infer_shape\":" +
+            (def->infer_shape_ ? "true" : "false") + ",\"has_infer_dtype\":" + (def->infer_dtype_ ? "true" : "false") +
+            ",\"has_tiling\":" + (def->aicore_.tiling_ ? "true" : "false") + ",\"attrs\":[";
+        for (size_t i = 0; i < def->attrs_.size(); ++i) {
+            const auto& a = def->attrs_[i];
+            char fbuf[64]; snprintf(fbuf, sizeof fbuf, "%.9g", double(a.f_));
+            o += std::string(i ? "," : "") + "{\"name\":" + kgsim_json_str(a.name_) + ",\"type\":" + std::to_string(a.type_) +
+                 ",\"option\":" + std::to_string(int(a.option_)) + ",\"has_default\":" + (a.has_default_ ? "true" : "false") +
+                 ",\"i\":" + std::to_string(a.i_) + ",\"f\":" + fbuf + ",\"b\":" + (a.b_ ? "true" : "false") +
+                 ",\"s\":" + kgsim_json_str(a.s_) + "}";
+        }
+        o += "]}";
+    }
+    int64_t n = int64_t(o.size());
+    if (n < cap) { memcpy(buf, o.data(), size_t(n)); buf[n] = 0; }
+    return n;
+}
+
+extern "C" int64_t kgsim_op_infer(const int64_t* in_dims, const int64_t* in_ndims, const int64_t* in_dtypes, int64_t n_in,
+                                  const int64_t* attr_i, const double* attr_f, const uint8_t* attr_s, int64_t n_attr,
+                                  int64_t* out_dims, int64_t* out_ndims, int64_t* out_dtypes, int64_t n_out) {
+    ::ops::OpDef* def = kgsim_op_def();
+    if (!def) return -2;
+    ::gert::KgsimOpIO io;
+    kgsim_fill_io(io, def, in_dims, in_ndims, in_dtypes, n_in, attr_i, attr_f, attr_s, n_attr, out_dims, out_ndims,
+                  out_dtypes, n_out);
+    int64_t rc = 1;
+    if (def->infer_shape_) {
+        ::gert::InferShapeContext ctx(&io);
+        if (def->infer_shape_(&ctx) != ::ge::GRAPH_SUCCESS) return -1;
+        rc = 0;
+    }
+    if (def->infer_dtype_) {
+        ::gert::InferDataTypeContext dctx(&io);
+        if (def->infer_dtype_(&dctx) != ::ge::GRAPH_SUCCESS) return -1;
+    }
+    for (int64_t k = 0; k < n_out; ++k) {
+        const ::gert::Shape& s = io.out_shapes[k].GetStorageShape();
+        out_ndims[k] = int64_t(s.GetDimNum());
+        for (size_t d = 0; d < s.GetDimNum(); ++d) out_dims[k * 25 + d] = s.GetDim(d);
+        out_dtypes[k] = int64_t(io.out_desc[k].dtype_);
+    }
+    return rc;
+}
+
+extern "C" int64_t kgsim_op_tiling(const int64_t* in_dims, const int64_t* in_ndims, const int64_t* in_dtypes, int64_t n_in,
+                                   const int64_t* attr_i, const double* attr_f, const uint8_t* attr_s, int64_t n_attr,
+                                   const int64_t* out_dims, const int64_t* out_ndims, const int64_t* out_dtypes,
+                                   int64_t n_out, int64_t* info, uint8_t* tiling_buf, int64_t tiling_cap) {
+    ::ops::OpDef* def = kgsim_op_def();
+    if (!def) return -2;
+    if (!def->aicore_.tiling_) return -3;
+    ::gert::KgsimOpIO io;
+    kgsim_fill_io(io, def, in_dims, in_ndims, in_dtypes, n_in, attr_i, attr_f, attr_s, n_attr, out_dims, out_ndims,
+                  out_dtypes, n_out);
+    ::gert::TilingContext ctx(&io);
+    ctx.tiling_.data_ = tiling_buf;
+    ctx.tiling_.cap_ = size_t(tiling_cap);
+    if (def->aicore_.tiling_(&ctx) != ::ge::GRAPH_SUCCESS) return -1;
+    size_t ws = 0;
+    for (size_t w : ctx.workspace_) ws += w;
+    info[0] = int64_t(ctx.block_dim_);
+    info[1] = int64_t(ctx.tiling_key_);
+    info[2] = int64_t(ctx.tiling_.size_);
+    info[3] = int64_t(ws);
+    return 0;
+}
+'''
+
+
+def _kernel_signature(text: str) -> tuple[str, list[str]] | None:
+    t = strip_comments(text)
+    for m in re.finditer(r"\b(?:__global__\s+__aicore__|__aicore__\s+__global__)\s+void\s+(\w+)\s*\(([^)]*)\)\s*\{", t):
+        params = [p.strip() for p in m.group(2).split(",") if p.strip()]
+        names = [re.findall(r"\w+", p)[-1] for p in params]
+        return m.group(1), names
+    return None
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+class OpProjectOp:
+    """A compiled operator project: ``op(*inputs, **attrs)`` runs InferShape, TilingFunc and the kernel."""
+
+    def __init__(self, files: Mapping[str, str], soc: str, opts: dict[str, Any]) -> None:
+        self.files = dict(files)
+        self.soc = soc
+        self._opts = opts
+        host = {p: t for p, t in self.files.items() if p.endswith((".cpp", ".cc")) and "op_kernel" not in p
+                and not p.startswith(("op_api/", "framework/", "tests/", "examples/"))}
+        kern = {p: t for p, t in self.files.items() if p.endswith((".cpp", ".cc")) and "op_kernel" in p}
+        if not host or not kern:
+            raise ValueError("an operator project needs op_host/*.cpp and op_kernel/*.cpp files")
+        all_host = "\n".join(strip_comments(t) for t in self.files.values())
+        ops_ = re.findall(r"\bOP_ADD\s*\(\s*(\w+)", all_host)
+        self.op_type = ops_[0] if ops_ else ""
+        sigs = {p: _kernel_signature(t) for p, t in kern.items()}
+        sigs = {p: s for p, s in sigs.items() if s}
+        if not sigs:
+            raise ValueError("no __global__ __aicore__ kernel found in op_kernel/")
+        want = _snake(self.op_type)
+        self.kernel_name, self.kernel_params = next((s for s in sigs.values() if s[0] == want), next(iter(sigs.values())))
+        tiling_cls = re.findall(r"REGISTER_TILING_DATA_CLASS\s*\(\s*(\w+)\s*,\s*(\w+)\s*\)", all_host)
+        self._tiling_alias = next((f"KgsimTilingFor_{o}" for o, _ in tiling_cls if o == self.op_type),
+                                  f"KgsimTilingFor_{tiling_cls[0][0]}" if tiling_cls else None)
+        self._tiling_classes = sorted(set(re.findall(r"BEGIN_TILING_DATA_DEF\s*\(\s*(\w+)", all_host)))
+        self._host, self._kern = host, kern
+        self._uses_dtype_macros = any(re.search(r"\b(?:ORIG_)?DTYPE_\w+", strip_comments(t)) for t in kern.values())
+        self._mods: dict[Any, Any] = {}
+        self.meta = json.loads(self._meta_module())
+        self.last_run = None
+        self.last_runs: list = []
+        self.last_tiling: dict[str, Any] | None = None
+        if self._uses_dtype_macros:  # compile the kernel now for the first dtype column (errors surface at load)
+            ins, outs = self.meta.get("inputs", []), self.meta.get("outputs", [])
+            if all(p["dtypes"] for p in ins + outs):
+                self._kernel_module(0, [p["dtypes"][0] for p in ins], [p["dtypes"][0] for p in outs])
+
+    # ---- building ---------------------------------------------------------------------
+    def _unit(self, with_kernel: bool, dtype_defs: Mapping[str, str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for p, t in self.files.items():
+            if p.endswith((".cpp", ".cc")):
+                out["proj/" + p + ".inc"] = f'#line 1 "{p}"\n{t}'
+            elif not p.endswith(".json"):
+                out["proj/" + p] = t
+        lines = ['#include <cstdio>', '#include <cstring>', '#include <string>', '#include "register/op_def_registry.h"',
+                 '#include "kgsim_op/kernel_side.h"']
+        lines += [f'#include "proj/{p}.inc"' for p in self._host]
+        if with_kernel:
+            if self._tiling_alias:
+                lines.append(f"using KgsimOpTilingData = ::optiling::{self._tiling_alias};")
+            lines += [f"using ::optiling::{c};" for c in self._tiling_classes]
+            lines += [f"#define {k} {v}" for k, v in dtype_defs.items()]
+            lines += [f'#include "proj/{p}.inc"' for p in self._kern]
+        lines.append(f'#define KGSIM_OP_NAME "{self.op_type}"')
+        lines.append(_ENTRIES)
+        if with_kernel:
+            n = len(self.kernel_params)
+            ps = ", ".join(f"uint8_t* {nm}" for nm in self.kernel_params)
+            args = ", ".join(self.kernel_params)
+            lines.append(f'extern "C" void kgsim_op_launch(int64_t block_dim, int64_t tiling_key{", " if n else ""}{ps}) {{\n'
+                         f'    ::kgsim_op::g_tiling_key = uint64_t(tiling_key);\n'
+                         f'    ::kgsim::launch_named("{self.kernel_name}", block_dim, {self.kernel_name}{", " if n else ""}{args});\n}}')
+        out["kgsim_op_project.cpp"] = "\n".join(lines) + "\n"
+        return dict(sorted(out.items(), key=lambda kv: kv[0] != "kgsim_op_project.cpp"))
+
+    def _compile(self, with_kernel: bool, dtype_defs: Mapping[str, str]):
+        return compile_module(self._unit(with_kernel, dtype_defs), soc=self.soc, **self._opts)
+
+    def _meta_module(self) -> str:
+        mod = self._compile(not self._uses_dtype_macros, {})
+        if not self._uses_dtype_macros:
+            self._mods[None] = mod
+        self._meta_mod = mod
+        buf = torch.zeros(1 << 16, dtype=torch.uint8)
+        n = mod.kgsim_op_meta(buf, buf.numel())
+        return bytes(buf[:n].tolist()).decode()
+
+    def _kernel_module(self, column: int | None, in_dt: list[int], out_dt: list[int]):
+        key = None if not self._uses_dtype_macros else (tuple(in_dt), tuple(out_dt))
+        if key not in self._mods:
+            defs = {}
+            for p, d in [*zip(self.meta["inputs"], in_dt), *zip(self.meta["outputs"], out_dt)]:
+                c = _C_TYPES.get(d, "float")
+                defs[f"DTYPE_{p['name'].upper()}"] = c
+                defs[f"ORIG_DTYPE_{p['name'].upper()}"] = c
+            self._mods[key] = self._compile(True, defs)
+        return self._mods[key]
+
+    # ---- running ------------------------------------------------------------------------
+    def _attr_arrays(self, attrs: dict[str, Any]):
+        defs = self.meta.get("attrs", [])
+        unknown = set(attrs) - {a["name"] for a in defs}
+        if unknown:
+            raise TypeError(f"{self.op_type}: unknown attribute(s) {sorted(unknown)}")
+        ai, af, s = [], [], b""
+        for a in defs:
+            if a["name"] in attrs:
+                v = attrs[a["name"]]
+            elif a["has_default"]:
+                v = {0: a["i"], 1: a["f"], 2: a["b"], 3: a["s"]}.get(a["type"], 0)
+            else:
+                raise TypeError(f"{self.op_type}: required attribute {a['name']!r} missing")
+            if a["type"] == 3:
+                ai.append(0); af.append(0.0); s += str(v).encode() + b"\0"
+            else:
+                ai.append(int(v)); af.append(float(v)); s += b"\0"
+        n = len(defs)
+        return (torch.tensor(ai or [0], dtype=torch.int64), torch.tensor(af or [0.0], dtype=torch.float64),
+                torch.tensor(list(s) or [0], dtype=torch.uint8), n)
+
+    def _shapes(self, shapes: list[tuple[int, ...] | None]):
+        dims = torch.zeros(max(len(shapes), 1) * _MAX_DIMS, dtype=torch.int64)
+        nd = torch.zeros(max(len(shapes), 1), dtype=torch.int64)
+        for k, s in enumerate(shapes):
+            if s is None:
+                nd[k] = -1
+                continue
+            nd[k] = len(s)
+            for d, v in enumerate(s):
+                dims[k * _MAX_DIMS + d] = int(v)
+        return dims, nd
+
+    def _out_dtypes(self, in_dt: list[int]) -> tuple[int | None, list[int]]:
+        ins, outs = self.meta.get("inputs", []), self.meta.get("outputs", [])
+        ncol = min((len(p["dtypes"]) for p in ins + outs if p["dtypes"]), default=0)
+        for j in range(ncol):
+            if all(not p["dtypes"] or p["dtypes"][j] == d for p, d in zip(ins, in_dt) if d >= 0):
+                return j, [p["dtypes"][j] if p["dtypes"] else in_dt[0] for p in outs]
+        return None, [in_dt[0] for _ in outs]
+
+    def plan(self, *inputs: torch.Tensor | None, **attrs: Any) -> dict[str, Any]:
+        """Run InferShape and TilingFunc for these inputs; no launch."""
+        n_out = len(self.meta.get("outputs", [])) or 1
+        shapes = [None if t is None else tuple(t.shape) for t in inputs]
+        in_dt = [-1 if t is None else _GE_DTYPES[t.dtype] for t in inputs]
+        col, out_dt = self._out_dtypes(in_dt)
+        ai, af, as_, na = self._attr_arrays(attrs)
+        idims, ind = self._shapes(shapes)
+        idt = torch.tensor(in_dt or [0], dtype=torch.int64)
+        first = next(t for t in inputs if t is not None)
+        odims, ond = self._shapes([tuple(first.shape)] * n_out)
+        odt = torch.tensor(out_dt or [in_dt[0]] * n_out, dtype=torch.int64)
+        mod = self._meta_mod
+        rc = mod.kgsim_op_infer(idims, ind, idt, len(inputs), ai, af, as_, na, odims, ond, odt, n_out)
+        if rc < 0:
+            raise OpTilingError(f"{self.op_type}: InferShape failed (status {rc})")
+        out_shapes = [tuple(int(odims[k * _MAX_DIMS + d]) for d in range(int(ond[k]))) for k in range(n_out)]
+        out_dt = [int(v) for v in odt.tolist()]
+        info = torch.zeros(4, dtype=torch.int64)
+        tbuf = torch.zeros(_TILING_CAP, dtype=torch.uint8)
+        rc = mod.kgsim_op_tiling(idims, ind, idt, len(inputs), ai, af, as_, na, odims, ond, odt, n_out, info, tbuf,
+                                 _TILING_CAP)
+        if rc < 0:
+            raise OpTilingError(f"{self.op_type}: TilingFunc failed (status {rc})")
+        bd, key, size, ws = (int(v) for v in info.tolist())
+        return {"block_dim": bd, "tiling_key": key, "tiling": bytes(tbuf[:size].tolist()), "workspace_size": ws,
+                "output_shapes": out_shapes, "output_dtypes": out_dt, "input_dtypes": in_dt, "column": col,
+                "tiling_buffer": tbuf}
+
+    def __call__(self, *inputs: torch.Tensor | None, **attrs: Any):
+        plan = self.plan(*inputs, **attrs)
+        self.last_tiling = {k: plan[k] for k in ("block_dim", "tiling_key", "tiling", "workspace_size")}
+        outs = [torch.empty(s, dtype=_TORCH_DTYPES[d]) for s, d in zip(plan["output_shapes"], plan["output_dtypes"])]
+        mod = self._kernel_module(plan["column"], plan["input_dtypes"], plan["output_dtypes"])
+        ws = torch.zeros(max(plan["workspace_size"], 32), dtype=torch.uint8)
+        tiling = plan["tiling_buffer"][:max(len(plan["tiling"]), 32)].clone()
+        gm = [t.contiguous() if t is not None else None for t in inputs] + outs
+        n_params = len(self.kernel_params)
+        if n_params == len(gm) + 2:
+            args = [*gm, ws, tiling]
+        elif n_params == len(gm) + 1:
+            args = [*gm, tiling]
+        else:
+            raise TypeError(f"kernel {self.kernel_name} takes {n_params} GM_ADDR parameters; the op has "
+                            f"{len(inputs)} inputs and {len(outs)} outputs (+ workspace, tiling)")
+        try:
+            mod.kgsim_op_launch(plan["block_dim"], plan["tiling_key"], *args)
+        finally:
+            self.last_run, self.last_runs = mod.last_run, mod.last_runs
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def load_op_project(files: Mapping[str, str], soc: str = "Ascend910B2", **opts: Any) -> OpProjectOp:
+    """Compile an operator project ({relative path: text}) and return the callable op.
+
+    ``op(*inputs, **attrs)`` runs the project's InferShape (outputs default to input 0's shape)
+    and TilingFunc on the inputs' shapes, dtypes and attributes, launches the kernel with
+    (inputs..., outputs..., workspace, tiling) and returns the output(s). ``op.plan(...)`` runs
+    only InferShape and tiling; ``op.last_tiling`` and ``op.last_run`` describe the last call.
+    Options are those of :func:`kernel_gym.ascendc.load`.
+    """
+    return OpProjectOp(files, soc, dict(opts))

@@ -1,0 +1,157 @@
+"""SoC profiles of the Atlas A2 (Ascend 910B, arch 2201) family for the simulator.
+
+Each constant is a :class:`Const` carrying its value, unit and ``source``: the project's
+specification (``/work/shared/design/ASCENDC_SIM.md``, quoted as "ASCENDC_SIM.md spec"), a
+public CANN document, or the word "assumed" where nothing public pins it down. The
+runtime receives the profile as a flat list of numbers (see ``to_config``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Iterator, Mapping
+
+__all__ = ["Const", "SocProfile", "SOC_PROFILES", "get_profile"]
+
+SPEC = "ASCENDC_SIM.md spec"
+CANN_DOC = "CANN Ascend C API docs (asc-devkit)"
+
+
+@dataclass(frozen=True)
+class Const:
+    value: float
+    source: str
+    unit: str = ""
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+
+@dataclass(frozen=True)
+class SocProfile:
+    """One SoC: ``profile.clock_hz`` reads a value, ``profile.constants[name]`` the Const."""
+
+    name: str
+    constants: Mapping[str, Const] = field(default_factory=dict)
+
+    def __getattr__(self, item: str) -> float:
+        consts = self.__dict__.get("constants", {})
+        if item in consts:
+            return consts[item].value
+        raise AttributeError(f"SoC profile {self.__dict__.get('name')!r} has no constant {item!r}")
+
+    def __iter__(self) -> Iterator[tuple[str, Const]]:
+        return iter(self.constants.items())
+
+    def source(self, name: str) -> str:
+        return self.constants[name].source
+
+    def with_overrides(self, **values: float) -> "SocProfile":
+        """A copy with some constants replaced (their source becomes 'override')."""
+        consts = dict(self.constants)
+        for k, v in values.items():
+            if k not in consts:
+                raise KeyError(f"unknown SoC constant {k!r}")
+            consts[k] = replace(consts[k], value=float(v), source="override")
+        return SocProfile(self.name, consts)
+
+    @property
+    def usable_ub_bytes(self) -> float:
+        c = self.constants
+        return c["ub_bytes"].value - c["ub_reserved_bytes"].value - c["ub_compiler_reserved_bytes"].value
+
+    def to_config(self) -> dict[str, float]:
+        d = {k: c.value for k, c in self.constants.items()}
+        d["usable_ub_bytes"] = self.usable_ub_bytes
+        return d
+
+
+def _common() -> dict[str, Const]:
+    C = Const
+    return {
+        # memories (per core)
+        "ub_bytes": C(192 * 1024, SPEC + " (SoC table: UB 192 KB)", "B"),
+        "l1_bytes": C(512 * 1024, SPEC + " (SoC table: L1 512 KB)", "B"),
+        "l0a_bytes": C(64 * 1024, SPEC + " (SoC table: L0A 64 KB)", "B"),
+        "l0b_bytes": C(64 * 1024, SPEC + " (SoC table: L0B 64 KB)", "B"),
+        "l0c_bytes": C(128 * 1024, SPEC + " (SoC table: L0C 128 KB)", "B"),
+        "l2_bytes": C(192 * 1024 * 1024, "assumed (public 910B descriptions quote a 192 MB L2)", "B"),
+        "hbm_bytes": C(64 * 1024 ** 3, "assumed (64 GB HBM for 910B2/B3/B4)", "B"),
+        "ub_reserved_bytes": C(256, SPEC + " (256 B of UB reserved)", "B"),
+        "ub_compiler_reserved_bytes": C(8 * 1024, SPEC + " (8 KB reserved by default compiler settings; knob)", "B"),
+        "ub_align": C(32, SPEC + " (alignment: UB 32 B)", "B"),
+        "l0ab_align": C(512, SPEC + " (alignment: L0A/L0B 512 B)", "B"),
+        "l0c_align": C(64, SPEC + " (alignment: L0C 64 B)", "B"),
+        "vec_block_bytes": C(32, SPEC + " (vector: 32 B blocks)", "B"),
+        "vec_repeat_bytes": C(256, SPEC + " (vector: 256 B per repeat)", "B"),
+        "max_repeat": C(255, SPEC + " (repeat count <= 255)", "repeats"),
+        "max_buffers": C(64, SPEC + " (at most 64 buffers per kernel); " + CANN_DOC + " TPipe::InitBuffer", "buffers"),
+        "max_tensors_per_position": C(8, CANN_DOC + " TQue::AllocTensor (<= 8 tensors per TPosition on Atlas A2)",
+                                      "tensors"),
+        "clock_hz": C(1.85e9, SPEC + " (SoC table: 1.85 GHz)", "Hz"),
+        # vector unit
+        "vec_simple_bytes_per_cycle": C(256, SPEC + " (simple ops: 128 half / 64 float elements per cycle)", "B/cycle"),
+        "vec_transcendental_elems_per_cycle": C(32, SPEC + " (Exp, Ln, Sqrt, Div: 32)", "elements/cycle"),
+        "vec_cast_elems_per_cycle": C(64, SPEC + " (Cast half<->float: 64)", "elements/cycle"),
+        "vec_reduce_cycles_per_repeat": C(7, SPEC + " (repeat-wise reductions: 128/7 half, 64/7 float)", "cycles"),
+        "vec_gather_elems_per_cycle": C(5, SPEC + " (Gather 5)", "elements/cycle"),
+        "vec_sort_elems_per_cycle": C(2, SPEC + " (Sort 2)", "elements/cycle"),
+        "vec_issue_cycles": C(16, "assumed (spec: 'a small issue overhead' per vector instruction)", "cycles"),
+        "ub_copy_bytes_per_cycle": C(128, "assumed (UB->UB DataCopy on the vector pipe)", "B/cycle"),
+        # scalar unit
+        "scalar_issue_cycles": C(12, "assumed (scalar-unit cost of issuing one API instruction)", "cycles"),
+        "scalar_ub_access_cycles": C(8, "assumed (LocalTensor GetValue/SetValue)", "cycles"),
+        "scalar_gm_access_cycles": C(100, "assumed (GlobalTensor GetValue/SetValue through the scalar cache)",
+                                     "cycles"),
+        # data movement
+        "mte2_theoretical_bytes_per_cycle": C(128, SPEC + " (GM->UB about 128 B/cycle theoretical)", "B/cycle"),
+        "mte2_bytes_per_cycle": C(78, SPEC + " (GM->UB measured plateau near 78 B/cycle)", "B/cycle"),
+        "mte2_startup_cycles": C(500, "assumed (spec: fixed copy start-up, a profile constant; modelled as GM "
+                                      "latency that later copies overlap)", "cycles"),
+        "mte3_bytes_per_cycle": C(80, SPEC + " (UB->GM ramps to about 80 B/cycle)", "B/cycle"),
+        "mte3_startup_cycles": C(400, "assumed (spec: fixed copy start-up; write completion latency)", "cycles"),
+        "dma_issue_cycles": C(24, "assumed (pipe occupancy per DataCopy instruction)", "cycles"),
+        "dma_burst_cycles": C(2, "assumed (pipe occupancy per burst of a multi-block DataCopy)", "cycles"),
+        # cube (second stage; not simulated yet)
+        "cube_fp16_macs_per_cycle": C(16 * 16 * 16, SPEC + " (16x16x16 fp16 MACs per cycle per AIC)", "MAC/cycle"),
+        "l1_to_l0a_bytes_per_cycle": C(256, SPEC + " (L1->L0A 256 B/cycle)", "B/cycle"),
+        "l1_to_l0b_bytes_per_cycle": C(128, SPEC + " (L1->L0B 128 B/cycle)", "B/cycle"),
+        # launch
+        "launch_base_s": C(3e-6, "assumed (kernel launch overhead on the device)", "s"),
+        "launch_per_core_s": C(3e-8, "assumed (spec: launch overhead grows with the number of cores used)", "s/core"),
+        # reference (eager PyTorch) estimate
+        "eager_op_launch_s": C(8e-6, "assumed (per-operator launch cost of eager PyTorch on the NPU; reference_estimate.py)", "s"),
+    }
+
+
+def _profile(name: str, aic: int, aiv: int, hbm: float, *, clock_source: str, hbm_source: str,
+             core_source: str) -> SocProfile:
+    consts = _common()
+    consts["aic_cores"] = Const(aic, core_source, "cores")
+    consts["aiv_cores"] = Const(aiv, core_source, "cores")
+    consts["hbm_bytes_per_s"] = Const(hbm, hbm_source, "B/s")
+    consts["clock_hz"] = Const(1.85e9, clock_source, "Hz")
+    return SocProfile(name, consts)
+
+
+_B123_HBM = SPEC + " (HBM bandwidth not published officially; 1.6 TB/s default for B1-B3: assumed/unofficial)"
+SOC_PROFILES: dict[str, SocProfile] = {
+    "Ascend910B1": _profile("Ascend910B1", 24, 48, 1.6e12, clock_source=SPEC + " (SoC table: 1.85 GHz)",
+                            hbm_source=_B123_HBM, core_source=SPEC + " (SoC table: 24 AIC / 48 AIV)"),
+    "Ascend910B2": _profile("Ascend910B2", 24, 48, 1.6e12, clock_source=SPEC + " (SoC table: 1.85 GHz)",
+                            hbm_source=_B123_HBM, core_source=SPEC + " (SoC table: 24 AIC / 48 AIV)"),
+    "Ascend910B3": _profile("Ascend910B3", 20, 40, 1.6e12, clock_source="assumed (" + SPEC + ": 1.85 GHz assumed)",
+                            hbm_source=_B123_HBM, core_source=SPEC + " (SoC table: 20 AIC / 40 AIV)"),
+    "Ascend910B4": _profile("Ascend910B4", 20, 40, 0.8e12, clock_source="assumed (" + SPEC + ": 1.85 GHz assumed)",
+                            hbm_source=SPEC + " (0.8 TB/s default for B4: assumed/unofficial)",
+                            core_source=SPEC + " (SoC table: 20 AIC / 40 AIV)"),
+}
+
+
+def get_profile(soc: str | SocProfile) -> SocProfile:
+    if isinstance(soc, SocProfile):
+        return soc
+    try:
+        return SOC_PROFILES[soc]
+    except KeyError:
+        raise ValueError(f"unknown SoC {soc!r}; choose one of {', '.join(SOC_PROFILES)}") from None

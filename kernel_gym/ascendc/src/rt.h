@@ -1,0 +1,164 @@
+// kgsim runtime internals (not included by kernels).
+#pragma once
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "kgsim/base.h"
+
+namespace kgsim {
+
+// SoC profile and options, set from Python before every call (see soc.py / loader.py).
+#define KGSIM_CONFIG_FIELDS(X)                                                                                \
+    X(aiv_cores) X(aic_cores) X(clock_hz) X(ub_bytes) X(usable_ub_bytes) X(l1_bytes) X(l0a_bytes) X(l0b_bytes) \
+    X(l0c_bytes) X(l2_bytes) X(hbm_bytes) X(ub_align) X(max_buffers) X(max_tensors_per_position) X(max_repeat) \
+    X(hbm_bytes_per_s) X(vec_simple_bytes_per_cycle) X(vec_transcendental_elems_per_cycle)                    \
+    X(vec_cast_elems_per_cycle) X(vec_reduce_cycles_per_repeat) X(vec_issue_cycles) X(ub_copy_bytes_per_cycle) \
+    X(scalar_issue_cycles) X(scalar_ub_access_cycles) X(scalar_gm_access_cycles) X(mte2_bytes_per_cycle)      \
+    X(mte2_startup_cycles) X(mte3_bytes_per_cycle) X(mte3_startup_cycles) X(dma_issue_cycles)                 \
+    X(dma_burst_cycles) X(launch_base_s) X(launch_per_core_s) X(align_strict) X(check_uninit) X(sync_check)   \
+    X(watchdog_calls) X(watchdog_s) X(watchdog_cycles) X(race_check)
+
+struct Config {
+#define KGSIM_X(n) double n = 0;
+    KGSIM_CONFIG_FIELDS(KGSIM_X)
+#undef KGSIM_X
+};
+extern Config cfg;
+
+enum SlotState : uint8_t { S_FREE = 0, S_ALLOC, S_QUEUED, S_DEQUEUED };
+
+struct Slot {
+    uint32_t addr = 0, len = 0;
+    uint8_t state = S_FREE;
+    double ready = 0;  // producer completion at EnQue
+    double freed = 0;  // consumer completion at FreeTensor
+    Loc alloc_loc{};
+};
+
+struct Queue {
+    bool live = false;
+    uint8_t src_pos = 0, dst_pos = 0, mem = MEM_UB;
+    Pipe prod = P_V, cons = P_V;
+    int32_t depth = 1;
+    uint32_t len = 0;
+    std::vector<Slot> slots;
+    std::vector<int> fifo;  // slot indices, front = oldest
+    uint32_t next = 0;      // round-robin allocation cursor
+    Loc init_loc{};
+};
+
+struct GmBuf {
+    std::string name;
+    uintptr_t base = 0;
+    uint64_t size = 0;
+};
+
+enum AccessKind : uint8_t { AK_READ = 0, AK_WRITE = 1, AK_ATOMIC = 2 };
+
+struct Interval {
+    uintptr_t lo, hi;
+    int64_t block;
+    uint8_t kind;
+    Loc loc;
+};
+
+struct FaultRec {
+    std::string cls, msg, file;
+    uint32_t line = 0;
+    int64_t block = -1;
+};
+
+struct LaunchRec {
+    std::string kernel, file;
+    int line = 0;
+    int64_t num_blocks = 0;
+    int64_t blocks_run = 0;
+    std::vector<double> block_cycles;
+    std::vector<std::array<double, P_COUNT>> block_busy;
+    uint64_t gm_read = 0, gm_write = 0;
+    std::vector<FaultRec> faults, warnings;
+    double cycles = 0, latency_s = 0, compute_s = 0, hbm_s = 0, launch_s = 0;
+    int64_t cores_used = 0, waves = 0;
+    std::array<double, P_COUNT> critical_busy{};
+    std::string bound;
+};
+
+struct EventQ {
+    std::vector<double> times;
+};
+
+struct BlockState {
+    double free_[P_COUNT];  // when the next instruction of the pipe may start
+    double done_[P_COUNT];  // when every issued instruction of the pipe has completed
+    double busy[P_COUNT];
+    uint32_t top[MEM_COUNT];
+    uint32_t buffers = 0;
+    std::vector<Queue> queues;
+    int live_per_pos[32];
+    bool counter_mode = false;
+    uint64_t mask_lo = ~0ull, mask_hi = ~0ull;
+    int64_t mask_count = 0;
+    int atomic = 0;  // 0 none 1 add 2 max 3 min
+    DT atomic_dt = DT::F32;
+    double deq_scale = 1.0;
+    std::vector<std::array<EventQ, 8>> events;  // by event code
+    uint32_t next_event[256];
+    void* tpipe = nullptr;
+};
+
+struct Runtime {
+    std::vector<GmBuf> gm;
+    std::vector<LaunchRec> launches;
+    std::vector<FaultRec> host_faults;
+    std::vector<Interval> intervals;
+    bool race_overflow = false;
+    bool faulted = false;  // a fault ended a launch of this call: later launches are skipped
+    LaunchRec* cur = nullptr;
+    BlockState blk;
+    double launch_wall_start = 0;
+    std::string printf_buf;
+    // UB shadow state (per 32-byte block) for the synchronisation check
+    std::vector<double> w_end;
+    std::vector<uint8_t> w_pipe;
+    std::vector<double> r_end_v, r_end_mte3;
+    std::vector<uint8_t> init;  // per UB byte: written since allocation
+    bool sync_warned = false;
+};
+extern Runtime rt;
+
+// helpers shared by the runtime files
+const char* dt_name(DT dt);
+uint32_t dt_size(DT dt);
+const char* pipe_name(int p);
+std::string fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
+void warn(const char* cls, const Loc& loc, const std::string& msg);
+void check_in_launch(const Loc& loc, const char* api);
+
+// timing
+struct Span {
+    uint32_t addr, len;
+};
+// Issue one instruction on `pipe`: starts when the scalar unit has issued it and the pipe is
+// free; occupies the pipe for `occupancy` cycles, completes `latency` cycles later. Checks the
+// UB spans it reads and writes against the other pipes (synchronisation check).
+double issue(Pipe pipe, double occupancy, double latency, const Span* reads, int nr, const Span* writes, int nw,
+             const char* api, const Loc& loc);
+
+// memory checks
+uint8_t* mem_ptr(uint8_t mem, uint32_t addr);
+void check_local(const TRef& t, uint64_t first_byte_rel, uint64_t nbytes, uint32_t align, const char* api,
+                 const char* operand, const Loc& loc);
+void check_init_range(const TRef& t, uint32_t addr, uint32_t nbytes, const char* api, const Loc& loc);
+void mark_init_range(uint8_t mem, uint32_t addr, uint32_t nbytes);
+void mark_uninit_range(uint8_t mem, uint32_t addr, uint32_t nbytes);
+int32_t gm_check(int32_t buf, uintptr_t p, uint64_t nbytes, uint32_t es, const char* api, const char* dir,
+                 const Loc& loc);
+void record_access(uintptr_t lo, uint64_t n, uint8_t kind, const Loc& loc);
+
+}  // namespace kgsim

@@ -1,0 +1,109 @@
+"""Launch reports and the process-global launch recorder.
+
+The timing model itself runs in the C++ runtime (src/rt_core.cpp) while the kernel
+executes: every API instruction is placed on its pipe's timeline, and a launch's latency is
+derived from the per-block makespans, the HBM bound and the launch overhead. This module
+holds what Python sees of it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+__all__ = ["LaunchReport", "LaunchRecorder", "record_launches", "active_recorders"]
+
+
+@dataclass
+class LaunchReport:
+    """The simulated outcome of one kernel launch.
+
+    latency_s / latency_cycles: simulated kernel time (slowest core, or the HBM bound, plus the
+    launch overhead); per_pipe_busy: busy cycles per pipe (S, V, MTE1, MTE2, MTE3, M, FIX) of
+    the critical core; bound: "pipe" | "hbm" | "launch"; faults / warnings: records with
+    error_class, message, file, line, block.
+    """
+
+    kernel: str
+    soc: str
+    num_blocks: int
+    latency_s: float = 0.0
+    latency_cycles: float = 0.0
+    per_pipe_busy: dict[str, float] = field(default_factory=dict)
+    waves: int = 0
+    cores_used: int = 0
+    gm_bytes: int = 0
+    gm_read_bytes: int = 0
+    gm_write_bytes: int = 0
+    bound: str = "pipe"
+    faults: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[dict[str, Any]] = field(default_factory=list)
+    compute_s: float = 0.0
+    hbm_s: float = 0.0
+    launch_s: float = 0.0
+    block_cycles: list[float] = field(default_factory=list)
+    blocks_run: int = 0
+    file: str = ""
+    line: int = 0
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any], soc: str) -> "LaunchReport":
+        return cls(
+            kernel=d.get("kernel", ""), soc=soc, num_blocks=int(d.get("num_blocks", 0)),
+            latency_s=float(d.get("latency_s", 0.0)), latency_cycles=float(d.get("latency_cycles", 0.0)),
+            per_pipe_busy={k: float(v) for k, v in d.get("per_pipe_busy", {}).items()},
+            waves=int(d.get("waves", 0)), cores_used=int(d.get("cores_used", 0)),
+            gm_bytes=int(d.get("gm_read", 0)) + int(d.get("gm_write", 0)),
+            gm_read_bytes=int(d.get("gm_read", 0)), gm_write_bytes=int(d.get("gm_write", 0)),
+            bound=d.get("bound", "pipe"), faults=list(d.get("faults", [])), warnings=list(d.get("warnings", [])),
+            compute_s=float(d.get("compute_s", 0.0)), hbm_s=float(d.get("hbm_s", 0.0)),
+            launch_s=float(d.get("launch_s", 0.0)), block_cycles=[float(x) for x in d.get("block_cycles", [])],
+            blocks_run=int(d.get("blocks_run", 0)), file=d.get("file", ""), line=int(d.get("line", 0)),
+        )
+
+    @property
+    def ok(self) -> bool:
+        return not self.faults
+
+    def summary(self) -> str:
+        busy = ", ".join(f"{k} {v:.0f}" for k, v in self.per_pipe_busy.items() if v)
+        return (f"{self.kernel}: {self.latency_s * 1e6:.2f} us ({self.bound}-bound), {self.num_blocks} blocks in "
+                f"{self.waves} wave(s), GM {self.gm_bytes} B, busy cycles [{busy}]")
+
+
+class LaunchRecorder:
+    """Collects every launch made while it is active (see :func:`record_launches`)."""
+
+    def __init__(self) -> None:
+        self.launches: list[LaunchReport] = []
+
+    @property
+    def total_latency_s(self) -> float:
+        return float(sum(r.latency_s for r in self.launches))
+
+    def __len__(self) -> int:
+        return len(self.launches)
+
+
+_RECORDERS: list[LaunchRecorder] = []
+_RECORDERS_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def record_launches() -> Iterator[LaunchRecorder]:
+    """Record every simulated launch in the process while the block runs (nestable)."""
+    rec = LaunchRecorder()
+    with _RECORDERS_LOCK:
+        _RECORDERS.append(rec)
+    try:
+        yield rec
+    finally:
+        with _RECORDERS_LOCK:
+            _RECORDERS.remove(rec)
+
+
+def active_recorders() -> list[LaunchRecorder]:
+    with _RECORDERS_LOCK:
+        return list(_RECORDERS)

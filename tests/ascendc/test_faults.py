@@ -1,0 +1,122 @@
+"""One small kernel per fault class: each must raise its own exception naming the offending line."""
+
+import pytest
+import torch
+
+import kernel_gym.ascendc as asc
+from tests.ascendc import kernels
+
+FILE = "faults.cpp"
+
+
+def line_of(marker):
+    for i, text in enumerate(kernels.FAULTS.split("\n"), start=1):
+        if f"// @{marker}" in text:
+            return i
+    raise KeyError(marker)
+
+
+def run(mod, case, blocks=1, n=256):
+    x, y = torch.randn(n), torch.zeros(n)
+    mod.run_fault(case, blocks, x, y, n)
+    return y
+
+
+CASES = [  # (case, blocks, exception, marker, message fragment)
+    (0, 1, asc.UBOverflow, "ub_overflow", "exceeds the usable UB of 188160 B"),
+    (1, 1, asc.MisalignedCopy, "misaligned_copy", "40 B"),
+    (2, 1, asc.UnalignedLocalTensor, "unaligned_local_tensor", "not 32-byte aligned"),
+    (3, 1, asc.RepeatOutOfRange, "repeat_out_of_range", "repeatTime 300"),
+    (4, 1, asc.MaskOutOfRange, "mask_out_of_range", "mask 100 is out of range [1, 64]"),
+    (5, 1, asc.GMOutOfBounds, "gm_out_of_bounds", "GM buffer 'x'"),
+    (6, 1, asc.QueueFull, "queue_full", "full queue"),
+    (7, 1, asc.QueueEmpty, "queue_empty", "empty queue"),
+    (8, 1, asc.ForeignFree, "foreign_free", "another queue"),
+    (9, 1, asc.TensorLeak, "tensor_leak", "never freed"),
+    (10, 1, asc.TooManyTensors, "too_many_tensors", "9 tensors"),
+    (12, 2, asc.GMRace, "gm_race", "block 1 writes bytes [0, 256) of GM buffer 'y'"),
+    (14, 1, asc.Watchdog, "watchdog", "API calls"),
+    (15, 1, asc.Watchdog, "deadlock", "no matching SetFlag"),
+    (16, 1, asc.LocalOutOfBounds, "local_out_of_bounds", "256 bytes too far"),
+    (19, 1, asc.TooManyTensors, "too_many_buffers", "65 buffers"),
+    (20, 2, asc.GMRace, "gm_race_read", "block 1 reads"),
+]
+
+
+@pytest.mark.parametrize("case,blocks,exc,marker,fragment", CASES, ids=[c[3] for c in CASES])
+def test_fault_is_reported_with_its_line(faults_mod, case, blocks, exc, marker, fragment):
+    with pytest.raises(exc) as info:
+        run(faults_mod, case, blocks)
+    err = info.value
+    assert isinstance(err, asc.AscendCFault) and isinstance(err, RuntimeError)
+    assert err.error_class == exc.error_class
+    assert fragment in str(err)
+    assert (err.file, err.line) == (FILE, line_of(marker)), str(err)
+    assert f"{FILE}:{line_of(marker)}" in str(err)
+    assert faults_mod.last_run.faults[0]["error_class"] == exc.error_class
+
+
+def test_queue_faults_share_a_category():
+    for cls in (asc.QueueFull, asc.QueueEmpty, asc.ForeignFree, asc.TensorLeak, asc.TooManyTensors):
+        assert issubclass(cls, asc.QueueMisuse) and cls.category == "queue_misuse"
+
+
+def test_atomic_add_makes_multiblock_accumulation_legal(faults_mod):
+    y = run(faults_mod, 13, blocks=3)
+    assert torch.equal(y[:64], torch.full((64,), 3.0))
+
+
+def test_npu_align_mode_rounds_down_silently():
+    mod = asc.load(kernels.FAULTS, name=FILE, align_mode="npu")
+    x, y = torch.randn(256), torch.zeros(256)
+    mod.run_fault(1, 1, x, y, 256)
+    assert torch.equal(y[:8], x[:8]) and torch.isnan(y[8:16]).all()  # bytes 32..40 were never copied
+    assert [w["error_class"] for w in mod.last_run.warnings] == ["misaligned_copy"]
+
+
+def test_uninitialised_ub_is_poisoned_and_optionally_an_error(faults_mod):
+    y = run(faults_mod, 11)
+    assert torch.isnan(y[:64]).all()  # fresh UB reads as NaN
+    strict = asc.load(kernels.FAULTS, name=FILE, check_uninit=True)
+    with pytest.raises(asc.UninitializedRead) as info:
+        run(strict, 11)
+    assert info.value.line == line_of("uninitialized_read")
+
+
+def test_missing_pipe_synchronisation(faults_mod):
+    run(faults_mod, 17)
+    warns = faults_mod.last_run.warnings
+    assert [w["error_class"] for w in warns] == ["pipe_race"] and warns[0]["line"] == line_of("pipe_race")
+    run(faults_mod, 18)
+    assert faults_mod.last_run.warnings == []
+    strict = asc.load(kernels.FAULTS, name=FILE, sync_check="error")
+    with pytest.raises(asc.PipeRace):
+        run(strict, 17)
+    run(strict, 18)
+
+
+def test_bad_launch():
+    src = kernels.FAULTS + '\nextern "C" void launch_n(int64_t nb, uint8_t* x, uint8_t* y) ' \
+                           '{ fault_kernel<13><<<nb, nullptr, nullptr>>>(x, y, 64); }\n'
+    mod = asc.load(src, name=FILE)
+    for nb in (0, -3, 65536):
+        with pytest.raises(asc.BadLaunch, match=r"\[1, 65535\]"):
+            mod.launch_n(nb, torch.zeros(64), torch.zeros(64))
+    mod.launch_n(65535 // 4096, torch.zeros(64), torch.zeros(64))
+
+
+def test_unsupported_dtype_is_a_compile_error():
+    src = kernels.ELEMENTWISE.replace('extern "C" void ew_f16', 'extern "C" void ew_bf16(int op, uint8_t* a, '
+                                      'uint8_t* b, uint8_t* c, uint32_t n, float s) '
+                                      '{ dispatch<bfloat16_t, 0>(op, a, b, c, n, s); }\nextern "C" void ew_f16')
+    with pytest.raises(asc.UnsupportedDtypeError) as info:
+        asc.load(src, name="bf16.cpp")
+    assert info.value.error_class == "unsupported_dtype"
+    assert "not supported by the API on Atlas A2" in str(info.value)
+
+
+def test_a_fault_stops_later_launches_of_the_call(faults_mod):
+    with asc.record_launches() as rec:
+        with pytest.raises(asc.QueueEmpty):
+            run(faults_mod, 7, blocks=4)
+    assert len(rec.launches) == 1 and rec.launches[0].blocks_run == 1

@@ -1,0 +1,152 @@
+"""The loader API: binding, reports, recorders, source rewriting, options, platform queries."""
+
+import time
+
+import pytest
+import torch
+
+import kernel_gym.ascendc as asc
+from kernel_gym.ascendc.loader import rewrite_source
+from kernel_gym.native import CompileError
+
+SIMPLE = r'''
+#include "kernel_operator.h"
+using namespace AscendC;
+
+template <typename T>
+__global__ __aicore__ void fill_kernel(GM_ADDR out, uint32_t n, float value)
+{
+    TPipe pipe;
+    TQue<QuePosition::VECOUT, 1> q;
+    pipe.InitBuffer(q, 1, n * sizeof(T));
+    GlobalTensor<T> g;
+    g.SetGlobalBuffer((__gm__ T*)out + GetBlockIdx() * n, n);
+    LocalTensor<T> t = q.AllocTensor<T>();
+    Duplicate(t, (T)(value + GetBlockIdx()), n);
+    q.EnQue(t);
+    t = q.DeQue<T>();
+    DataCopy(g, t, n);
+    q.FreeTensor(t);
+}
+
+extern "C" int fill(uint32_t blockDim, aclrtStream stream, float* out, uint32_t n, float value)
+{
+    /* a comment with fill_kernel<float><<<1, nullptr, stream>>>(x) inside */
+    const char* text = "<<<not a launch>>>";
+    fill_kernel<float>
+        <<<blockDim, nullptr, stream>>>(
+            (GM_ADDR)out,
+            n, value);
+    return (int)blockDim + (text[0] == '<');
+}
+
+extern "C" void fill_half_twice(uint8_t* out, uint32_t n)
+{
+    kgsim::launch(2, fill_kernel<half>, out, n, 1.0f);
+    ACLRT_LAUNCH_KERNEL(fill_kernel<half>)(1, nullptr, out, n, 5.0f);
+}
+
+extern "C" void platform_info(int64_t* out)
+{
+    auto* plat = platform_ascendc::PlatformAscendCManager::GetInstance();
+    uint64_t ub = 0, l1 = 0;
+    plat->GetCoreMemSize(platform_ascendc::CoreMemType::UB, ub);
+    plat->GetCoreMemSize(platform_ascendc::CoreMemType::L1, l1);
+    platform_ascendc::PlatformAscendC other(nullptr);
+    out[0] = plat->GetCoreNumAiv();
+    out[1] = plat->GetCoreNumAic();
+    out[2] = (int64_t)ub;
+    out[3] = (int64_t)l1;
+    out[4] = other.GetCoreNumAiv();
+}
+'''
+
+
+@pytest.fixture(scope="module")
+def simple():
+    return asc.load(SIMPLE, name="simple.cpp")
+
+
+def test_host_function_binding_and_report(simple):
+    out = torch.zeros(4 * 64)
+    ret = simple.fill(4, None, out, 64, 2.0)
+    assert ret == 5
+    assert torch.equal(out.view(4, 64), (torch.arange(4.0) + 2.0)[:, None].expand(4, 64))
+    r = simple.last_run
+    assert isinstance(r, asc.LaunchReport)
+    assert r.kernel == "fill_kernel<float>" and r.num_blocks == 4 and r.waves == 1 and r.cores_used == 4
+    assert r.latency_s > 0 and r.latency_cycles == pytest.approx(r.latency_s * 1.85e9)
+    assert r.gm_bytes == 4 * 64 * 4 and r.bound in ("pipe", "hbm", "launch")
+    assert set(r.per_pipe_busy) >= {"S", "V", "MTE2", "MTE3"} and r.per_pipe_busy["V"] > 0
+    assert r.faults == [] and r.soc == "Ascend910B2"
+    with pytest.raises(TypeError, match="float\\* but the tensor is torch.float16"):
+        simple.fill(1, None, torch.zeros(64, dtype=torch.float16), 64, 1.0)
+    with pytest.raises(AttributeError, match="fill, fill_half_twice, platform_info"):
+        simple.nope
+
+
+def test_launch_helper_and_record_launches(simple):
+    out = torch.zeros(2 * 128, dtype=torch.float16)
+    with asc.record_launches() as outer:
+        simple.fill_half_twice(out, 128)
+        with asc.record_launches() as inner:
+            simple.fill(1, None, torch.zeros(64), 64, 0.0)
+    assert [r.kernel for r in outer.launches] == ["kernel", "fill_kernel<half>", "fill_kernel<float>"]
+    assert [r.kernel for r in inner.launches] == ["fill_kernel<float>"]
+    assert outer.total_latency_s == pytest.approx(sum(r.latency_s for r in outer.launches))
+    assert out[:128].eq(5).all() and out[128:].eq(2).all()  # the second launch rewrote block 0
+    assert len(simple.last_runs) == 1
+
+
+def test_rewrite_keeps_line_numbers():
+    text = rewrite_source(SIMPLE, "simple.cpp")
+    body = text.split('#line 1 "simple.cpp"\n', 1)[1]
+    src_lines, new_lines = SIMPLE.split("\n"), body.split("\n")
+    i = next(k for k, ln in enumerate(src_lines) if "fill_kernel<float>" in ln and "/*" not in ln)
+    assert "::kgsim::launch_at(__FILE__, __LINE__, \"fill_kernel<float>\"" in new_lines[i]
+    j = next(k for k, ln in enumerate(src_lines) if "return (int)blockDim" in ln)
+    assert "return (int)blockDim" in new_lines[j]
+    assert "<<<not a launch>>>" in body and "fill_kernel<float><<<1, nullptr, stream>>>(x)" in body
+
+
+def test_platform_queries_follow_the_soc():
+    for soc, aiv, aic in (("Ascend910B2", 48, 24), ("Ascend910B4", 40, 20)):
+        mod = asc.load(SIMPLE, soc=soc, name="simple.cpp")
+        out = torch.zeros(5, dtype=torch.int64)
+        mod.platform_info(out)
+        prof = asc.SOC_PROFILES[soc]
+        assert out.tolist() == [aiv, aic, int(prof.usable_ub_bytes), 512 * 1024, aiv]
+        assert mod.last_run is None
+
+
+def test_cached_load_is_fast(simple):
+    t = time.perf_counter()
+    asc.load(SIMPLE, name="simple.cpp")
+    assert time.perf_counter() - t < 0.5
+
+
+def test_compile_errors():
+    with pytest.raises(asc.AscendCCompileError) as info:
+        asc.load(SIMPLE.replace("q.FreeTensor(t);", "q.FreeTensor(t)"), name="broken.cpp")
+    assert info.value.error_class == "compile_error" and "broken.cpp:" in str(info.value)
+    assert isinstance(info.value, CompileError) and info.value.log
+    bad = SIMPLE.replace("fill_kernel<half>, out", "fill_kernel<int8_t>, out").replace(
+        "ACLRT_LAUNCH_KERNEL(fill_kernel<half>)(1, nullptr, out, n, 5.0f);", "")
+    with pytest.raises(asc.UnsupportedDtypeError) as info:
+        asc.load(bad, name="dtype.cpp")
+    assert info.value.error_class == "unsupported_dtype" and "Duplicate" in str(info.value)
+
+
+def test_options_and_defaults():
+    with pytest.raises(TypeError, match="unknown option"):
+        asc.load(SIMPLE, nonsense=1)
+    with pytest.raises(ValueError):
+        asc.load(SIMPLE, align_mode="loose")
+    with pytest.raises(ValueError, match="unknown SoC"):
+        asc.load(SIMPLE, soc="Ascend999")
+    old = asc.default_options()
+    try:
+        asc.set_default_options(soc="Ascend910B3")
+        assert asc.load(SIMPLE, name="simple.cpp").soc == "Ascend910B3"
+    finally:
+        asc.set_default_options(soc=old["soc"], align_mode=old["align_mode"])

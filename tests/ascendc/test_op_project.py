@@ -1,0 +1,59 @@
+"""Operator-project format (msopgen layout) through kernel_gym.ascendc.load_op_project."""
+from pathlib import Path
+
+import pytest
+import torch
+
+import kernel_gym.ascendc as asc
+
+ROOT = Path(asc.__file__).parent / "examples" / "op_projects"
+
+
+def _files(name):
+    root = ROOT / name
+    return {str(p.relative_to(root)): p.read_text() for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def add_op():
+    return asc.load_op_project(_files("add_custom"))
+
+
+@pytest.fixture(scope="module")
+def lrelu_op():
+    return asc.load_op_project(_files("leaky_relu_custom"))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_add_matches_torch(add_op, dtype):
+    x, y = torch.randn(8 * 2048).to(dtype), torch.randn(8 * 2048).to(dtype)
+    z = add_op(x, y)
+    assert z.dtype == dtype and z.shape == x.shape
+    torch.testing.assert_close(z, x + y)
+    assert add_op.last_run is not None and add_op.last_run.latency_s > 0
+
+
+def test_tiling_follows_shapes(add_op):
+    big = add_op.plan(torch.randn(8 * 2048), torch.randn(8 * 2048))
+    small = add_op.plan(torch.randn(2048), torch.randn(2048))
+    assert big["block_dim"] != small["block_dim"] or big["tiling"] != small["tiling"]
+    assert int.from_bytes(big["tiling"][:4], "little") == 8 * 2048
+    assert int.from_bytes(small["tiling"][:4], "little") == 2048
+    x, y = torch.randn(4, 512), torch.randn(4, 512)
+    torch.testing.assert_close(add_op(x, y), x + y)
+
+
+def test_attr_honoured(lrelu_op):
+    x = torch.randn(8192)
+    torch.testing.assert_close(lrelu_op(x), torch.nn.functional.leaky_relu(x, 0.01))
+    torch.testing.assert_close(lrelu_op(x, negative_slope=0.25), torch.nn.functional.leaky_relu(x, 0.25))
+    assert lrelu_op.last_run.latency_s > 0
+    with pytest.raises(TypeError):
+        lrelu_op(x, alpha=1.0)
+
+
+def test_bad_kernel_raises_compile_error():
+    files = _files("add_custom")
+    files["op_kernel/add_custom.cpp"] = files["op_kernel/add_custom.cpp"].replace("op.Process();", "op.Process()")
+    with pytest.raises(asc.AscendCCompileError):
+        asc.load_op_project(files)

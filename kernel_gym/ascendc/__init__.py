@@ -19,14 +19,14 @@ from kernel_gym.ascendc.errors import (FAULT_CLASSES, AscendCCompileError, Ascen
                                        fault_from_record)
 from kernel_gym.ascendc.errors import *  # noqa: F401,F403  (the fault classes)
 from kernel_gym.ascendc.loader import (INCLUDE_DIR, AscendCModule, compile_module, default_options, load,
-                                       rewrite_source, runtime_library, set_default_options)
+                                       rewrite_source, runtime_library, set_default_options, warmup)
 from kernel_gym.ascendc.soc import SOC_PROFILES, Const, SocProfile, get_profile
 from kernel_gym.ascendc.timing import LaunchRecorder, LaunchReport, record_launches
 from kernel_gym.ascendc.op_project import load_op_project  # noqa: E402  (operator projects)
 
 __all__ = [
     "load", "compile_module", "AscendCModule", "set_default_options", "default_options", "rewrite_source",
-    "runtime_library", "INCLUDE_DIR", "record_launches", "LaunchRecorder", "LaunchReport", "SOC_PROFILES",
+    "runtime_library", "warmup", "INCLUDE_DIR", "record_launches", "LaunchRecorder", "LaunchReport", "SOC_PROFILES",
     "SocProfile", "Const", "get_profile", "AscendCFault", "AscendCCompileError", "UnsupportedDtypeError",
     "FAULT_CLASSES", "fault_from_record",
 ]

@@ -30,7 +30,7 @@ from kernel_gym.native import CFunction, CParam, CompileError, NativeLibrary, ca
 from kernel_gym.native import parse_extern_c
 
 __all__ = ["load", "compile_module", "AscendCModule", "set_default_options", "default_options",
-           "rewrite_source", "runtime_library", "INCLUDE_DIR"]
+           "rewrite_source", "runtime_library", "warmup", "INCLUDE_DIR"]
 
 PKG_DIR = Path(__file__).resolve().parent
 INCLUDE_DIR = PKG_DIR / "include"
@@ -454,6 +454,16 @@ def compile_module(sources: str | Mapping[str, str], *, soc: str | SocProfile | 
     except CompileError as exc:
         raise _compile_error(exc, main) from None
     return AscendCModule(lib_path, funcs, profile, config, main, source)
+
+
+def warmup() -> None:
+    """Build (or find in the cache) the runtime library and the precompiled header now.
+
+    Worth calling once in a parent process before forking verification workers.
+    """
+    runtime_library()
+    if _OPTION_DEFAULTS["use_pch"]:
+        _pch_flags(_kernel_flags(_OPTION_DEFAULTS["opt_level"], _OPTION_DEFAULTS["extra_flags"], ()))
 
 
 def load(source: str, soc: str | SocProfile | None = None, align_mode: str | None = None, **opts: Any) -> AscendCModule:

@@ -46,11 +46,15 @@ class AscendSimBackend(Backend):
 
         samples = []
         last = None
+        after_call = getattr(run, "after_call", None)  # the verifier checks timed outputs there
         for _ in range(2):
             with asc.record_launches() as rec:
-                run()
+                out = run()
             samples.append(rec.total_latency_s)
             last = rec
+            if after_call is not None:
+                after_call(out)
+            del out
         if not last.launches:
             raise RuntimeError("ModelNew.forward launched no Ascend C kernel: build the kernel with "
                                "kernel_gym.ascendc.load and call its host function")

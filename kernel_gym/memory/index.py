@@ -205,6 +205,12 @@ class VectorIndex:
             self._pool_pid = os.getpid()
         return self._pool
 
+    def close(self) -> None:
+        """Stop the worker threads (the index stays usable; they restart on demand)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+            self._pool = None
+
     def _faiss(self, fn: Any, *args: Any) -> Any:
         """Run one faiss call in a worker thread (see :meth:`_executor`)."""
         return self._executor().submit(fn, *args).result()

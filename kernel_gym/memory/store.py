@@ -353,6 +353,7 @@ class MemoryStore:
                     idx.update(ids, vecs, idx.encode_attrs(rows))
         except Exception:  # pragma: no cover - defensive: fall back to a rebuild
             log.exception("memory index update failed; it will be rebuilt")
+            idx.close()
             self._index = None
             return
         idx.stamp["generation"] = ctx.generation + 1
@@ -507,6 +508,7 @@ class MemoryStore:
                 pos = [new_pos[j] for j in order]
                 ctx.ops.append(("add", ids_arr, vecs[pos], [self._attr_row(batch[p]) for p in pos]))
                 if keep_ids and self._index is not None and ids_arr.size and ids_arr[0] <= self._index.max_id:
+                    self._index.close()
                     self._index = None  # explicit ids below the index's max: rebuild on next recall
             for i, it in enumerate(batch):
                 if out[i] == 0:
@@ -804,6 +806,8 @@ class MemoryStore:
                 idx = None
         if idx is None:
             idx = self._rebuild_index()
+        if self._index is not None and self._index is not idx:
+            self._index.close()
         self._index = idx
         return idx
 
@@ -989,8 +993,8 @@ class MemoryStore:
                 if self._conn is not None and self._pid == os.getpid():
                     self._conn.close()
                 self._conn = None
-                if self._index is not None and self._index._pool is not None:
-                    self._index._pool.shutdown(wait=False)
+                if self._index is not None:
+                    self._index.close()
                 self._closed = True
 
     def __enter__(self) -> "MemoryStore":

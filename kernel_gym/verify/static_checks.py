@@ -254,7 +254,9 @@ class _AnswerVisitor(ast.NodeVisitor):
         if isinstance(target, ast.Attribute):
             name = _dotted(target) or target.attr
             head = name.split(".")[0]
-            if target.attr in _TIMER_NAMES or head in self.torch_aliases | self.os_aliases | {"time", "torch"}:
+            patched_modules = (self.torch_family | self.functional_aliases | self.numpy_aliases | self.os_aliases
+                               | {"time", "torch"})
+            if target.attr in _TIMER_NAMES or head in patched_modules:
                 self.add("monkey_patch", f"assignment to {name}", node)
 
     def _check_extra_flags(self, node: ast.Call) -> None:

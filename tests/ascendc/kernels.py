@@ -585,3 +585,20 @@ extern "C" void tp(uint32_t op, uint32_t n, uint32_t iters)
     tp_kernel<<<1, nullptr, nullptr>>>(op, n, iters);
 }
 '''
+
+# EnQue beyond the TQue depth (depth 1, two buffers).
+DEPTH = r'''
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void depth_kernel(GM_ADDR x)
+{
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 1> q;
+    pipe.InitBuffer(q, 2, 256);
+    LocalTensor<float> a = q.AllocTensor<float>();
+    LocalTensor<float> b = q.AllocTensor<float>();
+    q.EnQue(a);
+    q.EnQue(b);  // @depth
+}
+extern "C" void run(uint8_t* x) { depth_kernel<<<1, nullptr, nullptr>>>(x); }
+'''

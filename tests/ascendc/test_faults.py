@@ -120,3 +120,10 @@ def test_a_fault_stops_later_launches_of_the_call(faults_mod):
         with pytest.raises(asc.QueueEmpty):
             run(faults_mod, 7, blocks=4)
     assert len(rec.launches) == 1 and rec.launches[0].blocks_run == 1
+
+
+def test_enque_beyond_the_queue_depth():
+    mod = asc.load(kernels.DEPTH, name="depth.cpp")
+    with pytest.raises(asc.QueueFull, match="depth") as info:
+        mod.run(torch.zeros(64))
+    assert info.value.line == next(i for i, t in enumerate(kernels.DEPTH.split("\n"), 1) if "// @depth" in t)

@@ -558,6 +558,9 @@ void que_enque(int32_t h, uint32_t gen, const TRef& t, const Loc& loc) {
     Slot& s = q.slots[t.slot];
     if (s.state == S_FREE) fault("queue_misuse", loc, "EnQue of a tensor that was already freed");
     if (s.state == S_QUEUED) fault("queue_misuse", loc, "EnQue of a tensor that is already in the queue");
+    if (q.depth > 0 && int(q.fifo.size()) >= q.depth)
+        fault("queue_full", loc, "EnQue on a queue that already holds %d tensor%s, its depth (the TQue depth template "
+              "argument): DeQue first or declare a deeper queue", q.depth, q.depth == 1 ? "" : "s");
     s.state = S_QUEUED;
     s.ready = rt.blk.done_[q.prod];
     q.fifo.push_back(t.slot);

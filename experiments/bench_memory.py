@@ -6,8 +6,11 @@
 Items are synthetic random texts (words drawn from a Zipf-like vocabulary of pseudo-words and
 Ascend C identifiers) embedded with the default HashingEmbedder(512) in batches. Above
 ``--embed-limit`` items (default 200k) precomputed random unit vectors are inserted instead of
-embedding the texts (the table says which). Recall: 200 queries, k=20, every query timed, without a filter, with a kind filter (~20 % of items, over-fetch path)
-and with a task filter (~0.1 %, subset path). Text queries include embedding the query.
+embedding the texts (the table says which). Recall: 200 queries, k=20, every query timed,
+without a filter, with a kind filter (~20 % of items) and with a task filter (~0.1 %). Text
+queries include embedding the query. "load avg" is the 1-minute load average of the machine
+during the recall timing (other processes compete for the cores; the search threads are
+sensitive to it). "add items/s" includes embedding the texts.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kernel_gym.memory import ITEM_KINDS, MemoryItem, MemoryStore  # noqa: E402
+from kernel_gym.memory import MemoryItem, MemoryStore  # noqa: E402
 
 KIND_P = {"trace": 0.40, "experience_success": 0.20, "experience_failure": 0.20, "best_practice": 0.10,
           "api_template": 0.05, "validity_rule": 0.05}
@@ -82,6 +85,8 @@ def bench_size(n: int, args: argparse.Namespace, workdir: Path) -> dict:
         t_add += time.perf_counter() - t0
     # cold paths: rebuild from SQLite, save, load from file
     t0 = time.perf_counter()
+    if store._index is not None:
+        store._index.close()
     store._index = None
     store.sync_index()
     t_rebuild = time.perf_counter() - t0
@@ -100,6 +105,7 @@ def bench_size(n: int, args: argparse.Namespace, workdir: Path) -> dict:
         qv = rng.standard_normal((args.queries, store.dim), dtype=np.float32)
         queries = list(qv / np.linalg.norm(qv, axis=1, keepdims=True))
     results = {}
+    load = os.getloadavg()[0]
     for name, filt in [("none", {}), ("kind", {"kinds": "experience_success"}), ("task", {"task_id": "task7"})]:
         store.recall(queries[0], k=args.k, **filt)     # warm-up
         times = []
@@ -116,7 +122,8 @@ def bench_size(n: int, args: argparse.Namespace, workdir: Path) -> dict:
         for suffix in ("", "-wal", "-shm", ".faiss"):
             Path(str(path) + suffix).unlink(missing_ok=True)
     return {"n": n, "embedded": embed, "add_per_s": n / t_add, "rebuild_s": t_rebuild, "save_s": t_save,
-            "load_s": t_load, "recall": results, "db_mb": db_mb, "idx_mb": idx_mb}
+            "load_s": t_load, "recall": results, "db_mb": db_mb, "idx_mb": idx_mb,
+            "loadavg": (load + os.getloadavg()[0]) / 2}
 
 
 def main() -> None:
@@ -137,7 +144,7 @@ def main() -> None:
           f"python {platform.python_version()}, k={args.k}, {args.queries} queries, HashingEmbedder(512), "
           f"fp16 faiss shards + exact rerank")
     header = ("| items | vectors | add items/s | rebuild s | load s | recall p50/p95 ms: no filter | "
-              "kind filter (20%) | task filter (0.1%) | db MB | index MB |")
+              "kind filter (20%) | task filter (0.1%) | db MB | index MB | load avg |")
     rows = []
     for n in sizes:
         r = bench_size(n, args, workdir)
@@ -145,7 +152,7 @@ def main() -> None:
         rows.append(f"| {n:,} | {'embedded texts' if r['embedded'] else 'random unit vectors'} | "
                     f"{r['add_per_s']:,.0f} | {r['rebuild_s']:.1f} | {r['load_s']:.1f} | "
                     f"{rec['none'][0]:.2f} / {rec['none'][1]:.2f} | {rec['kind'][0]:.2f} / {rec['kind'][1]:.2f} | "
-                    f"{rec['task'][0]:.2f} / {rec['task'][1]:.2f} | {r['db_mb']:,.0f} | {r['idx_mb']:,.0f} |")
+                    f"{rec['task'][0]:.2f} / {rec['task'][1]:.2f} | {r['db_mb']:,.0f} | {r['idx_mb']:,.0f} | {r['loadavg']:.1f} |")
         print(f"done {n:,} items", file=sys.stderr, flush=True)
     print(header)
     print("|" + "|".join(["---"] * (header.count("|") - 1)) + "|")

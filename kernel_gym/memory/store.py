@@ -21,7 +21,6 @@ import base64
 import contextlib
 import json
 import logging
-import math
 import os
 import sqlite3
 import threading
@@ -35,7 +34,7 @@ import numpy as np
 
 from .embedders import Embedder, HashingEmbedder, LiteLLMEmbedder, get_embedder, l2_normalize
 from .index import VectorIndex
-from .types import ID_REF_KEYS, ITEM_KINDS, ItemKind, MemoryItem, MemoryStoreError, normalize_kind
+from .types import ID_REF_KEYS, ItemKind, MemoryItem, MemoryStoreError, normalize_kind
 
 __all__ = ["MemoryStore", "SCHEMA_VERSION"]
 

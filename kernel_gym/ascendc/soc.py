@@ -1,7 +1,7 @@
 """SoC profiles of the Atlas A2 (Ascend 910B, arch 2201) family for the simulator.
 
 Each constant is a :class:`Const` carrying its value, unit and ``source``: the project's
-specification (``/work/shared/design/ASCENDC_SIM.md``, quoted as "ASCENDC_SIM.md spec"), a
+specification (the project design doc ``ASCENDC_SIM.md``, quoted as "ASCENDC_SIM.md spec"), a
 public CANN document, or the word "assumed" where nothing public pins it down. The
 runtime receives the profile as a flat list of numbers (see ``to_config``).
 """

@@ -26,7 +26,7 @@ ITEM_KINDS: tuple[str, ...] = tuple(k.value for k in ItemKind)
 
 #: Payload keys that hold ids of other memory items (an int or a list of ints). ``import_jsonl``
 #: rewrites them when it remaps ids; use these names for cross-item references.
-ID_REF_KEYS: tuple[str, ...] = ("parent_id", "context_ids")
+ID_REF_KEYS: tuple[str, ...] = ("parent_id", "context_ids", "trace_id")
 
 
 class MemoryStoreError(RuntimeError):

@@ -1,0 +1,5 @@
+"""Generators: the litellm client, the offline synthetic coder, prompts, code extraction."""
+
+from kernel_gym.llm.base import STAGES, Generation, GenerationRequest, Generator, ParentKernel, Usage
+
+__all__ = ["STAGES", "Generation", "GenerationRequest", "Generator", "ParentKernel", "Usage"]

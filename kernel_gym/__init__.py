@@ -1,3 +1,11 @@
-"""kernel-gym: LLM kernel synthesis as a Gymnasium environment."""
+"""kernel-gym: LLM kernel synthesis as a Gymnasium environment.
+
+Importing the package registers the environment ids ``KernelBench-Ascend-v0`` and
+``KernelBench-CPU-v0`` (the environment module itself is imported only by ``gym.make``).
+"""
 
 __version__ = "0.1.0"
+
+from kernel_gym.envs.registration import register_envs as _register_envs
+
+_register_envs()

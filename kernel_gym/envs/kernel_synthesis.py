@@ -1,0 +1,452 @@
+"""KernelSynthesisEnv: kernel synthesis with a shared, growing memory as a Gymnasium environment."""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import string
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from kernel_gym.envs.experience import code_hash, task_query_text, write_step
+from kernel_gym.envs.features import (CANDIDATE_FEATURES, FEATURE_CLIP, PARENT_FEATURES, TaskProjection,
+                                      candidate_row, clean_text, item_outcome, parent_row)
+from kernel_gym.envs.streams import TaskStream, resolve_tasks
+from kernel_gym.llm.base import STAGES, Generator, GenerationRequest, ParentKernel
+from kernel_gym.memory import MemoryItem, MemoryStore, load_seed_knowledge
+from kernel_gym.tasks import TaskSpec
+from kernel_gym.verify import VerifySettings, verify
+
+__all__ = ["KernelSynthesisEnv"]
+
+TEXT_CHARSET = string.printable
+TASK_TEXT_LIMIT = 12000
+CANDIDATE_TEXT_LIMIT = 4000
+CODE_TEXT_LIMIT = 200000
+TASK_EMBED_DIM = 64
+#: Kinds a candidate pool is recalled from (everything the memory holds).
+RECALL_KINDS: tuple[str, ...] = ("api_template", "best_practice", "experience_success", "experience_failure",
+                                 "trace", "validity_rule")
+
+
+class KernelSynthesisEnv(gym.Env):
+    """
+    ## Description
+    An agent writes a kernel for a PyTorch reference operator (a KernelBench-format task) on a
+    target backend, helped by a memory of past experience shared by every task, episode, process
+    and run. One episode is one task with a budget of T generation steps. At every step the
+    environment recalls K = lambda * N candidate memories by embedding similarity to the task;
+    the agent chooses which of them (at most N) go into the generator's context and which
+    earlier feasible kernel of the task to refine. The generator (the offline synthetic coder,
+    an LLM through litellm, or the agent itself in code-action mode) writes the kernel, the
+    verifier compiles, checks and times it, and the step is written to the memory as a trace
+    plus a summarised success or failure experience (EvoKernel's memory-augmented MDP).
+
+    ## Action Space
+    ``Dict``:
+    - ``"select"``: ``MultiBinary(K)``, candidate slots to put into the context. Empty slots are
+      ignored; if more than N slots are set, the N most similar are kept.
+    - ``"parent"``: ``Discrete(P + 1)``, 0 = write from scratch, i = refine parent slot i - 1
+      (an empty slot counts as 0).
+    - ``"code"`` (code-action mode, ``generator="code"``): ``Text``, the answer source itself.
+    - ``"mode"`` and ``"pool"`` (``search_actions=True``): ``Discrete(2)`` small (0) or large (1)
+      step, and ``MultiBinary(P)`` parents passed to the generator as a pool for a large step
+      (AdaExplore). Without them every step is small and the pool empty.
+
+    ## Observation Space
+    ``Dict`` with text for LLM policies and numbers for neural ones:
+    - ``"task_text"`` (``Text``): task id, category, dtype, description and reference source.
+    - ``"candidate_text"`` (``Tuple`` of K ``Text``): title and text of each candidate, "" if empty.
+    - ``"task_embedding"`` (``Box(64,)``): fixed random projection of the task's embedding.
+    - ``"stage"`` (``Discrete(2)``): 0 drafting, 1 refining.
+    - ``"budget_left"`` (``Box(1,)`` in [0, 1]): remaining steps / T.
+    - ``"best_speedup"`` (``Box(1,)``): log2 of the best speedup on the task so far (0 if none).
+    - ``"candidates"`` (``Box(K, 15)``): per candidate similarity, kind one-hot (6), level match,
+      category match, outcome, log2 speedup, log1p(age)/10, log1p(use count)/5, Q1, Q2.
+    - ``"candidate_mask"`` (``MultiBinary(K)``), ``"parents"`` (``Box(P, 4)``: log10 latency in
+      seconds, log2 speedup, depth, Q2), ``"parent_mask"`` (``MultiBinary(P)``).
+    Numeric features are clipped to [-10, 10]. ``info["candidates"]`` / ``info["parents"]`` give
+    the same slots as dicts with the memory item ids.
+
+    ## Rewards
+    Drafting: +1 for a feasible kernel (no hack, compiles, correct), -1 otherwise. Refining:
+    -1 if infeasible, else tanh(log b - log latency) with b the best latency before the step.
+
+    ## Starting State
+    ``reset`` takes the next task of the task stream (``reset(seed=s)`` restarts the stream, and
+    reshuffles it for ``task_stream="mixed"``). The stage is drafting unless the memory already
+    holds a feasible kernel of the task on this backend (from an earlier episode or run); those
+    kernels are the initial parents.
+
+    ## Episode End
+    The episode terminates when the budget of T steps is spent. There is no truncation.
+
+    ## Arguments
+    ``backend`` ("ascend_sim"), ``tasks`` (suite name or task ids), ``task_stream`` ("single",
+    "suite", "curriculum", "mixed"), ``max_tasks``, ``budget`` (T = 30), ``n_select`` (N = 4),
+    ``recall_multiplier`` (lambda = 4), ``max_parents`` (P = 4), ``memory`` (a store path or a
+    MemoryStore; None = a temporary store), ``seed_knowledge`` (load M0), ``generator``
+    ("synthetic", "litellm:<model>", "code", or a Generator), ``generator_options``,
+    ``verify_settings`` (VerifySettings overrides), ``search_actions``, ``shard`` ((i, n): this copy
+    streams tasks i, i + n, ... of the list, for vectorised copies), ``render_mode``
+    ("ansi" or "human"). See docs/environment.md.
+
+    ## Version History
+    - v0: initial version.
+    """
+
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}
+
+    def __init__(self, backend: str = "ascend_sim", tasks: str | Sequence[str | TaskSpec] = "level1",
+                 task_stream: str = "suite", max_tasks: int | None = None, budget: int = 30,
+                 n_select: int = 4, recall_multiplier: int = 4, max_parents: int = 4,
+                 memory: str | os.PathLike[str] | MemoryStore | None = None, seed_knowledge: bool = True,
+                 generator: str | Generator | dict[str, Any] | None = "synthetic",
+                 generator_options: dict[str, Any] | None = None,
+                 verify_settings: dict[str, Any] | None = None, search_actions: bool = False,
+                 shard: tuple[int, int] | None = None, render_mode: str | None = None) -> None:
+        for name, value in (("budget", budget), ("n_select", n_select), ("recall_multiplier", recall_multiplier),
+                            ("max_parents", max_parents)):
+            if not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        from kernel_gym.backends import get_backend
+        self.backend = get_backend(backend).name  # raises a clear error for unknown backends
+        self.budget = int(budget)
+        self.n_select = int(n_select)
+        self.recall_multiplier = int(recall_multiplier)
+        self.k = self.n_select * self.recall_multiplier
+        self.p = int(max_parents)
+        self.render_mode = render_mode
+        self.search_actions = bool(search_actions)
+        self.verify_settings = VerifySettings(**(verify_settings or {}))  # validates the overrides now
+        self._verify_kwargs = dict(verify_settings or {})
+        self.stream = TaskStream(resolve_tasks(tasks), task_stream, max_tasks, shard)
+
+        # memory: a path (each process opens its own connection) or an open store
+        self._tmpdir: str | None = None
+        if memory is None:
+            self._tmpdir = tempfile.mkdtemp(prefix="kernel_gym_mem_")
+            memory = Path(self._tmpdir) / "memory.db"
+        self._owns_memory = not isinstance(memory, MemoryStore)
+        self.memory: MemoryStore = memory if isinstance(memory, MemoryStore) else MemoryStore(memory)
+        if seed_knowledge and self.backend in ("ascend_sim", "ascend_npu"):
+            load_seed_knowledge(self.memory, backend=self.backend)
+        self._projection = TaskProjection(self.memory.embedder.dim, TASK_EMBED_DIM)
+
+        # generator
+        self.code_actions = generator == "code" or generator is None
+        self.generator: Generator | None = None
+        if not self.code_actions:
+            from kernel_gym.llm.registry import get_generator
+            self.generator = get_generator(generator, **(generator_options or {}))
+
+        self.observation_space = self._make_observation_space()
+        self.action_space = self._make_action_space()
+
+        self.task: TaskSpec | None = None
+        self._episode = 0
+        self._episode_key = ""
+        self._t = 0
+        self._stage = "drafting"
+        self._parents: list[dict[str, Any]] = []
+        self._candidates: list[tuple[MemoryItem, float]] = []
+        self._best_latency: float | None = None
+        self._best_speedup: float | None = None
+        self._reference_latency: float | None = None
+        self._last_feedback: dict[str, Any] | None = None
+        self._last_step: dict[str, Any] | None = None
+        self._task_vec_cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+    # ------------------------------------------------------------------ spaces
+    def _make_observation_space(self) -> spaces.Dict:
+        k, p, c = self.k, self.p, FEATURE_CLIP
+        text = spaces.Text(max_length=TASK_TEXT_LIMIT, min_length=0, charset=TEXT_CHARSET)
+        cand_text = spaces.Text(max_length=CANDIDATE_TEXT_LIMIT, min_length=0, charset=TEXT_CHARSET)
+        return spaces.Dict({
+            "task_text": text,
+            "candidate_text": spaces.Tuple([cand_text] * k),
+            "task_embedding": spaces.Box(-1.0, 1.0, (TASK_EMBED_DIM,), np.float32),
+            "stage": spaces.Discrete(2),
+            "budget_left": spaces.Box(0.0, 1.0, (1,), np.float32),
+            "best_speedup": spaces.Box(-c, c, (1,), np.float32),
+            "candidates": spaces.Box(-c, c, (k, len(CANDIDATE_FEATURES)), np.float32),
+            "candidate_mask": spaces.MultiBinary(k),
+            "parents": spaces.Box(-c, c, (p, len(PARENT_FEATURES)), np.float32),
+            "parent_mask": spaces.MultiBinary(p),
+        })
+
+    def _make_action_space(self) -> spaces.Dict:
+        d: dict[str, spaces.Space] = {"select": spaces.MultiBinary(self.k), "parent": spaces.Discrete(self.p + 1)}
+        if self.search_actions:
+            d["mode"] = spaces.Discrete(2)
+            d["pool"] = spaces.MultiBinary(self.p)
+        if self.code_actions:
+            d["code"] = spaces.Text(max_length=CODE_TEXT_LIMIT, min_length=0, charset=TEXT_CHARSET)
+        return spaces.Dict(d)
+
+    # ------------------------------------------------------------------ reset
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
+              ) -> tuple[dict[str, Any], dict[str, Any]]:
+        super().reset(seed=seed)
+        if seed is not None:
+            self.stream.restart(seed)
+        options = options or {}
+        if "task_id" in options:
+            task = next((t for t in self.stream.tasks if t.id == options["task_id"]), None)
+            if task is None:
+                raise ValueError(f"options['task_id']={options['task_id']!r} is not in this env's task list")
+            self.task = task
+        else:
+            self.task = self.stream.next()
+        self._episode += 1
+        self._episode_key = f"{os.getpid()}-{id(self)}-{self._episode}"
+        self._t = 0
+        self._last_feedback = None
+        self._last_step = None
+        self._load_parents()
+        self._stage = "refining" if self._parents else "drafting"
+        self._recall()
+        return self._observation(), self._info()
+
+    def _load_parents(self) -> None:
+        """Feasible kernels of the task already in memory (earlier episodes or runs)."""
+        assert self.task is not None
+        self._parents = []
+        self._best_latency = self._best_speedup = self._reference_latency = None
+        for item in self.memory.iterate("trace", task_id=self.task.id, backend=self.backend):
+            if item.payload.get("feasible") and item.payload.get("latency_s"):
+                self._add_parent(item.id, item.payload)
+
+    def _add_parent(self, item_id: int, payload: dict[str, Any]) -> None:
+        h = payload.get("code_hash")
+        if h is not None and any(p["code_hash"] == h for p in self._parents):
+            return  # the same kernel again: one parent slot per distinct code
+        lat = float(payload["latency_s"])
+        ver = payload.get("verifier") or {}
+        ref = ver.get("reference_latency_s")
+        self._parents.append({"id": int(item_id), "latency_s": lat, "speedup": payload.get("speedup"),
+                              "depth": int(payload.get("depth", 0)), "code_hash": payload.get("code_hash")})
+        if self._best_latency is None or lat < self._best_latency:
+            self._best_latency = lat
+            self._best_speedup = payload.get("speedup")
+            self._reference_latency = ref if isinstance(ref, (int, float)) else self._reference_latency
+
+    def _task_vectors(self) -> tuple[np.ndarray, np.ndarray]:
+        assert self.task is not None
+        key = self.task.id
+        if key not in self._task_vec_cache:
+            vec = np.asarray(self.memory.embedder.embed([task_query_text(self.task)])[0], dtype=np.float32)
+            vec = vec / max(float(np.linalg.norm(vec)), 1e-12)
+            self._task_vec_cache[key] = (vec, self._projection(vec))
+        return self._task_vec_cache[key]
+
+    def _recall(self) -> None:
+        vec, _ = self._task_vectors()
+        self._candidates = self.memory.recall(vec, k=self.k, kinds=list(RECALL_KINDS), backend=[self.backend, None])
+
+    def _shown_parents(self) -> list[dict[str, Any]]:
+        """The P best parents (lowest latency first), with fresh Q2 values from the store."""
+        shown = sorted(self._parents, key=lambda p: (p["latency_s"], p["id"]))[: self.p]
+        if shown:
+            q2 = {it.id: it.q2 for it in self.memory.get_many([p["id"] for p in shown])}
+            shown = [{**p, "q2": float(q2.get(p["id"], 0.0))} for p in shown]
+        return shown
+
+    # ------------------------------------------------------------------ observation / info
+    def _observation(self) -> dict[str, Any]:
+        assert self.task is not None
+        _, proj = self._task_vectors()
+        clock = self.memory.clock
+        cand = np.zeros((self.k, len(CANDIDATE_FEATURES)), np.float32)
+        cmask = np.zeros(self.k, np.int8)
+        texts = [""] * self.k
+        for i, (item, sim) in enumerate(self._candidates):
+            cand[i] = candidate_row(item, sim, self.task.level, self.task.category, clock)
+            cmask[i] = 1
+            texts[i] = clean_text(f"[{item.kind}] {item.title}\n{item.text}", CANDIDATE_TEXT_LIMIT)
+        par = np.zeros((self.p, len(PARENT_FEATURES)), np.float32)
+        pmask = np.zeros(self.p, np.int8)
+        self._parent_slots = self._shown_parents()
+        for i, p in enumerate(self._parent_slots):
+            par[i] = parent_row(p["latency_s"], p["speedup"], p["depth"], p["q2"])
+            pmask[i] = 1
+        best = math.log2(self._best_speedup) if self._best_speedup else 0.0
+        task_text = (f"task {self.task.id} ({self.task.category}, {self.task.dtype}, level {self.task.level})\n"
+                     f"{self.task.description}\n{self.task.source}")
+        return {
+            "task_text": clean_text(task_text, TASK_TEXT_LIMIT),
+            "candidate_text": tuple(texts),
+            "task_embedding": proj.copy(),
+            "stage": STAGES.index(self._stage),
+            "budget_left": np.array([(self.budget - self._t) / self.budget], np.float32),
+            "best_speedup": np.array([max(-FEATURE_CLIP, min(FEATURE_CLIP, best))], np.float32),
+            "candidates": cand,
+            "candidate_mask": cmask,
+            "parents": par,
+            "parent_mask": pmask,
+        }
+
+    def _info(self) -> dict[str, Any]:
+        assert self.task is not None
+        clock = self.memory.clock
+        cands: list[dict[str, Any] | None] = [None] * self.k
+        for i, (item, sim) in enumerate(self._candidates):
+            cands[i] = {"id": item.id, "kind": item.kind, "title": item.title, "similarity": float(sim),
+                        "q1": item.q1, "q2": item.q2, "use_count": item.use_count, "task_id": item.task_id,
+                        "category": item.category, "level": item.level,
+                        "outcome": item_outcome(item),
+                        "speedup": item.payload.get("speedup"), "age": clock - (item.created_at or 0)}
+        parents: list[dict[str, Any] | None] = [None] * self.p
+        for i, p in enumerate(self._parent_slots):
+            parents[i] = dict(p)
+        info = {"task_id": self.task.id, "stage": self._stage, "step": self._t, "budget": self.budget,
+                "n_select": self.n_select, "candidates": cands, "parents": parents,
+                "best_latency_s": self._best_latency, "best_speedup": self._best_speedup,
+                "episode": self._episode_key}
+        if self._last_step is not None:
+            info.update(self._last_step)
+        return info
+
+    # ------------------------------------------------------------------ step
+    def _decode_action(self, action: dict[str, Any]) -> tuple[list[MemoryItem], dict[str, Any] | None, str, list[dict]]:
+        if not isinstance(action, dict) or "select" not in action or "parent" not in action:
+            raise ValueError("an action is a dict with keys 'select' (K zeros/ones) and 'parent' (int); "
+                             "see env.action_space")
+        select = np.asarray(action["select"]).reshape(-1)
+        if select.shape[0] != self.k:
+            raise ValueError(f"action['select'] must have {self.k} entries (K = n_select * recall_multiplier), "
+                             f"got {select.shape[0]}")
+        chosen = [i for i in range(len(self._candidates)) if select[i]]
+        if len(chosen) > self.n_select:  # keep the N most similar (candidates are best first)
+            chosen = chosen[: self.n_select]
+        context = [self._candidates[i][0] for i in chosen]
+        slot = int(action["parent"])
+        if not 0 <= slot <= self.p:
+            raise ValueError(f"action['parent'] must be in [0, {self.p}], got {slot}")
+        parent = self._parent_slots[slot - 1] if 0 < slot <= len(self._parent_slots) else None
+        mode = "large" if self.search_actions and int(action.get("mode", 0)) == 1 else "small"
+        pool: list[dict] = []
+        if self.search_actions and "pool" in action:
+            pool_mask = np.asarray(action["pool"]).reshape(-1)
+            pool = [p for i, p in enumerate(self._parent_slots) if i < len(pool_mask) and pool_mask[i]]
+        return context, parent, mode, pool
+
+    def _parent_kernel(self, parent: dict[str, Any]) -> ParentKernel:
+        item = self.memory.get(parent["id"])
+        return ParentKernel(code=item.payload.get("code", ""), verifier=item.payload.get("verifier"),
+                            item_id=item.id, depth=int(item.payload.get("depth", 0)))
+
+    def step(self, action: dict[str, Any]) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        if self.task is None:
+            raise RuntimeError("call reset() before step()")
+        if self._t >= self.budget:
+            raise RuntimeError("the episode is over (budget spent); call reset()")
+        t0 = time.perf_counter()
+        context, parent, mode, pool = self._decode_action(action)
+        parent_k = self._parent_kernel(parent) if parent else None
+        stage = self._stage
+        t_gen = time.perf_counter()
+        usage: dict[str, Any] = {}
+        notes: dict[str, Any] = {}
+        if self.code_actions:
+            if "code" not in action:
+                raise ValueError("this env is in code-action mode (generator='code'): the action needs a 'code' string")
+            code = str(action["code"])
+        else:
+            assert self.generator is not None
+            request = GenerationRequest(
+                task=self.task, backend=self.backend, stage=stage, memories=context, parent=parent_k,
+                feedback=self._last_feedback, step=self._t, seed=int(self.np_random.integers(2**31 - 1)),
+                mode=mode, pool=[self._parent_kernel(p) for p in pool])
+            gen = self.generator.generate(request)
+            code, usage, notes = gen.source, gen.usage.to_dict(), dict(gen.notes)
+        t_ver = time.perf_counter()
+        result = verify(self.task, code, backend=self.backend, **self._verify_kwargs).to_dict()
+        t_post = time.perf_counter()
+
+        feasible = bool(result.get("feasible"))
+        latency = result.get("latency_s") if feasible else None
+        if stage == "drafting":
+            reward = 1.0 if feasible else -1.0
+        elif not feasible or not latency or latency <= 0:
+            reward = -1.0
+        else:
+            best = self._best_latency if self._best_latency else latency
+            reward = float(math.tanh(math.log(best) - math.log(latency)))
+        context_ids = [int(it.id) for it in context]
+        depth = (parent_k.depth + 1) if parent_k else 0
+        trace_id, exp_id = write_step(self.memory, self.task, self.backend, stage=stage, code=code, verifier=result,
+                                      reward=reward, context_ids=context_ids,
+                                      parent_id=parent_k.item_id if parent_k else None, depth=depth,
+                                      episode=self._episode_key, step=self._t,
+                                      extra={"mode": mode} if self.search_actions else None)
+        if context_ids:
+            self.memory.increment(context_ids, "use_count", 1)
+        first_feasible = False
+        if feasible and latency:
+            self._add_parent(trace_id, {"latency_s": latency, "speedup": result.get("speedup"), "depth": depth,
+                                        "code_hash": code_hash(code), "verifier": result})
+            if stage == "drafting":
+                self._stage, first_feasible = "refining", True
+        self._t += 1
+        self._last_feedback = result
+        terminated = self._t >= self.budget
+        self._recall()
+        t_end_write = time.perf_counter()
+        self._last_step = {
+            "step_stage": stage, "context_ids": context_ids, "parent_id": parent_k.item_id if parent_k else None,
+            "mode": mode, "feasible": feasible, "reward": reward, "verifier": result, "trace_id": trace_id,
+            "experience_id": exp_id, "code_hash": code_hash(code), "usage": usage, "generator_notes": notes,
+            "first_feasible": first_feasible, "code": code,
+            "timing": {"generate_s": t_ver - t_gen, "verify_s": t_post - t_ver,
+                       "overhead_s": (t_gen - t0) + (t_end_write - t_post)},
+        }
+        obs = self._observation()
+        info = self._info()
+        info["timing"]["overhead_s"] += time.perf_counter() - t_end_write
+        if self.render_mode == "human":
+            print(self._render_text())
+        return obs, reward, terminated, False, info
+
+    # ------------------------------------------------------------------ render / close
+    def _render_text(self) -> str:
+        if self.task is None:
+            return "KernelSynthesisEnv: not reset"
+        head = f"[{self.task.id}] step {self._t}/{self.budget} stage {self._stage}"
+        best = f"best speedup {self._best_speedup:.2f}x" if self._best_speedup else "no feasible kernel yet"
+        if self._last_step is None:
+            return f"{head} | {best} | {len(self._candidates)} candidates, {len(self._parents)} parents"
+        s = self._last_step
+        ver = s["verifier"]
+        outcome = (f"feasible, latency {ver['latency_s'] * 1e6:.1f} us, speedup {ver.get('speedup') or 0:.2f}x"
+                   if s["feasible"] else f"{ver.get('error_class')}: {str(ver.get('message', ''))[:120]}")
+        titles = [self.memory.get(i).title[:60] for i in s["context_ids"]]
+        return (f"{head} | took a {s['step_stage']} step (parent {s['parent_id']}) | {outcome} | "
+                f"reward {s['reward']:+.3f} | {best}\n  context: " + ("; ".join(titles) if titles else "(none)"))
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human' to gym.make")
+            return None
+        text = self._render_text()
+        if self.render_mode == "ansi":
+            return text
+        print(text)
+        return None
+
+    def close(self) -> None:
+        if getattr(self, "memory", None) is not None and self._owns_memory:
+            self.memory.close()
+        if getattr(self, "_tmpdir", None):
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+            self._tmpdir = None
+        super().close()

@@ -1,0 +1,292 @@
+"""Reading a task the way a prompt shows it: the PyTorch reference source and its traced ops.
+
+The synthetic coder may read only what an LLM would get. This module looks at the task's
+reference source (``task.source``, executed only to read its module-level constants, the
+``get_init_inputs()`` values and the input shapes), its traced aten op names
+(``task.torch_ops``, derived from that source), the category and the dtype. It never opens
+``kernel_gym/backends/answers``.
+
+The result is a :class:`Plan`: which kernel shape the coder will write (``map``: one output
+element per input element; ``rows``: one row of the last dim per iteration; ``midreduce``:
+reduce a middle dim; ``reduceall``: reduce everything to one scalar) and the compute recipe.
+Ops the coder has no recipe for give ``kind = "unsupported"`` (it still writes plausible
+code, which fails realistically).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from kernel_gym.tasks.spec import TaskSpec
+
+__all__ = ["Plan", "analyze", "MAP_RECIPES"]
+
+# --------------------------------------------------------------------------- map recipes
+# Each recipe: (vector lines, cpu expression, extra skills needed, number of temps).
+# Vector lines use x0, x1, x2 (inputs), y (output), t0, t1 (float temps), n (count) and
+# {a}, {b} (scalar constants, float literals). The cpu expression uses x0, x1, x2 and {a}, {b}.
+# "compose" marks activations built from primitives (the activation_compose skill);
+# "select" marks recipes that need Compare + Select.
+MAP_RECIPES: dict[str, tuple[list[str], str, tuple[str, ...], int]] = {
+    "add": (["Add(y, x0, x1, n);"], "x0 + x1", (), 0),
+    "sub": (["Sub(y, x0, x1, n);"], "x0 - x1", (), 0),
+    "mul": (["Mul(y, x0, x1, n);"], "x0 * x1", (), 0),
+    "div": (["Div(y, x0, x1, n);"], "x0 / x1", (), 0),
+    "muls": (["Muls(y, x0, {a}, n);"], "x0 * {a}", (), 0),
+    "adds": (["Adds(y, x0, {a}, n);"], "x0 + {a}", (), 0),
+    "abs": (["Abs(y, x0, n);"], "fabsf(x0)", (), 0),
+    "square": (["Mul(y, x0, x0, n);"], "x0 * x0", (), 0),
+    "sqrt": (["Sqrt(y, x0, n);"], "sqrtf(x0)", (), 0),
+    "exp": (["Exp(y, x0, n);"], "expf(x0)", (), 0),
+    "log": (["Ln(y, x0, n);"], "logf(x0)", (), 0),
+    "reciprocal": (["Reciprocal(y, x0, n);"], "1.0f / x0", (), 0),
+    "clamp": (["Maxs(y, x0, {a}, n);", "Mins(y, y, {b}, n);"], "fminf(fmaxf(x0, {a}), {b})", (), 0),
+    "pow": (["Ln(y, x0, n);", "Muls(y, y, {a}, n);", "Exp(y, y, n);"], "powf(x0, {a})", ("compose",), 0),
+    "neg": (["Muls(y, x0, -1.0f, n);"], "-x0", (), 0),
+    "maximum": (["Max(y, x0, x1, n);"], "fmaxf(x0, x1)", (), 0),
+    "where_gt0": (["Compares(mask, x0, 0.0f, CMPMODE::GT, nc);",
+                   "Select(y, mask, x0, x1, SELMODE::VSEL_TENSOR_TENSOR_MODE, nc);"],
+                  "x0 > 0.0f ? x0 : x1", ("select",), 0),
+    "lerp": (["Sub(y, x1, x0, n);", "Muls(y, y, {a}, n);", "Add(y, y, x0, n);"], "x0 + {a} * (x1 - x0)", (), 0),
+    "addcmul": (["Mul(y, x1, x2, n);", "Muls(y, y, {a}, n);", "Add(y, y, x0, n);"], "x0 + {a} * x1 * x2", (), 0),
+    "square_diff": (["Sub(y, x0, x1, n);", "Mul(y, y, y, n);"], "(x0 - x1) * (x0 - x1)", (), 0),
+    "relu": (["Relu(y, x0, n);"], "x0 > 0.0f ? x0 : 0.0f", (), 0),
+    "leaky_relu": (["LeakyRelu(y, x0, {a}, n);"], "x0 >= 0.0f ? x0 : {a} * x0", (), 0),
+    "sigmoid": (["Muls(t0, x0, -1.0f, n);", "Exp(t0, t0, n);", "Adds(t0, t0, 1.0f, n);", "Reciprocal(y, t0, n);"],
+                "1.0f / (1.0f + expf(-x0))", ("compose",), 1),
+    "tanh": (["Muls(t0, x0, -2.0f, n);", "Exp(t0, t0, n);", "Adds(t0, t0, 1.0f, n);", "Reciprocal(t0, t0, n);",
+              "Muls(t0, t0, 2.0f, n);", "Adds(y, t0, -1.0f, n);"], "tanhf(x0)", ("compose",), 1),
+    "gelu": (["Mul(t0, x0, x0, n);", "Muls(t0, t0, 0.044715f, n);", "Adds(t0, t0, 1.0f, n);", "Mul(t0, t0, x0, n);",
+              "Muls(t0, t0, -1.5957691f, n);", "Exp(t0, t0, n);", "Adds(t0, t0, 1.0f, n);", "Div(y, x0, t0, n);"],
+             "x0 / (1.0f + expf(-1.5957691f * (x0 + 0.044715f * x0 * x0 * x0)))", ("compose",), 1),
+    "silu": (["Muls(t0, x0, -1.0f, n);", "Exp(t0, t0, n);", "Adds(t0, t0, 1.0f, n);", "Div(y, x0, t0, n);"],
+             "x0 / (1.0f + expf(-x0))", ("compose",), 1),
+    "softplus": (["Abs(t0, x0, n);", "Muls(t0, t0, -1.0f, n);", "Exp(t0, t0, n);", "Adds(t0, t0, 1.0f, n);",
+                  "Ln(t0, t0, n);", "Maxs(y, x0, 0.0f, n);", "Add(y, y, t0, n);"],
+                 "fmaxf(x0, 0.0f) + log1pf(expf(-fabsf(x0)))", ("compose",), 1),
+    "elu": (["Mins(t0, x0, 0.0f, n);", "Exp(t0, t0, n);", "Adds(t0, t0, -1.0f, n);", "Muls(t0, t0, {a}, n);",
+             "Maxs(y, x0, 0.0f, n);", "Add(y, y, t0, n);"],
+            "x0 > 0.0f ? x0 : {a} * (expf(x0) - 1.0f)", ("compose",), 1),
+    "selu": (["Mins(t0, x0, 0.0f, n);", "Exp(t0, t0, n);", "Adds(t0, t0, -1.0f, n);",
+              "Muls(t0, t0, 1.6732632423543772f, n);", "Maxs(y, x0, 0.0f, n);", "Add(y, y, t0, n);",
+              "Muls(y, y, 1.0507009873554805f, n);"],
+             "1.0507009873554805f * (x0 > 0.0f ? x0 : 1.6732632423543772f * (expf(x0) - 1.0f))", ("compose",), 1),
+    "hardtanh": (["Maxs(y, x0, {a}, n);", "Mins(y, y, {b}, n);"], "fminf(fmaxf(x0, {a}), {b})", (), 0),
+    "hardsigmoid": (["Muls(y, x0, 0.16666667f, n);", "Adds(y, y, 0.5f, n);", "Maxs(y, y, 0.0f, n);",
+                     "Mins(y, y, 1.0f, n);"], "fminf(fmaxf(x0 / 6.0f + 0.5f, 0.0f), 1.0f)", ("compose",), 0),
+    "hardswish": (["Muls(t0, x0, 0.16666667f, n);", "Adds(t0, t0, 0.5f, n);", "Maxs(t0, t0, 0.0f, n);",
+                   "Mins(t0, t0, 1.0f, n);", "Mul(y, x0, t0, n);"],
+                  "x0 * fminf(fmaxf(x0 / 6.0f + 0.5f, 0.0f), 1.0f)", ("compose",), 1),
+    "softsign": (["Abs(t0, x0, n);", "Adds(t0, t0, 1.0f, n);", "Div(y, x0, t0, n);"], "x0 / (1.0f + fabsf(x0))",
+                 ("compose",), 1),
+    "mish": (["Mins(t0, x0, 20.0f, n);", "Exp(t0, t0, n);", "Adds(t0, t0, 1.0f, n);", "Mul(t0, t0, t0, n);",
+              "Adds(t1, t0, 1.0f, n);", "Adds(t0, t0, -1.0f, n);", "Div(t0, t0, t1, n);", "Mul(y, x0, t0, n);"],
+             "x0 * tanhf(log1pf(expf(x0)))", ("compose",), 2),
+    "log_sigmoid": (["Abs(t0, x0, n);", "Muls(t0, t0, -1.0f, n);", "Exp(t0, t0, n);", "Adds(t0, t0, 1.0f, n);",
+                     "Ln(t0, t0, n);", "Mins(y, x0, 0.0f, n);", "Sub(y, y, t0, n);"],
+                    "fminf(x0, 0.0f) - log1pf(expf(-fabsf(x0)))", ("compose",), 1),
+    # loss bodies (map part of a reduce-all): result in y, summed afterwards
+    "abs_diff": (["Sub(y, x0, x1, n);", "Abs(y, y, n);"], "fabsf(x0 - x1)", (), 0),
+    "huber": (["Sub(y, x0, x1, n);", "Abs(y, y, n);", "Mins(t0, y, {a}, n);", "Muls(t1, t0, 0.5f, n);",
+               "Sub(y, y, t1, n);", "Mul(y, y, t0, n);"],
+              "(fabsf(x0 - x1) - 0.5f * fminf(fabsf(x0 - x1), {a})) * fminf(fabsf(x0 - x1), {a})", ("compose",), 2),
+    "hinge": (["Mul(y, x0, x1, n);", "Muls(y, y, -1.0f, n);", "Adds(y, y, 1.0f, n);", "Maxs(y, y, 0.0f, n);"],
+              "fmaxf(1.0f - x0 * x1, 0.0f)", (), 0),
+    "identity": ([], "x0", (), 0),
+}
+
+# smooth_l1 (beta 1) is huber with delta 1 divided by delta: same as huber with a = 1.
+
+
+@dataclass
+class Plan:
+    """What the coder will write for a task."""
+
+    kind: str                      # map | rows | midreduce | reduceall | unsupported
+    recipe: str                    # key of MAP_RECIPES or a row/reduce recipe name
+    dtype: str                     # "float" or "half" (element type in GM)
+    n_inputs: int = 1
+    shapes: list[tuple[int, ...]] = field(default_factory=list)
+    out_shape: tuple[int, ...] = ()
+    total: int = 0                 # elements of the (first) input
+    rows: int = 1                  # rows: number of rows; midreduce: outer
+    cols: int = 1                  # rows: row length; midreduce: inner
+    red: int = 1                   # midreduce: length of the reduced dim
+    consts: dict[str, float] = field(default_factory=dict)   # a, b
+    scale: float = 1.0             # reduceall / rows: final scale (mean = 1/N)
+    weight_attr: str | None = None  # rows: name of a per-column weight parameter of the model
+    init_src: str = ""             # body of the reference __init__ to copy (parameters)
+    init_sig: str = ""             # parameter list of the reference __init__
+    note: str = ""
+
+    @property
+    def tail(self) -> bool:
+        """Does a row or the whole tensor leave a remainder that is not a multiple of 32 B?"""
+        esize = 2 if self.dtype == "half" else 4
+        return (self.cols * esize) % 32 != 0 or (self.total * esize) % 32 != 0
+
+
+def _fmt(v: float) -> str:
+    s = repr(float(v))
+    if "e" in s or "inf" in s or "nan" in s:
+        s = f"{float(v):.9e}"
+    return s + "f"
+
+
+def _ref_info(task: TaskSpec) -> tuple[list[Any], list[tuple[int, ...]]]:
+    """Init inputs and input shapes, read from the reference source (as a prompt shows it)."""
+    init: list[Any] = []
+    try:
+        mod = task.module()
+        init = list(mod.get_init_inputs())
+    except Exception:                      # noqa: BLE001 - a broken reference: no constants
+        init = []
+    return init, [tuple(int(d) for d in s) for s in task.input_shapes]
+
+
+def _init_parts(src: str) -> tuple[str, str]:
+    """(signature, body) of the reference ``Model.__init__`` (without super().__init__())."""
+    m = re.search(r"def __init__\(self(?P<sig>[^)]*)\)[^:]*:\n(?P<body>(?:[ \t]+.*\n|\n)+?)(?=[ \t]+def |\S)", src)
+    if not m:
+        return "", ""
+    sig = m.group("sig").strip().lstrip(",").strip()
+    lines = [ln for ln in m.group("body").splitlines()
+             if ln.strip() and "super().__init__" not in ln and not ln.strip().startswith(('"""', "'''"))]
+    return sig, "\n".join(lines)
+
+
+def _reduce_dim(src: str, init: list[Any], ndim: int) -> int | None:
+    m = re.search(r"dim\s*=\s*(-?\d+)", src.split("def get_inputs")[0])
+    if m:
+        d = int(m.group(1))
+    elif "dim=self.dim" in src.replace(" ", "") and init and isinstance(init[0], int):
+        d = int(init[0])
+    else:
+        return None
+    return d % ndim
+
+
+def analyze(task: TaskSpec) -> Plan:
+    """Turn a task into a :class:`Plan` from its reference source and traced ops."""
+    init, shapes = _ref_info(task)
+    ops = tuple(o.replace("aten.", "") for o in task.torch_ops)
+    src = task.source
+    dtype = "half" if task.dtype == "float16" else ("float" if task.dtype == "float32" else task.dtype)
+    shp = shapes[0] if shapes else ()
+    total = int(math.prod(shp)) if shp else 0
+    sig, body = _init_parts(src)
+    fwd = src.split("def forward", 1)[-1].split("\n\n")[0]
+    nums = [float(v) for v in init if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    base = dict(dtype=dtype, n_inputs=len(shapes), shapes=shapes, total=total, init_sig=sig, init_src=body)
+    rows = total // shp[-1] if shp else 1
+    cols = shp[-1] if shp else 1
+
+    def mp(recipe: str, **consts: float) -> Plan:
+        return Plan(kind="map", recipe=recipe, out_shape=shp, consts=consts, rows=rows, cols=cols, **base)
+
+    cat = task.category
+    if cat in ("elementwise", "activation"):
+        one = ops[0] if len(ops) == 1 else None
+        if ops == ("gt", "where"):
+            return mp("where_gt0")
+        if ops == ("sub", "mul"):
+            return mp("square_diff")
+        if ops == ("abs", "add", "div"):
+            return mp("softsign")
+        if one == "mul":
+            if len(shapes) == 2:
+                return mp("mul")
+            if nums:
+                return mp("muls", a=nums[0])
+            return mp("square")
+        if one == "add":
+            return mp("add") if len(shapes) == 2 else mp("adds", a=nums[0] if nums else 0.0)
+        if one in ("clamp", "hardtanh"):
+            if nums and len(nums) >= 2:
+                return mp("clamp", a=nums[0], b=nums[1])
+            m = re.search(r"relu6", fwd)
+            return mp("clamp", a=0.0, b=6.0) if m else mp("hardtanh", a=-1.0, b=1.0)
+        if one == "pow":
+            return mp("pow", a=nums[0] if nums else 2.0)
+        if one in ("lerp", "addcmul", "leaky_relu"):
+            return mp(one, a=nums[0] if nums else 0.01)
+        if one == "elu":
+            if "selu" in fwd:
+                return mp("selu")
+            return mp("elu", a=nums[0] if nums else 1.0)
+        if one == "log_sigmoid_forward":
+            return mp("log_sigmoid")
+        if one in MAP_RECIPES:
+            return mp(one)
+        return Plan(kind="unsupported", recipe="+".join(ops), note="no recipe for this op chain",
+                    out_shape=shp, **base)
+
+    if cat == "softmax":
+        d = _reduce_dim(src, init, len(shp))
+        if d == len(shp) - 1:
+            rec = "log_softmax" if "_log_softmax" in ops else "softmax"
+            return Plan(kind="rows", recipe=rec, out_shape=shp, rows=rows, cols=cols, **base)
+        return Plan(kind="unsupported", recipe="softmax_middle_dim", out_shape=shp, **base)
+
+    if cat == "reduction":
+        op = ops[0] if ops else ""
+        if op in ("argmax", "argmin"):
+            return Plan(kind="unsupported", recipe=op, out_shape=shp, **base)
+        if op == "mean" and "dim" not in fwd.split("return", 1)[-1]:
+            return Plan(kind="reduceall", recipe="identity", out_shape=(), scale=1.0 / total, **base)
+        d = _reduce_dim(fwd + src, init, len(shp))
+        if d is None:
+            return Plan(kind="unsupported", recipe=op, out_shape=shp, **base)
+        kind_op = {"sum": "sum", "mean": "mean", "max": "max", "min": "min", "prod": "prod"}.get(op)
+        if kind_op is None:
+            return Plan(kind="unsupported", recipe=op, out_shape=shp, **base)
+        keep = "keepdim=True" in fwd.replace(" ", "").replace("keepdim=True", "keepdim=True")
+        out = tuple(1 if i == d else s for i, s in enumerate(shp)) if keep else \
+            tuple(s for i, s in enumerate(shp) if i != d)
+        if d == len(shp) - 1:
+            return Plan(kind="rows", recipe="r" + kind_op, out_shape=out, rows=rows, cols=cols,
+                        scale=1.0 / cols if kind_op == "mean" else 1.0, **base)
+        outer = int(math.prod(shp[:d])) if d > 0 else 1
+        inner = int(math.prod(shp[d + 1:]))
+        return Plan(kind="midreduce", recipe=kind_op, out_shape=out, rows=outer, cols=inner, red=shp[d],
+                    scale=1.0 / shp[d] if kind_op == "mean" else 1.0, **base)
+
+    if cat == "normalization":
+        d = _reduce_dim(fwd + src, init, len(shp)) if shp else None
+        last = d is None or d == len(shp) - 1
+        if "mean" in ops and ("rsqrt" in ops or "sqrt" in ops) and last:
+            eps = nums[-1] if nums else 1e-6
+            weight = "weight" if "self.weight" in fwd else None
+            return Plan(kind="rows", recipe="rmsnorm", out_shape=shp, rows=rows, cols=cols,
+                        consts={"a": eps}, weight_attr=weight, **base)
+        if ops == ("abs", "sum", "div") and last:
+            return Plan(kind="rows", recipe="l1norm", out_shape=shp, rows=rows, cols=cols, **base)
+        if ops == ("linalg_vector_norm", "div") and "dim=1" in fwd and len(shp) == 2:
+            return Plan(kind="rows", recipe="l2norm", out_shape=shp, rows=rows, cols=cols, **base)
+        return Plan(kind="unsupported", recipe="+".join(ops), out_shape=shp, **base)
+
+    if cat == "loss":
+        if ops == ("sub", "pow", "mean"):
+            rec, c = "square_diff", {}
+        elif ops == ("sub", "abs", "mean"):
+            rec, c = "abs_diff", {}
+        elif ops == ("smooth_l1_loss",):
+            rec, c = "huber", {"a": 1.0}
+        elif ops == ("huber_loss",):
+            rec, c = "huber", {"a": nums[0] if nums else 1.0}
+        elif ops == ("mul", "rsub", "clamp", "mean"):
+            rec, c = "hinge", {}
+        else:
+            return Plan(kind="unsupported", recipe="+".join(ops), out_shape=(), **base)
+        return Plan(kind="reduceall", recipe=rec, out_shape=(), consts=c, scale=1.0 / total, **base)
+
+    return Plan(kind="unsupported", recipe="+".join(ops) or cat, out_shape=shp,
+                note=f"no template for category {cat}", **base)
+
+
+def consts_fmt(plan: Plan) -> dict[str, str]:
+    """Scalar constants as C float literals for the templates."""
+    return {k: _fmt(v) for k, v in plan.consts.items()} | {k: "0.0f" for k in ("a", "b") if k not in plan.consts}

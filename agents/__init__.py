@@ -27,6 +27,9 @@ AGENTS: dict[str, str] = {
     "no_memory": ".baselines:NoMemoryAgent",
     "refinement": ".baselines:RefinementAgent",
     "memrl": ".memrl:MemRLAgent",
+    "adaexplore": ".adaexplore:AdaExploreAgent",
+    "evolutionary": ".evolutionary:EvolutionaryAgent",
+    "ppo": ".ppo:PPOAgent",
 }
 
 

@@ -81,7 +81,10 @@ class KernelSynthesisEnv(gym.Env):
 
     ## Starting State
     ``reset`` takes the next task of the task stream (``reset(seed=s)`` restarts the stream, and
-    reshuffles it for ``task_stream="mixed"``). The stage is drafting unless the memory already
+    reshuffles it for ``task_stream="mixed"``). Options: ``task_id`` (work on this task),
+    ``stream_position`` (skip to this position of the stream first), ``episode_key`` (the id
+    written into the episode's traces) and ``start_step`` (resume an interrupted episode after
+    this many steps; its last feedback is read back from the memory). The stage is drafting unless the memory already
     holds a feasible kernel of the task on this backend (from an earlier episode or run); those
     kernels are the initial parents.
 
@@ -95,7 +98,8 @@ class KernelSynthesisEnv(gym.Env):
     MemoryStore; None = a temporary store), ``seed_knowledge`` (load M0), ``generator``
     ("synthetic", "litellm:<model>", "code", or a Generator), ``generator_options``,
     ``verify_settings`` (VerifySettings overrides), ``search_actions``, ``shard`` ((i, n): this copy
-    streams tasks i, i + n, ... of the list, for vectorised copies), ``render_mode``
+    streams tasks i, i + n, ... of the list, for vectorised copies), ``task_slots`` (candidate
+    slots reserved for the task's own items, default K // 4), ``render_mode``
     ("ansi" or "human"). See docs/environment.md.
 
     ## Version History
@@ -111,7 +115,8 @@ class KernelSynthesisEnv(gym.Env):
                  generator: str | Generator | dict[str, Any] | None = "synthetic",
                  generator_options: dict[str, Any] | None = None,
                  verify_settings: dict[str, Any] | None = None, search_actions: bool = False,
-                 shard: tuple[int, int] | None = None, render_mode: str | None = None) -> None:
+                 shard: tuple[int, int] | None = None, task_slots: int | None = None,
+                 render_mode: str | None = None) -> None:
         for name, value in (("budget", budget), ("n_select", n_select), ("recall_multiplier", recall_multiplier),
                             ("max_parents", max_parents)):
             if not isinstance(value, (int, np.integer)) or value < 1:
@@ -124,6 +129,9 @@ class KernelSynthesisEnv(gym.Env):
         self.n_select = int(n_select)
         self.recall_multiplier = int(recall_multiplier)
         self.k = self.n_select * self.recall_multiplier
+        self.task_slots = self.k // 4 if task_slots is None else int(task_slots)
+        if not 0 <= self.task_slots <= self.k:
+            raise ValueError(f"task_slots must be in [0, K={self.k}], got {task_slots}")
         self.p = int(max_parents)
         self.render_mode = render_mode
         self.search_actions = bool(search_actions)
@@ -200,6 +208,12 @@ class KernelSynthesisEnv(gym.Env):
         if seed is not None:
             self.stream.restart(seed)
         options = options or {}
+        unknown = set(options) - {"task_id", "stream_position", "episode_key", "start_step"}
+        if unknown:
+            raise ValueError(f"unknown reset options {sorted(unknown)}; known: task_id, stream_position, "
+                             "episode_key, start_step")
+        if "stream_position" in options:
+            self.stream.seek(int(options["stream_position"]))
         if "task_id" in options:
             task = next((t for t in self.stream.tasks if t.id == options["task_id"]), None)
             if task is None:
@@ -208,10 +222,17 @@ class KernelSynthesisEnv(gym.Env):
         else:
             self.task = self.stream.next()
         self._episode += 1
-        self._episode_key = f"{os.getpid()}-{id(self)}-{self._episode}"
-        self._t = 0
+        self._episode_key = str(options.get("episode_key") or f"{os.getpid()}-{id(self)}-{self._episode}")
+        self._t = int(options.get("start_step", 0))
+        if not 0 <= self._t < self.budget:
+            raise ValueError(f"options['start_step'] must be in [0, budget={self.budget}), got {self._t}")
         self._last_feedback = None
         self._last_step = None
+        if self._t:  # resuming an interrupted episode: the feedback of its last logged step
+            done = [it for it in self.memory.iterate("trace", task_id=self.task.id, backend=self.backend)
+                    if it.payload.get("episode") == self._episode_key]
+            if done:
+                self._last_feedback = max(done, key=lambda it: it.payload.get("step") or 0).payload.get("verifier")
         self._load_parents()
         self._stage = "refining" if self._parents else "drafting"
         self._recall()
@@ -250,8 +271,22 @@ class KernelSynthesisEnv(gym.Env):
         return self._task_vec_cache[key]
 
     def _recall(self) -> None:
+        """K candidates by similarity, of which up to ``task_slots`` are reserved for the task's own
+        items (its traces and experiences), so per-task repair stays possible in a large memory."""
+        assert self.task is not None
         vec, _ = self._task_vectors()
-        self._candidates = self.memory.recall(vec, k=self.k, kinds=list(RECALL_KINDS), backend=[self.backend, None])
+        pool = self.memory.recall(vec, k=self.k, kinds=list(RECALL_KINDS), backend=[self.backend, None])
+        if self.task_slots:
+            own = self.memory.recall(vec, k=self.task_slots, kinds=list(RECALL_KINDS), task_id=self.task.id,
+                                     backend=self.backend)
+            have = {it.id for it, _ in pool}
+            missing = [c for c in own if c[0].id not in have]
+            if missing:
+                keep = [c for c in pool if c[0].task_id == self.task.id]
+                others = [c for c in pool if c[0].task_id != self.task.id]
+                others = others[: max(0, self.k - len(keep) - len(missing))]
+                pool = sorted(keep + others + missing, key=lambda c: (-c[1], c[0].id))[: self.k]
+        self._candidates = pool
 
     def _shown_parents(self) -> list[dict[str, Any]]:
         """The P best parents (lowest latency first), with fresh Q2 values from the store."""

@@ -9,11 +9,22 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-__all__ = ["FlatKernelEnv", "NUMERIC_KEYS"]
+__all__ = ["FlatKernelEnv", "NUMERIC_KEYS", "flatten_observation"]
 
 #: Observation keys the flat view concatenates, in this order (stage as a one-hot of 2).
 NUMERIC_KEYS: tuple[str, ...] = ("task_embedding", "stage", "budget_left", "best_speedup", "candidates",
                                  "candidate_mask", "parents", "parent_mask")
+
+
+def flatten_observation(obs: dict[str, Any]) -> np.ndarray:
+    """The flat float32 vector of an observation: :data:`NUMERIC_KEYS` concatenated, stage one-hot."""
+    parts = []
+    for key in NUMERIC_KEYS:
+        v = obs[key]
+        if key == "stage":
+            v = np.eye(2, dtype=np.float32)[int(v)]
+        parts.append(np.asarray(v, dtype=np.float32).reshape(-1))
+    return np.concatenate(parts)
 
 
 class FlatKernelEnv(gym.Wrapper):
@@ -49,13 +60,7 @@ class FlatKernelEnv(gym.Wrapper):
         self.action_space = spaces.MultiDiscrete([2] * self._k + [self._p1])
 
     def flatten(self, obs: dict[str, Any]) -> np.ndarray:
-        parts = []
-        for key in NUMERIC_KEYS:
-            v = obs[key]
-            if key == "stage":
-                v = np.eye(2, dtype=np.float32)[int(v)]
-            parts.append(np.asarray(v, dtype=np.float32).reshape(-1))
-        return np.concatenate(parts)
+        return flatten_observation(obs)
 
     def unflatten_action(self, action: np.ndarray) -> dict[str, Any]:
         a = np.asarray(action).reshape(-1)

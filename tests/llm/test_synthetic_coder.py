@@ -106,6 +106,10 @@ def test_never_reads_stored_answers(monkeypatch):
     ("queue_protocol", "level1/021_relu", {"queue_full", "queue_empty", "tensor_leak", "queue_misuse"}),
     ("kernel_structure", "level1/001_add", {"compile_error"}),
     ("reduction_workspace", "level1/047_sum_last_dim_tail", {"numerical_mismatch"}),
+    ("tail_handling", "level1/094_cumsum_tail", {"numerical_mismatch", "misaligned_copy", "gm_out_of_bounds"}),
+    ("ub_budget", "level1/087_max_pool_2d", {"ub_overflow"}),
+    ("reduction_workspace", "level1/059_group_norm", {"numerical_mismatch"}),
+    ("datacopy_align", "level1/076_matmul_irregular_tail", {"misaligned_copy"}),
 ])
 def test_removing_a_skill_brings_back_its_fault(skill, task_id, fault_classes):
     coder = SyntheticCoder(seed=0, prior_scale=0.0)
@@ -117,6 +121,33 @@ def test_removing_a_skill_brings_back_its_fault(skill, task_id, fault_classes):
     assert skill in bad.notes["missing"]
     r_bad = verify(get_task(task_id), bad.source, backend="ascend_sim", **FAST)
     assert not r_bad.feasible and r_bad.error_class in fault_classes, (r_bad.error_class, r_bad.message)
+
+
+@pytest.mark.parametrize("task_id, kind", [
+    ("level1/093_cumsum", "scan"), ("level1/098_masked_cumsum", "scan"), ("level1/099_cumsum_fp16", "scan"),
+    ("level1/088_max_pool_2d_padded", "pool"), ("level1/086_avg_pool_1d_tail", "pool"),
+    ("level1/051_layer_norm", "norm"), ("level1/057_batch_norm_1d_eval", "norm"),
+    ("level1/078_matmul_transposed_a", "matmul"), ("level1/079_matmul_transposed_b", "matmul"),
+])
+@pytest.mark.parametrize("backend", ["ascend_sim", "cpu"])
+def test_new_categories_feasible_with_seed_items(task_id, kind, backend):
+    coder = SyntheticCoder(seed=0, prior_scale=0.0)
+    g = coder.generate(req(task_id, seed_items(), backend=backend))
+    assert g.notes["plan"] == kind and not g.notes["unsupported"] and g.notes["faults"] == []
+    r = verify(get_task(task_id), g.source, backend=backend, **FAST)
+    assert r.feasible, (r.error_class, r.message)
+
+
+def test_compiled_failed_trace_teaches_compile_skills():
+    code = '__aicore__ void k(GM_ADDR x) { Add(z, x, y, n); }'
+    tr = MemoryItem(kind="trace", title="trace", text="failed", id=5,
+                    payload={"code": code, "error_class": "numerical_mismatch",
+                             "verifier": {"feasible": False, "compiled": True, "error_class": "numerical_mismatch"}})
+    found = detect_skills([tr])
+    assert "kernel_structure" in found and "vector_api" in found and "tail_handling" not in found
+    tr.payload["verifier"]["compiled"] = False
+    tr.payload["error_class"] = "compile_error"
+    assert "kernel_structure" not in detect_skills([tr])
 
 
 def test_feedback_can_fix_a_fault():
@@ -160,4 +191,5 @@ def test_compile_rate_rises_with_context():
             g = coder.generate(GenerationRequest(task=t, backend="ascend_sim", memories=mems))
             ok += verify(t, g.source, backend="ascend_sim", **FAST).compiled
         rates.append(ok / len(tasks))
-    assert rates[0] <= 0.4 and rates[1] >= rates[0] + 0.2, rates
+    # 15-task sample: 7/15 compile empty (the full level1 rate is 27%, see docs/synthetic_coder.md)
+    assert rates[0] <= 0.5 and rates[1] >= rates[0] + 0.2, rates

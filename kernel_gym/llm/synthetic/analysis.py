@@ -105,7 +105,7 @@ MAP_RECIPES: dict[str, tuple[list[str], str, tuple[str, ...], int]] = {
 class Plan:
     """What the coder will write for a task."""
 
-    kind: str                      # map | rows | midreduce | reduceall | unsupported
+    kind: str                      # map | rows | midreduce | reduceall | scan | pool | norm | matmul | unsupported
     recipe: str                    # key of MAP_RECIPES or a row/reduce recipe name
     dtype: str                     # "float" or "half" (element type in GM)
     n_inputs: int = 1
@@ -121,6 +121,7 @@ class Plan:
     init_src: str = ""             # body of the reference __init__ to copy (parameters)
     init_sig: str = ""             # parameter list of the reference __init__
     note: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)   # scan / pool / norm / matmul parameters
 
     @property
     def tail(self) -> bool:
@@ -266,6 +267,10 @@ def analyze(task: TaskSpec) -> Plan:
             return Plan(kind="rows", recipe="l1norm", out_shape=shp, rows=rows, cols=cols, **base)
         if ops == ("linalg_vector_norm", "div") and "dim=1" in fwd and len(shp) == 2:
             return Plan(kind="rows", recipe="l2norm", out_shape=shp, rows=rows, cols=cols, **base)
+        from kernel_gym.llm.synthetic.analysis_extra import analyze_norm
+        p = analyze_norm(src, fwd, ops, shp, nums, init, base)
+        if p is not None:
+            return p
         return Plan(kind="unsupported", recipe="+".join(ops), out_shape=shp, **base)
 
     if cat == "loss":
@@ -282,6 +287,13 @@ def analyze(task: TaskSpec) -> Plan:
         else:
             return Plan(kind="unsupported", recipe="+".join(ops), out_shape=(), **base)
         return Plan(kind="reduceall", recipe=rec, out_shape=(), consts=c, scale=1.0 / total, **base)
+
+    if cat in ("scan", "pooling", "matmul"):
+        from kernel_gym.llm.synthetic import analysis_extra as ax
+        fn = {"scan": ax.analyze_scan, "pooling": ax.analyze_pool, "matmul": ax.analyze_matmul}[cat]
+        p = fn(src, fwd, ops, shapes, nums, init, base)
+        if p is not None:
+            return p
 
     return Plan(kind="unsupported", recipe="+".join(ops) or cat, out_shape=shp,
                 note=f"no template for category {cat}", **base)

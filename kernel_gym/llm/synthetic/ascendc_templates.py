@@ -578,4 +578,7 @@ def render_ascendc(plan: Plan, knobs: Knobs) -> str:
         return render_rows(plan, knobs)
     if plan.kind == "midreduce":
         return render_midreduce(plan, knobs)
+    from kernel_gym.llm.synthetic import ascendc_templates_extra as ax
+    if plan.kind in ("scan", "pool", "norm", "matmul"):
+        return {"scan": ax.render_scan, "pool": ax.render_pool, "norm": ax.render_norm, "matmul": ax.render_matmul}[plan.kind](plan, knobs)
     raise ValueError(f"unknown plan kind {plan.kind}")

@@ -123,6 +123,9 @@ def render_cpu(plan: Plan, knobs: Knobs) -> str:
                f"            y[o * inner + i] = (T)(a{scale});\n        }}\n}}")
         out = f"torch.empty({tuple(plan.out_shape)!r}, dtype=x0.dtype)"
         return _wrap(plan, cpp, f"self.lib.mid_kernel(x0, y, {plan.rows}, {plan.red}, {plan.cols})", out)
+    if plan.kind in ("scan", "pool", "norm", "matmul"):
+        from kernel_gym.llm.synthetic.cpu_templates_extra import render_cpu_extra
+        return render_cpu_extra(plan, knobs)
     # unsupported: reaches for a library the sandbox does not have
     cpp = inc + "#include <mkl.h>\n" + f"{ext}void op_kernel(const float* x, float* y, int64_t n) {{ cblas_scopy(n, x, 1, y, 1); }}"
     return _wrap(plan, cpp, "self.lib.op_kernel(x0, y, x0.numel())",

@@ -74,7 +74,7 @@ def relevant_skills(plan: Plan) -> set[str]:
             s.add("activation_compose")
         if "select" in needs:
             s.add("compare_select")
-    if plan.kind in ("rows", "midreduce", "reduceall"):
+    if plan.kind in ("rows", "midreduce", "reduceall", "scan", "norm", "matmul") or plan.recipe == "maxpool":
         s.add("reduction_workspace")
     if plan.dtype == "half":
         s.add("dtype_rules")
@@ -94,6 +94,13 @@ def _ub_bytes(plan: Plan, tile: int, bufn: int) -> int:
     if plan.kind == "midreduce":
         t = min(plan.cols, tile)
         return (bufn + 2) * t * 4
+    if plan.kind == "scan":
+        return 2 * bufn * tile * esize + (bufn * tile if plan.recipe == "masked" else 0) + \
+            (2 * tile * 4 if plan.dtype == "half" else 0) + 1024
+    if plan.kind == "norm":
+        return 2 * bufn * tile * esize + 3 * tile * 4 + 2048
+    if plan.kind == "matmul" and plan.recipe == "diag":
+        return 2 * bufn * tile * 4 + 1024
     return 0
 
 

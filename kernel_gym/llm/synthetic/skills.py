@@ -125,6 +125,10 @@ def skills_from_error(error_class: str | None, message: str = "", task_hint: str
     return out
 
 
+#: skills whose absence shows up at compile time: a trace that compiled demonstrates them
+COMPILE_SKILLS: frozenset[str] = frozenset({"kernel_structure", "vector_api", "activation_compose", "compare_select"})
+
+
 def skills_in_code(code: str) -> set[str]:
     """Skills that a piece of working code shows (a feasible trace or parent)."""
     return {s for s, (rule, _) in SKILL_RULES.items() if rule(code)}
@@ -155,10 +159,14 @@ def detect_skills(memories: Iterable[MemoryItem]) -> Found:
             if payload.get("feasible") or ver.get("feasible"):
                 for s in skills_in_code(code):
                     add(s, item)
-            else:   # a failed trace: its error class is the lesson, its code is not trusted
+            else:   # a failed trace: its error class is the lesson, its code is not trusted ...
                 for s in skills_from_error(payload.get("error_class"), str(ver.get("message", "")),
                                            f"{item.task_id} {item.text[:200]}"):
                     add(s, item)
+                # ... except that code which compiled shows a valid kernel skeleton and API calls
+                if ver.get("compiled") and payload.get("error_class") not in (None, "compile_error"):
+                    for s in skills_in_code(code) & COMPILE_SKILLS:
+                        add(s, item)
             continue
         if item.kind == "experience_failure":
             for s in skills_from_error(payload.get("error_class"), item.text, f"{item.task_id} {item.text}"):

@@ -1,6 +1,6 @@
 """Offline demo: the task suite and the hardened verifier on the project's reference answers.
 
-    python -m experiments.demo [--backend cpu|ascend_sim|all] [--timing-trials N]
+    python -m experiments.verifier_demo [--backend cpu|ascend_sim|all] [--timing-trials N]
 
 Prints the suite's size, then one table per backend: every reference answer verified
 (compile, 5 correctness trials, timing) with latency, reference latency and speedup, and a

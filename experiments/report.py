@@ -1,0 +1,416 @@
+"""Report of one run, a Hydra multirun sweep or a comparison run (docs/run_format.md).
+
+    python -m experiments.report <dir> [--out DIR] [--group-by KEY ...]
+
+Finds every run under ``<dir>`` (directories holding ``steps.jsonl``), groups them by agent and
+by the config keys that vary across them (``env.recall_multiplier``, ``tasks.name``,
+``experiment``, plus ``--group-by`` keys), and writes to ``--out`` (default ``<dir>``):
+
+* ``report.md``: final metrics per group, mean ± sample std (ddof=1) over seeds, and accuracy
+  at rounds 1, 2, 5, 10 and T;
+* ``report.csv``: the same numbers, mean and std in separate columns;
+* ``accuracy_vs_iteration.png``: accuracy per round, one line per group with a ±std band;
+* ``speedup_distribution.png``: best speedup per task per group (box + points, log scale);
+* ``q_values.png``: Q1 / Q2 of the memory items each group ever used (``use_count > 0``),
+  read from every run's ``memory.db``.
+
+The final-metrics table is printed to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+from urllib.parse import quote
+
+import numpy as np
+
+from .metrics import (DEFAULT_GROUP_KEYS, METRICS, NoRunsError, Run, RunFormatError, aggregate,
+                      group_runs, load_runs, varying_keys)
+
+__all__ = ["REPORT_ROUNDS", "build_report", "markdown_tables", "write_csv", "plot_accuracy",
+           "plot_speedups", "plot_q_values", "read_q_values", "main"]
+
+#: Rounds shown in the per-round accuracy table (those <= T, plus T).
+REPORT_ROUNDS: tuple[int, ...] = (1, 2, 5, 10)
+METRIC_HEADERS = {
+    "compile_rate": "compile rate",
+    "accuracy": "accuracy",
+    "fast_1": "fast_1",
+    "median_speedup": "median speedup (x)",
+    "geomean_speedup": "geomean speedup (x)",
+}
+FIGSIZE = (7.0, 4.5)
+DPI = 120
+
+
+# ====================================================================== tables
+
+
+def _fmt(mean: float | None, std: float | None, digits: int) -> str:
+    if mean is None:
+        return "–"
+    s = f"{mean:.{digits}f}"
+    return s if std is None else f"{s} ± {std:.{digits}f}"
+
+
+def _digits(metric: str) -> int:
+    return 2 if metric.endswith("speedup") else 3
+
+
+def _cell(row: dict[str, Any], m: str) -> str:
+    """``mean ± std``; a speedup defined in fewer runs than the group has (runs without a feasible
+    kernel) gets ``[n/N runs]``."""
+    cell = _fmt(row[f"{m}_mean"], row[f"{m}_std"], _digits(m))
+    n = row[f"{m}_n"]
+    if m.endswith("speedup") and 0 < n < row["n_seeds"]:
+        cell += f" [{n}/{row['n_seeds']} runs]"
+    return cell
+
+
+def report_rounds(budget: int) -> list[int]:
+    return sorted({r for r in REPORT_ROUNDS if r <= budget} | ({budget} if budget > 0 else set()))
+
+
+def _tasks_cell(n_tasks: Sequence[int]) -> str:
+    lo, hi = min(n_tasks, default=0), max(n_tasks, default=0)
+    return str(lo) if lo == hi else f"{lo}–{hi}"
+
+
+def _md_table(header: list[str], body: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |",
+             "|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in body]
+    return "\n".join(lines)
+
+
+def markdown_tables(rows: Sequence[dict[str, Any]]) -> tuple[str, str]:
+    """(final-metrics table, per-round accuracy table) in markdown."""
+    keys: list[str] = list(rows[0]["group_keys"]) if rows else []
+    header = ["agent", *keys, "seeds", "tasks", *(METRIC_HEADERS[m] for m in METRICS)]
+    body = [[str(r["agent"]), *(str(r.get(k)) for k in keys), str(r["n_seeds"]), _tasks_cell(r["n_tasks"]),
+             *(_cell(r, m) for m in METRICS)] for r in rows]
+    final = _md_table(header, body)
+    budget = max((r["budget"] for r in rows), default=0)
+    rounds = report_rounds(budget)
+    rheader = ["agent", *keys, *(f"r={x}" + (" (T)" if x == budget else "") for x in rounds)]
+    rbody = []
+    for r in rows:
+        cells = []
+        for x in rounds:
+            rd = r["rounds"][x - 1] if x <= len(r["rounds"]) else None
+            cells.append(_fmt(rd["accuracy_mean"], rd["accuracy_std"], 3) if rd else "–")
+        rbody.append([str(r["agent"]), *(str(r.get(k)) for k in keys), *cells])
+    return final, _md_table(rheader, rbody)
+
+
+def write_csv(rows: Sequence[dict[str, Any]], path: Path) -> None:
+    keys: list[str] = list(rows[0]["group_keys"]) if rows else []
+    budget = max((r["budget"] for r in rows), default=0)
+    rounds = report_rounds(budget)
+    header = ["agent", *keys, "n_seeds", "seeds", "n_tasks_min", "n_tasks_max"]
+    for m in METRICS:
+        header += [f"{m}_mean", f"{m}_std"]
+    for x in rounds:
+        header += [f"accuracy_r{x}_mean", f"accuracy_r{x}_std"]
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(header)
+        for r in rows:
+            line: list[Any] = [r["agent"], *(r.get(k) for k in keys), r["n_seeds"],
+                               " ".join(str(s) for s in r["seeds"]), min(r["n_tasks"], default=0),
+                               max(r["n_tasks"], default=0)]
+            for m in METRICS:
+                line += [_csv_num(r[f"{m}_mean"]), _csv_num(r[f"{m}_std"])]
+            for x in rounds:
+                rd = r["rounds"][x - 1] if x <= len(r["rounds"]) else {}
+                line += [_csv_num(rd.get("accuracy_mean")), _csv_num(rd.get("accuracy_std"))]
+            w.writerow(line)
+
+
+def _csv_num(v: float | None) -> str:
+    return "" if v is None else repr(float(v))
+
+
+# ====================================================================== plots
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({"font.size": 10, "axes.titlesize": 11, "axes.labelsize": 10,
+                         "legend.fontsize": 9, "xtick.labelsize": 9, "ytick.labelsize": 9})
+    return plt
+
+
+def _colors(n: int) -> list[Any]:
+    plt = _pyplot()
+    cmap = plt.get_cmap("tab10" if n <= 10 else "tab20")
+    return [cmap(i % cmap.N) for i in range(n)]
+
+
+def _short_label(row: dict[str, Any], sep: str = ", ") -> str:
+    """``qmemory, recall_multiplier=2`` (legend) or with ``sep="\n"`` (tick labels)."""
+    extra = [f"{k.rsplit('.', 1)[-1]}={row.get(k)}" for k in row.get("group_keys", [])]
+    return sep.join([str(row["agent"]), *extra])
+
+
+def _legend_below(fig: Any, ax: Any, n: int) -> None:
+    """Legend inside the axes for a few short entries, else below the axes (constrained layout)."""
+    handles, labels = ax.get_legend_handles_labels()
+    if not handles:
+        return
+    if n <= 3 and max(len(lbl) for lbl in labels) <= 30:
+        ax.legend(loc="best")
+    else:
+        fig.legend(handles, labels, loc="outside lower center", ncol=2 if n > 1 else 1, frameon=False)
+
+
+def plot_accuracy(rows: Sequence[dict[str, Any]], path: Path) -> None:
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=FIGSIZE, layout="constrained")
+    for row, color in zip(rows, _colors(len(rows))):
+        rds = [rd for rd in row["rounds"] if rd["accuracy_mean"] is not None]
+        if not rds:
+            continue
+        x = np.array([rd["round"] for rd in rds])
+        y = np.array([rd["accuracy_mean"] for rd in rds])
+        sd = np.array([rd["accuracy_std"] if rd["accuracy_std"] is not None else 0.0 for rd in rds])
+        ax.plot(x, y, marker="o", markersize=3, color=color, label=f"{_short_label(row)} (n={row['n_seeds']})")
+        if row["n_seeds"] > 1:
+            ax.fill_between(x, np.clip(y - sd, 0, 1), np.clip(y + sd, 0, 1), color=color, alpha=0.15, lw=0)
+    budget = max((r["budget"] for r in rows), default=1)
+    ax.set_xlim(0.8, max(budget, 1) + 0.2)
+    if budget <= 20:
+        ax.set_xticks(range(1, budget + 1))
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("iteration (steps per task)")
+    ax.set_ylabel("accuracy\n(share of tasks with a feasible kernel)")
+    ax.set_title("Accuracy vs iteration (mean ± std over seeds)")
+    ax.grid(True, alpha=0.3)
+    _legend_below(fig, ax, len(rows))
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+
+
+def plot_speedups(rows: Sequence[dict[str, Any]], path: Path) -> None:
+    """Box (no fliers) + jittered points of every task's best speedup, per group, log scale.
+    Vertical boxes for up to 4 short-named groups, horizontal ones otherwise."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=FIGSIZE, layout="constrained")
+    colors = _colors(len(rows))
+    data = [r["best_speedups"] for r in rows]
+    total = [sum(r["n_tasks"]) for r in rows]
+    labels = [_short_label(r, "\n") + f"\n{len(d)}/{t} feasible" for r, d, t in zip(rows, data, total)]
+    vertical = len(rows) <= 4 and all(len(_short_label(r)) <= 14 for r in rows)
+    positions = list(range(1, len(rows) + 1))
+    if not vertical:  # first group on top
+        positions = positions[::-1]
+    nonempty = [(i, p, d) for i, (p, d) in enumerate(zip(positions, data)) if d]
+    if nonempty:
+        box_kw = dict(positions=[p for _, p, _ in nonempty], widths=0.5, showfliers=False, patch_artist=True,
+                      medianprops={"color": "black"})
+        try:  # matplotlib >= 3.10
+            bp = ax.boxplot([d for _, _, d in nonempty], orientation="vertical" if vertical else "horizontal",
+                            **box_kw)
+        except TypeError:  # older matplotlib
+            bp = ax.boxplot([d for _, _, d in nonempty], vert=vertical, **box_kw)
+        for patch, (i, _, _) in zip(bp["boxes"], nonempty):
+            patch.set_facecolor(colors[i])
+            patch.set_alpha(0.35)
+        rng = np.random.default_rng(0)
+        for i, p, d in nonempty:
+            jitter = p + rng.uniform(-0.15, 0.15, len(d))
+            xy = (jitter, d) if vertical else (d, jitter)
+            ax.scatter(*xy, s=12, color=colors[i], edgecolors="black", linewidths=0.3, zorder=3)
+    allv = [v for d in data for v in d]
+    wide = bool(allv) and max(allv) / min(allv) > 100  # > 2 decades: label powers of ten only
+    (ax.axhline if vertical else ax.axvline)(1.0, color="gray", linestyle="--", linewidth=1, label="1x (reference)")
+    axis = ax.yaxis if vertical else ax.xaxis
+    (ax.set_yscale if vertical else ax.set_xscale)("log")
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0,) if wide else (1.0, 2.0, 3.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}x"))
+    axis.set_minor_formatter(NullFormatter())
+    value_label = "best speedup per task (x, log scale)"
+    group_label = "agent (tasks pooled over seeds)"
+    if vertical:
+        ax.set_xticks(positions, labels)
+        ax.set_xlim(0.4, len(rows) + 0.6)
+        ax.set_ylabel(value_label)
+        ax.set_xlabel(group_label)
+    else:
+        ax.set_yticks(positions, labels)
+        ax.set_ylim(0.4, len(rows) + 0.6)
+        ax.set_xlabel(value_label)
+    ax.set_title("Best speedup per task")
+    ax.grid(True, axis="y" if vertical else "x", which="major", alpha=0.3)
+    ax.legend(loc="best")
+    if not nonempty:
+        ax.text(0.5, 0.5, "no feasible kernel in any run", transform=ax.transAxes, ha="center", va="center")
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+
+
+def read_q_values(db: Path) -> dict[str, np.ndarray]:
+    """``{"q1": ..., "q2": ...}`` of the items of a memory.db with ``use_count > 0`` (read-only
+    SQLite; MemoryStore itself opens for writing)."""
+    rows: list[tuple[float, float]] = []
+    last_error: Exception | None = None
+    for opts in ("mode=ro", "mode=ro&immutable=1"):  # immutable: no -shm needed (read-only dir)
+        try:
+            conn = sqlite3.connect(f"file:{quote(str(Path(db).resolve()))}?{opts}", uri=True, timeout=10)
+            try:
+                rows = conn.execute("SELECT q1, q2 FROM kg_items WHERE use_count > 0").fetchall()
+            finally:
+                conn.close()
+            last_error = None
+            break
+        except sqlite3.Error as e:
+            last_error = e
+    if last_error is not None:
+        raise RunFormatError(f"{db}: cannot read memory items ({last_error})")
+    arr = np.array(rows, dtype=float).reshape(-1, 2)
+    return {"q1": arr[:, 0], "q2": arr[:, 1]}
+
+
+def plot_q_values(runs: Sequence[Run], rows: Sequence[dict[str, Any]], path: Path) -> list[str]:
+    """Histograms of Q1 / Q2 of the used memory items, per group (overlaid step histograms,
+    pooled over the group's runs). Returns notes (runs without memory.db, unreadable ones)."""
+    notes: list[str] = []
+    missing: list[str] = []
+    keys = list(rows[0]["group_keys"]) if rows else []
+    groups = group_runs(runs, keys)
+    series: list[tuple[int, dict[str, np.ndarray]]] = []
+    for i, group in enumerate(groups.values()):
+        q1s, q2s = [], []
+        for r in group:
+            if r.memory_db is None:
+                missing.append(str(r.path))
+                continue
+            try:
+                q = read_q_values(r.memory_db)
+            except RunFormatError as e:
+                notes.append(f"{e}; skipped in q_values.png")
+                continue
+            q1s.append(q["q1"])
+            q2s.append(q["q2"])
+        if sum(a.size for a in q1s):
+            series.append((i, {"q1": np.concatenate(q1s), "q2": np.concatenate(q2s)}))
+    if missing:
+        shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+        notes.insert(0, f"{len(missing)} of {len(runs)} run(s) have no memory.db ({shown}); "
+                        "skipped in q_values.png")
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=FIGSIZE, sharey=True, layout="constrained")
+    colors = _colors(len(rows))
+    allv = np.concatenate([s[q] for _, s in series for q in ("q1", "q2")]) if series else np.zeros(0)
+    lo, hi = (float(allv.min()), float(allv.max())) if allv.size else (0.0, 1.0)
+    if hi - lo < 1e-9:
+        lo, hi = lo - 0.5, hi + 0.5
+    bins = np.linspace(lo, hi, 21)
+    for ax, q, name in zip(axes, ("q1", "q2"), ("Q1 (drafting)", "Q2 (refining)")):
+        for i, s in series:
+            ax.hist(s[q], bins=bins, histtype="step", linewidth=1.6, color=colors[i],
+                    label=f"{_short_label(rows[i])} ({s[q].size} items)")
+        ax.set_xlabel(f"{name} value")
+        ax.set_title(name)
+        ax.grid(True, alpha=0.3)
+    axes[0].set_ylabel("memory items used (use_count > 0)")
+    from matplotlib.ticker import MaxNLocator
+
+    axes[0].yaxis.set_major_locator(MaxNLocator(integer=True))
+    if series:
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 2), frameon=False)
+    else:
+        for ax in axes:
+            ax.text(0.5, 0.5, "no memory items used\n(no memory.db or use_count = 0)",
+                    transform=ax.transAxes, ha="center", va="center")
+    with_items = {i for i, _ in series}
+    skipped = [_short_label(row) for i, row in enumerate(rows) if i not in with_items]
+    title = "Q-values of the memory items used, per agent"
+    if skipped and series:
+        listed = "; ".join(skipped)
+        title += "\n(no used items: " + (listed if len(listed) <= 80 else f"{len(skipped)} groups") + ")"
+    fig.suptitle(title, fontsize=11)
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return notes
+
+
+# ====================================================================== driver
+
+
+def build_report(root: str | Path, out: str | Path | None = None,
+                 group_by: Sequence[str] = (), plots: bool = True) -> dict[str, Any]:
+    """Aggregate the runs under ``root`` and write the report files to ``out`` (default ``root``);
+    ``plots=False`` skips the PNGs. Returns ``{"rows", "markdown", "table", "files", "notes"}``
+    (``files``: the paths written). Raises :class:`NoRunsError` / :class:`RunFormatError`."""
+    root = Path(root)
+    out = Path(out) if out is not None else root
+    runs = load_runs(root)
+    keys = varying_keys(runs, [*DEFAULT_GROUP_KEYS, *(k for k in group_by if k not in DEFAULT_GROUP_KEYS)])
+    rows = aggregate(runs, keys=keys)
+    out.mkdir(parents=True, exist_ok=True)
+    final, per_round = markdown_tables(rows)
+    notes: list[str] = []
+    names = ["report.md", "report.csv"]
+    if plots:
+        names += ["accuracy_vs_iteration.png", "speedup_distribution.png", "q_values.png"]
+    files = {name: out / name for name in names}
+    if plots:
+        plot_accuracy(rows, files["accuracy_vs_iteration.png"])
+        plot_speedups(rows, files["speedup_distribution.png"])
+        notes += plot_q_values(runs, rows, files["q_values.png"])
+    write_csv(rows, files["report.csv"])
+    budget = max((r["budget"] for r in rows), default=0)
+    md = [f"# Report: {root}", "",
+          f"{len(runs)} run(s) in {len(rows)} group(s); T = {budget} steps per task. "
+          "Cells: mean ± sample std (ddof=1) over seeds (runs); rates are shares of the tasks; speedups are "
+          "over the tasks with a feasible kernel, averaged over the runs that have one ([n/N runs] when not all "
+          "do; – when none). T is the step budget per task.", "",
+          "## Final metrics (round T)", "", final, "",
+          "## Accuracy per round", "", per_round, "",
+          ]
+    if plots:
+        md += ["## Plots", "",
+               "![accuracy vs iteration](accuracy_vs_iteration.png)", "",
+               "![speedup distribution](speedup_distribution.png)", "",
+               "![Q-values](q_values.png)", ""]
+    if notes:
+        md += ["## Notes", "", *(f"- {n}" for n in notes), ""]
+    files["report.md"].write_text("\n".join(md), encoding="utf-8")
+    return {"rows": rows, "markdown": "\n".join(md), "table": final, "files": files, "notes": notes}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m experiments.report", description=__doc__.split("\n\n")[0])
+    p.add_argument("dir", help="a run, a Hydra multirun sweep dir or a comparison run dir")
+    p.add_argument("--out", default=None, help="where to write the report (default: <dir>)")
+    p.add_argument("--group-by", action="append", default=[], metavar="KEY",
+                   help="extra dotted config key to group by when it varies (repeatable)")
+    p.add_argument("--no-plots", action="store_true", help="tables only")
+    args = p.parse_args(argv)
+    try:
+        res = build_report(args.dir, args.out, args.group_by, plots=not args.no_plots)
+    except (NoRunsError, RunFormatError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(res["table"])
+    for n in res["notes"]:
+        print(f"note: {n}", file=sys.stderr)
+    print(f"wrote {', '.join(str(f) for f in res['files'].values())}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,260 @@
+"""Run an agent (or a comparison of agents) over a task stream; log every step; print a table.
+
+    python -m experiments.run                                  # the offline demo (experiment=demo)
+    python -m experiments.run experiment=none agent=memrl tasks=level1 env.budget=30
+    python -m experiments.run -m agent=qmemory,similarity,random,no_memory seed=0,1,2 \
+        hydra/launcher=joblib
+    python -m experiments.run hydra.run.dir=<an interrupted run> resume=true
+
+Read top to bottom: ``main`` picks the runs; ``run_one`` builds the env and the agent and loops
+over episodes and steps, appending to ``steps.jsonl`` as it goes. The run directory format is in
+docs/run_format.md; ``python -m experiments.report <dir>`` re-analyses any run later.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import DictConfig, OmegaConf, open_dict
+
+from experiments.metrics import load_run, round_metrics
+
+STEP_KEYS = ("compiled", "correct", "hacked", "error_class", "latency_s", "reference_latency_s")
+
+
+# ----------------------------------------------------------------------------- building blocks
+def make_env(cfg: DictConfig, run_dir: Path, seed: int, search_actions: bool = False):
+    """The KernelSynthesisEnv a run uses (its memory lives in the run directory unless shared)."""
+    from kernel_gym.envs import KernelSynthesisEnv
+    from kernel_gym.memory import MemoryStore, get_embedder
+
+    tasks = list(cfg.tasks.ids) if cfg.tasks.get("ids") else cfg.tasks.suite
+    mem_path = Path(cfg.memory.path) if cfg.memory.get("path") else run_dir / "memory.db"
+    mem_path.parent.mkdir(parents=True, exist_ok=True)
+    memory = MemoryStore(mem_path, embedder=get_embedder(cfg.memory.embedder))
+    generator: Any
+    if cfg.llm.name == "synthetic":
+        generator = {"name": "synthetic", "seed": seed, **OmegaConf.to_container(cfg.llm.options)}
+    elif cfg.llm.name == "litellm":
+        generator = {"name": f"litellm:{cfg.llm.model}", **OmegaConf.to_container(cfg.llm.options)}
+    else:
+        raise ValueError(f"unknown llm {cfg.llm.name!r}; use llm=synthetic or llm=litellm")
+    env_kw = OmegaConf.to_container(cfg.env)
+    env_kw["search_actions"] = bool(env_kw.get("search_actions")) or search_actions
+    return KernelSynthesisEnv(
+        backend=cfg.backend.name, tasks=tasks, max_tasks=cfg.tasks.get("max_tasks"), memory=memory,
+        seed_knowledge=cfg.memory.seed_knowledge, generator=generator,
+        verify_settings=OmegaConf.to_container(cfg.backend.verify), **env_kw)
+
+
+def make_agent(cfg: DictConfig, seed: int):
+    from agents import get_agent
+    kwargs = cfg.agent.get("kwargs")
+    return get_agent(cfg.agent.name, seed=seed, **(OmegaConf.to_container(kwargs) if kwargs else {}))
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """Records of a JSONL log; a torn last line (a killed run) is dropped."""
+    if not path.exists():
+        return []
+    lines = path.read_text().splitlines()
+    out = []
+    for i, line in enumerate(lines):
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            if i != len(lines) - 1:
+                raise ValueError(f"{path}: line {i + 1} is not JSON; the log is damaged") from None
+    return out
+
+
+def step_record(agent: str, seed: int, episode: int, info: dict[str, Any], reward: float,
+                global_step: int, best: float | None) -> dict[str, Any]:
+    v = info["verifier"]
+    rec = {"agent": agent, "seed": seed, "episode": episode, "task_id": info["task_id"],
+           "level": None, "category": None, "step": info["step"] - 1, "global_step": global_step,
+           "stage": info["step_stage"], "mode": info.get("mode", "small"), "context_ids": info["context_ids"],
+           "parent_id": info["parent_id"], "trace_id": info["trace_id"], "experience_id": info["experience_id"],
+           "code_hash": info["code_hash"], "reward": reward, "feasible": info["feasible"],
+           "speedup": v.get("speedup") if info["feasible"] else None, "best_speedup": best,
+           "generate_s": info["timing"]["generate_s"], "verify_s": info["timing"]["verify_s"]}
+    rec.update({k: v.get(k) for k in STEP_KEYS})
+    return rec
+
+
+def remove_orphans(memory, logged: set[int], run_key: str) -> int:
+    """Delete traces (and their experiences) this run wrote but never logged: the step that was
+    in flight when the run was killed. Returns how many traces were removed."""
+    orphans = [it.id for it in memory.iterate("trace")
+               if str(it.payload.get("episode", "")).startswith(run_key) and it.id not in logged]
+    if not orphans:
+        return 0
+    exps = [it.id for kind in ("experience_success", "experience_failure") for it in memory.iterate(kind)
+            if it.payload.get("trace_id") in set(orphans)]
+    memory.delete(orphans + exps)
+    return len(orphans)
+
+
+# ----------------------------------------------------------------------------- one run
+def run_one(cfg: DictConfig, run_dir: Path, seed: int) -> Path:
+    """Run ``cfg.agent`` with ``seed`` into ``run_dir``; resumable; returns ``run_dir``."""
+    from tqdm import tqdm
+
+    run_dir.mkdir(parents=True, exist_ok=True)
+    steps_path, episodes_path = run_dir / "steps.jsonl", run_dir / "episodes.jsonl"
+    cfg_path = run_dir / "config.yaml"
+    if steps_path.exists() and not cfg.resume:
+        raise FileExistsError(f"{run_dir} already holds a run; pass resume=true to continue it, "
+                              "or choose another hydra.run.dir")
+    with open_dict(cfg):
+        cfg.seed = seed
+    OmegaConf.save(cfg, cfg_path, resolve=True)
+
+    agent = make_agent(cfg, seed)
+    needs_search = bool(getattr(agent, "needs_search_actions", False))
+    env = make_env(cfg, run_dir, seed, search_actions=needs_search)
+    agent.attach(env.memory)
+    n_tasks = len(env.stream) * int(cfg.passes)
+    budget = env.budget
+    run_key = f"run{seed}:{cfg.agent.name}:"
+
+    # resume: finished episodes are skipped, an unfinished one continues after its last logged step
+    steps = read_jsonl(steps_path)
+    episodes = read_jsonl(episodes_path)
+    logged = {s["trace_id"] for s in steps}
+    removed = remove_orphans(env.memory, logged, run_key)
+    if steps and (run_dir / "agent.json").exists():
+        agent.load(run_dir / "agent.json")
+    start_episode = len(episodes)
+    if steps or removed:
+        print(f"resuming {run_dir}: {len(episodes)} episodes and {len(steps)} steps logged"
+              + (f", {removed} unlogged step(s) dropped from memory" if removed else ""), file=sys.stderr)
+    global_step = len(steps)
+
+    bar = tqdm(total=n_tasks * budget, initial=global_step, disable=not cfg.progress, file=sys.stderr,
+               desc=f"{cfg.agent.name} seed {seed}", unit="step", dynamic_ncols=True, mininterval=2.0)
+    with open(steps_path, "a") as slog, open(episodes_path, "a") as elog:
+        for episode in range(start_episode, n_tasks):
+            done_here = [s for s in steps if s["episode"] == episode]
+            if len(done_here) >= budget:  # killed between its last step and its episode record
+                task = next(t for t in env.stream.tasks if t.id == done_here[0]["task_id"])
+                elog.write(json.dumps(episode_record(cfg.agent.name, seed, episode, task, done_here)) + "\n")
+                continue
+            options = {"stream_position": episode % len(env.stream), "episode_key": f"{run_key}{episode}",
+                       "start_step": len(done_here)}
+            obs, info = env.reset(seed=seed if episode == start_episode else None, options=options)
+            agent.reset(obs, info)
+            task = env.task
+            best = max((s["speedup"] for s in done_here if s["speedup"]), default=None)
+            ep_steps = list(done_here)
+            terminated = False
+            while not terminated:
+                action = agent.act(obs, info)
+                next_obs, reward, terminated, _, step_info = env.step(action)
+                agent.update(obs, action, reward, next_obs, step_info)
+                if step_info["feasible"] and step_info["verifier"].get("speedup"):
+                    best = max(best or 0.0, step_info["verifier"]["speedup"])
+                rec = step_record(cfg.agent.name, seed, episode, step_info, reward, global_step, best)
+                rec["level"], rec["category"] = task.level, task.category
+                slog.write(json.dumps(rec) + "\n")
+                slog.flush()
+                agent.save(run_dir / "agent.json.tmp")
+                os.replace(run_dir / "agent.json.tmp", run_dir / "agent.json")
+                ep_steps.append(rec)
+                global_step += 1
+                bar.update(1)
+                bar.set_postfix(task=task.name[:18], best=f"{best:.2f}x" if best else "-", refresh=False)
+                obs, info = next_obs, step_info
+            elog.write(json.dumps(episode_record(cfg.agent.name, seed, episode, task, ep_steps)) + "\n")
+            elog.flush()
+    bar.close()
+    env.close()
+    env.memory.close()
+    write_summary(run_dir, cfg.agent.name, seed, budget)
+    return run_dir
+
+
+def episode_record(agent: str, seed: int, episode: int, task, steps: list[dict[str, Any]]) -> dict[str, Any]:
+    first = lambda key: next((s["step"] for s in steps if s[key]), None)  # noqa: E731
+    feas = [s for s in steps if s["feasible"]]
+    best = min(feas, key=lambda s: s["latency_s"]) if feas else None
+    return {"agent": agent, "seed": seed, "episode": episode, "task_id": task.id, "level": task.level,
+            "category": task.category, "steps": len(steps), "compiled_at": first("compiled"),
+            "feasible_at": first("feasible"), "first_speedup": feas[0]["speedup"] if feas else None,
+            "best_speedup": best["speedup"] if best else None, "best_latency_s": best["latency_s"] if best else None,
+            "reference_latency_s": best["reference_latency_s"] if best else None}
+
+
+def write_summary(run_dir: Path, agent: str, seed: int, budget: int) -> dict[str, Any]:
+    run = load_run(run_dir)
+    rounds = round_metrics(run.steps, budget)
+    summary = {"agent": agent, "seed": seed, "n_tasks": len({s["episode"] for s in run.steps}),
+               "budget": budget, "rounds": rounds, "final": rounds[-1] if rounds else {}}
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
+    return summary
+
+
+# ----------------------------------------------------------------------------- tables
+def _fmt(x: Any, pct: bool = False) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return f"{100 * x:.1f}%" if pct else f"{x:.2f}x"
+
+
+def round_table(run_dirs: list[Path], rounds_shown: list[int]) -> str:
+    """Markdown: one row per (run, round): compile rate, accuracy, fast_1, median / geomean speedup."""
+    rows = ["| agent | seed | round | compile rate | accuracy | fast_1 | median speedup | geomean speedup |",
+            "|---|---|---|---|---|---|---|---|"]
+    for d in run_dirs:
+        s = json.loads((d / "summary.json").read_text())
+        budget = s["budget"]
+        for r in sorted({r for r in rounds_shown if r <= budget} | {budget}):
+            m = s["rounds"][r - 1]
+            rows.append(f"| {s['agent']} | {s['seed']} | {r} | {_fmt(m['compile_rate'], True)} | "
+                        f"{_fmt(m['accuracy'], True)} | {_fmt(m['fast_1'], True)} | {_fmt(m['median_speedup'])} | "
+                        f"{_fmt(m['geomean_speedup'])} |")
+    return "\n".join(rows)
+
+
+# ----------------------------------------------------------------------------- entry point
+def agent_named_on_command_line() -> bool:
+    return any(o.split("=", 1)[0].lstrip("+~") == "agent" for o in HydraConfig.get().overrides.task)
+
+
+@hydra.main(config_path="../conf", config_name="config", version_base="1.3")
+def main(cfg: DictConfig) -> None:
+    logging.getLogger("faiss.loader").setLevel(logging.WARNING)  # its INFO lines drown the progress bar
+    out = Path(HydraConfig.get().runtime.output_dir)
+    if cfg.compare and not agent_named_on_command_line():
+        seeds = list(cfg.compare_seeds) or [cfg.seed]
+        run_dirs = []
+        for name in cfg.compare:
+            agent_cfg = OmegaConf.load(Path(__file__).resolve().parent.parent / "conf" / "agent" / f"{name}.yaml")
+            for seed in seeds:
+                sub = cfg.copy()
+                with open_dict(sub):
+                    sub.agent = agent_cfg
+                run_dirs.append(run_one(sub, out / (f"{name}" if len(seeds) == 1 else f"{name}/seed{seed}"), seed))
+        if cfg.report:
+            from experiments.report import build_report
+            rep = build_report(out, out)
+            print("\n" + rep["table"])
+            print(f"\nreport with per-round table and plots: {rep['files']['report.md']}")
+    else:
+        run_dir = run_one(cfg, out, int(cfg.seed))
+        if cfg.report:
+            print(round_table([run_dir], list(cfg.rounds_shown)))
+    print(f"\nrun directory: {out}")
+
+
+if __name__ == "__main__":
+    main()

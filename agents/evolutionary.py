@@ -142,6 +142,7 @@ class EvolutionaryAgent(Agent):
         action["pool"] = np.zeros(len(parents), dtype=np.int8)
         if use_ids:
             action["parent_id"] = -1 if pid is None else int(pid)
+            action["pool_ids"] = np.full(len(parents), -1, dtype=np.int64)
         self.last_decision = {"task_id": task_id, "island": island, "sampled": pid, "how": how, "slot": slot,
                               "approximated": bool(approx) and not use_ids, "selected": selected}
         self._pending = {"island": island}

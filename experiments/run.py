@@ -49,6 +49,7 @@ def make_env(cfg: DictConfig, run_dir: Path, seed: int, search_actions: bool = F
     else:
         raise ValueError(f"unknown llm {cfg.llm.name!r}; use llm=synthetic or llm=litellm")
     env_kw = OmegaConf.to_container(cfg.env)
+    env_kw.update(OmegaConf.to_container(cfg.agent.env) if cfg.agent.get("env") else {})  # agent needs
     env_kw["search_actions"] = bool(env_kw.get("search_actions")) or search_actions
     return KernelSynthesisEnv(
         backend=cfg.backend.name, tasks=tasks, max_tasks=cfg.tasks.get("max_tasks"), memory=memory,

@@ -90,3 +90,26 @@ def test_killed_run_resumes_without_repeating_steps(tmp_path):
 def test_bad_overrides_fail_with_hydra_message(tmp_path, override, needle):
     p = run([override, f"hydra.run.dir={tmp_path / 'bad'}"])
     assert p.returncode != 0 and needle in p.stderr
+
+
+@pytest.mark.slow
+def test_train_ppo_then_evaluate_as_agent(tmp_path):
+    train = tmp_path / "ppo"
+    p = subprocess.run([sys.executable, "-m", "experiments.train_ppo", "total_timesteps=40", "ppo.n_steps=10",
+                        "ppo.batch_size=10", "n_envs=2", "checkpoint_every=20", "env.budget=2",
+                        "tasks.max_tasks=2", f"hydra.run.dir={train}"],
+                       cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    ckpt = train / "ppo_final.zip"
+    assert ckpt.exists() and list((train / "checkpoints").glob("ppo_*_steps.zip"))
+    assert list((train / "tb").rglob("events.out.tfevents.*"))
+    out = tmp_path / "eval"
+    p = run(["experiment=none", "agent=ppo", f"agent.kwargs.checkpoint={ckpt}", "env.budget=2", "tasks.max_tasks=2",
+             f"hydra.run.dir={out}"])
+    assert p.returncode == 0, p.stderr[-2000:]
+    steps = lines(out / "steps.jsonl")
+    assert len(steps) == 4 and {s["agent"] for s in steps} == {"ppo"}
+    # a policy for another observation size is refused with a message naming the fix
+    p = run(["experiment=none", "agent=ppo", f"agent.kwargs.checkpoint={ckpt}", "env.n_select=2", "env.budget=1",
+             "tasks.max_tasks=1", f"hydra.run.dir={tmp_path / 'bad'}"])
+    assert p.returncode != 0 and "trained with" in p.stderr

@@ -30,6 +30,7 @@ TEXT_CHARSET = string.printable
 TASK_TEXT_LIMIT = 12000
 CANDIDATE_TEXT_LIMIT = 4000
 CODE_TEXT_LIMIT = 200000
+ID_HIGH = 2**53  # largest trace id an action can name (ids are SQLite rowids)
 TASK_EMBED_DIM = 64
 #: Kinds a candidate pool is recalled from (everything the memory holds).
 RECALL_KINDS: tuple[str, ...] = ("api_template", "best_practice", "experience_success", "experience_failure",
@@ -56,9 +57,13 @@ class KernelSynthesisEnv(gym.Env):
     - ``"parent"``: ``Discrete(P + 1)``, 0 = write from scratch, i = refine parent slot i - 1
       (an empty slot counts as 0).
     - ``"code"`` (code-action mode, ``generator="code"``): ``Text``, the answer source itself.
-    - ``"mode"`` and ``"pool"`` (``search_actions=True``): ``Discrete(2)`` small (0) or large (1)
-      step, and ``MultiBinary(P)`` parents passed to the generator as a pool for a large step
-      (AdaExplore). Without them every step is small and the pool empty.
+    - ``"mode"``, ``"pool"``, ``"parent_id"``, ``"pool_ids"`` (``search_actions=True``):
+      ``Discrete(2)`` small (0) or large (1) step; ``MultiBinary(P)`` parent slots passed to the
+      generator as a pool for a large step (AdaExplore); ``parent_id`` (int64, -1 = use the slot)
+      and ``pool_ids`` (int64[P], -1 = empty) name feasible kernels of the task by trace id, for
+      search agents whose tree or archive holds more than the P shown; an id that is not a
+      feasible kernel of the task is ignored and listed in ``info["invalid_ids"]``. Without these
+      keys every step is small and the pool empty.
 
     ## Observation Space
     ``Dict`` with text for LLM policies and numbers for neural ones:
@@ -99,7 +104,9 @@ class KernelSynthesisEnv(gym.Env):
     ("synthetic", "litellm:<model>", "code", or a Generator), ``generator_options``,
     ``verify_settings`` (VerifySettings overrides), ``search_actions``, ``shard`` ((i, n): this copy
     streams tasks i, i + n, ... of the list, for vectorised copies), ``task_slots`` (candidate
-    slots reserved for the task's own items, default K // 4), ``render_mode``
+    slots reserved for the task's own items, default K // 4), ``pin_rules`` (validity rules with
+    at least this count are always among the candidates, at most N of them; AdaExplore),
+    ``render_mode``
     ("ansi" or "human"). See docs/environment.md.
 
     ## Version History
@@ -116,7 +123,7 @@ class KernelSynthesisEnv(gym.Env):
                  generator_options: dict[str, Any] | None = None,
                  verify_settings: dict[str, Any] | None = None, search_actions: bool = False,
                  shard: tuple[int, int] | None = None, task_slots: int | None = None,
-                 render_mode: str | None = None) -> None:
+                 pin_rules: int | None = None, render_mode: str | None = None) -> None:
         for name, value in (("budget", budget), ("n_select", n_select), ("recall_multiplier", recall_multiplier),
                             ("max_parents", max_parents)):
             if not isinstance(value, (int, np.integer)) or value < 1:
@@ -130,6 +137,7 @@ class KernelSynthesisEnv(gym.Env):
         self.recall_multiplier = int(recall_multiplier)
         self.k = self.n_select * self.recall_multiplier
         self.task_slots = self.k // 4 if task_slots is None else int(task_slots)
+        self.pin_rules = None if pin_rules is None else int(pin_rules)
         if not 0 <= self.task_slots <= self.k:
             raise ValueError(f"task_slots must be in [0, K={self.k}], got {task_slots}")
         self.p = int(max_parents)
@@ -197,6 +205,9 @@ class KernelSynthesisEnv(gym.Env):
         if self.search_actions:
             d["mode"] = spaces.Discrete(2)
             d["pool"] = spaces.MultiBinary(self.p)
+            # trace ids, for search agents whose tree/archive holds kernels beyond the P shown slots
+            d["parent_id"] = spaces.Box(-1, ID_HIGH, (), np.int64)
+            d["pool_ids"] = spaces.Box(-1, ID_HIGH, (self.p,), np.int64)
         if self.code_actions:
             d["code"] = spaces.Text(max_length=CODE_TEXT_LIMIT, min_length=0, charset=TEXT_CHARSET)
         return spaces.Dict(d)
@@ -286,6 +297,12 @@ class KernelSynthesisEnv(gym.Env):
                 others = [c for c in pool if c[0].task_id != self.task.id]
                 others = others[: max(0, self.k - len(keep) - len(missing))]
                 pool = sorted(keep + others + missing, key=lambda c: (-c[1], c[0].id))[: self.k]
+        if self.pin_rules is not None:  # AdaExplore: frequent validity rules are always offered
+            rules = [c for c in self.memory.recall(vec, k=256, kinds="validity_rule", backend=[self.backend, None])
+                     if c[0].count >= self.pin_rules]
+            rules = sorted(rules, key=lambda c: (-c[0].count, c[0].id))[: self.n_select]
+            ids = {c[0].id for c in rules}
+            pool = rules + [c for c in pool if c[0].id not in ids][: self.k - len(rules)]
         self._candidates = pool
 
     def _shown_parents(self) -> list[dict[str, Any]]:
@@ -346,7 +363,7 @@ class KernelSynthesisEnv(gym.Env):
         info = {"task_id": self.task.id, "stage": self._stage, "step": self._t, "budget": self.budget,
                 "n_select": self.n_select, "candidates": cands, "parents": parents,
                 "best_latency_s": self._best_latency, "best_speedup": self._best_speedup,
-                "episode": self._episode_key}
+                "episode_key": self._episode_key, "id_actions": self.search_actions}
         if self._last_step is not None:
             info.update(self._last_step)
         return info
@@ -370,10 +387,26 @@ class KernelSynthesisEnv(gym.Env):
         parent = self._parent_slots[slot - 1] if 0 < slot <= len(self._parent_slots) else None
         mode = "large" if self.search_actions and int(action.get("mode", 0)) == 1 else "small"
         pool: list[dict] = []
+        self._invalid_ids: list[int] = []
         if self.search_actions and "pool" in action:
             pool_mask = np.asarray(action["pool"]).reshape(-1)
             pool = [p for i, p in enumerate(self._parent_slots) if i < len(pool_mask) and pool_mask[i]]
+        if self.search_actions:
+            pid = int(np.asarray(action.get("parent_id", -1)))
+            if pid >= 0:
+                parent = self._parent_by_id(pid) or parent
+            ids = [int(i) for i in np.asarray(action.get("pool_ids", [])).reshape(-1) if int(i) >= 0]
+            if ids:
+                pool = [p for p in (self._parent_by_id(i) for i in ids) if p is not None]
         return context, parent, mode, pool
+
+    def _parent_by_id(self, trace_id: int) -> dict[str, Any] | None:
+        """A parent named by trace id: any feasible kernel of this task in memory (not only the P
+        shown). An id that is not one is recorded in ``info["invalid_ids"]`` and ignored."""
+        found = next((p for p in self._parents if p["id"] == trace_id), None)
+        if found is None:
+            self._invalid_ids.append(trace_id)
+        return found
 
     def _parent_kernel(self, parent: dict[str, Any]) -> ParentKernel:
         item = self.memory.get(parent["id"])
@@ -441,7 +474,7 @@ class KernelSynthesisEnv(gym.Env):
             "step_stage": stage, "context_ids": context_ids, "parent_id": parent_k.item_id if parent_k else None,
             "mode": mode, "feasible": feasible, "reward": reward, "verifier": result, "trace_id": trace_id,
             "experience_id": exp_id, "code_hash": code_hash(code), "usage": usage, "generator_notes": notes,
-            "first_feasible": first_feasible, "code": code,
+            "first_feasible": first_feasible, "code": code, "invalid_ids": list(self._invalid_ids),
             "timing": {"generate_s": t_ver - t_gen, "verify_s": t_post - t_ver,
                        "overhead_s": (t_gen - t0) + (t_end_write - t_post)},
         }

@@ -282,28 +282,28 @@ class KernelSynthesisEnv(gym.Env):
         return self._task_vec_cache[key]
 
     def _recall(self) -> None:
-        """K candidates by similarity, of which up to ``task_slots`` are reserved for the task's own
-        items (its traces and experiences), so per-task repair stays possible in a large memory."""
+        """The K candidates: frequent validity rules first when ``pin_rules`` is set (at most N),
+        then up to ``task_slots`` of the task's own most similar items (its traces and experiences,
+        so per-task repair stays possible in a large memory), then the most similar of the rest;
+        after the pinned rules, best first."""
         assert self.task is not None
         vec, _ = self._task_vectors()
-        pool = self.memory.recall(vec, k=self.k, kinds=list(RECALL_KINDS), backend=[self.backend, None])
-        if self.task_slots:
-            own = self.memory.recall(vec, k=self.task_slots, kinds=list(RECALL_KINDS), task_id=self.task.id,
-                                     backend=self.backend)
-            have = {it.id for it, _ in pool}
-            missing = [c for c in own if c[0].id not in have]
-            if missing:
-                keep = [c for c in pool if c[0].task_id == self.task.id]
-                others = [c for c in pool if c[0].task_id != self.task.id]
-                others = others[: max(0, self.k - len(keep) - len(missing))]
-                pool = sorted(keep + others + missing, key=lambda c: (-c[1], c[0].id))[: self.k]
-        if self.pin_rules is not None:  # AdaExplore: frequent validity rules are always offered
+        pinned: list[tuple[MemoryItem, float]] = []
+        if self.pin_rules is not None:
             rules = [c for c in self.memory.recall(vec, k=256, kinds="validity_rule", backend=[self.backend, None])
                      if c[0].count >= self.pin_rules]
-            rules = sorted(rules, key=lambda c: (-c[0].count, c[0].id))[: self.n_select]
-            ids = {c[0].id for c in rules}
-            pool = rules + [c for c in pool if c[0].id not in ids][: self.k - len(rules)]
-        self._candidates = pool
+            pinned = sorted(rules, key=lambda c: (-c[0].count, c[0].id))[: self.n_select]
+        taken = {c[0].id for c in pinned}
+        own: list[tuple[MemoryItem, float]] = []
+        if self.task_slots:
+            own = [c for c in self.memory.recall(vec, k=self.task_slots + len(pinned), kinds=list(RECALL_KINDS),
+                                                 task_id=self.task.id, backend=self.backend)
+                   if c[0].id not in taken][: self.task_slots]
+            taken |= {c[0].id for c in own}
+        room = self.k - len(pinned) - len(own)
+        rest = [c for c in self.memory.recall(vec, k=self.k, kinds=list(RECALL_KINDS), backend=[self.backend, None])
+                if c[0].id not in taken][:room]
+        self._candidates = pinned + sorted(own + rest, key=lambda c: (-c[1], c[0].id))
 
     def _shown_parents(self) -> list[dict[str, Any]]:
         """The P best parents (lowest latency first), with fresh Q2 values from the store."""

@@ -190,3 +190,47 @@ def test_code_action_mode(tmp_path):
     with pytest.raises(ValueError, match="code"):
         env.unwrapped.step({"select": np.zeros(16, np.int8), "parent": 0})
     env.close()
+
+
+def test_search_actions_name_parents_by_trace_id(tmp_path):
+    env = make(tmp_path, [NAIVE, GOOD, NAIVE], budget=3, search_actions=True, max_parents=1)
+    env.reset(seed=0)
+    none = {"select": np.zeros(16, np.int8), "parent": 0, "mode": 0, "pool": np.zeros(1, np.int8),
+            "parent_id": np.int64(-1), "pool_ids": np.full(1, -1, np.int64)}
+    *_, i0 = env.step(none)
+    *_, i1 = env.step({**none, "parent": 1})
+    # only the faster kernel is shown in the single slot; the naive one is still reachable by id
+    assert [p["id"] for p in i1["parents"] if p] == [i1["trace_id"]]
+    *_, i2 = env.step({**none, "parent_id": np.int64(i0["trace_id"]), "mode": 1,
+                       "pool_ids": np.array([i1["trace_id"]], np.int64)})
+    assert i2["parent_id"] == i0["trace_id"] and i2["mode"] == "large" and i2["invalid_ids"] == []
+    env.close()
+    env = make(tmp_path / "x", [GOOD], budget=1, search_actions=True)
+    env.reset(seed=0)
+    *_, info = env.step({**none, "pool": np.zeros(4, np.int8), "pool_ids": np.full(4, -1, np.int64),
+                         "parent_id": np.int64(10**9)})
+    assert info["invalid_ids"] == [10**9] and info["parent_id"] is None
+    env.close()
+
+
+def test_pinned_rules_and_task_slots(tmp_path):
+    from kernel_gym.memory import MemoryItem
+    (tmp_path / "x").mkdir()
+    store = MemoryStore(tmp_path / "x" / "m.db")
+    rule = store.add(MemoryItem(kind="validity_rule", text="You cannot call Relux: it does not exist.",
+                                title="zz unrelated words", backend="ascend_sim", count=3))
+    rare = store.add(MemoryItem(kind="validity_rule", text="You cannot frobnicate.", title="qq", count=1,
+                                backend="ascend_sim"))
+    own = store.add(MemoryItem(kind="experience_failure", text="zzz", title="qqq", task_id=RELU, level=1,
+                               category="activation", backend="ascend_sim"))
+    env = KernelSynthesisEnv(memory=store, generator=FixedGenerator([GOOD]), tasks=[RELU], pin_rules=3,
+                             n_select=2, recall_multiplier=2, verify_settings=FAST)
+    _, info = env.reset(seed=0)
+    ids = [c["id"] for c in info["candidates"] if c]
+    assert ids[0] == rule and rare not in ids  # pinned first, whatever its similarity
+    assert own in ids  # task slot: the task's own item although it is not similar
+    env2 = KernelSynthesisEnv(memory=store, generator=FixedGenerator([GOOD]), tasks=[RELU], task_slots=0,
+                              n_select=2, recall_multiplier=2, verify_settings=FAST)
+    _, info2 = env2.reset(seed=0)
+    assert own not in [c["id"] for c in info2["candidates"] if c] and rule not in [c["id"] for c in info2["candidates"] if c]
+    env.close(), env2.close(), store.close()

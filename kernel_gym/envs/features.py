@@ -6,6 +6,7 @@ Kept separate from the env so that policies (and the flat wrapper) share one def
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -24,15 +25,13 @@ PARENT_FEATURES: tuple[str, ...] = ("log10_latency_s", "log2_speedup", "depth", 
 #: Every numeric feature is clipped to [-FEATURE_CLIP, FEATURE_CLIP].
 FEATURE_CLIP = 10.0
 
-_ASCII = set(chr(i) for i in range(32, 127)) | {"\n", "\t"}
+_NOT_PRINTABLE_ASCII = re.compile(r"[^\x20-\x7e\n\t]")
 
 
 def clean_text(text: str, limit: int) -> str:
-    """Printable ASCII only (the Text spaces' charset), cut to ``limit`` characters."""
-    text = text[:limit]
-    if all(c in _ASCII for c in text):
-        return text
-    return "".join(c if c in _ASCII else "?" for c in text)
+    """Printable ASCII only (the Text spaces' charset: other characters become "?"), cut to
+    ``limit`` characters."""
+    return _NOT_PRINTABLE_ASCII.sub("?", text[:limit])
 
 
 def _clip(x: float) -> float:

@@ -231,8 +231,23 @@ def agent_named_on_command_line() -> bool:
     return any(o.split("=", 1)[0].lstrip("+~") == "agent" for o in HydraConfig.get().overrides.task)
 
 
+def config_problem(cfg: DictConfig) -> str | None:
+    """One sentence naming the fix for a config that cannot run, or None."""
+    if cfg.llm.name == "litellm" and OmegaConf.is_missing(cfg.llm, "model"):
+        return "llm=litellm needs a model: add llm.model=<litellm model string>, e.g. llm.model=openai/gpt-4o-mini"
+    if cfg.agent.name == "ppo" and OmegaConf.is_missing(cfg.agent.kwargs, "checkpoint"):
+        return "agent=ppo needs a checkpoint: add agent.kwargs.checkpoint=<train dir>/ppo_final.zip"
+    if cfg.memory.get("path") is None and OmegaConf.is_missing(cfg.memory, "path"):
+        return "memory=shared needs a path: add memory.path=<file>.db"
+    return None
+
+
 @hydra.main(config_path="../conf", config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> None:
+    problem = config_problem(cfg)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        sys.exit(2)
     logging.getLogger("faiss.loader").setLevel(logging.WARNING)  # its INFO lines drown the progress bar
     out = Path(HydraConfig.get().runtime.output_dir)
     if cfg.compare and not agent_named_on_command_line():

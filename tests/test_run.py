@@ -86,7 +86,10 @@ def test_killed_run_resumes_without_repeating_steps(tmp_path):
         assert {it.id for it in mem.all("trace")} == {s["trace_id"] for s in steps}
 
 
-@pytest.mark.parametrize("override, needle", [("agent=nope", "agent"), ("env.budgett=3", "budgett")])
+@pytest.mark.parametrize("override, needle", [
+    ("agent=nope", "agent"), ("env.budgett=3", "budgett"), ("llm=litellm", "llm.model="),
+    ("memory=shared", "memory.path="), ("agent=ppo", "agent.kwargs.checkpoint="),
+])
 def test_bad_overrides_fail_with_hydra_message(tmp_path, override, needle):
     p = run([override, f"hydra.run.dir={tmp_path / 'bad'}"])
     assert p.returncode != 0 and needle in p.stderr

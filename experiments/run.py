@@ -32,15 +32,9 @@ STEP_KEYS = ("compiled", "correct", "hacked", "error_class", "latency_s", "refer
 
 
 # ----------------------------------------------------------------------------- building blocks
-def make_env(cfg: DictConfig, run_dir: Path, seed: int, search_actions: bool = False):
-    """The KernelSynthesisEnv a run uses (its memory lives in the run directory unless shared)."""
-    from kernel_gym.envs import KernelSynthesisEnv
-    from kernel_gym.memory import MemoryStore, get_embedder
-
+def env_kwargs(cfg: DictConfig, seed: int) -> dict[str, Any]:
+    """KernelSynthesisEnv arguments from the config groups (all but ``memory``)."""
     tasks = list(cfg.tasks.ids) if cfg.tasks.get("ids") else cfg.tasks.suite
-    mem_path = Path(cfg.memory.path) if cfg.memory.get("path") else run_dir / "memory.db"
-    mem_path.parent.mkdir(parents=True, exist_ok=True)
-    memory = MemoryStore(mem_path, embedder=get_embedder(cfg.memory.embedder))
     generator: Any
     if cfg.llm.name == "synthetic":
         generator = {"name": "synthetic", "seed": seed, **OmegaConf.to_container(cfg.llm.options)}
@@ -48,13 +42,25 @@ def make_env(cfg: DictConfig, run_dir: Path, seed: int, search_actions: bool = F
         generator = {"name": f"litellm:{cfg.llm.model}", **OmegaConf.to_container(cfg.llm.options)}
     else:
         raise ValueError(f"unknown llm {cfg.llm.name!r}; use llm=synthetic or llm=litellm")
-    env_kw = OmegaConf.to_container(cfg.env)
-    env_kw.update(OmegaConf.to_container(cfg.agent.env) if cfg.agent.get("env") else {})  # agent needs
-    env_kw["search_actions"] = bool(env_kw.get("search_actions")) or search_actions
-    return KernelSynthesisEnv(
-        backend=cfg.backend.name, tasks=tasks, max_tasks=cfg.tasks.get("max_tasks"), memory=memory,
-        seed_knowledge=cfg.memory.seed_knowledge, generator=generator,
-        verify_settings=OmegaConf.to_container(cfg.backend.verify), **env_kw)
+    kw = OmegaConf.to_container(cfg.env)
+    if cfg.get("agent") is not None and cfg.agent.get("env"):
+        kw.update(OmegaConf.to_container(cfg.agent.env))  # what the agent needs (e.g. search actions)
+    return dict(backend=cfg.backend.name, tasks=tasks, max_tasks=cfg.tasks.get("max_tasks"),
+                seed_knowledge=cfg.memory.seed_knowledge, generator=generator,
+                verify_settings=OmegaConf.to_container(cfg.backend.verify), **kw)
+
+
+def make_env(cfg: DictConfig, run_dir: Path, seed: int, search_actions: bool = False):
+    """The KernelSynthesisEnv a run uses (its memory lives in the run directory unless shared)."""
+    from kernel_gym.envs import KernelSynthesisEnv
+    from kernel_gym.memory import MemoryStore, get_embedder
+
+    mem_path = Path(cfg.memory.path) if cfg.memory.get("path") else run_dir / "memory.db"
+    mem_path.parent.mkdir(parents=True, exist_ok=True)
+    memory = MemoryStore(mem_path, embedder=get_embedder(cfg.memory.embedder))
+    kw = env_kwargs(cfg, seed)
+    kw["search_actions"] = bool(kw.get("search_actions")) or search_actions
+    return KernelSynthesisEnv(memory=memory, **kw)
 
 
 def make_agent(cfg: DictConfig, seed: int):

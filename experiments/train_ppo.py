@@ -23,17 +23,12 @@ def make_env_fn(cfg: DictConfig, memory_path: Path, index: int):
     def _make():
         from stable_baselines3.common.monitor import Monitor
 
+        from experiments.run import env_kwargs
         from kernel_gym.envs import FlatKernelEnv, KernelSynthesisEnv
 
-        tasks = list(cfg.tasks.ids) if cfg.tasks.get("ids") else cfg.tasks.suite
-        generator = {"name": "synthetic", "seed": cfg.seed + index, **OmegaConf.to_container(cfg.llm.options)} \
-            if cfg.llm.name == "synthetic" else {"name": f"litellm:{cfg.llm.model}", **OmegaConf.to_container(cfg.llm.options)}
-        env = KernelSynthesisEnv(
-            backend=cfg.backend.name, tasks=tasks, max_tasks=cfg.tasks.get("max_tasks"), memory=str(memory_path),
-            seed_knowledge=cfg.memory.seed_knowledge, generator=generator, task_stream="mixed",
-            verify_settings=OmegaConf.to_container(cfg.backend.verify),
-            **{k: v for k, v in OmegaConf.to_container(cfg.env).items() if k != "task_stream"})
-        return Monitor(FlatKernelEnv(env))
+        kw = env_kwargs(cfg, cfg.seed + index)
+        kw["task_stream"] = "mixed"  # each copy sees the tasks in its own order
+        return Monitor(FlatKernelEnv(KernelSynthesisEnv(memory=str(memory_path), **kw)))
     return _make
 
 

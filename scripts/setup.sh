@@ -11,13 +11,20 @@ command -v "$PYTHON" >/dev/null 2>&1 || PYTHON=python3
 import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)
 PY
 
-if ! command -v g++ >/dev/null 2>&1; then
+# System packages: g++ compiles kernels; bubblewrap (and libseccomp) isolate the answers.
+missing=""
+command -v g++ >/dev/null 2>&1 || missing="$missing g++"
+command -v bwrap >/dev/null 2>&1 || missing="$missing bubblewrap"
+ldconfig -p 2>/dev/null | grep -q libseccomp.so.2 || missing="$missing libseccomp2"
+if [ -n "$missing" ]; then
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-    echo "[setup] installing g++ (needed to compile kernels)"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq g++ >/dev/null
-  else
+    echo "[setup] installing$missing"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
+  elif echo "$missing" | grep -q "g++"; then
     echo "kernel-gym compiles kernels with g++; install it (Debian/Ubuntu: sudo apt-get install g++)" >&2
     exit 1
+  else
+    echo "[setup] WARNING:$missing missing: verification runs with reduced isolation (sudo apt-get install$missing)" >&2
   fi
 fi
 

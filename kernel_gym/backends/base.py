@@ -29,12 +29,29 @@ class Backend(ABC):
     language: ClassVar[str]
     #: device the models and tensors live on inside the worker
     device: ClassVar[str] = "cpu"
+    #: latencies come from a model (reported per call by the runner), not the judge's clock
+    simulated: ClassVar[bool] = False
 
     def check_available(self) -> None:
         """Raise BackendUnavailable (with the fix) when this machine cannot run the backend."""
 
     def setup_worker(self, options: dict[str, Any]) -> None:
         """Prepare the sandboxed worker process before the answer is loaded."""
+
+    def setup_judge(self, options: dict[str, Any]) -> None:
+        """Prepare the judge's process (reference, timing model): same options as the worker."""
+        torch.set_num_threads(int(options.get("threads", 1)))
+
+    def lock_options(self) -> None:
+        """In the sandbox, after setup: refuse answer code that changes the backend's settings."""
+
+    def latency_floor_s(self, inputs: list[Any], expected: torch.Tensor) -> float:
+        """(Simulated backends) the least latency any correct kernel can report for these tensors."""
+        return 0.0
+
+    def timing_details(self) -> dict[str, Any]:
+        """Extra details of the answer's timing (e.g. the simulated SoC)."""
+        return {}
 
     @abstractmethod
     def time_answer(self, run: Callable[[], Any], settings: Any) -> tuple[float, dict[str, Any]]:

@@ -9,14 +9,26 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import logging
 import os
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
-__all__ = ["CompileError", "cache_root", "compile_shared", "compiler_version"]
+__all__ = ["CompileError", "artefact_is_signed", "cache_root", "cache_key_file", "compile_shared",
+           "compiler_version", "set_compile_service", "sign_artefact"]
+
+# Inside the verification sandbox, compiling is the judge's job: the runner installs a
+# service that forwards every compile_shared call there (kernel_gym.verify.runner).
+_COMPILE_SERVICE: Callable[..., Path] | None = None
+
+
+def set_compile_service(service: Callable[..., Path] | None) -> None:
+    """Route compile_shared through ``service`` (same signature); None restores local builds."""
+    global _COMPILE_SERVICE
+    _COMPILE_SERVICE = service
 
 
 class CompileError(RuntimeError):
@@ -33,6 +45,49 @@ def cache_root() -> Path:
     path = Path(root) if root else Path.home() / ".cache" / "kernel_gym"
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def cache_key_file() -> bytes:
+    """The secret that authenticates cache entries (created on first use, mode 0600).
+
+    Only trusted processes (the caller, the judge) read it; the verification sandbox does
+    not see this file, so an answer can neither forge an entry nor re-sign a tampered one.
+    """
+    path = cache_root() / "judge.key"
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        key = os.urandom(32)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(key)
+        return key
+    except FileExistsError:  # pragma: no cover - a concurrent first use
+        return path.read_bytes()
+
+
+def _artefact_mac(path: Path) -> str:
+    import hmac
+
+    return hmac.new(cache_key_file(), Path(path).read_bytes(), hashlib.sha256).hexdigest()
+
+
+def sign_artefact(path: Path, content: Path | None = None) -> None:
+    """Write ``path``'s signature (of ``content``'s bytes when it is still being moved there)."""
+    sig = Path(str(path) + ".sig")
+    tmp = Path(f"{sig}.{os.getpid()}.tmp")
+    tmp.write_text(_artefact_mac(content or path))
+    os.replace(tmp, sig)
+
+
+def artefact_is_signed(path: Path) -> bool:
+    """True when the artefact's content matches the signature the judge wrote for it."""
+    import hmac
+
+    try:
+        return hmac.compare_digest(Path(str(path) + ".sig").read_text().strip(), _artefact_mac(path))
+    except OSError:
+        return False
 
 
 @functools.lru_cache(maxsize=8)
@@ -81,6 +136,16 @@ def compile_shared(
     Raises:
         CompileError: the compiler failed or timed out; ``.log`` holds its output.
     """
+    if _COMPILE_SERVICE is not None:
+        return _COMPILE_SERVICE(sources, flags=flags, compiler=compiler, cache_subdir=cache_subdir,
+                                depends_on=depends_on, timeout_s=timeout_s)
+    return _compile_local(sources, flags=flags, compiler=compiler, cache_subdir=cache_subdir,
+                          depends_on=depends_on, timeout_s=timeout_s)
+
+
+def _compile_local(sources: str | Mapping[str, str], *, flags: Sequence[str], compiler: str, cache_subdir: str,
+                   depends_on: Sequence[Path], timeout_s: float,
+                   wrap: Callable[[list[str], Path], list[str]] | None = None) -> Path:
     if isinstance(sources, str):
         sources = {"kernel.cpp": sources}
     flags = list(flags)
@@ -89,7 +154,11 @@ def compile_shared(
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / f"{key}.so"
     if target.exists():
-        return target
+        if artefact_is_signed(target):
+            return target
+        # tampered with, or built before artefacts were signed: never load it, build anew
+        logging.getLogger("kernel_gym.native").warning("ignoring unsigned or tampered artefact %s", target.name)
+        target.unlink(missing_ok=True)
     with tempfile.TemporaryDirectory(dir=out_dir, prefix=f".build-{key}-") as tmp:
         tmp_path = Path(tmp)
         units = []
@@ -103,6 +172,8 @@ def compile_shared(
             raise CompileError("no .cpp/.cc/.c file among the sources: nothing to compile")
         lib = tmp_path / "lib.so"
         cmd = [compiler, "-shared", "-fPIC", *flags, "-I", str(tmp_path), *units, "-o", str(lib)]
+        if wrap is not None:
+            cmd = wrap(cmd, tmp_path)
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s,
                                   cwd=tmp_path, check=False)
@@ -112,5 +183,6 @@ def compile_shared(
         if proc.returncode != 0:
             first = next((ln for ln in log.splitlines() if "error" in ln), log.strip()[:200])
             raise CompileError(f"compilation failed: {first}", log)
+        sign_artefact(target, content=lib)  # signature first: a reader never sees an unsigned library
         os.replace(lib, target)
     return target

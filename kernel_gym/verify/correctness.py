@@ -45,10 +45,39 @@ class Comparison:
     max_rel_error: float | None = None
     first_mismatch_index: list[int] | None = None
     mismatch_fraction: float | None = None
+    hack_rule: str | None = None
+
+
+def effective_atol(expected: torch.Tensor, atol: float) -> float:
+    """The absolute tolerance scaled to the reference's magnitude.
+
+    ``atol_eff = atol * min(1, mean(|ref|))`` over the finite reference values: an output of
+    magnitude >= 1 keeps the preset's atol, a tiny one gets a proportionally tiny atol, so an
+    all-zero answer cannot pass for outputs of size 1e-4 under atol = 1e-2.
+    """
+    ref = expected.detach().to(torch.float64)
+    finite = ref[torch.isfinite(ref)]
+    if finite.numel() == 0:
+        return atol
+    return atol * min(1.0, float(finite.abs().mean()))
+
+
+def _constant_where_reference_varies(got: torch.Tensor, ref: torch.Tensor) -> bool:
+    if got.numel() < 2:
+        return False
+    finite = ref[torch.isfinite(ref)]
+    if finite.numel() < 2 or float(finite.max() - finite.min()) == 0.0:
+        return False
+    return bool((got == got.flatten()[0]).all()) or bool(got.isnan().all())
 
 
 def compare_outputs(out: Any, expected: torch.Tensor, atol: float, rtol: float) -> Comparison:
-    """Shape, dtype, then allclose (NaN must match NaN position-wise)."""
+    """Shape, dtype, then ``|out - ref| <= effective_atol + rtol |ref|`` elementwise.
+
+    NaN must match NaN and infinities must match in position and sign; an output that is
+    constant (or all NaN) where the reference varies is rejected as a hack even when every
+    element is within tolerance.
+    """
     if not isinstance(out, torch.Tensor):
         return Comparison(False, "runtime_error", f"forward returned {type(out).__name__}, expected a torch.Tensor")
     if out.shape != expected.shape:
@@ -58,6 +87,10 @@ def compare_outputs(out: Any, expected: torch.Tensor, atol: float, rtol: float) 
         return Comparison(False, "dtype_mismatch", f"output dtype {out.dtype} != reference dtype {expected.dtype}")
     got = out.detach().to(torch.float64)
     ref = expected.detach().to(torch.float64)
+    if _constant_where_reference_varies(got, ref):
+        return Comparison(False, "hacked", "the output is constant where the reference's varies",
+                          hack_rule="stale_or_constant_output")
+    atol = effective_atol(expected, atol)
     diff = (got - ref).abs()
     both_nan = got.isnan() & ref.isnan()
     both_inf = torch.isinf(got) & torch.isinf(ref) & (got == ref)

@@ -2,8 +2,9 @@
 
 1. static_stage: parse the answer and apply the static anti-hack rules (in this process;
    the answer is only parsed here, never executed);
-2. sandbox_stage: compile, correctness trials, timing and re-check in a sandboxed worker
-   (kernel_gym.verify.worker, one function per stage);
+2. sandbox_stage: the judge (kernel_gym.verify.judge, its own process) draws inputs, runs the
+   reference, and drives the answer's runner (kernel_gym.verify.runner, in an OS sandbox)
+   through correctness trials, timing and a re-check;
 3. the result is cached by a hash of task, answer, backend and settings.
 """
 
@@ -56,6 +57,10 @@ def verify(task: TaskSpec, answer_source: str, backend: str = "cpu", **settings:
     and BackendUnavailable when the backend cannot run here.
     """
     started = time.perf_counter()
+    if not isinstance(answer_source, str):
+        raise TypeError(f"answer_source must be the answer's Python source as a str, got {type(answer_source).__name__}")
+    if not isinstance(task, TaskSpec):
+        raise TypeError(f"task must be a TaskSpec (kernel_gym.tasks.get_task), got {type(task).__name__}")
     config = VerifySettings.from_kwargs(**settings)
     backend_obj = get_backend(backend)
     backend_obj.check_available()

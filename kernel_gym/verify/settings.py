@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import math
 import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
@@ -56,15 +57,30 @@ class VerifySettings:
     use_cache: bool = True
 
     def __post_init__(self) -> None:
-        if self.correctness_trials < 1:
+        if not isinstance(self.correctness_trials, int) or self.correctness_trials < 1:
             raise ValueError("correctness_trials must be >= 1 (the protocol uses 5)")
         if self.tolerance not in TOLERANCE_PRESETS:
             raise ValueError(f"unknown tolerance preset {self.tolerance!r}; choose one of "
                              f"{', '.join(TOLERANCE_PRESETS)} or set atol/rtol")
         if not self.input_scales or any(s <= 0 for s in self.input_scales):
             raise ValueError("input_scales must be a non-empty tuple of positive factors")
-        if self.timeout_s <= 0 or self.memory_limit_mb < 256:
-            raise ValueError("timeout_s must be > 0 and memory_limit_mb >= 256")
+        if not isinstance(self.timeout_s, (int, float)) or isinstance(self.timeout_s, bool) \
+                or not math.isfinite(self.timeout_s) or not 0 < self.timeout_s <= 3600:
+            raise ValueError(f"timeout_s must be a finite number of seconds in (0, 3600], got {self.timeout_s!r}")
+        if not isinstance(self.memory_limit_mb, int) or self.memory_limit_mb < 256:
+            raise ValueError(f"memory_limit_mb must be an integer >= 256, got {self.memory_limit_mb!r}")
+        if not isinstance(self.threads, int) or not 1 <= self.threads <= 256:
+            raise ValueError(f"threads must be an integer in [1, 256], got {self.threads!r}")
+        for name in ("correctness_trials", "warmup_runs", "timing_trials", "flush_cache_mb"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+        for name in ("atol", "rtol"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0):
+                raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+        if not isinstance(self.backend_options, dict):
+            raise ValueError("backend_options must be a dict")
 
     def tolerances(self, dtype: str) -> tuple[float, float]:
         atol, rtol = TOLERANCE_PRESETS[self.tolerance].get(dtype, (1e-2, 1e-2))

@@ -24,6 +24,9 @@ RULES: dict[str, str] = {
     "forbidden_import": "the answer imports a kernel_gym module other than the kernel loaders",
     "input_mutation": "the forward changed its inputs",
     "stale_or_constant_output": "the output did not change when the inputs did (cached or constant result)",
+    "timing_forgery": "the answer reaches the simulator's accounting or reports an impossible latency",
+    "output_layout": "the output is not a fresh tensor in the reference's layout",
+    "protocol": "the answer's process broke the verification protocol",
 }
 
 # kernel_gym modules an answer may import: the kernel loaders.
@@ -409,3 +412,25 @@ def check_answer_source(source: str) -> list[Violation]:
                 violations.append(Violation(v.rule, v.message + f" (string starting at line {lineno})",
                                             lineno + (v.line or 1) - 1))
     return violations
+
+
+# The simulator's own names: its accounting, configuration and launch records. Kernel code
+# calls the Ascend C API; anything else under kgsim is the judge's measuring instrument.
+_KGSIM_PUBLIC = frozenset({"launch", "launch_at", "launch_named"})
+_KGSIM_NAME = re.compile(r"\bkgsim\s*::\s*(\w+)|\b(kgsim_\w+)|\b(__kgsim\w*)")
+
+
+def check_simulator_access(source: str) -> list[Violation]:
+    """Kernel-source rules plus: no reference to the simulator's internals (timing_forgery)."""
+    from kernel_gym.native.cabi import strip_comments
+
+    text = strip_comments(source)
+    found = []
+    for m in _KGSIM_NAME.finditer(text):
+        name = m.group(1) or m.group(2) or m.group(3)
+        if m.group(1) and name in _KGSIM_PUBLIC:
+            continue
+        line = text.count("\n", 0, m.start()) + 1
+        found.append(Violation("timing_forgery", f"kernel source: the simulator's internal {name!r} is not part "
+                               "of the Ascend C API", line))
+    return found + check_kernel_source(source)

@@ -1,93 +1,262 @@
-"""A pre-forked worker parent ("zygote") that makes each sandboxed verification cheap.
-
-Starting a fresh Python and importing torch costs about 1.5 s; forking a process that has
-already imported them costs milliseconds. The zygote is started (with the sandbox's
-scrubbed environment) once per calling process, imports torch and the worker, and then,
-for each job read from stdin, forks a child that drops into its own session, takes the
-job's environment, working directory and resource limits, redirects its output to the job's
-log and runs the worker. The zygote waits for the child (killing its process group at the
-time limit) and answers with the exit status on stdout. It never runs torch ops itself, so
-forking is safe (no thread pools exist yet), and it exits when its stdin closes.
+"""The verification server: a trusted zygote that forks a judge per job and keeps the sandbox.
 
     python -m kernel_gym.verify.zygote      (started by kernel_gym.verify.sandbox)
+
+Per caller process, one zygote. It imports torch once, starts the sandbox host
+(``kernel_gym.verify.sandbox_host``) inside bubblewrap, and for each job read from stdin:
+
+1. makes the channel: two pipes, a shared buffer (memfd) and a log file (memfd);
+2. has the sandbox host fork an answer runner holding the runner's ends;
+3. forks a judge (``kernel_gym.verify.judge``) holding the other ends, and waits for its
+   verdict on a pipe of its own (the runner cannot reach it);
+4. has the sandbox host end every process of the verification and wipe its files;
+5. answers on stdout with one JSON line: the verdict, the tail of the runner's output.
+
+The zygote never runs torch ops itself, so forking it is safe; it exits when stdin closes.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
-import resource
+import select
 import signal
+import socket
+import subprocess
 import sys
 import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+_OUTPUT_TAIL = 4000
+log = logging.getLogger("kernel_gym.verify")
 
 
-def _child(request: dict) -> None:
-    """In the forked child: isolate, limit, then run the worker (which ends with os._exit)."""
-    os.setsid()
-    os.environ.clear()
-    os.environ.update(request["env"])
-    os.chdir(request["cwd"])
-    log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.dup2(log, 1)
-    os.dup2(log, 2)
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    mem = request["memory_limit_mb"] * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    fsize = request["file_size_mb"] * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    from kernel_gym.verify import worker
+class SandboxHost:
+    """The sandbox host process and the socket to it."""
 
-    worker.main(["worker", request["job"], request["result"]])
+    def __init__(self, isolated: bool) -> None:
+        from kernel_gym.native import cache_root
+        from kernel_gym.verify.isolation import sandbox_command
+        from kernel_gym.verify.judge import cache_dirs
 
+        for d in cache_dirs():
+            d.mkdir(parents=True, exist_ok=True)
+        self.isolated = isolated
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        command = [sys.executable, "-m", "kernel_gym.verify.sandbox_host", str(theirs.fileno())]
+        env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "PYTHONDONTWRITEBYTECODE": "1",
+               "KERNEL_GYM_CACHE": str(cache_root()), "OMP_NUM_THREADS": "1", "LANG": "C.UTF-8",
+               "PYTHONPATH": str(Path(__file__).resolve().parent.parent.parent)}
+        if isolated:
+            command = sandbox_command(command, read_only=cache_dirs(), env=env)
+            env = {}
+        else:
+            env = {**env, "HOME": os.environ.get("TMPDIR", "/tmp")}
+        self.proc = subprocess.Popen(command, pass_fds=[theirs.fileno()], env=env or None,
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE if isolated else subprocess.DEVNULL)
+        theirs.close()
+        self.socket = ours
+        ready = self._receive(90.0)
+        if not ready.get("ready"):
+            raise RuntimeError("the sandbox host did not start")
+        self.host_pid = self._find_host_pid(int(ready["pid"]))
 
-def _wait(pid: int, timeout_s: float) -> tuple[int, bool]:
-    deadline = time.monotonic() + timeout_s
-    delay = 0.001
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return os.waitstatus_to_exitcode(status), False
-        if time.monotonic() >= deadline:
+    def _receive(self, timeout_s: float) -> dict[str, Any]:
+        if not select.select([self.socket], [], [], timeout_s)[0]:
+            raise RuntimeError("no answer from the sandbox host")
+        data = self.socket.recv(1 << 16)
+        if not data:
+            err = self.proc.stderr.read().decode(errors="replace")[-2000:] if self.proc.stderr else ""
+            raise RuntimeError(f"the sandbox host exited: {err}")
+        return json.loads(data)
+
+    def _find_host_pid(self, inner_pid: int) -> int:
+        """The host pid of a sandbox process, from the NSpid lines under our child."""
+        if not self.isolated:
+            return inner_pid
+        todo = [self.proc.pid]
+        while todo:
+            pid = todo.pop()
             try:
-                os.killpg(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            _, status = os.waitpid(pid, 0)
-            return os.waitstatus_to_exitcode(status), True
-        time.sleep(delay)
-        delay = min(delay * 2, 0.02)
+                status = Path(f"/proc/{pid}/status").read_text()
+                children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+            except OSError:
+                continue
+            nspid = next((ln.split()[1:] for ln in status.splitlines() if ln.startswith("NSpid:")), [])
+            if len(nspid) >= 2 and int(nspid[-1]) == inner_pid and pid != self.proc.pid:
+                return pid
+            todo.extend(int(c) for c in children)
+        raise RuntimeError(f"sandbox process {inner_pid} not found")
+
+    def start_runner(self, request: dict[str, Any], fds: list[int]) -> int:
+        socket.send_fds(self.socket, [json.dumps({"op": "run", **request}).encode()], fds)
+        inner = int(self._receive(30.0)["pid"])
+        return self._find_host_pid(inner) if self.isolated else inner
+
+    def end_runner(self) -> int | None:
+        """End the verification's processes; the runner's exit code if it had ended by itself."""
+        self.socket.send(json.dumps({"op": "end"}).encode())
+        return self._receive(30.0).get("status")
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def close(self) -> None:
+        try:
+            self.proc.kill()
+            self.proc.wait(timeout=5)
+        except Exception:  # noqa: BLE001 - best effort
+            pass
+
+
+def _log_tail(fd: int) -> str:
+    size = os.fstat(fd).st_size
+    return os.pread(fd, _OUTPUT_TAIL, max(0, size - _OUTPUT_TAIL)).decode(errors="replace")
+
+
+def _judge_process(request: dict[str, Any], ends: dict[str, int], runner_pid: int, verdict_fd: int) -> None:
+    """In the forked judge: run the job, write the verdict, exit."""
+    from kernel_gym.verify.compile_service import CompileService
+    from kernel_gym.verify.judge import RunnerLink, run_job
+
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(devnull, 1)  # the zygote's stdout is the caller's channel: task code must not print into it
+    started = time.perf_counter()
+    try:
+        service = CompileService(sandboxed=request["isolated"])
+        deadline = time.monotonic() + float(request["timeout_s"])
+
+        def link() -> RunnerLink:
+            return RunnerLink(ends["commands"], ends["replies"], ends["shared"], runner_pid, deadline, service.handle)
+
+        result = run_job(request["job"], link)
+    except BaseException:  # noqa: BLE001 - the judge failing is reported, not raised
+        job = request["job"]
+        result = {"error_class": "internal_error", "message": traceback.format_exc()[-3000:],
+                  "task_id": job.get("task", {}).get("id", "?"), "backend": job.get("backend", "?")}
+    result["worker_seconds"] = time.perf_counter() - started
+    data = json.dumps(result, default=str).encode()
+    view = memoryview(data)
+    while view:
+        view = view[os.write(verdict_fd, view):]
+    os._exit(0)
+
+
+def _wait_verdict(pid: int, fd: int, timeout_s: float) -> tuple[dict[str, Any] | None, bool]:
+    deadline = time.monotonic() + timeout_s
+    chunks = []
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return None, True
+        if select.select([fd], [], [], left)[0]:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    os.waitpid(pid, 0)
+    try:
+        return json.loads(b"".join(chunks)), False
+    except ValueError:
+        return None, False
+
+
+def run_request(host: SandboxHost, request: dict[str, Any]) -> dict[str, Any]:
+    job = request["job"]
+    commands_r, commands_w = os.pipe()
+    replies_r, replies_w = os.pipe()
+    shared = os.memfd_create("kg-shared")
+    log_fd = os.memfd_create("kg-log")
+    limits = {k: request[k] for k in ("memory_limit_mb", "file_size_mb", "threads")}
+    limits["cpu_seconds"] = int(float(request["timeout_s"])) + 5
+    limits["cache_root"] = request["cache_root"]
+    limits["seccomp"] = request.get("seccomp", True)
+    runner_pid = host.start_runner(limits, [commands_r, replies_w, os.dup(shared), os.dup(log_fd)])
+    os.close(commands_r)
+    os.close(replies_w)
+    verdict_r, verdict_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(verdict_r)
+        _judge_process(request, {"commands": commands_w, "replies": replies_r, "shared": shared},
+                       runner_pid, verdict_w)
+    os.close(verdict_w)
+    for fd in (commands_w, replies_r, shared):
+        os.close(fd)
+    result, timed_out = _wait_verdict(pid, verdict_r, float(request["timeout_s"]) + 60.0)
+    os.close(verdict_r)
+    status = host.end_runner()
+    tail = _log_tail(log_fd)
+    os.close(log_fd)
+    base = {"task_id": job["task"]["id"], "backend": job["backend"], "compiled": False, "correct": False}
+    if result is None:
+        result = {**base, "error_class": "timeout" if timed_out else "internal_error",
+                  "message": "the judge did not finish" + (" in time" if timed_out else " (no verdict)")}
+    if result.get("error_class") == "crash":
+        stage = result.get("stage", "?")
+        if isinstance(status, int) and status < 0:
+            try:
+                how = f"by {signal.Signals(-status).name}"
+            except ValueError:
+                how = f"by signal {-status}"
+            result["message"] = f"the answer's process died {how} during stage {stage!r}"
+        elif isinstance(status, int):
+            result["message"] = (f"the answer's process exited with code {status} during stage {stage!r} "
+                                 "without a result")
+        if any(s in tail for s in ("MemoryError", "bad_alloc", "Cannot allocate memory")):
+            result["error_class"] = "memory_limit"
+            result["message"] = "the answer's process died after exceeding the memory limit"
+    result.setdefault("details", {})["worker_output_tail"] = tail[-1000:] if result.get("error_class") == "ok" else tail
+    return result
 
 
 def main() -> int:
-    import torch  # noqa: F401 - preloaded for the children
-    import torch._dynamo  # noqa: F401 - dispatch modes import it lazily (~1.5 s per child otherwise)
+    import torch  # noqa: F401 - preloaded for the judges
+    import torch._dynamo  # noqa: F401
 
-    import kernel_gym.verify.worker  # noqa: F401
+    import kernel_gym.verify.compile_service  # noqa: F401
+    import kernel_gym.verify.judge  # noqa: F401
+    from kernel_gym.verify.isolation import isolation_mode, namespaces_available
 
+    mode = isolation_mode()
+    isolated, why = namespaces_available() if mode != "off" else (False, "KERNEL_GYM_ISOLATION=off")
     out = sys.stdout
-    out.write(json.dumps({"ready": True, "pid": os.getpid()}) + "\n")
+    if not isolated and mode == "require":
+        out.write(json.dumps({"ready": False, "error": f"isolation required but unavailable: {why}"}) + "\n")
+        out.flush()
+        return 1
+    host: SandboxHost | None = None
+    out.write(json.dumps({"ready": True, "pid": os.getpid(), "isolated": isolated, "why": why}) + "\n")
     out.flush()
     for line in sys.stdin:
         if not line.strip():
             continue
         request = json.loads(line)
-        pid = os.fork()
-        if pid == 0:
-            try:
-                _child(request)
-            finally:
-                os._exit(70)
-        returncode, timed_out = _wait(pid, request["timeout_s"])
-        try:  # stray grandchildren go with the child's group
-            os.killpg(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        out.write(json.dumps({"returncode": returncode, "timed_out": timed_out}) + "\n")
+        request["isolated"] = isolated
+        try:
+            if host is None or not host.alive():
+                if host is not None:
+                    host.close()
+                host = SandboxHost(isolated)
+            result = run_request(host, request)
+        except Exception:  # noqa: BLE001 - a broken sandbox is reported; it restarts next time
+            if host is not None:
+                host.close()
+            host = None
+            result = {"task_id": request["job"]["task"]["id"], "backend": request["job"]["backend"],
+                      "error_class": "internal_error", "message": traceback.format_exc()[-3000:]}
+        result["request_id"] = request.get("request_id")
+        out.write(json.dumps(result, default=str) + "\n")
         out.flush()
+    if host is not None:
+        host.close()
     return 0
 
 

@@ -1,0 +1,121 @@
+"""Compiling for the answer runner: the judge's side of the runner's ``compile`` requests.
+
+The runner (in the sandbox) cannot run the compiler nor write the compile cache. It sends
+the sources and flags here; the judge checks them (the kernel-source and flag rules), runs
+g++ inside a sandbox of its own (read-only system and package, no network, only the build
+directory writable), stores the library in the cache with its signature, and answers with
+the path, which the runner's view has read-only.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from pathlib import Path
+from typing import Any
+
+from kernel_gym.native import CompileError, cache_root
+from kernel_gym.native.compile import _compile_local
+from kernel_gym.verify.static_checks import RULES, check_compiler_flags, check_kernel_source, check_simulator_access
+
+__all__ = ["CompileService"]
+
+_PACKAGE_DIR = Path(__file__).resolve().parent.parent
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/]{0,200}")
+_SUBDIRS = ("cpp", "ascendc", "native")
+# flags the package's own loaders add beyond the answer-visible optimisation flags
+_LOADER_FLAGS = re.compile(r"-fopenmp|-fPIC|-Wl,--no-as-needed|-x|c\+\+-header|-w|-g0|-DNDEBUG|-D[A-Za-z_]\w*(=[\w.]*)?")
+
+
+@functools.lru_cache(maxsize=1)
+def _package_source_digests() -> frozenset[str]:
+    root = _PACKAGE_DIR / "ascendc" / "src"
+    return frozenset(hashlib.sha256(p.read_bytes()).hexdigest() for p in root.iterdir() if p.is_file())
+
+
+def _is_package_source(text: str) -> bool:
+    return hashlib.sha256(text.encode()).hexdigest() in _package_source_digests()
+
+
+def _refused(rule: str, message: str) -> dict[str, Any]:
+    return {"error_class": "hacked", "hack_rule": rule, "message": f"{RULES.get(rule, rule)}: {message}"}
+
+
+class CompileService:
+    """Answers a runner's compile requests; ``sandboxed`` runs g++ under bubblewrap."""
+
+    def __init__(self, sandboxed: bool) -> None:
+        self.sandboxed = sandboxed
+
+    def _allowed_path(self, value: str) -> bool:
+        path = Path(value)
+        if not path.is_absolute() or ".." in path.parts:
+            return False
+        return any(root == path or root in path.parents for root in (_PACKAGE_DIR, cache_root()))
+
+    def _check_flags(self, flags: list[str], subdir: str) -> str | None:
+        path_next = False
+        for flag in flags:
+            if path_next:
+                if not self._allowed_path(flag):
+                    return f"compiler flag path {flag!r} is outside the package and its caches"
+                path_next = False
+                continue
+            if flag in ("-I", "-include"):
+                path_next = True
+                continue
+            if flag.startswith("-Wl,-rpath,") and self._allowed_path(flag.removeprefix("-Wl,-rpath,")):
+                continue
+            if flag.startswith("-I") and self._allowed_path(flag[2:]):
+                continue
+            if not flag.startswith("-") and flag.endswith(".so") and self._allowed_path(flag):
+                continue  # the simulator runtime the kernel links against
+            if _LOADER_FLAGS.fullmatch(flag) or not check_compiler_flags([flag]):
+                continue
+            return f"compiler flag {flag!r} is not allowed"
+        return None
+
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        sources, flags = request.get("sources"), request.get("flags")
+        subdir, compiler = request.get("cache_subdir"), request.get("compiler")
+        if not (isinstance(sources, dict) and sources and all(isinstance(k, str) and _NAME.fullmatch(k)
+                and ".." not in k and isinstance(v, str) for k, v in sources.items())):
+            return _refused("protocol", "malformed compile request (sources)")
+        if not (isinstance(flags, list) and all(isinstance(f, str) for f in flags)):
+            return _refused("protocol", "malformed compile request (flags)")
+        if subdir not in _SUBDIRS or compiler not in ("g++", "gcc"):
+            return _refused("protocol", f"compile request for cache {subdir!r} with compiler {compiler!r}")
+        depends = [str(p) for p in request.get("depends_on", [])]
+        if not all(self._allowed_path(p) and Path(p).is_file() for p in depends):
+            return _refused("protocol", "compile dependencies outside the package")
+        bad_flag = self._check_flags(flags, subdir)
+        if bad_flag:
+            return _refused("os_access", bad_flag)
+        for name, text in sources.items():
+            if _is_package_source(text):
+                continue  # the simulator's own runtime, sent back verbatim
+            found = check_simulator_access(text) if subdir == "ascendc" else check_kernel_source(text)
+            if found:
+                return {**_refused(found[0].rule, f"{found[0]} (in {name}, checked at compile time)")}
+        timeout = float(request.get("timeout_s", 120.0))
+        timeout = min(max(timeout, 1.0), 600.0)
+        try:
+            path = _compile_local(sources, flags=flags, compiler=compiler, cache_subdir=subdir,
+                                  depends_on=[Path(p) for p in depends], timeout_s=timeout,
+                                  wrap=self._wrap if self.sandboxed else None)
+        except CompileError as exc:
+            return {"error_class": "compile_error", "message": str(exc), "log": exc.log[-8000:]}
+        return {"path": str(path)}
+
+    @staticmethod
+    def _wrap(cmd: list[str], build_dir: Path) -> list[str]:
+        import os
+
+        from kernel_gym.verify.isolation import RUNNER_UID, _run_as_nobody, sandbox_command
+
+        if _run_as_nobody():
+            os.chown(build_dir, RUNNER_UID, RUNNER_UID)  # the compiler runs as nobody
+        return sandbox_command(cmd, read_only=[cache_root() / sub for sub in _SUBDIRS if (cache_root() / sub).exists()],
+                               env={"PATH": "/usr/bin:/bin", "TMPDIR": "/tmp", "LANG": "C"},
+                               writable=[build_dir], chdir=build_dir)

@@ -1,0 +1,207 @@
+"""OS isolation of untrusted code: bubblewrap namespaces, seccomp filters and resource limits.
+
+Two kinds of untrusted process exist:
+- the answer runner (``kernel_gym.verify.runner``), forked per verification from a sandbox
+  host process that lives inside a bubblewrap sandbox;
+- the compiler, run on answer sources by the judge (``compile_in_sandbox``).
+
+Each layer and what it stops (docs/verification.md has the full table):
+- user namespace, running as an unprivileged uid: no capability over anything outside;
+- PID namespace (the sandbox host is its PID 1): nothing outside is visible or signalable,
+  and every process of a verification is killed when it ends;
+- network namespace: no network, loopback included;
+- filesystem view: read-only system libraries, Python, the kernel_gym package and the
+  compiled-kernel caches; a private tmpfs for /tmp; nothing else (no home, no project data,
+  no memory store, no fixtures, no result cache, no judge key);
+- seccomp: no sockets, ptrace, process_vm_*, namespace or mount calls, and for the runner no
+  new processes and no exec;
+- rlimits: address space, CPU seconds, open files, processes, file size, no core dumps.
+
+``KERNEL_GYM_ISOLATION`` chooses the policy: ``auto`` (default: full isolation where the OS
+allows it, otherwise a loud warning and reduced isolation), ``require`` (refuse to verify
+without namespaces) or ``off`` (no namespaces; for debugging only, with the same warning).
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import logging
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+from typing import Sequence
+
+__all__ = ["IsolationUnavailable", "install_runner_filter", "install_host_filter", "isolation_mode",
+           "namespaces_available", "sandbox_command", "set_runner_limits", "RUNNER_UID"]
+
+log = logging.getLogger("kernel_gym.verify")
+
+RUNNER_UID = 65534  # "nobody": the sandbox's processes own nothing on the host
+_PACKAGE_DIR = Path(__file__).resolve().parent.parent
+# Paths inside the package that untrusted code must not read (fixtures, reference answers).
+_HIDDEN_PACKAGE_DIRS = ("backends/answers",)
+
+
+class IsolationUnavailable(RuntimeError):
+    """Namespaces are unavailable and KERNEL_GYM_ISOLATION=require refuses to run without them."""
+
+
+def isolation_mode() -> str:
+    mode = os.environ.get("KERNEL_GYM_ISOLATION", "auto").strip().lower()
+    if mode not in ("auto", "require", "off"):
+        raise ValueError(f"KERNEL_GYM_ISOLATION={mode!r}: choose auto, require or off")
+    return mode
+
+
+@functools.lru_cache(maxsize=1)
+def namespaces_available() -> tuple[bool, str]:
+    """(True, "") when bubblewrap can create the sandbox here, else (False, why)."""
+    if not sys.platform.startswith("linux"):
+        return False, f"namespaces are Linux-only (this is {sys.platform})"
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return False, "bubblewrap is not installed (Debian: apt-get install bubblewrap)"
+    probe = subprocess.run([*_bwrap_prefix(), *_view_args(()), "--", "/bin/true"],
+                           capture_output=True, text=True, timeout=30, check=False)
+    if probe.returncode != 0:
+        return False, f"bubblewrap cannot create namespaces here: {probe.stderr.strip()[:300]}"
+    return True, ""
+
+
+def _world_readable(path: Path) -> bool:
+    """Whether an unprivileged user can reach ``path`` (every ancestor searchable)."""
+    try:
+        for p in [path, *path.parents]:
+            mode = p.stat().st_mode
+            if not mode & 0o001:
+                return False
+        return bool(path.stat().st_mode & 0o004)
+    except OSError:
+        return False
+
+
+@functools.lru_cache(maxsize=1)
+def _run_as_nobody() -> bool:
+    """Root runs bubblewrap as nobody when everything the sandbox needs is world-readable;
+    otherwise (e.g. Python under /root) as root with the sandbox's uid mapped in a user
+    namespace: no capability outside it either way."""
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        return False
+    return all(_world_readable(p) for p in [*_python_dirs(), _PACKAGE_DIR])
+
+
+def _bwrap_prefix() -> list[str]:
+    bwrap = shutil.which("bwrap") or "bwrap"
+    prefix: list[str] = []
+    ids: list[str] = []
+    if _run_as_nobody():
+        # the sandbox then owns nothing on the host, even through a path we forgot to hide
+        prefix = ["setpriv", f"--reuid={RUNNER_UID}", f"--regid={RUNNER_UID}", "--clear-groups",
+                  "--inh-caps=-all"]
+    else:
+        ids = ["--uid", str(RUNNER_UID), "--gid", str(RUNNER_UID)]
+    return [*prefix, bwrap, "--unshare-all", "--die-with-parent", "--new-session", *ids,
+            "--cap-drop", "ALL", "--hostname", "sandbox", "--clearenv"]
+
+
+def _existing(paths: Sequence[str | Path]) -> list[Path]:
+    out: list[Path] = []
+    for p in paths:
+        path = Path(p)
+        if path.exists() and not any(path == q or q in path.parents for q in out):
+            out.append(path)
+    return out
+
+
+def _python_dirs() -> list[Path]:
+    dirs = {sys.base_prefix, sys.prefix, sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"],
+            sysconfig.get_paths()["platlib"], str(Path(sys.executable).resolve().parent)}
+    return _existing(sorted(dirs))
+
+
+def _view_args(read_only: Sequence[Path]) -> list[str]:
+    args: list[str] = ["--tmpfs", "/tmp"]  # first: binds below /tmp (a cache there) stay visible
+    system = _existing(["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc/ld.so.cache",
+                        "/etc/alternatives"])
+    for path in [*system, *_python_dirs(), *read_only]:
+        args += ["--ro-bind", str(path), str(path)]
+    args += ["--proc", "/proc", "--dev", "/dev", "--chdir", "/tmp"]
+    return args
+
+
+def sandbox_command(command: Sequence[str], read_only: Sequence[Path], env: dict[str, str],
+                    writable: Sequence[Path] = (), chdir: Path | None = None) -> list[str]:
+    """The bubblewrap command line that runs ``command`` in the sandbox.
+
+    ``read_only`` are extra paths visible read-only (compile caches, include dirs); the
+    kernel_gym package is always visible, minus its fixtures. ``writable`` paths are bound
+    read-write (a compiler's build directory).
+    """
+    ro = [_PACKAGE_DIR, *read_only]
+    args = [*_bwrap_prefix(), *_view_args(_existing(ro))]
+    for hidden in _HIDDEN_PACKAGE_DIRS:
+        if (_PACKAGE_DIR / hidden).exists():
+            args += ["--tmpfs", str(_PACKAGE_DIR / hidden)]
+    for path in writable:
+        args += ["--bind", str(path), str(path)]
+    if chdir is not None:
+        args += ["--chdir", str(chdir)]
+    for key, value in env.items():
+        args += ["--setenv", key, value]
+    return [*args, "--", *command]
+
+
+# ------------------------------------------------------------------ seccomp and rlimits
+_ALWAYS_DENIED = (
+    "socket", "connect", "bind", "listen", "accept", "accept4", "ptrace", "process_vm_readv",
+    "process_vm_writev", "mount", "umount2", "pivot_root", "unshare", "setns", "chroot",
+    "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "bpf",
+    "perf_event_open", "keyctl", "add_key", "request_key", "userfaultfd", "swapon", "swapoff",
+    "reboot", "io_uring_setup", "open_by_handle_at", "name_to_handle_at", "fanotify_init",
+    "quotactl", "acct", "settimeofday", "clock_settime", "adjtimex", "syslog",
+)
+_RUNNER_DENIED = ("execve", "execveat", "fork", "vfork")
+_CLONE_THREAD = 0x00010000
+
+
+def _filter(extra_denied: Sequence[str], deny_process_clone: bool):  # noqa: ANN202
+    import pyseccomp as seccomp
+
+    flt = seccomp.SyscallFilter(seccomp.ALLOW)
+    for name in (*_ALWAYS_DENIED, *extra_denied):
+        try:
+            flt.add_rule(seccomp.ERRNO(errno.EPERM), name)
+        except (RuntimeError, ValueError, OSError):  # a syscall this kernel/arch does not have
+            continue
+    if deny_process_clone:
+        # threads (CLONE_THREAD) stay allowed; a new process does not. clone3 passes its flags in
+        # memory that seccomp cannot read: ENOSYS makes glibc fall back to clone.
+        flt.add_rule(seccomp.ERRNO(errno.EPERM), "clone",
+                     seccomp.Arg(0, seccomp.MASKED_EQ, _CLONE_THREAD, 0))
+        flt.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+    return flt
+
+
+def install_host_filter() -> None:
+    """Seccomp for the sandbox host (it still forks runners)."""
+    _filter((), deny_process_clone=False).load()
+
+
+def install_runner_filter() -> None:
+    """Seccomp for an answer runner: the host's rules plus no exec and no new processes."""
+    _filter(_RUNNER_DENIED, deny_process_clone=True).load()
+
+
+def set_runner_limits(memory_limit_mb: int, cpu_seconds: int, file_size_mb: int) -> None:
+    mem = memory_limit_mb << 20
+    resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
+    fsize = file_size_mb << 20
+    resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))

@@ -1,0 +1,278 @@
+"""The answer runner: the only process that executes answer code, inside the sandbox.
+
+It obeys the judge (``kernel_gym.verify.judge``) over two pipes and a shared buffer and
+decides nothing: it loads a model, calls it on the inputs the judge placed in the buffer and
+writes the output back. Whatever it reports can only count against the answer (an exception,
+a hack its in-process guards saw); correctness, timing and the verdict are the judge's.
+Kernels are compiled by the judge on request (``compile`` message), so this process never
+runs the compiler and cannot write the compile cache.
+
+Messages from the judge (each answered with ``{"ok": true, ...}`` or an ``error``):
+``init`` (task source, backend, options), ``shm`` (buffer size), ``load_reference``,
+``load_answer`` (source), ``call`` (input slots, output offset and capacity, ``record``).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+import types
+from typing import Any
+
+import torch
+import torch.utils.deterministic
+
+from kernel_gym.backends import get_backend
+from kernel_gym.tasks.spec import load_task_module
+from kernel_gym.verify.channel import ChannelClosed, SharedBuffer, TensorSlot, recv_message, send_message
+
+__all__ = ["ANSWER_FILENAME", "serve"]
+
+ANSWER_FILENAME = "<answer>"
+
+
+class _Refused(Exception):
+    def __init__(self, error_class: str, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.error_class, self.message, self.extra = error_class, message, extra
+
+
+def _describe(exc: BaseException) -> str:
+    """The exception and the answer's own frames (not the harness's)."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == ANSWER_FILENAME]
+    where = f" (answer line {frames[-1].lineno})" if frames else ""
+    return f"{type(exc).__name__}: {exc}{where}"[:2000]
+
+
+def _classify(exc: BaseException, default: str) -> _Refused:
+    from kernel_gym.native import CompileError
+
+    if isinstance(exc, _Refused):
+        return exc
+    cls = getattr(exc, "error_class", None)
+    log = (getattr(exc, "log", "") or "")[-4000:]
+    if isinstance(cls, str):
+        extra: dict[str, Any] = {"compiled": cls not in ("compile_error", "unsupported_dtype"), "compile_log": log}
+        if getattr(exc, "hack_rule", None):
+            extra["hack_rule"] = exc.hack_rule  # type: ignore[attr-defined]
+        return _Refused(cls, _describe(exc), **extra)
+    if isinstance(exc, CompileError):
+        return _Refused("compile_error", _describe(exc), compiled=False, compile_log=log)
+    text = str(exc)
+    if isinstance(exc, MemoryError) or "can't allocate memory" in text or "bad_alloc" in text:
+        return _Refused("memory_limit", _describe(exc))
+    return _Refused(default, _describe(exc))
+
+
+class _Runner:
+    def __init__(self, commands: int, replies: int, shared: int) -> None:
+        self.commands, self.replies = commands, replies
+        self.buffer = SharedBuffer(shared)
+        self.task: types.ModuleType | None = None
+        self.backend: Any = None
+        self.model: Any = None
+        self.init_inputs: list[Any] = []
+        self.weight_seed = 0
+        self.guards: Any = None
+
+    # ------------------------------------------------------------------ compile through the judge
+    def compile_remote(self, sources: Any, *, flags: Any = ("-O2",), compiler: str = "g++",
+                       cache_subdir: str = "native", depends_on: Any = (), timeout_s: float = 120.0) -> Any:
+        from pathlib import Path
+
+        from kernel_gym.native import CompileError
+
+        if isinstance(sources, str):
+            sources = {"kernel.cpp": sources}
+        send_message(self.replies, {"op": "compile", "sources": dict(sources), "flags": [str(f) for f in flags],
+                                    "compiler": compiler, "cache_subdir": cache_subdir,
+                                    "depends_on": [str(p) for p in depends_on], "timeout_s": float(timeout_s)})
+        reply = recv_message(self.commands)
+        if reply.get("error_class"):
+            error = CompileError(reply.get("message", "compilation failed"), reply.get("log", ""))
+            if reply["error_class"] != "compile_error":
+                error.error_class = reply["error_class"]  # type: ignore[attr-defined]
+                error.hack_rule = reply.get("hack_rule")  # type: ignore[attr-defined]
+            raise error
+        return Path(reply["path"])
+
+    # ------------------------------------------------------------------ messages
+    def init(self, msg: dict[str, Any]) -> dict[str, Any]:
+        from kernel_gym.native import compile as native_compile
+
+        native_compile.set_compile_service(self.compile_remote)
+        self.backend = get_backend(msg["backend"])
+        self.backend.setup_worker({"threads": int(msg.get("threads", 1)), **msg.get("backend_options", {})})
+        lock = getattr(self.backend, "lock_options", None)
+        if lock is not None:
+            lock()
+        _poison_uninitialized_memory()
+        self.task = load_task_module(msg["task_source"], "task")
+        self.init_inputs = list(self.task.get_init_inputs())
+        self.weight_seed = int(msg["weight_seed"])
+        return {}
+
+    def load_reference(self, msg: dict[str, Any]) -> dict[str, Any]:
+        assert self.task is not None
+        torch.manual_seed(self.weight_seed)
+        self.model = self.task.Model(*self.init_inputs).eval()
+        return {}
+
+    def load_answer(self, msg: dict[str, Any]) -> dict[str, Any]:
+        from kernel_gym.verify.runtime_guards import AuditGuard, PatchSnapshot
+
+        self.model = None
+        audit = AuditGuard.install()
+        self.guards = (audit, PatchSnapshot())
+        audit.armed = True
+        try:
+            code = compile(msg["source"], ANSWER_FILENAME, "exec")
+        except SyntaxError as exc:
+            raise _Refused("syntax_error", f"line {exc.lineno}: {exc.msg}") from None
+        module = types.ModuleType("answer")
+        module.__file__ = ANSWER_FILENAME
+        try:
+            exec(code, module.__dict__)  # noqa: S102 - this process is the sandbox
+        except BaseException as exc:  # noqa: BLE001
+            raise self._audited(_classify(exc, "import_error")) from None
+        model_new = module.__dict__.get("ModelNew")
+        if not isinstance(model_new, type):
+            raise _Refused("no_model_new", "the answer defines no class ModelNew")
+        torch.manual_seed(self.weight_seed)  # the reference's weights come from the same seed
+        try:
+            answer = model_new(*self.init_inputs)
+        except BaseException as exc:  # noqa: BLE001
+            raise self._audited(_classify(exc, "init_error")) from None
+        self.model = answer.eval() if isinstance(answer, torch.nn.Module) else answer
+        self._raise_guard_findings()
+        return {}
+
+    def call(self, msg: dict[str, Any]) -> dict[str, Any]:
+        from kernel_gym.verify.runtime_guards import ComputeGuard
+
+        inputs = [self.buffer.view(TensorSlot.from_dict(x["slot"])) if "slot" in x else x["value"]
+                  for x in msg["inputs"]]
+        guarded = self.guards is not None and bool(msg.get("guard", True))
+        threads_before = threading.active_count()
+        recorder = None
+        if msg.get("record"):
+            import kernel_gym.ascendc as asc
+
+            recorder = asc.record_launches()
+        guard = ComputeGuard() if guarded else None
+        # timed calls of distinct input sets, every output checked: the NaN fill of torch.empty
+        # (a pass over each output that the reference's own allocations skip) is off
+        torch.utils.deterministic.fill_uninitialized_memory = bool(msg.get("fill", True))
+        try:
+            with torch.no_grad():
+                if recorder is not None:
+                    recorder.__enter__()
+                try:
+                    if guard is not None:
+                        with guard:
+                            out = self.model(*inputs)
+                    else:
+                        out = self.model(*inputs)
+                finally:
+                    torch.utils.deterministic.fill_uninitialized_memory = True
+                    if recorder is not None:
+                        recorder.__exit__(None, None, None)
+        except BaseException as exc:  # noqa: BLE001
+            raise self._audited(_classify(exc, "runtime_error")) from None
+        if guarded:
+            if guard is not None and guard.violations:
+                ops = ", ".join(dict.fromkeys(guard.violations))
+                raise _Refused("hacked", f"ModelNew.forward ran torch ops {ops}; compute in the kernel",
+                               hack_rule="torch_compute")
+            if threading.active_count() > threads_before:
+                raise _Refused("hacked", "the forward left threads running", hack_rule="threads_or_streams")
+        if not isinstance(out, torch.Tensor):
+            raise _Refused("runtime_error", f"forward returned {type(out).__name__}, expected a torch.Tensor")
+        if type(out) is not torch.Tensor:
+            raise _Refused("hacked", f"forward returned a {type(out).__name__}, a tensor subclass",
+                           hack_rule="tensor_subclass")
+        reply: dict[str, Any] = {"dtype": str(out.dtype).removeprefix("torch."), "shape": list(out.shape),
+                                 "stride": list(out.stride())}
+        nbytes = out.numel() * out.element_size()
+        if nbytes <= int(msg["out_capacity"]) and out.device.type == "cpu":
+            self.buffer.write(int(msg["out_offset"]), out)
+            reply["written"] = True
+        if recorder is not None:
+            reply["simulated"] = {"latency_s": recorder.total_latency_s, "launches": len(recorder.launches),
+                                  "per_launch": [_launch_summary(r) for r in recorder.launches[:8]]}
+        return reply
+
+    def audit(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """The in-process guards' findings since the answer was loaded (untimed)."""
+        if self.guards is not None:
+            self._raise_guard_findings()
+        return {}
+
+    def _audited(self, failure: _Refused) -> _Refused:
+        """The refused operation, not the error it caused."""
+        if self.guards is not None:
+            found = self.guards[0].failure()
+            if found is not None:
+                from kernel_gym.verify.static_checks import RULES
+
+                rule, what = found
+                return _Refused("hacked", f"{RULES.get(rule, rule)}: {what} (refused at run time)", hack_rule=rule)
+        return failure
+
+    def _raise_guard_findings(self) -> None:
+        audit, patches = self.guards
+        failure = self._audited(_Refused("ok", ""))
+        if failure.error_class == "hacked":
+            raise failure
+        patched = patches.changed()
+        if patched:
+            raise _Refused("hacked", f"patched: {', '.join(patched[:8])}", hack_rule="monkey_patch")
+
+    def serve(self) -> None:
+        handlers = {"init": self.init, "load_reference": self.load_reference, "load_answer": self.load_answer,
+                    "call": self.call, "audit": self.audit, "shm": lambda m: (self.buffer.remap(int(m["size"])), {})[1]}
+        while True:
+            try:
+                msg = recv_message(self.commands)
+            except (ChannelClosed, ValueError):
+                return
+            started = time.perf_counter()
+            try:
+                reply = {"ok": True, **handlers[msg["op"]](msg)}
+            except _Refused as refused:
+                reply = {"ok": False, "error_class": refused.error_class, "message": refused.message,
+                         **refused.extra}
+            except BaseException as exc:  # noqa: BLE001 - reported, never raised
+                reply = {"ok": False, **_error_reply(_classify(exc, "runtime_error"))}
+            reply["runner_seconds"] = time.perf_counter() - started
+            send_message(self.replies, reply)
+
+
+def _error_reply(refused: _Refused) -> dict[str, Any]:
+    return {"error_class": refused.error_class, "message": refused.message, **refused.extra}
+
+
+def _launch_summary(report: Any) -> dict[str, Any]:
+    summary = getattr(report, "summary", None)
+    if callable(summary):
+        return summary()
+    return {"latency_s": getattr(report, "latency_s", None), "name": getattr(report, "name", None)}
+
+
+def _poison_uninitialized_memory() -> None:
+    """Make torch.empty & co. return NaN / max-int filled memory (deterministic mode).
+
+    Calls the C switch directly: torch.use_deterministic_algorithms imports torch._inductor
+    (about 1.7 s), which would dominate a verification.
+    """
+    setter = getattr(torch._C, "_set_deterministic_algorithms", None)
+    if setter is not None:
+        setter(True, warn_only=True)
+    else:
+        torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.utils.deterministic.fill_uninitialized_memory = True
+
+
+def serve(commands: int, replies: int, shared: int) -> None:
+    _Runner(commands, replies, shared).serve()

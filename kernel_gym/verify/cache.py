@@ -1,14 +1,22 @@
-"""On-disk cache of verification results, keyed by task, answer, backend and settings."""
+"""On-disk cache of verification results, keyed by task, answer, backend and settings.
+
+Entries are written by the caller only (never by the judge's or the answer's process) and
+carry an HMAC under the cache's secret key (``kernel_gym.native.compile.cache_key_file``),
+which the verification sandbox cannot read: a forged or edited entry is ignored and logged.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
+import logging
 import os
 from pathlib import Path
 
 import kernel_gym
 from kernel_gym.native import cache_root
+from kernel_gym.native.compile import cache_key_file
 from kernel_gym.tasks.spec import TaskSpec
 from kernel_gym.verify.result import VerifyResult
 from kernel_gym.verify.settings import VerifySettings
@@ -35,11 +43,23 @@ class ResultCache:
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"
 
+    @staticmethod
+    def _mac(key: str, body: str) -> str:
+        return hmac.new(cache_key_file(), key.encode() + b"\0" + body.encode(), hashlib.sha256).hexdigest()
+
     def get(self, key: str) -> VerifyResult | None:
         path = self._path(key)
         try:
-            result = VerifyResult.from_json(path.read_text())
-        except (OSError, ValueError, TypeError):
+            entry = json.loads(path.read_text())
+            body, mac = entry["result"], entry["mac"]
+        except (OSError, ValueError, TypeError, KeyError):
+            return None
+        if not isinstance(body, str) or not isinstance(mac, str) or not hmac.compare_digest(mac, self._mac(key, body)):
+            logging.getLogger("kernel_gym.verify").warning("ignoring a tampered verification cache entry %s", path.name)
+            return None
+        try:
+            result = VerifyResult.from_json(body)
+        except (ValueError, TypeError):
             return None
         result.cached = True
         return result
@@ -50,5 +70,6 @@ class ResultCache:
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(result.to_dict()))
+        body = json.dumps(result.to_dict())
+        tmp.write_text(json.dumps({"result": body, "mac": self._mac(key, body)}))
         os.replace(tmp, path)

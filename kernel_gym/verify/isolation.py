@@ -105,7 +105,8 @@ def _bwrap_prefix() -> list[str]:
                   "--inh-caps=-all"]
     else:
         ids = ["--uid", str(RUNNER_UID), "--gid", str(RUNNER_UID)]
-    return [*prefix, bwrap, "--unshare-all", "--die-with-parent", "--new-session", *ids,
+    # --as-pid-1: the command itself is PID 1, which no process of the sandbox can signal
+    return [*prefix, bwrap, "--unshare-all", "--as-pid-1", "--die-with-parent", "--new-session", *ids,
             "--cap-drop", "ALL", "--hostname", "sandbox", "--clearenv"]
 
 

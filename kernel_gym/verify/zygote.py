@@ -192,7 +192,11 @@ def run_request(host: SandboxHost, request: dict[str, Any]) -> dict[str, Any]:
         os.close(fd)
     result, timed_out = _wait_verdict(pid, verdict_r, float(request["timeout_s"]) + 60.0)
     os.close(verdict_r)
-    status = host.end_runner()
+    try:
+        status = host.end_runner()
+    except (OSError, RuntimeError, ValueError):
+        host.close()  # the sandbox host went down with this verification: a fresh one next time
+        status = None
     tail = _log_tail(log_fd)
     os.close(log_fd)
     base = {"task_id": job["task"]["id"], "backend": job["backend"], "compiled": False, "correct": False}

@@ -25,6 +25,7 @@ from typing import Any, Callable
 import torch
 
 from kernel_gym.backends import Backend, get_backend
+from kernel_gym.native import compiler_version
 from kernel_gym.tasks.spec import TaskSpec
 from kernel_gym.verify.channel import (ChannelClosed, ChannelTimeout, SharedBuffer, TensorSlot, recv_message,
                                        send_message, tensor_nbytes)
@@ -464,7 +465,8 @@ def run_job(job: dict[str, Any], link_factory: Callable[[], RunnerLink]) -> dict
         link = link_factory()
         link.request({"op": "init", "task_source": task.source, "backend": backend.name,
                       "threads": settings.threads, "backend_options": settings.backend_options,
-                      "weight_seed": plan.weight_seed})
+                      "weight_seed": plan.weight_seed,
+                      "compiler_versions": {c: compiler_version(c) for c in ("g++",)}})
         slots = CallSlots(link, plan)
         reference_latency = None
         if settings.measure_time:

@@ -102,6 +102,7 @@ class _Runner:
         from kernel_gym.native import compile as native_compile
 
         native_compile.set_compile_service(self.compile_remote)
+        native_compile.KNOWN_COMPILER_VERSIONS.update(msg.get("compiler_versions", {}))
         self.backend = get_backend(msg["backend"])
         self.backend.setup_worker({"threads": int(msg.get("threads", 1)), **msg.get("backend_options", {})})
         lock = getattr(self.backend, "lock_options", None)
@@ -155,7 +156,7 @@ class _Runner:
                   for x in msg["inputs"]]
         guarded = self.guards is not None and bool(msg.get("guard", True))
         threads_before = threading.active_count()
-        recorder = None
+        recorder = rec = None
         if msg.get("record"):
             import kernel_gym.ascendc as asc
 
@@ -167,7 +168,7 @@ class _Runner:
         try:
             with torch.no_grad():
                 if recorder is not None:
-                    recorder.__enter__()
+                    rec = recorder.__enter__()
                 try:
                     if guard is not None:
                         with guard:
@@ -198,9 +199,9 @@ class _Runner:
         if nbytes <= int(msg["out_capacity"]) and out.device.type == "cpu":
             self.buffer.write(int(msg["out_offset"]), out)
             reply["written"] = True
-        if recorder is not None:
-            reply["simulated"] = {"latency_s": recorder.total_latency_s, "launches": len(recorder.launches),
-                                  "per_launch": [_launch_summary(r) for r in recorder.launches[:8]]}
+        if rec is not None:
+            reply["simulated"] = {"latency_s": rec.total_latency_s, "launches": len(rec.launches),
+                                  "per_launch": [_launch_summary(r) for r in rec.launches[:8]]}
         return reply
 
     def audit(self, msg: dict[str, Any]) -> dict[str, Any]:
@@ -254,10 +255,8 @@ def _error_reply(refused: _Refused) -> dict[str, Any]:
 
 
 def _launch_summary(report: Any) -> dict[str, Any]:
-    summary = getattr(report, "summary", None)
-    if callable(summary):
-        return summary()
-    return {"latency_s": getattr(report, "latency_s", None), "name": getattr(report, "name", None)}
+    keys = ("latency_s", "num_blocks", "bound", "per_pipe_busy", "gm_bytes")
+    return {k: getattr(report, k, None) for k in keys}
 
 
 def _poison_uninitialized_memory() -> None:

@@ -32,6 +32,14 @@ __all__ = ["ANSWER_FILENAME", "serve"]
 ANSWER_FILENAME = "<answer>"
 
 
+class CompileRefused(RuntimeError):
+    """The judge refused to compile a source (a hack rule); carries the error class and rule."""
+
+    def __init__(self, error_class: str, hack_rule: str | None, message: str) -> None:
+        super().__init__(message)
+        self.error_class, self.hack_rule = error_class, hack_rule
+
+
 class _Refused(Exception):
     def __init__(self, error_class: str, message: str, **extra: Any) -> None:
         super().__init__(message)
@@ -89,12 +97,11 @@ class _Runner:
                                     "compiler": compiler, "cache_subdir": cache_subdir,
                                     "depends_on": [str(p) for p in depends_on], "timeout_s": float(timeout_s)})
         reply = recv_message(self.commands)
+        if reply.get("error_class") == "compile_error":
+            raise CompileError(reply.get("message", "compilation failed"), reply.get("log", ""))
         if reply.get("error_class"):
-            error = CompileError(reply.get("message", "compilation failed"), reply.get("log", ""))
-            if reply["error_class"] != "compile_error":
-                error.error_class = reply["error_class"]  # type: ignore[attr-defined]
-                error.hack_rule = reply.get("hack_rule")  # type: ignore[attr-defined]
-            raise error
+            # not a CompileError: loaders must not turn a refusal into an ordinary compile failure
+            raise CompileRefused(reply["error_class"], reply.get("hack_rule"), reply.get("message", "refused"))
         return Path(reply["path"])
 
     # ------------------------------------------------------------------ messages

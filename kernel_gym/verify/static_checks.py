@@ -417,7 +417,7 @@ def check_answer_source(source: str) -> list[Violation]:
 # The simulator's own names: its accounting, configuration and launch records. Kernel code
 # calls the Ascend C API; anything else under kgsim is the judge's measuring instrument.
 _KGSIM_PUBLIC = frozenset({"launch", "launch_at", "launch_named", "guard_call"})  # what the loader writes too
-_KGSIM_NAME = re.compile(r"\bkgsim\s*::\s*(\w+)|\b(kgsim_\w+)|\b(__kgsim\w*)")
+_KGSIM_NAME = re.compile(r"\bkgsim\s*::\s*(\w+)|\b(kgsim_\w+)|\b(__kgsim\w*)|\bnamespace\s+(kgsim)\b")
 
 
 def check_simulator_access(source: str) -> list[Violation]:
@@ -427,7 +427,7 @@ def check_simulator_access(source: str) -> list[Violation]:
     text = strip_comments(source)
     found = []
     for m in _KGSIM_NAME.finditer(text):
-        name = m.group(1) or m.group(2) or m.group(3)
+        name = m.group(1) or m.group(2) or m.group(3) or f"namespace {m.group(4)}"
         if m.group(1) and name in _KGSIM_PUBLIC or m.group(3) and name.startswith("__kgsim_call_"):
             continue  # the launch helpers and the loader's host-function trampolines
         line = text.count("\n", 0, m.start()) + 1

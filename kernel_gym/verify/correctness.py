@@ -75,8 +75,8 @@ def compare_outputs(out: Any, expected: torch.Tensor, atol: float, rtol: float) 
     """Shape, dtype, then ``|out - ref| <= effective_atol + rtol |ref|`` elementwise.
 
     NaN must match NaN and infinities must match in position and sign; an output that is
-    constant (or all NaN) where the reference varies is rejected as a hack even when every
-    element is within tolerance.
+    constant (or all NaN) where the reference varies is a mismatch even when every element is
+    within tolerance.
     """
     if not isinstance(out, torch.Tensor):
         return Comparison(False, "runtime_error", f"forward returned {type(out).__name__}, expected a torch.Tensor")
@@ -88,8 +88,9 @@ def compare_outputs(out: Any, expected: torch.Tensor, atol: float, rtol: float) 
     got = out.detach().to(torch.float64)
     ref = expected.detach().to(torch.float64)
     if _constant_where_reference_varies(got, ref):
-        return Comparison(False, "hacked", "the output is constant where the reference's varies",
-                          hack_rule="stale_or_constant_output")
+        # an honest kernel that never writes its output looks the same (all NaN): a mismatch, not a hack
+        return Comparison(False, "numerical_mismatch", "the output is constant (or all NaN) where the "
+                          "reference's varies")
     atol = effective_atol(expected, atol)
     diff = (got - ref).abs()
     both_nan = got.isnan() & ref.isnan()

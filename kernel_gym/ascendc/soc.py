@@ -77,8 +77,12 @@ def _common() -> dict[str, Const]:
         "l0c_bytes": C(128 * 1024, SPEC + " (SoC table: L0C 128 KB)", "B"),
         "l2_bytes": C(192 * 1024 * 1024, "assumed (public 910B descriptions quote a 192 MB L2)", "B"),
         "hbm_bytes": C(64 * 1024 ** 3, "assumed (64 GB HBM for 910B2/B3/B4)", "B"),
-        "ub_reserved_bytes": C(256, SPEC + " (256 B of UB reserved)", "B"),
-        "ub_compiler_reserved_bytes": C(8 * 1024, SPEC + " (8 KB reserved by default compiler settings; knob)", "B"),
+        # The whole UB is usable: ASCENDC_SIM.md spec ("Usable UB: the whole 192 KB (196,608 B) by default";
+        # a published kernel that allocates all of it ran on a 910B). CANN's PlatformAscendC::ReserveLocalMemory
+        # (8/16/32 KB) is the documented way to reserve UB, and only on request; both knobs default to 0.
+        "ub_reserved_bytes": C(0, SPEC + " (usable UB is the whole 192 KB; reservation knob, default 0)", "B"),
+        "ub_compiler_reserved_bytes": C(0, SPEC + " (no compiler reservation by default; " + CANN_DOC
+                                        + " ReserveLocalMemory reserves 8/16/32 KB only when called; knob)", "B"),
         "ub_align": C(32, SPEC + " (alignment: UB 32 B)", "B"),
         "l0ab_align": C(512, SPEC + " (alignment: L0A/L0B 512 B)", "B"),
         "l0c_align": C(64, SPEC + " (alignment: L0C 64 B)", "B"),

@@ -23,7 +23,7 @@ def run(mod, case, blocks=1, n=256):
 
 
 CASES = [  # (case, blocks, exception, marker, message fragment)
-    (0, 1, asc.UBOverflow, "ub_overflow", "exceeds the usable UB of 188160 B"),
+    (0, 1, asc.UBOverflow, "ub_overflow", "exceeds the usable UB of 196608 B"),
     (1, 1, asc.MisalignedCopy, "misaligned_copy", "40 B"),
     (2, 1, asc.UnalignedLocalTensor, "unaligned_local_tensor", "not 32-byte aligned"),
     (3, 1, asc.RepeatOutOfRange, "repeat_out_of_range", "repeatTime 300"),

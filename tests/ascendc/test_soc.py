@@ -13,7 +13,7 @@ def test_profiles_exist_with_the_spec_table():
         assert p.ub_bytes == 192 * 1024 and p.l1_bytes == 512 * 1024
         assert p.l0a_bytes == p.l0b_bytes == 64 * 1024 and p.l0c_bytes == 128 * 1024
         assert p.clock_hz == 1.85e9
-        assert p.usable_ub_bytes == 192 * 1024 - 256 - 8 * 1024
+        assert p.usable_ub_bytes == 192 * 1024
     assert asc.SOC_PROFILES["Ascend910B2"].hbm_bytes_per_s == 1.6e12
     assert asc.SOC_PROFILES["Ascend910B4"].hbm_bytes_per_s == 0.8e12
     assert "assumed" in asc.SOC_PROFILES["Ascend910B4"].source("hbm_bytes_per_s")
@@ -39,8 +39,8 @@ def test_every_runtime_constant_comes_from_the_profile():
 
 def test_overrides_and_ub_knob():
     base = asc.SOC_PROFILES["Ascend910B2"]
-    p = base.with_overrides(ub_compiler_reserved_bytes=0)
-    assert p.usable_ub_bytes == 192 * 1024 - 256 and p.source("ub_compiler_reserved_bytes") == "override"
+    p = base.with_overrides(ub_compiler_reserved_bytes=8 * 1024)
+    assert p.usable_ub_bytes == 184 * 1024 and p.source("ub_compiler_reserved_bytes") == "override"
     with pytest.raises(KeyError):
         base.with_overrides(nonsense=1)
     with pytest.raises(ValueError):

@@ -5,5 +5,7 @@
 #include "kgsim/tensor.h"
 #include "kgsim/copy.h"
 #include "kgsim/vector.h"
+#include "kgsim/math.h"
+#include "kgsim/rearrange.h"
 #include "kgsim/launch.h"
 #include "tiling/platform/platform_ascendc.h"

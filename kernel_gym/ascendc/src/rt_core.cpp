@@ -30,7 +30,7 @@ struct MemInit {
         rt.init.assign(kMemBytes, 0);
         // defaults until Python sets a profile (Ascend910B2)
         cfg.aiv_cores = 48; cfg.aic_cores = 24; cfg.clock_hz = 1.85e9; cfg.ub_bytes = 196608;
-        cfg.usable_ub_bytes = 196608 - 256 - 8192; cfg.l1_bytes = 524288; cfg.l0a_bytes = 65536;
+        cfg.usable_ub_bytes = 196608; cfg.l1_bytes = 524288; cfg.l0a_bytes = 65536;
         cfg.l0b_bytes = 65536; cfg.l0c_bytes = 131072; cfg.ub_align = 32; cfg.max_buffers = 64;
         cfg.max_tensors_per_position = 8; cfg.max_repeat = 255; cfg.hbm_bytes_per_s = 1.6e12;
         cfg.vec_simple_bytes_per_cycle = 256; cfg.vec_transcendental_elems_per_cycle = 32;

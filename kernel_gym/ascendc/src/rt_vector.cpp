@@ -627,7 +627,11 @@ void vec_reduce(int kind, int shape, DT dt, const TRef& dst, const TRef& src, co
     uint64_t dst_bytes = 0;
     std::vector<double> buf(epr);
     if (shape <= 1) {  // everything selected -> dst[0] (and the index -> dst[1])
-        if (shape == 0 && work.end != 0) check_local(work, 0, 0, 32, api, "sharedTmpBuffer", loc);
+        // Atlas A2 (CANN ReduceSum docs): the count form sums the repeats in order and never uses
+        // sharedTmpBuffer; the mask/repeat form sums them with a tree of repeats and needs
+        // DivCeil(repeatTime, elements per block) * elements per block elements of it.
+        if (shape == 1 && kind == 0)
+            check_local(work, 0, uint64_t((s.R + epb - 1) / epb) * epb * es, 32, api, "sharedTmpBuffer", loc);
         RedResult res;
         std::vector<double> partials;
         partials.reserve(s.R);
@@ -642,7 +646,16 @@ void vec_reduce(int kind, int shape, DT dt, const TRef& dst, const TRef& src, co
             }
             if (kind == 0) partials.push_back(tree_sum(buf.data(), k, is_half));
         }
-        if (kind == 0) {  // further levels: reduce the partials repeat by repeat
+        if (kind == 0 && shape == 0) {  // count form: repeat results accumulated in order, rounded to T
+            double acc = partials.empty() ? 0 : partials[0];
+            for (size_t i = 1; i < partials.size(); ++i) {
+                acc = double(float(acc) + float(partials[i]));
+                if (is_half) acc = double(float(half(float(acc))));
+            }
+            levels_repeats += 1;
+            instrs += 1;
+            res.value = acc;
+        } else if (kind == 0) {  // mask form: further levels reduce the partials repeat by repeat
             while (partials.size() > 1) {
                 std::vector<double> next;
                 for (size_t i = 0; i < partials.size(); i += epr) {

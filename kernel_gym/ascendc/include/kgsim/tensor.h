@@ -211,6 +211,11 @@ public:
         kgsim::tbuf_check(b_, bufOffset, uint64_t(size) * sizeof(T), loc);
         return LocalTensor<T>::from(b_, bufOffset, size * uint32_t(sizeof(T)));
     }
+    // TBuf::AllocTensor returns the whole buffer like Get; TBuf::FreeTensor is a no-op on the NPU.
+    template <class T>
+    LocalTensor<T> AllocTensor(kgsim::Loc loc = kgsim::Loc::current()) { return Get<T>(loc); }
+    template <class T>
+    void FreeTensor(const LocalTensor<T>&) {}
 };
 
 // ---- TPipe --------------------------------------------------------------------------------

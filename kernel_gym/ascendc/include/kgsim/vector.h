@@ -601,6 +601,11 @@ inline void wait_flag(pipe_t src, pipe_t dst, event_t id, kgsim::Loc loc = kgsim
                      id, loc);
 }
 
+// ASSERT is compiled out in NPU builds (CANN kernel_macros.h: it is assert() only under
+// ASCENDC_CPU_DEBUG), so the expression is not even evaluated. ascendc_assert traps on the NPU.
 #ifndef ASSERT
-#define ASSERT(x) ((x) ? (void)0 : ::kgsim::kernel_assert_fail(#x, ::kgsim::Loc::current()))
+#define ASSERT(x) ((void)0)
+#endif
+#ifndef ascendc_assert
+#define ascendc_assert(x, ...) ((x) ? (void)0 : ::kgsim::kernel_assert_fail(#x, ::kgsim::Loc::current()))
 #endif

@@ -2,3 +2,5 @@
 #pragma once
 #include "register/tilingdata_base.h"
 #include "tiling/platform/platform_ascendc.h"
+#include "kgsim/math_tiling.h"
+#include "register/op_impl_registry.h"

@@ -1,0 +1,260 @@
+// kgsim: the advanced math APIs of Ascend C (Tanh, Sigmoid, Log, Exp<T, level>, Power, Erf, Gelu,
+// Silu, Swish, trigonometric and rounding functions, Sign, Clamp, Axpy), Sum, and the
+// DivCeil/CeilDiv/AlignUp helpers. Each function has the overload with a caller-given
+// sharedTmpBuffer (LocalTensor<uint8_t>) and the one where the API takes its temporary space
+// from the UB that TPipe left free, as the CANN docs describe.
+#pragma once
+#include "kgsim/tensor.h"
+
+namespace kgsim {
+enum MathFn : uint16_t {
+    M_TANH, M_SIGMOID, M_LOG, M_LOG2, M_LOG10, M_EXP, M_POWER_TT, M_POWER_TS, M_POWER_ST, M_ERF, M_ERFC, M_GELU,
+    M_FASTER_GELU, M_SILU, M_SWISH, M_SIN, M_COS, M_TAN, M_ASIN, M_ACOS, M_ATAN, M_SINH, M_COSH, M_FLOOR, M_CEIL,
+    M_ROUND, M_TRUNC, M_FRAC, M_SIGN, M_CLAMP_MAX, M_CLAMP_MIN, M_AXPY, M_SOFTPLUS, M_COUNT
+};
+struct MathArgs {
+    TRef dst, src0, src1, tmp;
+    double s0 = 0;
+    int64_t count = 0;
+    uint32_t tmp_bytes = 0;
+    uint8_t has_tmp = 0;
+};
+// src_dt differs from dt only for Axpy (half src into a float dst)
+void vec_math(MathFn fn, DT dt, DT src_dt, const MathArgs& a, const Loc& loc);
+// temporary-buffer bytes of `fn` for n elements of type_size bytes: the minimum or the maximum
+uint32_t math_tmp_bytes(MathFn fn, uint32_t type_size, uint64_t n, int want_max);
+void vec_sum(DT dt, const TRef& dst, const TRef& src, const TRef& tmp, int has_tmp, uint32_t tmp_bytes,
+             uint32_t outter, uint32_t inner, uint32_t n, const Loc& loc);
+
+template <class T>
+inline void math_call(MathFn fn, const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src0,
+                      const AscendC::LocalTensor<T>* src1, const AscendC::LocalTensor<uint8_t>* tmp, double s0,
+                      int64_t count, const Loc& loc) {
+    MathArgs a;
+    a.dst = dst.r_;
+    a.src0 = src0.r_;
+    if (src1) a.src1 = src1->r_;
+    if (tmp) {
+        a.tmp = tmp->r_;
+        a.tmp_bytes = tmp->GetSize();
+        a.has_tmp = 1;
+    }
+    a.s0 = s0;
+    a.count = count;
+    vec_math(fn, dt_of<T>::v, dt_of<T>::v, a, loc);
+}
+}  // namespace kgsim
+
+namespace AscendC {
+
+// ---- integer helpers (kernel and host) -----------------------------------------------------
+template <class T, class U>
+constexpr auto DivCeil(T a, U b) { return (a + b - 1) / b; }
+template <class T, class U>
+constexpr auto CeilDiv(T a, U b) { return (a + b - 1) / b; }
+template <class T, class U>
+constexpr auto AlignUp(T a, U b) { return (a + b - 1) / b * b; }
+template <class T, class U>
+constexpr auto CeilAlign(T a, U b) { return (a + b - 1) / b * b; }
+
+// ---- unary advanced math: F(dst, src, [sharedTmpBuffer,] [calCount]) ------------------------
+#define KGSIM_ADV_UNARY(NAME, FN, TPARAMS, ...)                                                                     \
+    template <class T, TPARAMS>                                                                                     \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint8_t>& sharedTmpBuffer,    \
+              const uint32_t calCount, kgsim::Loc loc = kgsim::Loc::current()) {                                   \
+        KGSIM_DTYPES(#NAME, T, __VA_ARGS__);                                                                        \
+        kgsim::math_call<T>(kgsim::FN, dst, src, nullptr, &sharedTmpBuffer, 0, calCount, loc);                      \
+    }                                                                                                               \
+    template <class T, TPARAMS>                                                                                     \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t calCount,                        \
+              kgsim::Loc loc = kgsim::Loc::current()) {                                                             \
+        KGSIM_DTYPES(#NAME, T, __VA_ARGS__);                                                                        \
+        kgsim::math_call<T>(kgsim::FN, dst, src, nullptr, nullptr, 0, calCount, loc);                               \
+    }                                                                                                               \
+    template <class T, TPARAMS>                                                                                     \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint8_t>& sharedTmpBuffer,    \
+              kgsim::Loc loc = kgsim::Loc::current()) {                                                             \
+        KGSIM_DTYPES(#NAME, T, __VA_ARGS__);                                                                        \
+        kgsim::math_call<T>(kgsim::FN, dst, src, nullptr, &sharedTmpBuffer, 0, src.GetSize(), loc);                 \
+    }                                                                                                               \
+    template <class T, TPARAMS>                                                                                     \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, kgsim::Loc loc = kgsim::Loc::current()) {       \
+        KGSIM_DTYPES(#NAME, T, __VA_ARGS__);                                                                        \
+        kgsim::math_call<T>(kgsim::FN, dst, src, nullptr, nullptr, 0, src.GetSize(), loc);                          \
+    }
+
+// template parameters after T: isReuseSource and, for some APIs, a config object (accepted, unused)
+#define KGSIM_REUSE bool isReuseSource = false
+#define KGSIM_REUSE_CFG bool isReuseSource = false, auto config = 0
+KGSIM_ADV_UNARY(Tanh, M_TANH, KGSIM_REUSE_CFG, half, float)
+KGSIM_ADV_UNARY(Sigmoid, M_SIGMOID, KGSIM_REUSE, half, float)
+KGSIM_ADV_UNARY(Log, M_LOG, KGSIM_REUSE, half, float)
+KGSIM_ADV_UNARY(Log2, M_LOG2, KGSIM_REUSE, half, float)
+KGSIM_ADV_UNARY(Log10, M_LOG10, KGSIM_REUSE, half, float)
+KGSIM_ADV_UNARY(Erf, M_ERF, KGSIM_REUSE_CFG, half, float)
+KGSIM_ADV_UNARY(Erfc, M_ERFC, KGSIM_REUSE_CFG, half, float)
+KGSIM_ADV_UNARY(Sin, M_SIN, KGSIM_REUSE_CFG, half, float)
+KGSIM_ADV_UNARY(Cos, M_COS, KGSIM_REUSE_CFG, half, float)
+KGSIM_ADV_UNARY(Tan, M_TAN, KGSIM_REUSE, half, float)
+KGSIM_ADV_UNARY(Asin, M_ASIN, KGSIM_REUSE, half, float)
+KGSIM_ADV_UNARY(Acos, M_ACOS, KGSIM_REUSE, half, float)
+KGSIM_ADV_UNARY(Atan, M_ATAN, KGSIM_REUSE_CFG, half, float)
+KGSIM_ADV_UNARY(Sinh, M_SINH, KGSIM_REUSE, half, float)
+KGSIM_ADV_UNARY(Cosh, M_COSH, KGSIM_REUSE, half, float)
+KGSIM_ADV_UNARY(Floor, M_FLOOR, KGSIM_REUSE, half, float)
+KGSIM_ADV_UNARY(Ceil, M_CEIL, KGSIM_REUSE, half, float)
+KGSIM_ADV_UNARY(Round, M_ROUND, KGSIM_REUSE, half, float)
+KGSIM_ADV_UNARY(Trunc, M_TRUNC, KGSIM_REUSE, half, float)
+KGSIM_ADV_UNARY(Frac, M_FRAC, KGSIM_REUSE, half, float)
+KGSIM_ADV_UNARY(Sign, M_SIGN, KGSIM_REUSE, half, float)
+KGSIM_ADV_UNARY(Softplus, M_SOFTPLUS, KGSIM_REUSE, half, float)
+
+// Gelu / FasterGelu: template <T, highPrecision, highPerformance>; (dst, src, [tmp,] dataSize)
+#define KGSIM_GELU(NAME, FN)                                                                                        \
+    template <class T, bool highPrecision = false, bool highPerformance = false>                                    \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint8_t>& sharedTmpBuffer,    \
+              const uint32_t dataSize, kgsim::Loc loc = kgsim::Loc::current()) {                                   \
+        KGSIM_DTYPES(#NAME, T, half, float);                                                                        \
+        kgsim::math_call<T>(kgsim::FN, dst, src, nullptr, &sharedTmpBuffer, 0, dataSize, loc);                      \
+    }                                                                                                               \
+    template <class T, bool highPrecision = false, bool highPerformance = false>                                    \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t dataSize,                        \
+              kgsim::Loc loc = kgsim::Loc::current()) {                                                             \
+        KGSIM_DTYPES(#NAME, T, half, float);                                                                        \
+        kgsim::math_call<T>(kgsim::FN, dst, src, nullptr, nullptr, 0, dataSize, loc);                               \
+    }
+KGSIM_GELU(Gelu, M_GELU)
+KGSIM_GELU(FasterGelu, M_FASTER_GELU)
+
+// Silu(dst, src, dataSize); Swish(dst, src, dataSize, beta): no temporary buffer
+template <class T, bool isReuseSource = false>
+void Silu(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t dataSize,
+          kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("Silu", T, half, float);
+    kgsim::math_call<T>(kgsim::M_SILU, dst, src, nullptr, nullptr, 0, dataSize, loc);
+}
+template <class T, bool isReuseSource = false>
+void Swish(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t dataSize,
+           const std::type_identity_t<T> scalarValue, kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("Swish", T, half, float);
+    kgsim::math_call<T>(kgsim::M_SWISH, dst, src, nullptr, nullptr, float(scalarValue), dataSize, loc);
+}
+
+// Exp<T, taylorExpandLevel, isReuseSource>: the advanced Exp (the basic one is Exp<T, isSetMask>)
+template <class T, uint8_t taylorExpandLevel, bool isReuseSource = false>
+void Exp(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint8_t>& sharedTmpBuffer,
+         const uint32_t calCount, kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("Exp", T, half, float);
+    kgsim::math_call<T>(kgsim::M_EXP, dst, src, nullptr, &sharedTmpBuffer, 0, calCount, loc);
+}
+template <class T, uint8_t taylorExpandLevel, bool isReuseSource = false>
+void Exp(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t calCount,
+         kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("Exp", T, half, float);
+    kgsim::math_call<T>(kgsim::M_EXP, dst, src, nullptr, nullptr, 0, calCount, loc);
+}
+
+// Power: tensor^tensor, tensor^scalar, scalar^tensor
+#define KGSIM_POWER_T half, float, int32_t
+template <class T, bool isReuseSource = false, auto config = 0>
+void Power(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+           const LocalTensor<uint8_t>& sharedTmpBuffer, uint32_t calCount, kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("Power", T, KGSIM_POWER_T);
+    kgsim::math_call<T>(kgsim::M_POWER_TT, dst, src0, &src1, &sharedTmpBuffer, 0, calCount, loc);
+}
+template <class T, bool isReuseSource = false, auto config = 0>
+void Power(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, uint32_t calCount,
+           kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("Power", T, KGSIM_POWER_T);
+    kgsim::math_call<T>(kgsim::M_POWER_TT, dst, src0, &src1, nullptr, 0, calCount, loc);
+}
+template <class T, bool isReuseSource = false, auto config = 0>
+void Power(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+           kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("Power", T, KGSIM_POWER_T);
+    kgsim::math_call<T>(kgsim::M_POWER_TT, dst, src0, &src1, nullptr, 0, src0.GetSize(), loc);
+}
+template <class T, bool isReuseSource = false, auto config = 0>
+void Power(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const std::type_identity_t<T>& src1Scalar,
+           const LocalTensor<uint8_t>& sharedTmpBuffer, uint32_t calCount, kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("Power", T, KGSIM_POWER_T);
+    kgsim::math_call<T>(kgsim::M_POWER_TS, dst, src0, nullptr, &sharedTmpBuffer, double(src1Scalar), calCount, loc);
+}
+template <class T, bool isReuseSource = false, auto config = 0>
+void Power(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const std::type_identity_t<T>& src1Scalar,
+           uint32_t calCount, kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("Power", T, KGSIM_POWER_T);
+    kgsim::math_call<T>(kgsim::M_POWER_TS, dst, src0, nullptr, nullptr, double(src1Scalar), calCount, loc);
+}
+template <class T, bool isReuseSource = false, auto config = 0>
+void Power(const LocalTensor<T>& dst, const std::type_identity_t<T>& src0Scalar, const LocalTensor<T>& src1,
+           const LocalTensor<uint8_t>& sharedTmpBuffer, uint32_t calCount, kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("Power", T, KGSIM_POWER_T);
+    kgsim::math_call<T>(kgsim::M_POWER_ST, dst, src1, &src1, &sharedTmpBuffer, double(src0Scalar), calCount, loc);
+}
+template <class T, bool isReuseSource = false, auto config = 0>
+void Power(const LocalTensor<T>& dst, const std::type_identity_t<T>& src0Scalar, const LocalTensor<T>& src1,
+           uint32_t calCount, kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("Power", T, KGSIM_POWER_T);
+    kgsim::math_call<T>(kgsim::M_POWER_ST, dst, src1, &src1, nullptr, double(src0Scalar), calCount, loc);
+}
+
+// ClampMax(dst, src, [tmp,] scalar, calCount) = min(src, scalar); ClampMin = max(src, scalar)
+#define KGSIM_CLAMP(NAME, FN)                                                                                       \
+    template <class T, bool isReuseSource = false>                                                                  \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint8_t>& sharedTmpBuffer,    \
+              const std::type_identity_t<T> scalar, const uint32_t calCount,                                      \
+              kgsim::Loc loc = kgsim::Loc::current()) {                                                             \
+        KGSIM_DTYPES(#NAME, T, half, float);                                                                        \
+        kgsim::math_call<T>(kgsim::FN, dst, src, nullptr, &sharedTmpBuffer, float(scalar), calCount, loc);          \
+    }                                                                                                               \
+    template <class T, bool isReuseSource = false>                                                                  \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const std::type_identity_t<T> scalar,           \
+              const uint32_t calCount, kgsim::Loc loc = kgsim::Loc::current()) {                                    \
+        KGSIM_DTYPES(#NAME, T, half, float);                                                                        \
+        kgsim::math_call<T>(kgsim::FN, dst, src, nullptr, nullptr, float(scalar), calCount, loc);                   \
+    }
+KGSIM_CLAMP(ClampMax, M_CLAMP_MAX)
+KGSIM_CLAMP(ClampMin, M_CLAMP_MIN)
+
+// Axpy(dst, src, scalar, sharedTmpBuffer, calCount): dst = src * scalar + dst; T = U, or float dst with half src
+template <class T, class U, bool isReuseSource = false>
+void Axpy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const std::type_identity_t<U> scalarValue,
+          const LocalTensor<uint8_t>& sharedTmpBuffer, const uint32_t calCount,
+          kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("Axpy", T, half, float);
+    static_assert(std::is_same_v<T, U> || (std::is_same_v<T, float> && std::is_same_v<U, half>),
+                  "[kgsim:unsupported_dtype] Axpy: (dst, src) must be (half, half), (float, float) or (float, half)");
+    kgsim::MathArgs a;
+    a.dst = dst.r_;
+    a.src0 = src.r_;
+    a.tmp = sharedTmpBuffer.r_;
+    a.tmp_bytes = sharedTmpBuffer.GetSize();
+    a.has_tmp = 1;
+    a.s0 = float(scalarValue);
+    a.count = calCount;
+    kgsim::vec_math(kgsim::M_AXPY, kgsim::dt_of<T>::v, kgsim::dt_of<U>::v, a, loc);
+}
+
+// ---- Sum: the sum of each of `outter` rows of n elements (rows `inner` elements apart) -------------
+struct SumParams {
+    uint32_t outter = 1;
+    uint32_t inner;  // n rounded up to 32 bytes
+    uint32_t n;
+};
+template <class T, int32_t reduceDim = -1, bool isReuseSource = false, bool isBasicBlock = false>
+void Sum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint8_t>& sharedTmpBuffer,
+         const SumParams& sumParams, kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("Sum", T, half, float);
+    kgsim::vec_sum(kgsim::dt_of<T>::v, dst.r_, src.r_, sharedTmpBuffer.r_, 1, sharedTmpBuffer.GetSize(),
+                   sumParams.outter, sumParams.inner, sumParams.n, loc);
+}
+template <class T, int32_t reduceDim = -1, bool isReuseSource = false, bool isBasicBlock = false>
+void Sum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const SumParams& sumParams,
+         kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("Sum", T, half, float);
+    kgsim::vec_sum(kgsim::dt_of<T>::v, dst.r_, src.r_, kgsim::TRef{}, 0, 0, sumParams.outter, sumParams.inner,
+                   sumParams.n, loc);
+}
+
+}  // namespace AscendC

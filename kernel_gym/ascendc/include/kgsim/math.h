@@ -141,6 +141,7 @@ void Swish(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t dataSi
 }
 
 // Exp<T, taylorExpandLevel, isReuseSource>: the advanced Exp (the basic one is Exp<T, isSetMask>)
+// kgsim:partial Exp: the advanced form computes exp in float whatever taylorExpandLevel asks for
 template <class T, uint8_t taylorExpandLevel, bool isReuseSource = false>
 void Exp(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint8_t>& sharedTmpBuffer,
          const uint32_t calCount, kgsim::Loc loc = kgsim::Loc::current()) {

@@ -65,6 +65,7 @@ inline uint32_t GetGeluMinTmpSize(const ge::Shape& srcShape, const uint32_t type
     return kgsim::math_tmp_bytes(kgsim::M_GELU, typeSize, uint64_t(srcShape.GetShapeSize()), 0);
 }
 // Power: the tensor^tensor and tensor^scalar forms need different space
+// kgsim:partial GetPowerMaxMinTmpSize: int32 (typeIsInt) is sized like float
 inline void GetPowerMaxMinTmpSize(const ge::Shape& srcShape1, const ge::Shape& srcShape2, const bool typeIsInt,
                                   const uint32_t typeSize, const bool isReuseSource, uint32_t& maxValue,
                                   uint32_t& minValue) {

@@ -76,7 +76,8 @@ void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint8_t re
                 loc);
 }
 
-// BroadCast<T, dim, axis>(dst, src, dstShape, srcShape[, sharedTmpBuffer]): dim 1 or 2
+// BroadCast<T, dim, axis>(dst, src, dstShape, srcShape[, sharedTmpBuffer])
+// kgsim:partial BroadCast: dim 1 and 2 only; sharedTmpBuffer is not checked for size
 template <class T, int32_t dim, int32_t axis, bool isReuseSource = false>
 void BroadCast(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t dstShape[dim],
                const uint32_t srcShape[dim], LocalTensor<uint8_t>& sharedTmpBuffer,
@@ -129,7 +130,7 @@ void GetCmpMask(const LocalTensor<T>& dst, kgsim::Loc loc = kgsim::Loc::current(
 template <class T>
 void SetCmpMask(const LocalTensor<T>& src, kgsim::Loc loc = kgsim::Loc::current()) { kgsim::cmp_mask(1, src.r_, loc); }
 
-// SetPadValue: the value DataCopyPad pads with; accepted, DataCopyPad's own paddingValue is what the simulator uses
+// kgsim:partial SetPadValue: accepted; DataCopyPad pads with its own paddingValue argument
 template <class T>
 void SetPadValue(T paddingValue) { (void)paddingValue; }
 

@@ -548,6 +548,7 @@ public:
         kgsim::wait_flag(kgsim_detail::pipe_of(src), kgsim_detail::pipe_of(dst), 64 + src * 16 + dst, id, loc);
     }
 };
+// kgsim:partial SyncAll: blocks run one after another, so SyncAll with more than one block is reported as unsupported_api
 inline void SyncAll(kgsim::Loc loc = kgsim::Loc::current()) { kgsim::sync_all(loc); }
 template <bool isAIVOnly = true>
 void SyncAll(kgsim::Loc loc = kgsim::Loc::current()) { kgsim::sync_all(loc); }

@@ -393,8 +393,14 @@ def measure_latency(backend: Backend, slots: CallSlots, plan: ReferencePlan, set
     # The in-process compute guard costs a Python dispatch per torch op, which the reference does
     # not pay: it watches a random quarter of the timed calls (left out of the samples), which
     # the answer cannot tell from the others, so torch compute used only while timed is caught.
+    # Watched calls are drawn after the warm-up, exactly as many as the extra sets, so the
+    # number of samples is always the requested trials.
     count = len(plan.timing_sets)
-    watched = set(random.SystemRandom().sample(range(count), max(1, count // 4))) if count > 1 else set()
+    timed = range(settings.warmup_runs, count)
+    extra = len(timed) - max(1, settings.timing_trials)
+    if extra <= 0 and len(timed) > 1:  # sets cut by the memory budget: still watch some
+        extra = max(1, len(timed) // 4)
+    watched = set(random.SystemRandom().sample(timed, extra)) if extra else set()
     for j, s in enumerate(plan.timing_sets):
         assert s.expected is not None
         _flush_caches(0 if backend.simulated else settings.flush_cache_mb)

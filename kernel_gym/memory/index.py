@@ -24,6 +24,7 @@ barriers around single-query work cost milliseconds; parallelism comes from the 
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -292,8 +293,8 @@ class VectorIndex:
 
     # ------------------------------------------------------------------ persistence
 
-    def to_file(self, path: str) -> None:
-        """Write the index atomically to ``path`` (an .npz container: shards, attributes, stamp)."""
+    def to_bytes(self) -> bytes:
+        """The index as an .npz container (shards, attributes, stamp)."""
         arrays: dict[str, np.ndarray] = {
             "ids": self.ids,
             "header": np.frombuffer(json.dumps({"dim": self.dim, "n_shards": self.n_shards, "vocab": self.vocab,
@@ -304,33 +305,46 @@ class VectorIndex:
             arrays[f"attr_{f}"] = self.attrs[f]
         for s in range(self.n_shards):
             arrays[f"shard_{s}"] = faiss.serialize_index(self.shards[s])
+        buf = io.BytesIO()
+        np.savez(buf, **arrays)
+        return buf.getvalue()
+
+    def to_file(self, path: str) -> str:
+        """Write the index atomically to ``path``; returns the SHA-256 (hex) of what was written."""
+        data = self.to_bytes()
         tmp = f"{path}.tmp.{os.getpid()}.{threading.get_ident()}"
         try:
             with open(tmp, "wb") as fh:
-                np.savez(fh, **arrays)
+                fh.write(data)
             os.replace(tmp, path)
         finally:
             if os.path.exists(tmp):
                 os.unlink(tmp)
+        return hashlib.sha256(data).hexdigest()
 
     @classmethod
     def from_file(cls, path: str) -> "VectorIndex":
         """Read an index written by :meth:`to_file` (raises on any inconsistency)."""
         with open(path, "rb") as fh:
-            data = np.load(io.BytesIO(fh.read()), allow_pickle=False)
-            header = json.loads(bytes(data["header"]).decode())
-            if header.get("format") != "kernel_gym.memory.index/1":
-                raise ValueError("not a kernel-gym memory index file")
-            idx = cls(header["dim"], header["n_shards"])
-            idx.vocab = {f: dict(v) for f, v in header["vocab"].items()}
-            idx.stamp = header["stamp"]
-            idx.ids = data["ids"].astype(np.int64)
-            for f in ATTR_FIELDS:
-                idx.attrs[f] = data[f"attr_{f}"].astype(np.int32)
-            for s in range(idx.n_shards):
-                shard = faiss.deserialize_index(data[f"shard_{s}"])
-                idx.shards[s] = shard
-                idx.shard_ids[s] = faiss.vector_to_array(shard.id_map).astype(np.int64)
+            return cls.from_bytes(fh.read())
+
+    @classmethod
+    def from_bytes(cls, raw: bytes) -> "VectorIndex":
+        """Read an index from :meth:`to_bytes`'s container (raises on any inconsistency)."""
+        data = np.load(io.BytesIO(raw), allow_pickle=False)
+        header = json.loads(bytes(data["header"]).decode())
+        if header.get("format") != "kernel_gym.memory.index/1":
+            raise ValueError("not a kernel-gym memory index file")
+        idx = cls(header["dim"], header["n_shards"])
+        idx.vocab = {f: dict(v) for f, v in header["vocab"].items()}
+        idx.stamp = header["stamp"]
+        idx.ids = data["ids"].astype(np.int64)
+        for f in ATTR_FIELDS:
+            idx.attrs[f] = data[f"attr_{f}"].astype(np.int32)
+        for s in range(idx.n_shards):
+            shard = faiss.deserialize_index(data[f"shard_{s}"])
+            idx.shards[s] = shard
+            idx.shard_ids[s] = faiss.vector_to_array(shard.id_map).astype(np.int64)
         total = sum(int(sh.ntotal) for sh in idx.shards)
         if total != idx.ids.size or any(sh.d != idx.dim for sh in idx.shards):
             raise ValueError("index file is inconsistent")

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import hashlib
+import io
 import json
 import logging
 import os
@@ -206,7 +208,12 @@ class MemoryStore:
         if exists:
             self._inspect_existing()
         else:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise MemoryStoreError(f"memory store {self.path}: cannot create its directory ({e.strerror}); "
+                                       "pass a path in a writable directory") from e
+        self._check_writable(exists)
         conn = self._connect()
         try:
             if not exists:
@@ -246,6 +253,17 @@ class MemoryStore:
             raise
         self._conn = conn
         return meta
+
+    def _check_writable(self, exists: bool) -> None:
+        """A store writes its database, its WAL files beside it and its index: refuse early and
+        clearly when it cannot, rather than with SQLite's 'attempt to write a readonly database'."""
+        parent = self.path.parent
+        blocked = [str(p) for p in ([self.path] if exists else []) + [parent] if not os.access(p, os.W_OK)]
+        if blocked:
+            raise MemoryStoreError(
+                f"memory store {self.path}: is read-only ({' and '.join(blocked)} not writable). A memory store "
+                "writes its database, the SQLite WAL files beside it and its index file: make the file and its "
+                "directory writable, or copy the store to a writable path and open the copy")
 
     def _set_wal(self, conn: sqlite3.Connection) -> None:
         for attempt in range(50):
@@ -778,10 +796,25 @@ class MemoryStore:
         return idx.ntotal == idx.stamp["n_items"]
 
     def _load_index_file(self) -> VectorIndex | None:
-        if not self.index_path.exists():
+        """The saved index, if its bytes are the ones this store recorded when saving it.
+
+        The stamp inside the file says which SQLite state it reflects, but anyone can edit a file
+        and keep its stamp; the SHA-256 recorded in SQLite (the store of record) at save time
+        catches that. A mismatch, or an index saved before digests were recorded, is rebuilt."""
+        try:
+            raw = self.index_path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            log.warning("memory index %s unreadable (%s); rebuilding from SQLite", self.index_path, e)
+            return None
+        recorded = self._meta().get("index_sha256")
+        if recorded != hashlib.sha256(raw).hexdigest():
+            log.warning("memory index %s does not match the digest recorded in the store (%s); rebuilding "
+                        "from SQLite", self.index_path, "modified since it was saved" if recorded else "no digest")
             return None
         try:
-            idx = VectorIndex.from_file(str(self.index_path))
+            idx = VectorIndex.from_bytes(raw)
         except Exception as e:  # a damaged cache is rebuilt, never trusted
             log.warning("memory index %s unreadable (%s); rebuilding from SQLite", self.index_path, e)
             return None
@@ -823,14 +856,26 @@ class MemoryStore:
             if not force and self._saved_generation == gen and self.index_path.exists():
                 return False
             if not force and self.index_path.exists():
-                try:  # another process may already have saved a state at least as new
-                    with np.load(self.index_path, allow_pickle=False) as z:
+                try:  # another process may already have saved a state at least as new (and recorded it)
+                    raw = self.index_path.read_bytes()
+                    with np.load(io.BytesIO(raw), allow_pickle=False) as z:
                         disk = json.loads(bytes(z["header"]).decode())["stamp"]
-                    if disk.get("store_uuid") == self.uuid and disk.get("generation", -1) >= gen:
+                    if (disk.get("store_uuid") == self.uuid and disk.get("generation", -1) >= gen
+                            and self._meta().get("index_sha256") == hashlib.sha256(raw).hexdigest()):
                         return False
                 except Exception:
                     pass
-            idx.to_file(str(self.index_path))
+            # Under the write lock, so the file and its recorded digest always change together.
+            conn = self._connection()
+            self._begin_immediate(conn)
+            try:
+                digest = idx.to_file(str(self.index_path))
+                conn.execute("INSERT OR REPLACE INTO kg_meta (key, value) VALUES ('index_sha256', ?)", (digest,))
+                conn.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+                raise
             self._saved_generation = gen
             return True
 

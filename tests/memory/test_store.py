@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -314,3 +315,66 @@ def test_log_trim_forces_rebuild_of_old_index(db, monkeypatch):
         s2.delete(ids[:45])                                   # 45 log rows -> trimmed
         got = s1.recall("item", k=50)
         assert sorted(it.id for it, _ in got) == ids[45:]
+
+
+def test_tampered_index_with_a_matching_stamp_is_rebuilt(db, caplog):
+    """Someone rewrites <db>.faiss keeping its stamp (so it still claims to reflect the current
+    SQLite state) but pointing a query at the wrong item: the digest recorded in SQLite catches it."""
+    from kernel_gym.memory.index import VectorIndex
+
+    with MemoryStore(db) as s:
+        ids = s.add([MemoryItem(kind="trace", text=f"kernel number {i} {'alpha' if i == 3 else 'beta'}")
+                     for i in range(20)])
+        honest = [it.id for it, _ in s.recall("alpha", k=3)]
+    assert honest[0] == ids[3]
+    path = db + ".faiss"
+    forged = VectorIndex.from_file(path)
+    stamp = dict(forged.stamp)
+    victim, decoy = ids[3], ids[11]
+    vecs = {i: MemoryStore(db, save_index_on_close=False).get(i).embedding for i in (victim, decoy)}
+    forged.update(np.asarray([victim, decoy], dtype=np.int64), np.stack([vecs[decoy], vecs[victim]]),
+                  forged.encode_attrs([{"kind": "trace"}] * 2))
+    forged.stamp = stamp
+    forged.to_file(path)
+    assert VectorIndex.from_file(path).stamp == stamp       # the forgery keeps a valid-looking stamp
+    with caplog.at_level("WARNING", logger="kernel_gym.memory.store"), MemoryStore(db) as s:
+        calls = []
+        orig = s._rebuild_index
+        s._rebuild_index = lambda: calls.append(1) or orig()  # type: ignore[method-assign]
+        assert [it.id for it, _ in s.recall("alpha", k=3)] == honest
+        assert calls == [1]
+    assert "does not match the digest recorded in the store" in caplog.text
+    with MemoryStore(db) as s:                              # the rebuilt index was saved and is trusted again
+        calls = []
+        orig = s._rebuild_index
+        s._rebuild_index = lambda: calls.append(1) or orig()  # type: ignore[method-assign]
+        assert [it.id for it, _ in s.recall("alpha", k=3)] == honest
+        assert calls == []
+
+
+BWRAP = shutil.which("bwrap")
+
+
+@pytest.mark.skipif(BWRAP is None, reason="needs bubblewrap for a read-only mount (root ignores file modes)")
+@pytest.mark.parametrize("existing", [True, False])
+def test_read_only_store_path_gives_one_clear_error(tmp_path, existing):
+    """On a read-only mount (file modes do not stop root, a read-only mount does) opening a store
+    fails with one MemoryStoreError naming the fix, not sqlite3's 'attempt to write a readonly database'."""
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    db = ro / "memory.db"
+    if existing:
+        with MemoryStore(db) as s:
+            s.add(MemoryItem(kind="trace", text="kept"))
+    code = ("import sys\nfrom kernel_gym.memory import MemoryStore, MemoryStoreError\n"
+            f"try:\n    MemoryStore({str(db)!r})\nexcept MemoryStoreError as e:\n    print('ERR', e); sys.exit(3)\n")
+    probe = subprocess.run([BWRAP, "--dev-bind", "/", "/", "--ro-bind", str(ro), str(ro), sys.executable, "-c", code],
+                           cwd=REPO, capture_output=True, text=True, timeout=120)
+    if "Operation not permitted" in probe.stderr or "No permissions" in probe.stderr:
+        pytest.skip(f"bubblewrap cannot create a mount namespace here: {probe.stderr.strip()[:200]}")
+    assert probe.returncode == 3, probe.stdout + probe.stderr
+    assert "is read-only" in probe.stdout and "copy the store to a writable path" in probe.stdout
+    assert "Traceback" not in probe.stderr
+    if existing:
+        with MemoryStore(db) as s:
+            assert [it.text for it in s.all()] == ["kept"]      # nothing lost

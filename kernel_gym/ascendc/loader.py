@@ -120,8 +120,16 @@ def runtime_library() -> tuple[Path, ctypes.CDLL]:
         return path, lib
 
 
+# Every kernel translation unit calls the runtime on each basic block and memory access
+# (src/rt_scalar.cpp), so scalar code and raw GM pointers cost simulated time and are
+# bounds-checked. Not an option: a kernel compiled without them would compute for free.
+SCALAR_INSTRUMENTATION = ("-fsanitize-coverage=trace-pc", "-fsanitize=kernel-address",
+                          "--param=asan-instrumentation-with-call-threshold=0", "--param=asan-stack=0",
+                          "--param=asan-globals=0", "--param=asan-use-after-return=0")
+
+
 def _kernel_flags(opt_level: str, extra: Sequence[str], include_dirs: Sequence[str]) -> list[str]:
-    flags = ["-std=c++20", opt_level, "-fno-strict-aliasing", "-fPIC", "-I", str(INCLUDE_DIR)]
+    flags = ["-std=c++20", opt_level, "-fno-strict-aliasing", "-fPIC", *SCALAR_INSTRUMENTATION, "-I", str(INCLUDE_DIR)]
     for d in include_dirs:
         flags += ["-I", str(d)]
     return flags + list(extra)
@@ -361,6 +369,7 @@ class AscendCModule:
             raise KeyError(f"SoC configuration lacks {missing}")
         self._config = (ctypes.c_double * len(names))(*[float(config[n]) for n in names])
         self._config_n = len(names)
+        self._host_block_s = float(config["host_block_s"])
         self.last_run: LaunchReport | None = None
         self.last_runs: list[LaunchReport] = []
 
@@ -389,8 +398,11 @@ class AscendCModule:
         runs = [LaunchReport.from_json(d, self.soc) for d in report["launches"]]
         self.last_runs = runs
         self.last_run = runs[-1] if runs else None
+        host_blocks = int(report.get("host_scalar_blocks", 0))
         for rec in active_recorders():
             rec.launches.extend(runs)
+            rec.host_blocks += host_blocks
+            rec.host_s += host_blocks * self._host_block_s
         for r in runs:
             if r.faults:
                 raise fault_from_record(r.faults[0], kernel=r.kernel, report=r)

@@ -105,6 +105,10 @@ def _common() -> dict[str, Const]:
         # scalar unit
         "scalar_issue_cycles": C(12, "assumed (scalar-unit cost of issuing one API instruction)", "cycles"),
         "scalar_ub_access_cycles": C(8, "assumed (LocalTensor GetValue/SetValue)", "cycles"),
+        "scalar_block_cycles": C(4, "assumed (one basic block of kernel scalar code, about 4 instructions at "
+                                  "one per cycle on the in-order scalar unit)", "cycles"),
+        "host_block_s": C(1e-9, "assumed (host CPU: one basic block of a kernel file's host C++ code in about "
+                           "1 ns)", "s"),
         "scalar_gm_access_cycles": C(100, "assumed (GlobalTensor GetValue/SetValue through the scalar cache)",
                                      "cycles"),
         # data movement

@@ -24,6 +24,7 @@ class AscendSimBackend(Backend):
     name = "ascend_sim"
     language = "ascendc"
     simulated = True
+    compile_kinds = ("ascendc",)  # a plain C++ module would compute outside the simulated clock
 
     def __init__(self) -> None:
         self.soc = "Ascend910B2"

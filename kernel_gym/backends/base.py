@@ -31,6 +31,9 @@ class Backend(ABC):
     device: ClassVar[str] = "cpu"
     #: latencies come from a model (reported per call by the runner), not the judge's clock
     simulated: ClassVar[bool] = False
+    #: compile caches (kernel_gym.native.compile ``cache_subdir``) an answer may build into; the
+    #: judge's compile service refuses the others
+    compile_kinds: ClassVar[tuple[str, ...]] = ("cpp", "native")
 
     def check_available(self) -> None:
         """Raise BackendUnavailable (with the fix) when this machine cannot run the backend."""

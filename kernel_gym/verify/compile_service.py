@@ -17,6 +17,7 @@ from typing import Any
 
 from kernel_gym.native import CompileError, cache_root
 from kernel_gym.native.compile import _compile_local
+from kernel_gym.ascendc.loader import SCALAR_INSTRUMENTATION
 from kernel_gym.verify.static_checks import RULES, check_compiler_flags, check_kernel_source, check_simulator_access
 
 __all__ = ["CompileService"]
@@ -25,7 +26,8 @@ _PACKAGE_DIR = Path(__file__).resolve().parent.parent
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/]{0,200}")
 _SUBDIRS = ("cpp", "ascendc", "native")
 # flags the package's own loaders add beyond the answer-visible optimisation flags
-_LOADER_FLAGS = re.compile(r"-fopenmp|-fPIC|-Wl,--no-as-needed|-x|c\+\+-header|-w|-g0|-DNDEBUG|-D[A-Za-z_]\w*(=[\w.]*)?")
+_LOADER_FLAGS = re.compile(r"-fsanitize-coverage=trace-pc|-fsanitize=kernel-address|--param=asan-[a-z-]+=0|"
+                           r"-fopenmp|-fPIC|-Wl,--no-as-needed|-x|c\+\+-header|-w|-g0|-DNDEBUG|-D[A-Za-z_]\w*(=[\w.]*)?")
 
 
 @functools.lru_cache(maxsize=1)
@@ -43,10 +45,14 @@ def _refused(rule: str, message: str) -> dict[str, Any]:
 
 
 class CompileService:
-    """Answers a runner's compile requests; ``sandboxed`` runs g++ under bubblewrap."""
+    """Answers a runner's compile requests; ``sandboxed`` runs g++ under bubblewrap.
 
-    def __init__(self, sandboxed: bool) -> None:
+    ``kinds`` are the compile caches the backend under test uses: an ascend_sim answer that
+    built a plain C++ module could compute outside the simulator's clock."""
+
+    def __init__(self, sandboxed: bool, kinds: tuple[str, ...] = _SUBDIRS) -> None:
         self.sandboxed = sandboxed
+        self.kinds = tuple(k for k in kinds if k in _SUBDIRS)
 
     def _allowed_path(self, value: str) -> bool:
         path = Path(value)
@@ -86,6 +92,9 @@ class CompileService:
             return _refused("protocol", "malformed compile request (flags)")
         if subdir not in _SUBDIRS or compiler not in ("g++", "gcc"):
             return _refused("protocol", f"compile request for cache {subdir!r} with compiler {compiler!r}")
+        if subdir not in self.kinds:
+            return _refused("timing_forgery", f"this backend compiles only {', '.join(self.kinds)} code; a "
+                            f"{subdir!r} module would run outside its clock")
         depends = [str(p) for p in request.get("depends_on", [])]
         if not all(self._allowed_path(p) and Path(p).is_file() for p in depends):
             return _refused("protocol", "compile dependencies outside the package")
@@ -98,6 +107,9 @@ class CompileService:
             found = check_simulator_access(text) if subdir == "ascendc" else check_kernel_source(text)
             if found:
                 return {**_refused(found[0].rule, f"{found[0]} (in {name}, checked at compile time)")}
+        if subdir == "ascendc" and not all(_is_package_source(t) for t in sources.values()):
+            # Kernel code always carries the scalar instrumentation, whatever the runner asked for.
+            flags = [*flags, *(f for f in SCALAR_INSTRUMENTATION if f not in flags)]
         timeout = float(request.get("timeout_s", 120.0))
         timeout = min(max(timeout, 1.0), 600.0)
         try:

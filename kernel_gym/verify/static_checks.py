@@ -417,6 +417,10 @@ def check_answer_source(source: str) -> list[Violation]:
 # The simulator's own names: its accounting, configuration and launch records. Kernel code
 # calls the Ascend C API; anything else under kgsim is the judge's measuring instrument.
 _KGSIM_PUBLIC = frozenset({"launch", "launch_at", "launch_named", "guard_call"})  # what the loader writes too
+# The compiler instrumentation that charges scalar code (ascendc/src/rt_scalar.cpp): its hooks
+# and the attributes that opt a function out of it.
+_INSTRUMENTATION_NAME = re.compile(r"\b__sanitizer_\w*|\b__asan_\w*|\bno_sanitize\w*|\bno_instrument_function\b|"
+                                   r"\bKGSIM_UNINSTRUMENTED\b")
 _KGSIM_NAME = re.compile(r"\bkgsim\s*::\s*(\w+)|\b(kgsim_\w+)|\b(__kgsim\w*)|\bnamespace\s+(kgsim)\b")
 
 
@@ -433,4 +437,8 @@ def check_simulator_access(source: str) -> list[Violation]:
         line = text.count("\n", 0, m.start()) + 1
         found.append(Violation("timing_forgery", f"kernel source: the simulator's internal {name!r} is not part "
                                "of the Ascend C API", line))
+    for m in _INSTRUMENTATION_NAME.finditer(text):
+        line = text.count("\n", 0, m.start()) + 1
+        found.append(Violation("timing_forgery", f"kernel source: {m.group(0)!r} would switch off or replace the "
+                               "simulator's accounting of scalar code", line))
     return found + check_kernel_source(source)

@@ -128,7 +128,10 @@ def _judge_process(request: dict[str, Any], ends: dict[str, int], runner_pid: in
     os.dup2(devnull, 1)  # the zygote's stdout is the caller's channel: task code must not print into it
     started = time.perf_counter()
     try:
-        service = CompileService(sandboxed=request["isolated"])
+        from kernel_gym.backends import get_backend
+
+        service = CompileService(sandboxed=request["isolated"],
+                                 kinds=get_backend(request["job"]["backend"]).compile_kinds)
         deadline = time.monotonic() + float(request["timeout_s"])
 
         def link() -> RunnerLink:

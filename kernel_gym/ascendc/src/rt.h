@@ -22,7 +22,7 @@ namespace kgsim {
     X(scalar_issue_cycles) X(scalar_ub_access_cycles) X(scalar_gm_access_cycles) X(mte2_bytes_per_cycle)      \
     X(mte2_startup_cycles) X(mte3_bytes_per_cycle) X(mte3_startup_cycles) X(dma_issue_cycles)                 \
     X(dma_burst_cycles) X(launch_base_s) X(launch_per_core_s) X(align_strict) X(check_uninit) X(sync_check)   \
-    X(watchdog_calls) X(watchdog_s) X(watchdog_cycles) X(race_check)
+    X(watchdog_calls) X(watchdog_s) X(watchdog_cycles) X(race_check) X(scalar_block_cycles)
 
 struct Config {
 #define KGSIM_X(n) double n = 0;
@@ -131,6 +131,16 @@ struct Runtime {
     bool sync_warned = false;
 };
 extern Runtime rt;
+
+// Scalar work seen through compiler instrumentation of kernel code (rt_scalar.cpp).
+struct ScalarCounters {
+    double block_cycles = 0;     // scalar-unit cycles per basic block run inside a launch
+    uint64_t blocks = 0;         // basic blocks run inside launches in this call
+    uint64_t host_blocks = 0;    // basic blocks of the kernel file's host code in this call
+    uint64_t gm_accesses = 0;    // raw-pointer GM accesses inside launches in this call
+    uintptr_t skip_once = 0;     // a GM address already charged by GlobalTensor::operator()
+};
+extern ScalarCounters scalar;
 
 // helpers shared by the runtime files
 const char* dt_name(DT dt);

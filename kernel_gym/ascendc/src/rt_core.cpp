@@ -302,9 +302,13 @@ void record_access(uintptr_t lo, uint64_t n, uint8_t kind, const Loc& loc) {
 }
 
 void gm_scalar(int32_t buf, const void* p, uint32_t nbytes, int write, const Loc& loc) {
-    check_in_launch(loc, write ? "GlobalTensor::SetValue" : "GlobalTensor::GetValue");
+    check_in_launch(loc, write == 1 ? "GlobalTensor::SetValue" : write ? "GlobalTensor::operator()" : "GlobalTensor::GetValue");
     tick(loc);
     uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    if (write == 2) {  // a reference: the kernel's own (instrumented) access through it is not charged again
+        scalar.skip_once = a;
+        write = 0;
+    }
     gm_check(buf, a, nbytes, nbytes, write ? "GlobalTensor::SetValue" : "GlobalTensor::GetValue",
              write ? "writes" : "reads", loc);
     record_access(a, nbytes, write ? AK_WRITE : AK_READ, loc);
@@ -977,6 +981,9 @@ static std::string report_json() {
     }
     o += "],\"host_faults\":";
     jfaults(o, rt.host_faults);
+    o += fmt(",\"scalar_blocks\":%llu,\"host_scalar_blocks\":%llu,\"gm_scalar_accesses\":%llu",
+             (unsigned long long)scalar.blocks, (unsigned long long)scalar.host_blocks,
+             (unsigned long long)scalar.gm_accesses);
     o += '}';
     return o;
 }
@@ -1003,6 +1010,7 @@ void kgsim_set_config(const double* values, int n) {
     kgsim::hot.scalar_ub_cycles = kgsim::cfg.scalar_ub_access_cycles;
     kgsim::hot.scalar_gm_cycles = kgsim::cfg.scalar_gm_access_cycles;
     kgsim::hot.check_uninit = kgsim::cfg.check_uninit != 0;
+    kgsim::scalar.block_cycles = kgsim::cfg.scalar_block_cycles;
 }
 
 void kgsim_call_begin() {
@@ -1014,6 +1022,8 @@ void kgsim_call_begin() {
     rt.faulted = false;
     rt.cur = nullptr;
     hot.in_launch = 0;
+    scalar.blocks = scalar.host_blocks = scalar.gm_accesses = 0;
+    scalar.skip_once = 0;
 }
 
 void kgsim_register_gm(const char* name, const void* base, unsigned long long size) {

@@ -106,6 +106,10 @@ constexpr uint32_t ONE_BLK_HALF_NUM = 16;
 namespace kgsim {
 using Loc = std::source_location;
 
+// Kernel code is compiled with basic-block and memory-access instrumentation (src/rt_scalar.cpp)
+// so that scalar work costs simulated time. Simulator API code that charges for itself opts out.
+#define KGSIM_UNINSTRUMENTED __attribute__((no_sanitize_coverage, no_sanitize("kernel-address")))
+
 enum class DT : uint8_t { F32, F16, BF16, I8, U8, I16, U16, I32, U32, I64, U64, F64, B8 };
 template <class T> struct dt_of;
 template <> struct dt_of<float> { static constexpr DT v = DT::F32; };

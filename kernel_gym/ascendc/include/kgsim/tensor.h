@@ -33,19 +33,19 @@ public:
         r.size_ = size_ > offset ? size_ - offset : 0;
         return r;
     }
-    T GetValue(uint64_t offset, kgsim::Loc loc = kgsim::Loc::current()) const {
+    KGSIM_UNINSTRUMENTED T GetValue(uint64_t offset, kgsim::Loc loc = kgsim::Loc::current()) const {
         kgsim::gm_scalar(buf_, ptr_ + offset, sizeof(T), 0, loc);
         T v;
         std::memcpy(&v, ptr_ + offset, sizeof(T));
         return v;
     }
-    void SetValue(uint64_t offset, T value, kgsim::Loc loc = kgsim::Loc::current()) const {
+    KGSIM_UNINSTRUMENTED void SetValue(uint64_t offset, T value, kgsim::Loc loc = kgsim::Loc::current()) const {
         kgsim::gm_scalar(buf_, ptr_ + offset, sizeof(T), 1, loc);
         std::memcpy(ptr_ + offset, &value, sizeof(T));
     }
     // a reference may be read or written: recorded as a read for the race detector
     T& operator()(uint64_t offset, kgsim::Loc loc = kgsim::Loc::current()) const {
-        kgsim::gm_scalar(buf_, ptr_ + offset, sizeof(T), 0, loc);
+        kgsim::gm_scalar(buf_, ptr_ + offset, sizeof(T), 2, loc);
         return ptr_[offset];
     }
     template <class U>
@@ -101,7 +101,7 @@ public:
     T* host_ptr(uint32_t index) const {
         return reinterpret_cast<T*>(kgsim::hot.mem[r_.mem] + r_.addr) + index;
     }
-    T GetValue(uint32_t index, kgsim::Loc loc = kgsim::Loc::current()) const {
+    KGSIM_UNINSTRUMENTED T GetValue(uint32_t index, kgsim::Loc loc = kgsim::Loc::current()) const {
         if (index >= size_) kgsim::local_oob(r_, uint64_t(index) * sizeof(T), sizeof(T), "GetValue", loc);
         kgsim::tick(loc);
         kgsim::hot.s_time += kgsim::hot.scalar_ub_cycles;
@@ -111,7 +111,7 @@ public:
         std::memcpy(&v, host_ptr(index), sizeof(T));
         return v;
     }
-    void SetValue(uint32_t index, T value, kgsim::Loc loc = kgsim::Loc::current()) const {
+    KGSIM_UNINSTRUMENTED void SetValue(uint32_t index, T value, kgsim::Loc loc = kgsim::Loc::current()) const {
         if (index >= size_) kgsim::local_oob(r_, uint64_t(index) * sizeof(T), sizeof(T), "SetValue", loc);
         kgsim::tick(loc);
         kgsim::hot.s_time += kgsim::hot.scalar_ub_cycles;

@@ -9,7 +9,13 @@ import torch
 
 from kernel_gym.tasks.spec import TaskSpec
 
-__all__ = ["Comparison", "compare_outputs", "draw_inputs", "poison_"]
+__all__ = ["Comparison", "compare_outputs", "draw_inputs", "poison_", "seed_cpu"]
+
+
+def seed_cpu(seed: int) -> None:
+    """Seed torch's CPU generator: what ``torch.manual_seed`` does on a CPU-only process, without
+    its lazy per-accelerator bookkeeping (about 1 ms a call, paid per input draw)."""
+    torch.default_generator.manual_seed(seed)
 
 
 def draw_inputs(task_module: Any, seed: int, scale: float) -> list[Any]:
@@ -19,7 +25,7 @@ def draw_inputs(task_module: Any, seed: int, scale: float) -> list[Any]:
     integer targets are untouched) while moving the distribution, so an answer returning
     a constant tuned to one distribution fails on another.
     """
-    torch.manual_seed(seed)
+    seed_cpu(seed)
     inputs = list(task_module.get_inputs())
     if scale != 1.0:
         inputs = [x * scale if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
@@ -48,6 +54,14 @@ class Comparison:
     hack_rule: str | None = None
 
 
+def _finite_abs_mean(ref: torch.Tensor, all_finite: bool) -> float | None:
+    """mean(|ref|) over the finite values (float64 ``ref``); None when there are none."""
+    if all_finite:
+        return float(ref.abs().mean()) if ref.numel() else None
+    finite = ref[torch.isfinite(ref)]
+    return float(finite.abs().mean()) if finite.numel() else None
+
+
 def effective_atol(expected: torch.Tensor, atol: float) -> float:
     """The absolute tolerance scaled to the reference's magnitude.
 
@@ -56,19 +70,57 @@ def effective_atol(expected: torch.Tensor, atol: float) -> float:
     all-zero answer cannot pass for outputs of size 1e-4 under atol = 1e-2.
     """
     ref = expected.detach().to(torch.float64)
-    finite = ref[torch.isfinite(ref)]
-    if finite.numel() == 0:
-        return atol
-    return atol * min(1.0, float(finite.abs().mean()))
+    mean = _finite_abs_mean(ref, bool(torch.isfinite(ref).all()))
+    return atol if mean is None else atol * min(1.0, mean)
 
 
-def _constant_where_reference_varies(got: torch.Tensor, ref: torch.Tensor) -> bool:
+def _constant_where_reference_varies(got: torch.Tensor, ref: torch.Tensor, ref_all_finite: bool) -> bool:
     if got.numel() < 2:
         return False
-    finite = ref[torch.isfinite(ref)]
-    if finite.numel() < 2 or float(finite.max() - finite.min()) == 0.0:
+    finite = ref if ref_all_finite else ref[torch.isfinite(ref)]
+    if finite.numel() < 2:
         return False
-    return bool((got == got.flatten()[0]).all()) or bool(got.isnan().all())
+    lo, hi = torch.aminmax(finite)
+    if float(hi - lo) == 0.0:
+        return False
+    first = got.flatten()[0]
+    return bool(got.isnan().all()) if bool(first.isnan()) else bool((got == first).all())
+
+
+_CHUNK = 1 << 16  # elements per float64 block: two blocks stay in a core's L2
+
+
+def _compare_finite_chunked(got: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float) -> Comparison | None:
+    """The common case (everything finite, every element within tolerance, the output not
+    constant) in cache-sized float64 blocks; None sends the caller to the full comparison, which
+    also explains a failure. Same formula as below, same result."""
+    n = ref.numel()
+    if n < 2:
+        return None
+    abs_sum, lo, hi, first = 0.0, float("inf"), float("-inf"), float(got[0])
+    got_constant = True
+    for i in range(0, n, _CHUNK):
+        r = ref[i:i + _CHUNK].to(torch.float64)
+        g = got[i:i + _CHUNK].to(torch.float64)
+        if not (bool(torch.isfinite(r).all()) and bool(torch.isfinite(g).all())):
+            return None
+        abs_sum += float(r.abs().sum())
+        r_lo, r_hi = torch.aminmax(r)
+        lo, hi = min(lo, float(r_lo)), max(hi, float(r_hi))
+        got_constant = got_constant and bool((g == first).all())
+    if got_constant and hi > lo:
+        return None
+    atol = atol * min(1.0, abs_sum / n)
+    max_abs = max_rel = 0.0
+    for i in range(0, n, _CHUNK):
+        r = ref[i:i + _CHUNK].to(torch.float64)
+        diff = (got[i:i + _CHUNK].to(torch.float64) - r).abs_()
+        r.abs_()
+        if bool((diff > r * rtol + atol).any()):
+            return None
+        max_abs = max(max_abs, float(diff.max()))
+        max_rel = max(max_rel, float(diff.div_(r.clamp_min_(1e-12)).max()))
+    return Comparison(True, "ok", "", max_abs, max_rel, None, 0.0)
 
 
 def compare_outputs(out: Any, expected: torch.Tensor, atol: float, rtol: float) -> Comparison:
@@ -85,22 +137,31 @@ def compare_outputs(out: Any, expected: torch.Tensor, atol: float, rtol: float) 
                           f"output shape {tuple(out.shape)} != reference shape {tuple(expected.shape)}")
     if out.dtype != expected.dtype:
         return Comparison(False, "dtype_mismatch", f"output dtype {out.dtype} != reference dtype {expected.dtype}")
+    fast = _compare_finite_chunked(out.detach().reshape(-1), expected.detach().reshape(-1), atol, rtol)
+    if fast is not None:
+        return fast
     got = out.detach().to(torch.float64)
     ref = expected.detach().to(torch.float64)
-    if _constant_where_reference_varies(got, ref):
+    ref_all_finite = bool(torch.isfinite(ref).all())
+    if _constant_where_reference_varies(got, ref, ref_all_finite):
         # an honest kernel that never writes its output looks the same (all NaN): a mismatch, not a hack
         return Comparison(False, "numerical_mismatch", "the output is constant (or all NaN) where the "
                           "reference's varies")
-    atol = effective_atol(expected, atol)
-    diff = (got - ref).abs()
-    both_nan = got.isnan() & ref.isnan()
-    both_inf = torch.isinf(got) & torch.isinf(ref) & (got == ref)
-    diff = torch.where(both_nan | both_inf, torch.zeros_like(diff), diff)
-    diff = torch.nan_to_num(diff, nan=float("inf"))
-    bad = diff > (atol + rtol * ref.abs().nan_to_num(posinf=0.0, neginf=0.0))
+    mean = _finite_abs_mean(ref, ref_all_finite)
+    atol = atol if mean is None else atol * min(1.0, mean)
+    ref_abs = ref.abs()
+    if ref_all_finite and bool(torch.isfinite(got).all()):
+        diff = (got - ref).abs_()          # the common case, in few passes
+        bad = diff > ref_abs.mul(rtol).add_(atol)
+    else:
+        diff = (got - ref).abs()
+        both_nan = got.isnan() & ref.isnan()
+        both_inf = torch.isinf(got) & torch.isinf(ref) & (got == ref)
+        diff = torch.where(both_nan | both_inf, torch.zeros_like(diff), diff)
+        diff = torch.nan_to_num(diff, nan=float("inf"))
+        bad = diff > (atol + rtol * ref_abs.nan_to_num(posinf=0.0, neginf=0.0))
     max_abs = float(diff.max()) if diff.numel() else 0.0
-    rel = diff / ref.abs().clamp_min(1e-12)
-    max_rel = float(rel.max()) if rel.numel() else 0.0
+    max_rel = float(diff.div_(ref_abs.clamp_min_(1e-12)).max()) if diff.numel() else 0.0
     if not bool(bad.any()):
         return Comparison(True, "ok", "", max_abs, max_rel, None, 0.0)
     flat = int(bad.flatten().nonzero()[0])

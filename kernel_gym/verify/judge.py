@@ -29,7 +29,7 @@ from kernel_gym.native import compiler_version
 from kernel_gym.tasks.spec import TaskSpec
 from kernel_gym.verify.channel import (ChannelClosed, ChannelTimeout, SharedBuffer, TensorSlot, recv_message,
                                        send_message, tensor_nbytes)
-from kernel_gym.verify.correctness import compare_outputs, draw_inputs
+from kernel_gym.verify.correctness import compare_outputs, draw_inputs, seed_cpu
 from kernel_gym.verify.settings import VerifySettings
 
 __all__ = ["RunnerLink", "StageFailure", "run_job"]
@@ -191,14 +191,14 @@ def _nbytes(values: list[Any]) -> int:
     return sum(tensor_nbytes(v) for v in values if isinstance(v, torch.Tensor))
 
 
-def prepare_reference(task_module: Any, settings: VerifySettings) -> ReferencePlan:
+def prepare_reference(task_module: Any, settings: VerifySettings, simulated: bool = False) -> ReferencePlan:
     """Inputs from fresh OS-entropy seeds and the reference's outputs for every call.
 
     Nothing here is predictable by the answer: weights, trial inputs, timing inputs and the
     re-check inputs each come from their own seed drawn now.
     """
     weight_seed = _entropy_seed()
-    torch.manual_seed(weight_seed)
+    seed_cpu(weight_seed)
     reference = task_module.Model(*task_module.get_init_inputs()).eval()
 
     def draw(scale: float, with_expected: bool = True) -> InputSet:
@@ -211,6 +211,8 @@ def prepare_reference(task_module: Any, settings: VerifySettings) -> ReferencePl
     if settings.measure_time:
         trials = max(1, settings.timing_trials)
         calls = settings.warmup_runs + trials + max(1, trials // 3)  # room for the guarded calls
+        if simulated:
+            calls = 2  # a simulated latency is deterministic: two calls check that it repeats
         budget = TIMING_SET_BYTES
         for _ in range(calls):
             plan.timing_sets.append(draw(1.0))
@@ -218,7 +220,8 @@ def prepare_reference(task_module: Any, settings: VerifySettings) -> ReferencePl
             budget -= size
             if budget < size:
                 break
-        plan.reference_timing_sets = [draw(1.0, with_expected=False) for _ in range(len(plan.timing_sets))]
+        if not simulated:  # a simulated backend estimates the reference instead of running it
+            plan.reference_timing_sets = [draw(1.0, with_expected=False) for _ in range(len(plan.timing_sets))]
     return plan
 
 
@@ -369,7 +372,7 @@ def time_reference(backend: Backend, link: RunnerLink, slots: CallSlots, plan: R
     """The reference's latency, before the answer is loaded: in the runner with the protocol the
     answer is timed with (wall-clock backends), or the backend's estimate (simulated ones)."""
     if backend.simulated:
-        torch.manual_seed(plan.weight_seed)
+        seed_cpu(plan.weight_seed)
         model = task_module.Model(*task_module.get_init_inputs()).eval()
         return backend.time_reference(lambda: None, model, plan.timing_sets[0].inputs, settings)
     link.request({"op": "load_reference"})
@@ -398,8 +401,10 @@ def measure_latency(backend: Backend, slots: CallSlots, plan: ReferencePlan, set
     count = len(plan.timing_sets)
     timed = range(settings.warmup_runs, count)
     extra = len(timed) - max(1, settings.timing_trials)
-    if extra <= 0 and len(timed) > 1:  # sets cut by the memory budget: still watch some
-        extra = max(1, len(timed) // 4)
+    if backend.simulated:
+        extra = 0  # every simulated call is guarded
+    elif extra <= 0:  # sets cut by the memory budget: still watch some
+        extra = max(1, len(timed) // 4) if len(timed) > 1 else 0
     watched = set(random.SystemRandom().sample(timed, extra)) if extra else set()
     for j, s in enumerate(plan.timing_sets):
         assert s.expected is not None
@@ -467,7 +472,7 @@ def run_job(job: dict[str, Any], link_factory: Callable[[], RunnerLink]) -> dict
         backend.setup_judge({"threads": settings.threads, **settings.backend_options})
         task_module = task.module()
         progress("reference")
-        plan = prepare_reference(task_module, settings)
+        plan = prepare_reference(task_module, settings, backend.simulated)
         link = link_factory()
         link.request({"op": "init", "task_source": task.source, "backend": backend.name,
                       "threads": settings.threads, "backend_options": settings.backend_options,

@@ -26,6 +26,7 @@ import torch.utils.deterministic
 from kernel_gym.backends import get_backend
 from kernel_gym.tasks.spec import load_task_module
 from kernel_gym.verify.channel import ChannelClosed, SharedBuffer, TensorSlot, recv_message, send_message
+from kernel_gym.verify.correctness import seed_cpu
 
 __all__ = ["ANSWER_FILENAME", "serve"]
 
@@ -123,7 +124,7 @@ class _Runner:
 
     def load_reference(self, msg: dict[str, Any]) -> dict[str, Any]:
         assert self.task is not None
-        torch.manual_seed(self.weight_seed)
+        seed_cpu(self.weight_seed)
         self.model = self.task.Model(*self.init_inputs).eval()
         return {}
 
@@ -147,7 +148,7 @@ class _Runner:
         model_new = module.__dict__.get("ModelNew")
         if not isinstance(model_new, type):
             raise _Refused("no_model_new", "the answer defines no class ModelNew")
-        torch.manual_seed(self.weight_seed)  # the reference's weights come from the same seed
+        seed_cpu(self.weight_seed)  # the reference's weights come from the same seed
         try:
             answer = model_new(*self.init_inputs)
         except BaseException as exc:  # noqa: BLE001

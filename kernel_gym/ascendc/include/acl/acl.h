@@ -1,13 +1,120 @@
-// Minimal acl/acl.h for the kernel-gym Ascend C simulator: the types host launch code names.
+// acl/acl.h for the kernel-gym Ascend C simulator: the ACL runtime calls that direct-launch
+// samples make from their host `main`, on host memory. Device memory is host memory registered
+// with the simulator as a GM buffer (so kernels' GM accesses are bounds-checked against it);
+// copies of every kind are memcpy; streams, contexts and devices exist only as handles, and
+// work is synchronous (a launch has finished when it returns).
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #ifndef KGSIM_ACL_TYPES
 #define KGSIM_ACL_TYPES
 typedef void* aclrtStream;
 typedef int aclError;
 #endif
+typedef void* aclrtContext;
+typedef void* aclrtEvent;
 #ifndef ACL_SUCCESS
 #define ACL_SUCCESS 0
 #endif
+#define ACL_ERROR_INVALID_PARAM 100000
+#define ACL_ERROR_BAD_ALLOC 200000
+
+typedef enum aclrtMemMallocPolicy {
+    ACL_MEM_MALLOC_HUGE_FIRST = 0,
+    ACL_MEM_MALLOC_HUGE_ONLY = 1,
+    ACL_MEM_MALLOC_NORMAL_ONLY = 2,
+    ACL_MEM_MALLOC_HUGE_FIRST_P2P = 3,
+    ACL_MEM_MALLOC_HUGE_ONLY_P2P = 4,
+    ACL_MEM_MALLOC_NORMAL_ONLY_P2P = 5,
+} aclrtMemMallocPolicy;
+
+typedef enum aclrtMemcpyKind {
+    ACL_MEMCPY_HOST_TO_HOST = 0,
+    ACL_MEMCPY_HOST_TO_DEVICE = 1,
+    ACL_MEMCPY_DEVICE_TO_HOST = 2,
+    ACL_MEMCPY_DEVICE_TO_DEVICE = 3,
+    ACL_MEMCPY_DEFAULT = 4,
+} aclrtMemcpyKind;
+
+extern "C" void kgsim_register_gm(const char* name, const void* base, unsigned long long size);
+
+namespace kgsim_acl {
+inline unsigned& device_buffers() {
+    static unsigned n = 0;
+    return n;
+}
+inline char* handle() {
+    static char h[1];
+    return h;
+}
+}  // namespace kgsim_acl
+
+inline aclError aclInit(const char* /*configPath*/) { return ACL_SUCCESS; }
+inline aclError aclFinalize() { return ACL_SUCCESS; }
+inline aclError aclrtSetDevice(int32_t /*deviceId*/) { return ACL_SUCCESS; }
+inline aclError aclrtResetDevice(int32_t /*deviceId*/) { return ACL_SUCCESS; }
+inline aclError aclrtGetDevice(int32_t* deviceId) {
+    if (deviceId) *deviceId = 0;
+    return ACL_SUCCESS;
+}
+inline aclError aclrtGetDeviceCount(uint32_t* count) {
+    if (count) *count = 1;
+    return ACL_SUCCESS;
+}
+inline aclError aclrtCreateContext(aclrtContext* context, int32_t /*deviceId*/) {
+    if (context) *context = kgsim_acl::handle();
+    return ACL_SUCCESS;
+}
+inline aclError aclrtDestroyContext(aclrtContext /*context*/) { return ACL_SUCCESS; }
+inline aclError aclrtSetCurrentContext(aclrtContext /*context*/) { return ACL_SUCCESS; }
+inline aclError aclrtCreateStream(aclrtStream* stream) {
+    if (stream) *stream = kgsim_acl::handle();
+    return ACL_SUCCESS;
+}
+inline aclError aclrtDestroyStream(aclrtStream /*stream*/) { return ACL_SUCCESS; }
 inline aclError aclrtSynchronizeStream(aclrtStream) { return ACL_SUCCESS; }
+inline aclError aclrtSynchronizeDevice() { return ACL_SUCCESS; }
+
+// Device memory: host memory, 512-byte aligned like the NPU allocator, registered as a GM buffer.
+inline aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy /*policy*/ = ACL_MEM_MALLOC_HUGE_FIRST) {
+    if (devPtr == nullptr || size == 0) return ACL_ERROR_INVALID_PARAM;
+    size_t rounded = (size + 511) / 512 * 512;
+    void* p = std::aligned_alloc(512, rounded);
+    if (p == nullptr) return ACL_ERROR_BAD_ALLOC;
+    char name[32];
+    std::snprintf(name, sizeof(name), "aclrtMalloc#%u", kgsim_acl::device_buffers()++);
+    kgsim_register_gm(name, p, size);
+    *devPtr = p;
+    return ACL_SUCCESS;
+}
+inline aclError aclrtFree(void* devPtr) {
+    std::free(devPtr);
+    return ACL_SUCCESS;
+}
+inline aclError aclrtMallocHost(void** hostPtr, size_t size) {
+    if (hostPtr == nullptr || size == 0) return ACL_ERROR_INVALID_PARAM;
+    *hostPtr = std::malloc(size);
+    return *hostPtr ? ACL_SUCCESS : ACL_ERROR_BAD_ALLOC;
+}
+inline aclError aclrtFreeHost(void* hostPtr) {
+    std::free(hostPtr);
+    return ACL_SUCCESS;
+}
+inline aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind /*kind*/) {
+    if (count > destMax || (count && (dst == nullptr || src == nullptr))) return ACL_ERROR_INVALID_PARAM;
+    std::memmove(dst, src, count);
+    return ACL_SUCCESS;
+}
+inline aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind,
+                                 aclrtStream /*stream*/) {
+    return aclrtMemcpy(dst, destMax, src, count, kind);
+}
+inline aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t count) {
+    if (count > maxCount || (count && devPtr == nullptr)) return ACL_ERROR_INVALID_PARAM;
+    std::memset(devPtr, value, count);
+    return ACL_SUCCESS;
+}
+inline const char* aclGetRecentErrMsg() { return ""; }

@@ -1,0 +1,207 @@
+"""Direct-launch samples as published: a kernel file, a host ``main`` driving the ACL runtime,
+input files in, output files out.
+
+    run = asc.run_sample({"add_custom.cpp": kernel, "main.cpp": main, "data_utils.h": utils},
+                         inputs={"input/input_x.bin": x.numpy().tobytes(), ...})
+    z = np.frombuffer(run.files["output/output_z.bin"], dtype=np.float32)
+
+The sources are compiled unmodified against the simulator's ACL shim (``include/acl/acl.h``:
+host memory, synchronous copies and launches) into one module: every ``.cpp`` is included
+into a generated unit, kernel files first, with ``main`` renamed; the ``aclrtlaunch_<kernel>.h``
+headers a CANN build generates are provided. The sample then runs in a child process (a
+crash, an exit or a hang never reaches the caller) in a fresh working directory holding the
+input files; the files it wrote come back, with its output, exit status and launch reports.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from kernel_gym.ascendc.loader import compile_module
+from kernel_gym.ascendc.timing import LaunchReport
+
+__all__ = ["SampleRun", "run_sample"]
+
+_OUTPUT_CAP = 1 << 20          # bytes of stdout/stderr kept
+_FILES_CAP = 256 << 20         # bytes of written files read back, in all
+_KERNEL = re.compile(r"__global__\s+__aicore__\s+void\s+(\w+)\s*\(|__aicore__\s+__global__\s+void\s+(\w+)\s*\(")
+_MAIN_DEF = re.compile(r"\b(?:int|int32_t|signed|auto)\s+main\s*\(")
+_MAIN_NO_ARGS = re.compile(r"\b(?:int|int32_t|signed|auto)\s+main\s*\(\s*(void)?\s*\)")
+_SOURCE_SUFFIXES = (".cpp", ".cc", ".cxx")
+
+
+@dataclass
+class SampleRun:
+    """What a sample did.
+
+    Attributes:
+        returncode: exit status of the sample's ``main`` (negative: killed by that signal;
+            None: it ran past ``timeout_s``).
+        files: every file the sample created or changed in its working directory,
+            ``{relative path: bytes}``.
+        stdout, stderr: its output (the first MB of each).
+        launches: the simulator's report of each kernel launch (simulated latency, faults).
+        error: None, or why the run did not complete (timeout, crash, a kernel fault).
+    """
+
+    returncode: int | None
+    files: dict[str, bytes] = field(default_factory=dict)
+    stdout: str = ""
+    stderr: str = ""
+    launches: list[LaunchReport] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.returncode == 0
+
+    @property
+    def total_latency_s(self) -> float:
+        return float(sum(r.latency_s for r in self.launches))
+
+
+def _unity_source(files: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+    """The generated unit (kernel files first, ``main`` renamed) and the kernels it defines."""
+    cpps = [n for n in files if n.endswith(_SOURCE_SUFFIXES)]
+    if not cpps:
+        raise ValueError("a sample needs at least one .cpp file (its kernel and its main)")
+    mains = [n for n in cpps if _MAIN_DEF.search(files[n])]
+    if len(mains) != 1:
+        raise ValueError(f"a sample needs exactly one .cpp defining main(); found {mains or 'none'}")
+    kernels: list[str] = []
+    for n in cpps:
+        kernels += [m.group(1) or m.group(2) for m in _KERNEL.finditer(files[n])]
+    order = [n for n in cpps if n not in mains] + mains
+    out = {n: t for n, t in files.items() if not n.endswith(_SOURCE_SUFFIXES)}
+    lines = ['#include "kgsim/launch.h"']
+    for n in order:
+        inc = f"{n}.inc"
+        out[inc] = files[n]
+        if n in mains:
+            lines += ["#define main kgsim_sample_main", f'#include "{inc}"', "#undef main"]
+        else:
+            lines.append(f'#include "{inc}"')
+    call = "kgsim_sample_main()" if _MAIN_NO_ARGS.search(files[mains[0]]) else "kgsim_sample_main(argc, argv)"
+    lines += [
+        "#include <cstdlib>", "#include <cstring>", "#include <string>", "#include <vector>",
+        'extern "C" int kgsim_run_sample() {',
+        '    const char* packed = std::getenv("KGSIM_SAMPLE_ARGV");',
+        '    static std::vector<std::string> words{"sample"};',
+        '    if (packed) { std::string s(packed); size_t at = 0;',
+        "        while (at <= s.size() && !s.empty()) { size_t e = s.find('\\x1f', at);",
+        "            if (e == std::string::npos) e = s.size(); words.push_back(s.substr(at, e - at)); at = e + 1; } }",
+        "    static std::vector<char*> argv_store;",
+        "    for (auto& w : words) argv_store.push_back(w.data());",
+        "    argv_store.push_back(nullptr);",
+        "    int argc = int(words.size()); char** argv = argv_store.data(); (void)argc; (void)argv;",
+        f"    return {call};",
+        "}",
+    ]
+    for k in kernels:  # a CANN build generates these; the definitions are already included above
+        out.setdefault(f"aclrtlaunch_{k}.h", "#pragma once\n")
+    out["kgsim_sample.cpp"] = "\n".join(lines) + "\n"
+    return out, kernels
+
+
+def _child_limits(memory_bytes: int) -> None:
+    os.setsid()
+    resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns)
+            for p in root.rglob("*") if p.is_file()}
+
+
+def run_sample(files: Mapping[str, str], inputs: Mapping[str, bytes] | None = None, argv: Sequence[str] = (), *,
+               timeout_s: float = 120.0, soc: str | None = None, memory_bytes: int = 8 << 30) -> SampleRun:
+    """Compile a direct-launch sample unmodified, run its ``main`` and return what it wrote.
+
+    Args:
+        files: the sample's sources, ``{file name: text}`` (its kernel ``.cpp``, its ``main.cpp``,
+            its headers such as ``data_utils.h``; a default ``data_utils.h`` is provided).
+        inputs: files placed in the working directory before the run, ``{relative path: bytes}``
+            (e.g. ``"input/input_x.bin"``); ``input/`` and ``output/`` always exist.
+        argv: arguments after the program name.
+        timeout_s: wall-clock limit of the run, seconds.
+        soc: the simulated SoC (default: the loader's default).
+        memory_bytes: address-space limit of the child process.
+    Raises:
+        AscendCCompileError: the sample does not compile (with the compiler's log).
+        ValueError: not a sample (no ``main``, bad file names).
+    """
+    for name in list(files) + list(inputs or {}):
+        if name.startswith("/") or ".." in Path(name).parts:
+            raise ValueError(f"file name {name!r} must be relative, without '..'")
+    sources, _ = _unity_source(files)
+    main = "kgsim_sample.cpp"
+    ordered = {main: sources.pop(main), **sources}
+    compile_module(ordered, soc=soc)  # compile errors surface here, in the caller
+    with tempfile.TemporaryDirectory(prefix="kgsim-sample-") as tmp:
+        work = Path(tmp) / "work"
+        for sub in ("input", "output"):
+            (work / sub).mkdir(parents=True, exist_ok=True)
+        for rel, data in (inputs or {}).items():
+            path = work / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        spec = Path(tmp) / "spec.json"
+        report = Path(tmp) / "report.json"
+        spec.write_text(json.dumps({"sources": ordered, "soc": soc, "report": str(report)}))
+        before = _snapshot(work)
+        env = {**os.environ, "KGSIM_SAMPLE_ARGV": "\x1f".join(argv)}
+        cmd = [sys.executable, "-c", "import sys; from kernel_gym.ascendc.sample import _child; sys.exit(_child(sys.argv[1]))",
+               str(spec)]
+        try:
+            done = subprocess.run(cmd, cwd=work, env=env, capture_output=True, timeout=timeout_s,
+                                  preexec_fn=lambda: _child_limits(memory_bytes))
+            returncode, out, err, error = done.returncode, done.stdout, done.stderr, None
+        except subprocess.TimeoutExpired as exc:
+            returncode, out, err = None, exc.stdout or b"", exc.stderr or b""
+            error = f"timeout: the sample ran past {timeout_s:g} s and was killed"
+        result = SampleRun(returncode, stdout=out[:_OUTPUT_CAP].decode(errors="replace"),
+                           stderr=err[:_OUTPUT_CAP].decode(errors="replace"), error=error)
+        if report.exists():
+            data = json.loads(report.read_text())
+            result.launches = [LaunchReport(**d) for d in data["launches"]]
+            if data.get("fault") and result.error is None:
+                result.error = f"kernel fault: {data['fault']}"
+        elif result.error is None:
+            how = f"signal {-returncode}" if returncode is not None and returncode < 0 else f"exit status {returncode}"
+            result.error = f"crash: the sample's process ended ({how}) before its main returned"
+        budget = _FILES_CAP
+        for rel, stamp in sorted(_snapshot(work).items()):
+            if before.get(rel) != stamp and budget > 0:
+                data = (work / rel).read_bytes()[:budget]
+                budget -= len(data)
+                result.files[rel] = data
+    return result
+
+
+def _child(spec_path: str) -> int:
+    """In the child: build (cached), run main, write the report."""
+    from kernel_gym.ascendc.errors import AscendCFault
+
+    spec = json.loads(Path(spec_path).read_text())
+    module = compile_module(spec["sources"], soc=spec["soc"])
+    fault, code = None, 0
+    try:
+        code = int(module.kgsim_run_sample())
+    except AscendCFault as exc:
+        fault, code = str(exc), 1
+    sys.stdout.flush()
+    runs = module.last_runs
+    Path(spec["report"]).write_text(json.dumps({"soc": module.soc, "fault": fault,
+                                                "launches": [dataclasses.asdict(r) for r in runs]}))
+    return code

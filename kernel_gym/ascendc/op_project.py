@@ -3,7 +3,7 @@
 ``files`` maps relative paths to texts (``op_host/x_tiling.h``, ``op_host/x.cpp``,
 ``op_kernel/x.cpp``, optionally ``x.json``). One translation unit is generated that includes
 the host files (compiled against the shims in ``include/register``, ``include/graph``), the
-kernel file (with ``GET_TILING_DATA`` from ``include/kgsim_op/kernel_side.h``) and
+kernel file (with ``GET_TILING_DATA`` from ``include/kgsim/op_kernel_side.h``) and
 ``extern "C"`` entry points for the op's InferShape, TilingFunc and kernel launch.
 """
 
@@ -35,28 +35,28 @@ class OpTilingError(RuntimeError):
 
 _ENTRIES = r'''
 // ---- kgsim: operator-project entry points --------------------------------------------------
-static ::ops::OpDef* kgsim_op_def() {
+static ::ops::OpDef* kgsim_gen_op_def() {
     auto& r = ::ops::KgsimOpRegistry();
     auto it = r.find(KGSIM_OP_NAME);
     if (it != r.end()) return it->second.get();
     return r.empty() ? nullptr : r.begin()->second.get();
 }
-static std::string kgsim_json_str(const std::string& s) {
+static std::string kgsim_gen_json_str(const std::string& s) {
     std::string o = "\"";
     for (char c : s) { if (c == '"' || c == '\\') o += '\\'; o += c; }
     return o + "\"";
 }
-static std::string kgsim_params_json(const std::deque<::ops::OpParamDef>& ps) {
+static std::string kgsim_gen_params_json(const std::deque<::ops::OpParamDef>& ps) {
     std::string o = "[";
     for (size_t i = 0; i < ps.size(); ++i) {
         if (i) o += ",";
-        o += "{\"name\":" + kgsim_json_str(ps[i].name_) + ",\"option\":" + std::to_string(int(ps[i].option_)) + ",\"dtypes\":[";
+        o += "{\"name\":" + kgsim_gen_json_str(ps[i].name_) + ",\"option\":" + std::to_string(int(ps[i].option_)) + ",\"dtypes\":[";
         for (size_t j = 0; j < ps[i].dtypes_.size(); ++j) o += (j ? "," : "") + std::to_string(int(ps[i].dtypes_[j]));
         o += "]}";
     }
     return o + "]";
 }
-static void kgsim_fill_io(::gert::KgsimOpIO& io, ::ops::OpDef* def, const int64_t* in_dims, const int64_t* in_ndims,
+static void kgsim_gen_fill_io(::gert::KgsimOpIO& io, ::ops::OpDef* def, const int64_t* in_dims, const int64_t* in_ndims,
                           const int64_t* in_dtypes, int64_t n_in, const int64_t* attr_i, const double* attr_f,
                           const uint8_t* attr_s, int64_t n_attr, const int64_t* out_dims, const int64_t* out_ndims,
                           const int64_t* out_dtypes, int64_t n_out) {
@@ -93,23 +93,23 @@ static void kgsim_fill_io(::gert::KgsimOpIO& io, ::ops::OpDef* def, const int64_
     }
 }
 
-extern "C" int64_t kgsim_op_meta(uint8_t* buf, int64_t cap) {
-    ::ops::OpDef* def = kgsim_op_def();
+extern "C" int64_t kgsim_gen_op_meta(uint8_t* buf, int64_t cap) {
+    ::ops::OpDef* def = kgsim_gen_op_def();
     std::string o;
     if (!def) {
         o = "{}";
     } else {
-        o = "{\"op\":" + kgsim_json_str(def->name_) + ",\"inputs\":" + kgsim_params_json(def->inputs_) +
-            ",\"outputs\":" + kgsim_params_json(def->outputs_) + ",\"has_infer_shape\":" +
+        o = "{\"op\":" + kgsim_gen_json_str(def->name_) + ",\"inputs\":" + kgsim_gen_params_json(def->inputs_) +
+            ",\"outputs\":" + kgsim_gen_params_json(def->outputs_) + ",\"has_infer_shape\":" +
             (def->infer_shape_ ? "true" : "false") + ",\"has_infer_dtype\":" + (def->infer_dtype_ ? "true" : "false") +
             ",\"has_tiling\":" + (def->aicore_.tiling_ ? "true" : "false") + ",\"attrs\":[";
         for (size_t i = 0; i < def->attrs_.size(); ++i) {
             const auto& a = def->attrs_[i];
             char fbuf[64]; snprintf(fbuf, sizeof fbuf, "%.9g", double(a.f_));
-            o += std::string(i ? "," : "") + "{\"name\":" + kgsim_json_str(a.name_) + ",\"type\":" + std::to_string(a.type_) +
+            o += std::string(i ? "," : "") + "{\"name\":" + kgsim_gen_json_str(a.name_) + ",\"type\":" + std::to_string(a.type_) +
                  ",\"option\":" + std::to_string(int(a.option_)) + ",\"has_default\":" + (a.has_default_ ? "true" : "false") +
                  ",\"i\":" + std::to_string(a.i_) + ",\"f\":" + fbuf + ",\"b\":" + (a.b_ ? "true" : "false") +
-                 ",\"s\":" + kgsim_json_str(a.s_) + "}";
+                 ",\"s\":" + kgsim_gen_json_str(a.s_) + "}";
         }
         o += "]}";
     }
@@ -118,13 +118,13 @@ extern "C" int64_t kgsim_op_meta(uint8_t* buf, int64_t cap) {
     return n;
 }
 
-extern "C" int64_t kgsim_op_infer(const int64_t* in_dims, const int64_t* in_ndims, const int64_t* in_dtypes, int64_t n_in,
+extern "C" int64_t kgsim_gen_op_infer(const int64_t* in_dims, const int64_t* in_ndims, const int64_t* in_dtypes, int64_t n_in,
                                   const int64_t* attr_i, const double* attr_f, const uint8_t* attr_s, int64_t n_attr,
                                   int64_t* out_dims, int64_t* out_ndims, int64_t* out_dtypes, int64_t n_out) {
-    ::ops::OpDef* def = kgsim_op_def();
+    ::ops::OpDef* def = kgsim_gen_op_def();
     if (!def) return -2;
     ::gert::KgsimOpIO io;
-    kgsim_fill_io(io, def, in_dims, in_ndims, in_dtypes, n_in, attr_i, attr_f, attr_s, n_attr, out_dims, out_ndims,
+    kgsim_gen_fill_io(io, def, in_dims, in_ndims, in_dtypes, n_in, attr_i, attr_f, attr_s, n_attr, out_dims, out_ndims,
                   out_dtypes, n_out);
     int64_t rc = 1;
     if (def->infer_shape_) {
@@ -145,15 +145,15 @@ extern "C" int64_t kgsim_op_infer(const int64_t* in_dims, const int64_t* in_ndim
     return rc;
 }
 
-extern "C" int64_t kgsim_op_tiling(const int64_t* in_dims, const int64_t* in_ndims, const int64_t* in_dtypes, int64_t n_in,
+extern "C" int64_t kgsim_gen_op_tiling(const int64_t* in_dims, const int64_t* in_ndims, const int64_t* in_dtypes, int64_t n_in,
                                    const int64_t* attr_i, const double* attr_f, const uint8_t* attr_s, int64_t n_attr,
                                    const int64_t* out_dims, const int64_t* out_ndims, const int64_t* out_dtypes,
                                    int64_t n_out, int64_t* info, uint8_t* tiling_buf, int64_t tiling_cap) {
-    ::ops::OpDef* def = kgsim_op_def();
+    ::ops::OpDef* def = kgsim_gen_op_def();
     if (!def) return -2;
     if (!def->aicore_.tiling_) return -3;
     ::gert::KgsimOpIO io;
-    kgsim_fill_io(io, def, in_dims, in_ndims, in_dtypes, n_in, attr_i, attr_f, attr_s, n_attr, out_dims, out_ndims,
+    kgsim_gen_fill_io(io, def, in_dims, in_ndims, in_dtypes, n_in, attr_i, attr_f, attr_s, n_attr, out_dims, out_ndims,
                   out_dtypes, n_out);
     ::gert::TilingContext ctx(&io);
     ctx.tiling_.data_ = tiling_buf;
@@ -229,7 +229,7 @@ class OpProjectOp:
             elif not p.endswith(".json"):
                 out["proj/" + p] = t
         lines = ['#include <cstdio>', '#include <cstring>', '#include <string>', '#include "register/op_def_registry.h"',
-                 '#include "kgsim_op/kernel_side.h"']
+                 '#include "kgsim/op_kernel_side.h"']
         lines += [f'#include "proj/{p}.inc"' for p in self._host]
         if with_kernel:
             if self._tiling_alias:
@@ -243,11 +243,11 @@ class OpProjectOp:
             n = len(self.kernel_params)
             ps = ", ".join(f"uint8_t* {nm}" for nm in self.kernel_params)
             args = ", ".join(self.kernel_params)
-            lines.append(f'extern "C" void kgsim_op_launch(int64_t block_dim, int64_t tiling_key{", " if n else ""}{ps}) {{\n'
-                         f'    ::kgsim_op::g_tiling_key = uint64_t(tiling_key);\n'
+            lines.append(f'extern "C" void kgsim_gen_op_launch(int64_t block_dim, int64_t tiling_key{", " if n else ""}{ps}) {{\n'
+                         f'    ::kgsim_gen_op::g_tiling_key = uint64_t(tiling_key);\n'
                          f'    ::kgsim::launch_named("{self.kernel_name}", block_dim, {self.kernel_name}{", " if n else ""}{args});\n}}')
-        out["kgsim_op_project.cpp"] = "\n".join(lines) + "\n"
-        return dict(sorted(out.items(), key=lambda kv: kv[0] != "kgsim_op_project.cpp"))
+        out["op_project_unit.cpp"] = "\n".join(lines) + "\n"
+        return dict(sorted(out.items(), key=lambda kv: kv[0] != "op_project_unit.cpp"))
 
     def _compile(self, with_kernel: bool, dtype_defs: Mapping[str, str]):
         return compile_module(self._unit(with_kernel, dtype_defs), soc=self.soc, **self._opts)
@@ -258,7 +258,7 @@ class OpProjectOp:
             self._mods[None] = mod
         self._meta_mod = mod
         buf = torch.zeros(1 << 16, dtype=torch.uint8)
-        n = mod.kgsim_op_meta(buf, buf.numel())
+        n = mod.kgsim_gen_op_meta(buf, buf.numel())
         return bytes(buf[:n].tolist()).decode()
 
     def _kernel_module(self, column: int | None, in_dt: list[int], out_dt: list[int]):
@@ -327,14 +327,14 @@ class OpProjectOp:
         odims, ond = self._shapes([tuple(first.shape)] * n_out)
         odt = torch.tensor(out_dt or [in_dt[0]] * n_out, dtype=torch.int64)
         mod = self._meta_mod
-        rc = mod.kgsim_op_infer(idims, ind, idt, len(inputs), ai, af, as_, na, odims, ond, odt, n_out)
+        rc = mod.kgsim_gen_op_infer(idims, ind, idt, len(inputs), ai, af, as_, na, odims, ond, odt, n_out)
         if rc < 0:
             raise OpTilingError(f"{self.op_type}: InferShape failed (status {rc})")
         out_shapes = [tuple(int(odims[k * _MAX_DIMS + d]) for d in range(int(ond[k]))) for k in range(n_out)]
         out_dt = [int(v) for v in odt.tolist()]
         info = torch.zeros(4, dtype=torch.int64)
         tbuf = torch.zeros(_TILING_CAP, dtype=torch.uint8)
-        rc = mod.kgsim_op_tiling(idims, ind, idt, len(inputs), ai, af, as_, na, odims, ond, odt, n_out, info, tbuf,
+        rc = mod.kgsim_gen_op_tiling(idims, ind, idt, len(inputs), ai, af, as_, na, odims, ond, odt, n_out, info, tbuf,
                                  _TILING_CAP)
         if rc < 0:
             raise OpTilingError(f"{self.op_type}: TilingFunc failed (status {rc})")
@@ -360,7 +360,7 @@ class OpProjectOp:
             raise TypeError(f"kernel {self.kernel_name} takes {n_params} GM_ADDR parameters; the op has "
                             f"{len(inputs)} inputs and {len(outs)} outputs (+ workspace, tiling)")
         try:
-            mod.kgsim_op_launch(plan["block_dim"], plan["tiling_key"], *args)
+            mod.kgsim_gen_op_launch(plan["block_dim"], plan["tiling_key"], *args)
         finally:
             self.last_run, self.last_runs = mod.last_run, mod.last_runs
         return outs[0] if len(outs) == 1 else tuple(outs)

@@ -24,10 +24,11 @@ from kernel_gym.ascendc.soc import SOC_PROFILES, Const, SocProfile, get_profile
 from kernel_gym.ascendc.timing import LaunchRecorder, LaunchReport, record_launches
 from kernel_gym.ascendc.op_project import load_op_project  # noqa: E402  (operator projects)
 from kernel_gym.ascendc.sample import SampleRun, run_sample  # noqa: E402  (direct-launch samples)
+from kernel_gym.ascendc.multikernelbench import MultiKernelBenchOp, load_multikernelbench  # noqa: E402
 
 __all__ = [
     "load", "compile_module", "AscendCModule", "set_default_options", "default_options", "rewrite_source",
     "runtime_library", "warmup", "INCLUDE_DIR", "record_launches", "LaunchRecorder", "LaunchReport", "SOC_PROFILES",
     "SocProfile", "Const", "get_profile", "AscendCFault", "AscendCCompileError", "UnsupportedDtypeError",
-    "FAULT_CLASSES", "fault_from_record", "load_op_project", "run_sample", "SampleRun",
+    "FAULT_CLASSES", "fault_from_record", "load_op_project", "run_sample", "SampleRun", "load_multikernelbench", "MultiKernelBenchOp",
 ]

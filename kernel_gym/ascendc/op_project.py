@@ -228,7 +228,7 @@ class OpProjectOp:
                 out["proj/" + p + ".inc"] = f'#line 1 "{p}"\n{t}'
             elif not p.endswith(".json"):
                 out["proj/" + p] = t
-        lines = ['#include <cstdio>', '#include <cstring>', '#include <string>', '#include "register/op_def_registry.h"',
+        lines = ['#include <cstdio>', '#include <cstring>', '#include <stdexcept>', '#include <string>', '#include "register/op_def_registry.h"',
                  '#include "kgsim/op_kernel_side.h"']
         lines += [f'#include "proj/{p}.inc"' for p in self._host]
         if with_kernel:
@@ -246,6 +246,14 @@ class OpProjectOp:
             lines.append(f'extern "C" void kgsim_gen_op_launch(int64_t block_dim, int64_t tiling_key{", " if n else ""}{ps}) {{\n'
                          f'    ::kgsim_gen_op::g_tiling_key = uint64_t(tiling_key);\n'
                          f'    ::kgsim::launch_named("{self.kernel_name}", block_dim, {self.kernel_name}{", " if n else ""}{args});\n}}')
+            unpacked = ", ".join(f"p[{k}]" for k in range(n))
+            lines.append(f'[[maybe_unused]] static void kgsim_gen_op_launch_v(int64_t block_dim, int64_t tiling_key, '
+                         f'uint8_t** p, size_t n) {{\n'
+                         f'    if (n != {n}) throw std::runtime_error("kernel {self.kernel_name} takes {n} GM_ADDR '
+                         f'parameters, got " + std::to_string(n));\n'
+                         f'    ::kgsim_gen_op::g_tiling_key = uint64_t(tiling_key);\n'
+                         f'    ::kgsim::launch_named("{self.kernel_name}", block_dim, {self.kernel_name}'
+                         f'{", " if n else ""}{unpacked});\n}}')
         out["op_project_unit.cpp"] = "\n".join(lines) + "\n"
         return dict(sorted(out.items(), key=lambda kv: kv[0] != "op_project_unit.cpp"))
 

@@ -25,6 +25,15 @@ class AscendSimBackend(Backend):
     language = "ascendc"
     simulated = True
     compile_kinds = ("ascendc",)  # a plain C++ module would compute outside the simulated clock
+    answer_formats = ("python", "six_string")  # six_string: a MultiKernelBench answer
+
+    def answer_source(self, answer: str, answer_format: str = "python") -> str:
+        self.check_answer_format(answer_format)
+        if answer_format == "six_string":
+            from kernel_gym.ascendc.multikernelbench import six_string_answer_source
+
+            return six_string_answer_source(answer)
+        return answer
 
     def __init__(self) -> None:
         self.soc = "Ascend910B2"

@@ -34,6 +34,19 @@ class Backend(ABC):
     #: compile caches (kernel_gym.native.compile ``cache_subdir``) an answer may build into; the
     #: judge's compile service refuses the others
     compile_kinds: ClassVar[tuple[str, ...]] = ("cpp", "native")
+    #: answer formats this backend accepts (``answer_format`` of the env); the first is the default
+    answer_formats: ClassVar[tuple[str, ...]] = ("python",)
+
+    def check_answer_format(self, answer_format: str) -> None:
+        """Raise ValueError naming the accepted formats when ``answer_format`` is not one."""
+        if answer_format not in self.answer_formats:
+            raise ValueError(f"backend {self.name!r} accepts answer_format {' or '.join(self.answer_formats)}; "
+                             f"got {answer_format!r}")
+
+    def answer_source(self, answer: str, answer_format: str = "python") -> str:
+        """The Python module the verifier loads for an answer written in ``answer_format``."""
+        self.check_answer_format(answer_format)
+        return answer
 
     def check_available(self) -> None:
         """Raise BackendUnavailable (with the fix) when this machine cannot run the backend."""

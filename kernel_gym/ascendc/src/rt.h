@@ -13,6 +13,9 @@
 
 namespace kgsim {
 
+// Host backing store of each local memory (UB, L1, L0A/B/C, BT): at least any profile's size.
+constexpr uint32_t kLocalMemBytes = 1u << 20;
+
 // SoC profile and options, set from Python before every call (see soc.py / loader.py).
 #define KGSIM_CONFIG_FIELDS(X)                                                                                \
     X(aiv_cores) X(aic_cores) X(clock_hz) X(ub_bytes) X(usable_ub_bytes) X(l1_bytes) X(l0a_bytes) X(l0b_bytes) \

@@ -13,7 +13,7 @@ Config cfg{};
 Runtime rt{};
 
 namespace {
-constexpr uint32_t kMemBytes = 1u << 20;  // host backing store per local memory (>= any profile)
+constexpr uint32_t kMemBytes = kLocalMemBytes;
 constexpr uint8_t kNoPipe = 255;
 
 struct MemInit {

@@ -7,7 +7,8 @@
 // accesses cost, and are bounds-checked, like GlobalTensor::GetValue/SetValue:
 //   - each basic block run inside a launch costs scalar_block_cycles on the scalar unit;
 //   - each access that lands in a registered GM buffer costs scalar_gm_access_cycles and is
-//     recorded for the race detector; one just outside a buffer (within kGuard bytes) is a
+//     recorded for the race detector; one just outside a buffer (within kGuard bytes, and not in a
+//     local memory) is a
 //     gm_out_of_bounds fault, as the NPU's address check would raise;
 //   - outside a launch (the host side of the kernel file) basic blocks are counted as host work.
 // The simulator's own inline API code is compiled without instrumentation (KGSIM_UNINSTRUMENTED
@@ -20,7 +21,7 @@ ScalarCounters scalar;
 
 namespace {
 
-constexpr uint64_t kGuard = 4096;  // bytes either side of a GM buffer treated as out of bounds
+constexpr uint64_t kGuard = 512;  // bytes either side of a GM buffer treated as out of bounds
 
 inline void on_access(uintptr_t a, size_t n, bool write) {
     if (!hot.in_launch || n == 0) return;
@@ -28,6 +29,8 @@ inline void on_access(uintptr_t a, size_t n, bool write) {
         scalar.skip_once = 0;
         return;
     }
+    for (int m = 0; m < MEM_COUNT; ++m)  // UB and the other local memories: not GM
+        if (a - reinterpret_cast<uintptr_t>(hot.mem[m]) < kLocalMemBytes) return;
     const GmBuf* near = nullptr;
     for (const GmBuf& g : rt.gm) {
         if (a - g.base < g.size) {

@@ -9,8 +9,9 @@ namespace kgsim {
 
 // Run every block of a kernel launch on the CPU, one after the other. A fault in a block is
 // recorded (never propagated): the remaining blocks are skipped and the Python wrapper raises.
+// The simulator's own code: uninstrumented, so its bookkeeping is neither charged nor bounds-checked.
 template <class... P, class... A>
-void launch_at(const char* file, int line, const char* name, int64_t num_blocks, void (*fn)(P...), A&&... args) {
+KGSIM_UNINSTRUMENTED void launch_at(const char* file, int line, const char* name, int64_t num_blocks, void (*fn)(P...), A&&... args) {
     static_assert(sizeof...(P) == sizeof...(A), "kernel launched with the wrong number of arguments");
     if (!launch_begin(name, num_blocks, file, line)) return;
     for (int64_t b = 0; b < num_blocks; ++b) {
@@ -29,12 +30,12 @@ void launch_at(const char* file, int line, const char* name, int64_t num_blocks,
 }
 
 template <class... P, class... A>
-void launch(int64_t num_blocks, void (*fn)(P...), A&&... args) {
+KGSIM_UNINSTRUMENTED void launch(int64_t num_blocks, void (*fn)(P...), A&&... args) {
     launch_at("<host>", 0, "kernel", num_blocks, fn, std::forward<A>(args)...);
 }
 
 template <class... P, class... A>
-void launch_named(const char* name, int64_t num_blocks, void (*fn)(P...), A&&... args) {
+KGSIM_UNINSTRUMENTED void launch_named(const char* name, int64_t num_blocks, void (*fn)(P...), A&&... args) {
     launch_at("<host>", 0, name, num_blocks, fn, std::forward<A>(args)...);
 }
 
@@ -59,7 +60,7 @@ struct LaunchProxy {
     const char* name;
     void (*fn)(P...);
     template <class... A>
-    int operator()(uint32_t block_dim, void* /*stream*/, A&&... args) const {
+    KGSIM_UNINSTRUMENTED int operator()(uint32_t block_dim, void* /*stream*/, A&&... args) const {
         launch_at("<host>", 0, name, block_dim, fn, std::forward<A>(args)...);
         return 0;
     }

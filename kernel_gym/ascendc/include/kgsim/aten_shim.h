@@ -1,0 +1,376 @@
+// The slice of ATen, torch and pybind11 that MultiKernelBench-style python bindings use,
+// for the simulator: a binding's C++ really runs (argument checks, output allocation with
+// at::empty / empty_like, EXEC_NPU_CMD), without the real torch headers. Tensors are host
+// memory; EXEC_NPU_CMD runs the operator project's TilingFunc and kernel on the simulator
+// (see kgsim_gen_bind in kernel_gym/ascendc/multikernelbench.py's generated unit).
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <initializer_list>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "kernel_operator.h"
+
+namespace c10 {
+// Codes are the GE data types the operator-project shims use (ge::DataType).
+enum class ScalarType : int64_t {
+    Float = 0, Half = 1, Char = 2, Int = 3, Byte = 4, Short = 6, Long = 9, Double = 11, Bool = 12, BFloat16 = 27,
+};
+using IntArrayRef = std::vector<int64_t>;
+template <class T>
+using optional = std::optional<T>;
+using Scalar = double;
+
+inline size_t element_size(ScalarType t) {
+    switch (t) {
+        case ScalarType::Float: case ScalarType::Int: return 4;
+        case ScalarType::Half: case ScalarType::BFloat16: case ScalarType::Short: return 2;
+        case ScalarType::Long: case ScalarType::Double: return 8;
+        default: return 1;
+    }
+}
+
+struct Device {
+    int type() const { return 0; }
+    bool is_cpu() const { return false; }
+};
+
+struct TensorOptions {
+    ScalarType dtype_ = ScalarType::Float;
+    TensorOptions dtype(ScalarType t) const { TensorOptions o = *this; o.dtype_ = t; return o; }
+    template <class D>
+    TensorOptions device(const D&) const { return *this; }
+    TensorOptions requires_grad(bool = true) const { return *this; }
+    ScalarType dtype() const { return dtype_; }
+};
+}  // namespace c10
+
+namespace at {
+using c10::IntArrayRef;
+using c10::ScalarType;
+using c10::TensorOptions;
+using c10::Device;
+constexpr ScalarType kFloat = ScalarType::Float, kHalf = ScalarType::Half, kBFloat16 = ScalarType::BFloat16,
+                     kInt = ScalarType::Int, kLong = ScalarType::Long, kBool = ScalarType::Bool,
+                     kChar = ScalarType::Char, kByte = ScalarType::Byte, kShort = ScalarType::Short,
+                     kDouble = ScalarType::Double;
+
+class Tensor {
+public:
+    Tensor() = default;
+    // A view of memory owned elsewhere (the caller's torch tensor).
+    Tensor(void* data, IntArrayRef sizes, ScalarType dtype) : data_(static_cast<uint8_t*>(data)), sizes_(std::move(sizes)), dtype_(dtype) {}
+    static Tensor allocate(IntArrayRef sizes, ScalarType dtype) {
+        Tensor t;
+        t.sizes_ = std::move(sizes);
+        t.dtype_ = dtype;
+        size_t bytes = std::max<size_t>(t.nbytes(), 1);
+        size_t rounded = (bytes + 511) / 512 * 512;  // NPU allocations are 512-byte aligned
+        t.owner_ = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(std::aligned_alloc(512, rounded)), std::free);
+        t.data_ = t.owner_.get();
+        return t;
+    }
+
+    bool defined() const { return data_ != nullptr || !sizes_.empty(); }
+    int64_t dim() const { return int64_t(sizes_.size()); }
+    int64_t size(int64_t d) const {
+        int64_t n = dim();
+        if (d < 0) d += n;
+        if (d < 0 || d >= n) throw std::out_of_range("Tensor::size: dimension out of range");
+        return sizes_[size_t(d)];
+    }
+    IntArrayRef sizes() const { return sizes_; }
+    IntArrayRef strides() const {
+        IntArrayRef s(sizes_.size(), 1);
+        for (int64_t k = dim() - 2; k >= 0; --k) s[size_t(k)] = s[size_t(k + 1)] * sizes_[size_t(k + 1)];
+        return s;
+    }
+    int64_t stride(int64_t d) const { return strides()[size_t(d < 0 ? d + dim() : d)]; }
+    int64_t numel() const {
+        int64_t n = 1;
+        for (int64_t s : sizes_) n *= s;
+        return n;
+    }
+    size_t element_size() const { return c10::element_size(dtype_); }
+    size_t itemsize() const { return element_size(); }
+    size_t nbytes() const { return size_t(numel()) * element_size(); }
+    ScalarType scalar_type() const { return dtype_; }
+    ScalarType dtype() const { return dtype_; }
+    TensorOptions options() const { return TensorOptions{}.dtype(dtype_); }
+    Device device() const { return {}; }
+    bool is_contiguous() const { return true; }
+    bool is_floating_point() const {
+        return dtype_ == kFloat || dtype_ == kHalf || dtype_ == kBFloat16 || dtype_ == kDouble;
+    }
+    Tensor contiguous() const { return *this; }
+    void* data_ptr() const { return data_; }
+    template <class T>
+    T* data_ptr() const { return reinterpret_cast<T*>(data_); }
+    template <class T>
+    T* mutable_data_ptr() const { return reinterpret_cast<T*>(data_); }
+    template <class T>
+    const T* const_data_ptr() const { return reinterpret_cast<const T*>(data_); }
+
+    Tensor view(IntArrayRef shape) const {
+        Tensor t = *this;
+        int64_t known = 1, infer = -1;
+        for (size_t k = 0; k < shape.size(); ++k) {
+            if (shape[k] == -1) infer = int64_t(k); else known *= shape[k];
+        }
+        if (infer >= 0) shape[size_t(infer)] = known ? numel() / known : 0;
+        t.sizes_ = shape;
+        if (t.numel() != numel()) throw std::runtime_error("view: shape is invalid for the tensor's size");
+        return t;
+    }
+    Tensor reshape(IntArrayRef shape) const { return view(std::move(shape)); }
+    Tensor flatten() const { return view({numel()}); }
+    Tensor clone() const {
+        Tensor t = allocate(sizes_, dtype_);
+        if (nbytes()) std::memcpy(t.data_, data_, nbytes());
+        return t;
+    }
+    Tensor& zero_() {
+        if (nbytes()) std::memset(data_, 0, nbytes());
+        return *this;
+    }
+    Tensor to(ScalarType t) const;
+    Tensor to(const TensorOptions& o) const { return to(o.dtype()); }
+    Tensor cpu() const { return *this; }
+    Tensor npu() const { return *this; }
+
+private:
+    uint8_t* data_ = nullptr;
+    std::shared_ptr<uint8_t> owner_;
+    IntArrayRef sizes_;
+    ScalarType dtype_ = ScalarType::Float;
+};
+
+namespace detail {
+inline double load(const uint8_t* p, ScalarType t) {
+    switch (t) {
+        case kFloat: return *reinterpret_cast<const float*>(p);
+        case kHalf: return double(float(*reinterpret_cast<const half*>(p)));
+        case kBFloat16: return double(float(*reinterpret_cast<const bfloat16_t*>(p)));
+        case kDouble: return *reinterpret_cast<const double*>(p);
+        case kInt: return *reinterpret_cast<const int32_t*>(p);
+        case kLong: return double(*reinterpret_cast<const int64_t*>(p));
+        case kShort: return *reinterpret_cast<const int16_t*>(p);
+        case kChar: return *reinterpret_cast<const int8_t*>(p);
+        default: return *p;
+    }
+}
+inline void store(uint8_t* p, ScalarType t, double v) {
+    switch (t) {
+        case kFloat: *reinterpret_cast<float*>(p) = float(v); break;
+        case kHalf: *reinterpret_cast<half*>(p) = half(float(v)); break;
+        case kBFloat16: *reinterpret_cast<bfloat16_t*>(p) = bfloat16_t(float(v)); break;
+        case kDouble: *reinterpret_cast<double*>(p) = v; break;
+        case kInt: *reinterpret_cast<int32_t*>(p) = int32_t(v); break;
+        case kLong: *reinterpret_cast<int64_t*>(p) = int64_t(v); break;
+        case kShort: *reinterpret_cast<int16_t*>(p) = int16_t(v); break;
+        case kChar: *reinterpret_cast<int8_t*>(p) = int8_t(v); break;
+        case kBool: *p = v != 0; break;
+        default: *p = uint8_t(v); break;
+    }
+}
+}  // namespace detail
+
+inline Tensor Tensor::to(ScalarType t) const {
+    if (t == dtype_) return *this;
+    Tensor out = allocate(sizes_, t);
+    size_t src = element_size(), dst = out.element_size();
+    for (int64_t i = 0; i < numel(); ++i)
+        detail::store(out.data_ + size_t(i) * dst, t, detail::load(data_ + size_t(i) * src, dtype_));
+    return out;
+}
+
+inline Tensor empty(IntArrayRef sizes, TensorOptions o = {}) { return Tensor::allocate(std::move(sizes), o.dtype()); }
+inline Tensor empty(std::initializer_list<int64_t> sizes, TensorOptions o = {}) { return empty(IntArrayRef(sizes), o); }
+inline Tensor empty_like(const Tensor& t) { return empty(t.sizes(), t.options()); }
+inline Tensor empty_like(const Tensor& t, TensorOptions o) { return empty(t.sizes(), o); }
+inline Tensor zeros(IntArrayRef sizes, TensorOptions o = {}) { return empty(std::move(sizes), o).zero_(); }
+inline Tensor zeros(std::initializer_list<int64_t> sizes, TensorOptions o = {}) { return zeros(IntArrayRef(sizes), o); }
+inline Tensor zeros_like(const Tensor& t) { return zeros(t.sizes(), t.options()); }
+inline Tensor zeros_like(const Tensor& t, TensorOptions o) { return zeros(t.sizes(), o); }
+}  // namespace at
+
+namespace torch {
+using namespace at;
+using at::Tensor;
+}  // namespace torch
+
+// TORCH_CHECK(cond, message parts...): a failed check is an exception with the message, as in torch.
+namespace kgsim_gen_bind {
+namespace {  // internal linkage: each compiled module keeps its own registry
+inline void cat(std::ostringstream&) {}
+template <class A, class... R>
+void cat(std::ostringstream& o, const A& a, const R&... r) {
+    o << a;
+    cat(o, r...);
+}
+template <class... A>
+[[noreturn]] void check_failed(const char* cond, const A&... parts) {
+    std::ostringstream o;
+    o << "TORCH_CHECK(" << cond << ") failed";
+    if constexpr (sizeof...(parts) > 0) {
+        o << ": ";
+        cat(o, parts...);
+    }
+    throw std::runtime_error(o.str());
+}
+}  // namespace
+}  // namespace kgsim_gen_bind
+#define TORCH_CHECK(cond, ...) \
+    do { if (!(cond)) ::kgsim_gen_bind::check_failed(#cond, ##__VA_ARGS__); } while (0)
+#define TORCH_INTERNAL_ASSERT(cond, ...) TORCH_CHECK(cond, ##__VA_ARGS__)
+#define TORCH_FN(fn) (fn)
+
+// ---- bindings: PYBIND11_MODULE / TORCH_LIBRARY(_IMPL) register functions by name -------------
+namespace kgsim_gen_bind {
+namespace {  // internal linkage: each compiled module keeps its own registry
+struct Arg {
+    int kind = 0;  // 0 tensor, 1 number
+    at::Tensor tensor;
+    double number = 0;
+};
+using Invoker = std::function<std::vector<at::Tensor>(const std::vector<Arg>&)>;
+
+inline std::vector<std::pair<std::string, Invoker>>& registry() {
+    static std::vector<std::pair<std::string, Invoker>> r;
+    return r;
+}
+
+template <class T>
+T from_arg(const Arg& a) {
+    using D = std::decay_t<T>;
+    if constexpr (std::is_same_v<D, at::Tensor>) {
+        if (a.kind != 0) throw std::runtime_error("binding argument: expected a tensor, got a number");
+        return a.tensor;
+    } else if constexpr (std::is_same_v<D, std::optional<at::Tensor>>) {
+        return a.kind == 0 ? std::optional<at::Tensor>(a.tensor) : std::nullopt;
+    } else if constexpr (std::is_arithmetic_v<D>) {
+        if (a.kind != 1) throw std::runtime_error("binding argument: expected a number, got a tensor");
+        return static_cast<D>(a.number);
+    } else {
+        static_assert(std::is_arithmetic_v<D>, "binding argument type not supported by the simulator's shim");
+    }
+}
+
+template <class R>
+std::vector<at::Tensor> results(R&& r) {
+    using D = std::decay_t<R>;
+    if constexpr (std::is_same_v<D, at::Tensor>) {
+        return {r};
+    } else if constexpr (std::is_same_v<D, std::vector<at::Tensor>>) {
+        return r;
+    } else {
+        std::vector<at::Tensor> out;
+        std::apply([&](auto&&... t) { (out.push_back(t), ...); }, r);
+        return out;
+    }
+}
+
+template <class R, class... A, size_t... I>
+std::vector<at::Tensor> invoke(R (*fn)(A...), const std::vector<Arg>& args, std::index_sequence<I...>) {
+    if (args.size() != sizeof...(A))
+        throw std::runtime_error("binding called with " + std::to_string(args.size()) + " arguments; it takes " +
+                                 std::to_string(sizeof...(A)));
+    if constexpr (std::is_void_v<R>) {
+        fn(from_arg<A>(args[I])...);
+        return {};
+    } else {
+        return results(fn(from_arg<A>(args[I])...));
+    }
+}
+
+struct Module {
+    template <class R, class... A, class... Extra>
+    Module& def(const char* name, R (*fn)(A...), const Extra&...) {
+        std::string n(name);
+        size_t at = n.rfind("::");
+        if (at != std::string::npos) n = n.substr(at + 2);
+        for (auto& e : registry())
+            if (e.first == n) return *this;
+        registry().emplace_back(n, [fn](const std::vector<Arg>& a) {
+            return invoke(fn, a, std::index_sequence_for<A...>{});
+        });
+        return *this;
+    }
+    Module& def(const char*) { return *this; }  // a TORCH_LIBRARY schema string
+    template <class F>
+    Module& impl(const char* name, F fn) { return def(name, fn); }
+};
+
+struct Init {
+    explicit Init(void (*body)(Module&)) {
+        Module m;
+        body(m);
+    }
+};
+}  // namespace
+}  // namespace kgsim_gen_bind
+
+namespace pybind11 {
+struct arg {
+    explicit arg(const char*) {}
+    template <class T>
+    arg& operator=(const T&) { return *this; }
+};
+}  // namespace pybind11
+
+#define KGSIM_GEN_CAT2(a, b) a##b
+#define KGSIM_GEN_CAT(a, b) KGSIM_GEN_CAT2(a, b)
+#define KGSIM_GEN_BIND_BLOCK(var)                                                                   \
+    static void KGSIM_GEN_CAT(kgsim_gen_bind_body_, __LINE__)(::kgsim_gen_bind::Module & var);      \
+    static ::kgsim_gen_bind::Init KGSIM_GEN_CAT(kgsim_gen_bind_init_, __LINE__)(                    \
+        KGSIM_GEN_CAT(kgsim_gen_bind_body_, __LINE__));                                             \
+    static void KGSIM_GEN_CAT(kgsim_gen_bind_body_, __LINE__)(::kgsim_gen_bind::Module & var)
+#define PYBIND11_MODULE(name, var) KGSIM_GEN_BIND_BLOCK(var)
+#define TORCH_LIBRARY(ns, var) KGSIM_GEN_BIND_BLOCK(var)
+#define TORCH_LIBRARY_IMPL(ns, key, var) KGSIM_GEN_BIND_BLOCK(var)
+#define TORCH_LIBRARY_FRAGMENT(ns, var) KGSIM_GEN_BIND_BLOCK(var)
+#ifndef TORCH_EXTENSION_NAME
+#define TORCH_EXTENSION_NAME custom_ops_lib
+#endif
+
+// EXEC_NPU_CMD(aclnnXxx, inputs..., attributes..., outputs...): the operator project's
+// TilingFunc and kernel, run by the generated unit (kgsim_gen_exec).
+namespace kgsim_gen_bind {
+namespace {  // internal linkage: each compiled module keeps its own registry
+void exec(const char* api, std::vector<Arg> args);
+inline void collect(std::vector<Arg>&) {}
+template <class A, class... R>
+void collect(std::vector<Arg>& out, const A& a, const R&... r) {
+    Arg x;
+    using D = std::decay_t<A>;
+    if constexpr (std::is_same_v<D, at::Tensor>) {
+        x.kind = 0;
+        x.tensor = a;
+    } else if constexpr (std::is_arithmetic_v<D>) {
+        x.kind = 1;
+        x.number = double(a);
+    } else {
+        static_assert(std::is_arithmetic_v<D>, "EXEC_NPU_CMD argument type not supported by the simulator's shim");
+    }
+    out.push_back(std::move(x));
+    collect(out, r...);
+}
+template <class... A>
+void exec_cmd(const char* api, const A&... args) {
+    std::vector<Arg> v;
+    collect(v, args...);
+    exec(api, std::move(v));
+}
+}  // namespace
+}  // namespace kgsim_gen_bind
+#define EXEC_NPU_CMD(api, ...) ::kgsim_gen_bind::exec_cmd(#api, ##__VA_ARGS__)

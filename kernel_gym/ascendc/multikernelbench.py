@@ -1,0 +1,311 @@
+"""MultiKernelBench answers: six strings, built and run unmodified on the simulator.
+
+A MultiKernelBench Ascend C answer is a Python text assigning six strings:
+
+=================== =========================================================================
+``project_json_src`` the operator's definition (msopgen JSON: op name, inputs, outputs, attrs)
+``host_tiling_src``  the tiling-data header (``BEGIN_TILING_DATA_DEF`` ...)
+``host_operator_src`` the host side: TilingFunc, InferShape, the ``OpDef`` class
+``kernel_src``       the ``__global__ __aicore__`` kernel
+``python_bind_src``  the C++ binding: allocates outputs (``at::empty``...), calls ``EXEC_NPU_CMD``
+``model_src``        Python defining ``ModelNew``, calling ``custom_ops_lib.<op>(...)``
+=================== =========================================================================
+
+:func:`load_multikernelbench` compiles the four C++ parts into one operator-project unit with
+the binding (against the simulator's small ATen shim, ``include/kgsim/aten_shim.h``, not the
+real torch headers), so the binding's own code allocates the outputs and its
+``EXEC_NPU_CMD`` runs the TilingFunc and the kernel. ``model_src`` runs with ``custom_ops_lib``
+(the binding's functions) and a ``torch_npu`` stand-in importable; tensors stay on the CPU.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import sys
+import types
+from typing import Any, Mapping
+
+import torch
+
+from kernel_gym.ascendc.op_project import _GE_DTYPES, _MAX_DIMS, _TORCH_DTYPES, OpProjectOp, _snake
+from kernel_gym.native.cabi import strip_comments
+
+__all__ = ["SIX_STRING_KEYS", "MultiKernelBenchOp", "install_six_string", "load_multikernelbench", "parse_six_strings",
+           "six_string_answer_source"]
+
+SIX_STRING_KEYS = ("project_json_src", "host_tiling_src", "host_operator_src", "kernel_src", "python_bind_src",
+                   "model_src")
+
+_BIND_UNIT = """
+// ---- the python binding and EXEC_NPU_CMD (include/kgsim/binding_glue.h) ----
+#include "kgsim/aten_shim.h"
+#include "proj/python_bind.cpp.inc"
+#include "kgsim/binding_glue.h"
+extern "C" int64_t kgsim_gen_bind_names(uint8_t* buf, int64_t cap) {
+    std::string o;
+    for (auto& e : ::kgsim_gen_bind::registry()) o += e.first + "\\n";
+    int64_t n = int64_t(o.size());
+    if (n < cap) memcpy(buf, o.data(), size_t(n));
+    return n;
+}
+
+extern "C" int64_t kgsim_gen_bind_call(int64_t fn, int64_t nargs, int64_t* kinds, int64_t* ptrs, int64_t* dims,
+                                       int64_t* ndims, int64_t* dtypes, double* numbers) {
+    auto& reg = ::kgsim_gen_bind::registry();
+    if (fn < 0 || size_t(fn) >= reg.size()) throw std::runtime_error("no such binding function");
+    std::vector<::kgsim_gen_bind::Arg> args(static_cast<size_t>(nargs));
+    for (int64_t k = 0; k < nargs; ++k) {
+        if (kinds[k] == 0) {
+            at::IntArrayRef sizes(dims + k * 25, dims + k * 25 + ndims[k]);
+            args[size_t(k)].tensor = at::Tensor(reinterpret_cast<void*>(ptrs[k]), sizes, at::ScalarType(dtypes[k]));
+        } else {
+            args[size_t(k)].kind = 1;
+            args[size_t(k)].number = numbers[k];
+        }
+    }
+    ::kgsim_gen_bind::g_results = reg[size_t(fn)].second(args);
+    return int64_t(::kgsim_gen_bind::g_results.size());
+}
+
+extern "C" int64_t kgsim_gen_bind_result(int64_t i, int64_t* dims, int64_t* ndim, int64_t* dtype) {
+    const at::Tensor& t = ::kgsim_gen_bind::g_results.at(size_t(i));
+    *ndim = t.dim();
+    for (int64_t d = 0; d < t.dim() && d < 25; ++d) dims[d] = t.size(d);
+    *dtype = int64_t(t.scalar_type());
+    return int64_t(t.nbytes());
+}
+
+extern "C" void kgsim_gen_bind_copy(int64_t i, uint8_t* dst) {
+    const at::Tensor& t = ::kgsim_gen_bind::g_results.at(size_t(i));
+    if (t.nbytes()) memcpy(dst, t.data_ptr(), t.nbytes());
+}
+"""
+
+
+def parse_six_strings(text: str) -> dict[str, str]:
+    """The six strings of a MultiKernelBench answer text (Python assigning string literals).
+
+    The text is parsed, never executed. Raises ValueError naming what is missing or malformed.
+    """
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as exc:
+        raise ValueError(f"the answer is not valid Python (line {exc.lineno}: {exc.msg}); a six-string answer "
+                         f"assigns {', '.join(SIX_STRING_KEYS)} as string literals") from None
+    found: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            if name in SIX_STRING_KEYS:
+                if not (isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+                    raise ValueError(f"{name} must be a plain string literal (line {node.lineno})")
+                found[name] = node.value.value
+    missing = [k for k in SIX_STRING_KEYS if k not in found]
+    if missing:
+        raise ValueError(f"the six-string answer lacks {', '.join(missing)}; it must assign all of "
+                         f"{', '.join(SIX_STRING_KEYS)}")
+    return found
+
+
+class _BoundOp(OpProjectOp):
+    """The operator project with the binding compiled into its unit."""
+
+    def __init__(self, files: Mapping[str, str], binding: str, soc: str, opts: dict[str, Any]) -> None:
+        self._binding = binding
+        super().__init__(files, soc, opts)
+
+    def _unit(self, with_kernel: bool, dtype_defs: Mapping[str, str]) -> dict[str, str]:
+        out = super()._unit(with_kernel, dtype_defs)
+        if with_kernel:
+            main = next(iter(out))
+            out["proj/python_bind.cpp.inc"] = f'#line 1 "python_bind.cpp"\n{self._binding}'
+            out[main] += f"#define KGSIM_GEN_KERNEL_PARAMS size_t({len(self.kernel_params)})\n{_BIND_UNIT}"
+        return out
+
+
+class MultiKernelBenchOp:
+    """A loaded six-string answer.
+
+    Attributes:
+        ModelNew: the class ``model_src`` defines.
+        ops: the ``custom_ops_lib`` stand-in: one callable per binding function
+            (``ops.add_custom(x, y)``), taking and returning CPU tensors.
+        project: the underlying :class:`~kernel_gym.ascendc.op_project.OpProjectOp`.
+        last_runs: launch reports of the last binding call.
+    """
+
+    def __init__(self, six: Mapping[str, str], soc: str, opts: dict[str, Any]) -> None:
+        missing = [k for k in SIX_STRING_KEYS if not isinstance(six.get(k), str)]
+        if missing:
+            raise ValueError(f"missing or non-string: {', '.join(missing)}; a six-string answer has "
+                             f"{', '.join(SIX_STRING_KEYS)}")
+        self.strings = {k: six[k] for k in SIX_STRING_KEYS}
+        self.op_type = self._op_type()
+        snake = _snake(self.op_type) if self.op_type else "custom_op"
+        tiling_header = re.search(r'#include\s+"([\w./]*tiling\w*\.h)"', six["host_operator_src"])
+        tiling_name = tiling_header.group(1).split("/")[-1] if tiling_header else f"{snake}_tiling.h"
+        files = {f"op_host/{tiling_name}": six["host_tiling_src"], f"op_host/{snake}.cpp": six["host_operator_src"],
+                 f"op_kernel/{snake}.cpp": six["kernel_src"]}
+        if tiling_name != f"{snake}_tiling.h":  # kernels may include the tiling header under the op's name too
+            files.setdefault(f"op_kernel/{tiling_name}", six["host_tiling_src"])
+        self.project = _BoundOp(files, six["python_bind_src"], soc, opts)
+        self.last_runs: list = []
+        self._name_cache: list[str] | None = None
+        self.ops = self._ops_module()
+        self.ModelNew = self._model_class()
+
+    def _op_type(self) -> str:
+        try:
+            spec = json.loads(self.strings["project_json_src"])
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"project_json_src is not JSON ({exc.msg}, line {exc.lineno})") from None
+        entries = spec if isinstance(spec, list) else [spec]
+        for e in entries:
+            if isinstance(e, dict) and isinstance(e.get("op"), str):
+                return e["op"]
+        found = re.findall(r"\bOP_ADD\s*\(\s*(\w+)", strip_comments(self.strings["host_operator_src"]))
+        return found[0] if found else ""
+
+    # ---- calling the binding ---------------------------------------------------------------
+    def _module_for(self, tensors: list[torch.Tensor]):
+        project = self.project
+        if not project._uses_dtype_macros:
+            return project._kernel_module(None, [], [])
+        n_in = len(project.meta.get("inputs", []))
+        in_dt = [_GE_DTYPES[t.dtype] for t in tensors[:n_in]]
+        column, out_dt = project._out_dtypes(in_dt)
+        return project._kernel_module(column, in_dt, out_dt)
+
+    def call(self, name: str, *args: Any) -> Any:
+        """Call binding function ``name`` with tensors and numbers; returns what it returns."""
+        names = self._names()
+        if name not in names:
+            raise AttributeError(f"custom_ops_lib has no function {name!r}; the binding defines: "
+                                 f"{', '.join(names) or 'none'}")
+        n = len(args)
+        kinds = torch.zeros(max(n, 1), dtype=torch.int64)
+        ptrs = torch.zeros(max(n, 1), dtype=torch.int64)
+        dims = torch.zeros(max(n, 1) * _MAX_DIMS, dtype=torch.int64)
+        ndims = torch.zeros(max(n, 1), dtype=torch.int64)
+        dtypes = torch.zeros(max(n, 1), dtype=torch.int64)
+        numbers = torch.zeros(max(n, 1), dtype=torch.float64)
+        held, tensors = [], []
+        for k, a in enumerate(args):
+            if isinstance(a, torch.Tensor):
+                if a.dtype not in _GE_DTYPES:
+                    raise TypeError(f"argument {k}: dtype {a.dtype} is not supported by the simulator's bindings")
+                t = a.detach().contiguous()
+                held.append(t)
+                tensors.append(t)
+                ptrs[k] = t.data_ptr()
+                ndims[k] = t.dim()
+                for d, size in enumerate(t.shape):
+                    dims[k * _MAX_DIMS + d] = size
+                dtypes[k] = _GE_DTYPES[t.dtype]
+            elif isinstance(a, (bool, int, float)):
+                kinds[k] = 1
+                numbers[k] = float(a)
+            else:
+                raise TypeError(f"argument {k}: a {type(a).__name__}; bindings take tensors and numbers")
+        mod = self._module_for(tensors)
+        count = int(mod.kgsim_gen_bind_call(names.index(name), n, kinds, ptrs, dims, ndims, dtypes, numbers))
+        self.last_runs = list(mod.last_runs)
+        self.project.last_run, self.project.last_runs = mod.last_run, mod.last_runs
+        outs = []
+        for i in range(count):
+            rdims = torch.zeros(_MAX_DIMS, dtype=torch.int64)
+            rnd = torch.zeros(1, dtype=torch.int64)
+            rdt = torch.zeros(1, dtype=torch.int64)
+            mod.kgsim_gen_bind_result(i, rdims, rnd, rdt)
+            shape = tuple(int(v) for v in rdims[:int(rnd)].tolist())
+            out = torch.empty(shape, dtype=_TORCH_DTYPES[int(rdt)])
+            mod.kgsim_gen_bind_copy(i, out.reshape(-1).view(torch.uint8) if out.numel() else torch.empty(1, dtype=torch.uint8))
+            outs.append(out)
+        if not outs:
+            return None
+        return outs[0] if count == 1 else tuple(outs)
+
+    def _names(self) -> list[str]:
+        if self._name_cache is None:
+            project = self.project
+            if not project._uses_dtype_macros:
+                mod = project._kernel_module(None, [], [])
+            else:  # one module per dtype column; any of them has the registry
+                mod = next(iter(project._mods.values()), None)
+                if mod is None:
+                    ins, outs = project.meta.get("inputs", []), project.meta.get("outputs", [])
+                    mod = project._kernel_module(0, [p["dtypes"][0] for p in ins], [p["dtypes"][0] for p in outs])
+            buf = torch.zeros(1 << 14, dtype=torch.uint8)
+            size = int(mod.kgsim_gen_bind_names(buf, buf.numel()))
+            self._name_cache = [n for n in bytes(buf[:size].tolist()).decode().split("\n") if n]
+        return self._name_cache
+
+    # ---- model_src ---------------------------------------------------------------------------
+    def _ops_module(self) -> types.ModuleType:
+        ops = types.ModuleType("custom_ops_lib", "The answer's binding functions, run on the Ascend C simulator.")
+        for name in self._names():
+            setattr(ops, name, lambda *args, _name=name: self.call(_name, *args))
+        return ops
+
+    def _model_class(self) -> type:
+        namespace: dict[str, Any] = {"__name__": "model_src"}
+        saved = {k: sys.modules.get(k) for k in ("custom_ops_lib", "torch_npu")}
+        sys.modules["custom_ops_lib"], sys.modules["torch_npu"] = self.ops, _torch_npu_stand_in()
+        try:
+            exec(compile(self.strings["model_src"], "model_src", "exec"), namespace)  # noqa: S102 - the answer's own model
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    sys.modules.pop(k, None)
+                else:
+                    sys.modules[k] = v
+        model = namespace.get("ModelNew")
+        if not isinstance(model, type):
+            raise ValueError("model_src defines no class ModelNew")
+        return model
+
+
+def _torch_npu_stand_in() -> types.ModuleType:
+    npu = types.ModuleType("torch_npu", "Stand-in for torch_npu: tensors stay on the CPU in the simulator.")
+    npu.npu = types.SimpleNamespace(synchronize=lambda *a, **k: None, current_device=lambda: 0,
+                                    set_device=lambda *a, **k: None, is_available=lambda: True)
+    return npu
+
+
+def install_six_string(answer: str, soc: str = "Ascend910B2", **opts: Any) -> MultiKernelBenchOp:
+    """Build a six-string answer and make ``custom_ops_lib`` (its binding) and ``torch_npu`` (a
+    stand-in) importable, so its ``model_src`` can run as a module of its own."""
+    op = load_multikernelbench(answer, soc, **opts)
+    sys.modules["custom_ops_lib"] = op.ops
+    sys.modules["torch_npu"] = _torch_npu_stand_in()
+    return op
+
+
+def six_string_answer_source(answer: str) -> str:
+    """The Python answer module for a six-string answer (``answer_format=six_string``).
+
+    It builds the C++ parts with :func:`install_six_string` and then is ``model_src`` itself,
+    verbatim, so the verifier's static rules read the model's Python as they read any answer's.
+    A malformed answer (not Python, a string missing) fails when the module loads, with the
+    reason, like any answer that does not build.
+    """
+    try:
+        model_src = parse_six_strings(answer)["model_src"]
+    except ValueError as exc:
+        return f"raise ValueError({str(exc)!r})\n"
+    return ("from kernel_gym.ascendc.multikernelbench import install_six_string as _install_six_string\n"
+            f"_install_six_string({answer!r})\n"
+            "# ---- model_src ----\n" + model_src + "\n")
+
+
+def load_multikernelbench(answer: str | Mapping[str, str], soc: str = "Ascend910B2", **opts: Any) -> MultiKernelBenchOp:
+    """Build a MultiKernelBench six-string answer: the answer's text, or ``{name: string}``.
+
+    Returns a :class:`MultiKernelBenchOp`; ``.ModelNew`` is ``model_src``'s class, whose forward
+    calls the binding (``custom_ops_lib``), which runs the kernel on the simulator. Options are
+    those of :func:`kernel_gym.ascendc.load`.
+    """
+    six = parse_six_strings(answer) if isinstance(answer, str) else dict(answer)
+    return MultiKernelBenchOp(six, soc, dict(opts))

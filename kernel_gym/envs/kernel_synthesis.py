@@ -106,8 +106,9 @@ class KernelSynthesisEnv(gym.Env):
     streams tasks i, i + n, ... of the list, for vectorised copies), ``task_slots`` (candidate
     slots reserved for the task's own items, default K // 4), ``pin_rules`` (validity rules with
     at least this count are always among the candidates, at most N of them; AdaExplore),
-    ``render_mode``
-    ("ansi" or "human"). See docs/environment.md.
+    ``render_mode`` ("ansi" or "human"), ``answer_format`` ("python": a module defining ModelNew;
+    "six_string": a MultiKernelBench answer, ascend_sim only, for generators that write it).
+    See docs/environment.md.
 
     ## Version History
     - v0: initial version.
@@ -123,7 +124,8 @@ class KernelSynthesisEnv(gym.Env):
                  generator_options: dict[str, Any] | None = None,
                  verify_settings: dict[str, Any] | None = None, search_actions: bool = False,
                  shard: tuple[int, int] | None = None, task_slots: int | None = None,
-                 pin_rules: int | None = None, render_mode: str | None = None) -> None:
+                 pin_rules: int | None = None, render_mode: str | None = None,
+                 answer_format: str = "python") -> None:
         for name, value in (("budget", budget), ("n_select", n_select), ("recall_multiplier", recall_multiplier),
                             ("max_parents", max_parents)):
             if not isinstance(value, (int, np.integer)) or value < 1:
@@ -132,6 +134,9 @@ class KernelSynthesisEnv(gym.Env):
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         from kernel_gym.backends import get_backend
         self.backend = get_backend(backend).name  # raises a clear error for unknown backends
+        self._backend_impl = get_backend(self.backend)
+        self._backend_impl.check_answer_format(answer_format)
+        self.answer_format = answer_format
         self.budget = int(budget)
         self.n_select = int(n_select)
         self.recall_multiplier = int(recall_multiplier)
@@ -164,6 +169,10 @@ class KernelSynthesisEnv(gym.Env):
         if not self.code_actions:
             from kernel_gym.llm.registry import get_generator
             self.generator = get_generator(generator, **(generator_options or {}))
+            writes = getattr(self.generator, "answer_formats", ("python",))
+            if answer_format not in writes:
+                raise ValueError(f"generator {self.generator.name!r} writes answer_format {' or '.join(writes)}, not "
+                                 f"{answer_format!r}: use answer_format=python, or an LLM generator (litellm:<model>)")
 
         self.observation_space = self._make_observation_space()
         self.action_space = self._make_action_space()
@@ -434,11 +443,12 @@ class KernelSynthesisEnv(gym.Env):
             request = GenerationRequest(
                 task=self.task, backend=self.backend, stage=stage, memories=context, parent=parent_k,
                 feedback=self._last_feedback, step=self._t, seed=int(self.np_random.integers(2**31 - 1)),
-                mode=mode, pool=[self._parent_kernel(p) for p in pool])
+                mode=mode, pool=[self._parent_kernel(p) for p in pool], answer_format=self.answer_format)
             gen = self.generator.generate(request)
             code, usage, notes = gen.source, gen.usage.to_dict(), dict(gen.notes)
         t_ver = time.perf_counter()
-        result = verify(self.task, code, backend=self.backend, **self._verify_kwargs).to_dict()
+        answer = self._backend_impl.answer_source(code, self.answer_format)
+        result = verify(self.task, answer, backend=self.backend, **self._verify_kwargs).to_dict()
         t_post = time.perf_counter()
 
         feasible = bool(result.get("feasible"))

@@ -54,6 +54,8 @@ class GenerationRequest:
         mode: ``"small"`` (edit the parent) or ``"large"`` (regenerate, e.g. from ``pool``);
             generators that do not distinguish the two may ignore it.
         pool: extra kernels for a large step (AdaExplore's diverse pool), best first.
+        answer_format: the form of the answer: ``"python"`` (a module defining ``ModelNew``) or
+            another of the backend's ``answer_formats`` (``"six_string"`` on ascend_sim).
     """
 
     task: TaskSpec
@@ -66,6 +68,7 @@ class GenerationRequest:
     seed: int = 0
     mode: str = "small"
     pool: list[ParentKernel] = field(default_factory=list)
+    answer_format: str = "python"
 
     def __post_init__(self) -> None:
         if self.stage not in STAGES:

@@ -87,6 +87,8 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
 class LiteLLMGenerator:
     """A :class:`~kernel_gym.llm.base.Generator` backed by ``litellm.completion``.
 
+    It writes whichever answer form the request asks for (``answer_formats``); the prompt says which.
+
     Args:
         model: any litellm model string (``"gpt-4o-mini"``, ``"anthropic/claude-3-5-sonnet-20240620"``,
             ``"ollama/qwen2.5-coder"``, ...).
@@ -107,6 +109,8 @@ class LiteLLMGenerator:
             sampling ones are part of the cache key.
         sleep_fn: how to wait between retries (default ``time.sleep``); tests inject a recorder.
     """
+
+    answer_formats = ("python", "six_string")
 
     def __init__(self, model: str, temperature: float = 0.2, max_tokens: int = 4096,
                  cache_dir: str | Path | None = None, cost_limit_usd: float | None = None,

@@ -95,11 +95,14 @@ def truncate(text: str, limit: int, *, keep: str = "head") -> str:
     return text[:limit] + f"\n[... {dropped} more characters omitted ...]"
 
 
-def answer_format(backend: str) -> str:
+def answer_format(backend: str, form: str = "python") -> str:
     """The answer-format section for ``backend``: ``format_<backend>.md`` around the backend's
-    own ``answer_format()`` text."""
+    own ``answer_format()`` text, or ``format_<form>.md`` for another answer form (six_string)."""
     from kernel_gym.backends import get_backend  # imports the backend module on first use
 
+    get_backend(backend).check_answer_format(form)
+    if form != "python":
+        return _fill(f"format_{form}.md", backend=backend)
     backend_text = get_backend(backend).answer_format()
     name = f"format_{backend}.md" if (PROMPT_DIR / f"format_{backend}.md").is_file() else "format_default.md"
     return _fill(name, backend=backend, backend_format=backend_text)
@@ -210,7 +213,7 @@ def build_messages(request: GenerationRequest, budget: PromptBudget = PromptBudg
         feedback = "\n\n" + _fill("sections/feedback.md", feedback=render_feedback(request.feedback, budget))
     common = dict(task_id=request.task.id, task_line=_task_line(request),
                   reference=truncate(request.task.source, budget.reference),
-                  answer_format=answer_format(request.backend), memories_section=memories,
+                  answer_format=answer_format(request.backend, request.answer_format), memories_section=memories,
                   feedback_section=feedback)
     if request.stage == "drafting":
         failed = bool(request.feedback) and not request.feedback.get("feasible")

@@ -49,7 +49,8 @@ _OPTION_DEFAULTS: dict[str, Any] = {
     "extra_flags": (),
     "name": "kernel.cpp",        # file name used in messages and __FILE__
     "include_dirs": (),          # extra -I directories (operator projects)
-    "use_pch": True,             # precompiled kernel_operator.h
+    "use_pch": True,             # precompiled headers (see _PCH_HEADERS)
+    "pch": "kernel",             # which precompiled header: "kernel" or "host" (operator projects, bindings)
     "soc_overrides": None,       # {constant: value} replacing profile constants
 }
 _CALL_LOCK = threading.RLock()
@@ -135,10 +136,27 @@ def _kernel_flags(opt_level: str, extra: Sequence[str], include_dirs: Sequence[s
     return flags + list(extra)
 
 
-def _pch_flags(base_flags: list[str]) -> list[str]:
-    """Build (once) a precompiled kernel_operator.h for these flags; return the flags using it."""
+_STD_HEADERS = ("algorithm", "cmath", "cstdint", "cstdio", "cstdlib", "cstring", "functional", "iostream", "map",
+                "memory", "sstream", "string", "tuple", "type_traits", "utility", "vector")
+# What each precompiled header holds: the kernel side (every kernel) and, for operator projects
+# and MultiKernelBench bindings, the host-side shims too, so one compile of a project parses
+# nothing but the project's own files.
+_PCH_HEADERS = {
+    "kernel": ("kernel_operator.h", "kgsim/launch.h"),
+    "host": ("kernel_operator.h", "kgsim/launch.h", "register/op_def_registry.h", "register/tilingdata_base.h",
+             "register/op_impl_registry.h", "tiling/platform/platform_ascendc.h", "kgsim/aten_shim.h", "deque"),
+}
+
+
+def _pch_flags(base_flags: list[str], profile: str = "kernel") -> list[str]:
+    """Build (once) the precompiled header ``profile`` for these flags; return the flags using it."""
+    if profile not in _PCH_HEADERS:
+        raise ValueError(f"pch must be one of {sorted(_PCH_HEADERS)}, got {profile!r}")
+    text = "".join(f"#include <{h}>\n" for h in _STD_HEADERS)
+    text += "".join(f'#include "{h}"\n' if "." in h else f"#include <{h}>\n" for h in _PCH_HEADERS[profile])
     key = hashlib.sha256()
     key.update(compiler_version("g++").encode())
+    key.update(text.encode())
     for f in base_flags:
         key.update(b"\0" + f.encode())
     for h in _own_headers():
@@ -149,7 +167,7 @@ def _pch_flags(base_flags: list[str]) -> list[str]:
     if not gch.exists():
         pch_dir.mkdir(parents=True, exist_ok=True)
         if not header.exists():
-            header.write_text('#include "kernel_operator.h"\n')
+            header.write_text(text)
         with tempfile.NamedTemporaryFile(dir=pch_dir, suffix=".gch.tmp", delete=False) as tmp:
             tmp_path = tmp.name
         cmd = ["g++", "-x", "c++-header", *base_flags, str(header), "-o", tmp_path]
@@ -459,7 +477,7 @@ def compile_module(sources: str | Mapping[str, str], *, soc: str | SocProfile | 
             raise ValueError("only one .cpp file per module: include the others")
     rt_path, _ = runtime_library()
     base = _kernel_flags(o["opt_level"], o["extra_flags"], o["include_dirs"])
-    pch = _pch_flags(base) if o["use_pch"] and not o["include_dirs"] else []
+    pch = _pch_flags(base, o["pch"]) if o["use_pch"] and not o["include_dirs"] else []
     flags = [*base, *pch, "-Wl,--no-as-needed", str(rt_path), f"-Wl,-rpath,{rt_path.parent}"]
     try:
         lib_path = compile_shared(compiled, flags=flags, cache_subdir=CACHE_SUBDIR, depends_on=_headers())
@@ -475,7 +493,8 @@ def warmup() -> None:
     """
     runtime_library()
     if _OPTION_DEFAULTS["use_pch"]:
-        _pch_flags(_kernel_flags(_OPTION_DEFAULTS["opt_level"], _OPTION_DEFAULTS["extra_flags"], ()))
+        for profile in _PCH_HEADERS:
+            _pch_flags(_kernel_flags(_OPTION_DEFAULTS["opt_level"], _OPTION_DEFAULTS["extra_flags"], ()), profile)
 
 
 def load(source: str, soc: str | SocProfile | None = None, align_mode: str | None = None, **opts: Any) -> AscendCModule:

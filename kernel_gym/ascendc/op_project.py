@@ -258,7 +258,7 @@ class OpProjectOp:
         return dict(sorted(out.items(), key=lambda kv: kv[0] != "op_project_unit.cpp"))
 
     def _compile(self, with_kernel: bool, dtype_defs: Mapping[str, str]):
-        return compile_module(self._unit(with_kernel, dtype_defs), soc=self.soc, **self._opts)
+        return compile_module(self._unit(with_kernel, dtype_defs), soc=self.soc, **{"pch": "host", **self._opts})
 
     def _meta_module(self) -> str:
         mod = self._compile(not self._uses_dtype_macros, {})

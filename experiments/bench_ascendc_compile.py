@@ -1,0 +1,93 @@
+"""Compile time of Ascend C answers in each public format, cold and cached.
+
+    python -m experiments.bench_ascendc_compile [--repeats 5]
+
+Formats: a direct kernel (``kernel_gym.ascendc.load``), an operator project
+(``load_op_project``) and a MultiKernelBench six-string answer (``load_multikernelbench``).
+*cold*: the answer's source has never been compiled (a fresh comment makes it new; the
+simulator runtime and the precompiled headers are built once beforehand and reported
+separately, as the verifier's judge builds them at start-up). *cached*: the same answer again
+in a fresh process (the compiled library is found by content hash and signature). Each figure is
+the median wall seconds of the load call over ``--repeats`` child processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+_CHILD = r'''
+import json, sys, time
+sys.path.insert(0, {root!r})
+import kernel_gym.ascendc as asc
+from tests.ascendc import kernels
+from tests.ascendc.compat.six_string_answers import MSE_LOSS
+from pathlib import Path
+fmt, token = sys.argv[1], sys.argv[2]
+tag = "\n// " + token + "\n"
+if fmt == "direct":
+    start = time.perf_counter()
+    asc.load(kernels.STREAM_ADD + tag, name="stream_add.cpp")
+elif fmt == "op_project":
+    root = Path({root!r}) / "kernel_gym" / "ascendc" / "examples" / "op_projects" / "leaky_relu_custom"
+    files = {{str(p.relative_to(root)): p.read_text() for p in sorted(root.rglob("*")) if p.is_file()}}
+    kernel = next(k for k in files if "op_kernel" in k)
+    files[kernel] += tag
+    start = time.perf_counter()
+    asc.load_op_project(files)
+else:
+    six = dict(MSE_LOSS)
+    six["kernel_src"] += tag
+    start = time.perf_counter()
+    asc.load_multikernelbench(six)
+print(json.dumps(time.perf_counter() - start))
+'''
+
+
+def _load_seconds(fmt: str, token: str, env: dict[str, str]) -> float:
+    code = _CHILD.format(root=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", code, fmt, token], env=env, capture_output=True, text=True,
+                          cwd=ROOT, timeout=600)
+    if done.returncode != 0:
+        raise SystemExit(f"{fmt} failed:\n{done.stderr[-3000:]}")
+    return float(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "KERNEL_GYM_CACHE": cache}
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import kernel_gym.ascendc as a; a.warmup()"], env=env, check=True,
+                       cwd=ROOT)
+        setup = time.perf_counter() - start
+        rows = []
+        for fmt in ("direct", "op_project", "six_string"):
+            cold, cached = [], []
+            for r in range(args.repeats):
+                token = f"bench-{os.getpid()}-{r}-{time.time_ns()}"
+                cold.append(_load_seconds(fmt, token, env))
+                cached.append(_load_seconds(fmt, token, env))
+                print(f"[bench] {fmt} run {r + 1}/{args.repeats}: cold {cold[-1]:.2f} s, cached "
+                      f"{cached[-1] * 1000:.1f} ms", file=sys.stderr, flush=True)
+            rows.append((fmt, statistics.median(cold), statistics.median(cached)))
+    print(f"Runtime library and precompiled headers, once per machine: {setup:.1f} s\n")
+    print("| format | cold (median s) | cached (median ms) |")
+    print("| --- | ---: | ---: |")
+    for fmt, cold_s, cached_s in rows:
+        print(f"| {fmt} | {cold_s:.2f} | {cached_s * 1000:.1f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -253,7 +253,7 @@ def _split_top(text: str, masked: str) -> list[str]:
     return parts
 
 
-def _rewrite_chevrons(src: str) -> str:
+def rewrite_chevrons(src: str) -> str:
     masked = _mask(src)
     hits = [m.start() for m in re.finditer(r"<<<", masked)]
     for pos in reversed(hits):
@@ -340,7 +340,7 @@ def rewrite_source(source: str, name: str = "kernel.cpp", funcs: Sequence[CFunct
     """The source as compiled: chevron launches rewritten, trampolines appended; line numbers kept."""
     funcs = _host_functions(source) if funcs is None else funcs
     body = _LAUNCH_INCLUDE.sub("", source)
-    body = _rewrite_chevrons(body)
+    body = rewrite_chevrons(body)
     safe = name.replace("\\", "/").replace('"', "")
     return f'#include "kgsim/launch.h"\n#line 1 "{safe}"\n{body}\n{_trampolines(funcs)}'
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from kernel_gym.ascendc.loader import compile_module
+from kernel_gym.ascendc.loader import compile_module, rewrite_chevrons
 from kernel_gym.ascendc.timing import LaunchReport
 
 __all__ = ["SampleRun", "run_sample"]
@@ -37,7 +37,7 @@ _FILES_CAP = 256 << 20         # bytes of written files read back, in all
 _KERNEL = re.compile(r"__global__\s+__aicore__\s+void\s+(\w+)\s*\(|__aicore__\s+__global__\s+void\s+(\w+)\s*\(")
 _MAIN_DEF = re.compile(r"\b(?:int|int32_t|signed|auto)\s+main\s*\(")
 _MAIN_NO_ARGS = re.compile(r"\b(?:int|int32_t|signed|auto)\s+main\s*\(\s*(void)?\s*\)")
-_SOURCE_SUFFIXES = (".cpp", ".cc", ".cxx")
+_SOURCE_SUFFIXES = (".cpp", ".cc", ".cxx", ".asc")  # .asc: asc-devkit sources, kernel and host in one
 
 
 @dataclass
@@ -86,7 +86,7 @@ def _unity_source(files: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
     lines = ['#include "kgsim/launch.h"']
     for n in order:
         inc = f"{n}.inc"
-        out[inc] = files[n]
+        out[inc] = f'#line 1 "{n}"\n' + rewrite_chevrons(files[n])  # kernel<<<blocks, l2ctrl, stream>>>(...)
         if n in mains:
             lines += ["#define main kgsim_sample_main", f'#include "{inc}"', "#undef main"]
         else:

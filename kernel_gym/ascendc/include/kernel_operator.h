@@ -7,5 +7,6 @@
 #include "kgsim/vector.h"
 #include "kgsim/math.h"
 #include "kgsim/rearrange.h"
+#include "kgsim/static_tensor.h"
 #include "kgsim/launch.h"
 #include "tiling/platform/platform_ascendc.h"

@@ -650,6 +650,36 @@ BufInfo tbuf_init(uint8_t pos, uint32_t len, const Loc& loc) {
     return b;
 }
 
+// Static tensors (LocalMemAllocator, the LocalTensor(pos, addr, size) constructor): the kernel
+// places them itself, from address 0, without TPipe; only the memory's capacity is checked.
+BufInfo static_tensor(uint8_t pos, uint32_t addr, uint64_t bytes, const Loc& loc) {
+    check_in_launch(loc, "LocalMemAllocator::Alloc");
+    tick(loc);
+    uint8_t mem = mem_of_pos(pos);
+    double cap = mem_capacity(mem);
+    if (double(addr) + double(bytes) > cap) {
+        if (mem == MEM_UB)
+            fault("ub_overflow", loc, "UB over-allocation: a static tensor of %llu B at UB byte %u ends at byte %llu, "
+                  "beyond the usable UB of %.0f B", (unsigned long long)bytes, addr,
+                  (unsigned long long)(addr + bytes), cap);
+        fault("local_memory_overflow", loc, "%s over-allocation: a static tensor of %llu B at byte %u ends beyond its "
+              "%.0f B", mem_name(mem), (unsigned long long)bytes, addr, cap);
+    }
+    uint32_t al = mem_align(mem);
+    if (addr % al != 0)
+        fault("unaligned_local_tensor", loc, "a static tensor at %s byte %u is not %u-byte aligned", mem_name(mem), addr,
+              al);
+    BufInfo b;
+    b.addr = addr;
+    b.len = uint32_t(bytes);
+    b.que = -1;
+    b.slot = -1;
+    b.mem = mem;
+    b.pos = pos;
+    b.gen = hot.gen;
+    return b;
+}
+
 void tbuf_check(const BufInfo& b, uint64_t off, uint64_t nbytes, const Loc& loc) {
     check_in_launch(loc, "TBuf::Get");
     if (b.gen != hot.gen || b.len == 0)

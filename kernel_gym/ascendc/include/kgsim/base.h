@@ -186,6 +186,7 @@ struct BufInfo {
     uint8_t mem, pos;
     uint32_t gen;
 };
+BufInfo static_tensor(uint8_t pos, uint32_t addr, uint64_t bytes, const Loc& loc);
 void tpipe_init(void* self, const Loc& loc);
 void tpipe_reset(void* self, const Loc& loc);
 void tpipe_release(void* self);

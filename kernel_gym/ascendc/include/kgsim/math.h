@@ -237,6 +237,21 @@ void Axpy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const std::type_
     kgsim::vec_math(kgsim::M_AXPY, kgsim::dt_of<T>::v, kgsim::dt_of<U>::v, a, loc);
 }
 
+// Axpy(dst, src, scalar, calCount): the basic vector instruction (count form, no temporary buffer).
+template <class T, class U>
+void Axpy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const std::type_identity_t<U> scalarValue,
+          const int32_t& calCount, kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("Axpy", T, half, float);
+    static_assert(std::is_same_v<T, U> || (std::is_same_v<T, float> && std::is_same_v<U, half>),
+                  "[kgsim:unsupported_dtype] Axpy: (dst, src) must be (half, half), (float, float) or (float, half)");
+    kgsim::MathArgs a;
+    a.dst = dst.r_;
+    a.src0 = src.r_;
+    a.s0 = float(scalarValue);
+    a.count = uint32_t(calCount);
+    kgsim::vec_math(kgsim::M_AXPY, kgsim::dt_of<T>::v, kgsim::dt_of<U>::v, a, loc);
+}
+
 // ---- Sum: the sum of each of `outter` rows of n elements (rows `inner` elements apart) -------------
 struct SumParams {
     uint32_t outter = 1;

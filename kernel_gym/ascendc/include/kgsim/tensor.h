@@ -72,6 +72,11 @@ public:
     int32_t tag_ = 0;
 
     LocalTensor() = default;
+    // A static tensor at byte `addr` of the position's memory, `tileSize` elements (no TPipe).
+    LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize, kgsim::Loc loc = kgsim::Loc::current()) {
+        *this = from(kgsim::static_tensor(static_cast<uint8_t>(pos), addr, uint64_t(tileSize) * sizeof(T), loc), 0,
+                     tileSize * static_cast<uint32_t>(sizeof(T)));
+    }
     static LocalTensor from(const kgsim::BufInfo& b, uint32_t offset_bytes, uint32_t nbytes) {
         LocalTensor t;
         t.r_.addr = b.addr + offset_bytes;

@@ -16,7 +16,7 @@ __all__ = [
     "UBOverflow", "LocalMemoryOverflow", "MisalignedCopy", "MisalignedCount", "UnalignedLocalTensor",
     "RepeatOutOfRange", "MaskOutOfRange", "GMOutOfBounds", "LocalOutOfBounds", "QueueMisuse", "QueueFull",
     "QueueEmpty", "ForeignFree", "TensorLeak", "TooManyTensors", "UninitializedRead", "GMRace", "PipeRace",
-    "BadLaunch", "Watchdog", "InvalidArgument", "InvalidTensor", "UnsupportedAPI", "RuntimeUnsupportedDtype",
+    "BadLaunch", "Watchdog", "SyncAllDeadlock", "InvalidArgument", "InvalidTensor", "UnsupportedAPI", "RuntimeUnsupportedDtype",
     "KernelAssert", "KernelException", "HostException",
 ]
 
@@ -77,6 +77,8 @@ GMRace = _fault("GMRace", "gm_race", "Two blocks access the same GM bytes (one w
 PipeRace = _fault("PipeRace", "pipe_race", "Two pipes touch the same UB bytes without synchronisation.")
 BadLaunch = _fault("BadLaunch", "bad_launch", "Invalid launch (block count outside [1, 65535] or API outside a launch).")
 Watchdog = _fault("Watchdog", "watchdog", "Endless loop or deadlock (API-call, cycle or time budget exhausted).")
+SyncAllDeadlock = _fault("SyncAllDeadlock", "syncall_deadlock", "SyncAll that can never complete (a block ends "
+                         "without reaching it, or the launch has more blocks than cores).")
 InvalidArgument = _fault("InvalidArgument", "invalid_argument", "An API argument outside its documented range.")
 InvalidTensor = _fault("InvalidTensor", "invalid_tensor", "A LocalTensor that is not live in this block.")
 UnsupportedAPI = _fault("UnsupportedAPI", "unsupported_api", "An API the simulator cannot model in this situation.")
@@ -90,8 +92,8 @@ FAULT_CLASSES: dict[str, type[AscendCFault]] = {
     c.error_class: c for c in (
         UBOverflow, LocalMemoryOverflow, MisalignedCopy, MisalignedCount, UnalignedLocalTensor, RepeatOutOfRange,
         MaskOutOfRange, GMOutOfBounds, LocalOutOfBounds, QueueMisuse, QueueFull, QueueEmpty, ForeignFree,
-        TensorLeak, TooManyTensors, UninitializedRead, GMRace, PipeRace, BadLaunch, Watchdog, InvalidArgument,
-        InvalidTensor, UnsupportedAPI, RuntimeUnsupportedDtype, KernelAssert, KernelException, HostException)
+        TensorLeak, TooManyTensors, UninitializedRead, GMRace, PipeRace, BadLaunch, Watchdog, SyncAllDeadlock,
+        InvalidArgument, InvalidTensor, UnsupportedAPI, RuntimeUnsupportedDtype, KernelAssert, KernelException, HostException)
 }
 
 

@@ -107,6 +107,8 @@ def _common() -> dict[str, Const]:
         "scalar_ub_access_cycles": C(8, "assumed (LocalTensor GetValue/SetValue)", "cycles"),
         "scalar_block_cycles": C(4, "assumed (one basic block of kernel scalar code, about 4 instructions at "
                                   "one per cycle on the in-order scalar unit)", "cycles"),
+        "sync_all_cycles": C(1000, "assumed (SyncAll: a cross-core barrier through GM flags, about a GM round trip "
+                               "after the last block arrives)", "cycles"),
         "host_block_s": C(1e-9, "assumed (host CPU: one basic block of a kernel file's host C++ code in about "
                            "1 ns)", "s"),
         "scalar_gm_access_cycles": C(100, "assumed (GlobalTensor GetValue/SetValue through the scalar cache)",

@@ -25,7 +25,7 @@ constexpr uint32_t kLocalMemBytes = 1u << 20;
     X(scalar_issue_cycles) X(scalar_ub_access_cycles) X(scalar_gm_access_cycles) X(mte2_bytes_per_cycle)      \
     X(mte2_startup_cycles) X(mte3_bytes_per_cycle) X(mte3_startup_cycles) X(dma_issue_cycles)                 \
     X(dma_burst_cycles) X(launch_base_s) X(launch_per_core_s) X(align_strict) X(check_uninit) X(sync_check)   \
-    X(watchdog_calls) X(watchdog_s) X(watchdog_cycles) X(race_check) X(scalar_block_cycles)
+    X(watchdog_calls) X(watchdog_s) X(watchdog_cycles) X(race_check) X(scalar_block_cycles) X(sync_all_cycles)
 
 struct Config {
 #define KGSIM_X(n) double n = 0;
@@ -101,6 +101,7 @@ struct BlockState {
     double done_[P_COUNT];  // when every issued instruction of the pipe has completed
     double busy[P_COUNT];
     uint32_t top[MEM_COUNT];
+    uint32_t high[MEM_COUNT];  // highest byte allocated in each local memory (saved across SyncAll)
     uint32_t buffers = 0;
     std::vector<Queue> queues;
     int live_per_pos[32];
@@ -173,5 +174,9 @@ void mark_uninit_range(uint8_t mem, uint32_t addr, uint32_t nbytes);
 int32_t gm_check(int32_t buf, uintptr_t p, uint64_t nbytes, uint32_t es, const char* api, const char* dir,
                  const Loc& loc);
 void record_access(uintptr_t lo, uint64_t n, uint8_t kind, const Loc& loc);
+void record_fault(const char* cls, const char* file, uint32_t line, const std::string& msg);
+void race_sweep();
+// SyncAll across the blocks of a launch (rt_blocks.cpp): suspends this block until all have arrived.
+void block_barrier(const Loc& loc);
 
 }  // namespace kgsim

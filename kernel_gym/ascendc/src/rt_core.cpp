@@ -118,7 +118,9 @@ void record(std::vector<FaultRec>& to, const char* cls, const char* file, uint32
     f.block = hot.in_launch ? hot.block_idx : -1;
     to.push_back(std::move(f));
 }
-// Record a fault without throwing (destructors, end-of-launch checks).
+}  // namespace
+
+// Record a fault without throwing (destructors, end-of-launch checks, the block scheduler).
 void record_fault(const char* cls, const char* file, uint32_t line, const std::string& msg) {
     if (rt.cur) {
         if (rt.cur->faults.empty()) record(rt.cur->faults, cls, file, line, msg);
@@ -127,7 +129,6 @@ void record_fault(const char* cls, const char* file, uint32_t line, const std::s
     }
     rt.faulted = true;
 }
-}  // namespace
 
 // ---- helpers ------------------------------------------------------------------------------
 std::string fmt(const char* f, ...) {
@@ -318,7 +319,7 @@ void gm_scalar(int32_t buf, const void* p, uint32_t nbytes, int write, const Loc
 
 static const char* kind_verb(uint8_t k) { return k == AK_READ ? "reads" : k == AK_WRITE ? "writes" : "atomically updates"; }
 
-static void race_sweep() {
+void race_sweep() {
     auto& ivs = rt.intervals;
     if (ivs.size() < 2) return;
     std::sort(ivs.begin(), ivs.end(), [](const Interval& a, const Interval& b) { return a.lo < b.lo; });
@@ -445,6 +446,7 @@ static uint32_t alloc_local(uint8_t mem, uint64_t bytes, uint32_t count, const c
               "plus TBufs) are allowed per kernel", what, b.buffers + count, cfg.max_buffers);
     uint32_t addr = b.top[mem];
     b.top[mem] += uint32_t(need);
+    b.high[mem] = std::max(b.high[mem], b.top[mem]);
     b.buffers += count;
     std::memset(hot.mem[mem] + addr, 0xFF, need);  // poison: NaN for half/float, -1 for integers
     if (cfg.check_uninit) mark_uninit_range(mem, addr, uint32_t(need));
@@ -669,6 +671,7 @@ BufInfo static_tensor(uint8_t pos, uint32_t addr, uint64_t bytes, const Loc& loc
     if (addr % al != 0)
         fault("unaligned_local_tensor", loc, "a static tensor at %s byte %u is not %u-byte aligned", mem_name(mem), addr,
               al);
+    rt.blk.high[mem] = std::max<uint32_t>(rt.blk.high[mem], uint32_t(addr + bytes));
     BufInfo b;
     b.addr = addr;
     b.len = uint32_t(bytes);
@@ -794,11 +797,9 @@ void set_deq_scale(double scale, const Loc& loc) {
 
 void sync_all(const Loc& loc) {
     check_in_launch(loc, "SyncAll");
-    if (hot.block_num > 1)
-        fault("unsupported_api", loc, "SyncAll across %lld blocks: the simulator runs blocks one after another and "
-              "cannot model a cross-core barrier; split the work into two kernel launches instead",
-              (long long)hot.block_num);
+    tick(loc);
     pipe_barrier(-1, loc);
+    if (hot.block_num > 1) block_barrier(loc);  // rt_blocks.cpp: wait for every block of the launch
 }
 
 void kernel_printf(const char* f, ...) {
@@ -852,7 +853,7 @@ bool launch_begin(const char* name, int64_t nb, const char* file, int line) {
 void block_begin(int64_t blk) {
     BlockState& b = rt.blk;
     for (int p = 0; p < P_COUNT; ++p) b.free_[p] = b.done_[p] = b.busy[p] = 0;
-    for (int m = 0; m < MEM_COUNT; ++m) b.top[m] = 0;
+    for (int m = 0; m < MEM_COUNT; ++m) b.top[m] = b.high[m] = 0;
     b.buffers = 0;
     b.queues.clear();
     for (int& c : b.live_per_pos) c = 0;

@@ -277,6 +277,9 @@ void vec_reduce(int kind, int shape, DT dt, const TRef& dst, const TRef& src, co
 // launches
 bool launch_begin(const char* name, int64_t num_blocks, const char* file, int line);
 void block_begin(int64_t b);
+// Run `body(ctx)` once per block, each block on a stack of its own so that SyncAll can suspend
+// it until every block has reached the barrier (src/rt_blocks.cpp).
+void run_blocks(int64_t num_blocks, void (*body)(void*), void* ctx);
 void block_exception(const char* what);
 bool block_end(int64_t b);
 void launch_end();

@@ -7,15 +7,15 @@
 
 namespace kgsim {
 
-// Run every block of a kernel launch on the CPU, one after the other. A fault in a block is
-// recorded (never propagated): the remaining blocks are skipped and the Python wrapper raises.
+// Run every block of a kernel launch on the CPU, one after the other (SyncAll suspends a block
+// until all have reached it: see run_blocks). A fault in a block is recorded (never propagated):
+// the remaining blocks are skipped and the Python wrapper raises.
 // The simulator's own code: uninstrumented, so its bookkeeping is neither charged nor bounds-checked.
 template <class... P, class... A>
 KGSIM_UNINSTRUMENTED void launch_at(const char* file, int line, const char* name, int64_t num_blocks, void (*fn)(P...), A&&... args) {
     static_assert(sizeof...(P) == sizeof...(A), "kernel launched with the wrong number of arguments");
     if (!launch_begin(name, num_blocks, file, line)) return;
-    for (int64_t b = 0; b < num_blocks; ++b) {
-        block_begin(b);
+    auto body = [&]() {
         try {
             fn(args...);
         } catch (const Fault&) {
@@ -24,8 +24,8 @@ KGSIM_UNINSTRUMENTED void launch_at(const char* file, int line, const char* name
         } catch (...) {
             block_exception("unknown C++ exception");
         }
-        if (!block_end(b)) break;
-    }
+    };
+    run_blocks(num_blocks, [](void* c) { (*static_cast<decltype(body)*>(c))(); }, &body);
     launch_end();
 }
 

@@ -548,10 +548,16 @@ public:
         kgsim::wait_flag(kgsim_detail::pipe_of(src), kgsim_detail::pipe_of(dst), 64 + src * 16 + dst, id, loc);
     }
 };
-// kgsim:partial SyncAll: blocks run one after another, so SyncAll with more than one block is reported as unsupported_api
+// SyncAll: a barrier across every block of the launch (all blocks must be resident: at most one
+// block per vector core). The workspace forms behave alike; their buffers are not needed here.
 inline void SyncAll(kgsim::Loc loc = kgsim::Loc::current()) { kgsim::sync_all(loc); }
 template <bool isAIVOnly = true>
 void SyncAll(kgsim::Loc loc = kgsim::Loc::current()) { kgsim::sync_all(loc); }
+template <bool isAIVOnly = true>
+void SyncAll(const GlobalTensor<int32_t>& /*gmWorkspace*/, const LocalTensor<int32_t>& /*ubWorkspace*/,
+             const int32_t /*usedCores*/ = 0, kgsim::Loc loc = kgsim::Loc::current()) {
+    kgsim::sync_all(loc);
+}
 
 // ---- atomics, caches ----------------------------------------------------------------------------
 template <class T>

@@ -81,7 +81,8 @@ def _headers() -> list[Path]:
 def _own_headers() -> list[Path]:
     """The simulator's own headers: what the runtime library and the precompiled header depend on."""
     own = [INCLUDE_DIR / "kernel_operator.h", INCLUDE_DIR / "tiling" / "platform" / "platform_ascendc.h"]
-    return sorted([*(INCLUDE_DIR / "kgsim").glob("*.h"), *own])
+    host = [p for d in ("register", "graph", "exe_graph") for p in (INCLUDE_DIR / d).rglob("*.h")]  # src/rt_ophost.cpp
+    return sorted([*(INCLUDE_DIR / "kgsim").glob("*.h"), *own, *host])
 
 
 @functools.lru_cache(maxsize=1)

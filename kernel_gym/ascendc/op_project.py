@@ -34,138 +34,31 @@ class OpTilingError(RuntimeError):
 
 
 _ENTRIES = r'''
-// ---- kgsim: operator-project entry points --------------------------------------------------
+// ---- kgsim: operator-project entry points (the generic code is in src/rt_ophost.cpp) --------------------------------------------------
 static ::ops::OpDef* kgsim_gen_op_def() {
     auto& r = ::ops::KgsimOpRegistry();
     auto it = r.find(KGSIM_OP_NAME);
     if (it != r.end()) return it->second.get();
     return r.empty() ? nullptr : r.begin()->second.get();
 }
-static std::string kgsim_gen_json_str(const std::string& s) {
-    std::string o = "\"";
-    for (char c : s) { if (c == '"' || c == '\\') o += '\\'; o += c; }
-    return o + "\"";
-}
-static std::string kgsim_gen_params_json(const std::deque<::ops::OpParamDef>& ps) {
-    std::string o = "[";
-    for (size_t i = 0; i < ps.size(); ++i) {
-        if (i) o += ",";
-        o += "{\"name\":" + kgsim_gen_json_str(ps[i].name_) + ",\"option\":" + std::to_string(int(ps[i].option_)) + ",\"dtypes\":[";
-        for (size_t j = 0; j < ps[i].dtypes_.size(); ++j) o += (j ? "," : "") + std::to_string(int(ps[i].dtypes_[j]));
-        o += "]}";
-    }
-    return o + "]";
-}
-static void kgsim_gen_fill_io(::gert::KgsimOpIO& io, ::ops::OpDef* def, const int64_t* in_dims, const int64_t* in_ndims,
-                          const int64_t* in_dtypes, int64_t n_in, const int64_t* attr_i, const double* attr_f,
-                          const uint8_t* attr_s, int64_t n_attr, const int64_t* out_dims, const int64_t* out_ndims,
-                          const int64_t* out_dtypes, int64_t n_out) {
-    io.name = def->name_;
-    for (int64_t k = 0; k < n_in; ++k) {
-        ::gert::Shape s;
-        for (int64_t d = 0; d < in_ndims[k] && in_ndims[k] >= 0; ++d) s.AppendDim(in_dims[k * 25 + d]);
-        ::gert::StorageShape ss; ss.Set(s);
-        io.in_shapes.push_back(ss);
-        ::gert::Tensor t; t.shape_ = ss; t.dtype_ = ::ge::DataType(in_dtypes[k]);
-        io.in_tensors.push_back(t);
-        ::gert::CompileTimeTensorDesc desc; desc.dtype_ = ::ge::DataType(in_dtypes[k]);
-        io.in_desc.push_back(desc);
-        io.in_present.push_back(in_ndims[k] >= 0);
-    }
-    for (int64_t k = 0; k < n_out; ++k) {
-        ::gert::Shape s;
-        for (int64_t d = 0; d < out_ndims[k]; ++d) s.AppendDim(out_dims[k * 25 + d]);
-        ::gert::StorageShape ss; ss.Set(s);
-        io.out_shapes.push_back(ss);
-        ::gert::Tensor t; t.shape_ = ss; t.dtype_ = ::ge::DataType(out_dtypes[k]);
-        io.out_tensors.push_back(t);
-        ::gert::CompileTimeTensorDesc desc; desc.dtype_ = ::ge::DataType(out_dtypes[k]);
-        io.out_desc.push_back(desc);
-    }
-    const char* sp = reinterpret_cast<const char*>(attr_s);
-    for (int64_t a = 0; a < n_attr; ++a) {
-        ::gert::KgsimAttrValue v;
-        v.type = a < int64_t(def->attrs_.size()) ? def->attrs_[a].type_ : 0;
-        v.i = attr_i[a]; v.f = float(attr_f[a]); v.b = attr_i[a] != 0;
-        v.s = sp ? std::string(sp) : std::string();
-        if (sp) sp += v.s.size() + 1;
-        io.attrs.attrs_.push_back(v);
-    }
-}
 
 extern "C" int64_t kgsim_gen_op_meta(uint8_t* buf, int64_t cap) {
-    ::ops::OpDef* def = kgsim_gen_op_def();
-    std::string o;
-    if (!def) {
-        o = "{}";
-    } else {
-        o = "{\"op\":" + kgsim_gen_json_str(def->name_) + ",\"inputs\":" + kgsim_gen_params_json(def->inputs_) +
-            ",\"outputs\":" + kgsim_gen_params_json(def->outputs_) + ",\"has_infer_shape\":" +
-            (def->infer_shape_ ? "true" : "false") + ",\"has_infer_dtype\":" + (def->infer_dtype_ ? "true" : "false") +
-            ",\"has_tiling\":" + (def->aicore_.tiling_ ? "true" : "false") + ",\"attrs\":[";
-        for (size_t i = 0; i < def->attrs_.size(); ++i) {
-            const auto& a = def->attrs_[i];
-            char fbuf[64]; snprintf(fbuf, sizeof fbuf, "%.9g", double(a.f_));
-            o += std::string(i ? "," : "") + "{\"name\":" + kgsim_gen_json_str(a.name_) + ",\"type\":" + std::to_string(a.type_) +
-                 ",\"option\":" + std::to_string(int(a.option_)) + ",\"has_default\":" + (a.has_default_ ? "true" : "false") +
-                 ",\"i\":" + std::to_string(a.i_) + ",\"f\":" + fbuf + ",\"b\":" + (a.b_ ? "true" : "false") +
-                 ",\"s\":" + kgsim_gen_json_str(a.s_) + "}";
-        }
-        o += "]}";
-    }
-    int64_t n = int64_t(o.size());
-    if (n < cap) { memcpy(buf, o.data(), size_t(n)); buf[n] = 0; }
-    return n;
+    return ::kgsim_gen_host::op_meta(kgsim_gen_op_def(), buf, cap);
 }
-
-extern "C" int64_t kgsim_gen_op_infer(const int64_t* in_dims, const int64_t* in_ndims, const int64_t* in_dtypes, int64_t n_in,
-                                  const int64_t* attr_i, const double* attr_f, const uint8_t* attr_s, int64_t n_attr,
-                                  int64_t* out_dims, int64_t* out_ndims, int64_t* out_dtypes, int64_t n_out) {
-    ::ops::OpDef* def = kgsim_gen_op_def();
-    if (!def) return -2;
-    ::gert::KgsimOpIO io;
-    kgsim_gen_fill_io(io, def, in_dims, in_ndims, in_dtypes, n_in, attr_i, attr_f, attr_s, n_attr, out_dims, out_ndims,
-                  out_dtypes, n_out);
-    int64_t rc = 1;
-    if (def->infer_shape_) {
-        ::gert::InferShapeContext ctx(&io);
-        if (def->infer_shape_(&ctx) != ::ge::GRAPH_SUCCESS) return -1;
-        rc = 0;
-    }
-    if (def->infer_dtype_) {
-        ::gert::InferDataTypeContext dctx(&io);
-        if (def->infer_dtype_(&dctx) != ::ge::GRAPH_SUCCESS) return -1;
-    }
-    for (int64_t k = 0; k < n_out; ++k) {
-        const ::gert::Shape& s = io.out_shapes[k].GetStorageShape();
-        out_ndims[k] = int64_t(s.GetDimNum());
-        for (size_t d = 0; d < s.GetDimNum(); ++d) out_dims[k * 25 + d] = s.GetDim(d);
-        out_dtypes[k] = int64_t(io.out_desc[k].dtype_);
-    }
-    return rc;
+extern "C" int64_t kgsim_gen_op_infer(const int64_t* in_dims, const int64_t* in_ndims, const int64_t* in_dtypes,
+                                      int64_t n_in, const int64_t* attr_i, const double* attr_f,
+                                      const uint8_t* attr_s, int64_t n_attr, int64_t* out_dims, int64_t* out_ndims,
+                                      int64_t* out_dtypes, int64_t n_out) {
+    return ::kgsim_gen_host::op_infer(kgsim_gen_op_def(), in_dims, in_ndims, in_dtypes, n_in, attr_i, attr_f, attr_s,
+                                  n_attr, out_dims, out_ndims, out_dtypes, n_out);
 }
-
-extern "C" int64_t kgsim_gen_op_tiling(const int64_t* in_dims, const int64_t* in_ndims, const int64_t* in_dtypes, int64_t n_in,
-                                   const int64_t* attr_i, const double* attr_f, const uint8_t* attr_s, int64_t n_attr,
-                                   const int64_t* out_dims, const int64_t* out_ndims, const int64_t* out_dtypes,
-                                   int64_t n_out, int64_t* info, uint8_t* tiling_buf, int64_t tiling_cap) {
-    ::ops::OpDef* def = kgsim_gen_op_def();
-    if (!def) return -2;
-    if (!def->aicore_.tiling_) return -3;
-    ::gert::KgsimOpIO io;
-    kgsim_gen_fill_io(io, def, in_dims, in_ndims, in_dtypes, n_in, attr_i, attr_f, attr_s, n_attr, out_dims, out_ndims,
-                  out_dtypes, n_out);
-    ::gert::TilingContext ctx(&io);
-    ctx.tiling_.data_ = tiling_buf;
-    ctx.tiling_.cap_ = size_t(tiling_cap);
-    if (def->aicore_.tiling_(&ctx) != ::ge::GRAPH_SUCCESS) return -1;
-    size_t ws = 0;
-    for (size_t w : ctx.workspace_) ws += w;
-    info[0] = int64_t(ctx.block_dim_);
-    info[1] = int64_t(ctx.tiling_key_);
-    info[2] = int64_t(ctx.tiling_.size_);
-    info[3] = int64_t(ws);
-    return 0;
+extern "C" int64_t kgsim_gen_op_tiling(const int64_t* in_dims, const int64_t* in_ndims, const int64_t* in_dtypes,
+                                       int64_t n_in, const int64_t* attr_i, const double* attr_f,
+                                       const uint8_t* attr_s, int64_t n_attr, const int64_t* out_dims,
+                                       const int64_t* out_ndims, const int64_t* out_dtypes, int64_t n_out,
+                                       int64_t* info, uint8_t* tiling_buf, int64_t tiling_cap) {
+    return ::kgsim_gen_host::op_tiling(kgsim_gen_op_def(), in_dims, in_ndims, in_dtypes, n_in, attr_i, attr_f, attr_s,
+                                   n_attr, out_dims, out_ndims, out_dtypes, n_out, info, tiling_buf, tiling_cap);
 }
 '''
 
@@ -228,8 +121,9 @@ class OpProjectOp:
                 out["proj/" + p + ".inc"] = f'#line 1 "{p}"\n{t}'
             elif not p.endswith(".json"):
                 out["proj/" + p] = t
-        lines = ['#include <cstdio>', '#include <cstring>', '#include <stdexcept>', '#include <string>', '#include "register/op_def_registry.h"',
-                 '#include "kgsim/op_kernel_side.h"']
+        lines = ['#include <cstdio>', '#include <cstring>', '#include <stdexcept>', '#include <string>',
+                 '#include "register/op_def_registry.h"', '#include "kgsim/op_kernel_side.h"',
+                 '#include "kgsim/op_host_entry.h"']
         lines += [f'#include "proj/{p}.inc"' for p in self._host]
         if with_kernel:
             if self._tiling_alias:

@@ -1,0 +1,18 @@
+// Operator-project entry points in the runtime library (src/rt_ophost.cpp), for the unit that
+// kernel_gym/ascendc/op_project.py generates per project: the op's metadata as JSON, and its
+// InferShape and TilingFunc driven from flat arrays (25 dims per shape).
+#pragma once
+#include <cstdint>
+
+#include "register/op_def_registry.h"
+
+namespace kgsim_gen_host {
+int64_t op_meta(::ops::OpDef* def, uint8_t* buf, int64_t cap);
+int64_t op_infer(::ops::OpDef* def, const int64_t* in_dims, const int64_t* in_ndims, const int64_t* in_dtypes,
+                 int64_t n_in, const int64_t* attr_i, const double* attr_f, const uint8_t* attr_s, int64_t n_attr,
+                 int64_t* out_dims, int64_t* out_ndims, int64_t* out_dtypes, int64_t n_out);
+int64_t op_tiling(::ops::OpDef* def, const int64_t* in_dims, const int64_t* in_ndims, const int64_t* in_dtypes,
+                  int64_t n_in, const int64_t* attr_i, const double* attr_f, const uint8_t* attr_s, int64_t n_attr,
+                  const int64_t* out_dims, const int64_t* out_ndims, const int64_t* out_dtypes, int64_t n_out,
+                  int64_t* info, uint8_t* tiling_buf, int64_t tiling_cap);
+}  // namespace kgsim_gen_host

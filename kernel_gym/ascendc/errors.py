@@ -16,7 +16,7 @@ __all__ = [
     "UBOverflow", "LocalMemoryOverflow", "MisalignedCopy", "MisalignedCount", "UnalignedLocalTensor",
     "RepeatOutOfRange", "MaskOutOfRange", "GMOutOfBounds", "LocalOutOfBounds", "QueueMisuse", "QueueFull",
     "QueueEmpty", "ForeignFree", "TensorLeak", "TooManyTensors", "UninitializedRead", "GMRace", "PipeRace",
-    "BadLaunch", "Watchdog", "SyncAllDeadlock", "InvalidArgument", "InvalidTensor", "UnsupportedAPI", "RuntimeUnsupportedDtype",
+    "BadLaunch", "Watchdog", "SyncAllDeadlock", "CrossCoreDeadlock", "InvalidArgument", "InvalidTensor", "UnsupportedAPI", "RuntimeUnsupportedDtype",
     "KernelAssert", "KernelException", "HostException",
 ]
 
@@ -79,6 +79,8 @@ BadLaunch = _fault("BadLaunch", "bad_launch", "Invalid launch (block count outsi
 Watchdog = _fault("Watchdog", "watchdog", "Endless loop or deadlock (API-call, cycle or time budget exhausted).")
 SyncAllDeadlock = _fault("SyncAllDeadlock", "syncall_deadlock", "SyncAll that can never complete (a block ends "
                          "without reaching it, or the launch has more blocks than cores).")
+CrossCoreDeadlock = _fault("CrossCoreDeadlock", "crosscore_deadlock", "A block waits forever: a CrossCoreWaitFlag "
+                           "or IBWait whose flag no core will set (the NPU would hang).")
 InvalidArgument = _fault("InvalidArgument", "invalid_argument", "An API argument outside its documented range.")
 InvalidTensor = _fault("InvalidTensor", "invalid_tensor", "A LocalTensor that is not live in this block.")
 UnsupportedAPI = _fault("UnsupportedAPI", "unsupported_api", "An API the simulator cannot model in this situation.")
@@ -93,7 +95,8 @@ FAULT_CLASSES: dict[str, type[AscendCFault]] = {
         UBOverflow, LocalMemoryOverflow, MisalignedCopy, MisalignedCount, UnalignedLocalTensor, RepeatOutOfRange,
         MaskOutOfRange, GMOutOfBounds, LocalOutOfBounds, QueueMisuse, QueueFull, QueueEmpty, ForeignFree,
         TensorLeak, TooManyTensors, UninitializedRead, GMRace, PipeRace, BadLaunch, Watchdog, SyncAllDeadlock,
-        InvalidArgument, InvalidTensor, UnsupportedAPI, RuntimeUnsupportedDtype, KernelAssert, KernelException, HostException)
+        CrossCoreDeadlock, InvalidArgument, InvalidTensor, UnsupportedAPI, RuntimeUnsupportedDtype, KernelAssert,
+        KernelException, HostException)
 }
 
 

@@ -81,6 +81,7 @@ struct LaunchRec {
     std::string kernel, file;
     int line = 0;
     int64_t num_blocks = 0;
+    int64_t aic_blocks = 0;  // AIC cores of a mixed or AIC-only launch: block_cycles holds AIV cores first
     int64_t blocks_run = 0;
     std::vector<double> block_cycles;
     std::vector<std::array<double, P_COUNT>> block_busy;
@@ -177,6 +178,6 @@ void record_access(uintptr_t lo, uint64_t n, uint8_t kind, const Loc& loc);
 void record_fault(const char* cls, const char* file, uint32_t line, const std::string& msg);
 void race_sweep();
 // SyncAll across the blocks of a launch (rt_blocks.cpp): suspends this block until all have arrived.
-void block_barrier(const Loc& loc);
+void block_barrier(const Loc& loc, bool aiv_only);
 
 }  // namespace kgsim

@@ -1,14 +1,28 @@
-// The blocks of a launch, and SyncAll across them.
+// The cores of a launch and the synchronisation between them: SyncAll, cross-core flags
+// (CrossCoreSetFlag/CrossCoreWaitFlag), IBSet/IBWait, and the core layout of the kernel type.
 //
-// Each block runs on a stack of its own (ucontext). Without SyncAll a block runs from start to
-// end before the next one starts, as before. SyncAll suspends the block: its core state (the
-// `hot` registers, its BlockState, the used part of its local memories and their shadow state)
-// is saved, and the next block runs. When every block is waiting at the barrier, each resumes in
-// block order at the simulated time the last one arrived (plus the barrier's cost). If some
-// blocks end while others wait, the NPU would hang: that is a syncall_deadlock fault here, as
-// is a SyncAll in a launch with more blocks than cores (not all resident at once).
+// Each block (one AIV or AIC core) runs on a stack of its own (ucontext). A block runs until it
+// ends or must wait: at SyncAll, at a CrossCoreWaitFlag whose counter is 0, at an IBWait whose
+// flag is not set. A waiting block is suspended with its core state (the `hot` registers, its
+// BlockState, the used part of its local memories and their shadow state) saved, and the next
+// runnable block runs, in core order: the schedule is deterministic. Without waits a block runs
+// from start to end before the next one starts, as before. When no block can run: if every
+// participant of a SyncAll has arrived, all resume at the simulated time the last one arrived
+// (plus the barrier's cost); otherwise the NPU would hang, which is a syncall_deadlock (a block
+// ended without reaching SyncAll) or crosscore_deadlock (a flag nobody sets) fault. Waiting in a
+// launch with more blocks than cores is a deadlock, too (not all blocks are resident at once).
+//
+// Kernel types (KERNEL_TASK_TYPE_DEFAULT): AIV-only launches start numBlocks AIV cores, AIC-only
+// ones numBlocks AIC cores, MIX_AIC_1_1 / MIX_AIC_1_2 start numBlocks groups of one AIC and one /
+// two AIVs. Cores are numbered AIV first, then AIC (core_uid); GetBlockIdx is the index among
+// the cores of the same type. A declaration that differs from the layout the launch started with
+// restarts it (KernelTypeRestart); the declared type is remembered for the kernel's next launches.
 #include <sys/mman.h>
 #include <ucontext.h>
+
+#include <deque>
+#include <map>
+#include <unordered_map>
 
 #include "rt.h"
 
@@ -17,6 +31,7 @@ namespace {
 
 constexpr size_t kStackBytes = size_t(4) << 20;  // per block, lazily backed
 constexpr size_t kGuardBytes = 4096;              // PROT_NONE at both ends of every stack
+constexpr int kFlagIds = 16;                      // cross-core flag ids 0..15
 
 struct SavedCore {
     Hot hot{};
@@ -27,13 +42,27 @@ struct SavedCore {
 };
 
 struct Fiber {
-    enum State { NEW, RUNNING, WAITING, DONE };
+    enum State { NEW, READY, RUNNING, AT_BARRIER, AT_FLAG, AT_IB, DONE };
     ucontext_t ctx{};
     void* stack = nullptr;
-    int64_t block = 0;
+    int64_t uid = 0;     // core index in the launch: AIV cores first, then AIC cores
+    int64_t block = 0;   // GetBlockIdx
+    int64_t group = 0;   // AI Core group (its AIC's index)
+    uint8_t core = CORE_AIV, sub_idx = 0, sub_num = 1, ratio = 1;
     State state = NEW;
     Loc wait_loc{};
+    bool barrier_aiv_only = true;
+    int wait_flag = 0;
+    std::pair<int64_t, int32_t> wait_ib{};
+    std::vector<std::deque<double>> flags;  // cross-core flag counters (release times), sized on first use
     SavedCore saved;
+};
+
+// "Every participant has set the flag": the k-th release happens when each participant has set
+// it k times, at the latest of those set times.
+struct Gather {
+    std::map<int64_t, std::vector<double>> sets;  // by participant uid
+    size_t released = 0;
 };
 
 struct Scheduler {
@@ -42,9 +71,52 @@ struct Scheduler {
     Fiber* cur = nullptr;
     void (*body)(void*) = nullptr;
     void* ctx = nullptr;
+    int kernel_type = KERNEL_TYPE_AIV_ONLY;
+    int64_t n_aiv = 0, n_aic = 0;
+    int restart_type = -1;
+    std::map<std::tuple<int, int64_t, int>, Gather> gathers;  // (mode, scope, flag)
+    std::map<std::pair<int64_t, int32_t>, double> ib_flags;   // (AIV block, event) -> set time
 };
 
 Scheduler* g_sched = nullptr;
+std::unordered_map<const void*, int> g_declared_type;  // kernel function -> KERNEL_TASK_TYPE_DEFAULT
+
+bool is_mixed(int t) { return t == KERNEL_TYPE_MIX_AIC_1_1 || t == KERNEL_TYPE_MIX_AIC_1_2; }
+bool is_aic_only(int t) { return t == KERNEL_TYPE_AIC_ONLY || t == KERNEL_TYPE_MIX_AIC_1_0; }
+
+const char* type_name(int t) {
+    static const char* names[] = {"KERNEL_TYPE_AIV_ONLY", "KERNEL_TYPE_AIC_ONLY", "KERNEL_TYPE_MIX_AIV_1_0",
+                                  "KERNEL_TYPE_MIX_AIC_1_0", "KERNEL_TYPE_MIX_AIC_1_1", "KERNEL_TYPE_MIX_AIC_1_2",
+                                  "KERNEL_TYPE_AICORE", "KERNEL_TYPE_VECTORCORE", "KERNEL_TYPE_MIX_AICORE",
+                                  "KERNEL_TYPE_MIX_VECTOR_CORE"};
+    return t >= 0 && t < int(sizeof names / sizeof *names) ? names[t] : "?";
+}
+
+// The layout of one launch: which cores start, and what each one's GetBlockIdx & co. return.
+void lay_out(Scheduler& s, int64_t num_blocks, int type) {
+    s.kernel_type = type;
+    int64_t per_group = type == KERNEL_TYPE_MIX_AIC_1_2 ? 2 : 1;
+    s.n_aiv = is_aic_only(type) ? 0 : num_blocks * (is_mixed(type) ? per_group : 1);
+    s.n_aic = is_aic_only(type) || is_mixed(type) ? num_blocks : 0;
+    s.fibers.resize(size_t(s.n_aiv + s.n_aic));
+    for (int64_t i = 0; i < s.n_aiv; ++i) {
+        Fiber& f = s.fibers[size_t(i)];
+        f.uid = i;
+        f.block = i;
+        f.core = CORE_AIV;
+        f.group = is_mixed(type) ? i / per_group : i;
+        f.sub_num = uint8_t(is_mixed(type) ? per_group : 1);
+        f.sub_idx = uint8_t(is_mixed(type) ? i % per_group : 0);
+        f.ratio = f.sub_num;
+    }
+    for (int64_t g = 0; g < s.n_aic; ++g) {
+        Fiber& f = s.fibers[size_t(s.n_aiv + g)];
+        f.uid = s.n_aiv + g;
+        f.block = g;
+        f.group = g;
+        f.core = CORE_AIC;
+    }
+}
 
 // The low guard turns a stack overflow into a crash instead of corrupting memory; the high one
 // keeps every stack address more than a page away from any other mapping, such as a GM buffer,
@@ -65,7 +137,13 @@ void release(Fiber& f) {
 
 void fiber_entry() {
     Scheduler& s = *g_sched;
-    block_begin(s.cur->block);
+    Fiber& f = *s.cur;
+    block_begin(f.block);
+    hot.core_uid = f.uid;
+    hot.core_type = f.core;
+    hot.sub_block_idx = f.sub_idx;
+    hot.sub_block_num = f.sub_num;
+    hot.task_ratio = f.ratio;
     s.body(s.ctx);
     s.cur->state = Fiber::DONE;  // returning resumes the scheduler (uc_link)
 }
@@ -108,7 +186,27 @@ double core_time(const SavedCore& c) {
     return t;
 }
 
-// Run fiber `f` until it ends or waits at a barrier; false when the launch must stop.
+double now_core_time() {
+    double t = hot.s_time;
+    for (int p = 0; p < P_COUNT; ++p) t = std::max(t, rt.blk.done_[p]);
+    return t;
+}
+
+std::deque<double>& flag_counter(Fiber& f, int flag) {
+    if (f.flags.empty()) f.flags.resize(kFlagIds);
+    return f.flags[size_t(flag)];
+}
+
+bool runnable(const Scheduler& s, const Fiber& f) {
+    switch (f.state) {
+        case Fiber::NEW: case Fiber::READY: return true;
+        case Fiber::AT_FLAG: return !f.flags.empty() && !f.flags[size_t(f.wait_flag)].empty();
+        case Fiber::AT_IB: return s.ib_flags.count(f.wait_ib) > 0;
+        default: return false;
+    }
+}
+
+// Run fiber `f` until it ends or waits; false when the launch must stop.
 bool step(Scheduler& s, Fiber& f) {
     s.cur = &f;
     if (f.state == Fiber::NEW) {
@@ -128,77 +226,270 @@ bool step(Scheduler& s, Fiber& f) {
     f.state = Fiber::RUNNING;
     swapcontext(&s.main, &f.ctx);
     s.cur = nullptr;
-    if (f.state == Fiber::WAITING) {
+    if (f.state != Fiber::DONE) {
         save_core(f.saved);
         return !rt.faulted;
     }
     release(f);
-    return block_end(f.block);
+    if (s.restart_type >= 0) return false;
+    return block_end(f.uid);
+}
+
+// Suspend the current block until the scheduler resumes it (its state says what it waits for).
+void suspend(Scheduler& s, Fiber::State why, const Loc& loc) {
+    if (double(s.n_aiv) > std::max(1.0, cfg.aiv_cores) || double(s.n_aic) > std::max(1.0, cfg.aic_cores))
+        fault("syncall_deadlock", loc, "a block waits for another (SyncAll, CrossCoreWaitFlag or IBWait) in a launch of "
+              "%lld AIV and %lld AIC blocks on %.0f AIV and %.0f AIC cores: the blocks are not all resident at once, "
+              "so the wait never completes on the NPU; launch at most one block per core", (long long)s.n_aiv,
+              (long long)s.n_aic, cfg.aiv_cores, cfg.aic_cores);
+    Fiber& f = *s.cur;
+    f.state = why;
+    f.wait_loc = loc;
+    swapcontext(&f.ctx, &s.main);
+    // resumed by run_blocks; the core state is this block's again
+}
+
+Scheduler& sched(const Loc& loc, const char* api) {
+    check_in_launch(loc, api);
+    if (!g_sched || !g_sched->cur) fault("unsupported_api", loc, "%s outside a kernel launch", api);
+    return *g_sched;
+}
+
+// Accesses on either side of a synchronisation are ordered: check what came before, then forget it.
+void sweep_races() {
+    if (cfg.race_check && !rt.faulted) race_sweep();
+    rt.intervals.clear();
+}
+
+void gather_set(Scheduler& s, std::tuple<int, int64_t, int> key, const std::vector<Fiber*>& parts,
+                const std::vector<Fiber*>& targets, int flag, int64_t setter, double t) {
+    Gather& g = s.gathers[key];
+    g.sets[setter].push_back(t);
+    for (;;) {
+        double when = 0;
+        for (Fiber* p : parts) {
+            auto it = g.sets.find(p->uid);
+            if (it == g.sets.end() || it->second.size() <= g.released) return;
+            when = std::max(when, it->second[g.released]);
+        }
+        for (Fiber* q : targets) flag_counter(*q, flag).push_back(when);
+        ++g.released;
+    }
+}
+
+void report_deadlock(Scheduler& s) {
+    Fiber* w = nullptr;
+    int64_t done = 0;
+    for (Fiber& f : s.fibers) {
+        if (f.state == Fiber::DONE) ++done;
+        else if (!w) w = &f;
+    }
+    if (!w) return;
+    const char* core = w->core == CORE_AIC ? "AIC" : "AIV";
+    if (w->state == Fiber::AT_BARRIER) {
+        record_fault("syncall_deadlock", w->wait_loc.file_name(), w->wait_loc.line(),
+                     fmt("%s block %lld waits at SyncAll but %lld of the %zu blocks ended without reaching it: the NPU "
+                         "would hang; every block must call SyncAll the same number of times", core,
+                         (long long)w->block, (long long)done, s.fibers.size()));
+    } else if (w->state == Fiber::AT_FLAG) {
+        record_fault("crosscore_deadlock", w->wait_loc.file_name(), w->wait_loc.line(),
+                     fmt("%s block %lld waits in CrossCoreWaitFlag(%d) but no core will set that flag (every other "
+                         "block has ended or waits too): the NPU would hang", core, (long long)w->block, w->wait_flag));
+    } else {
+        record_fault("crosscore_deadlock", w->wait_loc.file_name(), w->wait_loc.line(),
+                     fmt("%s block %lld waits in IBWait for block %lld, event %d, which no core will IBSet: the NPU "
+                         "would hang", core, (long long)w->block, (long long)w->wait_ib.first, w->wait_ib.second));
+    }
+}
+
+// All blocks that take part in the SyncAll some block waits at have arrived: release them.
+bool release_barrier(Scheduler& s) {
+    Fiber* first = nullptr;
+    for (Fiber& f : s.fibers)
+        if (f.state == Fiber::AT_BARRIER) { first = &f; break; }
+    if (!first) return false;
+    bool aiv_only = first->barrier_aiv_only;
+    std::vector<Fiber*> parts;
+    for (Fiber& f : s.fibers) {
+        if (aiv_only && f.core != CORE_AIV) continue;
+        if (f.state != Fiber::AT_BARRIER || f.barrier_aiv_only != aiv_only) return false;
+        parts.push_back(&f);
+    }
+    double t = 0;
+    for (Fiber* f : parts) t = std::max(t, core_time(f->saved));
+    t += cfg.sync_all_cycles;
+    for (Fiber* f : parts) {
+        f->saved.hot.s_time = t;
+        for (int p = 0; p < P_COUNT; ++p) {
+            f->saved.blk.free_[p] = std::max(f->saved.blk.free_[p], t);
+            f->saved.blk.done_[p] = std::max(f->saved.blk.done_[p], t);
+        }
+        f->state = Fiber::READY;
+    }
+    sweep_races();
+    return true;
+}
+
+void reset_launch_record() {
+    if (!rt.cur) return;
+    rt.cur->block_cycles.clear();
+    rt.cur->block_busy.clear();
+    rt.cur->blocks_run = 0;
+    rt.cur->gm_read = rt.cur->gm_write = 0;
+    rt.intervals.clear();
 }
 
 }  // namespace
 
-void block_barrier(const Loc& loc) {
-    Scheduler* s = g_sched;
-    if (!s || !s->cur) fault("unsupported_api", loc, "SyncAll outside a kernel launch");
-    if (double(hot.block_num) > std::max(1.0, cfg.aiv_cores))
-        fault("syncall_deadlock", loc, "SyncAll in a launch of %lld blocks on %.0f vector cores: the blocks are not all "
-              "resident at once, so the barrier never completes on the NPU; launch at most %.0f blocks",
-              (long long)hot.block_num, cfg.aiv_cores, cfg.aiv_cores);
-    Fiber& f = *s->cur;
-    f.state = Fiber::WAITING;
-    f.wait_loc = loc;
-    swapcontext(&f.ctx, &s->main);
-    // resumed by run_blocks once every block has arrived; the core state is this block's again
+int launch_kernel_type(const void* fn, int module_default) {
+    auto it = g_declared_type.find(fn);
+    return it != g_declared_type.end() ? it->second : module_default;
 }
 
-void run_blocks(int64_t num_blocks, void (*body)(void*), void* ctx) {
-    Scheduler s;
-    s.body = body;
-    s.ctx = ctx;
-    s.fibers.resize(size_t(num_blocks));
-    for (int64_t b = 0; b < num_blocks; ++b) s.fibers[size_t(b)].block = b;
-    Scheduler* outer = g_sched;
-    g_sched = &s;
-    bool go = true;
-    for (Fiber& f : s.fibers) {
-        if (!(go = step(s, f))) break;
+void declare_kernel_type(int type, const Loc& loc) {
+    Scheduler& s = sched(loc, "KERNEL_TASK_TYPE_DEFAULT");
+    if (type < 0 || type >= KERNEL_TYPE_MAX)
+        fault("invalid_argument", loc, "KERNEL_TASK_TYPE_DEFAULT(%d): not a KernelMetaType", type);
+    int have = s.kernel_type;
+    bool same = (is_mixed(type) && type == have) || (is_aic_only(type) && is_aic_only(have)) ||
+                (!is_mixed(type) && !is_aic_only(type) && !is_mixed(have) && !is_aic_only(have));
+    if (same) return;
+    s.restart_type = type;
+    throw KernelTypeRestart{};
+}
+
+void block_barrier(const Loc& loc, bool aiv_only) {
+    Scheduler& s = sched(loc, "SyncAll");
+    Fiber& f = *s.cur;
+    if (aiv_only && f.core != CORE_AIV)
+        fault("invalid_argument", loc, "SyncAll<true> (AIV only) called on an AIC core: use SyncAll<false>() to "
+              "synchronise AIC and AIV cores");
+    int64_t parts = aiv_only ? s.n_aiv : s.n_aiv + s.n_aic;
+    if (parts <= 1) return;
+    f.barrier_aiv_only = aiv_only;
+    suspend(s, Fiber::AT_BARRIER, loc);
+}
+
+void cross_core_set(int mode, int pipe, int flag, const Loc& loc) {
+    Scheduler& s = sched(loc, "CrossCoreSetFlag");
+    tick(loc);
+    if (flag < 0 || flag >= kFlagIds)
+        fault("invalid_argument", loc, "CrossCoreSetFlag flagId %d out of range [0, %d]", flag, kFlagIds - 1);
+    if (mode < 0 || mode > 2) fault("invalid_argument", loc, "CrossCoreSetFlag modeId %d out of range [0, 2]", mode);
+    if (pipe == P_S || pipe < 0 || pipe >= P_COUNT)
+        fault("invalid_argument", loc, "CrossCoreSetFlag: the pipe must be a hardware pipe (not PIPE_S or PIPE_ALL)");
+    Fiber& f = *s.cur;
+    double t = std::max(hot.s_time, rt.blk.done_[pipe]);
+    hot.s_time += cfg.scalar_issue_cycles;
+    std::vector<Fiber*> parts, targets;
+    if (mode == 0) {  // all cores of the setter's type
+        for (Fiber& g : s.fibers)
+            if (g.core == f.core) parts.push_back(&g);
+        gather_set(s, {0, f.core, flag}, parts, parts, flag, f.uid, t);
+        return;
     }
-    while (go) {
-        std::vector<Fiber*> waiting;
-        int64_t done = 0;
-        for (Fiber& f : s.fibers) {
-            if (f.state == Fiber::WAITING) waiting.push_back(&f);
-            if (f.state == Fiber::DONE) ++done;
-        }
-        if (waiting.empty()) break;
-        if (done > 0) {
-            Fiber& w = *waiting.front();
-            record_fault("syncall_deadlock", w.wait_loc.file_name(), w.wait_loc.line(),
-                         fmt("block %lld waits at SyncAll but %lld of the %lld blocks ended without reaching it: the "
-                             "NPU would hang; every block must call SyncAll the same number of times",
-                             (long long)w.block, (long long)done, (long long)num_blocks));
+    if (mode == 1) {  // the AIVs of one AI Core
+        if (f.core != CORE_AIV) fault("invalid_argument", loc, "CrossCoreSetFlag mode 1 synchronises the AIVs of an AI "
+                                      "Core; it was called on an AIC");
+        for (Fiber& g : s.fibers)
+            if (g.core == CORE_AIV && g.group == f.group) parts.push_back(&g);
+        gather_set(s, {1, f.group, flag}, parts, parts, flag, f.uid, t);
+        return;
+    }
+    if (!is_mixed(s.kernel_type))
+        fault("invalid_argument", loc, "CrossCoreSetFlag mode 2 synchronises the AIC and AIVs of an AI Core, but this "
+              "launch is %s: declare KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2) (or 1_1)",
+              type_name(s.kernel_type));
+    for (Fiber& g : s.fibers)
+        if (g.core == CORE_AIV && g.group == f.group) parts.push_back(&g);
+    if (f.core == CORE_AIC) {  // the AIC's set reaches each AIV of its group
+        for (Fiber* q : parts) flag_counter(*q, flag).push_back(t);
+        return;
+    }
+    targets.push_back(&s.fibers[size_t(s.n_aiv + f.group)]);  // every AIV of the group sets: the AIC's counter
+    gather_set(s, {2, f.group, flag}, parts, targets, flag, f.uid, t);
+}
+
+void cross_core_wait(int flag, const Loc& loc) {
+    Scheduler& s = sched(loc, "CrossCoreWaitFlag");
+    tick(loc);
+    if (flag < 0 || flag >= kFlagIds)
+        fault("invalid_argument", loc, "CrossCoreWaitFlag flagId %d out of range [0, %d]", flag, kFlagIds - 1);
+    Fiber& f = *s.cur;
+    if (flag_counter(f, flag).empty()) {
+        f.wait_flag = flag;
+        suspend(s, Fiber::AT_FLAG, loc);
+    }
+    double t = f.flags[size_t(flag)].front();
+    f.flags[size_t(flag)].pop_front();
+    hot.s_time = std::max(hot.s_time, t) + cfg.scalar_issue_cycles;
+    sweep_races();
+}
+
+void ib_set(int64_t block, int32_t event, const Loc& loc) {
+    Scheduler& s = sched(loc, "IBSet");
+    tick(loc);
+    if (block < 0 || block >= s.n_aiv)
+        fault("invalid_argument", loc, "IBSet blockIdx %lld outside [0, %lld)", (long long)block, (long long)s.n_aiv);
+    // IBSet writes the flag to GM after everything issued before it: a PIPE_ALL barrier plus a copy out.
+    double t = now_core_time() + cfg.mte3_startup_cycles;
+    hot.s_time = t;
+    s.ib_flags.emplace(std::make_pair(block, event), t);
+}
+
+void ib_wait(int64_t block, int32_t event, const Loc& loc) {
+    Scheduler& s = sched(loc, "IBWait");
+    tick(loc);
+    if (block < 0 || block >= s.n_aiv)
+        fault("invalid_argument", loc, "IBWait blockIdx %lld outside [0, %lld)", (long long)block, (long long)s.n_aiv);
+    auto key = std::make_pair(block, event);
+    if (!s.ib_flags.count(key)) {
+        s.cur->wait_ib = key;
+        suspend(s, Fiber::AT_IB, loc);
+    }
+    // polling the flag in GM: at least one read after it was written
+    hot.s_time = std::max(now_core_time(), s.ib_flags[key]) + cfg.mte2_startup_cycles;
+    sweep_races();
+}
+
+void run_blocks(int64_t num_blocks, void (*body)(void*), void* ctx, const void* fn, int kernel_type) {
+    Scheduler* outer = g_sched;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        Scheduler s;
+        s.body = body;
+        s.ctx = ctx;
+        lay_out(s, num_blocks, kernel_type);
+        if (rt.cur) rt.cur->aic_blocks = s.n_aic;
+        g_sched = &s;
+        bool go = true;
+        while (go) {
+            bool ran = false;
+            for (Fiber& f : s.fibers) {
+                if (!runnable(s, f)) continue;
+                ran = true;
+                if (!(go = step(s, f))) break;
+            }
+            if (!go || ran) continue;
+            bool all_done = true;
+            for (Fiber& f : s.fibers) all_done = all_done && f.state == Fiber::DONE;
+            if (all_done) break;
+            if (release_barrier(s)) continue;
+            report_deadlock(s);
             break;
         }
-        // Every block is at the barrier: all resume when the last arrived, plus the barrier's cost.
-        double t = 0;
-        for (Fiber* f : waiting) t = std::max(t, core_time(f->saved));
-        t += cfg.sync_all_cycles;
-        for (Fiber* f : waiting) {
-            f->saved.hot.s_time = t;
-            for (int p = 0; p < P_COUNT; ++p) {
-                f->saved.blk.free_[p] = std::max(f->saved.blk.free_[p], t);
-                f->saved.blk.done_[p] = std::max(f->saved.blk.done_[p], t);
-            }
+        for (Fiber& f : s.fibers) release(f);  // blocks abandoned after a fault or a deadlock
+        g_sched = outer;
+        if (s.restart_type < 0 || rt.faulted) return;
+        if (attempt > 0) {
+            record_fault("invalid_argument", "", 0, fmt("the blocks of kernel %s declare different kernel types "
+                         "(KERNEL_TASK_TYPE_DEFAULT): %s and %s", rt.cur ? rt.cur->kernel.c_str() : "?",
+                         type_name(kernel_type), type_name(s.restart_type)));
+            return;
         }
-        if (cfg.race_check && !rt.faulted) race_sweep();  // accesses on either side of the barrier are ordered
-        rt.intervals.clear();
-        for (Fiber* f : waiting) {
-            if (!(go = step(s, *f))) break;
-        }
+        kernel_type = s.restart_type;  // KERNEL_TASK_TYPE_DEFAULT differs from the assumed layout
+        if (fn) g_declared_type[fn] = kernel_type;
+        reset_launch_record();
     }
-    for (Fiber& f : s.fibers) release(f);  // blocks abandoned after a fault or a deadlock
-    g_sched = outer;
 }
 
 }  // namespace kgsim

@@ -287,7 +287,7 @@ void record_access(uintptr_t lo, uint64_t n, uint8_t kind, const Loc& loc) {
     size_t sz = rt.intervals.size();
     for (size_t k = 0; k < 8 && k < sz; ++k) {
         Interval& iv = rt.intervals[sz - 1 - k];
-        if (iv.block == hot.block_idx && iv.kind == kind && lo <= iv.hi && hi >= iv.lo) {
+        if (iv.block == hot.core_uid && iv.kind == kind && lo <= iv.hi && hi >= iv.lo) {
             iv.lo = std::min(iv.lo, lo);
             iv.hi = std::max(iv.hi, hi);
             return;
@@ -299,7 +299,7 @@ void record_access(uintptr_t lo, uint64_t n, uint8_t kind, const Loc& loc) {
              "stopped tracking");
         return;
     }
-    rt.intervals.push_back(Interval{lo, hi, hot.block_idx, kind, loc});
+    rt.intervals.push_back(Interval{lo, hi, hot.core_uid, kind, loc});
 }
 
 void gm_scalar(int32_t buf, const void* p, uint32_t nbytes, int write, const Loc& loc) {
@@ -795,11 +795,11 @@ void set_deq_scale(double scale, const Loc& loc) {
     rt.blk.deq_scale = scale;
 }
 
-void sync_all(const Loc& loc) {
+void sync_all(const Loc& loc, bool aiv_only) {
     check_in_launch(loc, "SyncAll");
     tick(loc);
     pipe_barrier(-1, loc);
-    if (hot.block_num > 1) block_barrier(loc);  // rt_blocks.cpp: wait for every block of the launch
+    block_barrier(loc, aiv_only);  // rt_blocks.cpp: wait for every block of the launch
 }
 
 void kernel_printf(const char* f, ...) {
@@ -883,7 +883,7 @@ void block_exception(const char* what) {
     record_fault("kernel_exception", "", 0, fmt("the kernel threw a C++ exception: %s", what));
 }
 
-bool block_end(int64_t) {
+bool block_end(int64_t uid) {
     BlockState& b = rt.blk;
     if (!rt.faulted) {
         for (size_t h = 0; h < b.queues.size(); ++h)
@@ -898,9 +898,14 @@ bool block_end(int64_t) {
     std::array<double, P_COUNT> busy{};
     for (int p = 0; p < P_COUNT; ++p) busy[p] = b.busy[p];
     busy[P_S] = hot.s_time;
-    if (rt.cur) {
-        rt.cur->block_cycles.push_back(t);
-        rt.cur->block_busy.push_back(busy);
+    if (rt.cur) {  // by core: blocks that wait end out of order
+        size_t i = size_t(std::max<int64_t>(0, uid));
+        if (rt.cur->block_cycles.size() <= i) {
+            rt.cur->block_cycles.resize(i + 1, 0.0);
+            rt.cur->block_busy.resize(i + 1, std::array<double, P_COUNT>{});
+        }
+        rt.cur->block_cycles[i] = t;
+        rt.cur->block_busy[i] = busy;
         rt.cur->blocks_run++;
     }
     return !rt.faulted;
@@ -912,19 +917,34 @@ void launch_end() {
     hot.in_launch = 0;
     if (ran && L.faults.empty() && cfg.race_check) race_sweep();
     rt.intervals.clear();
-    int64_t cores = std::max<int64_t>(1, int64_t(cfg.aiv_cores));
+    // AIV blocks (block_cycles[0, n_aiv)) run on the AIV cores, AIC blocks (the rest) on the AIC
+    // cores, round robin: a core's time is the sum of its blocks; the kernel's is the slowest core's.
     int64_t nb = std::max<int64_t>(0, L.num_blocks);
-    L.cores_used = std::min(nb, cores);
-    L.waves = (nb + cores - 1) / cores;
-    std::vector<double> core_t(size_t(L.cores_used > 0 ? L.cores_used : 1), 0.0);
-    for (size_t i = 0; i < L.block_cycles.size(); ++i) core_t[i % core_t.size()] += L.block_cycles[i];
-    size_t crit = 0;
-    for (size_t c = 1; c < core_t.size(); ++c)
-        if (core_t[c] > core_t[crit]) crit = c;
+    int64_t n_aic = std::min<int64_t>(L.aic_blocks, int64_t(L.block_cycles.size()));
+    int64_t n_aiv = L.aic_blocks > 0 ? int64_t(L.block_cycles.size()) - n_aic : nb;
+    struct Kind { int64_t first, count, cores, used; };
+    Kind kinds[2] = {{0, n_aiv, std::max<int64_t>(1, int64_t(cfg.aiv_cores)), 0},
+                     {n_aiv, n_aic, std::max<int64_t>(1, int64_t(cfg.aic_cores)), 0}};
+    double max_core = 0;
     L.critical_busy.fill(0);
-    for (size_t i = crit; i < L.block_busy.size(); i += core_t.size())
-        for (int p = 0; p < P_COUNT; ++p) L.critical_busy[p] += L.block_busy[i][p];
-    double max_core = core_t.empty() ? 0 : core_t[crit];
+    L.waves = 0;
+    for (Kind& k : kinds) {
+        k.used = std::min(k.count, k.cores);
+        if (k.count == 0) continue;
+        L.waves = std::max(L.waves, (k.count + k.cores - 1) / k.cores);
+        std::vector<double> core_t(size_t(k.used), 0.0);
+        for (int64_t i = 0; i < k.count && size_t(k.first + i) < L.block_cycles.size(); ++i)
+            core_t[size_t(i % k.used)] += L.block_cycles[size_t(k.first + i)];
+        size_t crit = 0;
+        for (size_t c = 1; c < core_t.size(); ++c)
+            if (core_t[c] > core_t[crit]) crit = c;
+        if (core_t[crit] < max_core) continue;
+        max_core = core_t[crit];
+        L.critical_busy.fill(0);
+        for (size_t i = crit; i < size_t(k.count) && size_t(k.first) + i < L.block_busy.size(); i += core_t.size())
+            for (int p = 0; p < P_COUNT; ++p) L.critical_busy[p] += L.block_busy[size_t(k.first) + i][p];
+    }
+    L.cores_used = kinds[0].used + kinds[1].used;
     double clock = cfg.clock_hz > 0 ? cfg.clock_hz : 1.85e9;
     L.compute_s = max_core / clock;
     L.hbm_s = cfg.hbm_bytes_per_s > 0 ? double(L.gm_read + L.gm_write) / cfg.hbm_bytes_per_s : 0;

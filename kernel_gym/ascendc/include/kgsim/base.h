@@ -35,11 +35,13 @@ typedef void* aclrtStream;
 typedef int aclError;
 #endif
 
-// kernel-type markers used by some samples; they only select core types on the NPU.
-#define KERNEL_TASK_TYPE_DEFAULT(x)
+// Kernel types select which cores a launch starts (AIV only, AIC only, or AIC:AIV groups of
+// 1:1 / 1:2); see kgsim/cores.h. KERNEL_TASK_TYPE(key, x) applies to one tiling key: ignored.
+#define KERNEL_TASK_TYPE_DEFAULT(x) ::kgsim::declare_kernel_type(int(x), ::kgsim::Loc::current())
 #define KERNEL_TASK_TYPE(key, x)
 enum KernelMetaType { KERNEL_TYPE_AIV_ONLY, KERNEL_TYPE_AIC_ONLY, KERNEL_TYPE_MIX_AIV_1_0, KERNEL_TYPE_MIX_AIC_1_0,
-                      KERNEL_TYPE_MIX_AIC_1_1, KERNEL_TYPE_MIX_AIC_1_2 };
+                      KERNEL_TYPE_MIX_AIC_1_1, KERNEL_TYPE_MIX_AIC_1_2, KERNEL_TYPE_AICORE, KERNEL_TYPE_VECTORCORE,
+                      KERNEL_TYPE_MIX_AICORE, KERNEL_TYPE_MIX_VECTOR_CORE, KERNEL_TYPE_MAX };
 
 // ---- scalar types ------------------------------------------------------------------------
 using half = _Float16;
@@ -161,7 +163,13 @@ struct Hot {
     uint8_t check_uninit;
     uint8_t in_launch;
     void* tpipe;               // the most recently constructed TPipe of this block
+    int64_t core_uid;          // unique per core of a launch (AIC and AIV blocks share GetBlockIdx values)
+    uint8_t core_type;         // CORE_AIV or CORE_AIC
+    uint8_t sub_block_idx;     // AIV index within its AIC:AIV group
+    uint8_t sub_block_num;     // AIVs per group (GetSubBlockNum), 1 on an AIC
+    uint8_t task_ratio;        // GetTaskRatio
 };
+enum CoreType : uint8_t { CORE_AIV = 0, CORE_AIC = 1 };
 extern Hot hot;
 
 struct Fault {};  // thrown by fault(); the details are already recorded by the runtime
@@ -210,7 +218,14 @@ void set_vector_mask(uint64_t hi, uint64_t lo, int dtype_bytes, int by_len, int6
 void reset_mask(const Loc& loc);
 void set_atomic(int mode, DT dt, const Loc& loc);  // 0 none, 1 add, 2 max, 3 min
 void set_deq_scale(double scale, const Loc& loc);
-void sync_all(const Loc& loc);
+void sync_all(const Loc& loc, bool aiv_only = true);
+// cores.h: kernel types, cross-core flags, IBSet/IBWait (rt_blocks.cpp)
+void declare_kernel_type(int type, const Loc& loc);
+struct KernelTypeRestart {};  // thrown by declare_kernel_type to restart a launch with the declared cores
+void cross_core_set(int mode, int pipe, int flag, const Loc& loc);
+void cross_core_wait(int flag, const Loc& loc);
+void ib_set(int64_t block, int32_t event, const Loc& loc);
+void ib_wait(int64_t block, int32_t event, const Loc& loc);
 void kernel_printf(const char* fmt, ...);
 void kernel_assert_fail(const char* expr, const Loc& loc);
 double get_system_cycle();
@@ -276,10 +291,16 @@ void vec_reduce(int kind, int shape, DT dt, const TRef& dst, const TRef& src, co
 
 // launches
 bool launch_begin(const char* name, int64_t num_blocks, const char* file, int line);
+// The kernel type of a launch: declared by KERNEL_TASK_TYPE_DEFAULT, else the module's default
+// (mixed when the Matmul API is included), remembered per kernel function.
+int launch_kernel_type(const void* fn, int module_default);
 void block_begin(int64_t b);
 // Run `body(ctx)` once per block, each block on a stack of its own so that SyncAll can suspend
 // it until every block has reached the barrier (src/rt_blocks.cpp).
-void run_blocks(int64_t num_blocks, void (*body)(void*), void* ctx);
+void run_blocks(int64_t num_blocks, void (*body)(void*), void* ctx, const void* fn = nullptr, int kernel_type = 0);
+// Kernel type a module's kernels get without KERNEL_TASK_TYPE_DEFAULT (lib/matmul_intf.h: mixed).
+// Internal linkage: each module (one translation unit) has its own, never the runtime library's.
+static int module_kernel_type = KERNEL_TYPE_AIV_ONLY;
 void block_exception(const char* what);
 bool block_end(int64_t b);
 void launch_end();

@@ -7,8 +7,9 @@
 
 namespace kgsim {
 
-// Run every block of a kernel launch on the CPU, one after the other (SyncAll suspends a block
-// until all have reached it: see run_blocks). A fault in a block is recorded (never propagated):
+// Run every block of a kernel launch on the CPU, one after the other (SyncAll, cross-core flags
+// and IBWait suspend a block until what it waits for has happened: see run_blocks). A fault in a
+// block is recorded (never propagated):
 // the remaining blocks are skipped and the Python wrapper raises.
 // The simulator's own code: uninstrumented, so its bookkeeping is neither charged nor bounds-checked.
 template <class... P, class... A>
@@ -18,6 +19,7 @@ KGSIM_UNINSTRUMENTED void launch_at(const char* file, int line, const char* name
     auto body = [&]() {
         try {
             fn(args...);
+        } catch (const KernelTypeRestart&) {  // run_blocks starts the launch again on the declared cores
         } catch (const Fault&) {
         } catch (const std::exception& e) {
             block_exception(e.what());
@@ -25,7 +27,9 @@ KGSIM_UNINSTRUMENTED void launch_at(const char* file, int line, const char* name
             block_exception("unknown C++ exception");
         }
     };
-    run_blocks(num_blocks, [](void* c) { (*static_cast<decltype(body)*>(c))(); }, &body);
+    const void* kernel = reinterpret_cast<const void*>(fn);
+    run_blocks(num_blocks, [](void* c) { (*static_cast<decltype(body)*>(c))(); }, &body, kernel,
+               launch_kernel_type(kernel, module_kernel_type));
     launch_end();
 }
 

@@ -6,9 +6,12 @@ namespace AscendC {
 
 inline int64_t GetBlockIdx() { return kgsim::hot.block_idx; }
 inline int64_t GetBlockNum() { return kgsim::hot.block_num; }
-inline int64_t GetSubBlockIdx() { return 0; }
-inline int64_t GetSubBlockNum() { return 1; }
-inline int64_t GetTaskRation() { return 1; }
+// In mixed kernels AIC and AIV blocks are numbered apart (AIV: [0, ratio * numBlocks)); the
+// sub-block is an AIV's index within its AI Core (kgsim/cores.h).
+inline int64_t GetSubBlockIdx() { return kgsim::hot.sub_block_idx; }
+inline int64_t GetSubBlockNum() { return kgsim::hot.sub_block_num; }
+inline int64_t GetTaskRatio() { return kgsim::hot.task_ratio; }
+inline int64_t GetTaskRation() { return kgsim::hot.task_ratio; }
 inline int64_t GetSystemCycle() { return static_cast<int64_t>(kgsim::get_system_cycle()); }
 
 // ---- GlobalTensor -------------------------------------------------------------------------

@@ -548,15 +548,16 @@ public:
         kgsim::wait_flag(kgsim_detail::pipe_of(src), kgsim_detail::pipe_of(dst), 64 + src * 16 + dst, id, loc);
     }
 };
-// SyncAll: a barrier across every block of the launch (all blocks must be resident: at most one
-// block per vector core). The workspace forms behave alike; their buffers are not needed here.
-inline void SyncAll(kgsim::Loc loc = kgsim::Loc::current()) { kgsim::sync_all(loc); }
+// SyncAll: a barrier across every AIV block of the launch, or with isAIVOnly=false every AIC and
+// AIV block (all blocks must be resident: at most one per core). The workspace forms behave
+// alike; their buffers are not needed here.
+inline void SyncAll(kgsim::Loc loc = kgsim::Loc::current()) { kgsim::sync_all(loc, true); }
 template <bool isAIVOnly = true>
-void SyncAll(kgsim::Loc loc = kgsim::Loc::current()) { kgsim::sync_all(loc); }
+void SyncAll(kgsim::Loc loc = kgsim::Loc::current()) { kgsim::sync_all(loc, isAIVOnly); }
 template <bool isAIVOnly = true>
 void SyncAll(const GlobalTensor<int32_t>& /*gmWorkspace*/, const LocalTensor<int32_t>& /*ubWorkspace*/,
              const int32_t /*usedCores*/ = 0, kgsim::Loc loc = kgsim::Loc::current()) {
-    kgsim::sync_all(loc);
+    kgsim::sync_all(loc, isAIVOnly);
 }
 
 // ---- atomics, caches ----------------------------------------------------------------------------

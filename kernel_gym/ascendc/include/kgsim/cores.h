@@ -1,0 +1,67 @@
+// kgsim: AIC and AIV cores. Kernel types (KERNEL_TASK_TYPE_DEFAULT in base.h), ASCEND_IS_AIC /
+// ASCEND_IS_AIV, the cross-core flags (CrossCoreSetFlag / CrossCoreWaitFlag and the older ffts
+// calls) and IBSet / IBWait. The runtime (src/rt_blocks.cpp) runs every core of a launch on a
+// stack of its own and suspends a core that waits until what it waits for has happened.
+#pragma once
+#include "kgsim/base.h"
+#include "kgsim/tensor.h"
+
+namespace AscendC {
+// Core types as g_coreType reports them.
+constexpr int32_t AIC = 1;
+constexpr int32_t AIV = 2;
+
+namespace kgsim_detail {
+constexpr int cross_core_pipe(pipe_t p) {
+    switch (p) {
+        case PIPE_V: return kgsim::P_V;
+        case PIPE_M: return kgsim::P_M;
+        case PIPE_MTE1: return kgsim::P_MTE1;
+        case PIPE_MTE2: return kgsim::P_MTE2;
+        case PIPE_MTE3: return kgsim::P_MTE3;
+        case PIPE_FIX: return kgsim::P_FIX;
+        default: return -1;  // PIPE_S / PIPE_ALL: refused at run time
+    }
+}
+}  // namespace kgsim_detail
+
+// modeId 0: all cores of the caller's type; 1: the AIVs of one AI Core; 2: an AIC and its AIVs.
+template <uint8_t modeId, pipe_t pipe>
+void CrossCoreSetFlag(uint16_t flagId, kgsim::Loc loc = kgsim::Loc::current()) {
+    kgsim::cross_core_set(modeId, kgsim_detail::cross_core_pipe(pipe), flagId, loc);
+}
+// Both documented forms: CrossCoreWaitFlag(flagId) and CrossCoreWaitFlag<modeId, pipe>(flagId).
+template <uint8_t modeId = 0, pipe_t pipe = PIPE_S>
+void CrossCoreWaitFlag(uint16_t flagId, kgsim::Loc loc = kgsim::Loc::current()) {
+    kgsim::cross_core_wait(flagId, loc);
+}
+
+// Soft synchronisation through a GM workspace: IBSet marks (blockIdx, eventID) done, IBWait
+// waits until it is. The workspaces are not needed by the simulator.
+template <bool isAIVOnly = true>
+void IBSet(const GlobalTensor<int32_t>& /*gmWorkspace*/, const LocalTensor<int32_t>& /*ubWorkspace*/,
+           int32_t blockIdx, int32_t eventID, kgsim::Loc loc = kgsim::Loc::current()) {
+    kgsim::ib_set(blockIdx, eventID, loc);
+}
+template <bool isAIVOnly = true>
+void IBWait(const GlobalTensor<int32_t>& /*gmWorkspace*/, const LocalTensor<int32_t>& /*ubWorkspace*/,
+            int32_t blockIdx, int32_t eventID, kgsim::Loc loc = kgsim::Loc::current()) {
+    kgsim::ib_wait(blockIdx, eventID, loc);
+}
+}  // namespace AscendC
+
+// The core type of the running block (a compile-time constant per core binary on the NPU).
+#define g_coreType (::kgsim::hot.core_type == ::kgsim::CORE_AIC ? ::AscendC::AIC : ::AscendC::AIV)
+#define ASCEND_IS_AIV (::kgsim::hot.core_type == ::kgsim::CORE_AIV)
+#define ASCEND_IS_AIC (::kgsim::hot.core_type == ::kgsim::CORE_AIC)
+#define ASCEND_IS_NOT_AIV (!ASCEND_IS_AIV)
+#define ASCEND_IS_NOT_AIC (!ASCEND_IS_AIC)
+
+// Older intrinsics: config = 1 | mode << 4 | flagId << 8.
+inline void ffts_cross_core_sync(pipe_t pipe, uint64_t config, kgsim::Loc loc = kgsim::Loc::current()) {
+    kgsim::cross_core_set(int((config >> 4) & 0x3), AscendC::kgsim_detail::cross_core_pipe(pipe),
+                          int((config >> 8) & 0xF), loc);
+}
+inline void wait_flag_dev(int64_t flagId, kgsim::Loc loc = kgsim::Loc::current()) {
+    kgsim::cross_core_wait(int(flagId), loc);
+}

@@ -24,6 +24,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "kgsim/matmul_rt.h"
 #include "rt.h"
 
 namespace kgsim {
@@ -340,6 +341,10 @@ void reset_launch_record() {
 }
 
 }  // namespace
+
+bool matmul_server_core() {
+    return g_sched && g_sched->cur && g_sched->cur->core == CORE_AIC && is_mixed(g_sched->kernel_type);
+}
 
 int launch_kernel_type(const void* fn, int module_default) {
     auto it = g_declared_type.find(fn);

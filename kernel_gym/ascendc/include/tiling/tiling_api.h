@@ -3,4 +3,5 @@
 #include "register/tilingdata_base.h"
 #include "tiling/platform/platform_ascendc.h"
 #include "kgsim/math_tiling.h"
+#include "kgsim/matmul_tiling.h"
 #include "register/op_impl_registry.h"

@@ -1,0 +1,324 @@
+// kgsim: the Matmul high-level API (`#include "lib/matmul_intf.h"`). A Matmul object computes
+// this core's C (singleCoreM x singleCoreN of the tiling, or SetTail/SetSingleShape) as
+// C = A * B (+ bias): IterateAll writes all of it, Iterate + GetTensorC walk it one baseM x
+// baseN block at a time (iterateOrder 0: M fastest, 1: N fastest). The cube work runs in the
+// runtime (src/rt_matmul.cpp). Configurations (CFG_NORM, CFG_MDL, ...) give the same results and
+// are treated alike. A module that includes this header starts its kernels as mixed
+// (KERNEL_TYPE_MIX_AIC_1_2) unless ASCENDC_CUBE_ONLY is defined or the kernel declares its type:
+// the AIC of a mixed launch returns from REGIST_MATMUL_OBJ (it serves its AIVs' Matmul objects).
+#pragma once
+#include "kernel_operator.h"
+#include "kgsim/matmul_rt.h"
+#include "kgsim/matmul_tiling.h"
+
+namespace kgsim {
+namespace {
+#ifdef ASCENDC_CUBE_ONLY
+[[maybe_unused]] const bool matmul_module_type = (module_kernel_type = KERNEL_TYPE_AIC_ONLY, true);
+#else
+[[maybe_unused]] const bool matmul_module_type = (module_kernel_type = KERNEL_TYPE_MIX_AIC_1_2, true);
+#endif
+}  // namespace
+inline uint8_t sys_workspace_dummy[32];
+inline GM_ADDR sys_workspace = nullptr;
+}  // namespace kgsim
+
+namespace AscendC {
+constexpr int32_t DEFAULT_C0_SIZE = 32;
+// The system workspace the Matmul API may use: the simulator needs none, but kernels test it.
+inline GM_ADDR GetSysWorkSpacePtr() { return kgsim::sys_workspace ? kgsim::sys_workspace : kgsim::sys_workspace_dummy; }
+inline void SetSysWorkspace(GM_ADDR workspace) { kgsim::sys_workspace = workspace; }
+
+using ::CubeFormat;
+enum class LayoutMode { NONE = 0, BSNGD, SBNGD, BNGS1S2, NORMAL };
+enum class IterateOrder { ORDER_M = 0, ORDER_N, UNDEF };
+enum class ScheduleType { INNER_PRODUCT = 0, OUTER_PRODUCT };
+
+struct MatmulConfig {
+    bool doNorm = true;
+    bool doBasicBlock = false;
+    bool doMultiDataLoad = false;
+    uint32_t basicM = 0, basicN = 0, basicK = 0;
+    bool intrinsicsCheck = false;
+    bool isNBatch = false;
+    bool enVecND2NZ = false;
+    bool doSpecialBasicBlock = false;
+    uint32_t doMTE2Preload = 0;
+    uint32_t singleCoreM = 0, singleCoreN = 0, singleCoreK = 0;
+    uint32_t stepM = 0, stepN = 0, baseMN = 0, singleCoreMN = 0;
+    bool enUnitFlag = true;
+    bool isPerTensor = false, hasAntiQuantOffset = false, doIBShareNorm = false, doSpecialMDL = false;
+    bool enableInit = true;
+    uint32_t batchMode = 0;
+    bool enableEnd = true, enableGetTensorC = true, enableSetOrgShape = true, enableSetBias = true;
+    bool enableSetTail = true, enableQuantVector = true, enableSetDefineData = true;
+    uint8_t iterateMode = 0;
+    bool enableReuse = true, enableUBReuse = false, enableL1CacheUB = false, intraBlockPartSum = false;
+    IterateOrder iterateOrder = IterateOrder::UNDEF;
+    ScheduleType scheduleType = ScheduleType::INNER_PRODUCT;
+    bool enableDoubleCache = false, isBiasBatch = true, enableStaticPadZeros = false, isPartialOutput = false;
+    bool enableMixDualMaster = false, isA2B2Shared = false, isEnableChannelSplit = false, enableKdimReorderLoad = false;
+};
+constexpr MatmulConfig GetNormalConfig(bool intrinsicsLimit = false, bool batchLoop = false, bool isVecND2NZ = false,
+                                       uint32_t = 0, bool = false, bool = false, bool = false) {
+    MatmulConfig c{};
+    c.intrinsicsCheck = intrinsicsLimit;
+    c.isNBatch = batchLoop;
+    c.enVecND2NZ = isVecND2NZ;
+    return c;
+}
+constexpr MatmulConfig GetMDLConfig(bool intrinsicsLimit = false, bool batchLoop = false, uint32_t preload = 0,
+                                    bool isVecND2NZ = false, bool = false, bool = false, bool = false) {
+    MatmulConfig c{};
+    c.doNorm = false;
+    c.doMultiDataLoad = true;
+    c.intrinsicsCheck = intrinsicsLimit;
+    c.isNBatch = batchLoop;
+    c.doMTE2Preload = preload;
+    c.enVecND2NZ = isVecND2NZ;
+    return c;
+}
+constexpr MatmulConfig GetSpecialMDLConfig() { MatmulConfig c = GetMDLConfig(); c.doSpecialMDL = true; return c; }
+constexpr MatmulConfig GetIBShareNormConfig() { MatmulConfig c{}; c.doNorm = false; c.doIBShareNorm = true; return c; }
+constexpr MatmulConfig GetBasicConfig(uint32_t m, uint32_t n, uint32_t k, bool = false, bool = false) {
+    MatmulConfig c{};
+    c.doNorm = false; c.doBasicBlock = true; c.basicM = m; c.basicN = n; c.basicK = k;
+    return c;
+}
+constexpr MatmulConfig CFG_NORM = GetNormalConfig();
+constexpr MatmulConfig CFG_MDL = GetMDLConfig();
+constexpr MatmulConfig CFG_IBSHARE_NORM = GetIBShareNormConfig();
+constexpr MatmulConfig MM_CFG_BB = GetBasicConfig(128, 128, 128);
+
+template <TPosition POSITION, CubeFormat FORMAT, class TYPE, bool ISTRANS = false,
+          LayoutMode LAYOUT = LayoutMode::NONE, bool IBSHARE = false>
+struct MatmulType {
+    using T = TYPE;
+    constexpr static TPosition pos = POSITION;
+    constexpr static CubeFormat format = FORMAT;
+    constexpr static bool isTrans = ISTRANS;
+    constexpr static LayoutMode layout = LAYOUT;
+    constexpr static bool ibShare = IBSHARE;
+};
+
+template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE = C_TYPE, const auto& MM_CFG = CFG_NORM,
+          class... POLICY>
+class Matmul {
+    using SrcAT = typename A_TYPE::T;
+    using SrcBT = typename B_TYPE::T;
+    using DstT = typename C_TYPE::T;
+    using BiasT = typename BIAS_TYPE::T;
+    KGSIM_DTYPES("Matmul A", SrcAT, half, bfloat16_t, float, int8_t);
+    static_assert(std::is_same_v<SrcAT, SrcBT>, "[kgsim:unsupported_dtype] Matmul: A and B must have the same type");
+    KGSIM_DTYPES("Matmul C", DstT, float, half, bfloat16_t, int32_t);
+    KGSIM_DTYPES("Matmul bias", BiasT, float, half, bfloat16_t, int32_t);
+
+public:
+    KGSIM_UNINSTRUMENTED void Init(const TCubeTiling* tiling, TPipe* tpipe = nullptr) {
+        (void)tpipe;
+        if (!tiling) return;
+        t_ = *tiling;
+        org_m_ = t_.M; org_n_ = t_.N; org_ka_ = t_.Ka; org_kb_ = t_.Kb;
+        single_m_ = t_.singleCoreM; single_n_ = t_.singleCoreN; single_k_ = t_.singleCoreK;
+        has_bias_ = t_.isBias != 0;
+        Restart();
+    }
+    void SetOrgShape(int orgM, int orgN, int orgK) { SetOrgShape(orgM, orgN, orgK, orgK); }
+    void SetOrgShape(int orgM, int orgN, int orgKa, int orgKb, int orgKc = 0) {
+        org_m_ = orgM; org_n_ = orgN; org_ka_ = orgKa; org_kb_ = orgKb; (void)orgKc;
+    }
+    void SetSingleShape(int singleM, int singleN, int singleK) { SetTail(singleM, singleN, singleK); }
+    void SetTail(int tailM = -1, int tailN = -1, int tailK = -1) {
+        if (tailM > 0) single_m_ = tailM;
+        if (tailN > 0) single_n_ = tailN;
+        if (tailK > 0) single_k_ = tailK;
+        Restart();
+    }
+    void SetTensorA(const GlobalTensor<SrcAT>& gm, bool isTransposeA = false) {
+        a_ = Gm(gm.ptr_, gm.buf_, isTransposeA || A_TYPE::isTrans);
+    }
+    void SetTensorA(const LocalTensor<SrcAT>& local, bool isTransposeA = false) {
+        a_ = Local(local, isTransposeA || A_TYPE::isTrans);
+    }
+    void SetTensorB(const GlobalTensor<SrcBT>& gm, bool isTransposeB = false) {
+        b_ = Gm(gm.ptr_, gm.buf_, isTransposeB || B_TYPE::isTrans);
+    }
+    void SetTensorB(const LocalTensor<SrcBT>& local, bool isTransposeB = false) {
+        b_ = Local(local, isTransposeB || B_TYPE::isTrans);
+    }
+    void SetBias(const GlobalTensor<BiasT>& gm) {
+        bias_ = Gm(gm.ptr_, gm.buf_, false);
+        bias_.dt = kgsim::dt_of<BiasT>::v;
+        has_bias_ = true;
+    }
+    void SetBias(const LocalTensor<BiasT>& local) {
+        bias_ = Local(local, false);
+        bias_.dt = kgsim::dt_of<BiasT>::v;
+        has_bias_ = true;
+    }
+    void DisableBias() { has_bias_ = false; }
+    void ClearBias() { has_bias_ = false; }
+    template <class T>
+    void SetLocalWorkspace(const LocalTensor<T>&) {}
+    template <class T>
+    void SetWorkspace(const GlobalTensor<T>&) {}
+    void SetWorkspace(GM_ADDR, int = 0) {}
+    void SetHF32(bool = false, int32_t = 0) {}
+    void SetSubBlockIdx(uint8_t idx) { sub_idx_ = idx; sub_set_ = true; }
+    uint8_t GetSubBlockIdx() const { return sub_set_ ? sub_idx_ : uint8_t(GetSubBlockIdxOf()); }
+    void WaitIterateAll() {}
+    void End() { Restart(); }
+
+    // Compute the next baseM x baseN block; false when this core's C is done.
+    template <bool sync = true>
+    KGSIM_UNINSTRUMENTED bool Iterate(bool enPartialSum = false, kgsim::Loc loc = kgsim::Loc::current()) {
+        (void)enPartialSum;
+        if (!Next()) return false;
+        Compute(loc);
+        return true;
+    }
+    // The current block into UB: cur_m rows of cur_n elements (rows padded to 32 bytes).
+    template <bool sync = true>
+    KGSIM_UNINSTRUMENTED void GetTensorC(const LocalTensor<DstT>& c, uint8_t enAtomic = 0,
+                                         bool enSequentialWrite = false, kgsim::Loc loc = kgsim::Loc::current()) {
+        (void)enSequentialWrite;
+        kgsim::MmOperand o = Local(c, false);
+        o.ld = PadRow(cur_n_);
+        kgsim::mm_out(l0c_.data(), cur_m_, cur_n_, o, 0, enAtomic, loc);
+    }
+    // The current block into GM: at its place in C (row stride orgN), or at the tensor's start.
+    template <bool sync = true>
+    KGSIM_UNINSTRUMENTED void GetTensorC(const GlobalTensor<DstT>& gm, uint8_t enAtomic = 0,
+                                         bool enSequentialWrite = false, kgsim::Loc loc = kgsim::Loc::current()) {
+        kgsim::MmOperand o = Gm(gm.ptr_, gm.buf_, false);
+        int64_t off = 0;
+        if (enSequentialWrite) o.ld = cur_n_;
+        else off = int64_t(row0_) * o.ld + col0_;
+        kgsim::mm_out(l0c_.data(), cur_m_, cur_n_, o, off, enAtomic, loc);
+    }
+    template <bool sync = true>
+    void GetTensorC(const GlobalTensor<DstT>& gm, const LocalTensor<DstT>& c, uint8_t enAtomic = 0,
+                    bool enSequentialWrite = false, kgsim::Loc loc = kgsim::Loc::current()) {
+        GetTensorC<sync>(gm, enAtomic, enSequentialWrite, loc);
+        GetTensorC<sync>(c, enAtomic, enSequentialWrite, loc);
+    }
+    // All of this core's C into GM (row stride orgN).
+    template <bool sync = true>
+    KGSIM_UNINSTRUMENTED void IterateAll(const GlobalTensor<DstT>& gm, uint8_t enAtomic = 0,
+                                         bool enSequentialWrite = false, bool waitIterateAll = false,
+                                         bool fakeMsg = false, kgsim::Loc loc = kgsim::Loc::current()) {
+        (void)waitIterateAll; (void)fakeMsg;
+        Restart();
+        while (Iterate<sync>(false, loc)) GetTensorC<sync>(gm, enAtomic, enSequentialWrite, loc);
+        Restart();
+    }
+    // All of this core's C into UB: singleM rows of singleN elements (rows padded to 32 bytes).
+    template <bool sync = true>
+    KGSIM_UNINSTRUMENTED void IterateAll(const LocalTensor<DstT>& c, uint8_t enAtomic = 0,
+                                         kgsim::Loc loc = kgsim::Loc::current()) {
+        Restart();
+        kgsim::MmOperand o = Local(c, false);
+        o.ld = PadRow(single_n_);
+        while (Iterate<sync>(false, loc)) kgsim::mm_out(l0c_.data(), cur_m_, cur_n_, o, int64_t(row0_) * o.ld + col0_,
+                                                        enAtomic, loc);
+        Restart();
+    }
+
+private:
+    static int64_t GetSubBlockIdxOf() { return AscendC::GetSubBlockIdx(); }
+    static int64_t PadRow(int64_t n) {
+        int64_t per = 32 / int64_t(sizeof(DstT));
+        return (n + per - 1) / per * per;
+    }
+    template <class T>
+    kgsim::MmOperand Gm(T* p, int32_t buf, bool trans) const {
+        kgsim::MmOperand o;
+        o.gm = p;
+        o.buf = buf;
+        o.dt = kgsim::dt_of<std::remove_cv_t<T>>::v;
+        o.trans = trans;
+        o.ld = org_n_;
+        return o;
+    }
+    template <class T>
+    kgsim::MmOperand Local(const LocalTensor<T>& t, bool trans) const {
+        kgsim::MmOperand o;
+        o.local = t.r_;
+        o.is_local = 1;
+        o.dt = kgsim::dt_of<T>::v;
+        o.trans = trans;
+        o.ld = org_n_;
+        return o;
+    }
+    // Row strides in the original matrices: A is M x Ka (Ka x M transposed), B is Kb x N (N x Kb
+    // transposed), C has N columns.
+    void FixStrides() {
+        a_.ld = a_.trans ? org_m_ : org_ka_;
+        b_.ld = b_.trans ? org_kb_ : org_n_;
+    }
+    void Restart() {
+        iter_ = -1;
+        cur_m_ = cur_n_ = 0;
+    }
+    bool Next() {
+        int64_t bm = t_.baseM > 0 ? t_.baseM : single_m_, bn = t_.baseN > 0 ? t_.baseN : single_n_;
+        int64_t mi = (single_m_ + bm - 1) / bm, ni = (single_n_ + bn - 1) / bn;
+        if (++iter_ >= mi * ni) {
+            Restart();
+            return false;
+        }
+        int64_t im = t_.iterateOrder == 1 ? iter_ / ni : iter_ % mi;
+        int64_t in = t_.iterateOrder == 1 ? iter_ % ni : iter_ / mi;
+        row0_ = im * bm;
+        col0_ = in * bn;
+        cur_m_ = std::min<int64_t>(bm, single_m_ - row0_);
+        cur_n_ = std::min<int64_t>(bn, single_n_ - col0_);
+        return true;
+    }
+    void Compute(const kgsim::Loc& loc) {
+        FixStrides();
+        l0c_.assign(size_t(cur_m_ * cur_n_), 0.0f);
+        kgsim::mm_block(a_, b_, has_bias_ ? &bias_ : nullptr, row0_, col0_, cur_m_, cur_n_, single_k_, t_.baseK,
+                        l0c_.data(), loc);
+    }
+
+    TCubeTiling t_{};
+    kgsim::MmOperand a_{}, b_{}, bias_{};
+    bool has_bias_ = false;
+    int64_t org_m_ = 0, org_n_ = 0, org_ka_ = 0, org_kb_ = 0;
+    int64_t single_m_ = 0, single_n_ = 0, single_k_ = 0;
+    int64_t iter_ = -1, row0_ = 0, col0_ = 0, cur_m_ = 0, cur_n_ = 0;
+    uint8_t sub_idx_ = 0;
+    bool sub_set_ = false;
+    std::vector<float> l0c_;
+};
+
+namespace kgsim_detail {
+inline void regist_matmul(TPipe*) {}
+template <class MM, class... Rest>
+void regist_matmul(TPipe* pipe, MM& mm, const TCubeTiling* tiling, Rest&&... rest) {
+    mm.Init(tiling, pipe);
+    regist_matmul(pipe, rest...);
+}
+template <class MM, class... Rest>
+void regist_matmul(TPipe* pipe, MM& mm, std::nullptr_t, Rest&&... rest) {
+    regist_matmul(pipe, rest...);
+}
+}  // namespace kgsim_detail
+}  // namespace AscendC
+
+using AscendC::GetSysWorkSpacePtr;
+using AscendC::SetSysWorkspace;
+
+namespace matmul {
+using namespace AscendC;
+}
+
+// Registers (and initialises) Matmul objects: REGIST_MATMUL_OBJ(&pipe, workspace, mm, &tiling, ...).
+// On the AIC of a mixed launch the kernel returns here: it only serves its AIVs.
+#define REGIST_MATMUL_OBJ(tpipe, workspace, ...)                                                   \
+    do {                                                                                           \
+        (void)(workspace);                                                                         \
+        if (::kgsim::matmul_server_core()) return;                                                 \
+        ::AscendC::kgsim_detail::regist_matmul(tpipe, __VA_ARGS__);                                \
+    } while (0)

@@ -1,0 +1,142 @@
+// The Matmul API's cube work (include/lib/matmul_intf.h): one baseM x baseN block of C per call,
+// accumulated over K in L0C precision (fp32 for half/bfloat16/float inputs, int32 for int8), and
+// the write of a block from L0C to GM or UB with its type conversion.
+//
+// Timing: the operands of a block are staged GM -> L1 on MTE2, L1 -> L0A/L0B on MTE1, multiplied
+// on the cube (M pipe), and the block leaves L0C on FIX. The calls are synchronous, as the
+// documented Iterate<true>/GetTensorC<true>/IterateAll are: the caller's scalar unit continues
+// when the block is out. In mixed kernels the cube work is charged to the AIV block that drives
+// the Matmul object (its AIC only serves it).
+#include "kgsim/matmul_rt.h"
+#include "rt.h"
+
+namespace kgsim {
+namespace {
+
+// Cube rates (assumed until the cube model's constants land in soc.py): a 16x16 fractal of C per
+// cycle over k0 elements of K (k0 = 32 bytes of the input type), L1 -> L0 at 256 B/cycle, L0C ->
+// out at 128 B/cycle.
+constexpr double kMte1BytesPerCycle = 256;
+constexpr double kFixBytesPerCycle = 128;
+constexpr double kFixLatency = 200;
+
+double load(const MmOperand& o, int64_t idx) {
+    const uint8_t* base = o.is_local ? mem_ptr(o.local.mem, o.local.addr) : static_cast<const uint8_t*>(o.gm);
+    const uint8_t* p = base + idx * int64_t(dt_size(o.dt));
+    switch (o.dt) {
+        case DT::F32: { float v; std::memcpy(&v, p, 4); return v; }
+        case DT::F16: { _Float16 v; std::memcpy(&v, p, 2); return double(v); }
+        case DT::BF16: { uint16_t b; std::memcpy(&b, p, 2); return double(std::bit_cast<float>(uint32_t(b) << 16)); }
+        case DT::I8: return double(*reinterpret_cast<const int8_t*>(p));
+        case DT::I32: { int32_t v; std::memcpy(&v, p, 4); return double(v); }
+        default: return 0;
+    }
+}
+
+// Check the bytes an operand's rows [r0, r0 + rows) x cols [c0, c0 + cols) cover (row stride ld).
+void check_operand(const MmOperand& o, int64_t r0, int64_t rows, int64_t c0, int64_t cols, bool write,
+                   const char* what, const Loc& loc) {
+    if (rows <= 0 || cols <= 0) return;
+    uint32_t es = dt_size(o.dt);
+    uint64_t first = uint64_t(r0 * o.ld + c0) * es;
+    uint64_t span = uint64_t((rows - 1) * o.ld + cols) * es;
+    if (o.is_local) {
+        check_local(o.local, first, span, 32, "Matmul", what, loc);
+        return;
+    }
+    uintptr_t p = reinterpret_cast<uintptr_t>(o.gm) + first;
+    gm_check(o.buf, p, span, es, "Matmul", write ? "writes" : "reads", loc);
+    for (int64_t r = 0; r < rows; ++r)
+        record_access(p + uint64_t(r * o.ld) * es, uint64_t(cols) * es, write ? AK_WRITE : AK_READ, loc);
+    if (rt.cur) (write ? rt.cur->gm_write : rt.cur->gm_read) += uint64_t(rows * cols) * es;
+}
+
+double stage_cycles(int64_t bytes, double rate) { return std::ceil(double(bytes) / rate); }
+
+}  // namespace
+
+void mm_block(const MmOperand& a, const MmOperand& b, const MmOperand* bias, int64_t row0, int64_t col0, int64_t m,
+              int64_t n, int64_t k, int64_t base_k, float* l0c, const Loc& loc) {
+    check_in_launch(loc, "Matmul::Iterate");
+    tick(loc);
+    if (m <= 0 || n <= 0 || k <= 0)
+        fault("invalid_argument", loc, "Matmul: empty block (%lld x %lld x %lld): check the shapes of the tiling and "
+              "SetTail/SetSingleShape", (long long)m, (long long)n, (long long)k);
+    // A is m x k (stored k x m when transposed), B is k x n (stored n x k when transposed)
+    if (a.trans) check_operand(a, 0, k, row0, m, false, "A", loc);
+    else check_operand(a, row0, m, 0, k, false, "A", loc);
+    if (b.trans) check_operand(b, col0, n, 0, k, false, "B", loc);
+    else check_operand(b, 0, k, col0, n, false, "B", loc);
+    if (bias) check_operand(*bias, 0, 1, col0, n, false, "bias", loc);
+
+    std::vector<float> arow(static_cast<size_t>(k)), bcol(static_cast<size_t>(k * n));
+    for (int64_t kk = 0; kk < k; ++kk)
+        for (int64_t j = 0; j < n; ++j)
+            bcol[size_t(j * k + kk)] = float(load(b, b.trans ? (col0 + j) * b.ld + kk : kk * b.ld + col0 + j));
+    int64_t bk = base_k > 0 ? base_k : k;
+    for (int64_t i = 0; i < m; ++i) {
+        for (int64_t kk = 0; kk < k; ++kk)
+            arow[size_t(kk)] = float(load(a, a.trans ? kk * a.ld + row0 + i : (row0 + i) * a.ld + kk));
+        for (int64_t j = 0; j < n; ++j) {
+            const float* bc = &bcol[size_t(j * k)];
+            float acc = bias ? float(load(*bias, col0 + j)) : 0.0f;
+            for (int64_t k0 = 0; k0 < k; k0 += bk) {  // one Mmad per baseK step accumulates into L0C
+                float part = 0.0f;
+                for (int64_t kk = k0; kk < std::min(k, k0 + bk); ++kk) part += arow[size_t(kk)] * bc[kk];
+                acc += part;
+            }
+            l0c[i * n + j] = acc;
+        }
+    }
+
+    BlockState& blk = rt.blk;
+    int64_t bytes_a = m * k * dt_size(a.dt), bytes_b = k * n * dt_size(b.dt);
+    int64_t k0 = std::max<int64_t>(1, 32 / dt_size(a.dt));
+    issue(P_MTE2, cfg.dma_issue_cycles + stage_cycles(bytes_a + bytes_b, cfg.mte2_bytes_per_cycle),
+          cfg.mte2_startup_cycles, nullptr, 0, nullptr, 0, "Matmul", loc);
+    blk.free_[P_MTE1] = std::max(blk.free_[P_MTE1], blk.done_[P_MTE2]);
+    issue(P_MTE1, stage_cycles(bytes_a + bytes_b, kMte1BytesPerCycle), 0, nullptr, 0, nullptr, 0, "Matmul", loc);
+    blk.free_[P_M] = std::max(blk.free_[P_M], blk.done_[P_MTE1]);
+    double cube = double((m + 15) / 16) * double((n + 15) / 16) * double((k + k0 - 1) / k0);
+    issue(P_M, cube, 0, nullptr, 0, nullptr, 0, "Matmul", loc);
+}
+
+void mm_out(const float* l0c, int64_t m, int64_t n, const MmOperand& c, int64_t offset, int atomic, const Loc& loc) {
+    check_in_launch(loc, "Matmul::GetTensorC");
+    tick(loc);
+    check_operand(c, 0, m, offset, n, true, "C", loc);
+    uint32_t es = dt_size(c.dt);
+    uint8_t* base = c.is_local ? mem_ptr(c.local.mem, c.local.addr) : static_cast<uint8_t*>(const_cast<void*>(c.gm));
+    for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+            uint8_t* p = base + (i * c.ld + offset + j) * int64_t(es);
+            float v = l0c[i * n + j];
+            if (c.dt == DT::F32) {
+                if (atomic) { float o; std::memcpy(&o, p, 4); v += o; }
+                std::memcpy(p, &v, 4);
+            } else if (c.dt == DT::F16) {
+                _Float16 h;
+                if (atomic) { std::memcpy(&h, p, 2); v += float(h); }
+                h = _Float16(v);
+                std::memcpy(p, &h, 2);
+            } else if (c.dt == DT::BF16) {
+                if (atomic) { uint16_t o; std::memcpy(&o, p, 2); v += std::bit_cast<float>(uint32_t(o) << 16); }
+                uint16_t bits = bfloat16_t::from_float(v);
+                std::memcpy(p, &bits, 2);
+            } else if (c.dt == DT::I32) {
+                int32_t o = 0;
+                if (atomic) std::memcpy(&o, p, 4);
+                int32_t r = o + int32_t(std::lrint(v));
+                std::memcpy(p, &r, 4);
+            }
+        }
+    BlockState& blk = rt.blk;
+    blk.free_[P_FIX] = std::max(blk.free_[P_FIX], blk.done_[P_M]);
+    Span w{c.local.addr, uint32_t(((m - 1) * c.ld + n) * es)};
+    issue(P_FIX, stage_cycles(m * n * es, kFixBytesPerCycle), kFixLatency, nullptr, 0, c.is_local ? &w : nullptr,
+          c.is_local ? 1 : 0, "Matmul", loc);
+    if (c.is_local) mark_init_range(c.local.mem, c.local.addr, w.len);
+    hot.s_time = std::max(hot.s_time, blk.done_[P_FIX]);  // synchronous: the result is there when the call returns
+}
+
+}  // namespace kgsim

@@ -184,7 +184,7 @@ public:
         (void)enSequentialWrite;
         kgsim::MmOperand o = Local(c, false);
         o.ld = PadRow(cur_n_);
-        kgsim::mm_out(l0c_.data(), cur_m_, cur_n_, o, 0, enAtomic, loc);
+        kgsim::mm_out(l0c_, cur_m_, cur_n_, o, 0, enAtomic, loc);
     }
     // The current block into GM: at its place in C (row stride orgN), or at the tensor's start.
     template <bool sync = true>
@@ -194,7 +194,7 @@ public:
         int64_t off = 0;
         if (enSequentialWrite) o.ld = cur_n_;
         else off = int64_t(row0_) * o.ld + col0_;
-        kgsim::mm_out(l0c_.data(), cur_m_, cur_n_, o, off, enAtomic, loc);
+        kgsim::mm_out(l0c_, cur_m_, cur_n_, o, off, enAtomic, loc);
     }
     template <bool sync = true>
     void GetTensorC(const GlobalTensor<DstT>& gm, const LocalTensor<DstT>& c, uint8_t enAtomic = 0,
@@ -219,7 +219,7 @@ public:
         Restart();
         kgsim::MmOperand o = Local(c, false);
         o.ld = PadRow(single_n_);
-        while (Iterate<sync>(false, loc)) kgsim::mm_out(l0c_.data(), cur_m_, cur_n_, o, int64_t(row0_) * o.ld + col0_,
+        while (Iterate<sync>(false, loc)) kgsim::mm_out(l0c_, cur_m_, cur_n_, o, int64_t(row0_) * o.ld + col0_,
                                                         enAtomic, loc);
         Restart();
     }
@@ -275,11 +275,14 @@ private:
         cur_n_ = std::min<int64_t>(bn, single_n_ - col0_);
         return true;
     }
-    void Compute(const kgsim::Loc& loc) {
+    KGSIM_UNINSTRUMENTED void Compute(const kgsim::Loc& loc) {
         FixStrides();
-        l0c_.assign(size_t(cur_m_ * cur_n_), 0.0f);
+        if (cur_m_ * cur_n_ > kL0cFloats)
+            kgsim::fault("local_memory_overflow", loc, "Matmul: a %lld x %lld base block of fp32 does not fit L0C (%lld "
+                         "B): reduce baseM/baseN in the tiling", (long long)cur_m_, (long long)cur_n_,
+                         (long long)(kL0cFloats * 4));
         kgsim::mm_block(a_, b_, has_bias_ ? &bias_ : nullptr, row0_, col0_, cur_m_, cur_n_, single_k_, t_.baseK,
-                        l0c_.data(), loc);
+                        l0c_, loc);
     }
 
     TCubeTiling t_{};
@@ -290,7 +293,9 @@ private:
     int64_t iter_ = -1, row0_ = 0, col0_ = 0, cur_m_ = 0, cur_n_ = 0;
     uint8_t sub_idx_ = 0;
     bool sub_set_ = false;
-    std::vector<float> l0c_;
+    // L0C: written and read only by the runtime (kernel-side heap writes would meet the raw-GM guard)
+    static constexpr int64_t kL0cFloats = 128 * 1024 / 4;
+    float l0c_[kL0cFloats];
 };
 
 namespace kgsim_detail {

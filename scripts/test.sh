@@ -5,7 +5,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh || exit 1
 export KERNEL_GYM_CACHE="${KERNEL_GYM_CACHE:-$PWD/.kg_cache}"
-.venv/bin/python -m pytest -q -p no:cacheprovider --timeout=900 "$@"
+.venv/bin/python -m pytest -q -p no:cacheprovider --capture=sys --timeout=900 "$@"
 rc=$?
 if [ "$rc" = "5" ]; then
   echo "pytest collected no tests: treating as a failure" >&2

@@ -15,6 +15,7 @@ from typing import Any, Mapping
 
 import torch
 
+from kernel_gym.ascendc.errors import AscendCCompileError
 from kernel_gym.ascendc.loader import compile_module
 from kernel_gym.native.cabi import strip_comments
 
@@ -72,6 +73,39 @@ def _kernel_signature(text: str) -> tuple[str, list[str]] | None:
     return None
 
 
+_DT_CODES = {"DT_FLOAT": 0, "DT_FLOAT16": 1, "DT_INT8": 2, "DT_INT32": 3, "DT_UINT8": 4, "DT_INT16": 6,
+             "DT_INT64": 9, "DT_DOUBLE": 11, "DT_BOOL": 12, "DT_BF16": 27}
+_PARAM_DECL = re.compile(r"\b(Input|Output)\s*\(\s*\"(\w+)\"\s*\)([^;]*)")
+
+
+def _declared_params(files: Mapping[str, str]) -> dict[str, list[dict[str, Any]]]:
+    """Inputs and outputs with their dtype lists as the host sources' OpDef declares them
+    (``this->Input("x")...DataType({ge::DT_FLOAT16, ...})``); a list that is not written out
+    literally (a variable) comes back empty."""
+    found: dict[str, list[dict[str, Any]]] = {"inputs": [], "outputs": []}
+    for path, text in files.items():
+        if "op_kernel" in path or not path.endswith((".cpp", ".cc")):
+            continue
+        for kind, name, chain in _PARAM_DECL.findall(strip_comments(text)):
+            m = re.search(r"\bDataType(?:List)?\s*\(\s*\{([^}]*)\}", chain)
+            names = re.findall(r"\bDT_\w+", m.group(1)) if m else []
+            dtypes = [_DT_CODES[n] for n in names] if all(n in _DT_CODES for n in names) else []
+            found["inputs" if kind == "Input" else "outputs"].append({"name": name, "dtypes": dtypes})
+    return found
+
+
+def _param_names(meta: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    return [p["name"] for p in meta.get("inputs", [])], [p["name"] for p in meta.get("outputs", [])]
+
+
+def _first_column(meta: Mapping[str, Any]) -> tuple[list[int], list[int]] | None:
+    """The input and output dtypes of the OpDef's first dtype column, if every parameter lists one."""
+    ins, outs = meta.get("inputs", []), meta.get("outputs", [])
+    if not outs or not all(p["dtypes"] for p in ins + outs):
+        return None
+    return [p["dtypes"][0] for p in ins], [p["dtypes"][0] for p in outs]
+
+
 def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
@@ -104,14 +138,15 @@ class OpProjectOp:
         self._host, self._kern = host, kern
         self._uses_dtype_macros = any(re.search(r"\b(?:ORIG_)?DTYPE_\w+", strip_comments(t)) for t in kern.values())
         self._mods: dict[Any, Any] = {}
-        self.meta = json.loads(self._meta_module())
         self.last_run = None
         self.last_runs: list = []
         self.last_tiling: dict[str, Any] | None = None
-        if self._uses_dtype_macros:  # compile the kernel now for the first dtype column (errors surface at load)
-            ins, outs = self.meta.get("inputs", []), self.meta.get("outputs", [])
-            if all(p["dtypes"] for p in ins + outs):
-                self._kernel_module(0, [p["dtypes"][0] for p in ins], [p["dtypes"][0] for p in outs])
+        self.compiles = 0  # compiler runs of this project (a DTYPE_X kernel: one per dtype combination used)
+        self.meta = json.loads(self._meta_module())
+        if self._uses_dtype_macros:  # the kernel for the first dtype column, now (errors surface at load)
+            first = _first_column(self.meta)
+            if first is not None:
+                self._kernel_module(0, *first)
 
     # ---- building ---------------------------------------------------------------------
     def _unit(self, with_kernel: bool, dtype_defs: Mapping[str, str]) -> dict[str, str]:
@@ -152,26 +187,48 @@ class OpProjectOp:
         return dict(sorted(out.items(), key=lambda kv: kv[0] != "op_project_unit.cpp"))
 
     def _compile(self, with_kernel: bool, dtype_defs: Mapping[str, str]):
+        self.compiles += 1
         return compile_module(self._unit(with_kernel, dtype_defs), soc=self.soc, **{"pch": "host", **self._opts})
 
     def _meta_module(self) -> str:
-        mod = self._compile(not self._uses_dtype_macros, {})
+        """Compile the project once: host side and kernel together. A DTYPE_X kernel is compiled
+        for the first dtype column of the OpDef as read from the sources (the compiled metadata
+        then confirms it); only when the sources do not tell is the host side compiled alone first."""
+        guess = _first_column(_declared_params(self.files)) if self._uses_dtype_macros else None
         if not self._uses_dtype_macros:
-            self._mods[None] = mod
+            mod = self._mods[None] = self._compile(True, {})
+        elif guess is not None:
+            try:
+                mod = self._compile(True, self._dtype_defs(guess[0], guess[1], _declared_params(self.files)))
+            except AscendCCompileError as exc:
+                if "DTYPE_" not in (exc.log or str(exc)):
+                    raise
+                guess, mod = None, self._compile(False, {})  # the names were guessed wrong: ask the host code
+        else:
+            mod = self._compile(False, {})
         self._meta_mod = mod
         buf = torch.zeros(1 << 16, dtype=torch.uint8)
         n = mod.kgsim_gen_op_meta(buf, buf.numel())
-        return bytes(buf[:n].tolist()).decode()
+        text = bytes(buf[:n].tolist()).decode()
+        if guess is not None:
+            meta = json.loads(text)
+            if _first_column(meta) == guess and _param_names(meta) == _param_names(_declared_params(self.files)):
+                self._mods[(tuple(guess[0]), tuple(guess[1]))] = mod
+        return text
+
+    @staticmethod
+    def _dtype_defs(in_dt: list[int], out_dt: list[int], meta: Mapping[str, Any]) -> dict[str, str]:
+        defs = {}
+        for p, d in [*zip(meta["inputs"], in_dt), *zip(meta["outputs"], out_dt)]:
+            c = _C_TYPES.get(d, "float")
+            defs[f"DTYPE_{p['name'].upper()}"] = c
+            defs[f"ORIG_DTYPE_{p['name'].upper()}"] = c
+        return defs
 
     def _kernel_module(self, column: int | None, in_dt: list[int], out_dt: list[int]):
         key = None if not self._uses_dtype_macros else (tuple(in_dt), tuple(out_dt))
         if key not in self._mods:
-            defs = {}
-            for p, d in [*zip(self.meta["inputs"], in_dt), *zip(self.meta["outputs"], out_dt)]:
-                c = _C_TYPES.get(d, "float")
-                defs[f"DTYPE_{p['name'].upper()}"] = c
-                defs[f"ORIG_DTYPE_{p['name'].upper()}"] = c
-            self._mods[key] = self._compile(True, defs)
+            self._mods[key] = self._compile(True, self._dtype_defs(in_dt, out_dt, self.meta))
         return self._mods[key]
 
     # ---- running ------------------------------------------------------------------------

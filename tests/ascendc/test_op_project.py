@@ -77,3 +77,18 @@ def test_op_project_answer_verifies_in_the_sandbox() -> None:
     r = sandbox_stage(get_task("level1/001_add"), answer, "ascend_sim",
                       VerifySettings(use_cache=False, timeout_s=120, warmup_runs=1, timing_trials=3))
     assert r.error_class == "ok" and r.speedup and r.speedup > 0, r.summary()
+
+
+def test_dtype_macro_project_compiles_once_per_dtype_column():
+    # add_custom's kernel is written with DTYPE_X/Y/Z and its OpDef lists fp16 first: loading
+    # compiles host and kernel together for that column (no separate host-only build).
+    op = asc.load_op_project(_files("add_custom"))
+    assert op.compiles == 1
+    x = torch.randn(4096).half()
+    torch.testing.assert_close(op(x, x), x + x)
+    assert op.compiles == 1
+    y = torch.randn(4096)
+    torch.testing.assert_close(op(y, y), y + y)
+    assert op.compiles == 2  # the fp32 column: one more build, then reused
+    op(y, y)
+    assert op.compiles == 2

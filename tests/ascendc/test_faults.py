@@ -127,3 +127,36 @@ def test_enque_beyond_the_queue_depth():
     with pytest.raises(asc.QueueFull, match="depth") as info:
         mod.run(torch.zeros(64))
     assert info.value.line == next(i for i, t in enumerate(kernels.DEPTH.split("\n"), 1) if "// @depth" in t)
+
+
+RAW_GM_OVERRUN = r'''
+#include "kernel_operator.h"
+// The overrun happens in a destructor (implicitly noexcept) and in a loop: the fault is found
+// inside the compiler's access callback, where no C++ exception may pass.
+struct Closer {
+    __gm__ float* p;
+    int n;
+    __aicore__ ~Closer() { p[n + 4] = 2.0f; }
+};
+extern "C" __global__ __aicore__ void overrun(GM_ADDR x, int n, int in_dtor) {
+    __gm__ float* p = (__gm__ float*)x;
+    if (in_dtor) {
+        if (AscendC::GetBlockIdx() == 1) Closer c{p, n};
+        return;
+    }
+    for (int i = 0; i < n + 8; ++i) p[i] = 1.0f;
+}
+extern "C" void run(uint8_t* x, int n, int in_dtor, int blocks) { overrun<<<blocks, nullptr, nullptr>>>(x, n, in_dtor); }
+'''
+
+
+@pytest.mark.parametrize("in_dtor, blocks", [(0, 1), (1, 2)])
+def test_raw_gm_overrun_found_in_an_access_callback_stops_the_block(in_dtor, blocks):
+    mod = asc.load(RAW_GM_OVERRUN, name="overrun.cpp")
+    x = torch.zeros(1 << 15)  # 128 KB: the bytes after it are guarded
+    with pytest.raises(asc.GMOutOfBounds, match="outside the buffer"):
+        mod.run(x, x.numel(), in_dtor, blocks)
+    # the process and the module survive: the next launch runs normally
+    y = torch.zeros(1 << 15)
+    mod.run(y, y.numel() - 8, 0, 1)
+    assert bool((y[:-8] == 1).all())

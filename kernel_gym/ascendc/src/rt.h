@@ -179,5 +179,8 @@ void record_fault(const char* cls, const char* file, uint32_t line, const std::s
 void race_sweep();
 // SyncAll across the blocks of a launch (rt_blocks.cpp): suspends this block until all have arrived.
 void block_barrier(const Loc& loc, bool aiv_only);
+// Stop the current block at once, without unwinding its stack (rt_blocks.cpp): for faults raised
+// where no C++ exception may pass. False when no block is running.
+bool trap_block();
 
 }  // namespace kgsim

@@ -43,7 +43,7 @@ struct SavedCore {
 };
 
 struct Fiber {
-    enum State { NEW, READY, RUNNING, AT_BARRIER, AT_FLAG, AT_IB, DONE };
+    enum State { NEW, READY, RUNNING, AT_BARRIER, AT_FLAG, AT_IB, DONE, TRAPPED };
     ucontext_t ctx{};
     void* stack = nullptr;
     int64_t uid = 0;     // core index in the launch: AIV cores first, then AIC cores
@@ -227,6 +227,10 @@ bool step(Scheduler& s, Fiber& f) {
     f.state = Fiber::RUNNING;
     swapcontext(&s.main, &f.ctx);
     s.cur = nullptr;
+    if (f.state == Fiber::TRAPPED) {  // stopped by trap_block: the fault is recorded
+        release(f);
+        return false;
+    }
     if (f.state != Fiber::DONE) {
         save_core(f.saved);
         return !rt.faulted;
@@ -341,6 +345,18 @@ void reset_launch_record() {
 }
 
 }  // namespace
+
+// The scalar instrumentation's callbacks are declared nothrow by the compiler, so a fault found
+// in one cannot be thrown (the unwinder would call std::terminate, taking the process down).
+// The block stops where it is instead, as a core that traps would: its stack is dropped
+// without running destructors (what they own leaks; the launch has faulted anyway).
+bool trap_block() {
+    if (!g_sched || !g_sched->cur) return false;
+    Fiber& f = *g_sched->cur;
+    f.state = Fiber::TRAPPED;
+    swapcontext(&f.ctx, &g_sched->main);
+    __builtin_unreachable();  // a trapped block is never resumed
+}
 
 bool matmul_server_core() {
     return g_sched && g_sched->cur && g_sched->cur->core == CORE_AIC && is_mixed(g_sched->kernel_type);

@@ -28,7 +28,18 @@ constexpr uint64_t kGuard = 512;  // bytes either side of a GM buffer treated as
 // proves nothing.
 constexpr uint64_t kGuardedSize = 64 * 1024;
 
+// A gm_out_of_bounds fault from inside an access callback: recorded, then the block traps
+// (trap_block; a C++ exception must not leave a callback the compiler declared nothrow). Outside
+// a block's fiber (not expected) the fault is recorded and the launch reports it when it ends.
+template <class... A>
+void trap(const char* f, A... args) {
+    if (rt.faulted) return;
+    record_fault("gm_out_of_bounds", "", 0, fmt(f, args...));
+    trap_block();
+}
+
 inline void on_access(uintptr_t a, size_t n, bool write) {
+    if (rt.faulted) return;
     if (!hot.in_launch || n == 0) return;
     if (a == scalar.skip_once) {  // GlobalTensor::operator() already charged this access
         scalar.skip_once = 0;
@@ -40,9 +51,9 @@ inline void on_access(uintptr_t a, size_t n, bool write) {
     for (const GmBuf& g : rt.gm) {
         if (a - g.base < g.size) {
             if (a + n > g.base + g.size)
-                fault("gm_out_of_bounds", Loc{}, "a scalar %s of %zu bytes at offset %llu of GM buffer '%s' "
-                      "(%llu bytes) runs past its end", write ? "write" : "read", n,
-                      (unsigned long long)(a - g.base), g.name.c_str(), (unsigned long long)g.size);
+                trap("a scalar %s of %zu bytes at offset %llu of GM buffer '%s' (%llu bytes) runs past its end",
+                     write ? "write" : "read", n, (unsigned long long)(a - g.base), g.name.c_str(),
+                     (unsigned long long)g.size);
             record_access(a, n, write ? AK_WRITE : AK_READ, Loc{});
             if (rt.cur) (write ? rt.cur->gm_write : rt.cur->gm_read) += n;
             hot.s_time += hot.scalar_gm_cycles;
@@ -55,9 +66,8 @@ inline void on_access(uintptr_t a, size_t n, bool write) {
     }
     if (near != nullptr) {
         long long off = (long long)(a - near->base);
-        fault("gm_out_of_bounds", Loc{}, "a scalar %s through a raw GM pointer at offset %lld of GM buffer "
-              "'%s' (%llu bytes) is outside the buffer", write ? "write" : "read", off, near->name.c_str(),
-              (unsigned long long)near->size);
+        trap("a scalar %s through a raw GM pointer at offset %lld of GM buffer '%s' (%llu bytes) is outside the "
+             "buffer", write ? "write" : "read", off, near->name.c_str(), (unsigned long long)near->size);
     }
 }
 

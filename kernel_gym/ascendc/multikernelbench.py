@@ -55,32 +55,14 @@ extern "C" int64_t kgsim_gen_bind_call(int64_t fn, int64_t nargs, int64_t* kinds
                                        int64_t* ndims, int64_t* dtypes, double* numbers) {
     auto& reg = ::kgsim_gen_bind::registry();
     if (fn < 0 || size_t(fn) >= reg.size()) throw std::runtime_error("no such binding function");
-    std::vector<::kgsim_gen_bind::Arg> args(static_cast<size_t>(nargs));
-    for (int64_t k = 0; k < nargs; ++k) {
-        if (kinds[k] == 0) {
-            at::IntArrayRef sizes(dims + k * 25, dims + k * 25 + ndims[k]);
-            args[size_t(k)].tensor = at::Tensor(reinterpret_cast<void*>(ptrs[k]), sizes, at::ScalarType(dtypes[k]));
-        } else {
-            args[size_t(k)].kind = 1;
-            args[size_t(k)].number = numbers[k];
-        }
-    }
-    ::kgsim_gen_bind::g_results = reg[size_t(fn)].second(args);
-    return int64_t(::kgsim_gen_bind::g_results.size());
+    return ::kgsim_gen_binding::call(reg[size_t(fn)].second, nargs, kinds, ptrs, dims, ndims, dtypes, numbers);
 }
 
 extern "C" int64_t kgsim_gen_bind_result(int64_t i, int64_t* dims, int64_t* ndim, int64_t* dtype) {
-    const at::Tensor& t = ::kgsim_gen_bind::g_results.at(size_t(i));
-    *ndim = t.dim();
-    for (int64_t d = 0; d < t.dim() && d < 25; ++d) dims[d] = t.size(d);
-    *dtype = int64_t(t.scalar_type());
-    return int64_t(t.nbytes());
+    return ::kgsim_gen_binding::result(i, dims, ndim, dtype);
 }
 
-extern "C" void kgsim_gen_bind_copy(int64_t i, uint8_t* dst) {
-    const at::Tensor& t = ::kgsim_gen_bind::g_results.at(size_t(i));
-    if (t.nbytes()) memcpy(dst, t.data_ptr(), t.nbytes());
-}
+extern "C" void kgsim_gen_bind_copy(int64_t i, uint8_t* dst) { ::kgsim_gen_binding::copy_result(i, dst); }
 """
 
 

@@ -235,15 +235,34 @@ template <class... A>
 #define TORCH_INTERNAL_ASSERT(cond, ...) TORCH_CHECK(cond, ##__VA_ARGS__)
 #define TORCH_FN(fn) (fn)
 
-// ---- bindings: PYBIND11_MODULE / TORCH_LIBRARY(_IMPL) register functions by name -------------
-namespace kgsim_gen_bind {
-namespace {  // internal linkage: each compiled module keeps its own registry
+// ---- the generic part of a binding's calls, compiled once into the runtime library ------------
+// (src/rt_binding.cpp): marshalling a call's arguments, EXEC_NPU_CMD's tiling, scratch and launch,
+// and the results Python reads back. A module passes its own registry entry and operator.
+namespace ops {
+class OpDef;
+}
+namespace kgsim_gen_binding {
 struct Arg {
     int kind = 0;  // 0 tensor, 1 number
     at::Tensor tensor;
     double number = 0;
 };
 using Invoker = std::function<std::vector<at::Tensor>(const std::vector<Arg>&)>;
+using LaunchV = void (*)(int64_t block_dim, int64_t tiling_key, uint8_t** ptrs, size_t n);
+// EXEC_NPU_CMD: TilingFunc on the tensors' shapes and the attribute values, then the kernel.
+void exec(::ops::OpDef* def, LaunchV launch, size_t kernel_params, const char* api, std::vector<Arg> args);
+// A binding function called from Python with flat arrays (25 dims per tensor); the number of results.
+int64_t call(const Invoker& fn, int64_t nargs, const int64_t* kinds, const int64_t* ptrs, const int64_t* dims,
+             const int64_t* ndims, const int64_t* dtypes, const double* numbers);
+int64_t result(int64_t i, int64_t* dims, int64_t* ndim, int64_t* dtype);  // result i's shape and dtype; its bytes
+void copy_result(int64_t i, uint8_t* dst);
+}  // namespace kgsim_gen_binding
+
+// ---- bindings: PYBIND11_MODULE / TORCH_LIBRARY(_IMPL) register functions by name -------------
+namespace kgsim_gen_bind {
+namespace {  // internal linkage: each compiled module keeps its own registry
+using ::kgsim_gen_binding::Arg;
+using ::kgsim_gen_binding::Invoker;
 
 inline std::vector<std::pair<std::string, Invoker>>& registry() {
     static std::vector<std::pair<std::string, Invoker>> r;

@@ -1,0 +1,129 @@
+// The generic part of a MultiKernelBench binding's calls (include/kgsim/aten_shim.h, kgsim_gen_binding),
+// compiled once into the runtime library rather than into every answer's module: marshalling a
+// call from Python, EXEC_NPU_CMD (TilingFunc, tiling and workspace buffers, launch) and the
+// results. A module passes its own registry entry, OpDef and launch function.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kgsim/aten_shim.h"
+#include "kgsim/op_host_entry.h"
+
+extern "C" void kgsim_register_gm(const char* name, const void* base, unsigned long long size);
+
+namespace kgsim_gen_binding {
+namespace {
+constexpr size_t kMaxDims = 25;
+constexpr size_t kTilingBytes = 64 * 1024;
+
+// Calls are serialised by the loader (one Python lock), so one set of buffers serves them all.
+std::vector<std::shared_ptr<uint8_t>> g_scratch;  // tiling and workspace of the current EXEC_NPU_CMD
+std::vector<at::Tensor> g_results;                // the last call's results, until Python copies them
+
+// NPU allocations are 512-byte aligned; the buffer is registered as GM for the kernel.
+uint8_t* scratch(size_t bytes, const char* name) {
+    size_t rounded = (std::max<size_t>(bytes, 32) + 511) / 512 * 512;
+    std::shared_ptr<uint8_t> p(static_cast<uint8_t*>(std::aligned_alloc(512, rounded)), std::free);
+    if (!p) throw std::runtime_error(std::string("cannot allocate the ") + name + " buffer");
+    std::memset(p.get(), 0, rounded);
+    kgsim_register_gm(name, p.get(), rounded);
+    g_scratch.push_back(p);
+    return p.get();
+}
+
+void fill_shapes(const std::vector<at::Tensor>& ts, size_t from, size_t count, std::vector<int64_t>& dims,
+                 std::vector<int64_t>& ndims, std::vector<int64_t>& dtypes) {
+    dims.assign(std::max<size_t>(count, 1) * kMaxDims, 0);
+    ndims.assign(std::max<size_t>(count, 1), 0);
+    dtypes.assign(std::max<size_t>(count, 1), 0);
+    for (size_t k = 0; k < count; ++k) {
+        const at::Tensor& t = ts[from + k];
+        if (size_t(t.dim()) > kMaxDims) throw std::runtime_error("EXEC_NPU_CMD: more than 25 dimensions");
+        ndims[k] = t.dim();
+        for (int64_t d = 0; d < t.dim(); ++d) dims[k * kMaxDims + size_t(d)] = t.size(d);
+        dtypes[k] = int64_t(t.scalar_type());
+    }
+}
+}  // namespace
+
+void exec(::ops::OpDef* def, LaunchV launch, size_t kernel_params, const char* api, std::vector<Arg> args) {
+    if (!def) throw std::runtime_error(std::string(api) + ": the project defines no operator (OP_ADD)");
+    size_t n_in = def->inputs_.size(), n_out = def->outputs_.size(), n_attr = def->attrs_.size();
+    std::vector<at::Tensor> tensors;
+    std::vector<double> numbers;
+    for (auto& a : args) {
+        if (a.kind == 0) tensors.push_back(a.tensor); else numbers.push_back(a.number);
+    }
+    if (tensors.size() != n_in + n_out)
+        throw std::runtime_error(std::string(api) + ": " + std::to_string(tensors.size()) + " tensors given; " +
+                                 def->name_ + " has " + std::to_string(n_in) + " inputs and " +
+                                 std::to_string(n_out) + " outputs");
+    if (numbers.size() > n_attr)
+        throw std::runtime_error(std::string(api) + ": " + std::to_string(numbers.size()) + " attribute values given; " +
+                                 def->name_ + " has " + std::to_string(n_attr) + " attributes");
+    std::vector<int64_t> attr_i(std::max<size_t>(n_attr, 1), 0);
+    std::vector<double> attr_f(std::max<size_t>(n_attr, 1), 0.0);
+    std::vector<uint8_t> attr_s(std::max<size_t>(n_attr, 1), 0);
+    for (size_t a = 0; a < n_attr; ++a) {  // attributes not given take the OpDef's defaults
+        const auto& d = def->attrs_[a];
+        double v = a < numbers.size() ? numbers[a] : d.type_ == 1 ? double(d.f_) : d.type_ == 2 ? double(d.b_) : double(d.i_);
+        attr_i[a] = int64_t(v);
+        attr_f[a] = v;
+    }
+    std::vector<int64_t> in_dims, in_ndims, in_dt, out_dims, out_ndims, out_dt;
+    fill_shapes(tensors, 0, n_in, in_dims, in_ndims, in_dt);
+    fill_shapes(tensors, n_in, n_out, out_dims, out_ndims, out_dt);
+    g_scratch.clear();
+    uint8_t* tiling = scratch(kTilingBytes, "tiling");
+    int64_t info[4] = {0, 0, 0, 0};
+    int64_t rc = ::kgsim_gen_host::op_tiling(def, in_dims.data(), in_ndims.data(), in_dt.data(), int64_t(n_in),
+                                             attr_i.data(), attr_f.data(), attr_s.data(), int64_t(n_attr),
+                                             out_dims.data(), out_ndims.data(), out_dt.data(), int64_t(n_out), info,
+                                             tiling, int64_t(kTilingBytes));
+    if (rc < 0) throw std::runtime_error(std::string(api) + ": the TilingFunc failed (status " + std::to_string(rc) + ")");
+    std::vector<uint8_t*> ptrs;
+    for (size_t k = 0; k < tensors.size(); ++k) {
+        const auto& name = k < n_in ? def->inputs_[k].name_ : def->outputs_[k - n_in].name_;
+        kgsim_register_gm(name.c_str(), tensors[k].data_ptr(), tensors[k].nbytes());
+        ptrs.push_back(static_cast<uint8_t*>(tensors[k].data_ptr()));
+    }
+    if (kernel_params == ptrs.size() + 2) ptrs.push_back(scratch(size_t(info[3]), "workspace"));
+    ptrs.push_back(tiling);
+    launch(info[0], info[1], ptrs.data(), ptrs.size());
+}
+
+int64_t call(const Invoker& fn, int64_t nargs, const int64_t* kinds, const int64_t* ptrs, const int64_t* dims,
+             const int64_t* ndims, const int64_t* dtypes, const double* numbers) {
+    std::vector<Arg> args(static_cast<size_t>(nargs));
+    for (int64_t k = 0; k < nargs; ++k) {
+        if (kinds[k] == 0) {
+            const int64_t* d = dims + size_t(k) * kMaxDims;
+            at::IntArrayRef sizes(d, d + ndims[k]);
+            args[size_t(k)].tensor = at::Tensor(reinterpret_cast<void*>(ptrs[k]), sizes, at::ScalarType(dtypes[k]));
+        } else {
+            args[size_t(k)].kind = 1;
+            args[size_t(k)].number = numbers[k];
+        }
+    }
+    g_results = fn(args);
+    return int64_t(g_results.size());
+}
+
+int64_t result(int64_t i, int64_t* dims, int64_t* ndim, int64_t* dtype) {
+    const at::Tensor& t = g_results.at(size_t(i));
+    *ndim = t.dim();
+    for (int64_t d = 0; d < t.dim() && size_t(d) < kMaxDims; ++d) dims[d] = t.size(d);
+    *dtype = int64_t(t.scalar_type());
+    return int64_t(t.nbytes());
+}
+
+void copy_result(int64_t i, uint8_t* dst) {
+    const at::Tensor& t = g_results.at(size_t(i));
+    if (t.nbytes()) std::memcpy(dst, t.data_ptr(), t.nbytes());
+}
+
+}  // namespace kgsim_gen_binding

@@ -75,7 +75,7 @@ def default_options() -> dict[str, Any]:
 # ---- build helpers ------------------------------------------------------------------------
 def _headers() -> list[Path]:
     """Every header under include/ (kernel sources may include any of them)."""
-    return sorted(p for p in INCLUDE_DIR.rglob("*.h"))
+    return sorted(INCLUDE_DIR.rglob("*.h"), key=str)
 
 
 def _own_headers() -> list[Path]:

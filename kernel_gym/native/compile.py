@@ -116,8 +116,23 @@ def _hash_inputs(sources: Mapping[str, str], flags: Sequence[str], compiler: str
     for name in sorted(sources):
         h.update(b"\0src\0" + name.encode() + b"\0" + sources[name].encode())
     for path in extra_files:
-        h.update(b"\0dep\0" + Path(path).read_bytes())
+        h.update(b"\0dep\0" + _file_digest(Path(path)))
     return h.hexdigest()[:24]
+
+
+_FILE_DIGESTS: dict[Path, tuple[int, int, bytes]] = {}
+
+
+def _file_digest(path: Path) -> bytes:
+    """SHA-256 of a dependency's bytes, re-read only when its size or mtime changed: a load
+    that finds its library in the cache hashes the same few dozen headers every time."""
+    st = path.stat()
+    known = _FILE_DIGESTS.get(path)
+    if known is not None and known[:2] == (st.st_mtime_ns, st.st_size):
+        return known[2]
+    digest = hashlib.sha256(path.read_bytes()).digest()
+    _FILE_DIGESTS[path] = (st.st_mtime_ns, st.st_size, digest)
+    return digest
 
 
 def compile_shared(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from kernel_gym.backends.answers import available_answers, reference_answer
+from solutions import available_answers, reference_answer
 from kernel_gym.tasks import get_task
 from kernel_gym.verify import verify
 

@@ -43,7 +43,7 @@ if fmt == "direct":
     start = time.perf_counter()
     asc.load(kernels.STREAM_ADD + tag, name="stream_add.cpp")
 elif fmt == "op_project":
-    root = Path({root!r}) / "kernel_gym" / "ascendc" / "examples" / "op_projects" / "leaky_relu_custom"
+    root = Path({root!r}) / "solutions" / "ascend_op_projects" / "leaky_relu_custom"
     files = {{str(p.relative_to(root)): p.read_text() for p in sorted(root.rglob("*")) if p.is_file()}}
     kernel = next(k for k in files if "op_kernel" in k)
     files[kernel] += tag

@@ -25,7 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kernel_gym.backends.answers import reference_answer  # noqa: E402
+from solutions import reference_answer  # noqa: E402
 from kernel_gym.envs import KernelSynthesisEnv  # noqa: E402
 from kernel_gym.llm.fixed import FixedGenerator  # noqa: E402
 from kernel_gym.memory import ITEM_KINDS, MemoryItem, MemoryStore  # noqa: E402

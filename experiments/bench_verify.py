@@ -21,7 +21,7 @@ import tempfile
 import time
 from collections import defaultdict
 
-from kernel_gym.backends.answers import available_answers, reference_answer
+from solutions import available_answers, reference_answer
 from kernel_gym.tasks import get_task
 from kernel_gym.verify import verify
 

@@ -31,7 +31,7 @@ SETTINGS = dict(correctness_trials=3, timing_trials=5, warmup_runs=1)
 
 
 def _pick(backend: str, count: int) -> list[str]:
-    from kernel_gym.backends.answers import available_answers
+    from solutions import available_answers
     from kernel_gym.tasks import get_task
 
     seen, picked = set(), []
@@ -44,7 +44,7 @@ def _pick(backend: str, count: int) -> list[str]:
 
 
 def measure(backends: list[str], repeats: int, count: int) -> dict[str, dict[str, float]]:
-    from kernel_gym.backends.answers import reference_answer
+    from solutions import reference_answer
     from kernel_gym.tasks import get_task
     from kernel_gym.verify import verify
 

@@ -15,7 +15,7 @@ from collections import Counter
 
 from tqdm import tqdm
 
-from kernel_gym.backends.answers import available_answers, reference_answer
+from solutions import available_answers, reference_answer
 from kernel_gym.tasks import get_task, load_suite
 from kernel_gym.verify import verify
 

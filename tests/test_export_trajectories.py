@@ -10,7 +10,7 @@ import pytest
 
 import kernel_gym  # noqa: F401
 from experiments.export_trajectories import export_trajectories, find_runs, main
-from kernel_gym.backends.answers import reference_answer
+from solutions import reference_answer
 from kernel_gym.envs.experience import code_hash
 from kernel_gym.llm.fixed import FixedGenerator
 

@@ -43,8 +43,6 @@ log = logging.getLogger("kernel_gym.verify")
 
 RUNNER_UID = 65534  # "nobody": the sandbox's processes own nothing on the host
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
-# Paths inside the package that untrusted code must not read (fixtures, reference answers).
-_HIDDEN_PACKAGE_DIRS = ("backends/answers",)
 
 
 class IsolationUnavailable(RuntimeError):
@@ -140,14 +138,11 @@ def sandbox_command(command: Sequence[str], read_only: Sequence[Path], env: dict
     """The bubblewrap command line that runs ``command`` in the sandbox.
 
     ``read_only`` are extra paths visible read-only (compile caches, include dirs); the
-    kernel_gym package is always visible, minus its fixtures. ``writable`` paths are bound
+    kernel_gym package is always visible. ``writable`` paths are bound
     read-write (a compiler's build directory).
     """
-    ro = [_PACKAGE_DIR, *read_only]
+    ro = [_PACKAGE_DIR, *read_only]  # the package holds no answers (they are in solutions/, outside it)
     args = [*_bwrap_prefix(), *_view_args(_existing(ro))]
-    for hidden in _HIDDEN_PACKAGE_DIRS:
-        if (_PACKAGE_DIR / hidden).exists():
-            args += ["--tmpfs", str(_PACKAGE_DIR / hidden)]
     for path in writable:
         args += ["--bind", str(path), str(path)]
     if chdir is not None:

@@ -8,7 +8,7 @@ import functools
 
 import pytest
 
-from kernel_gym.backends.answers import available_answers, reference_answer
+from solutions import available_answers, reference_answer
 from kernel_gym.tasks import get_task
 from kernel_gym.verify import verify
 

@@ -6,7 +6,7 @@ import torch
 
 import kernel_gym.ascendc as asc
 
-ROOT = Path(asc.__file__).parent / "examples" / "op_projects"
+ROOT = Path(__file__).resolve().parents[2] / "solutions" / "ascend_op_projects"
 
 
 def _files(name):
@@ -68,7 +68,7 @@ def test_op_project_answer_verifies_in_the_sandbox() -> None:
     from kernel_gym.tasks import get_task
     from kernel_gym.verify import VerifySettings, sandbox_stage
 
-    root = Path(__file__).resolve().parents[2] / "kernel_gym" / "ascendc" / "examples" / "op_projects" / "add_custom"
+    root = ROOT / "add_custom"
     files = {str(p.relative_to(root)): p.read_text() for p in sorted(root.rglob("*")) if p.is_file()}
     answer = ("import torch.nn as nn\nfrom kernel_gym.ascendc import load_op_project\n"
               f"FILES = {json.dumps(files)}\n\n\nclass ModelNew(nn.Module):\n    def __init__(self):\n"

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import kernel_gym  # noqa: F401  (registers the ids)
-from kernel_gym.backends.answers import reference_answer
+from solutions import reference_answer
 from kernel_gym.envs import FlatKernelEnv, KernelSynthesisEnv
 from kernel_gym.envs.streams import TaskStream, resolve_tasks
 from kernel_gym.llm.fixed import FixedGenerator

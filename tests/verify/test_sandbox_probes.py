@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import subprocess
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -98,9 +99,9 @@ PROBES = {
     "read_passwd": """
         return "root:" in open("/etc/passwd").read()
     """,
-    "read_package_answers": f"""
+    "read_reference_answers": f"""
         import os
-        d = {str(RELU.path.parent.parent.parent / "backends" / "answers")!r}
+        d = {str(Path(__file__).resolve().parents[2] / "solutions")!r}
         return any(n.endswith(".py") for _, _, files in os.walk(d) for n in files)
     """,
     "read_judge_key": f"""

@@ -4,7 +4,7 @@ The synthetic coder may read only what an LLM would get. This module looks at th
 reference source (``task.source``, executed only to read its module-level constants, the
 ``get_init_inputs()`` values and the input shapes), its traced aten op names
 (``task.torch_ops``, derived from that source), the category and the dtype. It never opens
-``kernel_gym/backends/answers``.
+``solutions/``.
 
 The result is a :class:`Plan`: which kernel shape the coder will write (``map``: one output
 element per input element; ``rows``: one row of the last dim per iteration; ``midreduce``:

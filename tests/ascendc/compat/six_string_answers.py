@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-_EXAMPLES = Path(__file__).resolve().parents[3] / "kernel_gym" / "ascendc" / "examples" / "op_projects"
+_EXAMPLES = Path(__file__).resolve().parents[3] / "solutions" / "ascend_op_projects"
 
 
 def _six_text(strings: dict[str, str]) -> str:

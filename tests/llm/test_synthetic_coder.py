@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import builtins
 import io
-import os
 import pathlib
 import re
 

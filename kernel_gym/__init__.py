@@ -4,8 +4,10 @@ Importing the package registers the environment ids ``KernelBench-Ascend-v0`` an
 ``KernelBench-CPU-v0`` (the environment module itself is imported only by ``gym.make``).
 """
 
-__version__ = "0.1.0"
+from kernel_gym._version import __version__
 
 from kernel_gym.envs.registration import register_envs as _register_envs
+
+__all__ = ["__version__"]
 
 _register_envs()

@@ -13,7 +13,7 @@ import torch
 
 from kernel_gym.backends.base import Backend
 from kernel_gym.native import NativeLibrary, compile_shared, parse_extern_c
-from kernel_gym.verify.timing import median_wallclock
+from kernel_gym.backends.timing import median_wallclock
 
 __all__ = ["CpuBackend", "load_cpp", "DEFAULT_CPP_FLAGS"]
 

@@ -14,7 +14,7 @@ import logging
 import os
 from pathlib import Path
 
-import kernel_gym
+from kernel_gym._version import __version__
 from kernel_gym.native import cache_root
 from kernel_gym.native.compile import cache_key_file
 from kernel_gym.tasks.spec import TaskSpec
@@ -29,7 +29,7 @@ _UNCACHED = {"internal_error", "timeout", "memory_limit", "crash"}
 
 def cache_key(task: TaskSpec, answer: str, backend: str, settings: VerifySettings) -> str:
     h = hashlib.sha256()
-    for part in (kernel_gym.__version__, task.id, task.source_hash, backend, settings.cache_key_part()):
+    for part in (__version__, task.id, task.source_hash, backend, settings.cache_key_part()):
         h.update(part.encode() + b"\0")
     h.update(answer.encode())
     return h.hexdigest()[:32]

@@ -1,8 +1,9 @@
 """Reference answers: hand-written kernels for built-in tasks, one file per task.
 
-``answers/<backend>/<task file stem>.py`` is a KernelBench-style answer (a Python source
+``solutions/<backend>/<task file stem>.py`` is a KernelBench-style answer (a Python source
 defining ``ModelNew``) for task ``level1/<task file stem>``. They show the answer format
-working end to end, seed agents' memories and back the verifier's tests.
+working end to end and back the tests and benchmarks. They live outside the installed package
+(a wheel has none), so neither agents nor the answers under test can read them.
 """
 
 from __future__ import annotations

@@ -6,8 +6,10 @@ agent = get_agent("qmemory", epsilon=0.1, seed=0)
 ```
 
 ``AGENTS`` maps each name to ``"module:Class"``; the module is imported only when the agent is
-asked for, so an agent whose optional dependencies are missing breaks nothing else. To add one,
-add a line to ``AGENTS`` (or call :func:`register_agent`).
+asked for, so an agent whose optional dependencies are missing breaks nothing else. An agent
+outside this package needs no registration: name it by its import path, ``"pkg.module:Class"``
+(or ``"pkg.module.Class"``), here or as ``_target_`` in a Hydra agent config (agents/template.py
+is a policy to copy). To give it a short name, call :func:`register_agent`.
 """
 
 from __future__ import annotations
@@ -40,16 +42,34 @@ def register_agent(name: str, target: str) -> None:
     AGENTS[name] = target
 
 
+def _split_target(target: str) -> tuple[str, str]:
+    if ":" in target:
+        module, _, cls = target.partition(":")
+    else:
+        module, _, cls = target.rpartition(".")
+    if not module or not cls:
+        raise ValueError(f"agent target must look like 'package.module:Class', got {target!r}")
+    return module, cls
+
+
 def agent_class(name: str) -> type[Agent]:
-    """The agent class registered as ``name`` (imports its module)."""
-    if name not in AGENTS:
-        raise ValueError(f"unknown agent {name!r}; valid names: {', '.join(sorted(AGENTS))}")
-    module, cls = AGENTS[name].split(":")
+    """The agent class registered as ``name``, or at the import path ``name``
+    (``"package.module:Class"`` or ``"package.module.Class"``); imports its module."""
+    target = AGENTS.get(name)
+    if target is None and (":" in name or "." in name):
+        target = name
+    if target is None:
+        raise ValueError(f"unknown agent {name!r}; valid names: {', '.join(sorted(AGENTS))}, or an import path "
+                         f"'package.module:Class' of an Agent subclass")
+    module, cls = _split_target(target)
     try:
         mod = importlib.import_module(module, package=__name__ if module.startswith(".") else None)
     except ImportError as e:
-        raise ImportError(f"agent {name!r} ({AGENTS[name]}) cannot be imported: {e}") from e
-    return getattr(mod, cls)
+        raise ImportError(f"agent {name!r} ({target}) cannot be imported: {e} (is its directory on PYTHONPATH?)") from e
+    found = getattr(mod, cls, None)
+    if not (isinstance(found, type) and issubclass(found, Agent)):
+        raise TypeError(f"agent {name!r}: {target} is not a subclass of agents.Agent")
+    return found
 
 
 def get_agent(name: str, **kwargs: Any) -> Agent:

@@ -64,9 +64,27 @@ def make_env(cfg: DictConfig, run_dir: Path, seed: int, search_actions: bool = F
 
 
 def make_agent(cfg: DictConfig, seed: int):
+    """The agent of ``cfg.agent``: its ``_target_`` (``"package.module:Class"``, any importable
+    module) if given, else the built-in agent called ``name``; ``kwargs`` go to the constructor."""
     from agents import get_agent
     kwargs = cfg.agent.get("kwargs")
-    return get_agent(cfg.agent.name, seed=seed, **(OmegaConf.to_container(kwargs) if kwargs else {}))
+    target = cfg.agent.get("_target_") or cfg.agent.name
+    return get_agent(target, seed=seed, **(OmegaConf.to_container(kwargs) if kwargs else {}))
+
+
+def agent_config(name: str) -> DictConfig:
+    """The agent config ``agent=<name>`` would select, looked up along Hydra's search path (a
+    user's ``hydra.searchpath=[file://<dir>]`` first), or ``{name, _target_}`` for an import path."""
+    for source in HydraConfig.get().runtime.config_sources:
+        if source.schema == "file":
+            path = Path(source.path) / "agent" / f"{name}.yaml"
+            if path.is_file():
+                return OmegaConf.load(path)
+    if ":" in name:
+        return OmegaConf.create({"name": name.rpartition(":")[2], "_target_": name, "kwargs": {}})
+    searched = [s.path for s in HydraConfig.get().runtime.config_sources if s.schema == "file"]
+    raise SystemExit(f"error: compare: no agent config {name}.yaml under agent/ in {searched}; add "
+                     f"hydra.searchpath=[file://<your conf dir>] or name the agent 'package.module:Class'")
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -245,27 +263,33 @@ def config_problem(cfg: DictConfig) -> str | None:
         return "agent=ppo needs a checkpoint: add agent.kwargs.checkpoint=<train dir>/ppo_final.zip"
     if cfg.memory.get("path") is None and OmegaConf.is_missing(cfg.memory, "path"):
         return "memory=shared needs a path: add memory.path=<file>.db"
+    from agents import agent_class
+    try:  # before any work: an agent that cannot be built is a config error
+        agent_class(cfg.agent.get("_target_") or cfg.agent.name)
+    except (ImportError, TypeError, ValueError) as exc:
+        return str(exc)
     return None
 
 
 @hydra.main(config_path="../conf", config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> None:
+    logging.getLogger("faiss.loader").setLevel(logging.WARNING)  # its INFO lines drown the progress bar
     problem = config_problem(cfg)
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         sys.exit(2)
-    logging.getLogger("faiss.loader").setLevel(logging.WARNING)  # its INFO lines drown the progress bar
     out = Path(HydraConfig.get().runtime.output_dir)
     if cfg.compare and not agent_named_on_command_line():
         seeds = list(cfg.compare_seeds) or [cfg.seed]
         run_dirs = []
         for name in cfg.compare:
-            agent_cfg = OmegaConf.load(Path(__file__).resolve().parent.parent / "conf" / "agent" / f"{name}.yaml")
+            agent_cfg = agent_config(name)
+            label = agent_cfg.name
             for seed in seeds:
                 sub = cfg.copy()
                 with open_dict(sub):
                     sub.agent = agent_cfg
-                run_dirs.append(run_one(sub, out / (f"{name}" if len(seeds) == 1 else f"{name}/seed{seed}"), seed))
+                run_dirs.append(run_one(sub, out / (f"{label}" if len(seeds) == 1 else f"{label}/seed{seed}"), seed))
         if cfg.report:
             from experiments.report import build_report
             rep = build_report(out, out)

@@ -116,3 +116,39 @@ def test_train_ppo_then_evaluate_as_agent(tmp_path):
     p = run(["experiment=none", "agent=ppo", f"agent.kwargs.checkpoint={ckpt}", "env.n_select=2", "env.budget=1",
              "tasks.max_tasks=1", f"hydra.run.dir={tmp_path / 'bad'}"])
     assert p.returncode != 0 and "trained with" in p.stderr
+
+
+def test_agent_from_outside_the_package_in_a_multirun_with_built_in_agents(tmp_path):
+    """A researcher's policy: a copy of agents/template.py in a directory of their own, with a
+    config in their own conf dir, run by `-m` beside two built-in agents and compared by the report."""
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "my_policy.py").write_text((REPO / "agents" / "template.py").read_text()
+                                       .replace("class TemplateAgent", "class MyPolicy")
+                                       .replace('name = "template"', 'name = "mine"'))
+    conf = tmp_path / "conf" / "agent"
+    conf.mkdir(parents=True)
+    (conf / "mine.yaml").write_text("name: mine\n_target_: my_policy:MyPolicy\nkwargs: {epsilon: 0.5}\n")
+    sweep = tmp_path / "multi"
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    p = run(["-m", "experiment=none", "agent=mine,similarity,random", "env.budget=2",
+             "tasks.ids=[level1/021_relu,level1/001_add]", f"hydra.searchpath=[file://{tmp_path / 'conf'}]",
+             f"hydra.sweep.dir={sweep}", "report=false"], env=env)
+    assert p.returncode == 0, p.stderr[-3000:]
+    agents = {json.loads(s.read_text())["agent"] for s in sweep.glob("*/summary.json")}
+    assert agents == {"mine", "similarity", "random"}
+    mine = next(s.parent for s in sweep.glob("*/summary.json") if json.loads(s.read_text())["agent"] == "mine")
+    assert json.loads((mine / "agent.json").read_text())["state"]["totals"]  # it learned from its steps
+    rep = subprocess.run([sys.executable, "-m", "experiments.report", str(sweep)], cwd=REPO, capture_output=True,
+                         text=True, timeout=300)
+    assert rep.returncode == 0, rep.stderr[-2000:]
+    table = (sweep / "report.md").read_text()
+    assert all(f"| {a} " in table for a in ("mine", "similarity", "random")), table[:2000]
+
+
+def test_unknown_agent_target_is_one_clear_error(tmp_path):
+    p = run(["experiment=none", "agent=random", "+agent._target_=no_such_module:Nope", "env.budget=1",
+             "tasks.ids=[level1/021_relu]", f"hydra.run.dir={tmp_path / 'r'}"])
+    assert p.returncode == 2 and p.stderr.strip().startswith("error:") and len(p.stderr.strip().splitlines()) == 1
+    assert "no_such_module" in p.stderr and "PYTHONPATH" in p.stderr
+    assert not (tmp_path / "r" / "steps.jsonl").exists()  # refused before any work

@@ -37,14 +37,23 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 __all__ = [
-    "METRICS", "DEFAULT_GROUP_KEYS", "RunFormatError", "RunFormatWarning", "NoRunsError", "Run",
+    "METRICS", "FAST_P", "DEFAULT_GROUP_KEYS", "bootstrap_ci", "RunFormatError", "RunFormatWarning", "NoRunsError", "Run",
     "read_jsonl", "load_run", "find_runs", "load_runs", "round_metrics", "final_metrics",
     "episode_best_speedups", "run_round_metrics", "varying_keys", "group_runs", "group_label",
     "aggregate", "flatten_config",
 ]
 
-#: The per-round metrics, in table order.
-METRICS: tuple[str, ...] = ("compile_rate", "accuracy", "fast_1", "median_speedup", "geomean_speedup")
+#: The per-round metrics, in table order. ``fast_p`` is KernelBench's: the share of tasks with a
+#: correct kernel faster than ``p`` times the reference. ``all_tasks_geomean_speedup`` is over every
+#: task, a task without a correct kernel counted as the reference (1x); ``median_speedup`` and
+#: ``geomean_speedup`` are over the solved tasks only.
+METRICS: tuple[str, ...] = ("compile_rate", "accuracy", "fast_0", "fast_1", "fast_1.5", "fast_2",
+                            "all_tasks_geomean_speedup", "median_speedup", "geomean_speedup")
+#: The thresholds p of the fast_p metrics.
+FAST_P: tuple[float, ...] = (0.0, 1.0, 1.5, 2.0)
+#: Bootstrap confidence intervals over seeds: level, resamples, resampling seed (fixed: a report
+#: is reproducible).
+CI_LEVEL, CI_RESAMPLES, CI_SEED = 0.95, 10_000, 0
 #: Config keys (dotted) that split runs into groups besides the agent, when they vary across runs.
 #: (conf/experiment/*.yaml are ``@package _global_``, so ``experiment`` is only there when a
 #: config sets it.) Agent hyper-parameters are not listed: pass them as ``keys`` / ``--group-by``.
@@ -352,8 +361,7 @@ def _geomean(xs: Sequence[float]) -> float:
 
 def round_metrics(records: Sequence[Mapping[str, Any]], budget: int | None = None) -> list[dict[str, Any]]:
     """Metrics for rounds ``r = 1..T`` (docs/run_format.md), one dict per round:
-    ``{"round", "n_tasks", "compile_rate", "accuracy", "fast_1", "n_feasible", "median_speedup",
-    "geomean_speedup"}``.
+    ``{"round", "n_tasks", "n_feasible"}`` and each metric of :data:`METRICS`.
 
     ``records`` are step records (grouped by ``episode``; works on partial runs) or, failing those,
     episode records (speedups at intermediate rounds are then lower bounds, see
@@ -371,16 +379,26 @@ def round_metrics(records: Sequence[Mapping[str, Any]], budget: int | None = Non
         feasible = [o for o in outcomes if o.feasible_at is not None and o.feasible_at < r]
         fast = sum(o.fast_at is not None and o.fast_at < r for o in outcomes)
         speedups = [s for s in (o.best_within(r) for o in feasible) if s is not None]
-        rows.append({
+        row: dict[str, Any] = {
             "round": r,
             "n_tasks": n,
             "compile_rate": compiled / n if n else None,
             "accuracy": len(feasible) / n if n else None,
-            "fast_1": fast / n if n else None,
+        }
+        for p in FAST_P:
+            if p == 1.0:  # the first step faster than the reference, as logged
+                count = fast
+            else:
+                count = sum(1 for s in speedups if s > p)
+            row[f"fast_{p:g}"] = count / n if n else None
+        solved_or_one = speedups + [1.0] * (n - len(speedups))
+        row.update({
             "n_feasible": len(feasible),
+            "all_tasks_geomean_speedup": _geomean(solved_or_one) if n else None,
             "median_speedup": float(statistics.median(speedups)) if speedups else None,
             "geomean_speedup": _geomean(speedups) if speedups else None,
         })
+        rows.append(row)
     return rows
 
 
@@ -457,6 +475,20 @@ def _mean_std(values: Sequence[float | None]) -> tuple[float | None, float | Non
     return mean, std, len(xs)
 
 
+def bootstrap_ci(values: Sequence[float | None], level: float = CI_LEVEL, resamples: int = CI_RESAMPLES,
+                 seed: int = CI_SEED) -> tuple[float, float] | None:
+    """Percentile bootstrap confidence interval of the mean of ``values`` (one per seed; None
+    skipped): resample the seeds with replacement ``resamples`` times. None with fewer than two
+    values (no spread to resample)."""
+    xs = np.array([float(v) for v in values if v is not None])
+    if len(xs) < 2:
+        return None
+    rng = np.random.default_rng(seed)
+    means = xs[rng.integers(0, len(xs), size=(resamples, len(xs)))].mean(axis=1)
+    tail = (1.0 - level) / 2.0
+    return float(np.quantile(means, tail)), float(np.quantile(means, 1.0 - tail))
+
+
 def aggregate(runs: Sequence[Run], keys: Sequence[str] | None = None,
               candidate_keys: Iterable[str] = DEFAULT_GROUP_KEYS) -> list[dict[str, Any]]:
     """One row per group of runs (agent, plus the config keys that vary across ``runs``, or
@@ -465,7 +497,8 @@ def aggregate(runs: Sequence[Run], keys: Sequence[str] | None = None,
 
     Row keys: ``agent``, each group key, ``label``, ``group_keys``, ``n_seeds`` (runs in the
     group), ``seeds``, ``paths``, ``n_tasks`` (list, per run), ``budget`` (max over runs), for each
-    metric ``m`` of :data:`METRICS` ``m_mean``, ``m_std`` and ``m_n`` (runs where it is defined),
+    metric ``m`` of :data:`METRICS` ``m_mean``, ``m_std``, ``m_n`` (runs where it is defined) and
+    ``m_ci`` (95 % bootstrap confidence interval of the mean over the runs, None for one run),
     ``rounds`` (per round ``r``: ``{"round", m_mean, m_std, m_n}`` over the runs that reached
     ``r``) and ``best_speedups`` (every task's best speedup, pooled over the group's runs).
     """
@@ -487,8 +520,10 @@ def aggregate(runs: Sequence[Run], keys: Sequence[str] | None = None,
         row["n_tasks"] = [f.get("n_tasks", 0) for f in finals]
         row["budget"] = max((len(rm) for rm in per_run), default=0)
         for m in METRICS:
-            mean, std, n = _mean_std([f.get(m) for f in finals])
+            values = [f.get(m) for f in finals]
+            mean, std, n = _mean_std(values)
             row[f"{m}_mean"], row[f"{m}_std"], row[f"{m}_n"] = mean, std, n
+            row[f"{m}_ci"] = bootstrap_ci(values)
         rounds = []
         for r in range(1, row["budget"] + 1):
             rd: dict[str, Any] = {"round": r}

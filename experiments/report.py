@@ -40,10 +40,17 @@ REPORT_ROUNDS: tuple[int, ...] = (1, 2, 5, 10)
 METRIC_HEADERS = {
     "compile_rate": "compile rate",
     "accuracy": "accuracy",
+    "fast_0": "fast_0",
     "fast_1": "fast_1",
-    "median_speedup": "median speedup (x)",
-    "geomean_speedup": "geomean speedup (x)",
+    "fast_1.5": "fast_1.5",
+    "fast_2": "fast_2",
+    "all_tasks_geomean_speedup": "geomean speedup, all tasks (x)",
+    "median_speedup": "median speedup, solved (x)",
+    "geomean_speedup": "geomean speedup, solved (x)",
 }
+#: Config keys of the stamp: what produced the numbers.
+STAMP_KEYS: tuple[tuple[str, str], ...] = (("generator", "llm.name"), ("model", "llm.model"),
+                                           ("backend", "backend.name"), ("task suite", "tasks.name"))
 FIGSIZE = (7.0, 4.5)
 DPI = 120
 
@@ -63,9 +70,13 @@ def _digits(metric: str) -> int:
 
 
 def _cell(row: dict[str, Any], m: str) -> str:
-    """``mean ± std``; a speedup defined in fewer runs than the group has (runs without a feasible
-    kernel) gets ``[n/N runs]``."""
+    """``mean ± std [95 % CI]``; a speedup defined in fewer runs than the group has (runs without a
+    feasible kernel) gets ``[n/N runs]``."""
     cell = _fmt(row[f"{m}_mean"], row[f"{m}_std"], _digits(m))
+    ci = row.get(f"{m}_ci")
+    if ci is not None:
+        d = _digits(m)
+        cell += f" [{ci[0]:.{d}f}, {ci[1]:.{d}f}]"
     n = row[f"{m}_n"]
     if m.endswith("speedup") and 0 < n < row["n_seeds"]:
         cell += f" [{n}/{row['n_seeds']} runs]"
@@ -114,7 +125,7 @@ def write_csv(rows: Sequence[dict[str, Any]], path: Path) -> None:
     rounds = report_rounds(budget)
     header = ["agent", *keys, "n_seeds", "seeds", "n_tasks_min", "n_tasks_max"]
     for m in METRICS:
-        header += [f"{m}_mean", f"{m}_std"]
+        header += [f"{m}_mean", f"{m}_std", f"{m}_ci_low", f"{m}_ci_high"]
     for x in rounds:
         header += [f"accuracy_r{x}_mean", f"accuracy_r{x}_std"]
     with open(path, "w", newline="", encoding="utf-8") as fh:
@@ -125,7 +136,8 @@ def write_csv(rows: Sequence[dict[str, Any]], path: Path) -> None:
                                " ".join(str(s) for s in r["seeds"]), min(r["n_tasks"], default=0),
                                max(r["n_tasks"], default=0)]
             for m in METRICS:
-                line += [_csv_num(r[f"{m}_mean"]), _csv_num(r[f"{m}_std"])]
+                ci = r.get(f"{m}_ci") or (None, None)
+                line += [_csv_num(r[f"{m}_mean"]), _csv_num(r[f"{m}_std"]), _csv_num(ci[0]), _csv_num(ci[1])]
             for x in rounds:
                 rd = r["rounds"][x - 1] if x <= len(r["rounds"]) else {}
                 line += [_csv_num(rd.get("accuracy_mean")), _csv_num(rd.get("accuracy_std"))]
@@ -350,6 +362,20 @@ def plot_q_values(runs: Sequence[Run], rows: Sequence[dict[str, Any]], path: Pat
 # ====================================================================== driver
 
 
+def stamp(runs: Sequence[Run]) -> list[str]:
+    """What produced the runs, one markdown line each: generator, model, backend, task suite (from
+    the saved configs), seeds, and package version and git commit (from summary.json)."""
+    def values(get: Any) -> str:
+        found = sorted({str(v) for v in (get(r) for r in runs) if v not in (None, "", "???")})
+        return ", ".join(found) if found else "unknown"
+
+    lines = [f"- {label}: {values(lambda r, k=key: r.flat_config.get(k))}" for label, key in STAMP_KEYS]
+    lines.append(f"- seeds: {values(lambda r: r.seed)}")
+    lines.append(f"- kernel-gym version: {values(lambda r: (r.summary or {}).get('package_version'))}")
+    lines.append(f"- git commit: {values(lambda r: (r.summary or {}).get('git_commit'))}")
+    return lines
+
+
 def build_report(root: str | Path, out: str | Path | None = None,
                  group_by: Sequence[str] = (), plots: bool = True) -> dict[str, Any]:
     """Aggregate the runs under ``root`` and write the report files to ``out`` (default ``root``);
@@ -373,11 +399,14 @@ def build_report(root: str | Path, out: str | Path | None = None,
         notes += plot_q_values(runs, rows, files["q_values.png"])
     write_csv(rows, files["report.csv"])
     budget = max((r["budget"] for r in rows), default=0)
-    md = [f"# Report: {root}", "",
+    md = [f"# Report: {root}", "", *stamp(runs), "",
           f"{len(runs)} run(s) in {len(rows)} group(s); T = {budget} steps per task. "
-          "Cells: mean ± sample std (ddof=1) over seeds (runs); rates are shares of the tasks; speedups are "
-          "over the tasks with a feasible kernel, averaged over the runs that have one ([n/N runs] when not all "
-          "do; – when none). T is the step budget per task.", "",
+          "Cells: mean ± sample std (ddof=1) over seeds (runs), then the 95 % bootstrap confidence interval of "
+          "the mean over seeds (with two or more seeds). Rates are shares of the tasks; fast_p is the share of "
+          "tasks with a correct kernel more than p times faster than the reference (KernelBench). The all-tasks "
+          "geomean speedup counts a task without a correct kernel as the reference (1x); the solved-task "
+          "speedups are over the tasks with a feasible kernel, averaged over the runs that have one ([n/N runs] "
+          "when not all do; – when none). T is the step budget per task.", "",
           "## Final metrics (round T)", "", final, "",
           "## Accuracy per round", "", per_round, "",
           ]

@@ -17,6 +17,7 @@ import json
 import logging
 import math
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -27,6 +28,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from experiments.metrics import load_run, round_metrics
+from kernel_gym._version import __version__
 
 STEP_KEYS = ("compiled", "correct", "hacked", "error_class", "latency_s", "reference_latency_s")
 
@@ -219,11 +221,27 @@ def episode_record(agent: str, seed: int, episode: int, task, steps: list[dict[s
             "reference_latency_s": best["reference_latency_s"] if best else None}
 
 
+def git_commit() -> str | None:
+    """The commit of the checkout this package runs from (``-dirty`` when it has local changes),
+    or None outside a git checkout."""
+    repo = Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, timeout=10)
+        if head.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=repo,
+                               capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+
+
 def write_summary(run_dir: Path, agent: str, seed: int, budget: int) -> dict[str, Any]:
     run = load_run(run_dir)
     rounds = round_metrics(run.steps, budget)
     summary = {"agent": agent, "seed": seed, "n_tasks": len({s["episode"] for s in run.steps}),
-               "budget": budget, "rounds": rounds, "final": rounds[-1] if rounds else {}}
+               "budget": budget, "rounds": rounds, "final": rounds[-1] if rounds else {},
+               "package_version": __version__, "git_commit": git_commit()}
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
     return summary
 

@@ -113,6 +113,41 @@ def sweep(tmp_path: Path) -> Path:
 # ---------------------------------------------------------------------- per-run metrics
 
 
+def test_fast_p_and_all_tasks_geomean_hand_computed():
+    rows = M.round_metrics(step_records("qmemory", 0, BASE), budget=T)
+    # round 1: only task 0, at 0.5x; round 2: task 0 at 2.0x (not faster than 2x); round 5: 4.0, 1.5, -, 0.8
+    assert [rows[0][f"fast_{p}"] for p in ("0", "1", "1.5", "2")] == [0.25, 0.0, 0.0, 0.0]
+    assert [rows[1][f"fast_{p}"] for p in ("0", "1", "1.5", "2")] == [0.25, 0.25, 0.25, 0.0]
+    assert [rows[4][f"fast_{p}"] for p in ("0", "1", "1.5", "2")] == [0.75, 0.5, 0.25, 0.25]
+    assert rows[0]["all_tasks_geomean_speedup"] == pytest.approx(0.5 ** 0.25)  # unsolved tasks count as 1x
+    assert rows[4]["all_tasks_geomean_speedup"] == pytest.approx((4.0 * 1.5 * 1.0 * 0.8) ** 0.25)
+    assert rows[4]["geomean_speedup"] == pytest.approx((4.0 * 1.5 * 0.8) ** (1 / 3))  # solved tasks only
+
+
+def test_bootstrap_ci_over_seeds():
+    assert M.bootstrap_ci([0.5]) is None and M.bootstrap_ci([None, 0.5]) is None  # one seed: no interval
+    assert M.bootstrap_ci([0.25, 0.25, 0.25]) == (0.25, 0.25)
+    lo, hi = M.bootstrap_ci([0.0, 1.0])
+    assert (lo, hi) == (0.0, 1.0)  # means of two resampled seeds: 0, 0.5 or 1
+    lo, hi = M.bootstrap_ci([0.5, 0.75, 1.0])
+    assert 0.5 <= lo < 0.75 < hi <= 1.0 and M.bootstrap_ci([0.5, 0.75, 1.0]) == (lo, hi)  # reproducible
+
+
+def test_report_is_stamped_with_what_produced_it(tmp_path: Path):
+    root = tmp_path / "stamped"
+    for seed in (0, 1):
+        d = write_run(root / f"seed{seed}", "qmemory", seed, QMEM[seed])
+        (d / "config.yaml").write_text((d / "config.yaml").read_text() +
+                                       "llm:\n  name: litellm\n  model: openai/some-model\nbackend:\n  name: ascend_sim\n")
+        summary = json.loads((d / "summary.json").read_text())
+        summary.update({"package_version": "9.9.9", "git_commit": "abc123"})
+        (d / "summary.json").write_text(json.dumps(summary))
+    md = R.build_report(root, plots=False)["markdown"]
+    for line in ("- generator: litellm", "- model: openai/some-model", "- backend: ascend_sim",
+                 "- task suite: synth4", "- seeds: 0, 1", "- kernel-gym version: 9.9.9", "- git commit: abc123"):
+        assert line in md, md[:800]
+
+
 def test_round_metrics_hand_computed():
     rows = M.round_metrics(step_records("qmemory", 0, BASE), budget=T)
     assert [r["round"] for r in rows] == [1, 2, 3, 4, 5]
@@ -309,7 +344,11 @@ def test_report_single_run_and_comparison_dir(tmp_path: Path):
     write_run(comp2 / "random" / "seed0", "random", 0, [["x"] * T] * 4)
     write_run(comp2 / "random" / "seed1", "random", 1, [["x"] * 4 + [2.0]] + [["x"] * T] * 3)
     table = R.build_report(comp2, plots=False)["table"]
-    assert "| random | 2 | 4 | 0.125 ± 0.177 | 0.125 ± 0.177 | 0.125 ± 0.177 | 2.00 [1/2 runs] |" in table
+    # seed 0 solves nothing, seed 1 one task of 4 at 2.0x: rates 0 and 0.25 (CI over the two seeds);
+    # fast_2 needs more than 2x; the all-tasks geomean counts unsolved tasks as 1x: 1.0 and 2**0.25
+    share = "0.125 ± 0.177 [0.000, 0.250]"
+    assert (f"| random | 2 | 4 | {share} | {share} | {share} | {share} | {share} | 0.000 ± 0.000 [0.000, 0.000] | "
+            "1.09 ± 0.13 [1.00, 1.19] | 2.00 [1/2 runs] | 2.00 [1/2 runs] |") in table
 
 
 def test_group_by_extra_key(tmp_path: Path):

@@ -38,6 +38,7 @@ def test_single_run_writes_the_run_directory(tmp_path):
     assert len(lines(out / "episodes.jsonl")) == 3
     summary = json.loads((out / "summary.json").read_text())
     assert summary["agent"] == "random" and len(summary["rounds"]) == 2
+    assert summary["package_version"] and summary["git_commit"]  # the report's stamp
     assert (out / "config.yaml").exists() and (out / "agent.json").exists()
     with MemoryStore(out / "memory.db") as mem:  # every logged step is a trace in the run's memory
         assert {it.id for it in mem.all("trace")} == {s["trace_id"] for s in steps}

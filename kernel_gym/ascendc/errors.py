@@ -16,6 +16,7 @@ __all__ = [
     "UBOverflow", "LocalMemoryOverflow", "MisalignedCopy", "MisalignedCount", "UnalignedLocalTensor",
     "RepeatOutOfRange", "MaskOutOfRange", "GMOutOfBounds", "LocalOutOfBounds", "QueueMisuse", "QueueFull",
     "QueueEmpty", "ForeignFree", "TensorLeak", "TooManyTensors", "UninitializedRead", "GMRace", "PipeRace",
+    "CubeMemoryOverflow", "UnalignedCubeTensor", "WrongPosition", "FractalLayoutError",
     "BadLaunch", "Watchdog", "SyncAllDeadlock", "CrossCoreDeadlock", "InvalidArgument", "InvalidTensor", "UnsupportedAPI", "RuntimeUnsupportedDtype",
     "KernelAssert", "KernelException", "HostException",
 ]
@@ -72,6 +73,18 @@ TensorLeak = _fault("TensorLeak", "tensor_leak", "A queue tensor was not freed b
 TooManyTensors = _fault("TooManyTensors", "too_many_tensors",
                         "More than 8 tensors allocated at once at one position, or more than 64 buffers.",
                         QueueMisuse, "queue_misuse")
+# The cube unit (kgsim/cube.h): its memories (L1, L0A, L0B, L0C, bias table, fixpipe buffer) and operands.
+CubeMemoryOverflow = _fault("CubeMemoryOverflow", "cube_memory_overflow",
+                            "Allocations in L1/L0A/L0B/L0C/BT/FB exceed the memory, or a cube instruction's operand "
+                            "extends beyond it.", LocalMemoryOverflow, "local_memory_overflow")
+UnalignedCubeTensor = _fault("UnalignedCubeTensor", "unaligned_cube_tensor",
+                             "A cube-memory tensor off its memory's alignment (L1 32 B, L0A/L0B 512 B, L0C 64 B, "
+                             "BT 64 B, FB 128 B).", UnalignedLocalTensor, "unaligned_local_tensor")
+WrongPosition = _fault("WrongPosition", "wrong_position",
+                       "An operand at a TPosition the instruction cannot read or write (e.g. Mmad into UB).")
+FractalLayoutError = _fault("FractalLayoutError", "fractal_layout",
+                            "Parameters that describe an impossible fractal layout (overlapping NZ fractals, a "
+                            "transpose the data type does not support).")
 UninitializedRead = _fault("UninitializedRead", "uninitialized_read", "A read of UB bytes never written.")
 GMRace = _fault("GMRace", "gm_race", "Two blocks access the same GM bytes (one writing) without atomics.")
 PipeRace = _fault("PipeRace", "pipe_race", "Two pipes touch the same UB bytes without synchronisation.")
@@ -94,7 +107,8 @@ FAULT_CLASSES: dict[str, type[AscendCFault]] = {
     c.error_class: c for c in (
         UBOverflow, LocalMemoryOverflow, MisalignedCopy, MisalignedCount, UnalignedLocalTensor, RepeatOutOfRange,
         MaskOutOfRange, GMOutOfBounds, LocalOutOfBounds, QueueMisuse, QueueFull, QueueEmpty, ForeignFree,
-        TensorLeak, TooManyTensors, UninitializedRead, GMRace, PipeRace, BadLaunch, Watchdog, SyncAllDeadlock,
+        TensorLeak, TooManyTensors, CubeMemoryOverflow, UnalignedCubeTensor, WrongPosition, FractalLayoutError,
+        UninitializedRead, GMRace, PipeRace, BadLaunch, Watchdog, SyncAllDeadlock,
         CrossCoreDeadlock, InvalidArgument, InvalidTensor, UnsupportedAPI, RuntimeUnsupportedDtype, KernelAssert,
         KernelException, HostException)
 }

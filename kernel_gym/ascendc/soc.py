@@ -122,10 +122,25 @@ def _common() -> dict[str, Const]:
         "mte3_startup_cycles": C(400, "assumed (spec: fixed copy start-up; write completion latency)", "cycles"),
         "dma_issue_cycles": C(24, "assumed (pipe occupancy per DataCopy instruction)", "cycles"),
         "dma_burst_cycles": C(2, "assumed (pipe occupancy per burst of a multi-block DataCopy)", "cycles"),
-        # cube (second stage; not simulated yet)
+        # cube unit (kgsim/cube.h, src/rt_cube.cpp). Memories: the L1/L0 sizes above; the bias table and
+        # fixpipe buffer sizes are not in the A2 API docs (the MmadMx doc quotes a 4 KB BT for Ascend 950).
+        "bt_bytes": C(1024, "assumed (public 910B descriptions: 1 KB BiasTable per AIC; " + CANN_DOC
+                      + " Mmad: bias in BT Buffer, TPosition C2)", "B"),
+        "fb_bytes": C(2048, "assumed (fixpipe buffer for quantisation parameters, TPosition C2PIPE2GM)", "B"),
+        "l1_align": C(32, CANN_DOC + " (matrix input constraints: L1 Buffer 32 B aligned)", "B"),
+        "bt_align": C(64, CANN_DOC + " (data movement constraints: BiasTable Buffer 64 B aligned)", "B"),
+        "fb_align": C(128, CANN_DOC + " (data movement constraints: Fixpipe Buffer 128 B aligned)", "B"),
+        # 16x16x16 fp16 MACs per cycle per AIC: 24 AIC x 1.85 GHz x 4096 x 2 = 363.7 TFLOPS, the published fp16
+        # peak class of the 910B2 (about 350-376 TFLOPS in public spec sheets). bf16 alike; fp32 (k0 = 8) at half,
+        # int8 (k0 = 32) at twice this rate: one 16 x k0 x 16 fractal product per cycle.
         "cube_fp16_macs_per_cycle": C(16 * 16 * 16, SPEC + " (16x16x16 fp16 MACs per cycle per AIC)", "MAC/cycle"),
+        "cube_issue_cycles": C(8, "assumed (M pipe start-up per Mmad instruction)", "cycles"),
         "l1_to_l0a_bytes_per_cycle": C(256, SPEC + " (L1->L0A 256 B/cycle)", "B/cycle"),
         "l1_to_l0b_bytes_per_cycle": C(128, SPEC + " (L1->L0B 128 B/cycle)", "B/cycle"),
+        "mte1_issue_cycles": C(8, "assumed (MTE1 pipe occupancy per LoadData / L1 -> BT copy instruction)", "cycles"),
+        "mte1_latency_cycles": C(30, "assumed (L1->L0 LoadData completion latency)", "cycles"),
+        "fix_bytes_per_cycle": C(128, "assumed (FIX pipe: L0C -> GM/L1 output bytes per cycle)", "B/cycle"),
+        "fix_startup_cycles": C(200, "assumed (Fixpipe write completion latency to GM)", "cycles"),
         # launch
         "launch_base_s": C(3e-6, "assumed (kernel launch overhead on the device)", "s"),
         "launch_per_core_s": C(3e-8, "assumed (spec: launch overhead grows with the number of cores used)", "s/core"),

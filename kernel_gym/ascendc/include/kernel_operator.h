@@ -8,6 +8,7 @@
 #include "kgsim/math.h"
 #include "kgsim/rearrange.h"
 #include "kgsim/static_tensor.h"
+#include "kgsim/cube.h"
 #include "kgsim/cores.h"
 #include "kgsim/launch.h"
 #include "tiling/platform/platform_ascendc.h"

@@ -25,7 +25,9 @@ constexpr uint32_t kLocalMemBytes = 1u << 20;
     X(scalar_issue_cycles) X(scalar_ub_access_cycles) X(scalar_gm_access_cycles) X(mte2_bytes_per_cycle)      \
     X(mte2_startup_cycles) X(mte3_bytes_per_cycle) X(mte3_startup_cycles) X(dma_issue_cycles)                 \
     X(dma_burst_cycles) X(launch_base_s) X(launch_per_core_s) X(align_strict) X(check_uninit) X(sync_check)   \
-    X(watchdog_calls) X(watchdog_s) X(watchdog_cycles) X(race_check) X(scalar_block_cycles) X(sync_all_cycles)
+    X(watchdog_calls) X(watchdog_s) X(watchdog_cycles) X(race_check) X(scalar_block_cycles) X(sync_all_cycles)  \
+    X(bt_bytes) X(fb_bytes) X(cube_fp16_macs_per_cycle) X(cube_issue_cycles) X(l1_to_l0a_bytes_per_cycle)       \
+    X(l1_to_l0b_bytes_per_cycle) X(mte1_latency_cycles) X(fix_bytes_per_cycle) X(fix_startup_cycles) X(mte1_issue_cycles)
 
 struct Config {
 #define KGSIM_X(n) double n = 0;
@@ -97,6 +99,15 @@ struct EventQ {
     std::vector<double> times;
 };
 
+// One recent access of a cube-side memory (L1, L0A/B/C, BT, FB) by a pipe, for the synchronisation
+// check of the cube instructions (rt_cube.cpp); the UB has its own per-block shadow in Runtime.
+struct CubeAccess {
+    uint8_t mem, pipe, write;
+    uint32_t lo, hi;
+    double done;
+    Loc loc;
+};
+
 struct BlockState {
     double free_[P_COUNT];  // when the next instruction of the pipe may start
     double done_[P_COUNT];  // when every issued instruction of the pipe has completed
@@ -115,6 +126,8 @@ struct BlockState {
     std::vector<std::array<EventQ, 8>> events;  // by event code
     uint32_t next_event[256];
     void* tpipe = nullptr;
+    std::vector<CubeAccess> cube_acc;  // cleared lazily when cube_gen != hot.gen
+    uint32_t cube_gen = 0;
 };
 
 struct Runtime {
@@ -177,6 +190,17 @@ int32_t gm_check(int32_t buf, uintptr_t p, uint64_t nbytes, uint32_t es, const c
 void record_access(uintptr_t lo, uint64_t n, uint8_t kind, const Loc& loc);
 void record_fault(const char* cls, const char* file, uint32_t line, const std::string& msg);
 void race_sweep();
+// Cube side (rt_cube.cpp): record an access of a cube memory by a pipe and check it against the
+// other pipes' unfinished accesses; GM bytes a cube copy reads from HBM (first touch in the launch,
+// later reads hit L2); copies between local memories that involve a cube memory.
+void cube_track(uint8_t mem, uint32_t addr, uint32_t len, Pipe p, bool write, double start, double done,
+                const char* api, const Loc& loc);
+uint64_t cube_gm_first_touch(uintptr_t lo, uint64_t n);
+void cube_launch_reset();  // at launch_begin: the L2 starts cold for the cube copies
+void cube_local_copy(const TRef& dst, const TRef& src, const CopyParams& p, const char* api, const Loc& loc);
+// Cube instructions need an AIC core (rt_blocks.cpp): an undeclared AIV-only launch restarts as
+// AIC-only; an AIV core of a mixed launch faults.
+void require_aic(const char* api, const Loc& loc);
 // SyncAll across the blocks of a launch (rt_blocks.cpp): suspends this block until all have arrived.
 void block_barrier(const Loc& loc, bool aiv_only);
 // Stop the current block at once, without unwinding its stack (rt_blocks.cpp): for faults raised

@@ -379,6 +379,20 @@ void declare_kernel_type(int type, const Loc& loc) {
     throw KernelTypeRestart{};
 }
 
+// A `__cube__` kernel (the keyword means nothing on the CPU) starts as AIV-only: its first cube
+// instruction restarts the launch on AIC cores, as if it had declared KERNEL_TYPE_AIC_ONLY. In a
+// mixed launch the AIV cores have no cube unit.
+void require_aic(const char* api, const Loc& loc) {
+    if (hot.core_type == CORE_AIC) return;
+    Scheduler& s = sched(loc, api);
+    if (!is_mixed(s.kernel_type) && !is_aic_only(s.kernel_type)) {
+        s.restart_type = KERNEL_TYPE_AIC_ONLY;
+        throw KernelTypeRestart{};
+    }
+    fault("wrong_position", loc, "%s on an AIV core of a %s launch: the cube unit and its memories (L1, L0A/L0B/L0C, "
+          "BT) belong to the AIC; guard cube code with ASCEND_IS_AIC", api, type_name(s.kernel_type));
+}
+
 void block_barrier(const Loc& loc, bool aiv_only) {
     Scheduler& s = sched(loc, "SyncAll");
     Fiber& f = *s.cur;

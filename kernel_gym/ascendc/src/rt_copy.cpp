@@ -74,6 +74,7 @@ void copy_gm_to_local(const TRef& dst, int32_t buf, const void* gm, DT dt, uint3
     if (dst.mem != MEM_UB && dst.mem != MEM_L1)
         fault("invalid_argument", loc, "%s GM -> local: the destination must be in UB (VECIN/VECOUT/VECCALC) or L1 "
               "(A1/B1)", api);
+    if (dst.mem == MEM_L1) require_aic(api, loc);
     uintptr_t g = reinterpret_cast<uintptr_t>(gm);
     if (g % es)
         fault("misaligned_copy", loc, "%s: the GM source address is not aligned to the %u-byte element size", api, es);
@@ -119,10 +120,21 @@ void copy_gm_to_local(const TRef& dst, int32_t buf, const void* gm, DT dt, uint3
         if (p.src_gap != 0 || i == 0) record_access(g + i * gm_step, p.src_gap == 0 ? gm_span : p.block_len, AK_READ, loc);
     }
     uint64_t bytes = uint64_t(p.block_count) * p.block_len;
-    if (rt.cur) rt.cur->gm_read += bytes;
+    if (rt.cur) {
+        uint64_t hbm = bytes;
+        if (dst.mem != MEM_UB) {  // cube operands are re-read from L2 (rt_cube.cpp)
+            hbm = 0;
+            for (uint32_t i = 0; i < p.block_count; ++i) hbm += cube_gm_first_touch(g + i * gm_step, p.block_len);
+        }
+        rt.cur->gm_read += hbm;
+    }
     Span w{dst.addr, uint32_t(ub_span)};
-    issue(P_MTE2, dma_occupancy(bytes, p.block_count, cfg.mte2_bytes_per_cycle), cfg.mte2_startup_cycles, nullptr, 0,
-          dst.mem == MEM_UB ? &w : nullptr, dst.mem == MEM_UB ? 1 : 0, api, loc);
+    double occ = dma_occupancy(bytes, p.block_count, cfg.mte2_bytes_per_cycle);
+    double start = issue(P_MTE2, occ, cfg.mte2_startup_cycles, nullptr, 0, dst.mem == MEM_UB ? &w : nullptr,
+                         dst.mem == MEM_UB ? 1 : 0, api, loc);
+    if (dst.mem != MEM_UB)
+        cube_track(dst.mem, dst.addr, uint32_t(ub_span), P_MTE2, true, start, start + occ + cfg.mte2_startup_cycles,
+                   api, loc);
     (void)dt;
 }
 
@@ -174,6 +186,7 @@ void copy_local_to_local(const TRef& dst, const TRef& src, uint32_t es, const Co
     CopyParams p = p0;
     count_rule(p, es, api, loc);
     if (p.block_count == 0 || p.block_len == 0) return;
+    if (dst.mem != MEM_UB || src.mem != MEM_UB) return cube_local_copy(dst, src, p, api, loc);  // rt_cube.cpp
     uint64_t s_step = p.block_len + p.src_gap, d_step = p.block_len + p.dst_gap;
     uint64_t s_span = (p.block_count - 1) * s_step + p.block_len;
     uint64_t d_span = (p.block_count - 1) * d_step + p.block_len;

@@ -51,12 +51,14 @@ double now_s() {
 }
 
 const char* pos_name(uint8_t pos) {
-    static const char* names[] = {"GM", "A1", "A2", "B1", "B2", "C1", "C2", "CO1", "CO2", "VECIN", "VECOUT", "VECCALC"};
-    return pos < 12 ? names[pos] : "?";
+    static const char* names[] = {"GM", "A1", "A2", "B1", "B2", "C1", "C2", "CO1", "CO2", "VECIN", "VECOUT", "VECCALC",
+                                  "SPM", "TSCM", "C2PIPE2GM", "C2PIPE2LOCAL"};
+    return pos < 16 ? names[pos] : "?";
 }
 uint8_t mem_of_pos(uint8_t pos) {
     switch (pos) {
-        case 1: case 3: case 5: return MEM_L1;
+        case 1: case 3: case 5: case 13: return MEM_L1;  // A1, B1, C1, TSCM
+        case 14: return MEM_FB;                           // C2PIPE2GM: the fixpipe buffer
         case 2: return MEM_L0A;
         case 4: return MEM_L0B;
         case 6: return MEM_BT;
@@ -69,9 +71,10 @@ Pipe producer_of(uint8_t pos) {
         case 9: return P_MTE2;               // VECIN
         case 10: case 11: return P_V;        // VECOUT, VECCALC
         case 1: case 3: case 5: return P_MTE2;
-        case 2: case 4: case 6: return P_MTE1;
+        case 2: case 4: case 6: case 14: return P_MTE1;  // ..., C2PIPE2GM (L1 -> fixpipe buffer)
         case 7: return P_M;
         case 8: return P_FIX;
+        case 13: return P_MTE2;                          // TSCM
         default: return P_V;
     }
 }
@@ -79,15 +82,16 @@ Pipe consumer_of(uint8_t pos) {
     switch (pos) {
         case 9: case 11: return P_V;
         case 10: return P_MTE3;
-        case 1: case 3: case 5: return P_MTE1;
+        case 1: case 3: case 5: case 13: return P_MTE1;
         case 2: case 4: case 6: return P_M;
+        case 14: return P_FIX;
         case 7: return P_FIX;
         case 8: return P_MTE3;
         default: return P_V;
     }
 }
 const char* mem_name(uint8_t mem) {
-    static const char* names[] = {"UB", "L1", "L0A", "L0B", "L0C", "BT"};
+    static const char* names[] = {"UB", "L1", "L0A", "L0B", "L0C", "BT", "FB"};
     return mem < MEM_COUNT ? names[mem] : "?";
 }
 double mem_capacity(uint8_t mem) {
@@ -97,13 +101,16 @@ double mem_capacity(uint8_t mem) {
         case MEM_L0A: return cfg.l0a_bytes;
         case MEM_L0B: return cfg.l0b_bytes;
         case MEM_L0C: return cfg.l0c_bytes;
+        case MEM_BT: return cfg.bt_bytes;
+        case MEM_FB: return cfg.fb_bytes;
         default: return 1024;
     }
 }
 uint32_t mem_align(uint8_t mem) {
     switch (mem) {
         case MEM_L0A: case MEM_L0B: return 512;
-        case MEM_L0C: return 64;
+        case MEM_L0C: case MEM_BT: return 64;
+        case MEM_FB: return 128;
         default: return 32;
     }
 }
@@ -437,7 +444,7 @@ static uint32_t alloc_local(uint8_t mem, uint64_t bytes, uint32_t count, const c
                   "are already allocated, so the total %llu B exceeds the usable UB of %.0f B (UB %.0f B minus the "
                   "reserved bytes)", what, (unsigned long long)need, count, (unsigned long long)each, b.top[mem],
                   (unsigned long long)(b.top[mem] + need), cap, cfg.ub_bytes);
-        fault("local_memory_overflow", loc, "%s over-allocation: %s needs %llu B; %u B already allocated, total %llu B "
+        fault("cube_memory_overflow", loc, "%s over-allocation: %s needs %llu B; %u B already allocated, total %llu B "
               "> %.0f B", mem_name(mem), what, (unsigned long long)need, b.top[mem],
               (unsigned long long)(b.top[mem] + need), cap);
     }
@@ -664,13 +671,13 @@ BufInfo static_tensor(uint8_t pos, uint32_t addr, uint64_t bytes, const Loc& loc
             fault("ub_overflow", loc, "UB over-allocation: a static tensor of %llu B at UB byte %u ends at byte %llu, "
                   "beyond the usable UB of %.0f B", (unsigned long long)bytes, addr,
                   (unsigned long long)(addr + bytes), cap);
-        fault("local_memory_overflow", loc, "%s over-allocation: a static tensor of %llu B at byte %u ends beyond its "
+        fault("cube_memory_overflow", loc, "%s over-allocation: a static tensor of %llu B at byte %u ends beyond its "
               "%.0f B", mem_name(mem), (unsigned long long)bytes, addr, cap);
     }
     uint32_t al = mem_align(mem);
     if (addr % al != 0)
-        fault("unaligned_local_tensor", loc, "a static tensor at %s byte %u is not %u-byte aligned", mem_name(mem), addr,
-              al);
+        fault(mem == MEM_UB ? "unaligned_local_tensor" : "unaligned_cube_tensor", loc,
+              "a static tensor at %s byte %u is not %u-byte aligned", mem_name(mem), addr, al);
     rt.blk.high[mem] = std::max<uint32_t>(rt.blk.high[mem], uint32_t(addr + bytes));
     BufInfo b;
     b.addr = addr;
@@ -844,6 +851,7 @@ bool launch_begin(const char* name, int64_t nb, const char* file, int line) {
     rt.intervals.clear();
     rt.race_overflow = false;
     rt.sync_warned = false;
+    cube_launch_reset();
     rt.launch_wall_start = now_s();
     L.block_cycles.reserve(size_t(nb));
     L.block_busy.reserve(size_t(nb));

@@ -136,7 +136,7 @@ template <class T, class... Us> inline constexpr bool one_of_v = (std::is_same_v
                   ": this data type is not supported by the API on Atlas A2 (Ascend910B); supported: " #__VA_ARGS__)
 
 enum Pipe : uint8_t { P_S = 0, P_V, P_MTE1, P_MTE2, P_MTE3, P_M, P_FIX, P_COUNT };
-enum Mem : uint8_t { MEM_UB = 0, MEM_L1, MEM_L0A, MEM_L0B, MEM_L0C, MEM_BT, MEM_COUNT };
+enum Mem : uint8_t { MEM_UB = 0, MEM_L1, MEM_L0A, MEM_L0B, MEM_L0C, MEM_BT, MEM_FB, MEM_COUNT };
 
 // A LocalTensor as the runtime sees it: byte address in its memory, end of its buffer.
 struct TRef {

@@ -3,7 +3,7 @@
 against the documented fp16 peak of the SoC profile, and the simulator's host speed (simulated
 MACs per host second).
 
-    KERNEL_GYM_CACHE=/tmp/kg-cache .venv/bin/python experiments/bench_cube.py [--soc Ascend910B2]
+    python -m experiments.bench_cube [--soc Ascend910B2]
 
 Each AI Core (AIC) computes a 128-row panel of C: the 128 x K panel of A is copied to L1 once,
 B streams through L1 in 64 x 256 blocks (K x N), C leaves L0C in 128 x 256 fp16 tiles.

@@ -25,12 +25,39 @@ from typing import Any
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
-from omegaconf import DictConfig, OmegaConf, open_dict
+from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 
 from experiments.metrics import load_run, round_metrics
 from kernel_gym._version import __version__
 
 STEP_KEYS = ("compiled", "correct", "hacked", "error_class", "latency_s", "reference_latency_s")
+#: Per-step LLM accounting copied from ``info["usage"]`` into steps.jsonl (prefixed ``llm_`` where ambiguous).
+USAGE_KEYS = {"prompt_tokens": "prompt_tokens", "completion_tokens": "completion_tokens",
+              "reasoning_tokens": "reasoning_tokens", "cost_usd": "cost_usd", "latency_s": "llm_latency_s",
+              "attempts": "llm_attempts", "cached": "llm_cached"}
+
+
+class RunStopped(Exception):
+    """A run ends early but cleanly (too many generation errors in a row)."""
+
+
+class CleanStop:
+    """Context manager that ends a run loop on a budget limit or a RunStopped, keeping the reason;
+    every step finished before it is already logged, so ``resume=true`` continues from there."""
+
+    def __init__(self) -> None:
+        self.reason: str | None = None
+
+    def __enter__(self) -> "CleanStop":
+        return self
+
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> bool:
+        from kernel_gym.llm import BudgetExhausted
+
+        if exc is not None and isinstance(exc, (BudgetExhausted, RunStopped)):
+            self.reason = str(exc)
+            return True
+        return False
 
 
 # ----------------------------------------------------------------------------- building blocks
@@ -113,9 +140,54 @@ def step_record(agent: str, seed: int, episode: int, info: dict[str, Any], rewar
            "parent_id": info["parent_id"], "trace_id": info["trace_id"], "experience_id": info["experience_id"],
            "code_hash": info["code_hash"], "reward": reward, "feasible": info["feasible"],
            "speedup": v.get("speedup") if info["feasible"] else None, "best_speedup": best,
-           "generate_s": info["timing"]["generate_s"], "verify_s": info["timing"]["verify_s"]}
+           "generate_s": info["timing"]["generate_s"], "verify_s": info["timing"]["verify_s"],
+           "outcome": info.get("outcome"), "generation_error": info.get("generation_error")}
     rec.update({k: v.get(k) for k in STEP_KEYS})
+    usage = info.get("usage") or {}
+    rec.update({out: usage.get(key) for key, out in USAGE_KEYS.items()})
+    rec["estimated_cost_usd"] = (info.get("generator_notes") or {}).get("estimated_cost_usd")
     return rec
+
+
+def reply_record(rec: dict[str, Any], info: dict[str, Any]) -> dict[str, Any] | None:
+    """The raw reply of a step (replies.jsonl, keyed like steps.jsonl), so a run can be re-scored offline."""
+    if info.get("reply") is None and info.get("generation_error") is None:
+        return None  # no LLM in this run (code actions, a generator without replies)
+    notes = info.get("generator_notes") or {}
+    return {"global_step": rec["global_step"], "episode": rec["episode"], "step": rec["step"],
+            "task_id": rec["task_id"], "trace_id": rec["trace_id"], "outcome": info.get("outcome"),
+            "reply": info.get("reply"), "reasoning": info.get("reasoning"), "code": info.get("code"),
+            "cache_key": notes.get("cache_key"), "finish_reason": notes.get("finish_reason"),
+            "retried": notes.get("retried"), "generation_error": info.get("generation_error"),
+            "candidates_tried": info.get("candidates_tried"), "usage": info.get("usage")}
+
+
+def spent(steps: list[dict[str, Any]]) -> dict[str, Any]:
+    """LLM totals of logged steps: tokens, priced cost (None when any call was unpriced), the
+    fallback-priced estimate of unpriced calls, API calls, generation errors and no-code replies."""
+    costs = [s.get("cost_usd") for s in steps if s.get("llm_attempts")]
+    return {"prompt_tokens": sum(s.get("prompt_tokens") or 0 for s in steps),
+            "completion_tokens": sum(s.get("completion_tokens") or 0 for s in steps),
+            "reasoning_tokens": sum(s.get("reasoning_tokens") or 0 for s in steps),
+            "cost_usd": None if any(c is None for c in costs) else sum(costs),
+            "priced_cost_usd": sum(c or 0.0 for c in costs),
+            "estimated_cost_usd": sum(s.get("estimated_cost_usd") or 0.0 for s in steps),
+            "llm_calls": sum(s.get("llm_attempts") or 0 for s in steps),
+            "llm_latency_s": sum(s.get("llm_latency_s") or 0.0 for s in steps),
+            "generation_errors": sum(1 for s in steps if s.get("outcome") == "generation_error"),
+            "no_code": sum(1 for s in steps if s.get("outcome") == "no_code")}
+
+
+def _spend_postfix(steps_spent: dict[str, Any]) -> dict[str, str]:
+    """Progress-bar fields for the LLM spend so far (none for a run without LLM calls)."""
+    tokens = steps_spent["prompt_tokens"] + steps_spent["completion_tokens"]
+    if not tokens and not steps_spent["generation_errors"]:
+        return {}
+    cost = steps_spent["priced_cost_usd"] + steps_spent["estimated_cost_usd"]
+    out = {"tok": f"{tokens / 1000:.1f}k", "usd": f"{cost:.3f}"}
+    if steps_spent["generation_errors"]:
+        out["gen_err"] = str(steps_spent["generation_errors"])
+    return out
 
 
 def remove_orphans(memory, logged: set[int], run_key: str) -> int:
@@ -166,10 +238,19 @@ def run_one(cfg: DictConfig, run_dir: Path, seed: int) -> Path:
         print(f"resuming {run_dir}: {len(episodes)} episodes and {len(steps)} steps logged"
               + (f", {removed} unlogged step(s) dropped from memory" if removed else ""), file=sys.stderr)
     global_step = len(steps)
+    restore = getattr(env.generator, "restore_totals", None)
+    so_far = spent(steps)
+    if steps and callable(restore):  # limits hold across resumes: start from the logged spend
+        restore(so_far["prompt_tokens"], so_far["completion_tokens"], so_far["priced_cost_usd"],
+                so_far["estimated_cost_usd"])
+    max_errors = int(cfg.llm.get("max_consecutive_errors") or 0)
+    errors_in_a_row = 0
+    stop = CleanStop()
 
     bar = tqdm(total=n_tasks * budget, initial=global_step, disable=not cfg.progress, file=sys.stderr,
                desc=f"{cfg.agent.name} seed {seed}", unit="step", dynamic_ncols=True, mininterval=2.0)
-    with open(steps_path, "a") as slog, open(episodes_path, "a") as elog:
+    with stop, open(steps_path, "a") as slog, open(episodes_path, "a") as elog, \
+            open(run_dir / "replies.jsonl", "a") as rlog:
         for episode in range(start_episode, n_tasks):
             done_here = [s for s in steps if s["episode"] == episode]
             if len(done_here) >= budget:  # killed between its last step and its episode record
@@ -186,7 +267,7 @@ def run_one(cfg: DictConfig, run_dir: Path, seed: int) -> Path:
             terminated = False
             while not terminated:
                 action = agent.act(obs, info)
-                next_obs, reward, terminated, _, step_info = env.step(action)
+                next_obs, reward, terminated, _, step_info = env.step(action)  # a BudgetExhausted: step undone
                 agent.update(obs, action, reward, next_obs, step_info)
                 if step_info["feasible"] and step_info["verifier"].get("speedup"):
                     best = max(best or 0.0, step_info["verifier"]["speedup"])
@@ -194,19 +275,34 @@ def run_one(cfg: DictConfig, run_dir: Path, seed: int) -> Path:
                 rec["level"], rec["category"] = task.level, task.category
                 slog.write(json.dumps(rec) + "\n")
                 slog.flush()
+                reply = reply_record(rec, step_info)
+                if reply is not None:
+                    rlog.write(json.dumps(reply) + "\n")
+                    rlog.flush()
                 agent.save(run_dir / "agent.json.tmp")
                 os.replace(run_dir / "agent.json.tmp", run_dir / "agent.json")
                 ep_steps.append(rec)
                 global_step += 1
                 bar.update(1)
-                bar.set_postfix(task=task.name[:18], best=f"{best:.2f}x" if best else "-", refresh=False)
+                so_far = {k: so_far[k] + v for k, v in spent([rec]).items() if k != "cost_usd"}
+                bar.set_postfix(task=task.name[:18], best=f"{best:.2f}x" if best else "-", refresh=False,
+                                **_spend_postfix(so_far))
                 obs, info = next_obs, step_info
+                errors_in_a_row = errors_in_a_row + 1 if rec["outcome"] == "generation_error" else 0
+                if max_errors and errors_in_a_row >= max_errors:
+                    err = rec["generation_error"] or {}
+                    raise RunStopped(f"{errors_in_a_row} generation errors in a row (llm.max_consecutive_errors="
+                                     f"{max_errors}), the last {err.get('error_class')}: "
+                                     f"{str(err.get('message'))[:300]}; fix the endpoint, then resume=true")
             elog.write(json.dumps(episode_record(cfg.agent.name, seed, episode, task, ep_steps)) + "\n")
             elog.flush()
     bar.close()
     env.close()
     env.memory.close()
-    write_summary(run_dir, cfg.agent.name, seed, budget)
+    if stop.reason:
+        print(f"run stopped: {stop.reason}\n  every finished step is saved in {run_dir}; continue with "
+              f"hydra.run.dir={run_dir} resume=true", file=sys.stderr)
+    write_summary(run_dir, cfg.agent.name, seed, budget, stopped=stop.reason)
     return run_dir
 
 
@@ -236,12 +332,13 @@ def git_commit() -> str | None:
     return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
 
 
-def write_summary(run_dir: Path, agent: str, seed: int, budget: int) -> dict[str, Any]:
+def write_summary(run_dir: Path, agent: str, seed: int, budget: int, stopped: str | None = None) -> dict[str, Any]:
     run = load_run(run_dir)
     rounds = round_metrics(run.steps, budget)
     summary = {"agent": agent, "seed": seed, "n_tasks": len({s["episode"] for s in run.steps}),
                "budget": budget, "rounds": rounds, "final": rounds[-1] if rounds else {},
-               "package_version": __version__, "git_commit": git_commit()}
+               "package_version": __version__, "git_commit": git_commit(), "llm": spent(run.steps),
+               "stopped": stopped}
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
     return summary
 
@@ -273,6 +370,39 @@ def agent_named_on_command_line() -> bool:
     return any(o.split("=", 1)[0].lstrip("+~") == "agent" for o in HydraConfig.get().overrides.task)
 
 
+#: Config keys that would hold a credential; keys come from the environment only (api_key_env).
+SECRET_KEYS = ("api_key", "aws_secret_access_key", "aws_session_token", "vertex_credentials")
+
+
+def find_secrets(node: Any, path: str = "") -> list[tuple[str, str]]:
+    """(dotted path, value) of every credential-like key set in a config (DictConfig or plain)."""
+    if isinstance(node, (DictConfig, ListConfig)):
+        node = OmegaConf.to_container(node, resolve=False)
+    found: list[tuple[str, str]] = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            sub = f"{path}.{key}" if path else str(key)
+            if isinstance(value, (dict, list)):
+                found += find_secrets(value, sub)
+            elif str(key) in SECRET_KEYS and value not in (None, "", "???"):
+                found.append((sub, str(value)))
+    elif isinstance(node, list):
+        for i, item in enumerate(node):
+            found += find_secrets(item, f"{path}[{i}]")
+    return found
+
+
+def scrub_secrets(run_dir: Path, values: list[str]) -> None:
+    """Blank credentials Hydra already wrote into the run directory (.hydra/*.yaml) before main ran."""
+    for file in list((run_dir / ".hydra").glob("*.yaml")) + list(run_dir.glob("*.log")):
+        text = file.read_text(errors="replace")
+        clean = text
+        for value in values:
+            clean = clean.replace(value, "<removed>")
+        if clean != text:
+            file.write_text(clean)
+
+
 def config_problem(cfg: DictConfig) -> str | None:
     """One sentence naming the fix for a config that cannot run, or None."""
     if cfg.llm.name == "litellm" and OmegaConf.is_missing(cfg.llm, "model"):
@@ -292,6 +422,13 @@ def config_problem(cfg: DictConfig) -> str | None:
 @hydra.main(config_path="../conf", config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> None:
     logging.getLogger("faiss.loader").setLevel(logging.WARNING)  # its INFO lines drown the progress bar
+    secrets = find_secrets(cfg)
+    if secrets:
+        scrub_secrets(Path(HydraConfig.get().runtime.output_dir), [v for _, v in secrets])
+        print(f"error: {', '.join(p for p, _ in secrets)} holds a credential, which would be saved with the run: "
+              "remove it, export the key in an environment variable and set llm.options.api_key_env=<its name> "
+              "(or use the provider's own variable, e.g. OPENAI_API_KEY)", file=sys.stderr)
+        sys.exit(2)
     problem = config_problem(cfg)
     if problem:
         print(f"error: {problem}", file=sys.stderr)

@@ -19,12 +19,17 @@ from kernel_gym.envs.experience import code_hash, task_query_text, write_step
 from kernel_gym.envs.features import (CANDIDATE_FEATURES, FEATURE_CLIP, PARENT_FEATURES, TaskProjection,
                                       candidate_row, clean_text, item_outcome, parent_row)
 from kernel_gym.envs.streams import TaskStream, resolve_tasks
-from kernel_gym.llm.base import STAGES, Generator, GenerationRequest, ParentKernel
+from kernel_gym.llm.base import STAGES, Generation, GenerationError, Generator, GenerationRequest, ParentKernel, Usage
 from kernel_gym.memory import MemoryItem, MemoryStore, load_seed_knowledge
 from kernel_gym.tasks import TaskSpec
 from kernel_gym.verify import VerifySettings, verify
 
 __all__ = ["KernelSynthesisEnv"]
+
+
+def _outcome(result: dict[str, Any]) -> str:
+    """How a step ended: "feasible", or the error class ("no_code", "generation_error", "compile_error"...)."""
+    return "feasible" if result.get("feasible") else str(result.get("error_class") or "infeasible")
 
 TEXT_CHARSET = string.printable
 TASK_TEXT_LIMIT = 12000
@@ -107,8 +112,19 @@ class KernelSynthesisEnv(gym.Env):
     slots reserved for the task's own items, default K // 4), ``pin_rules`` (validity rules with
     at least this count are always among the candidates, at most N of them; AdaExplore),
     ``render_mode`` ("ansi" or "human"), ``answer_format`` ("python": a module defining ModelNew;
-    "six_string": a MultiKernelBench answer, ascend_sim only, for generators that write it).
+    "six_string": a MultiKernelBench answer, ascend_sim only, for generators that write it),
+    ``candidates_per_step`` (the generator writes this many candidates per step, concurrently when
+    it can (``generate_many``); each is verified and the best is the step's kernel: best-of-k).
     See docs/environment.md.
+
+    ## Outcomes
+    ``info["outcome"]`` says how the step ended: ``"feasible"``, the verifier's error class
+    (``"compile_error"``, ``"syntax_error"``, ...), ``"no_code"`` (the reply held no code; not
+    verified) or ``"generation_error"`` (the LLM call failed for good: retries and deadline spent;
+    ``info["generation_error"]`` holds its ``error_class`` and ``message``; nothing is verified or
+    written to memory). Both of the last two get the reward of an invalid answer, -1. A generator's
+    cost or token limit (:class:`~kernel_gym.llm.base.BudgetExhausted`) is raised by ``step``
+    before anything changes.
 
     ## Version History
     - v0: initial version.
@@ -125,7 +141,7 @@ class KernelSynthesisEnv(gym.Env):
                  verify_settings: dict[str, Any] | None = None, search_actions: bool = False,
                  shard: tuple[int, int] | None = None, task_slots: int | None = None,
                  pin_rules: int | None = None, render_mode: str | None = None,
-                 answer_format: str = "python") -> None:
+                 answer_format: str = "python", candidates_per_step: int = 1) -> None:
         for name, value in (("budget", budget), ("n_select", n_select), ("recall_multiplier", recall_multiplier),
                             ("max_parents", max_parents)):
             if not isinstance(value, (int, np.integer)) or value < 1:
@@ -137,6 +153,9 @@ class KernelSynthesisEnv(gym.Env):
         self._backend_impl = get_backend(self.backend)
         self._backend_impl.check_answer_format(answer_format)
         self.answer_format = answer_format
+        if not isinstance(candidates_per_step, (int, np.integer)) or candidates_per_step < 1:
+            raise ValueError(f"candidates_per_step must be a positive integer, got {candidates_per_step!r}")
+        self.candidates_per_step = int(candidates_per_step)
         self.budget = int(budget)
         self.n_select = int(n_select)
         self.recall_multiplier = int(recall_multiplier)
@@ -422,6 +441,32 @@ class KernelSynthesisEnv(gym.Env):
         return ParentKernel(code=item.payload.get("code", ""), verifier=item.payload.get("verifier"),
                             item_id=item.id, depth=int(item.payload.get("depth", 0)))
 
+    def _verify(self, code: str) -> dict[str, Any]:
+        assert self.task is not None
+        answer = self._backend_impl.answer_source(code, self.answer_format)
+        return verify(self.task, answer, backend=self.backend, **self._verify_kwargs).to_dict()
+
+    @staticmethod
+    def _no_code_result(gen: Generation) -> dict[str, Any]:
+        why = gen.notes.get("extract_error") or "the reply holds no code"
+        return {"feasible": False, "compiled": False, "correct": False, "hacked": False, "error_class": "no_code",
+                "message": f"{why}; answer with the complete file in one fenced code block"}
+
+    def _generate(self, requests: list[GenerationRequest]) -> list[Generation | GenerationError]:
+        """One generation per request: concurrently through the generator's ``generate_many`` when
+        it has one, else one after another. A failed generation is returned as its error."""
+        assert self.generator is not None
+        many = getattr(self.generator, "generate_many", None)
+        if len(requests) > 1 and callable(many):
+            return list(many(requests))
+        out: list[Generation | GenerationError] = []
+        for r in requests:
+            try:
+                out.append(self.generator.generate(r))
+            except GenerationError as exc:
+                out.append(exc)
+        return out
+
     def step(self, action: dict[str, Any]) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         if self.task is None:
             raise RuntimeError("call reset() before step()")
@@ -434,21 +479,51 @@ class KernelSynthesisEnv(gym.Env):
         t_gen = time.perf_counter()
         usage: dict[str, Any] = {}
         notes: dict[str, Any] = {}
+        gen_error: dict[str, Any] | None = None
+        reply: str | None = None
+        reasoning: str | None = None
+        tried: list[dict[str, Any]] = []
         if self.code_actions:
             if "code" not in action:
                 raise ValueError("this env is in code-action mode (generator='code'): the action needs a 'code' string")
             code = str(action["code"])
+            t_ver = time.perf_counter()
+            result = self._verify(code)
         else:
             assert self.generator is not None
-            request = GenerationRequest(
+            requests = [GenerationRequest(
                 task=self.task, backend=self.backend, stage=stage, memories=context, parent=parent_k,
                 feedback=self._last_feedback, step=self._t, seed=int(self.np_random.integers(2**31 - 1)),
                 mode=mode, pool=[self._parent_kernel(p) for p in pool], answer_format=self.answer_format)
-            gen = self.generator.generate(request)
-            code, usage, notes = gen.source, gen.usage.to_dict(), dict(gen.notes)
-        t_ver = time.perf_counter()
-        answer = self._backend_impl.answer_source(code, self.answer_format)
-        result = verify(self.task, answer, backend=self.backend, **self._verify_kwargs).to_dict()
+                for _ in range(self.candidates_per_step)]
+            gens = self._generate(requests)  # a BudgetExhausted leaves the step undone
+            total = Usage(model=getattr(self.generator, "model", self.generator.name), attempts=0)
+            for g in gens:
+                total = total.add(g.usage)
+            usage = total.to_dict()
+            t_ver = time.perf_counter()
+            best: tuple[Any, ...] | None = None
+            for i, g in enumerate(gens):
+                if isinstance(g, GenerationError):
+                    tried.append({"outcome": "generation_error", "error_class": g.error_class, "message": g.message})
+                    continue
+                res = self._no_code_result(g) if g.no_code else self._verify(g.source)
+                tried.append({"outcome": _outcome(res), "latency_s": res.get("latency_s")})
+                # best-of-k: a feasible kernel, fastest first; else one that was verified; else no_code
+                rank = (0 if res.get("feasible") else 1 if not g.no_code else 2,
+                        float(res.get("latency_s") or math.inf) if res.get("feasible") else 0.0, i)
+                if best is None or rank < best[0]:
+                    best = (rank, g, res)
+            if best is None:  # every candidate failed to generate
+                err = next(g for g in gens if isinstance(g, GenerationError))
+                gen_error = {"error_class": err.error_class, "message": err.message}
+                code, result = "", {"feasible": False, "compiled": False, "correct": False, "hacked": False,
+                                     "error_class": "generation_error",
+                                     "message": f"{err.error_class}: {err.message}"}
+            else:
+                _, chosen, result = best
+                code, notes = chosen.source, dict(chosen.notes)
+                reply, reasoning = chosen.raw, chosen.reasoning
         t_post = time.perf_counter()
 
         feasible = bool(result.get("feasible"))
@@ -462,21 +537,25 @@ class KernelSynthesisEnv(gym.Env):
             reward = float(math.tanh(math.log(best) - math.log(latency)))
         context_ids = [int(it.id) for it in context]
         depth = (parent_k.depth + 1) if parent_k else 0
-        trace_id, exp_id = write_step(self.memory, self.task, self.backend, stage=stage, code=code, verifier=result,
-                                      reward=reward, context_ids=context_ids,
-                                      parent_id=parent_k.item_id if parent_k else None, depth=depth,
-                                      episode=self._episode_key, step=self._t,
-                                      extra={"mode": mode} if self.search_actions else None)
-        if context_ids:
-            self.memory.increment(context_ids, "use_count", 1)
+        trace_id: int | None = None
+        exp_id: int | None = None
+        if gen_error is None:  # an API failure says nothing about kernels: the memory does not learn it
+            trace_id, exp_id = write_step(self.memory, self.task, self.backend, stage=stage, code=code,
+                                          verifier=result, reward=reward, context_ids=context_ids,
+                                          parent_id=parent_k.item_id if parent_k else None, depth=depth,
+                                          episode=self._episode_key, step=self._t,
+                                          extra={"mode": mode} if self.search_actions else None)
+            if context_ids:
+                self.memory.increment(context_ids, "use_count", 1)
         first_feasible = False
-        if feasible and latency:
+        if feasible and latency and trace_id is not None:
             self._add_parent(trace_id, {"latency_s": latency, "speedup": result.get("speedup"), "depth": depth,
                                         "code_hash": code_hash(code), "verifier": result})
             if stage == "drafting":
                 self._stage, first_feasible = "refining", True
         self._t += 1
-        self._last_feedback = result
+        if gen_error is None:  # the model sees kernel feedback, not an API error
+            self._last_feedback = result
         terminated = self._t >= self.budget
         self._recall()
         t_end_write = time.perf_counter()
@@ -485,6 +564,8 @@ class KernelSynthesisEnv(gym.Env):
             "mode": mode, "feasible": feasible, "reward": reward, "verifier": result, "trace_id": trace_id,
             "experience_id": exp_id, "code_hash": code_hash(code), "usage": usage, "generator_notes": notes,
             "first_feasible": first_feasible, "code": code, "invalid_ids": list(self._invalid_ids),
+            "outcome": _outcome(result), "generation_error": gen_error, "reply": reply, "reasoning": reasoning,
+            "candidates_tried": tried,
             "timing": {"generate_s": t_ver - t_gen, "verify_s": t_post - t_ver,
                        "overhead_s": (t_gen - t0) + (t_end_write - t_post)},
         }

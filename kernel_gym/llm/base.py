@@ -14,7 +14,8 @@ from typing import Any, Protocol, runtime_checkable
 from kernel_gym.memory.types import MemoryItem
 from kernel_gym.tasks.spec import TaskSpec
 
-__all__ = ["STAGES", "Generation", "GenerationRequest", "Generator", "ParentKernel", "Usage"]
+__all__ = ["STAGES", "BudgetExhausted", "Generation", "GenerationError", "GenerationRequest", "Generator",
+           "ParentKernel", "Usage"]
 
 #: The two stages of an episode: write a first feasible kernel, then make it faster.
 STAGES: tuple[str, ...] = ("drafting", "refining")
@@ -79,13 +80,17 @@ class GenerationRequest:
 
 @dataclass
 class Usage:
-    """What one generation cost. Token counts are integers; ``cost_usd`` in US dollars;
-    ``latency_s`` wall-clock seconds; ``cached`` is True when the reply came from a cache."""
+    """What one generation cost. Token counts are integers (``reasoning_tokens`` is the part of
+    ``completion_tokens`` a thinking model spent thinking, 0 when the provider does not say);
+    ``cost_usd`` in US dollars by litellm's price table, None when the model is not in it;
+    ``latency_s`` wall-clock seconds of the calls (retries and backoff included, library import
+    excluded); ``cached`` is True when the reply came from a cache; ``attempts`` counts API calls."""
 
     model: str = ""
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    cost_usd: float = 0.0
+    reasoning_tokens: int = 0
+    cost_usd: float | None = 0.0
     latency_s: float = 0.0
     cached: bool = False
     attempts: int = 1
@@ -93,16 +98,55 @@ class Usage:
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
+    def add(self, other: "Usage") -> "Usage":
+        """The sum of two usage records (for several candidates of one step); cost None if either is."""
+        cost = None if self.cost_usd is None or other.cost_usd is None else self.cost_usd + other.cost_usd
+        return Usage(model=self.model or other.model, prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+                     completion_tokens=self.completion_tokens + other.completion_tokens,
+                     reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens, cost_usd=cost,
+                     latency_s=max(self.latency_s, other.latency_s), cached=self.cached and other.cached,
+                     attempts=self.attempts + other.attempts)
+
 
 @dataclass
 class Generation:
     """A generator's answer: ``source`` in the backend's answer format, the ``usage`` record,
-    the raw reply (for LLMs) and free ``notes`` (e.g. which skills the synthetic coder used)."""
+    the raw reply (for LLMs), the model's reasoning text kept apart from it (thinking models),
+    and free ``notes`` (e.g. which skills the synthetic coder used). ``no_code`` is True when the
+    reply held no code to verify (prose only); ``source`` is then the reply itself."""
 
     source: str
     usage: Usage = field(default_factory=Usage)
     raw: str | None = None
     notes: dict[str, Any] = field(default_factory=dict)
+    reasoning: str | None = None
+    no_code: bool = False
+
+
+class GenerationError(RuntimeError):
+    """A generation that failed for good (retries and deadline spent, or an error not worth
+    retrying). The environment turns it into a step with ``info["outcome"] == "generation_error"``.
+
+    Attributes:
+        error_class: the underlying exception's class name (``"RateLimitError"``, ``"Timeout"``...).
+        message: its message (credentials never appear in it: they are not part of requests' text).
+        usage: what the failed attempts cost (attempts, latency).
+    """
+
+    def __init__(self, error_class: str, message: str, usage: Usage | None = None) -> None:
+        super().__init__(f"{error_class}: {message}")
+        self.error_class = error_class
+        self.message = message
+        self.usage = usage or Usage(attempts=0)
+
+
+class BudgetExhausted(RuntimeError):
+    """A generator's cost or token limit is reached; no further API call is made. A run stops
+    cleanly on it (its state saved, ``resume=true`` with a higher limit continues)."""
+
+    def __init__(self, message: str, kind: str = "cost") -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 @runtime_checkable

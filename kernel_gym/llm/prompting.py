@@ -64,20 +64,29 @@ class PromptBudget:
     reference: int = 20000
 
 
+def load_template(name: str, prompt_dir: str | Path | None = None) -> Template:
+    """The template ``<prompt_dir>/<name>`` when that file exists (a user's override), else the
+    package's ``prompts/<name>`` (e.g. ``"drafting.md"``, ``"sections/parent.md"``)."""
+    if prompt_dir is not None and (Path(prompt_dir) / name).is_file():
+        return _read_template(str(Path(prompt_dir) / name))
+    return _read_template(str(PROMPT_DIR / name))
+
+
 @functools.lru_cache(maxsize=None)
-def load_template(name: str) -> Template:
-    """The template ``prompts/<name>`` (e.g. ``"drafting.md"``, ``"sections/parent.md"``)."""
-    path = PROMPT_DIR / name
+def _read_template(file: str) -> Template:
+    path = Path(file)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise FileNotFoundError(f"prompt template {path} is missing; the package data of "
                                 "kernel_gym/llm/prompts was not installed") from None
+    if not Template(text).is_valid():  # a user's file: fail on a stray $ now, with the fix
+        raise ValueError(f"prompt file {path} has a '$' that is not a $name placeholder; write a literal $ as $$")
     return Template(text.strip("\n"))
 
 
-def _fill(name: str, **values: Any) -> str:
-    return load_template(name).substitute({k: str(v) for k, v in values.items()})
+def _fill(name: str, _dir: str | Path | None = None, **values: Any) -> str:
+    return load_template(name, _dir).substitute({k: str(v) for k, v in values.items()})
 
 
 def truncate(text: str, limit: int, *, keep: str = "head") -> str:
@@ -95,17 +104,19 @@ def truncate(text: str, limit: int, *, keep: str = "head") -> str:
     return text[:limit] + f"\n[... {dropped} more characters omitted ...]"
 
 
-def answer_format(backend: str, form: str = "python") -> str:
+def answer_format(backend: str, form: str = "python", prompt_dir: str | Path | None = None) -> str:
     """The answer-format section for ``backend``: ``format_<backend>.md`` around the backend's
     own ``answer_format()`` text, or ``format_<form>.md`` for another answer form (six_string)."""
     from kernel_gym.backends import get_backend  # imports the backend module on first use
 
     get_backend(backend).check_answer_format(form)
     if form != "python":
-        return _fill(f"format_{form}.md", backend=backend)
+        return _fill(f"format_{form}.md", prompt_dir, backend=backend)
     backend_text = get_backend(backend).answer_format()
-    name = f"format_{backend}.md" if (PROMPT_DIR / f"format_{backend}.md").is_file() else "format_default.md"
-    return _fill(name, backend=backend, backend_format=backend_text)
+    own = f"format_{backend}.md"
+    known = (PROMPT_DIR / own).is_file() or (prompt_dir is not None and (Path(prompt_dir) / own).is_file())
+    name = own if known else "format_default.md"
+    return _fill(name, prompt_dir, backend=backend, backend_format=backend_text)
 
 
 def _num(value: Any) -> float | None:
@@ -161,33 +172,37 @@ def render_feedback(result: Mapping[str, Any], budget: PromptBudget = PromptBudg
     return "\n".join(lines)
 
 
-def render_memory(item: MemoryItem, index: int, budget: PromptBudget = PromptBudget()) -> str:
+def render_memory(item: MemoryItem, index: int, budget: PromptBudget = PromptBudget(),
+                  prompt_dir: str | Path | None = None) -> str:
     """One memory item: kind, title and text; a trace also shows its (truncated) code and result."""
     text = truncate(item.text or "", budget.memory_text)
     payload = item.payload if isinstance(item.payload, dict) else {}
     code = payload.get("code")
     if item.kind == "trace" and isinstance(code, str) and code.strip():
-        return _fill("sections/memory_trace.md", index=index, title=item.title or "untitled",
+        return _fill("sections/memory_trace.md", prompt_dir, index=index, title=item.title or "untitled",
                      task=item.task_id or "another task", text=text,
                      verifier=summarize_verifier(payload.get("verifier"), budget),
                      code=truncate(code, budget.trace_code))
-    return _fill("sections/memory_item.md", index=index, kind=_KIND_LABELS.get(item.kind, item.kind),
+    return _fill("sections/memory_item.md", prompt_dir, index=index,
+                 kind=_KIND_LABELS.get(item.kind, item.kind),
                  title=item.title or "untitled", text=text)
 
 
-def _parent_section(parent: ParentKernel | None, heading: str, budget: PromptBudget) -> str:
+def _parent_section(parent: ParentKernel | None, heading: str, budget: PromptBudget,
+                    prompt_dir: str | Path | None) -> str:
     if parent is None:
         return ""
-    return "\n\n" + _fill("sections/parent.md", heading=heading,
+    return "\n\n" + _fill("sections/parent.md", prompt_dir, heading=heading,
                         verifier=summarize_verifier(parent.verifier, budget), code=parent.code.rstrip())
 
 
-def _pool_section(pool: list[ParentKernel], budget: PromptBudget) -> str:
+def _pool_section(pool: list[ParentKernel], budget: PromptBudget, prompt_dir: str | Path | None) -> str:
     if not pool:
         return ""
-    items = "\n\n".join(_fill("sections/pool_item.md", index=i, verifier=summarize_verifier(k.verifier, budget),
-                              code=truncate(k.code, budget.pool_code)) for i, k in enumerate(pool, 1))
-    return "\n\n" + _fill("sections/pool.md", pool=items)
+    items = "\n\n".join(_fill("sections/pool_item.md", prompt_dir, index=i,
+                              verifier=summarize_verifier(k.verifier, budget), code=truncate(k.code, budget.pool_code))
+                        for i, k in enumerate(pool, 1))
+    return "\n\n" + _fill("sections/pool.md", prompt_dir, pool=items)
 
 
 def _task_line(request: GenerationRequest) -> str:
@@ -196,39 +211,42 @@ def _task_line(request: GenerationRequest) -> str:
     return f"{desc} (level {task.level}, category {task.category}, dtype {task.dtype}, backend {request.backend})"
 
 
-def build_messages(request: GenerationRequest, budget: PromptBudget = PromptBudget()) -> list[dict[str, str]]:
+def build_messages(request: GenerationRequest, budget: PromptBudget = PromptBudget(),
+                   prompt_dir: str | Path | None = None) -> list[dict[str, str]]:
     """The chat messages (``[{"role": "system", ...}, {"role": "user", ...}]``) for ``request``.
 
     Drafting asks for a correct kernel and shows an earlier failed attempt (``parent``) and the
     last feedback when there are any; refining shows the parent kernel with its latency and
     speedup and asks for a faster one (``mode="large"``: a structurally different one, with the
-    ``pool`` kernels).
+    ``pool`` kernels). Files in ``prompt_dir`` replace the package's prompt files of the same name.
     """
     memories = ""
     if request.memories:
-        rendered = "\n\n".join(render_memory(m, i, budget) for i, m in enumerate(request.memories, 1))
-        memories = "\n\n" + _fill("sections/memories.md", memories=rendered)
+        rendered = "\n\n".join(render_memory(m, i, budget, prompt_dir) for i, m in enumerate(request.memories, 1))
+        memories = "\n\n" + _fill("sections/memories.md", prompt_dir, memories=rendered)
     feedback = ""
     if request.feedback:
-        feedback = "\n\n" + _fill("sections/feedback.md", feedback=render_feedback(request.feedback, budget))
+        feedback = "\n\n" + _fill("sections/feedback.md", prompt_dir,
+                                  feedback=render_feedback(request.feedback, budget))
     common = dict(task_id=request.task.id, task_line=_task_line(request),
                   reference=truncate(request.task.source, budget.reference),
-                  answer_format=answer_format(request.backend, request.answer_format), memories_section=memories,
-                  feedback_section=feedback)
+                  answer_format=answer_format(request.backend, request.answer_format, prompt_dir),
+                  memories_section=memories, feedback_section=feedback)
     if request.stage == "drafting":
         failed = bool(request.feedback) and not request.feedback.get("feasible")
-        user = _fill("drafting.md", **common,
-                     parent_section=_parent_section(request.parent, "Your earlier attempt", budget),
-                     fix_hint="\n" + _fill("fix_hint.md") if failed else "")
+        user = _fill("drafting.md", prompt_dir, **common,
+                     parent_section=_parent_section(request.parent, "Your earlier attempt", budget, prompt_dir),
+                     fix_hint="\n" + _fill("fix_hint.md", prompt_dir) if failed else "")
     else:
         large = request.mode == "large"
         if request.parent is None and not (large and request.pool):
-            mode = _fill("mode_scratch.md")
+            mode = _fill("mode_scratch.md", prompt_dir)
         else:
-            mode = _fill("mode_large.md" if large else "mode_small.md")
-        user = _fill("refining.md", **common,
-                     parent_section=_parent_section(request.parent, "Current kernel", budget),
-                     pool_section=_pool_section(request.pool, budget) if large else "",
+            mode = _fill("mode_large.md" if large else "mode_small.md", prompt_dir)
+        user = _fill("refining.md", prompt_dir, **common,
+                     parent_section=_parent_section(request.parent, "Current kernel", budget, prompt_dir),
+                     pool_section=_pool_section(request.pool, budget, prompt_dir) if large else "",
                      mode_instructions=mode)
     user = user.strip() + "\n"
-    return [{"role": "system", "content": _fill("system.md") + "\n"}, {"role": "user", "content": user}]
+    return [{"role": "system", "content": _fill("system.md", prompt_dir) + "\n"},
+            {"role": "user", "content": user}]

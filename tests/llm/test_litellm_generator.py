@@ -12,7 +12,7 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from kernel_gym.llm import Generator, GenerationRequest, ParentKernel  # noqa: E402
+from kernel_gym.llm import GenerationError, Generator, GenerationRequest, ParentKernel  # noqa: E402
 from kernel_gym.llm.extract import CodeExtractionError, extract_code, find_code_blocks  # noqa: E402
 from kernel_gym.llm.litellm_generator import CostLimitExceeded, LiteLLMGenerator  # noqa: E402
 from kernel_gym.llm.prompting import PROMPT_DIR, PromptBudget, build_messages  # noqa: E402
@@ -137,14 +137,21 @@ def test_cache_hit_on_replay(tmp_path, request_):
                      (make(tmp_path, refuse, extra_kwargs={"top_p": 0.5}), request_),
                      (make(tmp_path, refuse), GenerationRequest(task=request_.task, backend="ascend_sim", seed=8)),
                      (make(tmp_path, refuse), GenerationRequest(task=request_.task, backend="cpu", seed=7))]:
-        with pytest.raises(AssertionError, match="must not be called"):
+        with pytest.raises(GenerationError, match="must not be called"):
             gen.generate(req)
 
-    # endpoint / credential arguments are not part of the key, and never stored
-    hit = make(tmp_path, refuse, extra_kwargs={"api_key": "sk-secret", "api_base": "http://x"}).generate(request_)
+    # endpoint arguments are not part of the key
+    hit = make(tmp_path, refuse, extra_kwargs={"api_base": "http://x"}).generate(request_)
     assert hit.usage.cached
-    stored = list((tmp_path / "llm_cache").glob("??/*.json"))
-    assert len(stored) == 1 and "sk-secret" not in stored[0].read_text()
+    assert len(list((tmp_path / "llm_cache").glob("??/*.json"))) == 1
+
+
+def test_api_keys_are_refused_in_config(tmp_path, monkeypatch):
+    with pytest.raises(ValueError, match="api_key_env"):
+        make(tmp_path, refuse, extra_kwargs={"api_key": "sk-secret"})
+    monkeypatch.delenv("KG_TEST_NO_SUCH_KEY", raising=False)
+    with pytest.raises(ValueError, match="export KG_TEST_NO_SUCH_KEY"):
+        make(tmp_path, refuse, api_key_env="KG_TEST_NO_SUCH_KEY")
 
 
 def test_cache_disabled_calls_every_time(tmp_path, request_):
@@ -190,18 +197,20 @@ def test_retries_exhausted_raise_the_last_error(tmp_path, request_):
     llm = MockLLM("litellm.RateLimitError")
     sleeps = Sleeps()
     gen = make(tmp_path, llm, max_retries=2, sleep_fn=sleeps)
-    with pytest.raises(litellm.exceptions.RateLimitError):
+    with pytest.raises(GenerationError) as info:
         gen.generate(request_)
+    assert info.value.error_class == "RateLimitError" and info.value.usage.attempts == 3
     assert len(llm.calls) == 3 and len(sleeps) == 2
-    assert gen.stats()["calls"] == 0 and not list((tmp_path / "llm_cache").glob("??/*.json"))
+    assert gen.stats()["calls"] == 0 and gen.stats()["failures"] == 1 and not list((tmp_path / "llm_cache").glob("??/*.json"))
 
 
 def test_non_retryable_errors_propagate_at_once(tmp_path, request_):
     llm = MockLLM("litellm.ContextWindowExceededError")
     sleeps = Sleeps()
     gen = make(tmp_path, llm, sleep_fn=sleeps)
-    with pytest.raises(litellm.exceptions.ContextWindowExceededError):
+    with pytest.raises(GenerationError) as info:
         gen.generate(request_)
+    assert info.value.error_class == "ContextWindowExceededError"
     assert len(llm.calls) == 1 and sleeps == []
 
 
@@ -219,21 +228,22 @@ def test_cost_limit_stops_further_calls(tmp_path, request_):
     assert gen.generate(request_).usage.cached  # replaying from the cache stays allowed
 
 
-def test_unpriced_model_costs_zero_with_a_note(tmp_path, request_):
+def test_unpriced_model_costs_none_with_a_note(tmp_path, request_):
     def unpriced(**kwargs):
         kwargs["model"] = "openai/kernel-gym-unpriced-model"
         return litellm.completion(**kwargs, mock_response=REPLY)
 
     gen = LiteLLMGenerator("openai/kernel-gym-unpriced-model", cache_dir=tmp_path, completion_fn=unpriced)
     out = gen.generate(request_)
-    assert out.usage.cost_usd == 0.0 and "cost_error" in out.notes and out.usage.completion_tokens == 20
+    assert out.usage.cost_usd is None and "cost_error" in out.notes and out.usage.completion_tokens == 20
+    assert out.notes["estimated_cost_usd"] > 0  # what cost_limit_usd counts for it
 
 
 # ---------------------------------------------------------------------------- extraction
 def test_reply_without_code_fails_cleanly(tmp_path, request_):
     reply = "I cannot write this kernel."
     out = make(tmp_path, MockLLM(reply)).generate(request_)
-    assert out.source == reply and "no Python code block" in out.notes["extract_error"]
+    assert out.source == reply and "no Python code block" in out.notes["extract_error"] and out.no_code
 
 
 def test_extract_prefers_last_parsing_model_new_block():

@@ -39,7 +39,7 @@ import numpy as np
 __all__ = [
     "METRICS", "FAST_P", "DEFAULT_GROUP_KEYS", "bootstrap_ci", "RunFormatError", "RunFormatWarning", "NoRunsError", "Run",
     "read_jsonl", "load_run", "find_runs", "load_runs", "round_metrics", "final_metrics",
-    "episode_best_speedups", "run_round_metrics", "varying_keys", "group_runs", "group_label",
+    "episode_best_speedups", "llm_spend", "run_round_metrics", "varying_keys", "group_runs", "group_label",
     "aggregate", "flatten_config",
 ]
 
@@ -535,3 +535,19 @@ def aggregate(runs: Sequence[Run], keys: Sequence[str] | None = None,
         row["best_speedups"] = [s for r in group for s in episode_best_speedups(r.records, r.budget)]
         rows.append(row)
     return rows
+
+
+def llm_spend(steps: list[dict[str, Any]]) -> dict[str, Any]:
+    """LLM totals of logged steps: tokens, priced cost (None when any call was unpriced), the
+    fallback-priced estimate of unpriced calls, API calls, generation errors and no-code replies."""
+    costs = [s.get("cost_usd") for s in steps if s.get("llm_attempts")]
+    return {"prompt_tokens": sum(s.get("prompt_tokens") or 0 for s in steps),
+            "completion_tokens": sum(s.get("completion_tokens") or 0 for s in steps),
+            "reasoning_tokens": sum(s.get("reasoning_tokens") or 0 for s in steps),
+            "cost_usd": None if any(c is None for c in costs) else sum(costs),
+            "priced_cost_usd": sum(c or 0.0 for c in costs),
+            "estimated_cost_usd": sum(s.get("estimated_cost_usd") or 0.0 for s in steps),
+            "llm_calls": sum(s.get("llm_attempts") or 0 for s in steps),
+            "llm_latency_s": sum(s.get("llm_latency_s") or 0.0 for s in steps),
+            "generation_errors": sum(1 for s in steps if s.get("outcome") == "generation_error"),
+            "no_code": sum(1 for s in steps if s.get("outcome") == "no_code")}

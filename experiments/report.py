@@ -29,7 +29,7 @@ from urllib.parse import quote
 
 import numpy as np
 
-from .metrics import (DEFAULT_GROUP_KEYS, METRICS, NoRunsError, Run, RunFormatError, aggregate,
+from .metrics import (DEFAULT_GROUP_KEYS, METRICS, NoRunsError, Run, RunFormatError, aggregate, llm_spend,
                       group_runs, load_runs, varying_keys)
 
 __all__ = ["REPORT_ROUNDS", "build_report", "markdown_tables", "write_csv", "plot_accuracy",
@@ -376,6 +376,25 @@ def stamp(runs: Sequence[Run]) -> list[str]:
     return lines
 
 
+def llm_table(runs: Sequence[Run]) -> str:
+    """Markdown: per run, the LLM API calls, tokens, cost and failed generations ("" when no run
+    called an LLM). Cost "n/a" = a model litellm has no price for (its estimate is shown apart)."""
+    body = []
+    for run in runs:
+        s = llm_spend(run.steps)
+        if not s["llm_calls"]:
+            continue
+        cost = "n/a" if s["cost_usd"] is None else f"{s['cost_usd']:.4f}"
+        body.append([run.agent, str(run.seed), str(s["llm_calls"]), str(s["prompt_tokens"]),
+                     str(s["completion_tokens"]), str(s["reasoning_tokens"]), cost,
+                     f"{s['estimated_cost_usd']:.4f}", f"{s['llm_latency_s']:.1f}", str(s["generation_errors"]),
+                     str(s["no_code"])])
+    if not body:
+        return ""
+    return _md_table(["agent", "seed", "API calls", "prompt tokens", "completion tokens", "reasoning tokens",
+                      "cost $", "unpriced estimate $", "LLM s", "generation errors", "no-code replies"], body)
+
+
 def build_report(root: str | Path, out: str | Path | None = None,
                  group_by: Sequence[str] = (), plots: bool = True) -> dict[str, Any]:
     """Aggregate the runs under ``root`` and write the report files to ``out`` (default ``root``);
@@ -410,6 +429,9 @@ def build_report(root: str | Path, out: str | Path | None = None,
           "## Final metrics (round T)", "", final, "",
           "## Accuracy per round", "", per_round, "",
           ]
+    llm = llm_table(runs)
+    if llm:
+        md += ["## LLM calls, tokens and cost per run", "", llm, ""]
     if plots:
         md += ["## Plots", "",
                "![accuracy vs iteration](accuracy_vs_iteration.png)", "",

@@ -27,7 +27,7 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 
-from experiments.metrics import load_run, round_metrics
+from experiments.metrics import llm_spend as spent, load_run, round_metrics
 from kernel_gym._version import __version__
 
 STEP_KEYS = ("compiled", "correct", "hacked", "error_class", "latency_s", "reference_latency_s")
@@ -160,22 +160,6 @@ def reply_record(rec: dict[str, Any], info: dict[str, Any]) -> dict[str, Any] | 
             "cache_key": notes.get("cache_key"), "finish_reason": notes.get("finish_reason"),
             "retried": notes.get("retried"), "generation_error": info.get("generation_error"),
             "candidates_tried": info.get("candidates_tried"), "usage": info.get("usage")}
-
-
-def spent(steps: list[dict[str, Any]]) -> dict[str, Any]:
-    """LLM totals of logged steps: tokens, priced cost (None when any call was unpriced), the
-    fallback-priced estimate of unpriced calls, API calls, generation errors and no-code replies."""
-    costs = [s.get("cost_usd") for s in steps if s.get("llm_attempts")]
-    return {"prompt_tokens": sum(s.get("prompt_tokens") or 0 for s in steps),
-            "completion_tokens": sum(s.get("completion_tokens") or 0 for s in steps),
-            "reasoning_tokens": sum(s.get("reasoning_tokens") or 0 for s in steps),
-            "cost_usd": None if any(c is None for c in costs) else sum(costs),
-            "priced_cost_usd": sum(c or 0.0 for c in costs),
-            "estimated_cost_usd": sum(s.get("estimated_cost_usd") or 0.0 for s in steps),
-            "llm_calls": sum(s.get("llm_attempts") or 0 for s in steps),
-            "llm_latency_s": sum(s.get("llm_latency_s") or 0.0 for s in steps),
-            "generation_errors": sum(1 for s in steps if s.get("outcome") == "generation_error"),
-            "no_code": sum(1 for s in steps if s.get("outcome") == "no_code")}
 
 
 def _spend_postfix(steps_spent: dict[str, Any]) -> dict[str, str]:

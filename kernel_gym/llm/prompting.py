@@ -2,11 +2,13 @@
 
 :func:`build_messages` turns a :class:`GenerationRequest` into ``[system, user]`` chat messages.
 The wording lives in ``kernel_gym/llm/prompts/*.md`` (``string.Template`` files with ``$name``
-placeholders); this module only selects templates and fills them:
+placeholders); this module only selects templates and fills them. A ``prompt_dir`` (config:
+``llm.options.prompt_dir``) holds a user's files that replace the package's of the same name:
 
 * ``drafting.md`` / ``refining.md``: the user message of each stage;
-* ``format_<backend>.md``: the answer format, wrapping the backend's own ``answer_format()``
-  (``format_default.md`` for a backend without a file);
+* ``format_<backend>.md``: the answer format with an example answer for an operator that no task
+  of any suite computes (tests/llm/test_prompt_leaks.py checks it against every task);
+  ``format_default.md`` wraps the backend's own ``answer_format()`` for a backend without a file;
 * ``mode_small.md`` / ``mode_large.md`` / ``mode_scratch.md``: what a refining step asks for;
 * ``sections/*.md``: memories, parent kernel, pool, verifier feedback.
 

@@ -76,6 +76,9 @@ def test_run_survives_every_reply_and_logs_each_call(tmp_path):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["llm"]["llm_calls"] == 9 and summary["llm"]["generation_errors"] == 2
     assert summary["llm"]["no_code"] == 1 and summary["stopped"] is None
+    from experiments.report import build_report
+    report = build_report(out, tmp_path / "report", plots=False)["markdown"]
+    assert "## LLM calls, tokens and cost per run" in report and "| random | 0 | 9 |" in report
     no_key_in(out)
 
 

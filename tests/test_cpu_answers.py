@@ -1,4 +1,4 @@
-"""The hand-written reference answers (solutions//cpu) verify on cpu.
+"""The hand-written reference answers (solutions/cpu) verify on cpu.
 
 Every answer must be feasible under the default protocol (5 trials, scaled inputs, timed
 outputs checked) and at least one must beat the PyTorch reference on this CPU (both sides

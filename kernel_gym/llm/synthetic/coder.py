@@ -21,7 +21,14 @@ from kernel_gym.llm.synthetic.analysis import Plan, analyze
 from kernel_gym.llm.synthetic.ascendc_templates import render_ascendc
 from kernel_gym.llm.synthetic.cpu_templates import render_cpu
 from kernel_gym.llm.synthetic.faults import choose_knobs, relevant_skills
-from kernel_gym.llm.synthetic.skills import PRIORS, SKILLS, TACTICS, detect_skills, skills_from_error, skills_in_code
+from kernel_gym.llm.synthetic.skills import (
+    PRIORS,
+    SKILLS,
+    TACTICS,
+    detect_skills,
+    skills_from_error,
+    skills_in_code,
+)
 
 __all__ = ["SyntheticCoder"]
 

@@ -28,7 +28,27 @@ const MathInfo kInfo[M_COUNT] = {
     {"Ceil", 2, 1, 2, 0},        {"Round", 1, 1, 2, 0},       {"Trunc", 2, 1, 2, 0},
     {"Frac", 2, 1, 3, 0},        {"Sign", 2, 1, 4, 0},        {"ClampMax", 1, 1, 2, 0},
     {"ClampMin", 1, 1, 2, 0},    {"Axpy", 4, 1, 2, 0},        {"Softplus", 2, 2, 3, 2},
+    {"Asinh", 3, 3, 4, 2},       {"Acosh", 2, 1, 4, 2},       {"Atanh", 4, 1, 3, 2},
+    {"Lgamma", 26, 8, 40, 6},    {"Digamma", 16, 7, 40, 4},   {"FasterGeluV2", 3, 3, 10, 1},
 };
+
+// digamma in double: reflection for x < 0, recurrence up to x >= 6, then the asymptotic series
+double digamma(double x) {
+    if (x != x) return x;
+    if (x <= 0 && std::floor(x) == x) return x == 0 ? -HUGE_VAL : NAN;
+    double acc = 0;
+    if (x < 0) {
+        acc = -M_PI / std::tan(M_PI * x);
+        x = 1 - x;
+    }
+    while (x < 6) {
+        acc -= 1 / x;
+        x += 1;
+    }
+    double f = 1 / (x * x);
+    double series = f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f * (1.0 / 132)))));
+    return acc + std::log(x) - 0.5 / x - series;
+}
 
 float apply(MathFn fn, float x, float y, double s0) {
     const float s = float(s0);
@@ -69,6 +89,16 @@ float apply(MathFn fn, float x, float y, double s0) {
         case M_CLAMP_MIN: return (x != x || x > s) ? x : s;
         case M_AXPY: return y + x * s;  // y is the old dst
         case M_SOFTPLUS: return x > 20.0f ? x : std::log1p(std::exp(x));
+        case M_ASINH: return std::asinh(x);
+        case M_ACOSH: return std::acosh(x);
+        case M_ATANH: return std::atanh(x);
+        case M_LGAMMA: return std::lgamma(x);
+        case M_DIGAMMA: return float(digamma(x));
+        case M_FASTER_GELU_V2: {  // x * (sgn(x) * (-0.1444 * (min(|0.7071 x|, 1.769) - 1.769)^2 + 0.5) + 0.5)
+            float c = std::min(std::fabs(0.7071f * x), 1.769f) - 1.769f;
+            float sg = (x + 1e-12f) / std::fabs(x + 1e-12f);
+            return x * (sg * (-0.1444f * c * c + 0.5f) + 0.5f);
+        }
         default: return x;
     }
 }
@@ -132,7 +162,11 @@ uint32_t math_tmp_bytes(MathFn fn, uint32_t type_size, uint64_t n, int want_max)
     if (fn >= M_COUNT) return 0;
     const MathInfo& mi = kInfo[fn];
     if (fn == M_SIGMOID) return want_max ? uint32_t(std::max<uint64_t>(n * type_size, 256)) : 256;
-    if (fn == M_GELU || fn == M_FASTER_GELU) return want_max ? uint32_t(std::max<uint64_t>(3 * n * 4, 768)) : 768;
+    if (fn == M_ACOSH) {  // GetAcoshMaxMinTmpSize: max(factor * n, 256) elements of type_size bytes
+        uint32_t f = type_size == 4 ? mi.tmp_float : mi.tmp_half;
+        return want_max ? uint32_t(std::max<uint64_t>(f * n, 256) * type_size) : f * 256;
+    }
+    if (fn == M_GELU || fn == M_FASTER_GELU || fn == M_FASTER_GELU_V2) return want_max ? uint32_t(std::max<uint64_t>(3 * n * 4, 768)) : 768;
     if (fn == M_CLAMP_MAX || fn == M_CLAMP_MIN) {
         uint32_t epr = 256 / type_size;
         return want_max ? uint32_t(std::max<uint64_t>(n, epr)) : epr;

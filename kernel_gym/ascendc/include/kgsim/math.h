@@ -1,5 +1,6 @@
 // kgsim: the advanced math APIs of Ascend C (Tanh, Sigmoid, Log, Exp<T, level>, Power, Erf, Gelu,
-// Silu, Swish, trigonometric and rounding functions, Sign, Clamp, Axpy), Sum, and the
+// Silu, Swish, trigonometric, hyperbolic and rounding functions, Lgamma, Digamma, Sign, Clamp, Axpy),
+// Sum, and the
 // DivCeil/CeilDiv/AlignUp helpers. Each function has the overload with a caller-given
 // sharedTmpBuffer (LocalTensor<uint8_t>) and the one where the API takes its temporary space
 // from the UB that TPipe left free, as the CANN docs describe.
@@ -10,7 +11,8 @@ namespace kgsim {
 enum MathFn : uint16_t {
     M_TANH, M_SIGMOID, M_LOG, M_LOG2, M_LOG10, M_EXP, M_POWER_TT, M_POWER_TS, M_POWER_ST, M_ERF, M_ERFC, M_GELU,
     M_FASTER_GELU, M_SILU, M_SWISH, M_SIN, M_COS, M_TAN, M_ASIN, M_ACOS, M_ATAN, M_SINH, M_COSH, M_FLOOR, M_CEIL,
-    M_ROUND, M_TRUNC, M_FRAC, M_SIGN, M_CLAMP_MAX, M_CLAMP_MIN, M_AXPY, M_SOFTPLUS, M_COUNT
+    M_ROUND, M_TRUNC, M_FRAC, M_SIGN, M_CLAMP_MAX, M_CLAMP_MIN, M_AXPY, M_SOFTPLUS, M_ASINH, M_ACOSH, M_ATANH,
+    M_LGAMMA, M_DIGAMMA, M_FASTER_GELU_V2, M_COUNT
 };
 struct MathArgs {
     TRef dst, src0, src1, tmp;
@@ -108,6 +110,11 @@ KGSIM_ADV_UNARY(Trunc, M_TRUNC, KGSIM_REUSE, half, float)
 KGSIM_ADV_UNARY(Frac, M_FRAC, KGSIM_REUSE, half, float)
 KGSIM_ADV_UNARY(Sign, M_SIGN, KGSIM_REUSE, half, float)
 KGSIM_ADV_UNARY(Softplus, M_SOFTPLUS, KGSIM_REUSE, half, float)
+KGSIM_ADV_UNARY(Asinh, M_ASINH, KGSIM_REUSE, half, float)
+KGSIM_ADV_UNARY(Acosh, M_ACOSH, KGSIM_REUSE, half, float)
+KGSIM_ADV_UNARY(Atanh, M_ATANH, KGSIM_REUSE, half, float)
+KGSIM_ADV_UNARY(Lgamma, M_LGAMMA, KGSIM_REUSE, half, float)
+KGSIM_ADV_UNARY(Digamma, M_DIGAMMA, KGSIM_REUSE, half, float)
 
 // Gelu / FasterGelu: template <T, highPrecision, highPerformance>; (dst, src, [tmp,] dataSize)
 #define KGSIM_GELU(NAME, FN)                                                                                        \
@@ -125,6 +132,7 @@ KGSIM_ADV_UNARY(Softplus, M_SOFTPLUS, KGSIM_REUSE, half, float)
     }
 KGSIM_GELU(Gelu, M_GELU)
 KGSIM_GELU(FasterGelu, M_FASTER_GELU)
+KGSIM_GELU(FasterGeluV2, M_FASTER_GELU_V2)
 
 // Silu(dst, src, dataSize); Swish(dst, src, dataSize, beta): no temporary buffer
 template <class T, bool isReuseSource = false>
@@ -274,3 +282,6 @@ void Sum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const SumParams& 
 }
 
 }  // namespace AscendC
+
+// SoftMax, LayerNorm, RmsNorm, CumSum, Mean, Clamp, Pad and their tiling structs
+#include "kgsim/adv_api.h"

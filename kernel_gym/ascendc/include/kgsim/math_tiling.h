@@ -1,11 +1,13 @@
 // kgsim: host-side sizing helpers of the advanced math APIs (Get<Api>MaxMinTmpSize,
-// Get<Api>TmpBufferFactorSize, GetSumMaxMinTmpSize). The sizes come from the same table the
-// runtime checks sharedTmpBuffer against (src/rt_math.cpp).
+// Get<Api>TmpBufferFactorSize, GetSumMaxMinTmpSize) and the tiling functions of SoftMax, LogSoftMax,
+// LayerNorm, RmsNorm, CumSum, Mean and Pad. The sizes come from the same functions the runtime
+// checks sharedTmpBuffer against (src/rt_math.cpp, src/rt_adv.cpp).
 #pragma once
 #include "graph/tensor.h"
 #include "kgsim/math.h"
 
 namespace AscendC {
+using TensorShape = ge::Shape;
 namespace kgsim_detail {
 inline void math_tmp_range(kgsim::MathFn fn, int64_t n, uint32_t type_size, uint32_t& maxValue, uint32_t& minValue) {
     uint64_t count = n > 0 ? uint64_t(n) : 0;
@@ -52,6 +54,11 @@ KGSIM_TMP_HELPERS(Softplus, M_SOFTPLUS)
 KGSIM_TMP_HELPERS(ClampMax, M_CLAMP_MAX)
 KGSIM_TMP_HELPERS(ClampMin, M_CLAMP_MIN)
 KGSIM_TMP_HELPERS(Clamp, M_CLAMP_MAX)
+KGSIM_TMP_HELPERS(Asinh, M_ASINH)
+KGSIM_TMP_HELPERS(Acosh, M_ACOSH)
+KGSIM_TMP_HELPERS(Atanh, M_ATANH)
+KGSIM_TMP_HELPERS(Lgamma, M_LGAMMA)
+KGSIM_TMP_HELPERS(Digamma, M_DIGAMMA)
 #undef KGSIM_TMP_HELPERS
 
 inline void GetGeluMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t typeSize, uint32_t& maxValue,
@@ -82,5 +89,186 @@ inline void GetSumMaxMinTmpSize(const uint32_t n, const uint32_t typeSize, const
     uint32_t epb = 32 / typeSize, epr = 256 / typeSize;
     uint32_t repeats = (n + epr - 1) / epr;
     maxSize = minSize = (repeats + epb - 1) / epb * epb * typeSize;
+}
+
+// ---- SoftMax / SimpleSoftMax / LogSoftMax: the shape is [m, k], k the last axis ----------------
+namespace kgsim_detail {
+inline void last_axis_mk(const ge::Shape& shape, uint32_t& m, uint32_t& k) {
+    int64_t total = shape.GetShapeSize();
+    k = shape.GetDimNum() ? uint32_t(shape.GetDim(shape.GetDimNum() - 1)) : 0;
+    m = k ? uint32_t(total / k) : 0;
+}
+// the documented split: baseM rows of (32 / typeSize + k + 64) floats fit the work space
+inline void softmax_tiling(const ge::Shape& shape, uint32_t typeSize, uint32_t workBytes, SoftMaxTiling& t) {
+    uint32_t m, k;
+    last_axis_mk(shape, m, k);
+    if (typeSize == 0 || k == 0) return;
+    const uint32_t epb = 32 / typeSize;
+    uint32_t baseM = std::min<uint32_t>(workBytes / 4 / (epb + k + 64), m);
+    if (baseM < m && baseM > 8) baseM = baseM / 8 * 8;
+    if (baseM > 8 && m % 8 == 0 && k % 64 == 0) {  // basic block
+        baseM = baseM / 8 * 8;
+        while (m % baseM) baseM -= 8;
+        while (baseM * k >= 64 * 256) baseM /= 2;
+    }
+    t = SoftMaxTiling{};
+    t.srcM = m; t.srcK = k; t.srcSize = m * k;
+    t.outMaxM = m; t.outMaxK = epb; t.outMaxSize = m * epb;
+    t.splitM = baseM; t.splitK = k; t.splitSize = baseM * k;
+    t.reduceM = baseM; t.reduceK = epb; t.reduceSize = baseM * epb;
+    t.rangeM = baseM ? m / baseM : 0;
+    t.tailM = baseM ? m % baseM : 0;
+    t.tailSplitSize = t.tailM * k;
+    t.tailReduceSize = t.tailM * epb;
+}
+}  // namespace kgsim_detail
+inline uint32_t GetSoftMaxMaxTmpSize(const ge::Shape& srcShape, const uint32_t dataTypeSize, const bool isReuseSource) {
+    (void)isReuseSource;
+    uint32_t m, k;
+    kgsim_detail::last_axis_mk(srcShape, m, k);
+    return kgsim::softmax_tmp_bytes(m, k, dataTypeSize, 1);
+}
+inline uint32_t GetSoftMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t dataTypeSize, const bool isReuseSource) {
+    (void)isReuseSource;
+    uint32_t m, k;
+    kgsim_detail::last_axis_mk(srcShape, m, k);
+    return kgsim::softmax_tmp_bytes(m, k, dataTypeSize, 0);
+}
+inline void SoftMaxTilingFunc(const ge::Shape& srcShape, const uint32_t dataTypeSize, const uint32_t localWorkSpaceSize,
+                              SoftMaxTiling& softmaxTiling) {
+    kgsim_detail::softmax_tiling(srcShape, dataTypeSize, localWorkSpaceSize, softmaxTiling);
+}
+inline bool IsBasicBlockInSoftMax(SoftMaxTiling& tiling, const uint32_t dataTypeSize = 2) {
+    (void)dataTypeSize;
+    return tiling.splitM % 8 == 0 && tiling.splitK % 64 == 0 && tiling.splitM * tiling.splitK < 64 * 256;
+}
+inline uint32_t GetLogSoftMaxMaxTmpSize(const ge::Shape srcShape, const uint32_t dataTypeSize, const bool isReuseSource) {
+    return GetSoftMaxMaxTmpSize(srcShape, dataTypeSize, isReuseSource);
+}
+inline uint32_t GetLogSoftMaxMinTmpSize(const ge::Shape srcShape, const uint32_t dataTypeSize, const bool isReuseSource) {
+    return GetSoftMaxMinTmpSize(srcShape, dataTypeSize, isReuseSource);
+}
+inline void LogSoftMaxTilingFunc(const ge::Shape srcShape, const uint32_t dataTypeSize,
+                                 const uint32_t localWorkSpaceSize, LogSoftMaxTiling& softmaxTiling) {
+    kgsim_detail::softmax_tiling(srcShape, dataTypeSize, localWorkSpaceSize, softmaxTiling);
+}
+
+// ---- LayerNorm: srcShape [B, S, H] or [B, S, H, originalH] ------------------------------------
+namespace kgsim_detail {
+inline void bsh(const ge::Shape& s, uint32_t& b, uint32_t& sl, uint32_t& h, uint32_t& oh) {
+    b = uint32_t(s.GetDim(0));
+    sl = uint32_t(s.GetDim(1));
+    h = uint32_t(s.GetDim(2));
+    oh = s.GetDimNum() > 3 ? uint32_t(s.GetDim(3)) : h;
+}
+}  // namespace kgsim_detail
+inline void GetLayerNormMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t typeSize, const bool isReuseSource,
+                                      uint32_t& maxValue, uint32_t& minValue) {
+    uint32_t b, s, h, oh;
+    kgsim_detail::bsh(srcShape, b, s, h, oh);
+    maxValue = kgsim::layernorm_tmp_bytes(b * s, h, typeSize, isReuseSource, 1);
+    minValue = kgsim::layernorm_tmp_bytes(b * s, h, typeSize, isReuseSource, 0);
+}
+inline void GetLayerNormNDTilingInfo(const ge::Shape& srcShape, const uint32_t stackBufferSize,
+                                     const uint32_t typeSize, const bool isReuseSource, LayerNormTiling& t) {
+    uint32_t b, s, h, oh;
+    kgsim_detail::bsh(srcShape, b, s, h, oh);
+    if (h == 0) return;
+    const uint32_t x = b * s * h, mv = b * s;
+    const uint32_t nbuf = (isReuseSource && typeSize == 4) ? 2 : 3;
+    const uint32_t mvAligned = (mv + 7) / 8 * 8;
+    const uint32_t mvTotal = typeSize == 4 ? 0 : 2 * mvAligned;
+    const uint32_t bufElems = stackBufferSize / 4;
+    uint32_t one = bufElems > mvTotal ? (bufElems - mvTotal) / nbuf / h * h : 0;
+    if (one > x) one = x;
+    if (one == 0) return;
+    t = LayerNormTiling{};
+    t.bLength = b; t.sLength = s; t.hLength = h; t.originalHLength = oh;
+    t.inputXSize = x; t.meanVarSize = mv; t.numberOfTmpBuf = nbuf;
+    t.meanTmpTensorPos = 0; t.meanTmpTensorSize = mvAligned;
+    t.varianceTmpTensorPos = mvAligned; t.varianceTmpTensorSize = mvAligned;
+    t.tmpBufSize = bufElems; t.oneTmpSize = one;
+    t.firstTmpStartPos = mvTotal; t.secondTmpStartPos = mvTotal + one; t.thirdTmpStartPos = mvTotal + 2 * one;
+    t.loopRound = x / one; t.inputRoundSize = one; t.inputTailSize = x % one; t.inputTailPos = x - x % one;
+    t.meanVarRoundSize = one / h; t.meanVarTailSize = (x % one) / h; t.meanVarTailPos = mv - (x % one) / h;
+    t.bshCurLength = one; t.bsCurLength = one / h;
+    t.lastDimValueBack = 1.0f / float(oh);
+}
+inline void GetLayerNormNDTillingInfo(const ge::Shape& srcShape, const uint32_t stackBufferSize,
+                                      const uint32_t typeSize, const bool isReuseSource, LayerNormTiling& t) {
+    GetLayerNormNDTilingInfo(srcShape, stackBufferSize, typeSize, isReuseSource, t);
+}
+
+// ---- RmsNorm: srcShape [B, S, H], originSrcShape [B, S, originalH] --------------------------------
+inline bool GetRmsNormMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t typeSize, uint32_t& maxValue,
+                                    uint32_t& minValue, const bool isBasicBlock = false) {
+    uint32_t b, s, h, oh;
+    kgsim_detail::bsh(srcShape, b, s, h, oh);
+    if (isBasicBlock && (h % 64 || (b * s) % 8 || h >= 2048)) return false;
+    maxValue = kgsim::rmsnorm_tmp_bytes(b * s, h, typeSize, 1);
+    minValue = kgsim::rmsnorm_tmp_bytes(b * s, h, typeSize, 0);
+    return true;
+}
+inline bool GetRmsNormTilingInfo(const ge::Shape& srcShape, const ge::Shape& originSrcShape,
+                                 const uint32_t stackBufferByteSize, const uint32_t typeSize, RmsNormTiling& t,
+                                 const bool isBasicBlock = false) {
+    uint32_t b, s, h, oh, ob, os, ohh, unused;
+    if (srcShape.GetDimNum() != 3 || originSrcShape.GetDimNum() != 3) return false;
+    kgsim_detail::bsh(srcShape, b, s, h, oh);
+    kgsim_detail::bsh(originSrcShape, ob, os, ohh, unused);
+    if (b != ob || s != os || ohh > h || ohh == 0 || (h * typeSize) % 32) return false;
+    if (isBasicBlock && (h % 64 || (b * s) % 8 || h >= 2048)) return false;
+    if (stackBufferByteSize < kgsim::rmsnorm_tmp_bytes(b * s, h, typeSize, 0)) return false;
+    const uint32_t total = stackBufferByteSize / 4, coeff = typeSize == 4 ? 1 : 2, x = b * s * h;
+    uint32_t bs = 1;
+    while (total >= (bs + 1) * h * coeff + (bs + 1 + 7) / 8 * 8) ++bs;
+    uint32_t one = std::min(bs * h, x);
+    bs = one / h;
+    if (isBasicBlock) bs = bs < 8 ? bs : bs / 8 * 8;
+    else if (bs > 255) bs = 255;
+    one = bs * h;
+    t = RmsNormTiling{};
+    t.bLength = b; t.sLength = s; t.hLength = h; t.originalHLength = ohh;
+    t.reciprocalOfHLength = 1.0f / float(ohh);
+    t.mainBshLength = one; t.mainBsLength = bs; t.mainBsLengthAlign = (bs + 7) / 8 * 8;
+    t.loopRound = x / one; t.inputTailPos = x / one * one;
+    t.tailBshLength = x % one; t.tailBsLength = (x % one) / h;
+    return true;
+}
+
+// ---- CumSum, Mean, Pad ---------------------------------------------------------------------------
+inline void GetCumSumMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t typeSize, const bool isLastAxis,
+                                   const bool isReuseSource, uint32_t& maxValue, uint32_t& minValue) {
+    (void)isReuseSource;
+    kgsim::cumsum_tmp_bytes(uint32_t(srcShape.GetDim(0)), uint32_t(srcShape.GetDim(1)), typeSize, isLastAxis, maxValue,
+                            minValue);
+}
+inline void GetMeanMaxMinTmpSize(const uint32_t n, const uint32_t srcTypeSize, const uint32_t accTypeSize,
+                                 const bool isReuseSource, uint32_t& maxSize, uint32_t& minSize) {
+    (void)isReuseSource;
+    maxSize = minSize = kgsim::mean_tmp_bytes(n, srcTypeSize, accTypeSize);
+}
+inline void GetMeanTmpBufferFactorSize(const uint32_t typeSize, uint32_t& maxLiveNodeCount, uint32_t& extraBuffer) {
+    (void)typeSize;
+    maxLiveNodeCount = 1;
+    extraBuffer = 0;
+}
+inline void GetPadMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t typeSize, uint32_t& maxValue,
+                                uint32_t& minValue) {
+    maxValue = kgsim::pad_tmp_bytes(uint32_t(srcShape.GetDim(0)), uint32_t(srcShape.GetDim(1)), typeSize, 1);
+    minValue = kgsim::pad_tmp_bytes(uint32_t(srcShape.GetDim(0)), uint32_t(srcShape.GetDim(1)), typeSize, 0);
+}
+// kgsim:partial PadTilingFunc: fills the shape fields the simulated Pad reads (srcHeight, srcWidth, srcOriWidth)
+inline void PadTilingFunc(const ge::Shape srcShape, const ge::Shape oriSrcShape, const uint32_t stackBufferSize,
+                          const uint32_t typeSize, PadTiling& tiling) {
+    (void)stackBufferSize;
+    tiling = PadTiling{};
+    tiling.srcHeight = uint32_t(srcShape.GetDim(0));
+    tiling.srcWidth = uint32_t(srcShape.GetDim(1));
+    tiling.srcOriWidth = uint32_t(oriSrcShape.GetDim(1));
+    const uint32_t epb = 32 / (typeSize ? typeSize : 4);
+    tiling.blocksPerRow = (tiling.srcWidth + epb - 1) / epb;
+    tiling.widthWithoutLastBlock = tiling.blocksPerRow ? (tiling.blocksPerRow - 1) * epb : 0;
+    tiling.maxRepeatTimes = 255;
 }
 }  // namespace AscendC

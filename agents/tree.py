@@ -30,6 +30,9 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
+from kernel_gym.envs.rewards import AdaExploreReward
+from kernel_gym.envs.rewards import adaexplore_shaping as shaped_reward
+
 __all__ = ["ROOT", "Node", "SearchTree", "shaped_reward", "UCB_WEIGHT", "P_LARGE", "MAX_POOL", "SMALL_CHILDREN_LARGE"]
 
 #: id of the virtual root
@@ -40,24 +43,9 @@ MAX_POOL = 5
 SMALL_CHILDREN_LARGE = 2
 
 
-def shaped_reward(compiled: bool, correct: bool, speedup: float | None, hacked: bool = False,
-                  lo: float = 0.1, hi: float = 10.0, r_lo: float = 0.4, r_hi: float = 1.6) -> float:
-    """AdaExplore's reward: 0 no compile (or a hack), 0.05 compiles but wrong, correct kernels
-    ``r_lo + (r_hi - r_lo) * (clip(speedup, lo, hi) - lo) / (hi - lo)`` (0.4 at <= 0.1x, 1.6 at >= 10x)."""
-    if hacked or not compiled:
-        return 0.0
-    if not correct:
-        return 0.05
-    s = float(speedup) if speedup is not None and math.isfinite(float(speedup)) else lo
-    s = min(max(s, lo), hi)
-    return r_lo + (r_hi - r_lo) * (s - lo) / (hi - lo)
-
-
 def verifier_reward(verifier: dict[str, Any] | None) -> float:
     """:func:`shaped_reward` of a verifier result dict."""
-    v = verifier or {}
-    return shaped_reward(bool(v.get("compiled")), bool(v.get("correct")) and bool(v.get("feasible", True)),
-                         v.get("speedup"), bool(v.get("hacked")))
+    return AdaExploreReward()(verifier or {}, "refining", None)
 
 
 @dataclass

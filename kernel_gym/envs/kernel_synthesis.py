@@ -8,6 +8,7 @@ import shutil
 import string
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -16,10 +17,34 @@ import numpy as np
 from gymnasium import spaces
 
 from kernel_gym.envs.experience import code_hash, task_query_text, write_step
-from kernel_gym.envs.features import (CANDIDATE_FEATURES, FEATURE_CLIP, PARENT_FEATURES, TaskProjection,
-                                      candidate_row, clean_text, item_outcome, parent_row)
+from kernel_gym.envs.features import (
+    CANDIDATE_FEATURES,
+    FEATURE_CLIP,
+    PARENT_FEATURES,
+    TaskProjection,
+    candidate_row,
+    clean_text,
+    item_outcome,
+    parent_row,
+)
+from kernel_gym.envs.info import (
+    CandidateInfo,
+    EnvInfo,
+    ParentInfo,
+    StepRecord,
+    StepTiming,
+)
+from kernel_gym.envs.rewards import Reward, get_reward
 from kernel_gym.envs.streams import TaskStream, resolve_tasks
-from kernel_gym.llm.base import STAGES, Generation, GenerationError, Generator, GenerationRequest, ParentKernel, Usage
+from kernel_gym.llm.base import (
+    STAGES,
+    Generation,
+    GenerationError,
+    GenerationRequest,
+    Generator,
+    ParentKernel,
+    Usage,
+)
 from kernel_gym.memory import MemoryItem, MemoryStore, load_seed_knowledge
 from kernel_gym.tasks import TaskSpec
 from kernel_gym.verify import VerifySettings, verify
@@ -30,6 +55,35 @@ __all__ = ["KernelSynthesisEnv"]
 def _outcome(result: dict[str, Any]) -> str:
     """How a step ended: "feasible", or the error class ("no_code", "generation_error", "compile_error"...)."""
     return "feasible" if result.get("feasible") else str(result.get("error_class") or "infeasible")
+
+
+@dataclass
+class _Choice:
+    """A checked action: what goes into the generator's context and which kernel is refined."""
+
+    context: list[MemoryItem]
+    parent: ParentKernel | None
+    mode: str
+    pool: list[ParentKernel]
+    invalid_ids: list[int]
+    code: str | None  # code-action mode: the answer itself
+
+
+@dataclass
+class _Attempt:
+    """What acting produced: the step's kernel, its verifier result and the generation's record."""
+
+    code: str
+    result: dict[str, Any]
+    usage: dict[str, Any] = field(default_factory=dict)
+    notes: dict[str, Any] = field(default_factory=dict)
+    generation_error: dict[str, Any] | None = None
+    reply: str | None = None
+    reasoning: str | None = None
+    tried: list[dict[str, Any]] = field(default_factory=list)
+    generate_s: float = 0.0
+    verify_s: float = 0.0
+
 
 TEXT_CHARSET = string.printable
 TASK_TEXT_LIMIT = 12000
@@ -86,8 +140,11 @@ class KernelSynthesisEnv(gym.Env):
     the same slots as dicts with the memory item ids.
 
     ## Rewards
-    Drafting: +1 for a feasible kernel (no hack, compiles, correct), -1 otherwise. Refining:
-    -1 if infeasible, else tanh(log b - log latency) with b the best latency before the step.
+    Chosen by ``reward`` (:mod:`kernel_gym.envs.rewards`). ``"evokernel"`` (default): drafting +1
+    for a feasible kernel (no hack, compiles, correct), -1 otherwise; refining -1 if infeasible,
+    else tanh(log b - log latency) with b the best latency before the step. ``"adaexplore"``:
+    0 no compile, 0.05 wrong, 0.4 to 1.6 linear in the speedup clipped to [0.1, 10].
+    ``"speedup"``: the speedup over the eager reference, 0 if infeasible.
 
     ## Starting State
     ``reset`` takes the next task of the task stream (``reset(seed=s)`` restarts the stream, and
@@ -114,8 +171,9 @@ class KernelSynthesisEnv(gym.Env):
     ``render_mode`` ("ansi" or "human"), ``answer_format`` ("python": a module defining ModelNew;
     "six_string": a MultiKernelBench answer, ascend_sim only, for generators that write it),
     ``candidates_per_step`` (the generator writes this many candidates per step, concurrently when
-    it can (``generate_many``); each is verified and the best is the step's kernel: best-of-k).
-    See docs/environment.md.
+    it can (``generate_many``); each is verified and the best is the step's kernel: best-of-k),
+    ``reward`` (a name of :data:`~kernel_gym.envs.rewards.REWARDS` or a callable). See
+    docs/environment.md.
 
     ## Outcomes
     ``info["outcome"]`` says how the step ended: ``"feasible"``, the verifier's error class
@@ -141,7 +199,8 @@ class KernelSynthesisEnv(gym.Env):
                  verify_settings: dict[str, Any] | None = None, search_actions: bool = False,
                  shard: tuple[int, int] | None = None, task_slots: int | None = None,
                  pin_rules: int | None = None, render_mode: str | None = None,
-                 answer_format: str = "python", candidates_per_step: int = 1) -> None:
+                 answer_format: str = "python", candidates_per_step: int = 1,
+                 reward: str | Reward = "evokernel") -> None:
         for name, value in (("budget", budget), ("n_select", n_select), ("recall_multiplier", recall_multiplier),
                             ("max_parents", max_parents)):
             if not isinstance(value, (int, np.integer)) or value < 1:
@@ -156,6 +215,7 @@ class KernelSynthesisEnv(gym.Env):
         if not isinstance(candidates_per_step, (int, np.integer)) or candidates_per_step < 1:
             raise ValueError(f"candidates_per_step must be a positive integer, got {candidates_per_step!r}")
         self.candidates_per_step = int(candidates_per_step)
+        self.reward_fn: Reward = get_reward(reward)
         self.budget = int(budget)
         self.n_select = int(n_select)
         self.recall_multiplier = int(recall_multiplier)
@@ -207,7 +267,7 @@ class KernelSynthesisEnv(gym.Env):
         self._best_speedup: float | None = None
         self._reference_latency: float | None = None
         self._last_feedback: dict[str, Any] | None = None
-        self._last_step: dict[str, Any] | None = None
+        self._last_step: StepRecord | None = None
         self._task_vec_cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     # ------------------------------------------------------------------ spaces
@@ -378,68 +438,148 @@ class KernelSynthesisEnv(gym.Env):
     def _info(self) -> dict[str, Any]:
         assert self.task is not None
         clock = self.memory.clock
-        cands: list[dict[str, Any] | None] = [None] * self.k
+        cands: list[CandidateInfo | None] = [None] * self.k
         for i, (item, sim) in enumerate(self._candidates):
-            cands[i] = {"id": item.id, "kind": item.kind, "title": item.title, "similarity": float(sim),
-                        "q1": item.q1, "q2": item.q2, "use_count": item.use_count, "task_id": item.task_id,
-                        "category": item.category, "level": item.level,
-                        "outcome": item_outcome(item),
-                        "speedup": item.payload.get("speedup"), "age": clock - (item.created_at or 0)}
-        parents: list[dict[str, Any] | None] = [None] * self.p
+            cands[i] = CandidateInfo(id=item.id, kind=item.kind, title=item.title, similarity=float(sim), q1=item.q1,
+                                     q2=item.q2, use_count=item.use_count, task_id=item.task_id,
+                                     category=item.category, level=item.level, outcome=item_outcome(item),
+                                     speedup=item.payload.get("speedup"), age=clock - (item.created_at or 0))
+        parents: list[ParentInfo | None] = [None] * self.p
         for i, p in enumerate(self._parent_slots):
-            parents[i] = dict(p)
-        info = {"task_id": self.task.id, "stage": self._stage, "step": self._t, "budget": self.budget,
-                "n_select": self.n_select, "candidates": cands, "parents": parents,
-                "best_latency_s": self._best_latency, "best_speedup": self._best_speedup,
-                "episode_key": self._episode_key, "id_actions": self.search_actions}
-        if self._last_step is not None:
-            info.update(self._last_step)
-        return info
+            parents[i] = ParentInfo(**p)
+        return EnvInfo(task_id=self.task.id, stage=self._stage, step=self._t, budget=self.budget,
+                       n_select=self.n_select, candidates=cands, parents=parents,
+                       best_latency_s=self._best_latency, best_speedup=self._best_speedup,
+                       episode_key=self._episode_key, id_actions=self.search_actions,
+                       last_step=self._last_step).to_dict()
 
     # ------------------------------------------------------------------ step
-    def _decode_action(self, action: dict[str, Any]) -> tuple[list[MemoryItem], dict[str, Any] | None, str, list[dict]]:
+    def step(self, action: dict[str, Any]) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        t0 = time.perf_counter()
+        # 1. check the action (nothing changes when it is refused)
+        choice = self._check_action(action)
+        # 2. act: write the kernel (or take the action's code) and verify it
+        attempt = self._act(choice)
+        # 3. reward, against the best latency before this step
+        stage = self._stage
+        reward = float(self.reward_fn(attempt.result, stage, self._best_latency))
+        # 4. remember: the step's trace and experience, a new parent, the stage
+        trace_id, experience_id, first_feasible = self._remember(choice, attempt, reward)
+        # 5. terminate when the budget is spent (there is no truncation)
+        self._t += 1
+        terminated = self._t >= self.budget
+
+        self._recall()
+        timing = StepTiming(generate_s=attempt.generate_s, verify_s=attempt.verify_s, overhead_s=0.0)
+        self._last_step = StepRecord(
+            step_stage=stage, context_ids=[int(it.id) for it in choice.context],
+            parent_id=choice.parent.item_id if choice.parent else None, mode=choice.mode,
+            feasible=bool(attempt.result.get("feasible")), reward=reward, verifier=attempt.result,
+            trace_id=trace_id, experience_id=experience_id, code_hash=code_hash(attempt.code),
+            usage=attempt.usage, generator_notes=attempt.notes, first_feasible=first_feasible, code=attempt.code,
+            invalid_ids=list(choice.invalid_ids), outcome=_outcome(attempt.result),
+            generation_error=attempt.generation_error, reply=attempt.reply, reasoning=attempt.reasoning,
+            candidates_tried=attempt.tried, timing=timing)
+        obs = self._observation()
+        info = self._info()
+        info["timing"]["overhead_s"] = time.perf_counter() - t0 - attempt.generate_s - attempt.verify_s
+        if self.render_mode == "human":
+            print(self._render_text())
+        return obs, reward, terminated, False, info
+
+    def _check_action(self, action: dict[str, Any]) -> _Choice:
+        """The action decoded against the current slots; a malformed one raises ValueError."""
+        if self.task is None:
+            raise RuntimeError("call reset() before step()")
+        if self._t >= self.budget:
+            raise RuntimeError("the episode is over (budget spent); call reset()")
         if not isinstance(action, dict) or "select" not in action or "parent" not in action:
             raise ValueError("an action is a dict with keys 'select' (K zeros/ones) and 'parent' (int); "
                              "see env.action_space")
+        if self.code_actions and "code" not in action:
+            raise ValueError("this env is in code-action mode (generator='code'): the action needs a 'code' string")
         select = np.asarray(action["select"]).reshape(-1)
         if select.shape[0] != self.k:
             raise ValueError(f"action['select'] must have {self.k} entries (K = n_select * recall_multiplier), "
                              f"got {select.shape[0]}")
-        chosen = [i for i in range(len(self._candidates)) if select[i]]
-        if len(chosen) > self.n_select:  # keep the N most similar (candidates are best first)
-            chosen = chosen[: self.n_select]
-        context = [self._candidates[i][0] for i in chosen]
         slot = int(action["parent"])
         if not 0 <= slot <= self.p:
             raise ValueError(f"action['parent'] must be in [0, {self.p}], got {slot}")
+        chosen = [i for i in range(len(self._candidates)) if select[i]][: self.n_select]  # best first
         parent = self._parent_slots[slot - 1] if 0 < slot <= len(self._parent_slots) else None
         mode = "large" if self.search_actions and int(action.get("mode", 0)) == 1 else "small"
-        pool: list[dict] = []
-        self._invalid_ids: list[int] = []
-        if self.search_actions and "pool" in action:
-            pool_mask = np.asarray(action["pool"]).reshape(-1)
-            pool = [p for i, p in enumerate(self._parent_slots) if i < len(pool_mask) and pool_mask[i]]
+        pool: list[dict[str, Any]] = []
+        invalid: list[int] = []
         if self.search_actions:
+            if "pool" in action:
+                pool_mask = np.asarray(action["pool"]).reshape(-1)
+                pool = [p for i, p in enumerate(self._parent_slots) if i < len(pool_mask) and pool_mask[i]]
             pid = int(np.asarray(action.get("parent_id", -1)))
             if pid >= 0:
-                parent = self._parent_by_id(pid) or parent
+                parent = self._parent_by_id(pid, invalid) or parent
             ids = [int(i) for i in np.asarray(action.get("pool_ids", [])).reshape(-1) if int(i) >= 0]
             if ids:
-                pool = [p for p in (self._parent_by_id(i) for i in ids) if p is not None]
-        return context, parent, mode, pool
+                pool = [p for p in (self._parent_by_id(i, invalid) for i in ids) if p is not None]
+        return _Choice(context=[self._candidates[i][0] for i in chosen],
+                       parent=self._parent_kernel(parent) if parent else None, mode=mode,
+                       pool=[self._parent_kernel(p) for p in pool], invalid_ids=invalid,
+                       code=str(action["code"]) if self.code_actions else None)
 
-    def _parent_by_id(self, trace_id: int) -> dict[str, Any] | None:
+    def _parent_by_id(self, trace_id: int, invalid: list[int]) -> dict[str, Any] | None:
         """A parent named by trace id: any feasible kernel of this task in memory (not only the P
-        shown). An id that is not one is recorded in ``info["invalid_ids"]`` and ignored."""
+        shown). An id that is not one is appended to ``invalid`` (``info["invalid_ids"]``)."""
         found = next((p for p in self._parents if p["id"] == trace_id), None)
         if found is None:
-            self._invalid_ids.append(trace_id)
+            invalid.append(trace_id)
         return found
 
     def _parent_kernel(self, parent: dict[str, Any]) -> ParentKernel:
         item = self.memory.get(parent["id"])
         return ParentKernel(code=item.payload.get("code", ""), verifier=item.payload.get("verifier"),
                             item_id=item.id, depth=int(item.payload.get("depth", 0)))
+
+    def _act(self, choice: _Choice) -> _Attempt:
+        """The step's kernel and its verifier result: the action's code, or the best of the
+        generator's ``candidates_per_step`` candidates (feasible and fastest first)."""
+        if choice.code is not None:
+            t = time.perf_counter()
+            result = self._verify(choice.code)
+            return _Attempt(code=choice.code, result=result, verify_s=time.perf_counter() - t)
+        assert self.generator is not None and self.task is not None
+        t_gen = time.perf_counter()
+        requests = [GenerationRequest(
+            task=self.task, backend=self.backend, stage=self._stage, memories=choice.context, parent=choice.parent,
+            feedback=self._last_feedback, step=self._t, seed=int(self.np_random.integers(2**31 - 1)),
+            mode=choice.mode, pool=choice.pool, answer_format=self.answer_format)
+            for _ in range(self.candidates_per_step)]
+        gens = self._generate(requests)  # a BudgetExhausted leaves the step undone
+        total = Usage(model=getattr(self.generator, "model", self.generator.name), attempts=0)
+        for g in gens:
+            total = total.add(g.usage)
+        t_ver = time.perf_counter()
+        tried: list[dict[str, Any]] = []
+        best: tuple[tuple[int, float, int], Generation, dict[str, Any]] | None = None
+        for i, g in enumerate(gens):
+            if isinstance(g, GenerationError):
+                tried.append({"outcome": "generation_error", "error_class": g.error_class, "message": g.message})
+                continue
+            res = self._no_code_result(g) if g.no_code else self._verify(g.source)
+            tried.append({"outcome": _outcome(res), "latency_s": res.get("latency_s")})
+            # best-of-k: a feasible kernel, fastest first; else one that was verified; else no_code
+            rank = (0 if res.get("feasible") else 1 if not g.no_code else 2,
+                    float(res.get("latency_s") or math.inf) if res.get("feasible") else 0.0, i)
+            if best is None or rank < best[0]:
+                best = (rank, g, res)
+        timing = {"generate_s": t_ver - t_gen, "verify_s": time.perf_counter() - t_ver}
+        if best is None:  # every candidate failed to generate
+            err = next(g for g in gens if isinstance(g, GenerationError))
+            result = {"feasible": False, "compiled": False, "correct": False, "hacked": False,
+                      "error_class": "generation_error", "message": f"{err.error_class}: {err.message}"}
+            return _Attempt(code="", result=result, usage=total.to_dict(), tried=tried,
+                            generation_error={"error_class": err.error_class, "message": err.message}, **timing)
+        _, chosen, result = best
+        return _Attempt(code=chosen.source, result=result, usage=total.to_dict(), notes=dict(chosen.notes),
+                        reply=chosen.raw, reasoning=chosen.reasoning, tried=tried, **timing)
 
     def _verify(self, code: str) -> dict[str, Any]:
         assert self.task is not None
@@ -467,114 +607,32 @@ class KernelSynthesisEnv(gym.Env):
                 out.append(exc)
         return out
 
-    def step(self, action: dict[str, Any]) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
-        if self.task is None:
-            raise RuntimeError("call reset() before step()")
-        if self._t >= self.budget:
-            raise RuntimeError("the episode is over (budget spent); call reset()")
-        t0 = time.perf_counter()
-        context, parent, mode, pool = self._decode_action(action)
-        parent_k = self._parent_kernel(parent) if parent else None
-        stage = self._stage
-        t_gen = time.perf_counter()
-        usage: dict[str, Any] = {}
-        notes: dict[str, Any] = {}
-        gen_error: dict[str, Any] | None = None
-        reply: str | None = None
-        reasoning: str | None = None
-        tried: list[dict[str, Any]] = []
-        if self.code_actions:
-            if "code" not in action:
-                raise ValueError("this env is in code-action mode (generator='code'): the action needs a 'code' string")
-            code = str(action["code"])
-            t_ver = time.perf_counter()
-            result = self._verify(code)
-        else:
-            assert self.generator is not None
-            requests = [GenerationRequest(
-                task=self.task, backend=self.backend, stage=stage, memories=context, parent=parent_k,
-                feedback=self._last_feedback, step=self._t, seed=int(self.np_random.integers(2**31 - 1)),
-                mode=mode, pool=[self._parent_kernel(p) for p in pool], answer_format=self.answer_format)
-                for _ in range(self.candidates_per_step)]
-            gens = self._generate(requests)  # a BudgetExhausted leaves the step undone
-            total = Usage(model=getattr(self.generator, "model", self.generator.name), attempts=0)
-            for g in gens:
-                total = total.add(g.usage)
-            usage = total.to_dict()
-            t_ver = time.perf_counter()
-            best: tuple[Any, ...] | None = None
-            for i, g in enumerate(gens):
-                if isinstance(g, GenerationError):
-                    tried.append({"outcome": "generation_error", "error_class": g.error_class, "message": g.message})
-                    continue
-                res = self._no_code_result(g) if g.no_code else self._verify(g.source)
-                tried.append({"outcome": _outcome(res), "latency_s": res.get("latency_s")})
-                # best-of-k: a feasible kernel, fastest first; else one that was verified; else no_code
-                rank = (0 if res.get("feasible") else 1 if not g.no_code else 2,
-                        float(res.get("latency_s") or math.inf) if res.get("feasible") else 0.0, i)
-                if best is None or rank < best[0]:
-                    best = (rank, g, res)
-            if best is None:  # every candidate failed to generate
-                err = next(g for g in gens if isinstance(g, GenerationError))
-                gen_error = {"error_class": err.error_class, "message": err.message}
-                code, result = "", {"feasible": False, "compiled": False, "correct": False, "hacked": False,
-                                     "error_class": "generation_error",
-                                     "message": f"{err.error_class}: {err.message}"}
-            else:
-                _, chosen, result = best
-                code, notes = chosen.source, dict(chosen.notes)
-                reply, reasoning = chosen.raw, chosen.reasoning
-        t_post = time.perf_counter()
-
-        feasible = bool(result.get("feasible"))
-        latency = result.get("latency_s") if feasible else None
-        if stage == "drafting":
-            reward = 1.0 if feasible else -1.0
-        elif not feasible or not latency or latency <= 0:
-            reward = -1.0
-        else:
-            best = self._best_latency if self._best_latency else latency
-            reward = float(math.tanh(math.log(best) - math.log(latency)))
-        context_ids = [int(it.id) for it in context]
-        depth = (parent_k.depth + 1) if parent_k else 0
-        trace_id: int | None = None
-        exp_id: int | None = None
-        if gen_error is None:  # an API failure says nothing about kernels: the memory does not learn it
-            trace_id, exp_id = write_step(self.memory, self.task, self.backend, stage=stage, code=code,
-                                          verifier=result, reward=reward, context_ids=context_ids,
-                                          parent_id=parent_k.item_id if parent_k else None, depth=depth,
-                                          episode=self._episode_key, step=self._t,
-                                          extra={"mode": mode} if self.search_actions else None)
-            if context_ids:
-                self.memory.increment(context_ids, "use_count", 1)
+    def _remember(self, choice: _Choice, attempt: _Attempt, reward: float) -> tuple[int | None, int | None, bool]:
+        """Write the step to memory (a trace plus an experience; nothing after a generation error,
+        which says nothing about kernels), count the context's use, make a feasible kernel a parent
+        and move a drafting task to refining. Returns (trace id, experience id, first feasible)."""
+        assert self.task is not None
+        if attempt.generation_error is not None:
+            return None, None, False  # the next prompt's feedback stays the last kernel's
+        result = attempt.result
+        parent = choice.parent
+        context_ids = [int(it.id) for it in choice.context]
+        depth = parent.depth + 1 if parent else 0
+        trace_id, experience_id = write_step(
+            self.memory, self.task, self.backend, stage=self._stage, code=attempt.code, verifier=result,
+            reward=reward, context_ids=context_ids, parent_id=parent.item_id if parent else None, depth=depth,
+            episode=self._episode_key, step=self._t, extra={"mode": choice.mode} if self.search_actions else None)
+        if context_ids:
+            self.memory.increment(context_ids, "use_count", 1)
+        self._last_feedback = result
         first_feasible = False
-        if feasible and latency and trace_id is not None:
+        latency = result.get("latency_s")
+        if result.get("feasible") and latency and trace_id is not None:
             self._add_parent(trace_id, {"latency_s": latency, "speedup": result.get("speedup"), "depth": depth,
-                                        "code_hash": code_hash(code), "verifier": result})
-            if stage == "drafting":
+                                        "code_hash": code_hash(attempt.code), "verifier": result})
+            if self._stage == "drafting":
                 self._stage, first_feasible = "refining", True
-        self._t += 1
-        if gen_error is None:  # the model sees kernel feedback, not an API error
-            self._last_feedback = result
-        terminated = self._t >= self.budget
-        self._recall()
-        t_end_write = time.perf_counter()
-        self._last_step = {
-            "step_stage": stage, "context_ids": context_ids, "parent_id": parent_k.item_id if parent_k else None,
-            "mode": mode, "feasible": feasible, "reward": reward, "verifier": result, "trace_id": trace_id,
-            "experience_id": exp_id, "code_hash": code_hash(code), "usage": usage, "generator_notes": notes,
-            "first_feasible": first_feasible, "code": code, "invalid_ids": list(self._invalid_ids),
-            "outcome": _outcome(result), "generation_error": gen_error, "reply": reply, "reasoning": reasoning,
-            "candidates_tried": tried,
-            "timing": {"generate_s": t_ver - t_gen, "verify_s": t_post - t_ver,
-                       "overhead_s": (t_gen - t0) + (t_end_write - t_post)},
-        }
-        obs = self._observation()
-        info = self._info()
-        info["timing"]["overhead_s"] += time.perf_counter() - t_end_write
-        if self.render_mode == "human":
-            print(self._render_text())
-        return obs, reward, terminated, False, info
+        return trace_id, experience_id, first_feasible
 
     # ------------------------------------------------------------------ render / close
     def _render_text(self) -> str:
@@ -585,12 +643,12 @@ class KernelSynthesisEnv(gym.Env):
         if self._last_step is None:
             return f"{head} | {best} | {len(self._candidates)} candidates, {len(self._parents)} parents"
         s = self._last_step
-        ver = s["verifier"]
+        ver = s.verifier
         outcome = (f"feasible, latency {ver['latency_s'] * 1e6:.1f} us, speedup {ver.get('speedup') or 0:.2f}x"
-                   if s["feasible"] else f"{ver.get('error_class')}: {str(ver.get('message', ''))[:120]}")
-        titles = [self.memory.get(i).title[:60] for i in s["context_ids"]]
-        return (f"{head} | took a {s['step_stage']} step (parent {s['parent_id']}) | {outcome} | "
-                f"reward {s['reward']:+.3f} | {best}\n  context: " + ("; ".join(titles) if titles else "(none)"))
+                   if s.feasible else f"{ver.get('error_class')}: {str(ver.get('message', ''))[:120]}")
+        titles = [self.memory.get(i).title[:60] for i in s.context_ids]
+        return (f"{head} | took a {s.step_stage} step (parent {s.parent_id}) | {outcome} | "
+                f"reward {s.reward:+.3f} | {best}\n  context: " + ("; ".join(titles) if titles else "(none)"))
 
     def render(self) -> str | None:
         if self.render_mode is None:

@@ -464,9 +464,17 @@ void vec_op(VOp op, DT dt, const TRef& dst, const TRef& src0, const TRef& src1, 
     time_v(s, cpr, reads, has_a ? (has_b ? 2 : 1) : 0, &w, 1, api, loc);
 }
 
+namespace {
+void cast_impl(DT dt, DT st, const TRef& dst, const TRef& src, int mode, const MaskArg& m, const RepArg& r,
+               const char* api, const Loc& loc);
+}
 void vec_cast(DT dt, DT st, const TRef& dst, const TRef& src, int mode, const MaskArg& m, const RepArg& r,
               const Loc& loc) {
-    const char* api = "Cast";
+    cast_impl(dt, st, dst, src, mode, m, r, "Cast", loc);
+}
+namespace {
+void cast_impl(DT dt, DT st, const TRef& dst, const TRef& src, int mode, const MaskArg& m, const RepArg& r,
+               const char* api, const Loc& loc) {
     check_in_launch(loc, api);
     tick(loc);
     uint32_t esd = dt_size(dt), ess = dt_size(st), epr = 256 / std::max(esd, ess);
@@ -501,6 +509,7 @@ void vec_cast(DT dt, DT st, const TRef& dst, const TRef& src, int mode, const Ma
     Span rd{src.addr, uint32_t(span(A, s))}, w{dst.addr, uint32_t(span(D, s))};
     time_v(s, double(epr) / cfg.vec_cast_elems_per_cycle, &rd, 1, &w, 1, api, loc);
 }
+}  // namespace
 
 void vec_cmp(DT dt, const TRef& dst, const TRef& src0, const TRef& src1, int scalar_form, Scalar sc, int mode,
              const MaskArg& m0, const RepArg& r, const Loc& loc) {
@@ -739,6 +748,185 @@ void vec_reduce(int kind, int shape, DT dt, const TRef& dst, const TRef& src, co
     Span rd{src.addr, uint32_t(span(A, s))}, w{dst.addr, uint32_t(dst_bytes)};
     double occ = instrs * cfg.vec_issue_cycles + levels_repeats * cfg.vec_reduce_cycles_per_repeat;
     issue(P_V, occ, 0, &rd, 1, &w, 1, api, loc);
+}
+
+// ---- fused element-wise ops (AddRelu, SubRelu, FusedMulAdd, MulAddDst), CastDeq, Gather, Gatherb ----
+namespace {
+template <class T> inline double ld(const uint8_t* p) { T v; std::memcpy(&v, p, sizeof(T)); return double(v); }
+template <class T> inline void st(uint8_t* p, double x) {
+    T v;
+    if constexpr (std::is_integral_v<T>) v = T(int64_t(x));  // integer results wrap as in Add/Sub
+    else v = T(x);
+    std::memcpy(p, &v, sizeof(T));
+}
+// One element of a fused op; a: src0, b: src1, d: the old dst value.
+template <class TD, class TS>
+inline void fused_one(int op, uint8_t* dp, const uint8_t* ap, const uint8_t* bp) {
+    if constexpr (std::is_integral_v<TD>) {
+        int64_t a = int64_t(ld<TS>(ap)), b = int64_t(ld<TS>(bp));
+        int64_t v = op == 0 ? a + b : a - b;
+        TD w = TD(v);  // wraps like Add/Sub, then ReLU
+        st<TD>(dp, double(w < 0 ? TD(0) : w));
+    } else {
+        float a = float(ld<TS>(ap)), b = float(ld<TS>(bp));
+        float v;
+        switch (op) {
+            case 0: v = a + b; v = v < 0.f ? 0.f : v; break;
+            case 1: v = a - b; v = v < 0.f ? 0.f : v; break;
+            case 2: v = std::fma(a, float(ld<TD>(dp)), b); break;   // dst = src0 * dst + src1
+            default: v = std::fma(a, b, float(ld<TD>(dp))); break;  // dst = src0 * src1 + dst
+        }
+        if constexpr (std::is_same_v<TD, half>) { half h = half(v); std::memcpy(dp, &h, 2); }
+        else std::memcpy(dp, &v, 4);
+    }
+}
+}  // namespace
+
+void vec_fused(int op, DT dt, DT st_, const TRef& dst, const TRef& src0, const TRef& src1, const MaskArg& m,
+               const RepArg& r, const Loc& loc) {
+    static const char* names[] = {"AddRelu", "SubRelu", "FusedMulAdd", "MulAddDst"};
+    const char* api = (op >= 0 && op < 4) ? names[op] : "fused op";
+    check_in_launch(loc, api);
+    tick(loc);
+    uint32_t esd = dt_size(dt), ess = dt_size(st_), epr = 256 / std::max(esd, ess);
+    Sel s = make_sel(m, r.repeat, epr, api, loc);
+    if (s.R == 0) return;
+    Opnd D = make_opnd(dst, esd, s, r.dst_blk, r.dst_rep);
+    Opnd A = make_opnd(src0, ess, s, r.src0_blk, r.src0_rep);
+    Opnd B = make_opnd(src1, ess, s, r.src1_blk, r.src1_rep);
+    if (s.count_form) {
+        D.rep = epr * esd;
+        A.rep = B.rep = epr * ess;
+    }
+    const bool reads_dst = op >= 2;
+    check_operand(dst, D, s, 32, api, "dst", loc);
+    check_operand(src0, A, s, 32, api, "src0", loc);
+    check_operand(src1, B, s, 32, api, "src1", loc);
+    check_src_init(A, src0, s, api, loc);
+    check_src_init(B, src1, s, api, loc);
+    if (reads_dst) check_src_init(D, dst, s, api, loc);
+    auto run = [&](auto td, auto ts) {
+        using TD = decltype(td);
+        using TS = decltype(ts);
+        if (s.prefix_n >= 0 && D.contiguous(epr) && A.contiguous(epr) && B.contiguous(epr)) {
+            for (int64_t i = 0; i < s.prefix_n; ++i)
+                fused_one<TD, TS>(op, D.base + i * esd, A.base + i * ess, B.base + i * ess);
+        } else {
+            for_each(s, [&](uint32_t rr, uint32_t e) { fused_one<TD, TS>(op, D.at(rr, e), A.at(rr, e), B.at(rr, e)); });
+        }
+    };
+    if (dt == DT::F32 && st_ == DT::F32) run(float{}, float{});
+    else if (dt == DT::F16 && st_ == DT::F16) run(half{}, half{});
+    else if (dt == DT::F32 && st_ == DT::F16) run(float{}, half{});
+    else if (dt == DT::I16 && st_ == DT::I16 && op < 2) run(int16_t{}, int16_t{});
+    else fault("unsupported_dtype", loc, "%s does not support %s on Atlas A2", api, dt_name(dt));
+    mark_dst_init(D, dst, s);
+    Span reads[3] = {{src0.addr, uint32_t(span(A, s))}, {src1.addr, uint32_t(span(B, s))}, {dst.addr, uint32_t(span(D, s))}};
+    Span w{dst.addr, uint32_t(span(D, s))};
+    // one 256-byte repeat per cycle like the simple binary ops (assumed: CANN gives no separate rate)
+    time_v(s, 256.0 / cfg.vec_simple_bytes_per_cycle, reads, reads_dst ? 3 : 2, &w, 1, api, loc);
+}
+
+void vec_cast_deq(DT dt, DT st_, const TRef& dst, const TRef& src, const MaskArg& m, const RepArg& r, const Loc& loc) {
+    if (!(dt == DT::F16 && st_ == DT::I32))
+        fault("unsupported_dtype", loc, "CastDeq supports only int32_t -> half on Atlas A2");
+    cast_impl(dt, st_, dst, src, RM_NONE, m, r, "CastDeq", loc);
+}
+
+// Gather: dst[i] = *(T*)(src + srcBaseAddr + srcOffset[i]) (byte offsets); the mask/repeat form fills
+// one 256-byte dst repeat per repeat (8 data blocks on Atlas A2) and reads epr offsets per repeat.
+void vec_gather(DT dt, const TRef& dst, const TRef& src, const TRef& offset, uint32_t base, const MaskArg& m,
+                int32_t repeat, uint32_t dst_rep, const Loc& loc) {
+    const char* api = "Gather";
+    check_in_launch(loc, api);
+    tick(loc);
+    uint32_t es = dt_size(dt), epr = 256 / es;
+    Sel s = make_sel(m, repeat, epr, api, loc);
+    if (s.R == 0) return;
+    Opnd D = make_opnd(dst, es, s, 1, dst_rep);
+    if (s.count_form) D.rep = epr * es;
+    check_operand(dst, D, s, 32, api, "dst", loc);
+    check_local(src, 0, 0, 32, api, "src", loc);
+    uint64_t n_off = s.prefix_n >= 0 ? uint64_t(s.prefix_n) : uint64_t(s.R) * epr;
+    check_local(offset, 0, n_off * 4, 32, api, "srcOffset", loc);
+    if (cfg.check_uninit && offset.mem == MEM_UB) {
+        if (s.prefix_n >= 0) check_init_range(offset, offset.addr, uint32_t(n_off * 4), api, loc);
+        else for_each(s, [&](uint32_t rr, uint32_t e) {
+            check_init_range(offset, offset.addr + (rr * epr + e) * 4, 4, api, loc);
+        });
+    }
+    if (base % es)
+        fault("invalid_argument", loc, "%s: srcBaseAddr %u is not a multiple of sizeof(T) = %u (the NPU gathers "
+              "misplaced data; CANN Gather docs)", api, base, es);
+    const uint8_t* offs = mem_ptr(offset.mem, offset.addr);
+    const uint8_t* sb = mem_ptr(src.mem, src.addr);
+    uint64_t src_room = uint64_t(src.end) - src.addr;
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for_each(s, [&](uint32_t rr, uint32_t e) {
+        uint32_t o;
+        std::memcpy(&o, offs + (uint64_t(rr) * epr + e) * 4, 4);
+        uint64_t at = uint64_t(base) + o;
+        if (o % es)
+            fault("invalid_argument", loc, "%s: srcOffset[%u] = %u bytes is not a multiple of sizeof(T) = %u (offsets "
+                  "are byte offsets; CANN Gather docs)", api, rr * epr + e, o, es);
+        if (at + es > src_room)
+            fault("local_out_of_bounds", loc, "%s: srcOffset[%u] = %u (+ srcBaseAddr %u) reads bytes [%llu, %llu) of "
+                  "src, whose buffer holds only %llu bytes", api, rr * epr + e, o, base, (unsigned long long)at,
+                  (unsigned long long)(at + es), (unsigned long long)src_room);
+        if (cfg.check_uninit) check_init_range(src, src.addr + uint32_t(at), es, api, loc);
+        std::memcpy(D.at(rr, e), sb + at, es);
+        lo = std::min<uint32_t>(lo, uint32_t(at));
+        hi = std::max<uint32_t>(hi, uint32_t(at + es));
+    });
+    mark_dst_init(D, dst, s);
+    Span rd[2] = {{offset.addr, uint32_t(n_off * 4)}, {src.addr + (lo == UINT32_MAX ? 0 : lo), hi > lo ? hi - lo : 0}};
+    Span w{dst.addr, uint32_t(span(D, s))};
+    // assumed: one 32-byte dst block per cycle (8 cycles a repeat): CANN gives no rate for vgather
+    time_v(s, 8.0, rd, 2, &w, 1, api, loc);
+}
+
+// Gatherb: 8 blocks of 32 bytes per repeat; block j of repeat i comes from src + offset[i*8 + j] bytes.
+void vec_gatherb(DT dt, const TRef& dst, const TRef& src, const TRef& offset, int32_t repeat, uint32_t dst_blk,
+                 uint32_t dst_rep, const Loc& loc) {
+    const char* api = "Gatherb";
+    check_in_launch(loc, api);
+    tick(loc);
+    if (repeat < 0 || repeat > int32_t(cfg.max_repeat))
+        fault("repeat_out_of_range", loc, "%s: repeatTime %d is out of range [0, %.0f]", api, repeat, cfg.max_repeat);
+    if (repeat == 0) return;
+    if (dst_blk == 0) dst_blk = 1;  // CANN: dstBlkStride 0 is treated as 1
+    uint64_t dst_bytes = uint64_t(repeat - 1) * dst_rep * 32 + 7ull * dst_blk * 32 + 32;
+    check_local(dst, 0, dst_bytes, 32, api, "dst", loc);
+    check_local(src, 0, 0, 32, api, "src", loc);
+    check_local(offset, 0, uint64_t(repeat) * 8 * 4, 32, api, "offset", loc);
+    check_init_range(offset, offset.addr, uint32_t(repeat) * 32, api, loc);
+    const uint8_t* offs = mem_ptr(offset.mem, offset.addr);
+    const uint8_t* sb = mem_ptr(src.mem, src.addr);
+    uint8_t* db = mem_ptr(dst.mem, dst.addr);
+    uint64_t src_room = uint64_t(src.end) - src.addr;
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (int32_t i = 0; i < repeat; ++i)
+        for (uint32_t j = 0; j < 8; ++j) {
+            uint32_t o;
+            std::memcpy(&o, offs + (uint64_t(i) * 8 + j) * 4, 4);
+            if (o % 32)
+                fault("invalid_argument", loc, "%s: offset[%u] = %u bytes is not 32-byte aligned (CANN Gatherb docs: "
+                      "the offset address must be 32-byte aligned)", api, i * 8 + j, o);
+            if (uint64_t(o) + 32 > src_room)
+                fault("local_out_of_bounds", loc, "%s: offset[%u] = %u reads bytes [%u, %u) of src, whose buffer holds "
+                      "only %llu bytes", api, i * 8 + j, o, o, o + 32, (unsigned long long)src_room);
+            check_init_range(src, src.addr + o, 32, api, loc);
+            uint64_t d = uint64_t(i) * dst_rep * 32 + uint64_t(j) * dst_blk * 32;
+            std::memmove(db + d, sb + o, 32);
+            lo = std::min(lo, o);
+            hi = std::max(hi, o + 32);
+            mark_init_range(dst.mem, dst.addr + uint32_t(d), 32);
+        }
+    (void)dt;
+    Span rd[2] = {{offset.addr, uint32_t(repeat) * 32}, {src.addr + lo, hi - lo}};
+    Span w{dst.addr, uint32_t(dst_bytes)};
+    double occ = std::ceil(double(repeat) / cfg.max_repeat) * cfg.vec_issue_cycles + double(repeat) * 8.0;
+    issue(P_V, occ, 0, rd, 2, &w, 1, api, loc);
 }
 
 }  // namespace kgsim

@@ -596,6 +596,148 @@ void DumpTensor(const GlobalTensor<T>&, uint32_t, uint32_t) {}
 
 }  // namespace AscendC
 
+// ---- fused element-wise ops, RepeatReduceSum, CastDeq, Ands/Ors (simF1) ------------------------
+namespace kgsim {
+// op: 0 AddRelu relu(a+b), 1 SubRelu relu(a-b), 2 FusedMulAdd dst = a*dst + b, 3 MulAddDst dst = a*b + dst.
+// dt: dst type, st: source type (differs only for MulAddDst half -> float).
+void vec_fused(int op, DT dt, DT st, const TRef& dst, const TRef& src0, const TRef& src1, const MaskArg& m,
+               const RepArg& r, const Loc& loc);
+void vec_cast_deq(DT dt, DT st, const TRef& dst, const TRef& src, const MaskArg& m, const RepArg& r, const Loc& loc);
+}  // namespace kgsim
+
+namespace AscendC {
+#define KGSIM_FUSED(NAME, OPN, ...)                                                                                \
+    template <class T, bool isSetMask = true>                                                                      \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,                   \
+              const int32_t& count, kgsim::Loc loc = kgsim::Loc::current()) {                                      \
+        KGSIM_DTYPES(#NAME, T, __VA_ARGS__);                                                                       \
+        kgsim::vec_fused(OPN, kgsim::dt_of<T>::v, kgsim::dt_of<T>::v, dst.r_, src0.r_, src1.r_,                    \
+                         kgsim_detail::count_mask(count), kgsim_detail::kNoRep, loc);                              \
+    }                                                                                                              \
+    template <class T, bool isSetMask = true>                                                                      \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, uint64_t mask,    \
+              const int32_t repeatTime, const BinaryRepeatParams& repeatParams,                                    \
+              kgsim::Loc loc = kgsim::Loc::current()) {                                                            \
+        KGSIM_DTYPES(#NAME, T, __VA_ARGS__);                                                                       \
+        kgsim::vec_fused(OPN, kgsim::dt_of<T>::v, kgsim::dt_of<T>::v, dst.r_, src0.r_, src1.r_,                    \
+                         kgsim_detail::cont_mask(isSetMask, mask), kgsim_detail::rep(repeatTime, repeatParams), loc); \
+    }                                                                                                              \
+    template <class T, bool isSetMask = true>                                                                      \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,                   \
+              const uint64_t mask[], const int32_t repeatTime, const BinaryRepeatParams& repeatParams,             \
+              kgsim::Loc loc = kgsim::Loc::current()) {                                                            \
+        KGSIM_DTYPES(#NAME, T, __VA_ARGS__);                                                                       \
+        kgsim::vec_fused(OPN, kgsim::dt_of<T>::v, kgsim::dt_of<T>::v, dst.r_, src0.r_, src1.r_,                    \
+                         kgsim_detail::bit_mask(isSetMask, mask), kgsim_detail::rep(repeatTime, repeatParams), loc); \
+    }
+KGSIM_FUSED(AddRelu, 0, int16_t, half, float)
+KGSIM_FUSED(SubRelu, 1, int16_t, half, float)
+KGSIM_FUSED(FusedMulAdd, 2, half, float)
+
+// MulAddDst: dst = src0 * src1 + dst; (dst, src) in {(half, half), (float, float), (float, half)} on Atlas A2.
+template <class T, class U>
+inline constexpr bool kgsim_muladddst_ok = (std::is_same_v<T, U> && kgsim::one_of_v<T, half, float>) ||
+                                           (std::is_same_v<T, float> && std::is_same_v<U, half>);
+#define KGSIM_MULADDDST_ASSERT                                                                                     \
+    static_assert(kgsim_muladddst_ok<T, U>, "[kgsim:unsupported_dtype] MulAddDst: supported (dst, src) types on "  \
+                                            "Atlas A2: (half, half), (float, float), (float, half)")
+template <class T, class U, bool isSetMask = true>
+void MulAddDst(const LocalTensor<T>& dst, const LocalTensor<U>& src0, const LocalTensor<U>& src1, const int32_t& count,
+               kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_MULADDDST_ASSERT;
+    kgsim::vec_fused(3, kgsim::dt_of<T>::v, kgsim::dt_of<U>::v, dst.r_, src0.r_, src1.r_,
+                     kgsim_detail::count_mask(count), kgsim_detail::kNoRep, loc);
+}
+template <class T, class U, bool isSetMask = true>
+void MulAddDst(const LocalTensor<T>& dst, const LocalTensor<U>& src0, const LocalTensor<U>& src1, uint64_t mask,
+               const int32_t repeatTime, const BinaryRepeatParams& repeatParams, kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_MULADDDST_ASSERT;
+    kgsim::vec_fused(3, kgsim::dt_of<T>::v, kgsim::dt_of<U>::v, dst.r_, src0.r_, src1.r_,
+                     kgsim_detail::cont_mask(isSetMask, mask), kgsim_detail::rep(repeatTime, repeatParams), loc);
+}
+template <class T, class U, bool isSetMask = true>
+void MulAddDst(const LocalTensor<T>& dst, const LocalTensor<U>& src0, const LocalTensor<U>& src1, const uint64_t mask[],
+               const int32_t repeatTime, const BinaryRepeatParams& repeatParams, kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_MULADDDST_ASSERT;
+    kgsim::vec_fused(3, kgsim::dt_of<T>::v, kgsim::dt_of<U>::v, dst.r_, src0.r_, src1.r_,
+                     kgsim_detail::bit_mask(isSetMask, mask), kgsim_detail::rep(repeatTime, repeatParams), loc);
+}
+
+// RepeatReduceSum: WholeReduceSum with a continuous mask; dstBlkStride has no effect (CANN docs),
+// dstRepStride counts reduced elements.
+template <class T, bool isSetMask = true>
+void RepeatReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeatTime, const int32_t mask,
+                     const int32_t dstBlkStride, const int32_t srcBlkStride, const int32_t dstRepStride,
+                     const int32_t srcRepStride, kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("RepeatReduceSum", T, half, float);
+    (void)dstBlkStride;
+    kgsim::vec_reduce(0, 2, kgsim::dt_of<T>::v, dst.r_, src.r_, kgsim_detail::kNoRef,
+                      kgsim_detail::cont_mask(isSetMask, uint64_t(mask)), repeatTime, dstRepStride, srcBlkStride,
+                      srcRepStride, 0, 0, loc);
+}
+
+// CastDeq / CastDequant: on Atlas A2 only int32_t -> half, dst = half(src * scale) with the scale of
+// SetDeqScale (CANN CastDequant docs: the int16_t -> int8_t/uint8_t forms are not on A2).
+#define KGSIM_CASTDEQ_ASSERT(NAME)                                                                                 \
+    static_assert(std::is_same_v<T, half> && std::is_same_v<U, int32_t>, "[kgsim:unsupported_dtype] " NAME         \
+                  ": Atlas A2 supports only int32_t -> half (int16_t -> int8_t/uint8_t is not available on A2)")
+#define KGSIM_CASTDEQ(NAME)                                                                                        \
+    template <class T, class U, bool isSetMask = true, bool isVecDeq = true, bool halfBlock = true>                \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<U>& src, const uint32_t count,                          \
+              kgsim::Loc loc = kgsim::Loc::current()) {                                                            \
+        KGSIM_CASTDEQ_ASSERT(#NAME);                                                                               \
+        kgsim::vec_cast_deq(kgsim::dt_of<T>::v, kgsim::dt_of<U>::v, dst.r_, src.r_, kgsim_detail::count_mask(count), \
+                            kgsim_detail::kNoRep, loc);                                                            \
+    }                                                                                                              \
+    template <class T, class U, bool isSetMask = true, bool isVecDeq = true, bool halfBlock = true>                \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<U>& src, const int32_t mask, uint8_t repeatTime,        \
+              const UnaryRepeatParams& repeatParams, kgsim::Loc loc = kgsim::Loc::current()) {                     \
+        KGSIM_CASTDEQ_ASSERT(#NAME);                                                                               \
+        kgsim::vec_cast_deq(kgsim::dt_of<T>::v, kgsim::dt_of<U>::v, dst.r_, src.r_,                                \
+                            kgsim_detail::cont_mask(isSetMask, uint64_t(mask)),                                    \
+                            kgsim_detail::rep(repeatTime, repeatParams), loc);                                     \
+    }                                                                                                              \
+    template <class T, class U, bool isSetMask = true, bool isVecDeq = true, bool halfBlock = true>                \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<U>& src, const uint64_t mask[], uint8_t repeatTime,     \
+              const UnaryRepeatParams& repeatParams, kgsim::Loc loc = kgsim::Loc::current()) {                     \
+        KGSIM_CASTDEQ_ASSERT(#NAME);                                                                               \
+        kgsim::vec_cast_deq(kgsim::dt_of<T>::v, kgsim::dt_of<U>::v, dst.r_, src.r_,                                \
+                            kgsim_detail::bit_mask(isSetMask, mask), kgsim_detail::rep(repeatTime, repeatParams),  \
+                            loc);                                                                                  \
+    }
+KGSIM_CASTDEQ(CastDeq)
+KGSIM_CASTDEQ(CastDequant)
+
+// Ands / Ors exist only on Ascend 950 / Atlas 350 (CANN Ands/Ors docs: "Atlas A2: not supported"; the
+// A2 build of CANN has no implementation), so on the A2 profiles every call is a compile error.
+// kgsim:partial Ands: Atlas 350 only; on the simulated Atlas A2 SoCs a call is a compile error, as with CANN
+// kgsim:partial Ors: Atlas 350 only; on the simulated Atlas A2 SoCs a call is a compile error, as with CANN
+struct BinaryDefaultType {};
+struct BinaryConfig {
+    int8_t scalarTensorIndex = 1;
+};
+constexpr BinaryConfig DEFAULT_BINARY_CONFIG = {1};
+template <class U> inline constexpr bool kgsim_not_on_a2 = false;
+#define KGSIM_NOT_ON_A2(NAME)                                                                                      \
+    template <class T = BinaryDefaultType, bool isSetMask = true, const BinaryConfig& config = DEFAULT_BINARY_CONFIG, \
+              class U, class S, class V>                                                                           \
+    void NAME(const U&, const S&, const V&, const int32_t&) {                                                      \
+        static_assert(kgsim_not_on_a2<U>, "[kgsim:unsupported_dtype] " #NAME ": not available on Atlas A2 "        \
+                      "(Ascend910B): the CANN docs list it for Atlas 350 / Ascend 950 only; use Duplicate + "      \
+                      "And/Or on int16_t/uint16_t");                                                               \
+    }                                                                                                              \
+    template <class T = BinaryDefaultType, bool isSetMask = true, const BinaryConfig& config = DEFAULT_BINARY_CONFIG, \
+              class U, class S, class V, class M>                                                                  \
+    void NAME(const U&, const S&, const V&, M, const uint8_t, const UnaryRepeatParams&) {                          \
+        static_assert(kgsim_not_on_a2<U>, "[kgsim:unsupported_dtype] " #NAME ": not available on Atlas A2 "        \
+                      "(Ascend910B): the CANN docs list it for Atlas 350 / Ascend 950 only; use Duplicate + "      \
+                      "And/Or on int16_t/uint16_t");                                                               \
+    }
+KGSIM_NOT_ON_A2(Ands)
+KGSIM_NOT_ON_A2(Ors)
+}  // namespace AscendC
+
+
 // legacy C-style intrinsics used by older samples
 inline void pipe_barrier(pipe_t pipe, kgsim::Loc loc = kgsim::Loc::current()) {
     kgsim::pipe_barrier(AscendC::kgsim_detail::pipe_of(pipe), loc);
@@ -617,3 +759,5 @@ inline void wait_flag(pipe_t src, pipe_t dst, event_t id, kgsim::Loc loc = kgsim
 #ifndef ascendc_assert
 #define ascendc_assert(x, ...) ((x) ? (void)0 : ::kgsim::kernel_assert_fail(#x, ::kgsim::Loc::current()))
 #endif
+
+#include "kgsim/sort.h"  // Gather/Sort/Transpose family (needs the whole of this header)

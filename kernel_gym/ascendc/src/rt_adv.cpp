@@ -1,5 +1,5 @@
 // kgsim runtime: the row-wise high-level APIs (SoftMax, SimpleSoftMax, LogSoftMax, LayerNorm, RmsNorm,
-// CumSum, Mean), Clamp and Pad, with the temporary-space sizes of their CANN tiling helpers.
+// CumSum, Mean) and Pad, with the temporary-space sizes of their CANN tiling helpers.
 // Results are computed in float (half in, half out) as the documented implementations do; the
 // cost is that of the basic vector instructions each API decomposes into (reductions, element-
 // wise ops, Exp/Ln/Div), charged to the V pipe as one instruction stream.
@@ -359,45 +359,6 @@ void adv_mean(DT dt, DT acc_dt, const TRef& dst, const TRef& src, const TRef& tm
     if (dt != acc_dt) occ += vcost(double(outter) * inner, DT::F16, 0, 0, 0, 0);
     Span rd{src.addr, outter * inner * es}, w{dst.addr, outter * es};
     issue(P_V, occ, 0, &rd, 1, &w, 1, api, loc);
-}
-
-// ---- Clamp ------------------------------------------------------------------------------------
-void adv_clamp(DT dt, const TRef& dst, const TRef& src, const TRef* lo_t, double lo, const TRef* hi_t, double hi,
-               uint32_t count, const Loc& loc) {
-    const char* api = "Clamp";
-    check_in_launch(loc, api);
-    tick(loc);
-    if (count == 0) return;
-    const uint32_t es = dt_size(dt);
-    const uint64_t nb = uint64_t(count) * es;
-    check_local(src, 0, nb, 32, api, "src", loc);
-    check_local(dst, 0, nb, 32, api, "dst", loc);
-    if (lo_t) check_local(*lo_t, 0, nb, 32, api, "min", loc);
-    if (hi_t) check_local(*hi_t, 0, nb, 32, api, "max", loc);
-    if (cfg.check_uninit) {
-        check_init_range(src, src.addr, uint32_t(nb), api, loc);
-        if (lo_t) check_init_range(*lo_t, lo_t->addr, uint32_t(nb), api, loc);
-        if (hi_t) check_init_range(*hi_t, hi_t->addr, uint32_t(nb), api, loc);
-    }
-    const uint8_t* s = mem_ptr(src.mem, src.addr);
-    const uint8_t* pl = lo_t ? mem_ptr(lo_t->mem, lo_t->addr) : nullptr;
-    const uint8_t* ph = hi_t ? mem_ptr(hi_t->mem, hi_t->addr) : nullptr;
-    uint8_t* d = mem_ptr(dst.mem, dst.addr);
-    for (uint32_t i = 0; i < count; ++i) {
-        double x = ld(dt, s + uint64_t(i) * es);
-        double l = pl ? ld(dt, pl + uint64_t(i) * es) : lo, h = ph ? ld(dt, ph + uint64_t(i) * es) : hi;
-        double v = x != x ? x : std::min(std::max(x, l), h);
-        st(dt, d + uint64_t(i) * es, v);
-    }
-    mark_init_range(dst.mem, dst.addr, uint32_t(nb));
-    Span rd[3] = {{src.addr, uint32_t(nb)}, {0, 0}, {0, 0}};
-    int nr = 1;
-    if (lo_t) rd[nr++] = Span{lo_t->addr, uint32_t(nb)};
-    if (hi_t) rd[nr++] = Span{hi_t->addr, uint32_t(nb)};
-    Span w{dst.addr, uint32_t(nb)};
-    double repeats = std::ceil(double(nb) / 256.0);
-    issue(P_V, 2 * cfg.vec_issue_cycles + 2 * repeats * 256.0 / cfg.vec_simple_bytes_per_cycle, 0, rd, nr, &w, 1, api,
-          loc);
 }
 
 // ---- Pad --------------------------------------------------------------------------------------

@@ -1,9 +1,10 @@
 """High-level Ascend C APIs of the simulator against PyTorch: Asinh, Acosh, Atanh, Lgamma, Digamma,
-FasterGeluV2, Clamp, SoftMax / SimpleSoftMax / LogSoftMax (last axis of [m, k], sum and max outputs
+FasterGeluV2, SoftMax / SimpleSoftMax / LogSoftMax (last axis of [m, k], sum and max outputs
 broadcast over a 32-byte block, a padded last axis through SoftMaxShapeInfo), LayerNorm, RmsNorm,
 CumSum (both axes), Mean and Pad, in float and half, each with a tail that is not a whole repeat.
 The host tiling helpers are used as a kernel would use them: a temporary buffer of the documented
-minimum size works, a smaller one is a fault."""
+minimum size works, a smaller one is a fault. Clamp with both bounds is an Ascend 950 API: on the
+simulated Atlas A2 it is a compile error."""
 
 import math
 
@@ -69,8 +70,6 @@ __global__ __aicore__ void elem_kernel(GM_ADDR x, GM_ADDR z, GM_ADDR y, uint32_t
             case 5: FasterGeluV2(c, a, cnt); break;
         }
     }
-    if (op == 6) Clamp(c, a, (T)-0.5f, (T)0.75f, cnt);
-    if (op == 7) Clamp(c, a, b, (T)0.75f, cnt);
     PipeBarrier<PIPE_ALL>();
     store(y, c, n);
 }
@@ -108,8 +107,6 @@ ELEM_OPS = {
     3: ("Lgamma", torch.lgamma, (0.2, 8)),
     4: ("Digamma", torch.digamma, (0.3, 8)),
     5: ("FasterGeluV2", _fgelu_v2, (-4, 4)),
-    6: ("Clamp_scalars", lambda x, z: torch.clamp(x, -0.5, 0.75), (-2, 2)),
-    7: ("Clamp_tensor_min", lambda x, z: torch.minimum(torch.maximum(x, z), torch.tensor(0.75)), (-2, 2)),
 }
 N, CNT = 1024, 1001  # a count that is not a whole number of repeats
 
@@ -130,8 +127,8 @@ def test_elementwise_matches_torch(elem_mod, op, dtype, with_tmp):
     y = torch.zeros(N, dtype=dtype)
     fn = elem_mod.run_f32 if dtype == torch.float32 else elem_mod.run_f16
     fn(x, z, y, N, CNT, op, with_tmp, 64 * 1024)
-    xf, zf = x.float()[:CNT], z.float()[:CNT]
-    expect = (ref(xf, zf) if op >= 6 else ref(xf)).to(dtype)
+    xf = x.float()[:CNT]
+    expect = ref(xf).to(dtype)
     tol = dict(rtol=1e-5, atol=1e-5) if dtype == torch.float32 else dict(rtol=2e-3, atol=2e-3)
     torch.testing.assert_close(y[:CNT], expect, **tol, msg=name)
     assert elem_mod.last_run.per_pipe_busy["V"] > 0
@@ -146,6 +143,23 @@ def test_elementwise_tmp_sizes_follow_the_tiling_helpers(elem_mod):
     assert o[4:6] == [4 * 2000, 4 * 256]  # Atanh half
     assert o[6:8] == [8 * 4000, 8 * 256]  # Lgamma float
     assert o[8:10] == [16 * 2000, 16 * 256]  # Digamma half
+
+
+def test_clamp_with_both_bounds_is_not_on_atlas_a2():
+    # CANN documents Clamp(dst, src, min, max, count) for Ascend 950 only; its A2 build compiles the call to nothing
+    src = COMMON + r'''
+__global__ __aicore__ void k(GM_ADDR x)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 256);
+    LocalTensor<float> t = b.Get<float>();
+    Clamp(t, t, -1.0f, 1.0f, 64);
+}
+extern "C" void run(uint8_t* x) { k<<<1, nullptr, nullptr>>>(x); }
+'''
+    with pytest.raises(asc.UnsupportedDtypeError, match="Clamp: not available on Atlas A2"):
+        asc.load(src, name="clamp_a2.cpp")
 
 
 def test_lgamma_too_small_tmp_is_rejected(elem_mod):

@@ -1,5 +1,5 @@
 // kgsim: the row-wise high-level APIs of Ascend C - SoftMax, SimpleSoftMax, LogSoftMax, LayerNorm,
-// RmsNorm, CumSum, Mean, Pad - and their tiling structs. Each tiling struct is one type for the host
+// RmsNorm, CumSum, Mean, Pad, Clamp (a compile error on A2) - and their tiling structs. Each tiling struct is one type for the host
 // (optiling::X, a field of a tiling-data class via TILING_DATA_FIELD_DEF_STRUCT), the kernel (X,
 // AscendC::X) and AscendC::tiling::X, so both sides agree on its layout (as TCubeTiling does).
 // The APIs' bodies live in the runtime library (src/rt_adv.cpp); these wrappers only marshal.
@@ -87,9 +87,6 @@ void cumsum_tmp_bytes(uint32_t outter, uint32_t inner, uint32_t type_size, int l
 void adv_mean(DT dt, DT acc_dt, const TRef& dst, const TRef& src, const TRef& tmp, int has_tmp, uint32_t tmp_bytes,
               uint32_t outter, uint32_t inner, uint32_t n, const Loc& loc);
 uint32_t mean_tmp_bytes(uint32_t n, uint32_t type_size, uint32_t acc_size);
-// Clamp(dst, src, min, max): each bound a scalar or a tensor
-void adv_clamp(DT dt, const TRef& dst, const TRef& src, const TRef* lo_t, double lo, const TRef* hi_t, double hi,
-               uint32_t count, const Loc& loc);
 // Pad: [height, width] rows whose first oriWidth columns are data, the rest of the row up to width
 // (at most one 32-byte block past oriWidth) filled with padValue.
 void adv_pad(DT dt, const TRef& dst, const TRef& src, const TRef& tmp, int has_tmp, uint32_t tmp_bytes,
@@ -170,14 +167,16 @@ inline void softmax_call(uint8_t kind, const LocalTensor<T>& dst, const LocalTen
 }
 }  // namespace kgsim_detail
 
+// kgsim:partial SoftMax: ND format only (isDataFormatNZ is a compile error); without SoftMaxShapeInfo the shape is the tiling's srcM x srcK (a LocalTensor carries no ShapeInfo here)
+// kgsim:partial SimpleSoftMax: ND format only; the shape comes from SoftMaxShapeInfo or the tiling, as for SoftMax
 #define KGSIM_SOFTMAX_TPL \
     template <typename T, bool isReuseSource = false, bool isBasicBlock = false, bool isDataFormatNZ = false, \
               const SoftmaxConfig& config = SOFTMAX_DEFAULT_CFG>
-#define KGSIM_SOFTMAX_NZ static_assert(!isDataFormatNZ, "[kgsim:unsupported_api] SoftMax: the NZ data format is not simulated")
+#define KGSIM_SOFTMAX_NZ static_assert(!isDataFormatNZ, "[kgsim:unsupported_dtype] SoftMax: the NZ data format (isDataFormatNZ) is not simulated")
 // SoftMax(dst, sum, max, src, [tmp,] tiling, shapeInfo): same types, or half data with float sum/max
 KGSIM_SOFTMAX_TPL
 void SoftMax(const LocalTensor<T>& dstTensor, const LocalTensor<T>& sumTensor, const LocalTensor<T>& maxTensor,
-             const LocalTensor<T>& srcTensor, const SoftMaxTiling& tiling, const SoftMaxShapeInfo& softmaxShapeInfo = {},
+             const LocalTensor<T>& srcTensor, const SoftMaxTiling& tiling, const SoftMaxShapeInfo& softmaxShapeInfo = SoftMaxShapeInfo(),
              ::kgsim::Loc loc = ::kgsim::Loc::current()) {
     KGSIM_DTYPES("SoftMax", T, half, float);
     KGSIM_SOFTMAX_NZ;
@@ -187,7 +186,7 @@ void SoftMax(const LocalTensor<T>& dstTensor, const LocalTensor<T>& sumTensor, c
 KGSIM_SOFTMAX_TPL
 void SoftMax(const LocalTensor<half>& dstTensor, const LocalTensor<float>& sumTensor,
              const LocalTensor<float>& maxTensor, const LocalTensor<half>& srcTensor, const SoftMaxTiling& tiling,
-             const SoftMaxShapeInfo& softmaxShapeInfo = {}, ::kgsim::Loc loc = ::kgsim::Loc::current()) {
+             const SoftMaxShapeInfo& softmaxShapeInfo = SoftMaxShapeInfo(), ::kgsim::Loc loc = ::kgsim::Loc::current()) {
     KGSIM_SOFTMAX_NZ;
     kgsim_detail::softmax_call<half, float>(0, dstTensor, &sumTensor, &maxTensor, srcTensor, nullptr, tiling,
                                             softmaxShapeInfo, loc);
@@ -195,7 +194,7 @@ void SoftMax(const LocalTensor<half>& dstTensor, const LocalTensor<float>& sumTe
 KGSIM_SOFTMAX_TPL
 void SoftMax(const LocalTensor<T>& dstTensor, const LocalTensor<T>& sumTensor, const LocalTensor<T>& maxTensor,
              const LocalTensor<T>& srcTensor, const LocalTensor<uint8_t>& sharedTmpBuffer, const SoftMaxTiling& tiling,
-             const SoftMaxShapeInfo& softmaxShapeInfo = {}, ::kgsim::Loc loc = ::kgsim::Loc::current()) {
+             const SoftMaxShapeInfo& softmaxShapeInfo = SoftMaxShapeInfo(), ::kgsim::Loc loc = ::kgsim::Loc::current()) {
     KGSIM_DTYPES("SoftMax", T, half, float);
     KGSIM_SOFTMAX_NZ;
     kgsim_detail::softmax_call<T, T>(0, dstTensor, &sumTensor, &maxTensor, srcTensor, &sharedTmpBuffer, tiling,
@@ -205,7 +204,7 @@ KGSIM_SOFTMAX_TPL
 void SoftMax(const LocalTensor<half>& dstTensor, const LocalTensor<float>& sumTensor,
              const LocalTensor<float>& maxTensor, const LocalTensor<half>& srcTensor,
              const LocalTensor<uint8_t>& sharedTmpBuffer, const SoftMaxTiling& tiling,
-             const SoftMaxShapeInfo& softmaxShapeInfo = {}, ::kgsim::Loc loc = ::kgsim::Loc::current()) {
+             const SoftMaxShapeInfo& softmaxShapeInfo = SoftMaxShapeInfo(), ::kgsim::Loc loc = ::kgsim::Loc::current()) {
     KGSIM_SOFTMAX_NZ;
     kgsim_detail::softmax_call<half, float>(0, dstTensor, &sumTensor, &maxTensor, srcTensor, &sharedTmpBuffer, tiling,
                                             softmaxShapeInfo, loc);
@@ -214,7 +213,7 @@ void SoftMax(const LocalTensor<half>& dstTensor, const LocalTensor<float>& sumTe
 template <typename T, bool isReuseSource = false, bool isBasicBlock = false,
           const SoftmaxConfig& config = SOFTMAX_DEFAULT_CFG>
 void SoftMax(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, const SoftMaxTiling& tiling,
-             const SoftMaxShapeInfo& softmaxShapeInfo = {}, ::kgsim::Loc loc = ::kgsim::Loc::current()) {
+             const SoftMaxShapeInfo& softmaxShapeInfo = SoftMaxShapeInfo(), ::kgsim::Loc loc = ::kgsim::Loc::current()) {
     KGSIM_DTYPES("SoftMax", T, half, float);
     kgsim_detail::softmax_call<T, T>(0, dstTensor, nullptr, nullptr, srcTensor, nullptr, tiling, softmaxShapeInfo,
                                      loc);
@@ -223,7 +222,7 @@ template <typename T, bool isReuseSource = false, bool isBasicBlock = false,
           const SoftmaxConfig& config = SOFTMAX_DEFAULT_CFG>
 void SoftMax(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor,
              const LocalTensor<uint8_t>& sharedTmpBuffer, const SoftMaxTiling& tiling,
-             const SoftMaxShapeInfo& softmaxShapeInfo = {}, ::kgsim::Loc loc = ::kgsim::Loc::current()) {
+             const SoftMaxShapeInfo& softmaxShapeInfo = SoftMaxShapeInfo(), ::kgsim::Loc loc = ::kgsim::Loc::current()) {
     KGSIM_DTYPES("SoftMax", T, half, float);
     kgsim_detail::softmax_call<T, T>(0, dstTensor, nullptr, nullptr, srcTensor, &sharedTmpBuffer, tiling,
                                      softmaxShapeInfo, loc);
@@ -233,7 +232,7 @@ void SoftMax(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor,
 KGSIM_SOFTMAX_TPL
 void SimpleSoftMax(const LocalTensor<T>& dstTensor, const LocalTensor<T>& inSumTensor,
                    const LocalTensor<T>& inMaxTensor, const LocalTensor<T>& srcTensor, const SoftMaxTiling& tiling,
-                   const SoftMaxShapeInfo& softmaxShapeInfo = {}, ::kgsim::Loc loc = ::kgsim::Loc::current()) {
+                   const SoftMaxShapeInfo& softmaxShapeInfo = SoftMaxShapeInfo(), ::kgsim::Loc loc = ::kgsim::Loc::current()) {
     KGSIM_DTYPES("SimpleSoftMax", T, half, float);
     KGSIM_SOFTMAX_NZ;
     kgsim_detail::softmax_call<T, T>(1, dstTensor, &inSumTensor, &inMaxTensor, srcTensor, nullptr, tiling,
@@ -242,7 +241,7 @@ void SimpleSoftMax(const LocalTensor<T>& dstTensor, const LocalTensor<T>& inSumT
 KGSIM_SOFTMAX_TPL
 void SimpleSoftMax(const LocalTensor<half>& dstTensor, const LocalTensor<float>& inSumTensor,
                    const LocalTensor<float>& inMaxTensor, const LocalTensor<half>& srcTensor,
-                   const SoftMaxTiling& tiling, const SoftMaxShapeInfo& softmaxShapeInfo = {},
+                   const SoftMaxTiling& tiling, const SoftMaxShapeInfo& softmaxShapeInfo = SoftMaxShapeInfo(),
                    ::kgsim::Loc loc = ::kgsim::Loc::current()) {
     KGSIM_SOFTMAX_NZ;
     kgsim_detail::softmax_call<half, float>(1, dstTensor, &inSumTensor, &inMaxTensor, srcTensor, nullptr, tiling,
@@ -252,7 +251,7 @@ KGSIM_SOFTMAX_TPL
 void SimpleSoftMax(const LocalTensor<T>& dstTensor, const LocalTensor<T>& inSumTensor,
                    const LocalTensor<T>& inMaxTensor, const LocalTensor<T>& srcTensor,
                    const LocalTensor<uint8_t>& sharedTmpBuffer, const SoftMaxTiling& tiling,
-                   const SoftMaxShapeInfo& softmaxShapeInfo = {}, ::kgsim::Loc loc = ::kgsim::Loc::current()) {
+                   const SoftMaxShapeInfo& softmaxShapeInfo = SoftMaxShapeInfo(), ::kgsim::Loc loc = ::kgsim::Loc::current()) {
     KGSIM_DTYPES("SimpleSoftMax", T, half, float);
     KGSIM_SOFTMAX_NZ;
     kgsim_detail::softmax_call<T, T>(1, dstTensor, &inSumTensor, &inMaxTensor, srcTensor, &sharedTmpBuffer, tiling,
@@ -262,7 +261,7 @@ KGSIM_SOFTMAX_TPL
 void SimpleSoftMax(const LocalTensor<half>& dstTensor, const LocalTensor<float>& inSumTensor,
                    const LocalTensor<float>& inMaxTensor, const LocalTensor<half>& srcTensor,
                    const LocalTensor<uint8_t>& sharedTmpBuffer, const SoftMaxTiling& tiling,
-                   const SoftMaxShapeInfo& softmaxShapeInfo = {}, ::kgsim::Loc loc = ::kgsim::Loc::current()) {
+                   const SoftMaxShapeInfo& softmaxShapeInfo = SoftMaxShapeInfo(), ::kgsim::Loc loc = ::kgsim::Loc::current()) {
     KGSIM_SOFTMAX_NZ;
     kgsim_detail::softmax_call<half, float>(1, dstTensor, &inSumTensor, &inMaxTensor, srcTensor, &sharedTmpBuffer,
                                             tiling, softmaxShapeInfo, loc);
@@ -271,7 +270,7 @@ void SimpleSoftMax(const LocalTensor<half>& dstTensor, const LocalTensor<float>&
 template <typename T, bool isReuseSource = false, bool isDataFormatNZ = false>
 void LogSoftMax(const LocalTensor<T>& dst, const LocalTensor<T>& sum, const LocalTensor<T>& max,
                 const LocalTensor<T>& src, const LocalTensor<uint8_t>& sharedTmpBuffer, const LogSoftMaxTiling& tiling,
-                const SoftMaxShapeInfo& softmaxShapeInfo = {}, ::kgsim::Loc loc = ::kgsim::Loc::current()) {
+                const SoftMaxShapeInfo& softmaxShapeInfo = SoftMaxShapeInfo(), ::kgsim::Loc loc = ::kgsim::Loc::current()) {
     KGSIM_DTYPES("LogSoftMax", T, half, float);
     KGSIM_SOFTMAX_NZ;
     kgsim_detail::softmax_call<T, T>(2, dst, &sum, &max, src, &sharedTmpBuffer, tiling, softmaxShapeInfo, loc);
@@ -318,6 +317,7 @@ inline void layernorm_call(const LocalTensor<T>& out, const LocalTensor<T>& mean
     ::kgsim::adv_norm(::kgsim::dt_of<T>::v, ::kgsim::dt_of<T>::v, a, loc);
 }
 }  // namespace kgsim_detail
+// kgsim:partial LayerNorm: the (output, mean, variance, LayerNormTiling) form; the rstd form with LayerNormPara and LayerNormSeparateTiling is not simulated
 // LayerNorm(output, outputMean, outputVariance, inputX, gamma, beta, [sharedTmpBuffer,] epsilon, tiling):
 // x is [B, S, H] (H 32-byte aligned, originalHLength valid), mean and variance are [B, S].
 template <typename T, bool isReuseSource = false>
@@ -433,32 +433,19 @@ void Mean(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, cons
                       0, 0, meanParams.outter, meanParams.inner, meanParams.n, loc);
 }
 
-// ---- Clamp(dst, src, min, max, count): min/max each a scalar or a LocalTensor<T> ------------------
+// ---- Clamp(dst, src, min, max, count) --------------------------------------------------------------
+// Clamp with both bounds exists only on Ascend 950 (CANN Clamp docs: "Atlas A2: not supported"; the A2
+// build of CANN compiles the call to nothing), so on the simulated A2 profiles a call is a compile error.
+// kgsim:partial Clamp: Ascend 950 only; on the simulated Atlas A2 SoCs a call is a compile error (CANN's A2 build would silently do nothing); ClampMax/ClampMin work
 struct ClampConfig {
     bool isReuseSource;
 };
 constexpr ClampConfig DEFAULT_CLAMP_CONFIG = {false};
-namespace kgsim_detail {
-template <class T, class B>
-inline void clamp_bound(const B& b, const ::kgsim::TRef*& t, double& v) {
-    if constexpr (std::is_same_v<B, LocalTensor<T>>) {
-        t = &b.r_;
-    } else {
-        static_assert(std::is_arithmetic_v<B> || std::is_same_v<B, half> || std::is_same_v<B, bfloat16_t>,
-                      "[kgsim:unsupported_dtype] Clamp: min/max must be a scalar or a LocalTensor of the data type");
-        v = double(float(b));
-    }
-}
-}  // namespace kgsim_detail
+template <class U> inline constexpr bool kgsim_clamp_not_on_a2 = false;
 template <const ClampConfig& config = DEFAULT_CLAMP_CONFIG, typename T, typename U, typename S>
-void Clamp(const LocalTensor<T>& dst, const LocalTensor<T>& src, const U& min, const S& max, const uint32_t count,
-           ::kgsim::Loc loc = ::kgsim::Loc::current()) {
-    KGSIM_DTYPES("Clamp", T, half, float, int8_t, int16_t, int32_t, uint8_t, uint16_t, uint32_t);
-    const ::kgsim::TRef *lo_t = nullptr, *hi_t = nullptr;
-    double lo = 0, hi = 0;
-    kgsim_detail::clamp_bound<T>(min, lo_t, lo);
-    kgsim_detail::clamp_bound<T>(max, hi_t, hi);
-    ::kgsim::adv_clamp(::kgsim::dt_of<T>::v, dst.r_, src.r_, lo_t, lo, hi_t, hi, count, loc);
+void Clamp(const LocalTensor<T>&, const LocalTensor<T>&, const U&, const S&, const uint32_t) {
+    static_assert(kgsim_clamp_not_on_a2<U>, "[kgsim:unsupported_dtype] Clamp: not available on Atlas A2 (Ascend910B): "
+                  "the CANN docs list it for Ascend 950 only; use ClampMin then ClampMax");
 }
 
 // ---- Pad ------------------------------------------------------------------------------------

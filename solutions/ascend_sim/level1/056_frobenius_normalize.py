@@ -36,6 +36,7 @@ __aicore__ inline float ScalarOf(LocalTensor<float>& red) {   // wait for the ve
     return v;
 }
 __aicore__ inline uint32_t Blocks(uint32_t units) { return units < MAXBLOCKS ? (units ? units : 1) : MAXBLOCKS; }
+
 // y = x / sqrt(sum(x^2)) over the whole tensor, split over the blocks in 32-byte units:
 // each block reduces its part (kept in UB when it fits one tile), publishes its partial sum in a
 // 32-byte slot of the GM workspace, waits at SyncAll, adds up all slots and scales its part;

@@ -36,6 +36,7 @@ __aicore__ inline float ScalarOf(LocalTensor<float>& red) {   // wait for the ve
     return v;
 }
 __aicore__ inline uint32_t Blocks(uint32_t units) { return units < MAXBLOCKS ? (units ? units : 1) : MAXBLOCKS; }
+
 // y[r, :] = x[r, :] / sum(|x|)(x[r, :]): the whole row stays in UB; the norm is reduced in chunks of
 // CH elements, then the scaled row streams out in chunks of CH elements
 constexpr uint32_t CH = 2048;

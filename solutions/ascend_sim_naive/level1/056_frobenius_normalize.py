@@ -36,6 +36,7 @@ __aicore__ inline float ScalarOf(LocalTensor<float>& red) {   // wait for the ve
     return v;
 }
 __aicore__ inline uint32_t Blocks(uint32_t units) { return units < MAXBLOCKS ? (units ? units : 1) : MAXBLOCKS; }
+
 // y = x / sqrt(sum(x^2)) over the whole tensor: pass 1 streams x in tiles and accumulates the sum of
 // squares, pass 2 streams x again and scales it
 constexpr uint32_t TILE = 4096;

@@ -36,6 +36,7 @@ __aicore__ inline float ScalarOf(LocalTensor<float>& red) {   // wait for the ve
     return v;
 }
 __aicore__ inline uint32_t Blocks(uint32_t units) { return units < MAXBLOCKS ? (units ? units : 1) : MAXBLOCKS; }
+
 // eval-mode BatchNorm on x viewed as rows = N * C of L elements (row r has channel r % C):
 // y = x * scale[c] + shift[c] with scale = w / sqrt(var + eps) and shift = b - mean * scale,
 // computed once per block as vectors; tiles of whole rows stream through (rows padded to 32 B in UB)

@@ -36,9 +36,10 @@ __aicore__ inline float ScalarOf(LocalTensor<float>& red) {   // wait for the ve
     return v;
 }
 __aicore__ inline uint32_t Blocks(uint32_t units) { return units < MAXBLOCKS ? (units ? units : 1) : MAXBLOCKS; }
+
 // InstanceNorm (no affine): x viewed as units of `cpg` channels x `hw` elements (contiguous); each unit is loaded
 // whole, its mean and biased variance are reduced (two passes over UB), then
-// // y = (x - mean) * rstd
+// y = (x - mean) * rstd
 class KernelNorm {
 public:
     __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, uint32_t units, uint32_t cpg, uint32_t hw,

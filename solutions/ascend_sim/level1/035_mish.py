@@ -12,7 +12,9 @@ constexpr uint32_t BUFN = 2;                // buffers per queue (2 = double buf
 constexpr uint32_t UNIT = 8;                // elements per split unit (one 32-byte block)
 constexpr uint32_t ALIGN = 32 / sizeof(T);  // elements per 32-byte block
 
-// y = x * tanh(softplus(x)). With u = exp(x), tanh(log(1 + u)) = u (u + 2) / (u (u + 2) + 2): one Exp and one Div instead of Exp, Ln and Tanh; x is capped at 20 first (the ratio is 1 in float there), so u * u cannot overflow
+// y = x * tanh(softplus(x)). With u = exp(x), tanh(log(1 + u)) = u (u + 2) / (u (u + 2) + 2): one Exp and
+// one Div instead of Exp, Ln and Tanh; x is capped at 20 first (the ratio is 1 in float there), so u * u
+// cannot overflow
 class KernelMish {
 public:
     __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, uint32_t total) {

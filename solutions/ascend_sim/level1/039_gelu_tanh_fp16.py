@@ -12,7 +12,8 @@ constexpr uint32_t BUFN = 2;                // buffers per queue (2 = double buf
 constexpr uint32_t UNIT = 16;               // elements per split unit (one 32-byte block)
 constexpr uint32_t ALIGN = 32 / sizeof(T);  // elements per 32-byte block
 
-// y = gelu_tanh(x) by the Gelu advanced math API (the tanh approximation, computed inside in float), with a caller-given scratch buffer
+// y = gelu_tanh(x) by the Gelu advanced math API (the tanh approximation, computed inside in float), with a
+// caller-given scratch buffer
 class KernelGeluTanh {
 public:
     __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, uint32_t total) {

@@ -12,7 +12,8 @@ constexpr uint32_t BUFN = 1;                // buffers per queue (2 = double buf
 constexpr uint32_t UNIT = 16;               // elements per split unit (one 32-byte block)
 constexpr uint32_t ALIGN = 32 / sizeof(T);  // elements per 32-byte block
 
-// y = 0.5 x (1 + tanh(k (x + 0.044715 x^3))) = x / (1 + exp(-2k (x + 0.044715 x^3))), k = sqrt(2 / pi), all in float16 (exp overflowing to inf for very negative x gives -0)
+// y = 0.5 x (1 + tanh(k (x + 0.044715 x^3))) = x / (1 + exp(-2k (x + 0.044715 x^3))), k = sqrt(2 / pi), all
+// in float16 (exp overflowing to inf for very negative x gives -0)
 class KernelGeluTanh {
 public:
     __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, uint32_t total) {

@@ -97,7 +97,6 @@ public:
                 if (IS_MAX) Adds(o, c, (T)0, n * s.ho * rsc); else Muls(o, c, (T)(1.0f / s.kw), n * s.ho * rsc);
             } else {
                 for (uint32_t p = 0; p < n; ++p) Vertical(o[p * s.ho * rsc], c[p * plane / s.sw]);
-                if (!IS_MAX) Muls(o, o, (T)(1.0f / (s.kh * s.kw)), n * s.ho * rsc);
             }
             outQ.EnQue(o);
             LocalTensor<T> r = outQ.DeQue<T>();
@@ -142,6 +141,7 @@ private:
                 if (IS_MAX) Max(o, first, c[a * s.dh * rsc], (uint64_t)s.wo, s.ho, rp);
                 else Add(o, first, c[a * s.dh * rsc], (uint64_t)s.wo, s.ho, rp);
             }
+            if (!IS_MAX) Muls(o, o, (T)(1.0f / (s.kh * s.kw)), (uint64_t)s.wo, s.ho, UnaryRepeatParams(1, 1, os, os));
             return;
         }
         for (uint32_t i = 0; i < s.ho; ++i) {
@@ -150,6 +150,7 @@ private:
                 LocalTensor<T> r = c[(i * s.sh + a * s.dh) * rsc];
                 if (a == 0) Adds(d, r, (T)0, s.wo); else Op(d, d, r, s.wo);
             }
+            if (!IS_MAX) Muls(d, d, (T)(1.0f / (s.kh * s.kw)), s.wo);   // count_include_pad: divide by the window size
         }
     }
     TPipe pipe;

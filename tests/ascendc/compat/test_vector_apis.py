@@ -993,3 +993,19 @@ def test_list_tensor_desc_reads_a_packed_list():
         assert info[1 + 4 * i: 5 + 4 * i].tolist() == [2, i, *t.shape]
     with pytest.raises(asc.InvalidArgument, match="holds 3 tensors"):
         mod.run_list_oob(packed.buffer)
+
+
+def test_each_new_api_is_timed_on_the_vector_pipe(apis_mod):
+    def v_busy(op, **kw):
+        _run(apis_mod, op, **kw)
+        return apis_mod.last_run.per_pipe_busy["V"]
+
+    base = v_busy(99)  # no API: only the kernel's own copies
+    f = _rand(4096, torch.float32, 80)
+    offs = (torch.arange(2048) * 4).to(torch.int32)
+    cases = {0: dict(a=f, b=f, n=2048), 3: dict(a=f, b=f, n=2048), 7: dict(a=f, p0=64, p1=8),
+             9: dict(a=f, b=offs, n=2048), 11: dict(a=f, b=offs * 8, p1=4), 12: dict(a=f, b=offs, p1=8),
+             16: dict(a=f, b=offs, p1=4), 17: dict(a=f), 21: dict(a=f)}
+    busy = {op: v_busy(op, **kw) - base for op, kw in cases.items()}
+    assert all(v > 0 for v in busy.values()), busy
+    assert busy[9] > busy[0]  # a gather of 2048 floats costs more than an element-wise op on them

@@ -45,7 +45,7 @@ from kernel_gym.llm.base import (
     ParentKernel,
     Usage,
 )
-from kernel_gym.memory import MemoryItem, MemoryStore, load_seed_knowledge
+from kernel_gym.memory import ITEM_KINDS, MemoryItem, MemoryStore, load_seed_knowledge
 from kernel_gym.tasks import TaskSpec
 from kernel_gym.verify import VerifySettings, verify
 
@@ -147,8 +147,10 @@ class KernelSynthesisEnv(gym.Env):
     ``"speedup"``: the speedup over the eager reference, 0 if infeasible.
 
     ## Starting State
-    ``reset`` takes the next task of the task stream (``reset(seed=s)`` restarts the stream, and
-    reshuffles it for ``task_stream="mixed"``). Options: ``task_id`` (work on this task),
+    ``reset`` takes the next task of the task stream. ``reset(seed=s)`` seeds the env's random
+    generator (and, before the first task, the order of ``task_stream="mixed"``) without
+    rewinding the stream: an agent that reseeds every episode still walks the task list.
+    Options: ``task`` or ``task_id`` (work on this task),
     ``stream_position`` (skip to this position of the stream first), ``episode_key`` (the id
     written into the episode's traces) and ``start_step`` (resume an interrupted episode after
     this many steps; its last feedback is read back from the memory). The stage is drafting unless the memory already
@@ -305,12 +307,14 @@ class KernelSynthesisEnv(gym.Env):
               ) -> tuple[dict[str, Any], dict[str, Any]]:
         super().reset(seed=seed)
         if seed is not None:
-            self.stream.restart(seed)
-        options = options or {}
-        unknown = set(options) - {"task_id", "stream_position", "episode_key", "start_step"}
+            self.stream.seed(seed)  # draws the "mixed" order once; never rewinds the stream
+        options = dict(options or {})
+        unknown = set(options) - {"task", "task_id", "stream_position", "episode_key", "start_step"}
         if unknown:
-            raise ValueError(f"unknown reset options {sorted(unknown)}; known: task_id, stream_position, "
+            raise ValueError(f"unknown reset options {sorted(unknown)}; known: task (or task_id), stream_position, "
                              "episode_key, start_step")
+        if "task" in options:
+            options["task_id"] = options.pop("task")
         if "stream_position" in options:
             self.stream.seek(int(options["stream_position"]))
         if "task_id" in options:
@@ -659,6 +663,13 @@ class KernelSynthesisEnv(gym.Env):
             return text
         print(text)
         return None
+
+    def memory_stats(self) -> dict[str, int]:
+        """Items in the memory store by kind, plus ``"total"`` (every process sharing the store
+        sees the same counts)."""
+        stats = {kind: self.memory.count(kind) for kind in ITEM_KINDS}
+        stats["total"] = sum(stats.values())
+        return stats
 
     def close(self) -> None:
         if getattr(self, "memory", None) is not None and self._owns_memory:

@@ -27,8 +27,9 @@ def resolve_tasks(tasks: str | Sequence[str | TaskSpec]) -> list[TaskSpec]:
 
 
 class TaskStream:
-    """An endless sequence of tasks. ``restart(seed)`` goes back to the start (and reshuffles
-    for ``"mixed"``); ``next()`` returns the next task."""
+    """An endless sequence of tasks. ``next()`` returns the next task; ``seed(s)`` draws the
+    ``"mixed"`` order before the first task is handed out (later it changes nothing);
+    ``restart(seed)`` goes back to the start (and reshuffles for ``"mixed"``)."""
 
     def __init__(self, tasks: Sequence[TaskSpec], mode: str = "suite", max_tasks: int | None = None,
                  shard: tuple[int, int] | None = None) -> None:
@@ -52,14 +53,26 @@ class TaskStream:
         self.mode = mode
         self._order = list(range(len(tasks)))
         self._pos = 0
+        self._started = False
         self._rng = np.random.default_rng(0)
 
     def __len__(self) -> int:
         return len(self.tasks)
 
+    @property
+    def started(self) -> bool:
+        """Whether a task has been handed out (since construction or the last restart)."""
+        return self._started
+
+    def seed(self, seed: int | None) -> None:
+        """Seed the ``"mixed"`` order if no task has been handed out yet; otherwise nothing."""
+        if not self._started:
+            self.restart(seed)
+
     def restart(self, seed: int | None) -> None:
         self._rng = np.random.default_rng(seed)
         self._pos = 0
+        self._started = False
         self._reshuffle()
 
     def _reshuffle(self) -> None:
@@ -68,6 +81,7 @@ class TaskStream:
             self._order = [int(i) for i in self._rng.permutation(len(self.tasks))]
 
     def next(self) -> TaskSpec:
+        self._started = True
         if self.mode == "single":
             return self.tasks[0]
         if self._pos >= len(self._order):

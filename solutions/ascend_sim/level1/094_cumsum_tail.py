@@ -39,11 +39,12 @@ __aicore__ inline uint32_t Blocks(uint32_t units) { return units < MAXBLOCKS ? (
 
 using XT = float;   // element type in GM
 
-// Row-wise inclusive prefix sum by Hillis-Steele steps y[i] = y[i] + y[i - k], k = 1, 2, 4, ... < cols, on
-// float rows in UB. Each work row has a pad of P identity elements (0) before the data
-// (data at offset D), so y[i - k] is the operand at offset D - k: an aligned operand for
-// k >= 8 (k is then a multiple of 8), and for k < 8 a GatherMask with a bit pattern that drops the
-// first 8 - k elements of an aligned window. Steps ping-pong between two work rows.
+// Row-wise inclusive prefix sum.
+// Hillis-Steele steps y[i] = y[i] + y[i - k] for k = 1, 2, 4, ... < cols (cols >= 3) on
+// float rows in UB. Each work row has a pad of P identity elements (0) before its data (data at
+// offset D), so y[i - k] is the operand at offset D - k: an aligned operand for k >= 8 (k is
+// then a multiple of 8), and for k < 8 a GatherMask whose bit pattern drops the first 8 - k
+// elements of an aligned window. The steps ping-pong between work rows 1 and 2.
 constexpr uint32_t FORWARD = 1;
 constexpr uint32_t EPB = 32 / sizeof(XT);   // elements of XT per 32-byte block
 class KernelScan {
@@ -57,7 +58,6 @@ public:
         D = FORWARD ? P : 0;
         xGm.SetGlobalBuffer((__gm__ XT*)x);
         yGm.SetGlobalBuffer((__gm__ XT*)y);
-
         pipe.InitBuffer(inQ, BUFN, np * sizeof(XT));
         pipe.InitBuffer(outQ, BUFN, np * sizeof(XT));
         pipe.InitBuffer(wBuf, 3 * (P + np) * sizeof(float));

@@ -1,7 +1,7 @@
 """Run an agent (or a comparison of agents) over a task stream; log every step; print a table.
 
-    python -m experiments.run                                  # the offline demo (experiment=demo)
-    python -m experiments.run experiment=none agent=memrl tasks=level1 env.budget=30
+    python -m experiments.run experiment=demo                  # the offline demo
+    python -m experiments.run agent=memrl tasks=level2 env.budget=30
     python -m experiments.run -m agent=qmemory,similarity,random,no_memory seed=0,1,2 \
         hydra/launcher=joblib
     python -m experiments.run hydra.run.dir=<an interrupted run> resume=true
@@ -442,4 +442,10 @@ def main(cfg: DictConfig) -> None:
 
 
 if __name__ == "__main__":
+    from experiments.config_check import check_command_line
+
+    problems = check_command_line(sys.argv[1:])  # before any work: one line per problem, exit 2
+    if problems:
+        print("\n".join(f"error: {p}" for p in problems), file=sys.stderr)
+        sys.exit(2)
     main()

@@ -4,4 +4,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export KERNEL_GYM_CACHE="${KERNEL_GYM_CACHE:-$PWD/.kg_cache}"
-exec .venv/bin/python -m experiments.run "$@"
+exec .venv/bin/python -m experiments.run experiment=demo "$@"

@@ -87,13 +87,29 @@ def test_killed_run_resumes_without_repeating_steps(tmp_path):
         assert {it.id for it in mem.all("trace")} == {s["trace_id"] for s in steps}
 
 
-@pytest.mark.parametrize("override, needle", [
-    ("agent=nope", "agent"), ("env.budgett=3", "budgett"), ("llm=litellm", "llm.model="),
-    ("memory=shared", "memory.path="), ("agent=ppo", "agent.kwargs.checkpoint="),
+@pytest.mark.parametrize("overrides, needle", [
+    (["agent=nope"], "no config 'agent/nope'; available: adaexplore"),
+    (["env.budgett=3"], "unknown config key 'env.budgett'"),
+    (["llm=litellm"], "llm.model="), (["memory=shared"], "memory.path="), (["agent=ppo"], "agent.kwargs.checkpoint="),
+    (["env.budget=abc"], "env.budget='abc': must be a positive integer"),
+    (["tasks.suite=level9"], "unknown suite"), (["tasks.ids=[level1/nope]"], "no task 'level1/nope'"),
+    (["-m", "agent=random,similarity", "env.n_select=0,2"], "env.n_select=0: must be a positive integer"),
 ])
-def test_bad_overrides_fail_with_hydra_message(tmp_path, override, needle):
-    p = run([override, f"hydra.run.dir={tmp_path / 'bad'}"])
-    assert p.returncode != 0 and needle in p.stderr
+def test_bad_overrides_are_one_line_naming_the_fix_and_exit_2(tmp_path, overrides, needle):
+    p = run([*overrides, f"hydra.run.dir={tmp_path / 'bad'}", f"hydra.sweep.dir={tmp_path / 'sweep'}"])
+    assert p.returncode == 2, p.stderr[-2000:]
+    lines_ = p.stderr.strip().splitlines()
+    assert len(lines_) == 1 and lines_[0].startswith("error: ") and needle in lines_[0], p.stderr[-2000:]
+    assert not (tmp_path / "bad").exists() and not (tmp_path / "sweep").exists()  # refused before any work
+
+
+def test_several_problems_are_listed_together():
+    from experiments.config_check import check_command_line
+    errors = check_command_line(["env.budget=0", "seed=x", "tasks.max_tasks=-1"])
+    assert errors == ["env.budget=0: must be a positive integer", "seed='x': must be an integer",
+                      "tasks.max_tasks=-1: must be null or a positive integer"]
+    assert check_command_line(["agent=random", "env.budget=2"]) == []
+    assert check_command_line(["--cfg", "job"]) == []  # Hydra's own flags are not checked here
 
 
 @pytest.mark.slow

@@ -39,13 +39,23 @@ if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT" ]; then
   exit 0
 fi
 export PIP_DISABLE_PIP_VERSION_CHECK=1
+# pip's own chatter (index warnings, resolver notes) goes to a log, shown only when a stage fails
+LOG=.venv/setup.log
+: > "$LOG"
+quiet() {
+  if ! "$@" >>"$LOG" 2>&1; then
+    echo "[setup] failed: $*" >&2
+    tail -n 40 "$LOG" >&2
+    return 1
+  fi
+}
 # The CPU build of torch first: the package's range ("torch>=2.3,<3") is then satisfied and
 # pip never pulls the multi-GB CUDA wheels.
 if ! .venv/bin/python -c "import torch" >/dev/null 2>&1; then
   echo "[setup] installing torch (CPU build)"
-  $PIP install -q torch==2.13.0 2>/dev/null || $PIP install -q "torch>=2.3,<3"
+  quiet $PIP install -q torch==2.13.0 || quiet $PIP install -q "torch>=2.3,<3"
 fi
-echo "[setup] installing kernel-gym and its dependencies"
-$PIP install -q -e ".[dev]"
+echo "[setup] installing kernel-gym and its dependencies (log: $LOG)"
+quiet $PIP install -q -e ".[dev]"
 echo "$WANT" > "$STAMP"
 echo "[setup] done"

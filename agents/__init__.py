@@ -59,8 +59,10 @@ def agent_class(name: str) -> type[Agent]:
     if target is None and (":" in name or "." in name):
         target = name
     if target is None:
-        raise ValueError(f"unknown agent {name!r}; valid names: {', '.join(sorted(AGENTS))}, or an import path "
-                         f"'package.module:Class' of an Agent subclass")
+        raise ValueError(
+            f"unknown agent {name!r}; valid names: {', '.join(sorted(AGENTS))}, or an import path "
+            f"'package.module:Class' of an Agent subclass"
+        )
     module, cls = _split_target(target)
     try:
         mod = importlib.import_module(module, package=__name__ if module.startswith(".") else None)

@@ -51,13 +51,15 @@ def choose_context(cands: list[dict[str, Any] | None], n: int, forced: list[int]
     """Slots for the context: ``forced`` slots first (in the order given, at most ``n``), then the
     most similar remaining filled slots (ties: lower slot) up to ``n``."""
     out = [s for s in (forced or []) if 0 <= s < len(cands) and cands[s] is not None][: max(0, n)]
-    rest = sorted((s for s in filled_slots(cands) if s not in out),
-                  key=lambda s: (-float(cands[s].get("similarity") or 0.0), s))  # type: ignore[union-attr]
+    rest = sorted(
+        (s for s in filled_slots(cands) if s not in out), key=lambda s: (-float(cands[s].get("similarity") or 0.0), s)
+    )  # type: ignore[union-attr]
     return out + rest[: max(0, n - len(out))]
 
 
-def map_to_slot(node_id: int | None, parents: list[dict[str, Any] | None], tree: SearchTree | None = None
-                ) -> tuple[int | None, bool]:
+def map_to_slot(
+    node_id: int | None, parents: list[dict[str, Any] | None], tree: SearchTree | None = None
+) -> tuple[int | None, bool]:
     """Parent slot of trace ``node_id`` in ``parents``: ``(slot, approximated)``. A node that is
     not shown maps to its nearest shown ancestor (when ``tree`` knows the path), else to the shown
     kernel with the closest log-latency; None (no parent) when nothing is shown or for the root."""
@@ -74,9 +76,11 @@ def map_to_slot(node_id: int | None, parents: list[dict[str, Any] | None], tree:
                 return slot_of[anc], True
         lat = tree.nodes[node_id].latency_s
         if lat:
+
             def dist(s: int) -> tuple[float, int]:
                 pl = parents[s].get("latency_s")  # type: ignore[union-attr]
                 return (abs(math.log(pl) - math.log(lat)) if pl else math.inf, s)
+
             return min(slot_of.values(), key=dist), True
     return min(slot_of.values()), True
 
@@ -101,15 +105,27 @@ class AdaExploreAgent(Agent):
 
     name = "adaexplore"
 
-    def __init__(self, rule_threshold: int = 3, ucb_weight: float = UCB_WEIGHT, p_large: float = P_LARGE,
-                 max_pool: int = MAX_POOL, small_children_large: int = SMALL_CHILDREN_LARGE,
-                 rules_from_mismatch: bool = False,
-                 rule_writer: str | Callable[[Mapping[str, Any], str], Rule | None] | None = "deterministic",
-                 id_actions: bool | None = None, n_select: int | None = None, seed: int = 0) -> None:
+    def __init__(
+        self,
+        rule_threshold: int = 3,
+        ucb_weight: float = UCB_WEIGHT,
+        p_large: float = P_LARGE,
+        max_pool: int = MAX_POOL,
+        small_children_large: int = SMALL_CHILDREN_LARGE,
+        rules_from_mismatch: bool = False,
+        rule_writer: str | Callable[[Mapping[str, Any], str], Rule | None] | None = "deterministic",
+        id_actions: bool | None = None,
+        n_select: int | None = None,
+        seed: int = 0,
+    ) -> None:
         super().__init__(seed)
         self.rule_threshold = int(rule_threshold)
-        self.tree_kwargs = dict(weight=float(ucb_weight), p_large=float(p_large), max_pool=int(max_pool),
-                                small_children_large=int(small_children_large))
+        self.tree_kwargs = dict(
+            weight=float(ucb_weight),
+            p_large=float(p_large),
+            max_pool=int(max_pool),
+            small_children_large=int(small_children_large),
+        )
         self.rules_from_mismatch = bool(rules_from_mismatch)
         self.rule_writer = self._make_writer(rule_writer)
         self.id_actions = id_actions
@@ -129,6 +145,7 @@ class AdaExploreAgent(Agent):
             return deterministic_writer(self.rules_from_mismatch)
         if isinstance(spec, str) and spec.startswith("litellm:"):
             from kernel_gym.llm.registry import get_generator
+
             return llm_rule_writer(get_generator(spec), self.rules_from_mismatch)
         if callable(spec):
             return spec
@@ -144,8 +161,15 @@ class AdaExploreAgent(Agent):
         """Kernels the env shows that the tree lacks (from earlier episodes / runs) join under the root."""
         for p in parents:
             if p is not None and int(p["id"]) not in tree:
-                tree.add(int(p["id"]), None, "large", shaped_reward(True, True, p.get("speedup")), True,
-                         p.get("latency_s"), p.get("speedup"))
+                tree.add(
+                    int(p["id"]),
+                    None,
+                    "large",
+                    shaped_reward(True, True, p.get("speedup")),
+                    True,
+                    p.get("latency_s"),
+                    p.get("speedup"),
+                )
 
     def rulebook(self) -> RuleBook | None:
         if self.memory is None:
@@ -205,10 +229,19 @@ class AdaExploreAgent(Agent):
         if use_ids:
             action["parent_id"] = -1 if node == ROOT else int(node)
             action["pool_ids"] = np.array(pool_ids + [-1] * max(0, len(parents) - len(pool_ids)), dtype=np.int64)
-        self.last_decision = {"task_id": task_id, "node": node, "mode": mode, "coin": coin, "slot": slot,
-                              "approximated": approx, "pool_ids": pool_ids, "pool_dropped": 0 if use_ids else dropped,
-                              "forced_rules": [cands[s]["id"] for s in forced[:n]],  # type: ignore[index]
-                              "active_rules_missing": missing, "selected": selected}
+        self.last_decision = {
+            "task_id": task_id,
+            "node": node,
+            "mode": mode,
+            "coin": coin,
+            "slot": slot,
+            "approximated": approx,
+            "pool_ids": pool_ids,
+            "pool_dropped": 0 if use_ids else dropped,
+            "forced_rules": [cands[s]["id"] for s in forced[:n]],  # type: ignore[index]
+            "active_rules_missing": missing,
+            "selected": selected,
+        }
         self._pending = dict(self.last_decision)
         self.stats["steps"] += 1
         self.stats["large"] += mode == "large"
@@ -216,8 +249,9 @@ class AdaExploreAgent(Agent):
         return action
 
     # -- learning -------------------------------------------------------------------------------
-    def update(self, obs: dict[str, Any], action: dict[str, Any], reward: float,
-               next_obs: dict[str, Any], info: dict[str, Any]) -> None:
+    def update(
+        self, obs: dict[str, Any], action: dict[str, Any], reward: float, next_obs: dict[str, Any], info: dict[str, Any]
+    ) -> None:
         """Add the new kernel to the tree under the parent the env used; write a rule on failure."""
         task_id = str(info.get("task_id", self.task_id))
         tree = self.tree(task_id)
@@ -231,8 +265,15 @@ class AdaExploreAgent(Agent):
                 pass
         feasible = bool(info.get("feasible", verifier.get("feasible")))
         if trace_id is not None:
-            tree.add(int(trace_id), info.get("parent_id"), str(mode), verifier_reward(verifier), feasible,
-                     verifier.get("latency_s") if feasible else None, verifier.get("speedup") if feasible else None)
+            tree.add(
+                int(trace_id),
+                info.get("parent_id"),
+                str(mode),
+                verifier_reward(verifier),
+                feasible,
+                verifier.get("latency_s") if feasible else None,
+                verifier.get("speedup") if feasible else None,
+            )
         self.last_rule = None
         if not feasible and self.memory is not None:
             rule = self.rule_writer(verifier, str(info.get("code") or ""))
@@ -244,8 +285,11 @@ class AdaExploreAgent(Agent):
 
     # -- persistence ----------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
-        return {"trees": {t: tr.state_dict() for t, tr in self.trees.items()}, "backend": self.backend,
-                "stats": dict(self.stats)}
+        return {
+            "trees": {t: tr.state_dict() for t, tr in self.trees.items()},
+            "backend": self.backend,
+            "stats": dict(self.stats),
+        }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.trees = {}
@@ -255,4 +299,3 @@ class AdaExploreAgent(Agent):
             self.trees[t] = tr
         self.backend = state.get("backend")
         self.stats.update(state.get("stats", {}))
-

@@ -43,8 +43,13 @@ class Member:
 class Archive:
     """Islands of MAP-Elites grids over (code size, speedup) for one task."""
 
-    def __init__(self, n_islands: int = 3, bins: int = 8, size_range: tuple[float, float] = (500.0, 32000.0),
-                 speedup_range: tuple[float, float] = (1 / 16, 16.0)) -> None:
+    def __init__(
+        self,
+        n_islands: int = 3,
+        bins: int = 8,
+        size_range: tuple[float, float] = (500.0, 32000.0),
+        speedup_range: tuple[float, float] = (1 / 16, 16.0),
+    ) -> None:
         if n_islands < 1 or bins < 1:
             raise ValueError("n_islands and bins must be >= 1")
         self.n_islands, self.bins = int(n_islands), int(bins)
@@ -104,8 +109,9 @@ class Archive:
                     moved.append((i, k, dst))
         return moved
 
-    def sample_parent(self, island: int, rng: np.random.Generator, exploit_ratio: float = 0.7,
-                      top_k: int = 3) -> tuple[int | None, str]:
+    def sample_parent(
+        self, island: int, rng: np.random.Generator, exploit_ratio: float = 0.7, top_k: int = 3
+    ) -> tuple[int | None, str]:
         """A parent from ``island`` (all islands when it is empty): with probability ``exploit_ratio``
         uniformly among its ``top_k`` fittest elites ("top"), else the elite of a uniformly random
         occupied cell ("diverse"). ``(None, "none")`` when the archive is empty. Two rng draws always."""

@@ -63,8 +63,9 @@ class Agent(ABC):
         """Return an action for the env's action space: ``{"select": int8[K] 0/1, "parent": int}``
         (``parent`` 0 = no parent, i = parent slot i-1)."""
 
-    def update(self, obs: dict[str, Any], action: dict[str, Any], reward: float,
-               next_obs: dict[str, Any], info: dict[str, Any]) -> None:
+    def update(
+        self, obs: dict[str, Any], action: dict[str, Any], reward: float, next_obs: dict[str, Any], info: dict[str, Any]
+    ) -> None:
         """Learn from one transition. Default: nothing (non-learning baselines)."""
 
     # -- persistence -----------------------------------------------------------------------
@@ -77,8 +78,7 @@ class Agent(ABC):
 
     def save(self, path: str | Path) -> None:
         """Write ``{"agent": name, "seed", "state", "rng"}`` as JSON to ``path``."""
-        doc = {"agent": self.name, "seed": self.seed, "state": self.state_dict(),
-               "rng": self.rng.bit_generator.state}
+        doc = {"agent": self.name, "seed": self.seed, "state": self.state_dict(), "rng": self.rng.bit_generator.state}
         Path(path).write_text(json.dumps(doc, indent=1, default=_json_default))
 
     def load(self, path: str | Path) -> None:

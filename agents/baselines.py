@@ -115,7 +115,7 @@ class NoMemoryAgent(Agent):
             slot = next((i for i, c in enumerate(cands) if c is not None and int(c["id"]) == self.demo_id), None)
         if slot is None:
             slot = self._fallback_slot(cands)
-            if slot is not None and self.demo_id is None:   # first decision of the episode
+            if slot is not None and self.demo_id is None:  # first decision of the episode
                 self.demo_id = int(cands[slot]["id"])  # type: ignore[index]
         return self.make_action(len(cands), [] if slot is None else [slot], None)
 
@@ -158,7 +158,7 @@ class RefinementAgent(Agent):
         task = info.get("task_id")
         same = [i for i in filled_slots(cands) if task is not None and cands[i].get("task_id") == task]  # type: ignore[union-attr]
         n = n_select(info, self.n_select)
-        recency = [-_age(c) for c in cands]      # higher = more recent
+        recency = [-_age(c) for c in cands]  # higher = more recent
         if decision_stage(obs, info) == "drafting":
             failed = [i for i in same if (cands[i].get("outcome") or 0) < 0]  # type: ignore[union-attr]
             rest = [i for i in same if i not in failed]

@@ -56,13 +56,25 @@ class EvolutionaryAgent(Agent):
 
     name = "evolutionary"
 
-    def __init__(self, n_islands: int = 3, bins: int = 8, size_range: tuple[float, float] = (500.0, 32000.0),
-                 speedup_range: tuple[float, float] = (1 / 16, 16.0), exploit_ratio: float = 0.7, top_k: int = 3,
-                 migration_interval: int = 5, n_migrants: int = 1, feedback_context: bool = True,
-                 id_actions: bool | None = None, n_select: int | None = None, seed: int = 0) -> None:
+    def __init__(
+        self,
+        n_islands: int = 3,
+        bins: int = 8,
+        size_range: tuple[float, float] = (500.0, 32000.0),
+        speedup_range: tuple[float, float] = (1 / 16, 16.0),
+        exploit_ratio: float = 0.7,
+        top_k: int = 3,
+        migration_interval: int = 5,
+        n_migrants: int = 1,
+        feedback_context: bool = True,
+        id_actions: bool | None = None,
+        n_select: int | None = None,
+        seed: int = 0,
+    ) -> None:
         super().__init__(seed)
-        self.archive_kwargs = dict(n_islands=int(n_islands), bins=int(bins), size_range=tuple(size_range),
-                                   speedup_range=tuple(speedup_range))
+        self.archive_kwargs = dict(
+            n_islands=int(n_islands), bins=int(bins), size_range=tuple(size_range), speedup_range=tuple(speedup_range)
+        )
         self.exploit_ratio = float(exploit_ratio)
         self.top_k = int(top_k)
         self.migration_interval = int(migration_interval)
@@ -97,8 +109,13 @@ class EvolutionaryAgent(Agent):
         """Shown kernels the archive lacks (earlier episodes / runs) join the islands round robin."""
         for p in parents:
             if p is not None and int(p["id"]) not in arch.members:
-                m = Member(int(p["id"]), _fitness(p.get("speedup"), p.get("latency_s")),
-                           self._code_size(int(p["id"])), p.get("speedup"), p.get("latency_s"))
+                m = Member(
+                    int(p["id"]),
+                    _fitness(p.get("speedup"), p.get("latency_s")),
+                    self._code_size(int(p["id"])),
+                    p.get("speedup"),
+                    p.get("latency_s"),
+                )
                 arch.insert(len(arch.members) % arch.n_islands, m)
 
     def _feedback_slots(self, cands: list[dict[str, Any] | None], parent_id: int | None) -> list[int]:
@@ -107,8 +124,12 @@ class EvolutionaryAgent(Agent):
             return []
         slots = [s for s in filled_slots(cands) if str(cands[s]["kind"]).startswith("experience")]  # type: ignore[index]
         items = {it.id: it for it in self.memory.get_many([cands[s]["id"] for s in slots])}  # type: ignore[index]
-        return [s for s in slots if items.get(cands[s]["id"]) is not None  # type: ignore[index]
-                and items[cands[s]["id"]].payload.get("trace_id") == parent_id]  # type: ignore[index]
+        return [
+            s
+            for s in slots
+            if items.get(cands[s]["id"]) is not None  # type: ignore[index]
+            and items[cands[s]["id"]].payload.get("trace_id") == parent_id
+        ]  # type: ignore[index]
 
     # -- acting ---------------------------------------------------------------------------------
     def reset(self, obs: dict[str, Any], info: dict[str, Any]) -> None:
@@ -143,16 +164,24 @@ class EvolutionaryAgent(Agent):
         if use_ids:
             action["parent_id"] = -1 if pid is None else int(pid)
             action["pool_ids"] = np.full(len(parents), -1, dtype=np.int64)
-        self.last_decision = {"task_id": task_id, "island": island, "sampled": pid, "how": how, "slot": slot,
-                              "approximated": bool(approx) and not use_ids, "selected": selected}
+        self.last_decision = {
+            "task_id": task_id,
+            "island": island,
+            "sampled": pid,
+            "how": how,
+            "slot": slot,
+            "approximated": bool(approx) and not use_ids,
+            "selected": selected,
+        }
         self._pending = {"island": island}
         self.stats["steps"] += 1
         self.stats["approximated"] += bool(approx) and not use_ids
         return action
 
     # -- learning -------------------------------------------------------------------------------
-    def update(self, obs: dict[str, Any], action: dict[str, Any], reward: float,
-               next_obs: dict[str, Any], info: dict[str, Any]) -> None:
+    def update(
+        self, obs: dict[str, Any], action: dict[str, Any], reward: float, next_obs: dict[str, Any], info: dict[str, Any]
+    ) -> None:
         """Insert a feasible child into its island; migrate every ``migration_interval`` steps."""
         task_id = str(info.get("task_id", self.task_id))
         arch = self.archive(task_id)
@@ -160,9 +189,14 @@ class EvolutionaryAgent(Agent):
         verifier = info.get("verifier") or {}
         if info.get("feasible") and info.get("trace_id") is not None:
             code = info.get("code")
-            m = Member(int(info["trace_id"]), _fitness(verifier.get("speedup"), verifier.get("latency_s")),
-                       self._code_size(int(info["trace_id"]), code if isinstance(code, str) else None),
-                       verifier.get("speedup"), verifier.get("latency_s"), info.get("parent_id"))
+            m = Member(
+                int(info["trace_id"]),
+                _fitness(verifier.get("speedup"), verifier.get("latency_s")),
+                self._code_size(int(info["trace_id"]), code if isinstance(code, str) else None),
+                verifier.get("speedup"),
+                verifier.get("latency_s"),
+                info.get("parent_id"),
+            )
             self.stats["inserted"] += arch.insert(island, m)
         step = self.steps.get(task_id, 0) + 1
         self.steps[task_id] = step
@@ -174,8 +208,11 @@ class EvolutionaryAgent(Agent):
 
     # -- persistence ----------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
-        return {"archives": {t: a.state_dict() for t, a in self.archives.items()}, "steps": dict(self.steps),
-                "stats": dict(self.stats)}
+        return {
+            "archives": {t: a.state_dict() for t, a in self.archives.items()},
+            "steps": dict(self.steps),
+            "stats": dict(self.stats),
+        }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.archives = {}

@@ -18,8 +18,17 @@ import numpy as np
 from kernel_gym.memory import MemoryStore
 
 from .base import Agent
-from .selection import (Q_COLUMN, QTable, best_parent_slot, decision_stage, epsilon_greedy_top_n,
-                        filled_slots, n_select, stage_name, zscore)
+from .selection import (
+    Q_COLUMN,
+    QTable,
+    best_parent_slot,
+    decision_stage,
+    epsilon_greedy_top_n,
+    filled_slots,
+    n_select,
+    stage_name,
+    zscore,
+)
 
 __all__ = ["MemRLAgent"]
 
@@ -44,9 +53,18 @@ class MemRLAgent(Agent):
 
     name = "memrl"
 
-    def __init__(self, w_sim: float = 0.5, w_q: float = 0.5, z_clip: float = 3.0,
-                 sim_threshold: float | None = 0.5, q_floor: float | None = None,
-                 epsilon: float = 0.1, alpha: float = 0.3, topk: int | None = None, seed: int = 0) -> None:
+    def __init__(
+        self,
+        w_sim: float = 0.5,
+        w_q: float = 0.5,
+        z_clip: float = 3.0,
+        sim_threshold: float | None = 0.5,
+        q_floor: float | None = None,
+        epsilon: float = 0.1,
+        alpha: float = 0.3,
+        topk: int | None = None,
+        seed: int = 0,
+    ) -> None:
         super().__init__(seed)
         self.w_sim, self.w_q, self.z_clip = float(w_sim), float(w_q), float(z_clip)
         self.sim_threshold, self.q_floor = sim_threshold, q_floor
@@ -84,8 +102,9 @@ class MemRLAgent(Agent):
         selected = epsilon_greedy_top_n(keep, n_select(info, self.topk), score, self.epsilon, self.rng, sim)
         return self.make_action(len(cands), selected, best_parent_slot(info.get("parents")))
 
-    def update(self, obs: dict[str, Any], action: dict[str, Any], reward: float,
-               next_obs: dict[str, Any], info: dict[str, Any]) -> None:
+    def update(
+        self, obs: dict[str, Any], action: dict[str, Any], reward: float, next_obs: dict[str, Any], info: dict[str, Any]
+    ) -> None:
         """``Q <- Q + alpha (r - Q)`` on the stage's column of every item that was in the context."""
         stage = stage_name(info["step_stage"]) if info.get("step_stage") is not None else decision_stage(obs, {})
         self.q.mc_update([int(i) for i in info.get("context_ids") or []], float(reward), self.alpha, stage)

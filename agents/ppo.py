@@ -33,8 +33,10 @@ class PPOAgent(Agent):
 
         path = Path(checkpoint)
         if not path.exists():
-            raise FileNotFoundError(f"PPO checkpoint {path} does not exist; train one with "
-                                    "`python -m experiments.train_ppo` and pass agent.kwargs.checkpoint=<its .zip>")
+            raise FileNotFoundError(
+                f"PPO checkpoint {path} does not exist; train one with "
+                "`python -m experiments.train_ppo` and pass agent.kwargs.checkpoint=<its .zip>"
+            )
         self.model = PPO.load(str(path), device="cpu")
         self.model.set_random_seed(seed)
         self.deterministic = bool(deterministic)
@@ -44,9 +46,11 @@ class PPOAgent(Agent):
         flat = flatten_observation(obs)
         expected = self.model.observation_space.shape[0]
         if flat.shape[0] != expected:
-            raise ValueError(f"the PPO policy expects {expected} observation features but the env gives "
-                             f"{flat.shape[0]}: evaluate with the env settings it was trained with "
-                             "(n_select, recall_multiplier, max_parents)")
+            raise ValueError(
+                f"the PPO policy expects {expected} observation features but the env gives "
+                f"{flat.shape[0]}: evaluate with the env settings it was trained with "
+                "(n_select, recall_multiplier, max_parents)"
+            )
         action, _ = self.model.predict(flat, deterministic=self.deterministic)
         a = np.asarray(action).reshape(-1)
         k = len(obs["candidate_mask"])

@@ -20,8 +20,16 @@ import numpy as np
 from kernel_gym.memory import MemoryStore
 
 from .base import Agent
-from .selection import (Q_COLUMN, PopArtStats, QTable, decision_stage, epsilon_greedy_top_n,
-                        filled_slots, n_select, stage_name)
+from .selection import (
+    Q_COLUMN,
+    PopArtStats,
+    QTable,
+    decision_stage,
+    epsilon_greedy_top_n,
+    filled_slots,
+    n_select,
+    stage_name,
+)
 
 __all__ = ["QMemoryAgent"]
 
@@ -48,9 +56,16 @@ class QMemoryAgent(Agent):
 
     name = "qmemory"
 
-    def __init__(self, epsilon: float = 0.1, alpha: float = 0.3, parent_epsilon: float | None = None,
-                 popart_beta: float | None = None, popart_min_std: float = 1e-2,
-                 n_select: int | None = None, seed: int = 0) -> None:
+    def __init__(
+        self,
+        epsilon: float = 0.1,
+        alpha: float = 0.3,
+        parent_epsilon: float | None = None,
+        popart_beta: float | None = None,
+        popart_min_std: float = 1e-2,
+        n_select: int | None = None,
+        seed: int = 0,
+    ) -> None:
         super().__init__(seed)
         self.epsilon = float(epsilon)
         self.alpha = float(alpha)
@@ -89,8 +104,9 @@ class QMemoryAgent(Agent):
         return pick[0] if pick else None
 
     # -- learning -------------------------------------------------------------------------------
-    def update(self, obs: dict[str, Any], action: dict[str, Any], reward: float,
-               next_obs: dict[str, Any], info: dict[str, Any]) -> None:
+    def update(
+        self, obs: dict[str, Any], action: dict[str, Any], reward: float, next_obs: dict[str, Any], info: dict[str, Any]
+    ) -> None:
         """Monte-Carlo update of every context item (and the start point when refining) with the
         stage's reward: raw +-1 for drafting (Q1), PopArt-normalised for refining (Q2)."""
         stage = stage_name(info["step_stage"]) if info.get("step_stage") is not None else decision_stage(obs, {})

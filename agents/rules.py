@@ -26,15 +26,35 @@ from typing import Any, Callable, Mapping
 
 from kernel_gym.memory import MemoryItem, MemoryStore
 
-__all__ = ["Rule", "RuleBook", "RULE_CLASSES", "offending_line", "api_token", "normalize_token", "write_rule",
-           "llm_rule_writer", "deterministic_writer"]
+__all__ = [
+    "Rule",
+    "RuleBook",
+    "RULE_CLASSES",
+    "offending_line",
+    "api_token",
+    "normalize_token",
+    "write_rule",
+    "llm_rule_writer",
+    "deterministic_writer",
+]
 
 #: Error classes that produce a rule (compile / load / run failures and hacks). Numerical mismatches
 #: only when asked (``include_mismatch``): the paper makes them optional. ``internal_error`` is a
 #: verifier bug and never a rule; ``ok`` is no failure.
 RULE_CLASSES: tuple[str, ...] = (
-    "hacked", "syntax_error", "no_model_new", "import_error", "compile_error", "unsupported_dtype",
-    "init_error", "runtime_error", "crash", "timeout", "memory_limit", "shape_mismatch", "dtype_mismatch",
+    "hacked",
+    "syntax_error",
+    "no_model_new",
+    "import_error",
+    "compile_error",
+    "unsupported_dtype",
+    "init_error",
+    "runtime_error",
+    "crash",
+    "timeout",
+    "memory_limit",
+    "shape_mismatch",
+    "dtype_mismatch",
     "nondeterministic",
 )
 MISMATCH_CLASSES: tuple[str, ...] = ("numerical_mismatch",)
@@ -65,9 +85,31 @@ _CAMEL = re.compile(r"\b([A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+|[A-Z][a-z]{2,}[A-Z
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_:]*")
 _ERROR_LINE = re.compile(r"\berror\b\s*:?", re.IGNORECASE)
 # words that look like API names in messages but are not
-_STOP = {"Error", "AscendCCompileError", "Traceback", "File", "Model", "ModelNew", "Python", "RuntimeError",
-         "TypeError", "ValueError", "NameError", "AttributeError", "ImportError", "SyntaxError", "In", "The",
-         "Exception", "IndexError", "KeyError", "AssertionError", "None", "True", "False"}
+_STOP = {
+    "Error",
+    "AscendCCompileError",
+    "Traceback",
+    "File",
+    "Model",
+    "ModelNew",
+    "Python",
+    "RuntimeError",
+    "TypeError",
+    "ValueError",
+    "NameError",
+    "AttributeError",
+    "ImportError",
+    "SyntaxError",
+    "In",
+    "The",
+    "Exception",
+    "IndexError",
+    "KeyError",
+    "AssertionError",
+    "None",
+    "True",
+    "False",
+}
 
 
 def offending_line(verifier: Mapping[str, Any]) -> str:
@@ -107,7 +149,7 @@ def api_token(line: str) -> str:
 
 def _skeleton(line: str, words: int = 6) -> str:
     """Message skeleton for keys: file/line prefixes, numbers and quoted parts dropped, first words."""
-    s = re.sub(r"^[\w./-]+:\d+(:\d+)?:\s*", "", line)            # kernel.cpp:55:9:
+    s = re.sub(r"^[\w./-]+:\d+(:\d+)?:\s*", "", line)  # kernel.cpp:55:9:
     s = re.sub(r"\(answer line \d+\)", "", s)
     s = re.sub(r"\bline \d+\b:?", "", s)
     s = _QUOTED.sub(" ", s)
@@ -140,67 +182,146 @@ def write_rule(verifier: Mapping[str, Any], include_mismatch: bool = False) -> R
     if ec == "hacked":
         rule_name = str(verifier.get("hack_rule") or "unknown")
         slug = normalize_token(rule_name.replace("-", "_")) or "unknown"
-        text = (f"You cannot break the anti-hack rule '{rule_name}' (e.g. computing with PyTorch ops, caching "
-                f"or falling back to the reference instead of running the kernel): {line[:160]}")
+        text = (
+            f"You cannot break the anti-hack rule '{rule_name}' (e.g. computing with PyTorch ops, caching "
+            f"or falling back to the reference instead of running the kernel): {line[:160]}"
+        )
         return Rule(text, f"hacked/{slug}", ec, slug, line)
     if ec == "no_model_new":
-        return Rule("You cannot leave out class ModelNew: the answer must define ModelNew with the reference "
-                    "Model's constructor and forward signatures.", "no_model_new/model_new", ec, "model_new", line)
+        return Rule(
+            "You cannot leave out class ModelNew: the answer must define ModelNew with the reference "
+            "Model's constructor and forward signatures.",
+            "no_model_new/model_new",
+            ec,
+            "model_new",
+            line,
+        )
     if ec == "syntax_error":
         sk = _skeleton(line, 5) or "parse"
-        return Rule(f"You cannot submit Python that does not parse ({line[:120]}); check brackets, quotes and "
-                    "indentation of the whole answer.", f"syntax_error/{sk}", ec, sk, line)
+        return Rule(
+            f"You cannot submit Python that does not parse ({line[:120]}); check brackets, quotes and "
+            "indentation of the whole answer.",
+            f"syntax_error/{sk}",
+            ec,
+            sk,
+            line,
+        )
     if ec in ("compile_error", "unsupported_dtype"):
         if "not declared" in low or "no member named" in low or "is not a member" in low or "undeclared" in low:
-            return Rule(f"You cannot use {_q(shown)}: it is not declared by the backend API or in scope; "
-                        "use the exact API name and namespace from the API templates.",
-                        f"{ec}/undeclared/{tok or _skeleton(line, 3)}", ec, tok, line)
+            return Rule(
+                f"You cannot use {_q(shown)}: it is not declared by the backend API or in scope; "
+                "use the exact API name and namespace from the API templates.",
+                f"{ec}/undeclared/{tok or _skeleton(line, 3)}",
+                ec,
+                tok,
+                line,
+            )
         if "no match" in low or "cannot convert" in low or "invalid conversion" in low:
-            return Rule(f"You cannot call {_q(shown)} with these argument types: match one of its documented "
-                        "signatures (tensor types, counts and parameter structs).",
-                        f"{ec}/signature/{tok or _skeleton(line, 3)}", ec, tok, line)
+            return Rule(
+                f"You cannot call {_q(shown)} with these argument types: match one of its documented "
+                "signatures (tensor types, counts and parameter structs).",
+                f"{ec}/signature/{tok or _skeleton(line, 3)}",
+                ec,
+                tok,
+                line,
+            )
         if "expected" in low:
             sk = _skeleton(line, 4)
-            return Rule(f"You cannot write malformed C++ ({line[:120]}); every statement needs its ';' and "
-                        "balanced braces.", f"{ec}/syntax/{sk}", ec, sk, line)
+            return Rule(
+                f"You cannot write malformed C++ ({line[:120]}); every statement needs its ';' and balanced braces.",
+                f"{ec}/syntax/{sk}",
+                ec,
+                sk,
+                line,
+            )
         if ec == "unsupported_dtype":
-            return Rule(f"You cannot use {_q(shown)} with a dtype the SoC does not support ({line[:120]}); "
-                        "cast to a supported dtype first.", f"{ec}/{tok or _skeleton(line, 3)}", ec, tok, line)
+            return Rule(
+                f"You cannot use {_q(shown)} with a dtype the SoC does not support ({line[:120]}); "
+                "cast to a supported dtype first.",
+                f"{ec}/{tok or _skeleton(line, 3)}",
+                ec,
+                tok,
+                line,
+            )
         key = tok or _skeleton(line, 4) or "unknown"
-        return Rule(f"You cannot write {_q(shown)} as in '{line[:120]}': the kernel compiler rejects it.",
-                    f"{ec}/other/{key}", ec, key, line)
+        return Rule(
+            f"You cannot write {_q(shown)} as in '{line[:120]}': the kernel compiler rejects it.",
+            f"{ec}/other/{key}",
+            ec,
+            key,
+            line,
+        )
     if ec in ("import_error", "init_error", "runtime_error"):
-        where = {"import_error": "at import time of the answer module", "init_error": "in ModelNew.__init__",
-                 "runtime_error": "in ModelNew.forward"}[ec]
+        where = {
+            "import_error": "at import time of the answer module",
+            "init_error": "in ModelNew.__init__",
+            "runtime_error": "in ModelNew.forward",
+        }[ec]
         key = tok or _skeleton(line, 4) or "unknown"
-        return Rule(f"You cannot rely on {_q(shown)} {where}: it raised '{line[:120]}'.",
-                    f"{ec}/{key}", ec, key, line)
+        return Rule(f"You cannot rely on {_q(shown)} {where}: it raised '{line[:120]}'.", f"{ec}/{key}", ec, key, line)
     if ec == "timeout":
-        return Rule("You cannot write a kernel that hangs or loops without end (unbalanced EnQue/DeQue or "
-                    "AllocTensor/FreeTensor, wrong loop bounds); the run hit the time limit.",
-                    "timeout/hang", ec, "hang", line)
+        return Rule(
+            "You cannot write a kernel that hangs or loops without end (unbalanced EnQue/DeQue or "
+            "AllocTensor/FreeTensor, wrong loop bounds); the run hit the time limit.",
+            "timeout/hang",
+            ec,
+            "hang",
+            line,
+        )
     if ec == "crash":
-        return Rule(f"You cannot access memory out of bounds or through invalid pointers: the worker crashed "
-                    f"({line[:100]}).", "crash/segfault", ec, "segfault", line)
+        return Rule(
+            f"You cannot access memory out of bounds or through invalid pointers: the worker crashed ({line[:100]}).",
+            "crash/segfault",
+            ec,
+            "segfault",
+            line,
+        )
     if ec == "memory_limit":
-        return Rule("You cannot allocate unbounded host memory in the answer: the memory limit was hit.",
-                    "memory_limit/alloc", ec, "alloc", line)
+        return Rule(
+            "You cannot allocate unbounded host memory in the answer: the memory limit was hit.",
+            "memory_limit/alloc",
+            ec,
+            "alloc",
+            line,
+        )
     if ec in ("shape_mismatch", "dtype_mismatch"):
         what = "shape" if ec == "shape_mismatch" else "dtype"
-        return Rule(f"You cannot return an output whose {what} differs from the reference Model's output.",
-                    f"{ec}/output", ec, "output", line)
+        return Rule(
+            f"You cannot return an output whose {what} differs from the reference Model's output.",
+            f"{ec}/output",
+            ec,
+            "output",
+            line,
+        )
     if ec == "nondeterministic":
-        return Rule("You cannot produce outputs that change between calls (races, uninitialised buffers, "
-                    "state kept across calls).", "nondeterministic/output", ec, "output", line)
+        return Rule(
+            "You cannot produce outputs that change between calls (races, uninitialised buffers, "
+            "state kept across calls).",
+            "nondeterministic/output",
+            ec,
+            "output",
+            line,
+        )
     if ec == "numerical_mismatch":
-        return Rule("You cannot drop or mis-index elements (tails, strides, reductions): outputs must match the "
-                    "reference within tolerance on every trial.", "numerical_mismatch/values", ec, "values", line)
+        return Rule(
+            "You cannot drop or mis-index elements (tails, strides, reductions): outputs must match the "
+            "reference within tolerance on every trial.",
+            "numerical_mismatch/values",
+            ec,
+            "values",
+            line,
+        )
     # a simulated-hardware fault: ub_overflow, misaligned_copy, gm_out_of_bounds, ...
     fault = ec.replace("_", " ")
     key = tok or "fault"
-    return Rule(f"You cannot trigger a {fault} on the device ({line[:120]}); respect buffer capacity, "
-                f"32-byte alignment and tensor bounds{' around ' + _q(shown) if shown else ''}.",
-                f"{ec}/{key}", ec, key, line)
+    return Rule(
+        f"You cannot trigger a {fault} on the device ({line[:120]}); respect buffer capacity, "
+        f"32-byte alignment and tensor bounds{' around ' + _q(shown) if shown else ''}.",
+        f"{ec}/{key}",
+        ec,
+        key,
+        line,
+    )
 
 
 class RuleBook:
@@ -223,10 +344,21 @@ class RuleBook:
     def add(self, rule: Rule) -> tuple[int, bool]:
         """Store ``rule``; a rule whose key exists adds one to that item's count instead.
         Returns ``(item id, True if a new item was written)``."""
-        item = MemoryItem(kind="validity_rule", title=rule.title, text=rule.text, backend=self.backend,
-                          category="general", key=self.item_key(rule.key),
-                          payload={"error_class": rule.error_class, "rule_key": rule.key, "token": rule.token,
-                                   "line": rule.line[:300], "tags": ["rule", rule.error_class, rule.token]})
+        item = MemoryItem(
+            kind="validity_rule",
+            title=rule.title,
+            text=rule.text,
+            backend=self.backend,
+            category="general",
+            key=self.item_key(rule.key),
+            payload={
+                "error_class": rule.error_class,
+                "rule_key": rule.key,
+                "token": rule.token,
+                "line": rule.line[:300],
+                "tags": ["rule", rule.error_class, rule.token],
+            },
+        )
         rid = int(self.memory.add(item))
         created = item.id is not None  # the store sets the id only on a new insert
         if not created:
@@ -249,14 +381,23 @@ def llm_rule_writer(generator: Any, include_mismatch: bool = False) -> Callable[
     the deterministic one (dedup must not depend on wording); the reply must start with "You
     cannot" and be one sentence, else the deterministic text is kept.
     """
+
     def writer(verifier: Mapping[str, Any], code: str = "") -> Rule | None:
         rule = write_rule(verifier, include_mismatch=include_mismatch)
         if rule is None:
             return None
-        msgs = [{"role": "system", "content": "You turn kernel verification failures into one-sentence rules. "
-                 "Answer with exactly one sentence that starts with 'You cannot'."},
-                {"role": "user", "content": f"Error class: {rule.error_class}\nOffending line: {rule.line}\n"
-                 f"Message: {str(verifier.get('message', ''))[:600]}\nCode excerpt:\n{code[:1500]}"}]
+        msgs = [
+            {
+                "role": "system",
+                "content": "You turn kernel verification failures into one-sentence rules. "
+                "Answer with exactly one sentence that starts with 'You cannot'.",
+            },
+            {
+                "role": "user",
+                "content": f"Error class: {rule.error_class}\nOffending line: {rule.line}\n"
+                f"Message: {str(verifier.get('message', ''))[:600]}\nCode excerpt:\n{code[:1500]}",
+            },
+        ]
         try:
             text, _, _ = generator._call(msgs)
         except Exception:  # noqa: BLE001 - the deterministic sentence is always a valid fallback
@@ -265,6 +406,7 @@ def llm_rule_writer(generator: Any, include_mismatch: bool = False) -> Callable[
         if text.lower().startswith("you cannot") and 10 < len(text) <= 400:
             rule.text = text.split(". ")[0].rstrip(".") + "."
         return rule
+
     return writer
 
 

@@ -15,8 +15,18 @@ import numpy as np
 from kernel_gym.memory import MemoryStore
 
 __all__ = [
-    "STAGES", "Q_COLUMN", "stage_name", "decision_stage", "n_select", "filled_slots", "epsilon_greedy_top_n",
-    "top_n", "best_parent_slot", "zscore", "PopArtStats", "QTable",
+    "STAGES",
+    "Q_COLUMN",
+    "stage_name",
+    "decision_stage",
+    "n_select",
+    "filled_slots",
+    "epsilon_greedy_top_n",
+    "top_n",
+    "best_parent_slot",
+    "zscore",
+    "PopArtStats",
+    "QTable",
 ]
 
 #: Stage names in the order of the observation's ``stage`` code (0 drafting, 1 refining).
@@ -60,17 +70,24 @@ def filled_slots(slots: Sequence[dict[str, Any] | None] | None) -> list[int]:
     return [i for i, s in enumerate(slots or []) if s is not None]
 
 
-def top_n(slots: Sequence[int], n: int, scores: Sequence[float],
-          tie_break: Sequence[float] | None = None) -> list[int]:
+def top_n(slots: Sequence[int], n: int, scores: Sequence[float], tie_break: Sequence[float] | None = None) -> list[int]:
     """The ``n`` slots with the highest ``scores`` (indexed by slot), ties by higher ``tie_break``
     (indexed by slot), then by lower slot index, so the result is deterministic."""
+
     def key(i: int) -> tuple[float, float, int]:
         return (-float(scores[i]), -float(tie_break[i]) if tie_break is not None else 0.0, i)
-    return sorted(slots, key=key)[:max(0, int(n))]
+
+    return sorted(slots, key=key)[: max(0, int(n))]
 
 
-def epsilon_greedy_top_n(slots: Sequence[int], n: int, scores: Sequence[float], epsilon: float,
-                         rng: np.random.Generator, tie_break: Sequence[float] | None = None) -> list[int]:
+def epsilon_greedy_top_n(
+    slots: Sequence[int],
+    n: int,
+    scores: Sequence[float],
+    epsilon: float,
+    rng: np.random.Generator,
+    tie_break: Sequence[float] | None = None,
+) -> list[int]:
     """With probability ``epsilon`` a uniformly random ``min(n, len(slots))``-subset of ``slots``,
     else :func:`top_n`. One coin per call (the whole subset explores, as in EvoKernel), and the coin
     is always drawn so the rng stream does not depend on the pool size."""
@@ -140,8 +157,8 @@ class PopArtStats:
         self.min_std = float(min_std)
         self.count = 0
         self.mean = 0.0
-        self.m2 = 0.0   # Welford: sum of squared deviations; EMA: raw (biased) second moment
-        self.m1 = 0.0   # EMA only: raw (biased) first moment
+        self.m2 = 0.0  # Welford: sum of squared deviations; EMA: raw (biased) second moment
+        self.m1 = 0.0  # EMA only: raw (biased) first moment
 
     def update(self, r: float) -> None:
         """Add one reward to the statistics."""
@@ -166,7 +183,7 @@ class PopArtStats:
             return 0.0
         if self.beta is None:
             return self.m2 / self.count
-        return max(0.0, self.m2 / self._debias() - self.mean ** 2)
+        return max(0.0, self.m2 / self._debias() - self.mean**2)
 
     @property
     def std(self) -> float:
@@ -179,8 +196,14 @@ class PopArtStats:
         return (float(r) - self.mean) / max(self.std, self.min_std)
 
     def state_dict(self) -> dict[str, Any]:
-        return {"beta": self.beta, "min_std": self.min_std, "count": self.count, "mean": self.mean,
-                "m1": self.m1, "m2": self.m2}
+        return {
+            "beta": self.beta,
+            "min_std": self.min_std,
+            "count": self.count,
+            "mean": self.mean,
+            "m1": self.m1,
+            "m2": self.m2,
+        }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.beta = state.get("beta", self.beta)

@@ -75,8 +75,9 @@ class TemplateAgent(Agent):
         return self.make_action(len(cands), sorted(chosen), best_parent_slot(info.get("parents")))
 
     # 3. learn: every memory that was in the context shares the step's reward
-    def update(self, obs: dict[str, Any], action: dict[str, Any], reward: float,
-               next_obs: dict[str, Any], info: dict[str, Any]) -> None:
+    def update(
+        self, obs: dict[str, Any], action: dict[str, Any], reward: float, next_obs: dict[str, Any], info: dict[str, Any]
+    ) -> None:
         for item_id in info.get("context_ids") or []:
             entry = self.totals.setdefault(str(item_id), [0.0, 0.0])
             entry[0] += float(reward)

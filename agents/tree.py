@@ -54,13 +54,13 @@ class Node:
 
     id: int
     parent: int | None = None
-    mode: str = "large"           # how it was made: "small" (refinement) or "large" (draft / regeneration)
+    mode: str = "large"  # how it was made: "small" (refinement) or "large" (draft / regeneration)
     feasible: bool = False
     latency_s: float | None = None
     speedup: float | None = None
-    reward: float = 0.0           # own shaped reward
-    visits: int = 0               # subtree visits (own creation included)
-    value_sum: float = 0.0        # subtree shaped-reward sum
+    reward: float = 0.0  # own shaped reward
+    visits: int = 0  # subtree visits (own creation included)
+    value_sum: float = 0.0  # subtree shaped-reward sum
     children: list[int] = field(default_factory=list)
 
     @property
@@ -71,8 +71,13 @@ class Node:
 class SearchTree:
     """The tree of one task. ``nodes`` maps id -> :class:`Node`; ``nodes[ROOT]`` is the root."""
 
-    def __init__(self, weight: float = UCB_WEIGHT, p_large: float = P_LARGE, max_pool: int = MAX_POOL,
-                 small_children_large: int = SMALL_CHILDREN_LARGE) -> None:
+    def __init__(
+        self,
+        weight: float = UCB_WEIGHT,
+        p_large: float = P_LARGE,
+        max_pool: int = MAX_POOL,
+        small_children_large: int = SMALL_CHILDREN_LARGE,
+    ) -> None:
         self.weight = float(weight)
         self.p_large = float(p_large)
         self.max_pool = int(max_pool)
@@ -90,16 +95,33 @@ class SearchTree:
         return len(self.nodes) - 1
 
     # -- building -----------------------------------------------------------------------------
-    def add(self, node_id: int, parent: int | None, mode: str, reward: float, feasible: bool,
-            latency_s: float | None = None, speedup: float | None = None) -> Node:
+    def add(
+        self,
+        node_id: int,
+        parent: int | None,
+        mode: str,
+        reward: float,
+        feasible: bool,
+        latency_s: float | None = None,
+        speedup: float | None = None,
+    ) -> Node:
         """Add a kernel under ``parent`` (None or unknown -> the root) and back its reward up the path.
         Adding an id twice returns the existing node unchanged."""
         node_id = int(node_id)
         if node_id in self.nodes:
             return self.nodes[node_id]
         pid = ROOT if parent is None or int(parent) not in self.nodes else int(parent)
-        node = Node(node_id, pid, "small" if mode == "small" and pid != ROOT else "large", bool(feasible),
-                    latency_s, speedup, float(reward), 1, float(reward))
+        node = Node(
+            node_id,
+            pid,
+            "small" if mode == "small" and pid != ROOT else "large",
+            bool(feasible),
+            latency_s,
+            speedup,
+            float(reward),
+            1,
+            float(reward),
+        )
         self.nodes[node_id] = node
         self.nodes[pid].children.append(node_id)
         a: int | None = pid
@@ -156,7 +178,7 @@ class SearchTree:
             cur = best_arm
 
     def step_type(self, node_id: int, coin: float) -> str:
-        """"large" at the root, at a node with >= 2 small-step children, or when ``coin < p_large``."""
+        """ "large" at the root, at a node with >= 2 small-step children, or when ``coin < p_large``."""
         if node_id == ROOT or self.small_children(node_id) >= self.small_children_large or coin < self.p_large:
             return "large"
         return "small"

@@ -14,8 +14,14 @@ from kernel_gym.verify import verify
 
 
 def _run(task_id: str, folder: str):
-    r = verify(get_task(task_id), reference_answer(task_id, folder), backend="ascend_sim", use_cache=False,
-               timing_trials=1, warmup_runs=0)
+    r = verify(
+        get_task(task_id),
+        reference_answer(task_id, folder),
+        backend="ascend_sim",
+        use_cache=False,
+        timing_trials=1,
+        warmup_runs=0,
+    )
     if not r.feasible:
         raise RuntimeError(f"{task_id} ({folder}): {r.error_class}: {r.message}")
     return r
@@ -29,12 +35,17 @@ def main(filters: list[str]) -> None:
         n = _run(t, "ascend_sim_naive")
         ref = n.reference_latency_s
         if reference_answer(t, "ascend_sim") is None:
-            print(f"| {t} | {n.latency_s * 1e6:.1f} | - | {ref * 1e6:.2f} | - | {ref / n.latency_s:.2f}x (naive) |",
-                  flush=True)
+            print(
+                f"| {t} | {n.latency_s * 1e6:.1f} | - | {ref * 1e6:.2f} | - | {ref / n.latency_s:.2f}x (naive) |",
+                flush=True,
+            )
             continue
         o = _run(t, "ascend_sim")
-        print(f"| {t} | {n.latency_s * 1e6:.1f} | {o.latency_s * 1e6:.2f} | {ref * 1e6:.2f} | "
-              f"{n.latency_s / o.latency_s:.1f}x | {ref / o.latency_s:.2f}x |", flush=True)
+        print(
+            f"| {t} | {n.latency_s * 1e6:.1f} | {o.latency_s * 1e6:.2f} | {ref * 1e6:.2f} | "
+            f"{n.latency_s / o.latency_s:.1f}x | {ref / o.latency_s:.2f}x |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

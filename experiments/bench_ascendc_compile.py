@@ -26,7 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-_CHILD = r'''
+_CHILD = r"""
 import json, sys, time
 sys.path.insert(0, {root!r})
 import kernel_gym.ascendc as asc
@@ -55,14 +55,15 @@ else:
     start = time.perf_counter()
     asc.load_multikernelbench(six)
 print(json.dumps([time.perf_counter() - start, runtime_s]))
-'''
+"""
 
 
 def _load_seconds(fmt: str, token: str, env: dict[str, str]) -> tuple[float, float]:
     """(seconds of the load call, seconds of loading the runtime library first) in a fresh process."""
     code = _CHILD.format(root=str(ROOT))
-    done = subprocess.run([sys.executable, "-c", code, fmt, token], env=env, capture_output=True, text=True,
-                          cwd=ROOT, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-c", code, fmt, token], env=env, capture_output=True, text=True, cwd=ROOT, timeout=600
+    )
     if done.returncode != 0:
         raise SystemExit(f"{fmt} failed:\n{done.stderr[-3000:]}")
     load_s, runtime_s = json.loads(done.stdout.strip().splitlines()[-1])
@@ -76,8 +77,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "KERNEL_GYM_CACHE": cache}
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "import kernel_gym.ascendc as a; a.warmup()"], env=env, check=True,
-                       cwd=ROOT)
+        subprocess.run(
+            [sys.executable, "-c", "import kernel_gym.ascendc as a; a.warmup()"], env=env, check=True, cwd=ROOT
+        )
         setup = time.perf_counter() - start
         rows = []
         for fmt in ("direct", "op_project", "six_string"):
@@ -88,8 +90,12 @@ def main() -> None:
                 load_s, runtime_s = _load_seconds(fmt, token, env)
                 cached.append(load_s)
                 runtime.append(runtime_s)
-                print(f"[bench] {fmt} run {r + 1}/{args.repeats}: cold {cold[-1]:.2f} s, cached "
-                      f"{cached[-1] * 1000:.1f} ms", file=sys.stderr, flush=True)
+                print(
+                    f"[bench] {fmt} run {r + 1}/{args.repeats}: cold {cold[-1]:.2f} s, cached "
+                    f"{cached[-1] * 1000:.1f} ms",
+                    file=sys.stderr,
+                    flush=True,
+                )
             rows.append((fmt, statistics.median(cold), statistics.median(cached), statistics.median(runtime)))
     print(f"Runtime library and precompiled headers, once per machine: {setup:.1f} s\n")
     print("| format | cold (median s) | cached (median ms) | runtime library load per process (median ms) |")

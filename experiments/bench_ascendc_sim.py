@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-ADD = r'''
+ADD = r"""
 #include "kernel_operator.h"
 using namespace AscendC;
 constexpr int32_t BUFFER_NUM = 2;
@@ -82,10 +82,10 @@ extern "C" void run(uint32_t blockDim, void* stream, uint8_t* x, uint8_t* y, uin
 {
     add_custom<<<blockDim, nullptr, stream>>>(x, y, z, n, tile);
 }
-'''
+"""
 
 # y = sigmoid(x) = 1 / (1 + exp(-x)) in half precision via float: Cast, Muls, Exp, Adds, Reciprocal, Cast
-SIGMOID_HALF = r'''
+SIGMOID_HALF = r"""
 #include "kernel_operator.h"
 using namespace AscendC;
 
@@ -144,10 +144,10 @@ extern "C" void run(uint32_t blockDim, void* stream, uint8_t* x, uint8_t* y, uin
 {
     sigmoid_kernel<<<blockDim, nullptr, stream>>>(x, y, n, tile);
 }
-'''
+"""
 
 # Row sums with a scalar loop: one GetValue per element (the slow, scalar-heavy style).
-ROWSUM_SCALAR = r'''
+ROWSUM_SCALAR = r"""
 #include "kernel_operator.h"
 using namespace AscendC;
 
@@ -175,7 +175,7 @@ extern "C" void run(uint32_t blockDim, void* stream, uint8_t* x, uint8_t* y, uin
 {
     rowsum_kernel<<<blockDim, nullptr, stream>>>(x, y, rows, cols);
 }
-'''
+"""
 
 
 def _median(xs):
@@ -211,15 +211,34 @@ def main() -> None:
     x16, y16 = torch.randn(n, generator=gen).half(), torch.empty(n, dtype=torch.float16)
     rows, cols = 1024, 1024
     cases = [
-        ("add float, 8 blocks x 4096 tile", ADD, lambda m: m.run(8, None, x32, y32, z32, n, 4096), n,
-         lambda: torch.equal(z32, x32 + y32)),
-        ("add float, 48 blocks x 2048 tile", ADD, lambda m: m.run(48, None, x32, y32, z32, 48 * 2048 * 10, 2048),
-         48 * 2048 * 10, lambda: torch.equal(z32[:983040], (x32 + y32)[:983040])),
-        ("sigmoid half (6 vector ops), 32 blocks", SIGMOID_HALF, lambda m: m.run(32, None, x16, y16, n, 2048), n,
-         lambda: torch.allclose(y16.float(), torch.sigmoid(x16.float()), atol=2e-3)),
-        ("row sum, scalar GetValue loop, 16 blocks", ROWSUM_SCALAR,
-         lambda m: m.run(16, None, x32, z32, rows, cols), rows * cols,
-         lambda: torch.allclose(z32[:rows], x32.view(rows, cols).sum(1), atol=1e-3)),
+        (
+            "add float, 8 blocks x 4096 tile",
+            ADD,
+            lambda m: m.run(8, None, x32, y32, z32, n, 4096),
+            n,
+            lambda: torch.equal(z32, x32 + y32),
+        ),
+        (
+            "add float, 48 blocks x 2048 tile",
+            ADD,
+            lambda m: m.run(48, None, x32, y32, z32, 48 * 2048 * 10, 2048),
+            48 * 2048 * 10,
+            lambda: torch.equal(z32[:983040], (x32 + y32)[:983040]),
+        ),
+        (
+            "sigmoid half (6 vector ops), 32 blocks",
+            SIGMOID_HALF,
+            lambda m: m.run(32, None, x16, y16, n, 2048),
+            n,
+            lambda: torch.allclose(y16.float(), torch.sigmoid(x16.float()), atol=2e-3),
+        ),
+        (
+            "row sum, scalar GetValue loop, 16 blocks",
+            ROWSUM_SCALAR,
+            lambda m: m.run(16, None, x32, z32, rows, cols),
+            rows * cols,
+            lambda: torch.allclose(z32[:rows], x32.view(rows, cols).sum(1), atol=1e-3),
+        ),
     ]
     table = []
     for label, src, call, elems, check in cases:
@@ -246,10 +265,19 @@ def main() -> None:
         host = _median(runs)
         table.append((label, _median(cold), _median(cached), host, elems / host, r.latency_s * 1e6, r.bound))
 
-    print(f"one-time: runtime library build {rt_build:.2f} s, precompiled kernel_operator.h {pch_build:.2f} s "
-          f"(g++ {loader.compiler_version('g++').split()[-1]}, torch threads 1, {os.cpu_count()} CPUs)")
-    head = ("kernel (1M elements)", "cold compile s", "cached load ms", "host s/launch", "sim elem/host s",
-            "sim latency us", "bound")
+    print(
+        f"one-time: runtime library build {rt_build:.2f} s, precompiled kernel_operator.h {pch_build:.2f} s "
+        f"(g++ {loader.compiler_version('g++').split()[-1]}, torch threads 1, {os.cpu_count()} CPUs)"
+    )
+    head = (
+        "kernel (1M elements)",
+        "cold compile s",
+        "cached load ms",
+        "host s/launch",
+        "sim elem/host s",
+        "sim latency us",
+        "bound",
+    )
     print("| " + " | ".join(head) + " |")
     print("|" + "|".join("---" for _ in head) + "|")
     for label, cold, cached, host, rate, lat, bound in table:

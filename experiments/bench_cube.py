@@ -18,7 +18,7 @@ import torch
 
 import kernel_gym.ascendc as asc
 
-KERNEL = r'''
+KERNEL = r"""
 #include "kernel_operator.h"
 using namespace AscendC;
 
@@ -106,7 +106,7 @@ extern "C" void mm_double(uint32_t blocks, uint8_t* a, uint8_t* b, uint8_t* c, u
 {
     matmul_panel<2><<<blocks, nullptr, nullptr>>>(a, b, c, M, N, K);
 }
-'''
+"""
 
 
 def main() -> None:
@@ -123,12 +123,16 @@ def main() -> None:
     a = torch.randn(m, k, generator=g).half()
     b = torch.randn(k, n, generator=g).half()
     ref = (a.float() @ b.float()).half()
-    print(f"SoC {args.soc}: {aic} AIC x {prof.clock_hz / 1e9:.2f} GHz x {prof.cube_fp16_macs_per_cycle:.0f} "
-          f"fp16 MAC/cycle = {peak:.1f} TFLOPS fp16 peak")
+    print(
+        f"SoC {args.soc}: {aic} AIC x {prof.clock_hz / 1e9:.2f} GHz x {prof.cube_fp16_macs_per_cycle:.0f} "
+        f"fp16 MAC/cycle = {peak:.1f} TFLOPS fp16 peak"
+    )
     print(f"matmul C[{m}, {n}] = A[{m}, {k}] @ B[{k}, {n}], fp16 in, fp32 accumulate, fp16 out; one block per AIC")
     print()
-    print("| variant | simulated time | simulated TFLOPS | % of peak | bound | busy M / MTE2 / MTE1 / FIX (cycles, "
-          "critical core) | host s | simulated MACs / host s |")
+    print(
+        "| variant | simulated time | simulated TFLOPS | % of peak | bound | busy M / MTE2 / MTE1 / FIX (cycles, "
+        "critical core) | host s | simulated MACs / host s |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for name in ("mm_single", "mm_double"):
         c = torch.zeros(m, n, dtype=torch.float16)
@@ -140,9 +144,11 @@ def main() -> None:
         r = mod.last_run
         tflops = 2 * m * n * k / r.latency_s / 1e12
         bb = r.per_pipe_busy
-        print(f"| {'double-buffered' if name == 'mm_double' else 'single-buffered'} | {r.latency_s * 1e6:.1f} us | "
-              f"{tflops:.1f} | {100 * tflops / peak:.0f}% | {r.bound} | {bb['M']:.0f} / {bb['MTE2']:.0f} / "
-              f"{bb['MTE1']:.0f} / {bb['FIX']:.0f} | {host:.2f} | {m * n * k / host / 1e9:.2f} G |")
+        print(
+            f"| {'double-buffered' if name == 'mm_double' else 'single-buffered'} | {r.latency_s * 1e6:.1f} us | "
+            f"{tflops:.1f} | {100 * tflops / peak:.0f}% | {r.bound} | {bb['M']:.0f} / {bb['MTE2']:.0f} / "
+            f"{bb['MTE1']:.0f} / {bb['FIX']:.0f} | {host:.2f} | {m * n * k / host / 1e9:.2f} G |"
+        )
         assert r.cores_used == aic, r.cores_used
 
 

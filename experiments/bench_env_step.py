@@ -40,10 +40,19 @@ def fill(store: MemoryStore, n: int, seed: int = 0, batch: int = 10_000) -> None
         m = min(batch, n - start)
         vecs = rng.standard_normal((m, store.embedder.dim), dtype=np.float32)
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-        items = [MemoryItem(kind=kinds[int(k)], text=f"filler {start + i}", title=f"filler {start + i}",
-                            task_id=f"level1/{int(t):03d}_x", level=1, category="elementwise", backend="ascend_sim",
-                            payload={"feasible": bool(t % 2), "speedup": 1.0 + (t % 7) / 3})
-                 for i, (k, t) in enumerate(zip(rng.integers(len(kinds), size=m), rng.integers(200, size=m)))]
+        items = [
+            MemoryItem(
+                kind=kinds[int(k)],
+                text=f"filler {start + i}",
+                title=f"filler {start + i}",
+                task_id=f"level1/{int(t):03d}_x",
+                level=1,
+                category="elementwise",
+                backend="ascend_sim",
+                payload={"feasible": bool(t % 2), "speedup": 1.0 + (t % 7) / 3},
+            )
+            for i, (k, t) in enumerate(zip(rng.integers(len(kinds), size=m), rng.integers(200, size=m)))
+        ]
         store.add(items, embeddings=vecs)
 
 
@@ -53,9 +62,14 @@ def bench(n: int, steps: int, workdir: Path) -> dict:
     fill(store, n)
     store.save_index(force=True)
     good = reference_answer(TASK, "ascend_sim")
-    env = KernelSynthesisEnv(tasks=[TASK], task_stream="single", budget=steps + 1, memory=store,
-                             generator=FixedGenerator([good]),
-                             verify_settings={"correctness_trials": 2, "timing_trials": 3})
+    env = KernelSynthesisEnv(
+        tasks=[TASK],
+        task_stream="single",
+        budget=steps + 1,
+        memory=store,
+        generator=FixedGenerator([good]),
+        verify_settings={"correctness_trials": 2, "timing_trials": 3},
+    )
     obs, info = env.reset(seed=0)
     rng = np.random.default_rng(0)
     env.step({"select": np.ones(env.k, np.int8), "parent": 0})  # warm the verifier cache
@@ -71,9 +85,14 @@ def bench(n: int, steps: int, workdir: Path) -> dict:
     reset_t.append(time.perf_counter() - t0)
     env.close()
     store.close()
-    return {"n": len(MemoryStore(path)), "median_ms": 1e3 * statistics.median(over),
-            "p95_ms": 1e3 * sorted(over)[int(0.95 * (len(over) - 1))], "step_ms": 1e3 * statistics.median(total),
-            "reset_ms": 1e3 * reset_t[0], "load": os.getloadavg()[0]}
+    return {
+        "n": len(MemoryStore(path)),
+        "median_ms": 1e3 * statistics.median(over),
+        "p95_ms": 1e3 * sorted(over)[int(0.95 * (len(over) - 1))],
+        "step_ms": 1e3 * statistics.median(total),
+        "reset_ms": 1e3 * reset_t[0],
+        "load": os.getloadavg()[0],
+    }
 
 
 def main() -> None:
@@ -89,8 +108,10 @@ def main() -> None:
     print("| memory items | step overhead median (ms) | p95 (ms) | whole step median (ms) | reset (ms) | load avg |")
     print("|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['n']:,} | {r['median_ms']:.1f} | {r['p95_ms']:.1f} | {r['step_ms']:.1f} | {r['reset_ms']:.1f} | "
-              f"{r['load']:.2f} |")
+        print(
+            f"| {r['n']:,} | {r['median_ms']:.1f} | {r['p95_ms']:.1f} | {r['step_ms']:.1f} | {r['reset_ms']:.1f} | "
+            f"{r['load']:.2f} |"
+        )
     print("target: step overhead <= 20 ms (issue 4)")
 
 

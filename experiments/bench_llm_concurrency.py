@@ -15,7 +15,9 @@ import argparse
 import os
 import time
 
-REPLY = "```python\nimport torch\n\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x\n```"
+REPLY = (
+    "```python\nimport torch\n\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x\n```"
+)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -36,8 +38,13 @@ def main(argv: list[str] | None = None) -> None:
     task = get_task("level1/021_relu")
     rows = ["| candidates / step | sequential s / step | concurrent s / step | speedup |", "|---|---|---|---|"]
     with LoopbackServer(reply=REPLY, latency_s=args.latency_ms / 1000) as srv:
-        gen = LiteLLMGenerator("openai/gpt-4o-mini", api_base=srv.api_base, api_key_env="KG_BENCH_LOOPBACK_KEY",
-                               use_cache=False, max_concurrency=args.max_concurrency)
+        gen = LiteLLMGenerator(
+            "openai/gpt-4o-mini",
+            api_base=srv.api_base,
+            api_key_env="KG_BENCH_LOOPBACK_KEY",
+            use_cache=False,
+            max_concurrency=args.max_concurrency,
+        )
         seed = 0
 
         def requests(k: int) -> list[GenerationRequest]:
@@ -58,8 +65,10 @@ def main(argv: list[str] | None = None) -> None:
                 assert all(not isinstance(o, Exception) for o in outs), outs
             conc = (time.perf_counter() - t0) / args.steps
             rows.append(f"| {k} | {seq:.3f} | {conc:.3f} | {seq / conc:.2f}x |")
-    print(f"loopback server latency {args.latency_ms:.0f} ms, {args.steps} steps each, "
-          f"max_concurrency {args.max_concurrency}, {len(srv.requests)} requests")
+    print(
+        f"loopback server latency {args.latency_ms:.0f} ms, {args.steps} steps each, "
+        f"max_concurrency {args.max_concurrency}, {len(srv.requests)} requests"
+    )
     print("\n".join(rows))
 
 

@@ -30,10 +30,33 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kernel_gym.memory import MemoryItem, MemoryStore  # noqa: E402
 
-KIND_P = {"trace": 0.40, "experience_success": 0.20, "experience_failure": 0.20, "best_practice": 0.10,
-          "api_template": 0.05, "validity_rule": 0.05}
-IDENTS = ["DataCopy", "DataCopyPad", "TQue", "TPipe", "InitBuffer", "ReduceSum", "WholeReduceSum", "Exp", "Muls",
-          "Adds", "GetBlockIdx", "SetAtomicAdd", "Cast", "Select", "Compare", "tileLength", "BUFFER_NUM"]
+KIND_P = {
+    "trace": 0.40,
+    "experience_success": 0.20,
+    "experience_failure": 0.20,
+    "best_practice": 0.10,
+    "api_template": 0.05,
+    "validity_rule": 0.05,
+}
+IDENTS = [
+    "DataCopy",
+    "DataCopyPad",
+    "TQue",
+    "TPipe",
+    "InitBuffer",
+    "ReduceSum",
+    "WholeReduceSum",
+    "Exp",
+    "Muls",
+    "Adds",
+    "GetBlockIdx",
+    "SetAtomicAdd",
+    "Cast",
+    "Select",
+    "Compare",
+    "tileLength",
+    "BUFFER_NUM",
+]
 
 
 def make_texts(rng: np.random.Generator, n: int, vocab: list[str]) -> list[str]:
@@ -44,7 +67,7 @@ def make_texts(rng: np.random.Generator, n: int, vocab: list[str]) -> list[str]:
     words = rng.choice(len(vocab), size=int(lengths.sum()), p=p)
     out, pos = [], 0
     for L in lengths:
-        out.append(" ".join(vocab[w] for w in words[pos:pos + L]))
+        out.append(" ".join(vocab[w] for w in words[pos : pos + L]))
         pos += L
     return out
 
@@ -64,7 +87,7 @@ def bench_size(n: int, args: argparse.Namespace, workdir: Path) -> dict:
     kinds = list(KIND_P)
     n_tasks = 1000
     store = MemoryStore(path)
-    store.sync_index()                              # keep the in-memory index updated by our own adds
+    store.sync_index()  # keep the in-memory index updated by our own adds
     t_add = 0.0
     batch = args.batch
     for start in range(0, n, batch):
@@ -72,10 +95,18 @@ def bench_size(n: int, args: argparse.Namespace, workdir: Path) -> dict:
         texts = make_texts(rng, m, vocab) if embed else [f"synthetic item {start + i}" for i in range(m)]
         ks = rng.choice(len(kinds), size=m, p=list(KIND_P.values()))
         tasks = rng.integers(n_tasks, size=m)
-        items = [MemoryItem(kind=kinds[k], text=t, task_id=f"task{tk}", level=int(tk % 3) + 1,
-                            category=["softmax", "reduction", "elementwise", "normalization"][tk % 4],
-                            backend="ascend_sim", payload={"reward": float(i % 3) - 1.0})
-                 for i, (t, k, tk) in enumerate(zip(texts, ks, tasks))]
+        items = [
+            MemoryItem(
+                kind=kinds[k],
+                text=t,
+                task_id=f"task{tk}",
+                level=int(tk % 3) + 1,
+                category=["softmax", "reduction", "elementwise", "normalization"][tk % 4],
+                backend="ascend_sim",
+                payload={"reward": float(i % 3) - 1.0},
+            )
+            for i, (t, k, tk) in enumerate(zip(texts, ks, tasks))
+        ]
         vecs = None
         if not embed:
             vecs = rng.standard_normal((m, store.dim), dtype=np.float32)
@@ -107,7 +138,7 @@ def bench_size(n: int, args: argparse.Namespace, workdir: Path) -> dict:
     results = {}
     load = os.getloadavg()[0]
     for name, filt in [("none", {}), ("kind", {"kinds": "experience_success"}), ("task", {"task_id": "task7"})]:
-        store.recall(queries[0], k=args.k, **filt)     # warm-up
+        store.recall(queries[0], k=args.k, **filt)  # warm-up
         times = []
         for q in queries:
             t0 = time.perf_counter()
@@ -121,9 +152,18 @@ def bench_size(n: int, args: argparse.Namespace, workdir: Path) -> dict:
     if not args.keep:
         for suffix in ("", "-wal", "-shm", ".faiss"):
             Path(str(path) + suffix).unlink(missing_ok=True)
-    return {"n": n, "embedded": embed, "add_per_s": n / t_add, "rebuild_s": t_rebuild, "save_s": t_save,
-            "load_s": t_load, "recall": results, "db_mb": db_mb, "idx_mb": idx_mb,
-            "loadavg": (load + os.getloadavg()[0]) / 2}
+    return {
+        "n": n,
+        "embedded": embed,
+        "add_per_s": n / t_add,
+        "rebuild_s": t_rebuild,
+        "save_s": t_save,
+        "load_s": t_load,
+        "recall": results,
+        "db_mb": db_mb,
+        "idx_mb": idx_mb,
+        "loadavg": (load + os.getloadavg()[0]) / 2,
+    }
 
 
 def main() -> None:
@@ -132,27 +172,37 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--k", type=int, default=20)
     ap.add_argument("--batch", type=int, default=10_000, help="items per add() transaction")
-    ap.add_argument("--embed-limit", type=int, default=200_000,
-                    help="above this many items insert random unit vectors instead of embedding texts")
+    ap.add_argument(
+        "--embed-limit",
+        type=int,
+        default=200_000,
+        help="above this many items insert random unit vectors instead of embedding texts",
+    )
     ap.add_argument("--dir", default=None, help="work directory (default: a temporary one)")
     ap.add_argument("--keep", action="store_true", help="keep the databases")
     args = ap.parse_args()
     workdir = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="kg_bench_memory_"))
     workdir.mkdir(parents=True, exist_ok=True)
     sizes = [int(s) for s in args.sizes.split(",") if s]
-    print(f"# memory bench: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"python {platform.python_version()}, k={args.k}, {args.queries} queries, HashingEmbedder(512), "
-          f"fp16 faiss shards + exact rerank")
-    header = ("| items | vectors | add items/s | rebuild s | load s | recall p50/p95 ms: no filter | "
-              "kind filter (20%) | task filter (0.1%) | db MB | index MB | load avg |")
+    print(
+        f"# memory bench: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"python {platform.python_version()}, k={args.k}, {args.queries} queries, HashingEmbedder(512), "
+        f"fp16 faiss shards + exact rerank"
+    )
+    header = (
+        "| items | vectors | add items/s | rebuild s | load s | recall p50/p95 ms: no filter | "
+        "kind filter (20%) | task filter (0.1%) | db MB | index MB | load avg |"
+    )
     rows = []
     for n in sizes:
         r = bench_size(n, args, workdir)
         rec = r["recall"]
-        rows.append(f"| {n:,} | {'embedded texts' if r['embedded'] else 'random unit vectors'} | "
-                    f"{r['add_per_s']:,.0f} | {r['rebuild_s']:.1f} | {r['load_s']:.1f} | "
-                    f"{rec['none'][0]:.2f} / {rec['none'][1]:.2f} | {rec['kind'][0]:.2f} / {rec['kind'][1]:.2f} | "
-                    f"{rec['task'][0]:.2f} / {rec['task'][1]:.2f} | {r['db_mb']:,.0f} | {r['idx_mb']:,.0f} | {r['loadavg']:.1f} |")
+        rows.append(
+            f"| {n:,} | {'embedded texts' if r['embedded'] else 'random unit vectors'} | "
+            f"{r['add_per_s']:,.0f} | {r['rebuild_s']:.1f} | {r['load_s']:.1f} | "
+            f"{rec['none'][0]:.2f} / {rec['none'][1]:.2f} | {rec['kind'][0]:.2f} / {rec['kind'][1]:.2f} | "
+            f"{rec['task'][0]:.2f} / {rec['task'][1]:.2f} | {r['db_mb']:,.0f} | {r['idx_mb']:,.0f} | {r['loadavg']:.1f} |"
+        )
         print(f"done {n:,} items", file=sys.stderr, flush=True)
     print(header)
     print("|" + "|".join(["---"] * (header.count("|") - 1)) + "|")

@@ -58,19 +58,28 @@ def main() -> None:
         os.environ["KERNEL_GYM_SANDBOX"] = "spawn"
         spawn = []
         for task_id in ids[:3]:
-            res = verify(get_task(task_id), reference_answer(task_id, args.backend), backend=args.backend,
-                         use_cache=False, **settings)
+            res = verify(
+                get_task(task_id),
+                reference_answer(task_id, args.backend),
+                backend=args.backend,
+                use_cache=False,
+                **settings,
+            )
             spawn.append(res.verify_seconds - res.details["worker_seconds"])
         os.environ.pop("KERNEL_GYM_SANDBOX")
-    print(f"backend={args.backend}  answers={len(ids)}  timing_trials={args.timing_trials}  "
-          f"cpu_count={os.cpu_count()}  ({time.strftime('%Y-%m-%d')})\n")
+    print(
+        f"backend={args.backend}  answers={len(ids)}  timing_trials={args.timing_trials}  "
+        f"cpu_count={os.cpu_count()}  ({time.strftime('%Y-%m-%d')})\n"
+    )
     print("| category | answers | cold s | compile s | warm s | cached s | sandbox s | speedup (median) |")
     print("|---|---|---|---|---|---|---|---|")
     for category in sorted(rows):
         r = rows[category]
-        print(f"| {category} | {len(r['cold'])} | {_median(r['cold']):.3f} | {_median(r['compile']):.3f} | "
-              f"{_median(r['warm']):.3f} | {_median(r['cached']):.4f} | {_median(r['sandbox']):.3f} | "
-              f"{_median(r['speedup']):.2f}x |")
+        print(
+            f"| {category} | {len(r['cold'])} | {_median(r['cold']):.3f} | {_median(r['compile']):.3f} | "
+            f"{_median(r['warm']):.3f} | {_median(r['cached']):.4f} | {_median(r['sandbox']):.3f} | "
+            f"{_median(r['speedup']):.2f}x |"
+        )
     print(f"\nspawn sandbox (fresh interpreter per job), median over {len(spawn)}: {_median(spawn):.3f} s")
 
 

@@ -69,8 +69,18 @@ def measure(backends: list[str], repeats: int, count: int) -> dict[str, dict[str
 
 def _child(mode: str, args: argparse.Namespace, cache: str) -> dict[str, dict[str, float]]:
     env = {**os.environ, "KERNEL_GYM_ISOLATION": mode, "KERNEL_GYM_CACHE": cache}
-    cmd = [sys.executable, "-m", "experiments.bench_verify_isolation", "--measure", "--repeats", str(args.repeats),
-           "--answers", str(args.answers), "--backends", *args.backends]
+    cmd = [
+        sys.executable,
+        "-m",
+        "experiments.bench_verify_isolation",
+        "--measure",
+        "--repeats",
+        str(args.repeats),
+        "--answers",
+        str(args.answers),
+        "--backends",
+        *args.backends,
+    ]
     print(f"[bench] {mode}: {' '.join(cmd[1:])}", file=sys.stderr, flush=True)
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
     if done.returncode != 0:
@@ -90,8 +100,10 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory() as cache:
         runs = {mode: _child(mode, args, cache) for mode in ("off", "auto")}
-    print(f"Median wall seconds per verification ({SETTINGS}, compile cache warm, result cache off, "
-          f"{args.repeats} repeats)\n")
+    print(
+        f"Median wall seconds per verification ({SETTINGS}, compile cache warm, result cache off, "
+        f"{args.repeats} repeats)\n"
+    )
     print("| backend | task | isolation off | isolated | added |")
     print("| --- | --- | ---: | ---: | ---: |")
     for backend in args.backends:

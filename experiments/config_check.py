@@ -19,7 +19,7 @@ from omegaconf import DictConfig, OmegaConf
 __all__ = ["check_command_line", "check_config"]
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
-_MAX_COMBINATIONS = 64          # sweeps larger than this are checked value by value, not as a product
+_MAX_COMBINATIONS = 64  # sweeps larger than this are checked value by value, not as a product
 #: env keys whose value must be an integer >= 1 (or null where the default is null)
 _POSITIVE_INTS = ("budget", "n_select", "recall_multiplier", "max_parents", "candidates_per_step")
 
@@ -46,7 +46,7 @@ def _sweep_values(overrides: list[str]) -> list[list[str]]:
     base = [c[0] for c in choices]
     out = [base]
     for i, c in enumerate(choices):
-        out += [base[:i] + [v] + base[i + 1:] for v in c[1:]]
+        out += [base[:i] + [v] + base[i + 1 :] for v in c[1:]]
     return out
 
 
@@ -62,8 +62,10 @@ def _composition_error(exc: BaseException) -> str:
     key = re.search(r"Could not override '([^']+)'", msg)
     if key and ("not in struct" in msg or "append to your config" in msg):
         name = key.group(1)
-        return (f"unknown config key {name!r}: check its spelling (python -m experiments.run --cfg job lists "
-                f"the keys), or add a new key with +{name}=...")
+        return (
+            f"unknown config key {name!r}: check its spelling (python -m experiments.run --cfg job lists "
+            f"the keys), or add a new key with +{name}=..."
+        )
     group = re.search(r"Could not find '([^']+)'", msg)
     if group:
         avail = re.search(r"Available options in '([^']+)':\s*(.*?)(?:\nConfig search path|$)", msg, re.S)
@@ -90,13 +92,16 @@ def check_config(cfg: DictConfig) -> list[str]:
         errors.append(f"seed={cfg.get('seed')!r}: must be an integer")
     tasks = cfg.get("tasks") or {}
     if not tasks.get("ids") and tasks.get("suite") not in suite_names():
-        errors.append(f"tasks.suite={tasks.get('suite')!r}: unknown suite; use one of {', '.join(suite_names())} "
-                      "or tasks.ids=[level1/001_add,...]")
+        errors.append(
+            f"tasks.suite={tasks.get('suite')!r}: unknown suite; use one of {', '.join(suite_names())} "
+            "or tasks.ids=[level1/001_add,...]"
+        )
     max_tasks = tasks.get("max_tasks")
     if max_tasks is not None and (not isinstance(max_tasks, int) or isinstance(max_tasks, bool) or max_tasks < 1):
         errors.append(f"tasks.max_tasks={max_tasks!r}: must be null or a positive integer")
     if tasks.get("ids"):
         from kernel_gym.tasks import get_task
+
         for task_id in tasks.ids:
             try:
                 get_task(str(task_id))
@@ -140,4 +145,3 @@ def check_command_line(argv: list[str]) -> list[str]:
                 if one not in errors:
                     errors.append(one)
     return errors
-

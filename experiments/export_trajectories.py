@@ -48,8 +48,10 @@ def find_runs(path: str | Path) -> list[Path]:
         return [root]
     runs = sorted(p.parent for p in root.rglob("steps.jsonl") if p.is_file())
     if not runs:
-        raise FileNotFoundError(f"{root}: no steps.jsonl here or in any sub-directory; pass a run directory "
-                                "written by python -m experiments.run (see docs/run_format.md)")
+        raise FileNotFoundError(
+            f"{root}: no steps.jsonl here or in any sub-directory; pass a run directory "
+            "written by python -m experiments.run (see docs/run_format.md)"
+        )
     return runs
 
 
@@ -63,17 +65,33 @@ def _progress(total: int, desc: str, enabled: bool | None) -> Any:
         from tqdm import tqdm
     except ImportError:  # pragma: no cover - tqdm is a dependency
         return None
-    return tqdm(total=total, desc=desc, unit="step", disable=(None if enabled is None else not enabled),
-                file=sys.stderr)
+    return tqdm(
+        total=total, desc=desc, unit="step", disable=(None if enabled is None else not enabled), file=sys.stderr
+    )
 
 
-def iter_records(run_dir: Path, memory_path: Path | None = None, min_gain: float = 1.0,
-                 include_drafts: bool = False, stats: dict[str, int] | None = None,
-                 progress: bool | None = None, label: str | None = None) -> Iterator[dict[str, Any]]:
+def iter_records(
+    run_dir: Path,
+    memory_path: Path | None = None,
+    min_gain: float = 1.0,
+    include_drafts: bool = False,
+    stats: dict[str, int] | None = None,
+    progress: bool | None = None,
+    label: str | None = None,
+) -> Iterator[dict[str, Any]]:
     """Training records of one run directory (see the module doc); ``stats`` counts why steps were dropped."""
     stats = stats if stats is not None else {}
-    for k in ("steps", "kept", "no_parent", "infeasible", "parent_infeasible", "low_gain", "missing_item",
-              "hash_mismatch", "bad_json"):
+    for k in (
+        "steps",
+        "kept",
+        "no_parent",
+        "infeasible",
+        "parent_infeasible",
+        "low_gain",
+        "missing_item",
+        "hash_mismatch",
+        "bad_json",
+    ):
         stats.setdefault(k, 0)
     mem_path = memory_path or run_dir / "memory.db"
     if not Path(mem_path).is_file():
@@ -105,8 +123,9 @@ def iter_records(run_dir: Path, memory_path: Path | None = None, min_gain: float
             bar.close()
 
 
-def _record(store: MemoryStore, rec: dict[str, Any], min_gain: float, include_drafts: bool,
-            stats: dict[str, int]) -> dict[str, Any] | None:
+def _record(
+    store: MemoryStore, rec: dict[str, Any], min_gain: float, include_drafts: bool, stats: dict[str, int]
+) -> dict[str, Any] | None:
     if not rec.get("feasible"):
         stats["infeasible"] += 1
         return None
@@ -145,24 +164,42 @@ def _record(store: MemoryStore, rec: dict[str, Any], min_gain: float, include_dr
     ctx = [{"id": it.id, "kind": it.kind, "title": it.title, "text": it.text} for it in store.get_many(ctx_ids)]
     p_code = parent.payload.get("code") if parent is not None else None
     return {
-        "agent": rec.get("agent"), "seed": rec.get("seed"), "episode": rec.get("episode"),
-        "task_id": rec.get("task_id", new.task_id), "level": rec.get("level", new.level),
-        "category": rec.get("category", new.category), "step": rec.get("step"),
-        "global_step": rec.get("global_step"), "stage": rec.get("stage", new.payload.get("stage")),
+        "agent": rec.get("agent"),
+        "seed": rec.get("seed"),
+        "episode": rec.get("episode"),
+        "task_id": rec.get("task_id", new.task_id),
+        "level": rec.get("level", new.level),
+        "category": rec.get("category", new.category),
+        "step": rec.get("step"),
+        "global_step": rec.get("global_step"),
+        "stage": rec.get("stage", new.payload.get("stage")),
         "mode": rec.get("mode", new.payload.get("mode", "small")),
-        "parent_id": None if parent is None else parent.id, "trace_id": new.id,
-        "context_ids": ctx_ids, "context": ctx,
-        "parent_code": p_code, "parent_code_hash": None if p_code is None else code_hash(p_code),
-        "parent_latency_s": p_lat, "parent_verifier": None if parent is None else parent.payload.get("verifier"),
-        "code": code, "code_hash": code_hash(code), "latency_s": float(lat),
-        "verifier": new.payload.get("verifier"), "speedup": new.payload.get("speedup"),
-        "gain": gain, "reward": rec.get("reward", new.payload.get("reward")),
+        "parent_id": None if parent is None else parent.id,
+        "trace_id": new.id,
+        "context_ids": ctx_ids,
+        "context": ctx,
+        "parent_code": p_code,
+        "parent_code_hash": None if p_code is None else code_hash(p_code),
+        "parent_latency_s": p_lat,
+        "parent_verifier": None if parent is None else parent.payload.get("verifier"),
+        "code": code,
+        "code_hash": code_hash(code),
+        "latency_s": float(lat),
+        "verifier": new.payload.get("verifier"),
+        "speedup": new.payload.get("speedup"),
+        "gain": gain,
+        "reward": rec.get("reward", new.payload.get("reward")),
     }
 
 
-def export_trajectories(path: str | Path, out: str | Path | None = None, min_gain: float = 1.0,
-                        include_drafts: bool = False, memory: str | Path | None = None,
-                        progress: bool | None = None) -> dict[str, Any]:
+def export_trajectories(
+    path: str | Path,
+    out: str | Path | None = None,
+    min_gain: float = 1.0,
+    include_drafts: bool = False,
+    memory: str | Path | None = None,
+    progress: bool | None = None,
+) -> dict[str, Any]:
     """Write the records of every run under ``path`` to ``out`` (default ``<path>/trajectories.jsonl``).
     Returns ``{"out", "runs", **counts}``."""
     root = Path(path)
@@ -173,8 +210,9 @@ def export_trajectories(path: str | Path, out: str | Path | None = None, min_gai
     with open(out_path, "w") as fh:
         for run in runs:
             label = str(run.relative_to(root)) if run != root else "."
-            for r in iter_records(run, Path(memory) if memory else None, min_gain, include_drafts, stats,
-                                  progress, label):
+            for r in iter_records(
+                run, Path(memory) if memory else None, min_gain, include_drafts, stats, progress, label
+            ):
                 fh.write(json.dumps(r, default=_json_default) + "\n")
     return {"out": str(out_path), "runs": len(runs), **stats}
 
@@ -182,6 +220,7 @@ def export_trajectories(path: str | Path, out: str | Path | None = None, min_gai
 def _json_default(o: Any) -> Any:
     try:
         import numpy as np
+
         if isinstance(o, np.generic):
             return o.item()
         if isinstance(o, np.ndarray):
@@ -192,19 +231,29 @@ def _json_default(o: Any) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("run_dir", help="a run directory (with steps.jsonl) or a multirun/compare directory")
     ap.add_argument("--out", default=None, help="output JSONL (default <run_dir>/trajectories.jsonl)")
     ap.add_argument("--min-gain", type=float, default=1.0, help="keep steps with parent/new latency > this (1.0)")
-    ap.add_argument("--include-drafts", action="store_true",
-                    help="also keep feasible from-scratch steps (gain = speedup over the reference)")
+    ap.add_argument(
+        "--include-drafts",
+        action="store_true",
+        help="also keep feasible from-scratch steps (gain = speedup over the reference)",
+    )
     ap.add_argument("--memory", default=None, help="the memory store the run used (default <run>/memory.db)")
     ap.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = ap.parse_args(argv)
     try:
-        res = export_trajectories(args.run_dir, args.out, args.min_gain, args.include_drafts, args.memory,
-                                  progress=False if args.no_progress else None)
+        res = export_trajectories(
+            args.run_dir,
+            args.out,
+            args.min_gain,
+            args.include_drafts,
+            args.memory,
+            progress=False if args.no_progress else None,
+        )
     except FileNotFoundError as e:
         print(f"export_trajectories: {e}", file=sys.stderr)
         return 2

@@ -34,8 +34,17 @@ from kernel_gym.tasks import load_suite
 from kernel_gym.verify import verify
 
 
-def run_pass(name: str, tasks: list, coder: SyntheticCoder, backend: str, store: MemoryStore | None, k: int,
-             request_seed: int, write_to: MemoryStore | None = None, settings: dict[str, Any] | None = None) -> list[dict]:
+def run_pass(
+    name: str,
+    tasks: list,
+    coder: SyntheticCoder,
+    backend: str,
+    store: MemoryStore | None,
+    k: int,
+    request_seed: int,
+    write_to: MemoryStore | None = None,
+    settings: dict[str, Any] | None = None,
+) -> list[dict]:
     """Generate and verify one drafting kernel per task; optionally write each step to memory."""
     rows = []
     for task in tqdm(tasks, desc=name, file=sys.stderr, leave=False):
@@ -44,24 +53,45 @@ def run_pass(name: str, tasks: list, coder: SyntheticCoder, backend: str, store:
         gen = coder.generate(req)
         res = verify(task, gen.source, backend=backend, **(settings or {}))
         vd = res.to_dict()
-        rows.append({"task": task.id, "compiled": bool(res.compiled), "feasible": bool(res.feasible),
-                     "error_class": res.error_class, "speedup": res.speedup if res.feasible else None,
-                     "faults": gen.notes.get("faults"), "unsupported": gen.notes.get("unsupported")})
+        rows.append(
+            {
+                "task": task.id,
+                "compiled": bool(res.compiled),
+                "feasible": bool(res.feasible),
+                "error_class": res.error_class,
+                "speedup": res.speedup if res.feasible else None,
+                "faults": gen.notes.get("faults"),
+                "unsupported": gen.notes.get("unsupported"),
+            }
+        )
         if write_to is not None:
             reward = 1.0 if res.feasible else -1.0
-            write_step(write_to, task, backend, stage="drafting", code=gen.source, verifier=vd, reward=reward,
-                       context_ids=[int(m.id) for m in mems if m.id is not None], parent_id=None,
-                       episode=f"measure-{name}", step=0)
+            write_step(
+                write_to,
+                task,
+                backend,
+                stage="drafting",
+                code=gen.source,
+                verifier=vd,
+                reward=reward,
+                context_ids=[int(m.id) for m in mems if m.id is not None],
+                parent_id=None,
+                episode=f"measure-{name}",
+                step=0,
+            )
     return rows
 
 
 def summary(rows: list[dict]) -> dict[str, Any]:
     n = len(rows)
     sp = [r["speedup"] for r in rows if r["speedup"]]
-    return {"n": n, "compile": sum(r["compiled"] for r in rows) / max(n, 1),
-            "correct": sum(r["feasible"] for r in rows) / max(n, 1),
-            "speedup": (sum(sp) / len(sp)) if sp else float("nan"),
-            "errors": collections.Counter(r["error_class"] for r in rows)}
+    return {
+        "n": n,
+        "compile": sum(r["compiled"] for r in rows) / max(n, 1),
+        "correct": sum(r["feasible"] for r in rows) / max(n, 1),
+        "speedup": (sum(sp) / len(sp)) if sp else float("nan"),
+        "errors": collections.Counter(r["error_class"] for r in rows),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -89,17 +119,30 @@ def main(argv: list[str] | None = None) -> int:
         exp_store = MemoryStore(os.path.join(tmp, "exp.db"))
         load_seed_knowledge(exp_store, backend=args.backend)
         results = {}
-        results["empty"] = run_pass("empty", tasks, coder, args.backend, None, args.k, args.request_seed,
-                                    settings=settings)
+        results["empty"] = run_pass(
+            "empty", tasks, coder, args.backend, None, args.k, args.request_seed, settings=settings
+        )
         # the seed pass is also the "previous pass" whose experiences go into exp_store
-        results["seed"] = run_pass("seed", tasks, coder, args.backend, seed_store, args.k, args.request_seed,
-                                   write_to=exp_store, settings=settings)
-        results["seed+exp"] = run_pass("seed+exp", tasks, coder, args.backend, exp_store, args.k,
-                                       args.request_seed, settings=settings)
+        results["seed"] = run_pass(
+            "seed",
+            tasks,
+            coder,
+            args.backend,
+            seed_store,
+            args.k,
+            args.request_seed,
+            write_to=exp_store,
+            settings=settings,
+        )
+        results["seed+exp"] = run_pass(
+            "seed+exp", tasks, coder, args.backend, exp_store, args.k, args.request_seed, settings=settings
+        )
         seed_store.close()
         exp_store.close()
-    print(f"# synthetic coder on {args.suite} ({len(tasks)} tasks), backend {args.backend}, k={args.k}, "
-          f"seed {args.seed}, {time.time() - t0:.0f} s")
+    print(
+        f"# synthetic coder on {args.suite} ({len(tasks)} tasks), backend {args.backend}, k={args.k}, "
+        f"seed {args.seed}, {time.time() - t0:.0f} s"
+    )
     print("| memory | compile rate | correct rate | mean speedup (feasible) | top error classes |")
     print("|---|---|---|---|---|")
     sums = {}

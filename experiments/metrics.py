@@ -37,18 +37,45 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 __all__ = [
-    "METRICS", "FAST_P", "DEFAULT_GROUP_KEYS", "bootstrap_ci", "RunFormatError", "RunFormatWarning", "NoRunsError", "Run",
-    "read_jsonl", "load_run", "find_runs", "load_runs", "round_metrics", "final_metrics",
-    "episode_best_speedups", "llm_spend", "run_round_metrics", "varying_keys", "group_runs", "group_label",
-    "aggregate", "flatten_config",
+    "METRICS",
+    "FAST_P",
+    "DEFAULT_GROUP_KEYS",
+    "bootstrap_ci",
+    "RunFormatError",
+    "RunFormatWarning",
+    "NoRunsError",
+    "Run",
+    "read_jsonl",
+    "load_run",
+    "find_runs",
+    "load_runs",
+    "round_metrics",
+    "final_metrics",
+    "episode_best_speedups",
+    "llm_spend",
+    "run_round_metrics",
+    "varying_keys",
+    "group_runs",
+    "group_label",
+    "aggregate",
+    "flatten_config",
 ]
 
 #: The per-round metrics, in table order. ``fast_p`` is KernelBench's: the share of tasks with a
 #: correct kernel faster than ``p`` times the reference. ``all_tasks_geomean_speedup`` is over every
 #: task, a task without a correct kernel counted as the reference (1x); ``median_speedup`` and
 #: ``geomean_speedup`` are over the solved tasks only.
-METRICS: tuple[str, ...] = ("compile_rate", "accuracy", "fast_0", "fast_1", "fast_1.5", "fast_2",
-                            "all_tasks_geomean_speedup", "median_speedup", "geomean_speedup")
+METRICS: tuple[str, ...] = (
+    "compile_rate",
+    "accuracy",
+    "fast_0",
+    "fast_1",
+    "fast_1.5",
+    "fast_2",
+    "all_tasks_geomean_speedup",
+    "median_speedup",
+    "geomean_speedup",
+)
 #: The thresholds p of the fast_p metrics.
 FAST_P: tuple[float, ...] = (0.0, 1.0, 1.5, 2.0)
 #: Bootstrap confidence intervals over seeds: level, resamples, resampling seed (fixed: a report
@@ -57,8 +84,17 @@ CI_LEVEL, CI_RESAMPLES, CI_SEED = 0.95, 10_000, 0
 #: Config keys (dotted) that split runs into groups besides the agent, when they vary across runs.
 #: (conf/experiment/*.yaml are ``@package _global_``, so ``experiment`` is only there when a
 #: config sets it.) Agent hyper-parameters are not listed: pass them as ``keys`` / ``--group-by``.
-DEFAULT_GROUP_KEYS: tuple[str, ...] = ("env.recall_multiplier", "env.n_select", "env.budget", "env.task_stream",
-                                       "tasks.name", "backend.name", "llm.name", "llm.model", "experiment")
+DEFAULT_GROUP_KEYS: tuple[str, ...] = (
+    "env.recall_multiplier",
+    "env.n_select",
+    "env.budget",
+    "env.task_stream",
+    "tasks.name",
+    "backend.name",
+    "llm.name",
+    "llm.model",
+    "experiment",
+)
 #: Config keys tried, in order, for the per-task step budget when summary.json has none.
 BUDGET_KEYS: tuple[str, ...] = ("budget", "env.budget", "env.max_steps", "env.steps_per_task", "steps_per_task")
 #: Standard deviation over seeds: sample standard deviation.
@@ -97,11 +133,15 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
             rec = json.loads(line)
         except json.JSONDecodeError as e:
             if k == len(numbered) - 1:
-                warnings.warn(f"{path}:{lineno}: ignoring a truncated last line ({e.msg}); "
-                              "was the run killed?", RunFormatWarning, stacklevel=2)
+                warnings.warn(
+                    f"{path}:{lineno}: ignoring a truncated last line ({e.msg}); was the run killed?",
+                    RunFormatWarning,
+                    stacklevel=2,
+                )
                 break
-            raise RunFormatError(f"{path}:{lineno}: corrupt line, not valid JSON ({e.msg} at column "
-                                 f"{e.colno}): {line[:80]!r}") from e
+            raise RunFormatError(
+                f"{path}:{lineno}: corrupt line, not valid JSON ({e.msg} at column {e.colno}): {line[:80]!r}"
+            ) from e
         if not isinstance(rec, dict):
             raise RunFormatError(f"{path}:{lineno}: expected a JSON object, got {type(rec).__name__}")
         out.append(rec)
@@ -211,8 +251,7 @@ def load_run(run_dir: str | Path) -> Run:
     run_dir = Path(run_dir)
     steps_path = run_dir / "steps.jsonl"
     if not steps_path.is_file():
-        raise RunFormatError(f"{steps_path}: missing; {run_dir} is not a run directory "
-                             "(see docs/run_format.md)")
+        raise RunFormatError(f"{steps_path}: missing; {run_dir} is not a run directory (see docs/run_format.md)")
     steps = read_jsonl(steps_path)
     episodes = read_jsonl(run_dir / "episodes.jsonl") if (run_dir / "episodes.jsonl").is_file() else []
     summary = None
@@ -220,19 +259,23 @@ def load_run(run_dir: str | Path) -> Run:
         try:
             summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
         except json.JSONDecodeError as e:
-            warnings.warn(f"{run_dir / 'summary.json'}: ignoring an unreadable summary ({e.msg})",
-                          RunFormatWarning, stacklevel=2)
+            warnings.warn(
+                f"{run_dir / 'summary.json'}: ignoring an unreadable summary ({e.msg})", RunFormatWarning, stacklevel=2
+            )
         if not isinstance(summary, dict):
             summary = None
     config = _load_config(run_dir)
     first = steps[0] if steps else (episodes[0] if episodes else {})
-    agent = (_agent_name(first.get("agent")) or _agent_name((summary or {}).get("agent"))
-             or _agent_name(config.get("agent")) or run_dir.name)
+    agent = (
+        _agent_name(first.get("agent"))
+        or _agent_name((summary or {}).get("agent"))
+        or _agent_name(config.get("agent"))
+        or run_dir.name
+    )
     seed = first.get("seed")
     if seed is None:
         seed = (summary or {}).get("seed", config.get("seed"))
-    return Run(path=run_dir, agent=agent, seed=seed, config=config, steps=steps, episodes=episodes,
-               summary=summary)
+    return Run(path=run_dir, agent=agent, seed=seed, config=config, steps=steps, episodes=episodes, summary=summary)
 
 
 def _natural_key(p: Path) -> list[Any]:
@@ -245,8 +288,11 @@ def find_runs(root: str | Path) -> list[Path]:
     root = Path(root)
     if not root.is_dir():
         return []
-    found = {p.parent for p in root.rglob("steps.jsonl")
-             if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts[:-1])}
+    found = {
+        p.parent
+        for p in root.rglob("steps.jsonl")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts[:-1])
+    }
     return sorted(found, key=_natural_key)
 
 
@@ -283,10 +329,10 @@ class _Outcome:
     """An episode's trajectory reduced to what the round metrics need."""
 
     n_steps: int
-    compiled_at: int | None      # first step index with a compiled kernel
-    feasible_at: int | None      # first step index with a feasible kernel
+    compiled_at: int | None  # first step index with a compiled kernel
+    feasible_at: int | None  # first step index with a feasible kernel
     best_by_step: list[float | None]  # best feasible speedup after steps 0..n_steps-1
-    fast_at: int | None          # first step index with a feasible kernel with speedup > 1
+    fast_at: int | None  # first step index with a feasible kernel with speedup > 1
 
     def best_within(self, r: int) -> float | None:
         if not self.best_by_step:
@@ -392,12 +438,14 @@ def round_metrics(records: Sequence[Mapping[str, Any]], budget: int | None = Non
                 count = sum(1 for s in speedups if s > p)
             row[f"fast_{p:g}"] = count / n if n else None
         solved_or_one = speedups + [1.0] * (n - len(speedups))
-        row.update({
-            "n_feasible": len(feasible),
-            "all_tasks_geomean_speedup": _geomean(solved_or_one) if n else None,
-            "median_speedup": float(statistics.median(speedups)) if speedups else None,
-            "geomean_speedup": _geomean(speedups) if speedups else None,
-        })
+        row.update(
+            {
+                "n_feasible": len(feasible),
+                "all_tasks_geomean_speedup": _geomean(solved_or_one) if n else None,
+                "median_speedup": float(statistics.median(speedups)) if speedups else None,
+                "geomean_speedup": _geomean(speedups) if speedups else None,
+            }
+        )
         rows.append(row)
     return rows
 
@@ -414,8 +462,11 @@ def episode_best_speedups(records: Sequence[Mapping[str, Any]], budget: int | No
     outs = _outcomes(records)
     if budget is None:
         budget = max((o.n_steps for o in outs), default=0)
-    return [s for s in (o.best_within(budget) for o in outs if o.feasible_at is not None and o.feasible_at < budget)
-            if s is not None]
+    return [
+        s
+        for s in (o.best_within(budget) for o in outs if o.feasible_at is not None and o.feasible_at < budget)
+        if s is not None
+    ]
 
 
 def run_round_metrics(run: Run) -> list[dict[str, Any]]:
@@ -475,8 +526,9 @@ def _mean_std(values: Sequence[float | None]) -> tuple[float | None, float | Non
     return mean, std, len(xs)
 
 
-def bootstrap_ci(values: Sequence[float | None], level: float = CI_LEVEL, resamples: int = CI_RESAMPLES,
-                 seed: int = CI_SEED) -> tuple[float, float] | None:
+def bootstrap_ci(
+    values: Sequence[float | None], level: float = CI_LEVEL, resamples: int = CI_RESAMPLES, seed: int = CI_SEED
+) -> tuple[float, float] | None:
     """Percentile bootstrap confidence interval of the mean of ``values`` (one per seed; None
     skipped): resample the seeds with replacement ``resamples`` times. None with fewer than two
     values (no spread to resample)."""
@@ -489,8 +541,9 @@ def bootstrap_ci(values: Sequence[float | None], level: float = CI_LEVEL, resamp
     return float(np.quantile(means, tail)), float(np.quantile(means, 1.0 - tail))
 
 
-def aggregate(runs: Sequence[Run], keys: Sequence[str] | None = None,
-              candidate_keys: Iterable[str] = DEFAULT_GROUP_KEYS) -> list[dict[str, Any]]:
+def aggregate(
+    runs: Sequence[Run], keys: Sequence[str] | None = None, candidate_keys: Iterable[str] = DEFAULT_GROUP_KEYS
+) -> list[dict[str, Any]]:
     """One row per group of runs (agent, plus the config keys that vary across ``runs``, or
     ``keys`` when given), with mean and sample standard deviation (ddof=1) over the group's runs
     (seeds) of each final metric.
@@ -541,13 +594,15 @@ def llm_spend(steps: list[dict[str, Any]]) -> dict[str, Any]:
     """LLM totals of logged steps: tokens, priced cost (None when any call was unpriced), the
     fallback-priced estimate of unpriced calls, API calls, generation errors and no-code replies."""
     costs = [s.get("cost_usd") for s in steps if s.get("llm_attempts")]
-    return {"prompt_tokens": sum(s.get("prompt_tokens") or 0 for s in steps),
-            "completion_tokens": sum(s.get("completion_tokens") or 0 for s in steps),
-            "reasoning_tokens": sum(s.get("reasoning_tokens") or 0 for s in steps),
-            "cost_usd": None if any(c is None for c in costs) else sum(costs),
-            "priced_cost_usd": sum(c or 0.0 for c in costs),
-            "estimated_cost_usd": sum(s.get("estimated_cost_usd") or 0.0 for s in steps),
-            "llm_calls": sum(s.get("llm_attempts") or 0 for s in steps),
-            "llm_latency_s": sum(s.get("llm_latency_s") or 0.0 for s in steps),
-            "generation_errors": sum(1 for s in steps if s.get("outcome") == "generation_error"),
-            "no_code": sum(1 for s in steps if s.get("outcome") == "no_code")}
+    return {
+        "prompt_tokens": sum(s.get("prompt_tokens") or 0 for s in steps),
+        "completion_tokens": sum(s.get("completion_tokens") or 0 for s in steps),
+        "reasoning_tokens": sum(s.get("reasoning_tokens") or 0 for s in steps),
+        "cost_usd": None if any(c is None for c in costs) else sum(costs),
+        "priced_cost_usd": sum(c or 0.0 for c in costs),
+        "estimated_cost_usd": sum(s.get("estimated_cost_usd") or 0.0 for s in steps),
+        "llm_calls": sum(s.get("llm_attempts") or 0 for s in steps),
+        "llm_latency_s": sum(s.get("llm_latency_s") or 0.0 for s in steps),
+        "generation_errors": sum(1 for s in steps if s.get("outcome") == "generation_error"),
+        "no_code": sum(1 for s in steps if s.get("outcome") == "no_code"),
+    }

@@ -29,11 +29,30 @@ from urllib.parse import quote
 
 import numpy as np
 
-from .metrics import (DEFAULT_GROUP_KEYS, METRICS, NoRunsError, Run, RunFormatError, aggregate, llm_spend,
-                      group_runs, load_runs, varying_keys)
+from .metrics import (
+    DEFAULT_GROUP_KEYS,
+    METRICS,
+    NoRunsError,
+    Run,
+    RunFormatError,
+    aggregate,
+    llm_spend,
+    group_runs,
+    load_runs,
+    varying_keys,
+)
 
-__all__ = ["REPORT_ROUNDS", "build_report", "markdown_tables", "write_csv", "plot_accuracy",
-           "plot_speedups", "plot_q_values", "read_q_values", "main"]
+__all__ = [
+    "REPORT_ROUNDS",
+    "build_report",
+    "markdown_tables",
+    "write_csv",
+    "plot_accuracy",
+    "plot_speedups",
+    "plot_q_values",
+    "read_q_values",
+    "main",
+]
 
 #: Rounds shown in the per-round accuracy table (those <= T, plus T).
 REPORT_ROUNDS: tuple[int, ...] = (1, 2, 5, 10)
@@ -49,8 +68,12 @@ METRIC_HEADERS = {
     "geomean_speedup": "geomean speedup, solved (x)",
 }
 #: Config keys of the stamp: what produced the numbers.
-STAMP_KEYS: tuple[tuple[str, str], ...] = (("generator", "llm.name"), ("model", "llm.model"),
-                                           ("backend", "backend.name"), ("task suite", "tasks.name"))
+STAMP_KEYS: tuple[tuple[str, str], ...] = (
+    ("generator", "llm.name"),
+    ("model", "llm.model"),
+    ("backend", "backend.name"),
+    ("task suite", "tasks.name"),
+)
 FIGSIZE = (7.0, 4.5)
 DPI = 120
 
@@ -93,8 +116,10 @@ def _tasks_cell(n_tasks: Sequence[int]) -> str:
 
 
 def _md_table(header: list[str], body: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |",
-             "|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|"]
+    lines = [
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|",
+    ]
     lines += ["| " + " | ".join(row) + " |" for row in body]
     return "\n".join(lines)
 
@@ -103,8 +128,16 @@ def markdown_tables(rows: Sequence[dict[str, Any]]) -> tuple[str, str]:
     """(final-metrics table, per-round accuracy table) in markdown."""
     keys: list[str] = list(rows[0]["group_keys"]) if rows else []
     header = ["agent", *keys, "seeds", "tasks", *(METRIC_HEADERS[m] for m in METRICS)]
-    body = [[str(r["agent"]), *(str(r.get(k)) for k in keys), str(r["n_seeds"]), _tasks_cell(r["n_tasks"]),
-             *(_cell(r, m) for m in METRICS)] for r in rows]
+    body = [
+        [
+            str(r["agent"]),
+            *(str(r.get(k)) for k in keys),
+            str(r["n_seeds"]),
+            _tasks_cell(r["n_tasks"]),
+            *(_cell(r, m) for m in METRICS),
+        ]
+        for r in rows
+    ]
     final = _md_table(header, body)
     budget = max((r["budget"] for r in rows), default=0)
     rounds = report_rounds(budget)
@@ -132,9 +165,14 @@ def write_csv(rows: Sequence[dict[str, Any]], path: Path) -> None:
         w = csv.writer(fh)
         w.writerow(header)
         for r in rows:
-            line: list[Any] = [r["agent"], *(r.get(k) for k in keys), r["n_seeds"],
-                               " ".join(str(s) for s in r["seeds"]), min(r["n_tasks"], default=0),
-                               max(r["n_tasks"], default=0)]
+            line: list[Any] = [
+                r["agent"],
+                *(r.get(k) for k in keys),
+                r["n_seeds"],
+                " ".join(str(s) for s in r["seeds"]),
+                min(r["n_tasks"], default=0),
+                max(r["n_tasks"], default=0),
+            ]
             for m in METRICS:
                 ci = r.get(f"{m}_ci") or (None, None)
                 line += [_csv_num(r[f"{m}_mean"]), _csv_num(r[f"{m}_std"]), _csv_num(ci[0]), _csv_num(ci[1])]
@@ -157,8 +195,16 @@ def _pyplot():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    plt.rcParams.update({"font.size": 10, "axes.titlesize": 11, "axes.labelsize": 10,
-                         "legend.fontsize": 9, "xtick.labelsize": 9, "ytick.labelsize": 9})
+    plt.rcParams.update(
+        {
+            "font.size": 10,
+            "axes.titlesize": 11,
+            "axes.labelsize": 10,
+            "legend.fontsize": 9,
+            "xtick.labelsize": 9,
+            "ytick.labelsize": 9,
+        }
+    )
     return plt
 
 
@@ -229,11 +275,15 @@ def plot_speedups(rows: Sequence[dict[str, Any]], path: Path) -> None:
         positions = positions[::-1]
     nonempty = [(i, p, d) for i, (p, d) in enumerate(zip(positions, data)) if d]
     if nonempty:
-        box_kw = dict(positions=[p for _, p, _ in nonempty], widths=0.5, showfliers=False, patch_artist=True,
-                      medianprops={"color": "black"})
+        box_kw = dict(
+            positions=[p for _, p, _ in nonempty],
+            widths=0.5,
+            showfliers=False,
+            patch_artist=True,
+            medianprops={"color": "black"},
+        )
         try:  # matplotlib >= 3.10
-            bp = ax.boxplot([d for _, _, d in nonempty], orientation="vertical" if vertical else "horizontal",
-                            **box_kw)
+            bp = ax.boxplot([d for _, _, d in nonempty], orientation="vertical" if vertical else "horizontal", **box_kw)
         except TypeError:  # older matplotlib
             bp = ax.boxplot([d for _, _, d in nonempty], vert=vertical, **box_kw)
         for patch, (i, _, _) in zip(bp["boxes"], nonempty):
@@ -319,8 +369,7 @@ def plot_q_values(runs: Sequence[Run], rows: Sequence[dict[str, Any]], path: Pat
             series.append((i, {"q1": np.concatenate(q1s), "q2": np.concatenate(q2s)}))
     if missing:
         shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
-        notes.insert(0, f"{len(missing)} of {len(runs)} run(s) have no memory.db ({shown}); "
-                        "skipped in q_values.png")
+        notes.insert(0, f"{len(missing)} of {len(runs)} run(s) have no memory.db ({shown}); skipped in q_values.png")
     plt = _pyplot()
     fig, axes = plt.subplots(1, 2, figsize=FIGSIZE, sharey=True, layout="constrained")
     colors = _colors(len(rows))
@@ -331,8 +380,14 @@ def plot_q_values(runs: Sequence[Run], rows: Sequence[dict[str, Any]], path: Pat
     bins = np.linspace(lo, hi, 21)
     for ax, q, name in zip(axes, ("q1", "q2"), ("Q1 (drafting)", "Q2 (refining)")):
         for i, s in series:
-            ax.hist(s[q], bins=bins, histtype="step", linewidth=1.6, color=colors[i],
-                    label=f"{_short_label(rows[i])} ({s[q].size} items)")
+            ax.hist(
+                s[q],
+                bins=bins,
+                histtype="step",
+                linewidth=1.6,
+                color=colors[i],
+                label=f"{_short_label(rows[i])} ({s[q].size} items)",
+            )
         ax.set_xlabel(f"{name} value")
         ax.set_title(name)
         ax.grid(True, alpha=0.3)
@@ -345,8 +400,14 @@ def plot_q_values(runs: Sequence[Run], rows: Sequence[dict[str, Any]], path: Pat
         fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 2), frameon=False)
     else:
         for ax in axes:
-            ax.text(0.5, 0.5, "no memory items used\n(no memory.db or use_count = 0)",
-                    transform=ax.transAxes, ha="center", va="center")
+            ax.text(
+                0.5,
+                0.5,
+                "no memory items used\n(no memory.db or use_count = 0)",
+                transform=ax.transAxes,
+                ha="center",
+                va="center",
+            )
     with_items = {i for i, _ in series}
     skipped = [_short_label(row) for i, row in enumerate(rows) if i not in with_items]
     title = "Q-values of the memory items used, per agent"
@@ -365,6 +426,7 @@ def plot_q_values(runs: Sequence[Run], rows: Sequence[dict[str, Any]], path: Pat
 def stamp(runs: Sequence[Run]) -> list[str]:
     """What produced the runs, one markdown line each: generator, model, backend, task suite (from
     the saved configs), seeds, and package version and git commit (from summary.json)."""
+
     def values(get: Any) -> str:
         found = sorted({str(v) for v in (get(r) for r in runs) if v not in (None, "", "???")})
         return ", ".join(found) if found else "unknown"
@@ -385,18 +447,44 @@ def llm_table(runs: Sequence[Run]) -> str:
         if not s["llm_calls"]:
             continue
         cost = "n/a" if s["cost_usd"] is None else f"{s['cost_usd']:.4f}"
-        body.append([run.agent, str(run.seed), str(s["llm_calls"]), str(s["prompt_tokens"]),
-                     str(s["completion_tokens"]), str(s["reasoning_tokens"]), cost,
-                     f"{s['estimated_cost_usd']:.4f}", f"{s['llm_latency_s']:.1f}", str(s["generation_errors"]),
-                     str(s["no_code"])])
+        body.append(
+            [
+                run.agent,
+                str(run.seed),
+                str(s["llm_calls"]),
+                str(s["prompt_tokens"]),
+                str(s["completion_tokens"]),
+                str(s["reasoning_tokens"]),
+                cost,
+                f"{s['estimated_cost_usd']:.4f}",
+                f"{s['llm_latency_s']:.1f}",
+                str(s["generation_errors"]),
+                str(s["no_code"]),
+            ]
+        )
     if not body:
         return ""
-    return _md_table(["agent", "seed", "API calls", "prompt tokens", "completion tokens", "reasoning tokens",
-                      "cost $", "unpriced estimate $", "LLM s", "generation errors", "no-code replies"], body)
+    return _md_table(
+        [
+            "agent",
+            "seed",
+            "API calls",
+            "prompt tokens",
+            "completion tokens",
+            "reasoning tokens",
+            "cost $",
+            "unpriced estimate $",
+            "LLM s",
+            "generation errors",
+            "no-code replies",
+        ],
+        body,
+    )
 
 
-def build_report(root: str | Path, out: str | Path | None = None,
-                 group_by: Sequence[str] = (), plots: bool = True) -> dict[str, Any]:
+def build_report(
+    root: str | Path, out: str | Path | None = None, group_by: Sequence[str] = (), plots: bool = True
+) -> dict[str, Any]:
     """Aggregate the runs under ``root`` and write the report files to ``out`` (default ``root``);
     ``plots=False`` skips the PNGs. Returns ``{"rows", "markdown", "table", "files", "notes"}``
     (``files``: the paths written). Raises :class:`NoRunsError` / :class:`RunFormatError`."""
@@ -418,25 +506,42 @@ def build_report(root: str | Path, out: str | Path | None = None,
         notes += plot_q_values(runs, rows, files["q_values.png"])
     write_csv(rows, files["report.csv"])
     budget = max((r["budget"] for r in rows), default=0)
-    md = [f"# Report: {root}", "", *stamp(runs), "",
-          f"{len(runs)} run(s) in {len(rows)} group(s); T = {budget} steps per task. "
-          "Cells: mean ± sample std (ddof=1) over seeds (runs), then the 95 % bootstrap confidence interval of "
-          "the mean over seeds (with two or more seeds). Rates are shares of the tasks; fast_p is the share of "
-          "tasks with a correct kernel more than p times faster than the reference (KernelBench). The all-tasks "
-          "geomean speedup counts a task without a correct kernel as the reference (1x); the solved-task "
-          "speedups are over the tasks with a feasible kernel, averaged over the runs that have one ([n/N runs] "
-          "when not all do; – when none). T is the step budget per task.", "",
-          "## Final metrics (round T)", "", final, "",
-          "## Accuracy per round", "", per_round, "",
-          ]
+    md = [
+        f"# Report: {root}",
+        "",
+        *stamp(runs),
+        "",
+        f"{len(runs)} run(s) in {len(rows)} group(s); T = {budget} steps per task. "
+        "Cells: mean ± sample std (ddof=1) over seeds (runs), then the 95 % bootstrap confidence interval of "
+        "the mean over seeds (with two or more seeds). Rates are shares of the tasks; fast_p is the share of "
+        "tasks with a correct kernel more than p times faster than the reference (KernelBench). The all-tasks "
+        "geomean speedup counts a task without a correct kernel as the reference (1x); the solved-task "
+        "speedups are over the tasks with a feasible kernel, averaged over the runs that have one ([n/N runs] "
+        "when not all do; – when none). T is the step budget per task.",
+        "",
+        "## Final metrics (round T)",
+        "",
+        final,
+        "",
+        "## Accuracy per round",
+        "",
+        per_round,
+        "",
+    ]
     llm = llm_table(runs)
     if llm:
         md += ["## LLM calls, tokens and cost per run", "", llm, ""]
     if plots:
-        md += ["## Plots", "",
-               "![accuracy vs iteration](accuracy_vs_iteration.png)", "",
-               "![speedup distribution](speedup_distribution.png)", "",
-               "![Q-values](q_values.png)", ""]
+        md += [
+            "## Plots",
+            "",
+            "![accuracy vs iteration](accuracy_vs_iteration.png)",
+            "",
+            "![speedup distribution](speedup_distribution.png)",
+            "",
+            "![Q-values](q_values.png)",
+            "",
+        ]
     if notes:
         md += ["## Notes", "", *(f"- {n}" for n in notes), ""]
     files["report.md"].write_text("\n".join(md), encoding="utf-8")
@@ -447,8 +552,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m experiments.report", description=__doc__.split("\n\n")[0])
     p.add_argument("dir", help="a run, a Hydra multirun sweep dir or a comparison run dir")
     p.add_argument("--out", default=None, help="where to write the report (default: <dir>)")
-    p.add_argument("--group-by", action="append", default=[], metavar="KEY",
-                   help="extra dotted config key to group by when it varies (repeatable)")
+    p.add_argument(
+        "--group-by",
+        action="append",
+        default=[],
+        metavar="KEY",
+        help="extra dotted config key to group by when it varies (repeatable)",
+    )
     p.add_argument("--no-plots", action="store_true", help="tables only")
     args = p.parse_args(argv)
     try:

@@ -32,9 +32,15 @@ from kernel_gym._version import __version__
 
 STEP_KEYS = ("compiled", "correct", "hacked", "error_class", "latency_s", "reference_latency_s")
 #: Per-step LLM accounting copied from ``info["usage"]`` into steps.jsonl (prefixed ``llm_`` where ambiguous).
-USAGE_KEYS = {"prompt_tokens": "prompt_tokens", "completion_tokens": "completion_tokens",
-              "reasoning_tokens": "reasoning_tokens", "cost_usd": "cost_usd", "latency_s": "llm_latency_s",
-              "attempts": "llm_attempts", "cached": "llm_cached"}
+USAGE_KEYS = {
+    "prompt_tokens": "prompt_tokens",
+    "completion_tokens": "completion_tokens",
+    "reasoning_tokens": "reasoning_tokens",
+    "cost_usd": "cost_usd",
+    "latency_s": "llm_latency_s",
+    "attempts": "llm_attempts",
+    "cached": "llm_cached",
+}
 
 
 class RunStopped(Exception):
@@ -74,9 +80,15 @@ def env_kwargs(cfg: DictConfig, seed: int) -> dict[str, Any]:
     kw = OmegaConf.to_container(cfg.env)
     if cfg.get("agent") is not None and cfg.agent.get("env"):
         kw.update(OmegaConf.to_container(cfg.agent.env))  # what the agent needs (e.g. search actions)
-    return dict(backend=cfg.backend.name, tasks=tasks, max_tasks=cfg.tasks.get("max_tasks"),
-                seed_knowledge=cfg.memory.seed_knowledge, generator=generator,
-                verify_settings=OmegaConf.to_container(cfg.backend.verify), **kw)
+    return dict(
+        backend=cfg.backend.name,
+        tasks=tasks,
+        max_tasks=cfg.tasks.get("max_tasks"),
+        seed_knowledge=cfg.memory.seed_knowledge,
+        generator=generator,
+        verify_settings=OmegaConf.to_container(cfg.backend.verify),
+        **kw,
+    )
 
 
 def make_env(cfg: DictConfig, run_dir: Path, seed: int, search_actions: bool = False):
@@ -96,6 +108,7 @@ def make_agent(cfg: DictConfig, seed: int):
     """The agent of ``cfg.agent``: its ``_target_`` (``"package.module:Class"``, any importable
     module) if given, else the built-in agent called ``name``; ``kwargs`` go to the constructor."""
     from agents import get_agent
+
     kwargs = cfg.agent.get("kwargs")
     target = cfg.agent.get("_target_") or cfg.agent.name
     return get_agent(target, seed=seed, **(OmegaConf.to_container(kwargs) if kwargs else {}))
@@ -112,8 +125,10 @@ def agent_config(name: str) -> DictConfig:
     if ":" in name:
         return OmegaConf.create({"name": name.rpartition(":")[2], "_target_": name, "kwargs": {}})
     searched = [s.path for s in HydraConfig.get().runtime.config_sources if s.schema == "file"]
-    raise SystemExit(f"error: compare: no agent config {name}.yaml under agent/ in {searched}; add "
-                     f"hydra.searchpath=[file://<your conf dir>] or name the agent 'package.module:Class'")
+    raise SystemExit(
+        f"error: compare: no agent config {name}.yaml under agent/ in {searched}; add "
+        f"hydra.searchpath=[file://<your conf dir>] or name the agent 'package.module:Class'"
+    )
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -131,17 +146,35 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def step_record(agent: str, seed: int, episode: int, info: dict[str, Any], reward: float,
-                global_step: int, best: float | None) -> dict[str, Any]:
+def step_record(
+    agent: str, seed: int, episode: int, info: dict[str, Any], reward: float, global_step: int, best: float | None
+) -> dict[str, Any]:
     v = info["verifier"]
-    rec = {"agent": agent, "seed": seed, "episode": episode, "task_id": info["task_id"],
-           "level": None, "category": None, "step": info["step"] - 1, "global_step": global_step,
-           "stage": info["step_stage"], "mode": info.get("mode", "small"), "context_ids": info["context_ids"],
-           "parent_id": info["parent_id"], "trace_id": info["trace_id"], "experience_id": info["experience_id"],
-           "code_hash": info["code_hash"], "reward": reward, "feasible": info["feasible"],
-           "speedup": v.get("speedup") if info["feasible"] else None, "best_speedup": best,
-           "generate_s": info["timing"]["generate_s"], "verify_s": info["timing"]["verify_s"],
-           "outcome": info.get("outcome"), "generation_error": info.get("generation_error")}
+    rec = {
+        "agent": agent,
+        "seed": seed,
+        "episode": episode,
+        "task_id": info["task_id"],
+        "level": None,
+        "category": None,
+        "step": info["step"] - 1,
+        "global_step": global_step,
+        "stage": info["step_stage"],
+        "mode": info.get("mode", "small"),
+        "context_ids": info["context_ids"],
+        "parent_id": info["parent_id"],
+        "trace_id": info["trace_id"],
+        "experience_id": info["experience_id"],
+        "code_hash": info["code_hash"],
+        "reward": reward,
+        "feasible": info["feasible"],
+        "speedup": v.get("speedup") if info["feasible"] else None,
+        "best_speedup": best,
+        "generate_s": info["timing"]["generate_s"],
+        "verify_s": info["timing"]["verify_s"],
+        "outcome": info.get("outcome"),
+        "generation_error": info.get("generation_error"),
+    }
     rec.update({k: v.get(k) for k in STEP_KEYS})
     usage = info.get("usage") or {}
     rec.update({out: usage.get(key) for key, out in USAGE_KEYS.items()})
@@ -154,12 +187,23 @@ def reply_record(rec: dict[str, Any], info: dict[str, Any]) -> dict[str, Any] | 
     if info.get("reply") is None and info.get("generation_error") is None:
         return None  # no LLM in this run (code actions, a generator without replies)
     notes = info.get("generator_notes") or {}
-    return {"global_step": rec["global_step"], "episode": rec["episode"], "step": rec["step"],
-            "task_id": rec["task_id"], "trace_id": rec["trace_id"], "outcome": info.get("outcome"),
-            "reply": info.get("reply"), "reasoning": info.get("reasoning"), "code": info.get("code"),
-            "cache_key": notes.get("cache_key"), "finish_reason": notes.get("finish_reason"),
-            "retried": notes.get("retried"), "generation_error": info.get("generation_error"),
-            "candidates_tried": info.get("candidates_tried"), "usage": info.get("usage")}
+    return {
+        "global_step": rec["global_step"],
+        "episode": rec["episode"],
+        "step": rec["step"],
+        "task_id": rec["task_id"],
+        "trace_id": rec["trace_id"],
+        "outcome": info.get("outcome"),
+        "reply": info.get("reply"),
+        "reasoning": info.get("reasoning"),
+        "code": info.get("code"),
+        "cache_key": notes.get("cache_key"),
+        "finish_reason": notes.get("finish_reason"),
+        "retried": notes.get("retried"),
+        "generation_error": info.get("generation_error"),
+        "candidates_tried": info.get("candidates_tried"),
+        "usage": info.get("usage"),
+    }
 
 
 def _spend_postfix(steps_spent: dict[str, Any]) -> dict[str, str]:
@@ -177,12 +221,19 @@ def _spend_postfix(steps_spent: dict[str, Any]) -> dict[str, str]:
 def remove_orphans(memory, logged: set[int], run_key: str) -> int:
     """Delete traces (and their experiences) this run wrote but never logged: the step that was
     in flight when the run was killed. Returns how many traces were removed."""
-    orphans = [it.id for it in memory.iterate("trace")
-               if str(it.payload.get("episode", "")).startswith(run_key) and it.id not in logged]
+    orphans = [
+        it.id
+        for it in memory.iterate("trace")
+        if str(it.payload.get("episode", "")).startswith(run_key) and it.id not in logged
+    ]
     if not orphans:
         return 0
-    exps = [it.id for kind in ("experience_success", "experience_failure") for it in memory.iterate(kind)
-            if it.payload.get("trace_id") in set(orphans)]
+    exps = [
+        it.id
+        for kind in ("experience_success", "experience_failure")
+        for it in memory.iterate(kind)
+        if it.payload.get("trace_id") in set(orphans)
+    ]
     memory.delete(orphans + exps)
     return len(orphans)
 
@@ -196,8 +247,9 @@ def run_one(cfg: DictConfig, run_dir: Path, seed: int) -> Path:
     steps_path, episodes_path = run_dir / "steps.jsonl", run_dir / "episodes.jsonl"
     cfg_path = run_dir / "config.yaml"
     if steps_path.exists() and not cfg.resume:
-        raise FileExistsError(f"{run_dir} already holds a run; pass resume=true to continue it, "
-                              "or choose another hydra.run.dir")
+        raise FileExistsError(
+            f"{run_dir} already holds a run; pass resume=true to continue it, or choose another hydra.run.dir"
+        )
     with open_dict(cfg):
         cfg.seed = seed
     OmegaConf.save(cfg, cfg_path, resolve=True)
@@ -219,30 +271,52 @@ def run_one(cfg: DictConfig, run_dir: Path, seed: int) -> Path:
         agent.load(run_dir / "agent.json")
     start_episode = len(episodes)
     if steps or removed:
-        print(f"resuming {run_dir}: {len(episodes)} episodes and {len(steps)} steps logged"
-              + (f", {removed} unlogged step(s) dropped from memory" if removed else ""), file=sys.stderr)
+        print(
+            f"resuming {run_dir}: {len(episodes)} episodes and {len(steps)} steps logged"
+            + (f", {removed} unlogged step(s) dropped from memory" if removed else ""),
+            file=sys.stderr,
+        )
     global_step = len(steps)
     restore = getattr(env.generator, "restore_totals", None)
     so_far = spent(steps)
     if steps and callable(restore):  # limits hold across resumes: start from the logged spend
-        restore(so_far["prompt_tokens"], so_far["completion_tokens"], so_far["priced_cost_usd"],
-                so_far["estimated_cost_usd"])
+        restore(
+            so_far["prompt_tokens"],
+            so_far["completion_tokens"],
+            so_far["priced_cost_usd"],
+            so_far["estimated_cost_usd"],
+        )
     max_errors = int(cfg.llm.get("max_consecutive_errors") or 0)
     errors_in_a_row = 0
     stop = CleanStop()
 
-    bar = tqdm(total=n_tasks * budget, initial=global_step, disable=not cfg.progress, file=sys.stderr,
-               desc=f"{cfg.agent.name} seed {seed}", unit="step", dynamic_ncols=True, mininterval=2.0)
-    with stop, open(steps_path, "a") as slog, open(episodes_path, "a") as elog, \
-            open(run_dir / "replies.jsonl", "a") as rlog:
+    bar = tqdm(
+        total=n_tasks * budget,
+        initial=global_step,
+        disable=not cfg.progress,
+        file=sys.stderr,
+        desc=f"{cfg.agent.name} seed {seed}",
+        unit="step",
+        dynamic_ncols=True,
+        mininterval=2.0,
+    )
+    with (
+        stop,
+        open(steps_path, "a") as slog,
+        open(episodes_path, "a") as elog,
+        open(run_dir / "replies.jsonl", "a") as rlog,
+    ):
         for episode in range(start_episode, n_tasks):
             done_here = [s for s in steps if s["episode"] == episode]
             if len(done_here) >= budget:  # killed between its last step and its episode record
                 task = next(t for t in env.stream.tasks if t.id == done_here[0]["task_id"])
                 elog.write(json.dumps(episode_record(cfg.agent.name, seed, episode, task, done_here)) + "\n")
                 continue
-            options = {"stream_position": episode % len(env.stream), "episode_key": f"{run_key}{episode}",
-                       "start_step": len(done_here)}
+            options = {
+                "stream_position": episode % len(env.stream),
+                "episode_key": f"{run_key}{episode}",
+                "start_step": len(done_here),
+            }
             obs, info = env.reset(seed=seed if episode == start_episode else None, options=options)
             agent.reset(obs, info)
             task = env.task
@@ -269,23 +343,29 @@ def run_one(cfg: DictConfig, run_dir: Path, seed: int) -> Path:
                 global_step += 1
                 bar.update(1)
                 so_far = {k: so_far[k] + v for k, v in spent([rec]).items() if k != "cost_usd"}
-                bar.set_postfix(task=task.name[:18], best=f"{best:.2f}x" if best else "-", refresh=False,
-                                **_spend_postfix(so_far))
+                bar.set_postfix(
+                    task=task.name[:18], best=f"{best:.2f}x" if best else "-", refresh=False, **_spend_postfix(so_far)
+                )
                 obs, info = next_obs, step_info
                 errors_in_a_row = errors_in_a_row + 1 if rec["outcome"] == "generation_error" else 0
                 if max_errors and errors_in_a_row >= max_errors:
                     err = rec["generation_error"] or {}
-                    raise RunStopped(f"{errors_in_a_row} generation errors in a row (llm.max_consecutive_errors="
-                                     f"{max_errors}), the last {err.get('error_class')}: "
-                                     f"{str(err.get('message'))[:300]}; fix the endpoint, then resume=true")
+                    raise RunStopped(
+                        f"{errors_in_a_row} generation errors in a row (llm.max_consecutive_errors="
+                        f"{max_errors}), the last {err.get('error_class')}: "
+                        f"{str(err.get('message'))[:300]}; fix the endpoint, then resume=true"
+                    )
             elog.write(json.dumps(episode_record(cfg.agent.name, seed, episode, task, ep_steps)) + "\n")
             elog.flush()
     bar.close()
     env.close()
     env.memory.close()
     if stop.reason:
-        print(f"run stopped: {stop.reason}\n  every finished step is saved in {run_dir}; continue with "
-              f"hydra.run.dir={run_dir} resume=true", file=sys.stderr)
+        print(
+            f"run stopped: {stop.reason}\n  every finished step is saved in {run_dir}; continue with "
+            f"hydra.run.dir={run_dir} resume=true",
+            file=sys.stderr,
+        )
     write_summary(run_dir, cfg.agent.name, seed, budget, stopped=stop.reason)
     return run_dir
 
@@ -294,11 +374,21 @@ def episode_record(agent: str, seed: int, episode: int, task, steps: list[dict[s
     first = lambda key: next((s["step"] for s in steps if s[key]), None)  # noqa: E731
     feas = [s for s in steps if s["feasible"]]
     best = min(feas, key=lambda s: s["latency_s"]) if feas else None
-    return {"agent": agent, "seed": seed, "episode": episode, "task_id": task.id, "level": task.level,
-            "category": task.category, "steps": len(steps), "compiled_at": first("compiled"),
-            "feasible_at": first("feasible"), "first_speedup": feas[0]["speedup"] if feas else None,
-            "best_speedup": best["speedup"] if best else None, "best_latency_s": best["latency_s"] if best else None,
-            "reference_latency_s": best["reference_latency_s"] if best else None}
+    return {
+        "agent": agent,
+        "seed": seed,
+        "episode": episode,
+        "task_id": task.id,
+        "level": task.level,
+        "category": task.category,
+        "steps": len(steps),
+        "compiled_at": first("compiled"),
+        "feasible_at": first("feasible"),
+        "first_speedup": feas[0]["speedup"] if feas else None,
+        "best_speedup": best["speedup"] if best else None,
+        "best_latency_s": best["latency_s"] if best else None,
+        "reference_latency_s": best["reference_latency_s"] if best else None,
+    }
 
 
 def git_commit() -> str | None:
@@ -309,8 +399,13 @@ def git_commit() -> str | None:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, timeout=10)
         if head.returncode != 0:
             return None
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=repo,
-                               capture_output=True, text=True, timeout=10)
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
@@ -319,10 +414,18 @@ def git_commit() -> str | None:
 def write_summary(run_dir: Path, agent: str, seed: int, budget: int, stopped: str | None = None) -> dict[str, Any]:
     run = load_run(run_dir)
     rounds = round_metrics(run.steps, budget)
-    summary = {"agent": agent, "seed": seed, "n_tasks": len({s["episode"] for s in run.steps}),
-               "budget": budget, "rounds": rounds, "final": rounds[-1] if rounds else {},
-               "package_version": __version__, "git_commit": git_commit(), "llm": spent(run.steps),
-               "stopped": stopped}
+    summary = {
+        "agent": agent,
+        "seed": seed,
+        "n_tasks": len({s["episode"] for s in run.steps}),
+        "budget": budget,
+        "rounds": rounds,
+        "final": rounds[-1] if rounds else {},
+        "package_version": __version__,
+        "git_commit": git_commit(),
+        "llm": spent(run.steps),
+        "stopped": stopped,
+    }
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
     return summary
 
@@ -336,16 +439,20 @@ def _fmt(x: Any, pct: bool = False) -> str:
 
 def round_table(run_dirs: list[Path], rounds_shown: list[int]) -> str:
     """Markdown: one row per (run, round): compile rate, accuracy, fast_1, median / geomean speedup."""
-    rows = ["| agent | seed | round | compile rate | accuracy | fast_1 | median speedup | geomean speedup |",
-            "|---|---|---|---|---|---|---|---|"]
+    rows = [
+        "| agent | seed | round | compile rate | accuracy | fast_1 | median speedup | geomean speedup |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for d in run_dirs:
         s = json.loads((d / "summary.json").read_text())
         budget = s["budget"]
         for r in sorted({r for r in rounds_shown if r <= budget} | {budget}):
             m = s["rounds"][r - 1]
-            rows.append(f"| {s['agent']} | {s['seed']} | {r} | {_fmt(m['compile_rate'], True)} | "
-                        f"{_fmt(m['accuracy'], True)} | {_fmt(m['fast_1'], True)} | {_fmt(m['median_speedup'])} | "
-                        f"{_fmt(m['geomean_speedup'])} |")
+            rows.append(
+                f"| {s['agent']} | {s['seed']} | {r} | {_fmt(m['compile_rate'], True)} | "
+                f"{_fmt(m['accuracy'], True)} | {_fmt(m['fast_1'], True)} | {_fmt(m['median_speedup'])} | "
+                f"{_fmt(m['geomean_speedup'])} |"
+            )
     return "\n".join(rows)
 
 
@@ -396,6 +503,7 @@ def config_problem(cfg: DictConfig) -> str | None:
     if cfg.memory.get("path") is None and OmegaConf.is_missing(cfg.memory, "path"):
         return "memory=shared needs a path: add memory.path=<file>.db"
     from agents import agent_class
+
     try:  # before any work: an agent that cannot be built is a config error
         agent_class(cfg.agent.get("_target_") or cfg.agent.name)
     except (ImportError, TypeError, ValueError) as exc:
@@ -409,9 +517,12 @@ def main(cfg: DictConfig) -> None:
     secrets = find_secrets(cfg)
     if secrets:
         scrub_secrets(Path(HydraConfig.get().runtime.output_dir), [v for _, v in secrets])
-        print(f"error: {', '.join(p for p, _ in secrets)} holds a credential, which would be saved with the run: "
-              "remove it, export the key in an environment variable and set llm.options.api_key_env=<its name> "
-              "(or use the provider's own variable, e.g. OPENAI_API_KEY)", file=sys.stderr)
+        print(
+            f"error: {', '.join(p for p, _ in secrets)} holds a credential, which would be saved with the run: "
+            "remove it, export the key in an environment variable and set llm.options.api_key_env=<its name> "
+            "(or use the provider's own variable, e.g. OPENAI_API_KEY)",
+            file=sys.stderr,
+        )
         sys.exit(2)
     problem = config_problem(cfg)
     if problem:
@@ -431,6 +542,7 @@ def main(cfg: DictConfig) -> None:
                 run_dirs.append(run_one(sub, out / (f"{label}" if len(seeds) == 1 else f"{label}/seed{seed}"), seed))
         if cfg.report:
             from experiments.report import build_report
+
             rep = build_report(out, out)
             print("\n" + rep["table"])
             print(f"\nreport with per-round table and plots: {rep['files']['report.md']}")

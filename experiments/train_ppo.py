@@ -29,6 +29,7 @@ def make_env_fn(cfg: DictConfig, memory_path: Path, index: int):
         kw = env_kwargs(cfg, cfg.seed + index)
         kw["task_stream"] = "mixed"  # each copy sees the tasks in its own order
         return Monitor(FlatKernelEnv(KernelSynthesisEnv(memory=str(memory_path), **kw)))
+
     return _make
 
 
@@ -51,18 +52,35 @@ def main(cfg: DictConfig) -> None:
         raise ValueError(f"vec_env must be 'dummy' or 'subproc', got {cfg.vec_env!r}")
     venv.seed(cfg.seed)
 
-    model = PPO(cfg.policy, venv, seed=cfg.seed, verbose=1, tensorboard_log=str(out / "tb"),
-                device="cpu", **OmegaConf.to_container(cfg.ppo))
-    checkpoints = CheckpointCallback(save_freq=max(1, cfg.checkpoint_every // cfg.n_envs),
-                                     save_path=str(out / "checkpoints"), name_prefix="ppo")
+    model = PPO(
+        cfg.policy,
+        venv,
+        seed=cfg.seed,
+        verbose=1,
+        tensorboard_log=str(out / "tb"),
+        device="cpu",
+        **OmegaConf.to_container(cfg.ppo),
+    )
+    checkpoints = CheckpointCallback(
+        save_freq=max(1, cfg.checkpoint_every // cfg.n_envs), save_path=str(out / "checkpoints"), name_prefix="ppo"
+    )
     model.learn(total_timesteps=cfg.total_timesteps, callback=checkpoints, progress_bar=False)
     model.save(out / "ppo_final")
     venv.close()
-    (out / "train_summary.json").write_text(json.dumps(
-        {"total_timesteps": int(model.num_timesteps), "checkpoint": str(out / "ppo_final.zip"),
-         "n_envs": cfg.n_envs}, indent=1))
-    print(f"saved {out / 'ppo_final.zip'}\nevaluate with: python -m experiments.run experiment=none agent=ppo "
-          f"agent.kwargs.checkpoint={out / 'ppo_final.zip'} env.budget={cfg.env.budget}")
+    (out / "train_summary.json").write_text(
+        json.dumps(
+            {
+                "total_timesteps": int(model.num_timesteps),
+                "checkpoint": str(out / "ppo_final.zip"),
+                "n_envs": cfg.n_envs,
+            },
+            indent=1,
+        )
+    )
+    print(
+        f"saved {out / 'ppo_final.zip'}\nevaluate with: python -m experiments.run experiment=none agent=ppo "
+        f"agent.kwargs.checkpoint={out / 'ppo_final.zip'} env.budget={cfg.env.budget}"
+    )
 
 
 if __name__ == "__main__":

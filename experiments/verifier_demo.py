@@ -86,13 +86,17 @@ def demo_backend(backend: str, timing_trials: int) -> None:
         sp = f"{r.speedup:6.2f}x" if r.speedup else "    n/a"
         if r.speedup:
             speedups.append(r.speedup)
-        tqdm.write(f"| {task_id:32} | {task.category:13} | {status:18} | {_fmt_us(r.latency_s)} | "
-                   f"{_fmt_us(r.reference_latency_s)} | {sp} |")
+        tqdm.write(
+            f"| {task_id:32} | {task.category:13} | {status:18} | {_fmt_us(r.latency_s)} | "
+            f"{_fmt_us(r.reference_latency_s)} | {sp} |"
+        )
     if speedups:
         import statistics
 
-        print(f"\nmedian speedup {statistics.median(speedups):.2f}x, "
-              f"faster than the reference on {sum(s > 1 for s in speedups)}/{len(speedups)} tasks")
+        print(
+            f"\nmedian speedup {statistics.median(speedups):.2f}x, "
+            f"faster than the reference on {sum(s > 1 for s in speedups)}/{len(speedups)} tasks"
+        )
 
 
 def demo_exploits() -> None:
@@ -113,8 +117,10 @@ def main() -> None:
     args = parser.parse_args()
     suite = load_suite("all")
     per_level = Counter(t.level for t in suite)
-    print(f"kernel-gym task suite: {per_level[1]} level1 + {per_level[2]} level2 tasks, categories: "
-          + ", ".join(f"{c} {n}" for c, n in sorted(Counter(t.category for t in suite).items())))
+    print(
+        f"kernel-gym task suite: {per_level[1]} level1 + {per_level[2]} level2 tasks, categories: "
+        + ", ".join(f"{c} {n}" for c, n in sorted(Counter(t.category for t in suite).items()))
+    )
     backends = ["cpu", "ascend_sim"] if args.backend == "all" else [args.backend]
     for backend in backends:
         if not available_answers(backend):

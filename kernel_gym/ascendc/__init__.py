@@ -15,11 +15,25 @@ latency estimate from a pipe-level timing model of an Ascend 910B SoC::
 See README.md in this directory for the supported API, the faults and the timing model.
 """
 
-from kernel_gym.ascendc.errors import (FAULT_CLASSES, AscendCCompileError, AscendCFault, UnsupportedDtypeError,
-                                       fault_from_record)
+from kernel_gym.ascendc.errors import (
+    FAULT_CLASSES,
+    AscendCCompileError,
+    AscendCFault,
+    UnsupportedDtypeError,
+    fault_from_record,
+)
 from kernel_gym.ascendc.errors import *  # noqa: F401,F403  (the fault classes)
-from kernel_gym.ascendc.loader import (INCLUDE_DIR, AscendCModule, compile_module, default_options, load,
-                                       rewrite_source, runtime_library, set_default_options, warmup)
+from kernel_gym.ascendc.loader import (
+    INCLUDE_DIR,
+    AscendCModule,
+    compile_module,
+    default_options,
+    load,
+    rewrite_source,
+    runtime_library,
+    set_default_options,
+    warmup,
+)
 from kernel_gym.ascendc.soc import SOC_PROFILES, Const, SocProfile, get_profile
 from kernel_gym.ascendc.timing import LaunchRecorder, LaunchReport, record_launches
 from kernel_gym.ascendc.op_project import load_op_project  # noqa: E402  (operator projects)
@@ -27,8 +41,30 @@ from kernel_gym.ascendc.sample import SampleRun, run_sample  # noqa: E402  (dire
 from kernel_gym.ascendc.multikernelbench import MultiKernelBenchOp, load_multikernelbench  # noqa: E402
 
 __all__ = [
-    "load", "compile_module", "AscendCModule", "set_default_options", "default_options", "rewrite_source",
-    "runtime_library", "warmup", "INCLUDE_DIR", "record_launches", "LaunchRecorder", "LaunchReport", "SOC_PROFILES",
-    "SocProfile", "Const", "get_profile", "AscendCFault", "AscendCCompileError", "UnsupportedDtypeError",
-    "FAULT_CLASSES", "fault_from_record", "load_op_project", "run_sample", "SampleRun", "load_multikernelbench", "MultiKernelBenchOp",
+    "load",
+    "compile_module",
+    "AscendCModule",
+    "set_default_options",
+    "default_options",
+    "rewrite_source",
+    "runtime_library",
+    "warmup",
+    "INCLUDE_DIR",
+    "record_launches",
+    "LaunchRecorder",
+    "LaunchReport",
+    "SOC_PROFILES",
+    "SocProfile",
+    "Const",
+    "get_profile",
+    "AscendCFault",
+    "AscendCCompileError",
+    "UnsupportedDtypeError",
+    "FAULT_CLASSES",
+    "fault_from_record",
+    "load_op_project",
+    "run_sample",
+    "SampleRun",
+    "load_multikernelbench",
+    "MultiKernelBenchOp",
 ]

@@ -21,8 +21,8 @@ _ALIGN = 512  # each tensor's data starts 512-byte aligned, as the framework's a
 
 @dataclass
 class ListTensorBuffer:
-    buffer: torch.Tensor              # uint8: pass it where the kernel takes the list's GM_ADDR
-    tensors: list[torch.Tensor]       # views of the data inside ``buffer`` (read results back from them)
+    buffer: torch.Tensor  # uint8: pass it where the kernel takes the list's GM_ADDR
+    tensors: list[torch.Tensor]  # views of the data inside ``buffer`` (read results back from them)
 
 
 def pack_list_tensor(tensors: Sequence[torch.Tensor], with_shapes: bool = True) -> ListTensorBuffer:
@@ -44,7 +44,7 @@ def pack_list_tensor(tensors: Sequence[torch.Tensor], with_shapes: bool = True) 
         pos = (pos + t.numel() * t.element_size() + _ALIGN - 1) // _ALIGN * _ALIGN
     buf = torch.zeros(pos + _ALIGN, dtype=torch.uint8)
     base = (buf.data_ptr() + _ALIGN - 1) // _ALIGN * _ALIGN - buf.data_ptr()  # a 512-byte aligned start
-    buf = buf[base:base + pos]
+    buf = buf[base : base + pos]
     words = [ptr_off]
     if dim:
         for i, t in enumerate(ts):
@@ -52,12 +52,11 @@ def pack_list_tensor(tensors: Sequence[torch.Tensor], with_shapes: bool = True) 
     else:
         words += [0, 0xFFFFFFFF]
     words += [buf.data_ptr() + o for o in offsets]
-    buf[:meta].view(torch.int64).copy_(torch.tensor([w if w < 2**63 else w - 2**64 for w in words],
-                                                    dtype=torch.int64))
+    buf[:meta].view(torch.int64).copy_(torch.tensor([w if w < 2**63 else w - 2**64 for w in words], dtype=torch.int64))
     views = []
     for t, o in zip(ts, offsets):
         nbytes = t.numel() * t.element_size()
-        region = buf[o:o + nbytes]
+        region = buf[o : o + nbytes]
         region.copy_(t.reshape(-1).view(torch.uint8))
         views.append(region.view(t.dtype).view(t.shape))
     return ListTensorBuffer(buf, views)

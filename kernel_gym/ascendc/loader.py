@@ -26,11 +26,28 @@ import torch
 from kernel_gym.ascendc.errors import AscendCCompileError, UnsupportedDtypeError, fault_from_record
 from kernel_gym.ascendc.soc import SocProfile, get_profile
 from kernel_gym.ascendc.timing import LaunchReport, active_recorders
-from kernel_gym.native import CFunction, CParam, CompileError, NativeLibrary, cache_root, compile_shared, compiler_version
+from kernel_gym.native import (
+    CFunction,
+    CParam,
+    CompileError,
+    NativeLibrary,
+    cache_root,
+    compile_shared,
+    compiler_version,
+)
 from kernel_gym.native import parse_extern_c
 
-__all__ = ["load", "compile_module", "AscendCModule", "set_default_options", "default_options",
-           "rewrite_source", "runtime_library", "warmup", "INCLUDE_DIR"]
+__all__ = [
+    "load",
+    "compile_module",
+    "AscendCModule",
+    "set_default_options",
+    "default_options",
+    "rewrite_source",
+    "runtime_library",
+    "warmup",
+    "INCLUDE_DIR",
+]
 
 PKG_DIR = Path(__file__).resolve().parent
 INCLUDE_DIR = PKG_DIR / "include"
@@ -39,19 +56,19 @@ CACHE_SUBDIR = "ascendc"
 
 _DEFAULTS: dict[str, Any] = {"soc": "Ascend910B2", "align_mode": "strict"}
 _OPTION_DEFAULTS: dict[str, Any] = {
-    "check_uninit": False,       # error on reads of never-written UB bytes
-    "sync_check": "warn",        # unsynchronised pipe access to the same UB bytes: "off" | "warn" | "error"
-    "race_check": True,          # cross-block GM write/write and read/write overlap detector
-    "watchdog_calls": 5e7,       # API calls per launch before a watchdog fault
-    "watchdog_s": 60.0,          # host seconds per launch before a watchdog fault
-    "watchdog_cycles": 2e10,     # simulated cycles per block before a watchdog fault
+    "check_uninit": False,  # error on reads of never-written UB bytes
+    "sync_check": "warn",  # unsynchronised pipe access to the same UB bytes: "off" | "warn" | "error"
+    "race_check": True,  # cross-block GM write/write and read/write overlap detector
+    "watchdog_calls": 5e7,  # API calls per launch before a watchdog fault
+    "watchdog_s": 60.0,  # host seconds per launch before a watchdog fault
+    "watchdog_cycles": 2e10,  # simulated cycles per block before a watchdog fault
     "opt_level": "-O2",
     "extra_flags": (),
-    "name": "kernel.cpp",        # file name used in messages and __FILE__
-    "include_dirs": (),          # extra -I directories (operator projects)
-    "use_pch": True,             # precompiled headers (see _PCH_HEADERS)
-    "pch": "kernel",             # which precompiled header: "kernel" or "host" (operator projects, bindings)
-    "soc_overrides": None,       # {constant: value} replacing profile constants
+    "name": "kernel.cpp",  # file name used in messages and __FILE__
+    "include_dirs": (),  # extra -I directories (operator projects)
+    "use_pch": True,  # precompiled headers (see _PCH_HEADERS)
+    "pch": "kernel",  # which precompiled header: "kernel" or "host" (operator projects, bindings)
+    "soc_overrides": None,  # {constant: value} replacing profile constants
 }
 _CALL_LOCK = threading.RLock()
 
@@ -109,8 +126,9 @@ def runtime_library() -> tuple[Path, ctypes.CDLL]:
         sources = {p.name: p.read_text() for p in sorted(SRC_DIR.iterdir()) if p.suffix in (".cpp", ".h")}
         flags = ["-O2", "-std=c++20", "-fno-strict-aliasing", "-I", str(INCLUDE_DIR), *_cpu_flags()]
         try:
-            path = compile_shared(sources, flags=flags, cache_subdir=CACHE_SUBDIR, depends_on=_own_headers(),
-                                  timeout_s=300)
+            path = compile_shared(
+                sources, flags=flags, cache_subdir=CACHE_SUBDIR, depends_on=_own_headers(), timeout_s=300
+            )
         except CompileError as exc:
             raise AscendCCompileError(f"building the simulator runtime failed: {exc}", exc.log) from None
         lib = ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
@@ -125,9 +143,14 @@ def runtime_library() -> tuple[Path, ctypes.CDLL]:
 # Every kernel translation unit calls the runtime on each basic block and memory access
 # (src/rt_scalar.cpp), so scalar code and raw GM pointers cost simulated time and are
 # bounds-checked. Not an option: a kernel compiled without them would compute for free.
-SCALAR_INSTRUMENTATION = ("-fsanitize-coverage=trace-pc", "-fsanitize=kernel-address",
-                          "--param=asan-instrumentation-with-call-threshold=0", "--param=asan-stack=0",
-                          "--param=asan-globals=0", "--param=asan-use-after-return=0")
+SCALAR_INSTRUMENTATION = (
+    "-fsanitize-coverage=trace-pc",
+    "-fsanitize=kernel-address",
+    "--param=asan-instrumentation-with-call-threshold=0",
+    "--param=asan-stack=0",
+    "--param=asan-globals=0",
+    "--param=asan-use-after-return=0",
+)
 
 
 def _kernel_flags(opt_level: str, extra: Sequence[str], include_dirs: Sequence[str]) -> list[str]:
@@ -137,15 +160,39 @@ def _kernel_flags(opt_level: str, extra: Sequence[str], include_dirs: Sequence[s
     return flags + list(extra)
 
 
-_STD_HEADERS = ("algorithm", "cmath", "cstdint", "cstdio", "cstdlib", "cstring", "functional", "iostream", "map",
-                "memory", "sstream", "string", "tuple", "type_traits", "utility", "vector")
+_STD_HEADERS = (
+    "algorithm",
+    "cmath",
+    "cstdint",
+    "cstdio",
+    "cstdlib",
+    "cstring",
+    "functional",
+    "iostream",
+    "map",
+    "memory",
+    "sstream",
+    "string",
+    "tuple",
+    "type_traits",
+    "utility",
+    "vector",
+)
 # What each precompiled header holds: the kernel side (every kernel) and, for operator projects
 # and MultiKernelBench bindings, the host-side shims too, so one compile of a project parses
 # nothing but the project's own files.
 _PCH_HEADERS = {
     "kernel": ("kernel_operator.h", "kgsim/launch.h"),
-    "host": ("kernel_operator.h", "kgsim/launch.h", "register/op_def_registry.h", "register/tilingdata_base.h",
-             "register/op_impl_registry.h", "tiling/platform/platform_ascendc.h", "kgsim/aten_shim.h", "deque"),
+    "host": (
+        "kernel_operator.h",
+        "kgsim/launch.h",
+        "register/op_def_registry.h",
+        "register/tilingdata_base.h",
+        "register/op_impl_registry.h",
+        "tiling/platform/platform_ascendc.h",
+        "kgsim/aten_shim.h",
+        "deque",
+    ),
 }
 
 
@@ -294,20 +341,20 @@ def rewrite_chevrons(src: str) -> str:
             j += 1
         if j >= len(masked):
             continue
-        config = _split_top(src[pos + 3:j], masked[pos + 3:j])
+        config = _split_top(src[pos + 3 : j], masked[pos + 3 : j])
         a = j + 3
         while a < len(masked) and masked[a].isspace():
             a += 1
         if a >= len(masked) or masked[a] != "(":
             continue
         close = _match_forward(masked, a)
-        args = src[a + 1:close]
+        args = src[a + 1 : close]
         name = callee.replace("\\", "\\\\").replace('"', '\\"')
         head = f'::kgsim::launch_at(__FILE__, __LINE__, "{name}", (int64_t)({config[0].strip()}), {callee}'
         lost_newlines = src.count("\n", start, a + 1)
         repl = head + (", " + args if args.strip() else "") + ")" + "\n" * lost_newlines
-        src = src[:start] + repl + src[close + 1:]
-        masked = masked[:start] + _mask(repl) + masked[close + 1:]
+        src = src[:start] + repl + src[close + 1 :]
+        masked = masked[:start] + _mask(repl) + masked[close + 1 :]
     return src
 
 
@@ -317,8 +364,9 @@ _LAUNCH_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]aclrtlaunch_[^>"]*
 def _host_functions(source: str) -> list[CFunction]:
     funcs = []
     for f in parse_extern_c(source):
-        params = tuple(CParam("void*", p.name, "void") if p.ctype in ("aclrtStream", "rtStream_t") else p
-                       for p in f.params)
+        params = tuple(
+            CParam("void*", p.name, "void") if p.ctype in ("aclrtStream", "rtStream_t") else p for p in f.params
+        )
         funcs.append(CFunction(f.name, f.return_type, params, f.line))
     return funcs
 
@@ -370,8 +418,15 @@ class AscendCModule:
     the last call.
     """
 
-    def __init__(self, lib_path: Path, functions: Sequence[CFunction], profile: SocProfile, config: dict[str, float],
-                 name: str, source: str) -> None:
+    def __init__(
+        self,
+        lib_path: Path,
+        functions: Sequence[CFunction],
+        profile: SocProfile,
+        config: dict[str, float],
+        name: str,
+        source: str,
+    ) -> None:
         self.path = Path(lib_path)
         self.profile = profile
         self.soc = profile.name
@@ -396,8 +451,10 @@ class AscendCModule:
         native = self.__dict__.get("_native", {})
         if name in native:
             return functools.partial(self._call, name)
-        raise AttributeError(f"no extern \"C\" host function {name!r} in {self.__dict__.get('name')}; it has: "
-                             f"{', '.join(native) or 'none'}")
+        raise AttributeError(
+            f'no extern "C" host function {name!r} in {self.__dict__.get("name")}; it has: '
+            f"{', '.join(native) or 'none'}"
+        )
 
     def __dir__(self) -> list[str]:
         return [*super().__dir__(), *self._native]
@@ -436,15 +493,21 @@ def _config_for(profile: SocProfile, align_mode: str, opts: Mapping[str, Any]) -
     sync_level = {"off": 0, False: 0, "warn": 1, True: 2, "error": 2}.get(sync)
     if sync_level is None:
         raise ValueError("sync_check must be 'off', 'warn' or 'error'")
-    cfg.update(align_strict=1.0 if align_mode == "strict" else 0.0, check_uninit=float(bool(opts["check_uninit"])),
-               sync_check=float(sync_level), race_check=float(bool(opts["race_check"])),
-               watchdog_calls=float(opts["watchdog_calls"]), watchdog_s=float(opts["watchdog_s"]),
-               watchdog_cycles=float(opts["watchdog_cycles"]))
+    cfg.update(
+        align_strict=1.0 if align_mode == "strict" else 0.0,
+        check_uninit=float(bool(opts["check_uninit"])),
+        sync_check=float(sync_level),
+        race_check=float(bool(opts["race_check"])),
+        watchdog_calls=float(opts["watchdog_calls"]),
+        watchdog_s=float(opts["watchdog_s"]),
+        watchdog_cycles=float(opts["watchdog_cycles"]),
+    )
     return cfg
 
 
-def compile_module(sources: str | Mapping[str, str], *, soc: str | SocProfile | None = None,
-                   align_mode: str | None = None, **opts: Any) -> AscendCModule:
+def compile_module(
+    sources: str | Mapping[str, str], *, soc: str | SocProfile | None = None, align_mode: str | None = None, **opts: Any
+) -> AscendCModule:
     """Compile a source (or {file name: text}, the first .cpp being the main unit) and bind it.
 
     This is :func:`load` for several files (operator projects); headers in the mapping are

@@ -32,11 +32,23 @@ import torch
 from kernel_gym.ascendc.op_project import _GE_DTYPES, _MAX_DIMS, _TORCH_DTYPES, OpProjectOp, _snake
 from kernel_gym.native.cabi import strip_comments
 
-__all__ = ["SIX_STRING_KEYS", "MultiKernelBenchOp", "install_six_string", "load_multikernelbench", "parse_six_strings",
-           "six_string_answer_source"]
+__all__ = [
+    "SIX_STRING_KEYS",
+    "MultiKernelBenchOp",
+    "install_six_string",
+    "load_multikernelbench",
+    "parse_six_strings",
+    "six_string_answer_source",
+]
 
-SIX_STRING_KEYS = ("project_json_src", "host_tiling_src", "host_operator_src", "kernel_src", "python_bind_src",
-                   "model_src")
+SIX_STRING_KEYS = (
+    "project_json_src",
+    "host_tiling_src",
+    "host_operator_src",
+    "kernel_src",
+    "python_bind_src",
+    "model_src",
+)
 
 _BIND_UNIT = """
 // ---- the python binding and EXEC_NPU_CMD (include/kgsim/binding_glue.h) ----
@@ -74,8 +86,10 @@ def parse_six_strings(text: str) -> dict[str, str]:
     try:
         tree = ast.parse(text)
     except SyntaxError as exc:
-        raise ValueError(f"the answer is not valid Python (line {exc.lineno}: {exc.msg}); a six-string answer "
-                         f"assigns {', '.join(SIX_STRING_KEYS)} as string literals") from None
+        raise ValueError(
+            f"the answer is not valid Python (line {exc.lineno}: {exc.msg}); a six-string answer "
+            f"assigns {', '.join(SIX_STRING_KEYS)} as string literals"
+        ) from None
     found: dict[str, str] = {}
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
@@ -86,8 +100,9 @@ def parse_six_strings(text: str) -> dict[str, str]:
                 found[name] = node.value.value
     missing = [k for k in SIX_STRING_KEYS if k not in found]
     if missing:
-        raise ValueError(f"the six-string answer lacks {', '.join(missing)}; it must assign all of "
-                         f"{', '.join(SIX_STRING_KEYS)}")
+        raise ValueError(
+            f"the six-string answer lacks {', '.join(missing)}; it must assign all of {', '.join(SIX_STRING_KEYS)}"
+        )
     return found
 
 
@@ -121,15 +136,19 @@ class MultiKernelBenchOp:
     def __init__(self, six: Mapping[str, str], soc: str, opts: dict[str, Any]) -> None:
         missing = [k for k in SIX_STRING_KEYS if not isinstance(six.get(k), str)]
         if missing:
-            raise ValueError(f"missing or non-string: {', '.join(missing)}; a six-string answer has "
-                             f"{', '.join(SIX_STRING_KEYS)}")
+            raise ValueError(
+                f"missing or non-string: {', '.join(missing)}; a six-string answer has {', '.join(SIX_STRING_KEYS)}"
+            )
         self.strings = {k: six[k] for k in SIX_STRING_KEYS}
         self.op_type = self._op_type()
         snake = _snake(self.op_type) if self.op_type else "custom_op"
         tiling_header = re.search(r'#include\s+"([\w./]*tiling\w*\.h)"', six["host_operator_src"])
         tiling_name = tiling_header.group(1).split("/")[-1] if tiling_header else f"{snake}_tiling.h"
-        files = {f"op_host/{tiling_name}": six["host_tiling_src"], f"op_host/{snake}.cpp": six["host_operator_src"],
-                 f"op_kernel/{snake}.cpp": six["kernel_src"]}
+        files = {
+            f"op_host/{tiling_name}": six["host_tiling_src"],
+            f"op_host/{snake}.cpp": six["host_operator_src"],
+            f"op_kernel/{snake}.cpp": six["kernel_src"],
+        }
         if tiling_name != f"{snake}_tiling.h":  # kernels may include the tiling header under the op's name too
             files.setdefault(f"op_kernel/{tiling_name}", six["host_tiling_src"])
         self.project = _BoundOp(files, six["python_bind_src"], soc, opts)
@@ -164,8 +183,9 @@ class MultiKernelBenchOp:
         """Call binding function ``name`` with tensors and numbers; returns what it returns."""
         names = self._names()
         if name not in names:
-            raise AttributeError(f"custom_ops_lib has no function {name!r}; the binding defines: "
-                                 f"{', '.join(names) or 'none'}")
+            raise AttributeError(
+                f"custom_ops_lib has no function {name!r}; the binding defines: {', '.join(names) or 'none'}"
+            )
         n = len(args)
         kinds = torch.zeros(max(n, 1), dtype=torch.int64)
         ptrs = torch.zeros(max(n, 1), dtype=torch.int64)
@@ -201,9 +221,11 @@ class MultiKernelBenchOp:
             rnd = torch.zeros(1, dtype=torch.int64)
             rdt = torch.zeros(1, dtype=torch.int64)
             mod.kgsim_gen_bind_result(i, rdims, rnd, rdt)
-            shape = tuple(int(v) for v in rdims[:int(rnd)].tolist())
+            shape = tuple(int(v) for v in rdims[: int(rnd)].tolist())
             out = torch.empty(shape, dtype=_TORCH_DTYPES[int(rdt)])
-            mod.kgsim_gen_bind_copy(i, out.reshape(-1).view(torch.uint8) if out.numel() else torch.empty(1, dtype=torch.uint8))
+            mod.kgsim_gen_bind_copy(
+                i, out.reshape(-1).view(torch.uint8) if out.numel() else torch.empty(1, dtype=torch.uint8)
+            )
             outs.append(out)
         if not outs:
             return None
@@ -251,8 +273,12 @@ class MultiKernelBenchOp:
 
 def _torch_npu_stand_in() -> types.ModuleType:
     npu = types.ModuleType("torch_npu", "Stand-in for torch_npu: tensors stay on the CPU in the simulator.")
-    npu.npu = types.SimpleNamespace(synchronize=lambda *a, **k: None, current_device=lambda: 0,
-                                    set_device=lambda *a, **k: None, is_available=lambda: True)
+    npu.npu = types.SimpleNamespace(
+        synchronize=lambda *a, **k: None,
+        current_device=lambda: 0,
+        set_device=lambda *a, **k: None,
+        is_available=lambda: True,
+    )
     return npu
 
 
@@ -277,9 +303,11 @@ def six_string_answer_source(answer: str) -> str:
         model_src = parse_six_strings(answer)["model_src"]
     except ValueError as exc:
         return f"raise ValueError({str(exc)!r})\n"
-    return ("from kernel_gym.ascendc.multikernelbench import install_six_string as _install_six_string\n"
-            f"_install_six_string({answer!r})\n"
-            "# ---- model_src ----\n" + model_src + "\n")
+    return (
+        "from kernel_gym.ascendc.multikernelbench import install_six_string as _install_six_string\n"
+        f"_install_six_string({answer!r})\n"
+        "# ---- model_src ----\n" + model_src + "\n"
+    )
 
 
 def load_multikernelbench(answer: str | Mapping[str, str], soc: str = "Ascend910B2", **opts: Any) -> MultiKernelBenchOp:

@@ -21,11 +21,31 @@ from kernel_gym.native.cabi import strip_comments
 
 __all__ = ["load_op_project", "OpProjectOp", "OpTilingError"]
 
-_GE_DTYPES = {torch.float32: 0, torch.float16: 1, torch.int8: 2, torch.int32: 3, torch.uint8: 4, torch.int16: 6,
-              torch.int64: 9, torch.float64: 11, torch.bool: 12, torch.bfloat16: 27}
+_GE_DTYPES = {
+    torch.float32: 0,
+    torch.float16: 1,
+    torch.int8: 2,
+    torch.int32: 3,
+    torch.uint8: 4,
+    torch.int16: 6,
+    torch.int64: 9,
+    torch.float64: 11,
+    torch.bool: 12,
+    torch.bfloat16: 27,
+}
 _TORCH_DTYPES = {v: k for k, v in _GE_DTYPES.items()}
-_C_TYPES = {0: "float", 1: "half", 2: "int8_t", 3: "int32_t", 4: "uint8_t", 6: "int16_t", 9: "int64_t",
-            11: "double", 12: "bool", 27: "bfloat16_t"}
+_C_TYPES = {
+    0: "float",
+    1: "half",
+    2: "int8_t",
+    3: "int32_t",
+    4: "uint8_t",
+    6: "int16_t",
+    9: "int64_t",
+    11: "double",
+    12: "bool",
+    27: "bfloat16_t",
+}
 _TILING_CAP = 64 * 1024
 _MAX_DIMS = 25
 
@@ -34,7 +54,7 @@ class OpTilingError(RuntimeError):
     """The op's TilingFunc or InferShape returned a failure status."""
 
 
-_ENTRIES = r'''
+_ENTRIES = r"""
 // ---- kgsim: operator-project entry points (the generic code is in src/rt_ophost.cpp) --------------------------------------------------
 static ::ops::OpDef* kgsim_gen_op_def() {
     auto& r = ::ops::KgsimOpRegistry();
@@ -61,7 +81,7 @@ extern "C" int64_t kgsim_gen_op_tiling(const int64_t* in_dims, const int64_t* in
     return ::kgsim_gen_host::op_tiling(kgsim_gen_op_def(), in_dims, in_ndims, in_dtypes, n_in, attr_i, attr_f, attr_s,
                                    n_attr, out_dims, out_ndims, out_dtypes, n_out, info, tiling_buf, tiling_cap);
 }
-'''
+"""
 
 
 def _kernel_signature(text: str) -> tuple[str, list[str]] | None:
@@ -73,8 +93,18 @@ def _kernel_signature(text: str) -> tuple[str, list[str]] | None:
     return None
 
 
-_DT_CODES = {"DT_FLOAT": 0, "DT_FLOAT16": 1, "DT_INT8": 2, "DT_INT32": 3, "DT_UINT8": 4, "DT_INT16": 6,
-             "DT_INT64": 9, "DT_DOUBLE": 11, "DT_BOOL": 12, "DT_BF16": 27}
+_DT_CODES = {
+    "DT_FLOAT": 0,
+    "DT_FLOAT16": 1,
+    "DT_INT8": 2,
+    "DT_INT32": 3,
+    "DT_UINT8": 4,
+    "DT_INT16": 6,
+    "DT_INT64": 9,
+    "DT_DOUBLE": 11,
+    "DT_BOOL": 12,
+    "DT_BF16": 27,
+}
 _PARAM_DECL = re.compile(r"\b(Input|Output)\s*\(\s*\"(\w+)\"\s*\)([^;]*)")
 
 
@@ -117,8 +147,13 @@ class OpProjectOp:
         self.files = dict(files)
         self.soc = soc
         self._opts = opts
-        host = {p: t for p, t in self.files.items() if p.endswith((".cpp", ".cc")) and "op_kernel" not in p
-                and not p.startswith(("op_api/", "framework/", "tests/", "examples/"))}
+        host = {
+            p: t
+            for p, t in self.files.items()
+            if p.endswith((".cpp", ".cc"))
+            and "op_kernel" not in p
+            and not p.startswith(("op_api/", "framework/", "tests/", "examples/"))
+        }
         kern = {p: t for p, t in self.files.items() if p.endswith((".cpp", ".cc")) and "op_kernel" in p}
         if not host or not kern:
             raise ValueError("an operator project needs op_host/*.cpp and op_kernel/*.cpp files")
@@ -130,10 +165,14 @@ class OpProjectOp:
         if not sigs:
             raise ValueError("no __global__ __aicore__ kernel found in op_kernel/")
         want = _snake(self.op_type)
-        self.kernel_name, self.kernel_params = next((s for s in sigs.values() if s[0] == want), next(iter(sigs.values())))
+        self.kernel_name, self.kernel_params = next(
+            (s for s in sigs.values() if s[0] == want), next(iter(sigs.values()))
+        )
         tiling_cls = re.findall(r"REGISTER_TILING_DATA_CLASS\s*\(\s*(\w+)\s*,\s*(\w+)\s*\)", all_host)
-        self._tiling_alias = next((f"KgsimTilingFor_{o}" for o, _ in tiling_cls if o == self.op_type),
-                                  f"KgsimTilingFor_{tiling_cls[0][0]}" if tiling_cls else None)
+        self._tiling_alias = next(
+            (f"KgsimTilingFor_{o}" for o, _ in tiling_cls if o == self.op_type),
+            f"KgsimTilingFor_{tiling_cls[0][0]}" if tiling_cls else None,
+        )
         self._tiling_classes = sorted(set(re.findall(r"BEGIN_TILING_DATA_DEF\s*\(\s*(\w+)", all_host)))
         self._host, self._kern = host, kern
         self._uses_dtype_macros = any(re.search(r"\b(?:ORIG_)?DTYPE_\w+", strip_comments(t)) for t in kern.values())
@@ -156,9 +195,15 @@ class OpProjectOp:
                 out["proj/" + p + ".inc"] = f'#line 1 "{p}"\n{t}'
             elif not p.endswith(".json"):
                 out["proj/" + p] = t
-        lines = ['#include <cstdio>', '#include <cstring>', '#include <stdexcept>', '#include <string>',
-                 '#include "register/op_def_registry.h"', '#include "kgsim/op_kernel_side.h"',
-                 '#include "kgsim/op_host_entry.h"']
+        lines = [
+            "#include <cstdio>",
+            "#include <cstring>",
+            "#include <stdexcept>",
+            "#include <string>",
+            '#include "register/op_def_registry.h"',
+            '#include "kgsim/op_kernel_side.h"',
+            '#include "kgsim/op_host_entry.h"',
+        ]
         lines += [f'#include "proj/{p}.inc"' for p in self._host]
         if with_kernel:
             if self._tiling_alias:
@@ -172,17 +217,21 @@ class OpProjectOp:
             n = len(self.kernel_params)
             ps = ", ".join(f"uint8_t* {nm}" for nm in self.kernel_params)
             args = ", ".join(self.kernel_params)
-            lines.append(f'extern "C" void kgsim_gen_op_launch(int64_t block_dim, int64_t tiling_key{", " if n else ""}{ps}) {{\n'
-                         f'    ::kgsim_gen_op::g_tiling_key = uint64_t(tiling_key);\n'
-                         f'    ::kgsim::launch_named("{self.kernel_name}", block_dim, {self.kernel_name}{", " if n else ""}{args});\n}}')
+            lines.append(
+                f'extern "C" void kgsim_gen_op_launch(int64_t block_dim, int64_t tiling_key{", " if n else ""}{ps}) {{\n'
+                f"    ::kgsim_gen_op::g_tiling_key = uint64_t(tiling_key);\n"
+                f'    ::kgsim::launch_named("{self.kernel_name}", block_dim, {self.kernel_name}{", " if n else ""}{args});\n}}'
+            )
             unpacked = ", ".join(f"p[{k}]" for k in range(n))
-            lines.append(f'[[maybe_unused]] static void kgsim_gen_op_launch_v(int64_t block_dim, int64_t tiling_key, '
-                         f'uint8_t** p, size_t n) {{\n'
-                         f'    if (n != {n}) throw std::runtime_error("kernel {self.kernel_name} takes {n} GM_ADDR '
-                         f'parameters, got " + std::to_string(n));\n'
-                         f'    ::kgsim_gen_op::g_tiling_key = uint64_t(tiling_key);\n'
-                         f'    ::kgsim::launch_named("{self.kernel_name}", block_dim, {self.kernel_name}'
-                         f'{", " if n else ""}{unpacked});\n}}')
+            lines.append(
+                f"[[maybe_unused]] static void kgsim_gen_op_launch_v(int64_t block_dim, int64_t tiling_key, "
+                f"uint8_t** p, size_t n) {{\n"
+                f'    if (n != {n}) throw std::runtime_error("kernel {self.kernel_name} takes {n} GM_ADDR '
+                f'parameters, got " + std::to_string(n));\n'
+                f"    ::kgsim_gen_op::g_tiling_key = uint64_t(tiling_key);\n"
+                f'    ::kgsim::launch_named("{self.kernel_name}", block_dim, {self.kernel_name}'
+                f"{', ' if n else ''}{unpacked});\n}}"
+            )
         out["op_project_unit.cpp"] = "\n".join(lines) + "\n"
         return dict(sorted(out.items(), key=lambda kv: kv[0] != "op_project_unit.cpp"))
 
@@ -246,12 +295,20 @@ class OpProjectOp:
             else:
                 raise TypeError(f"{self.op_type}: required attribute {a['name']!r} missing")
             if a["type"] == 3:
-                ai.append(0); af.append(0.0); s += str(v).encode() + b"\0"
+                ai.append(0)
+                af.append(0.0)
+                s += str(v).encode() + b"\0"
             else:
-                ai.append(int(v)); af.append(float(v)); s += b"\0"
+                ai.append(int(v))
+                af.append(float(v))
+                s += b"\0"
         n = len(defs)
-        return (torch.tensor(ai or [0], dtype=torch.int64), torch.tensor(af or [0.0], dtype=torch.float64),
-                torch.tensor(list(s) or [0], dtype=torch.uint8), n)
+        return (
+            torch.tensor(ai or [0], dtype=torch.int64),
+            torch.tensor(af or [0.0], dtype=torch.float64),
+            torch.tensor(list(s) or [0], dtype=torch.uint8),
+            n,
+        )
 
     def _shapes(self, shapes: list[tuple[int, ...] | None]):
         dims = torch.zeros(max(len(shapes), 1) * _MAX_DIMS, dtype=torch.int64)
@@ -293,14 +350,23 @@ class OpProjectOp:
         out_dt = [int(v) for v in odt.tolist()]
         info = torch.zeros(4, dtype=torch.int64)
         tbuf = torch.zeros(_TILING_CAP, dtype=torch.uint8)
-        rc = mod.kgsim_gen_op_tiling(idims, ind, idt, len(inputs), ai, af, as_, na, odims, ond, odt, n_out, info, tbuf,
-                                 _TILING_CAP)
+        rc = mod.kgsim_gen_op_tiling(
+            idims, ind, idt, len(inputs), ai, af, as_, na, odims, ond, odt, n_out, info, tbuf, _TILING_CAP
+        )
         if rc < 0:
             raise OpTilingError(f"{self.op_type}: TilingFunc failed (status {rc})")
         bd, key, size, ws = (int(v) for v in info.tolist())
-        return {"block_dim": bd, "tiling_key": key, "tiling": bytes(tbuf[:size].tolist()), "workspace_size": ws,
-                "output_shapes": out_shapes, "output_dtypes": out_dt, "input_dtypes": in_dt, "column": col,
-                "tiling_buffer": tbuf}
+        return {
+            "block_dim": bd,
+            "tiling_key": key,
+            "tiling": bytes(tbuf[:size].tolist()),
+            "workspace_size": ws,
+            "output_shapes": out_shapes,
+            "output_dtypes": out_dt,
+            "input_dtypes": in_dt,
+            "column": col,
+            "tiling_buffer": tbuf,
+        }
 
     def __call__(self, *inputs: torch.Tensor | None, **attrs: Any):
         plan = self.plan(*inputs, **attrs)
@@ -308,7 +374,7 @@ class OpProjectOp:
         outs = [torch.empty(s, dtype=_TORCH_DTYPES[d]) for s, d in zip(plan["output_shapes"], plan["output_dtypes"])]
         mod = self._kernel_module(plan["column"], plan["input_dtypes"], plan["output_dtypes"])
         ws = torch.zeros(max(plan["workspace_size"], 32), dtype=torch.uint8)
-        tiling = plan["tiling_buffer"][:max(len(plan["tiling"]), 32)].clone()
+        tiling = plan["tiling_buffer"][: max(len(plan["tiling"]), 32)].clone()
         gm = [t.contiguous() if t is not None else None for t in inputs] + outs
         n_params = len(self.kernel_params)
         if n_params == len(gm) + 2:
@@ -316,8 +382,10 @@ class OpProjectOp:
         elif n_params == len(gm) + 1:
             args = [*gm, tiling]
         else:
-            raise TypeError(f"kernel {self.kernel_name} takes {n_params} GM_ADDR parameters; the op has "
-                            f"{len(inputs)} inputs and {len(outs)} outputs (+ workspace, tiling)")
+            raise TypeError(
+                f"kernel {self.kernel_name} takes {n_params} GM_ADDR parameters; the op has "
+                f"{len(inputs)} inputs and {len(outs)} outputs (+ workspace, tiling)"
+            )
         try:
             mod.kgsim_gen_op_launch(plan["block_dim"], plan["tiling_key"], *args)
         finally:

@@ -24,26 +24,112 @@ from torch.utils._python_dispatch import TorchDispatchMode
 __all__ = ["OpEstimate", "estimate_reference", "EAGER_OP_CLASSES"]
 
 # Ops that move no data on the device (views, metadata, allocation).
-_FREE = {"view", "_unsafe_view", "reshape", "_reshape_alias", "t", "transpose", "permute", "expand",
-         "unsqueeze", "squeeze", "select", "slice", "alias", "detach", "as_strided", "unbind",
-         "split", "split_with_sizes", "narrow", "empty", "empty_like", "empty_strided", "lift_fresh",
-         "_to_copy_noop", "view_as", "expand_as", "flatten", "unflatten", "size", "stride", "numel",
-         "new_empty", "new_empty_strided", "_local_scalar_dense", "scalar_tensor"}
-_CUBE = {"mm", "addmm", "bmm", "baddbmm", "matmul", "linear", "convolution", "_convolution",
-         "addmv", "mv", "dot", "addbmm"}
+_FREE = {
+    "view",
+    "_unsafe_view",
+    "reshape",
+    "_reshape_alias",
+    "t",
+    "transpose",
+    "permute",
+    "expand",
+    "unsqueeze",
+    "squeeze",
+    "select",
+    "slice",
+    "alias",
+    "detach",
+    "as_strided",
+    "unbind",
+    "split",
+    "split_with_sizes",
+    "narrow",
+    "empty",
+    "empty_like",
+    "empty_strided",
+    "lift_fresh",
+    "_to_copy_noop",
+    "view_as",
+    "expand_as",
+    "flatten",
+    "unflatten",
+    "size",
+    "stride",
+    "numel",
+    "new_empty",
+    "new_empty_strided",
+    "_local_scalar_dense",
+    "scalar_tensor",
+}
+_CUBE = {
+    "mm",
+    "addmm",
+    "bmm",
+    "baddbmm",
+    "matmul",
+    "linear",
+    "convolution",
+    "_convolution",
+    "addmv",
+    "mv",
+    "dot",
+    "addbmm",
+}
 # Vector work per element, in "simple op" units (one unit = one pass at the simple-op rate).
 EAGER_OP_CLASSES: dict[str, float] = {
     # transcendental-heavy (rate 32/cycle vs 64: 2 units per op, several ops per activation)
-    "exp": 2, "log": 2, "sqrt": 2, "rsqrt": 1, "div": 2, "reciprocal": 1, "pow": 4, "tanh": 6,
-    "sigmoid": 4, "gelu": 8, "silu": 5, "softplus": 6, "elu": 4, "selu": 5, "mish": 10, "erf": 6,
-    "log_sigmoid_forward": 6, "hardswish": 3, "hardsigmoid": 2, "_softmax": 6, "_log_softmax": 7,
-    "native_layer_norm": 8, "native_group_norm": 8, "_native_batch_norm_legit_no_training": 4,
-    "native_batch_norm": 4, "nll_loss_forward": 1, "mse_loss": 3, "smooth_l1_loss": 4,
-    "huber_loss": 4, "kl_div": 4, "cumsum": 3, "cumprod": 3, "logsumexp": 8,
+    "exp": 2,
+    "log": 2,
+    "sqrt": 2,
+    "rsqrt": 1,
+    "div": 2,
+    "reciprocal": 1,
+    "pow": 4,
+    "tanh": 6,
+    "sigmoid": 4,
+    "gelu": 8,
+    "silu": 5,
+    "softplus": 6,
+    "elu": 4,
+    "selu": 5,
+    "mish": 10,
+    "erf": 6,
+    "log_sigmoid_forward": 6,
+    "hardswish": 3,
+    "hardsigmoid": 2,
+    "_softmax": 6,
+    "_log_softmax": 7,
+    "native_layer_norm": 8,
+    "native_group_norm": 8,
+    "_native_batch_norm_legit_no_training": 4,
+    "native_batch_norm": 4,
+    "nll_loss_forward": 1,
+    "mse_loss": 3,
+    "smooth_l1_loss": 4,
+    "huber_loss": 4,
+    "kl_div": 4,
+    "cumsum": 3,
+    "cumprod": 3,
+    "logsumexp": 8,
     # reductions: repeat-wise reductions run at ~1/7 of the simple rate (spec)
-    "sum": 7, "mean": 7, "amax": 7, "amin": 7, "max": 7, "min": 7, "argmax": 7, "argmin": 7,
-    "prod": 7, "norm": 8, "linalg_vector_norm": 8, "var": 9, "std": 9, "var_mean": 9,
-    "max_pool2d_with_indices": 9, "max_pool1d": 3, "avg_pool2d": 9, "avg_pool1d": 3,
+    "sum": 7,
+    "mean": 7,
+    "amax": 7,
+    "amin": 7,
+    "max": 7,
+    "min": 7,
+    "argmax": 7,
+    "argmin": 7,
+    "prod": 7,
+    "norm": 8,
+    "linalg_vector_norm": 8,
+    "var": 9,
+    "std": 9,
+    "var_mean": 9,
+    "max_pool2d_with_indices": 9,
+    "max_pool1d": 3,
+    "avg_pool2d": 9,
+    "avg_pool1d": 3,
     "max_pool1d_with_indices": 3,
 }
 _DEFAULT_UNITS = 1.0
@@ -100,8 +186,13 @@ def estimate_reference(model: torch.nn.Module, inputs: list[Any], profile: Any) 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
             out = func(*args, **(kwargs or {}))
             name = func.overloadpacket.__name__
-            if name in _FREE or (name == "_to_copy" and args and isinstance(args[0], torch.Tensor)
-                                 and kwargs and kwargs.get("dtype") in (None, args[0].dtype)):
+            if name in _FREE or (
+                name == "_to_copy"
+                and args
+                and isinstance(args[0], torch.Tensor)
+                and kwargs
+                and kwargs.get("dtype") in (None, args[0].dtype)
+            ):
                 ops.append(OpEstimate(f"aten.{name}", 0, 0.0, "free"))
                 return out
             moved = _tensor_bytes(args) + _tensor_bytes(out)
@@ -112,8 +203,11 @@ def estimate_reference(model: torch.nn.Module, inputs: list[Any], profile: Any) 
                 compute_s = _matmul_flops(name, args, out) / 2.0 / (macs_per_cycle * cube_cores * clock_hz)
                 kind = "cube"
             else:
-                biggest = max([a for a in (*args, _first(out)) if isinstance(a, torch.Tensor)],
-                              key=lambda t: t.numel(), default=None)
+                biggest = max(
+                    [a for a in (*args, _first(out)) if isinstance(a, torch.Tensor)],
+                    key=lambda t: t.numel(),
+                    default=None,
+                )
                 elems = biggest.numel() if biggest is not None else 0
                 el = biggest.element_size() if biggest is not None else 4
                 units = EAGER_OP_CLASSES.get(name, _DEFAULT_UNITS)

@@ -32,8 +32,8 @@ from kernel_gym.ascendc.timing import LaunchReport
 
 __all__ = ["SampleRun", "run_sample"]
 
-_OUTPUT_CAP = 1 << 20          # bytes of stdout/stderr kept
-_FILES_CAP = 256 << 20         # bytes of written files read back, in all
+_OUTPUT_CAP = 1 << 20  # bytes of stdout/stderr kept
+_FILES_CAP = 256 << 20  # bytes of written files read back, in all
 _KERNEL = re.compile(r"__global__\s+__aicore__\s+void\s+(\w+)\s*\(|__aicore__\s+__global__\s+void\s+(\w+)\s*\(")
 _MAIN_DEF = re.compile(r"\b(?:int|int32_t|signed|auto)\s+main\s*\(")
 _MAIN_NO_ARGS = re.compile(r"\b(?:int|int32_t|signed|auto)\s+main\s*\(\s*(void)?\s*\)")
@@ -93,11 +93,14 @@ def _unity_source(files: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
             lines.append(f'#include "{inc}"')
     call = "kgsim_sample_main()" if _MAIN_NO_ARGS.search(files[mains[0]]) else "kgsim_sample_main(argc, argv)"
     lines += [
-        "#include <cstdlib>", "#include <cstring>", "#include <string>", "#include <vector>",
+        "#include <cstdlib>",
+        "#include <cstring>",
+        "#include <string>",
+        "#include <vector>",
         'extern "C" int kgsim_run_sample() {',
         '    const char* packed = std::getenv("KGSIM_SAMPLE_ARGV");',
         '    static std::vector<std::string> words{"sample"};',
-        '    if (packed) { std::string s(packed); size_t at = 0;',
+        "    if (packed) { std::string s(packed); size_t at = 0;",
         "        while (at <= s.size() && !s.empty()) { size_t e = s.find('\\x1f', at);",
         "            if (e == std::string::npos) e = s.size(); words.push_back(s.substr(at, e - at)); at = e + 1; } }",
         "    static std::vector<char*> argv_store;",
@@ -120,12 +123,18 @@ def _child_limits(memory_bytes: int) -> None:
 
 
 def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
-    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns)
-            for p in root.rglob("*") if p.is_file()}
+    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
 
 
-def run_sample(files: Mapping[str, str], inputs: Mapping[str, bytes] | None = None, argv: Sequence[str] = (), *,
-               timeout_s: float = 120.0, soc: str | None = None, memory_bytes: int = 8 << 30) -> SampleRun:
+def run_sample(
+    files: Mapping[str, str],
+    inputs: Mapping[str, bytes] | None = None,
+    argv: Sequence[str] = (),
+    *,
+    timeout_s: float = 120.0,
+    soc: str | None = None,
+    memory_bytes: int = 8 << 30,
+) -> SampleRun:
     """Compile a direct-launch sample unmodified, run its ``main`` and return what it wrote.
 
     Args:
@@ -161,17 +170,31 @@ def run_sample(files: Mapping[str, str], inputs: Mapping[str, bytes] | None = No
         spec.write_text(json.dumps({"sources": ordered, "soc": soc, "report": str(report)}))
         before = _snapshot(work)
         env = {**os.environ, "KGSIM_SAMPLE_ARGV": "\x1f".join(argv)}
-        cmd = [sys.executable, "-c", "import sys; from kernel_gym.ascendc.sample import _child; sys.exit(_child(sys.argv[1]))",
-               str(spec)]
+        cmd = [
+            sys.executable,
+            "-c",
+            "import sys; from kernel_gym.ascendc.sample import _child; sys.exit(_child(sys.argv[1]))",
+            str(spec),
+        ]
         try:
-            done = subprocess.run(cmd, cwd=work, env=env, capture_output=True, timeout=timeout_s,
-                                  preexec_fn=lambda: _child_limits(memory_bytes))
+            done = subprocess.run(
+                cmd,
+                cwd=work,
+                env=env,
+                capture_output=True,
+                timeout=timeout_s,
+                preexec_fn=lambda: _child_limits(memory_bytes),
+            )
             returncode, out, err, error = done.returncode, done.stdout, done.stderr, None
         except subprocess.TimeoutExpired as exc:
             returncode, out, err = None, exc.stdout or b"", exc.stderr or b""
             error = f"timeout: the sample ran past {timeout_s:g} s and was killed"
-        result = SampleRun(returncode, stdout=out[:_OUTPUT_CAP].decode(errors="replace"),
-                           stderr=err[:_OUTPUT_CAP].decode(errors="replace"), error=error)
+        result = SampleRun(
+            returncode,
+            stdout=out[:_OUTPUT_CAP].decode(errors="replace"),
+            stderr=err[:_OUTPUT_CAP].decode(errors="replace"),
+            error=error,
+        )
         if report.exists():
             data = json.loads(report.read_text())
             result.launches = [LaunchReport(**d) for d in data["launches"]]
@@ -202,6 +225,7 @@ def _child(spec_path: str) -> int:
         fault, code = str(exc), 1
     sys.stdout.flush()
     runs = module.last_runs
-    Path(spec["report"]).write_text(json.dumps({"soc": module.soc, "fault": fault,
-                                                "launches": [dataclasses.asdict(r) for r in runs]}))
+    Path(spec["report"]).write_text(
+        json.dumps({"soc": module.soc, "fault": fault, "launches": [dataclasses.asdict(r) for r in runs]})
+    )
     return code

@@ -76,13 +76,19 @@ def _common() -> dict[str, Const]:
         "l0b_bytes": C(64 * 1024, SPEC + " (SoC table: L0B 64 KB)", "B"),
         "l0c_bytes": C(128 * 1024, SPEC + " (SoC table: L0C 128 KB)", "B"),
         "l2_bytes": C(192 * 1024 * 1024, "assumed (public 910B descriptions quote a 192 MB L2)", "B"),
-        "hbm_bytes": C(64 * 1024 ** 3, "assumed (64 GB HBM for 910B2/B3/B4)", "B"),
+        "hbm_bytes": C(64 * 1024**3, "assumed (64 GB HBM for 910B2/B3/B4)", "B"),
         # The whole UB is usable: ASCENDC_SIM.md spec ("Usable UB: the whole 192 KB (196,608 B) by default";
         # a published kernel that allocates all of it ran on a 910B). CANN's PlatformAscendC::ReserveLocalMemory
         # (8/16/32 KB) is the documented way to reserve UB, and only on request; both knobs default to 0.
         "ub_reserved_bytes": C(0, SPEC + " (usable UB is the whole 192 KB; reservation knob, default 0)", "B"),
-        "ub_compiler_reserved_bytes": C(0, SPEC + " (no compiler reservation by default; " + CANN_DOC
-                                        + " ReserveLocalMemory reserves 8/16/32 KB only when called; knob)", "B"),
+        "ub_compiler_reserved_bytes": C(
+            0,
+            SPEC
+            + " (no compiler reservation by default; "
+            + CANN_DOC
+            + " ReserveLocalMemory reserves 8/16/32 KB only when called; knob)",
+            "B",
+        ),
         "ub_align": C(32, SPEC + " (alignment: UB 32 B)", "B"),
         "l0ab_align": C(512, SPEC + " (alignment: L0A/L0B 512 B)", "B"),
         "l0c_align": C(64, SPEC + " (alignment: L0C 64 B)", "B"),
@@ -90,8 +96,9 @@ def _common() -> dict[str, Const]:
         "vec_repeat_bytes": C(256, SPEC + " (vector: 256 B per repeat)", "B"),
         "max_repeat": C(255, SPEC + " (repeat count <= 255)", "repeats"),
         "max_buffers": C(64, SPEC + " (at most 64 buffers per kernel); " + CANN_DOC + " TPipe::InitBuffer", "buffers"),
-        "max_tensors_per_position": C(8, CANN_DOC + " TQue::AllocTensor (<= 8 tensors per TPosition on Atlas A2)",
-                                      "tensors"),
+        "max_tensors_per_position": C(
+            8, CANN_DOC + " TQue::AllocTensor (<= 8 tensors per TPosition on Atlas A2)", "tensors"
+        ),
         "clock_hz": C(1.85e9, SPEC + " (SoC table: 1.85 GHz)", "Hz"),
         # vector unit
         "vec_simple_bytes_per_cycle": C(256, SPEC + " (simple ops: 128 half / 64 float elements per cycle)", "B/cycle"),
@@ -105,27 +112,45 @@ def _common() -> dict[str, Const]:
         # scalar unit
         "scalar_issue_cycles": C(12, "assumed (scalar-unit cost of issuing one API instruction)", "cycles"),
         "scalar_ub_access_cycles": C(8, "assumed (LocalTensor GetValue/SetValue)", "cycles"),
-        "scalar_block_cycles": C(4, "assumed (one basic block of kernel scalar code, about 4 instructions at "
-                                  "one per cycle on the in-order scalar unit)", "cycles"),
-        "sync_all_cycles": C(1000, "assumed (SyncAll: a cross-core barrier through GM flags, about a GM round trip "
-                               "after the last block arrives)", "cycles"),
-        "host_block_s": C(1e-9, "assumed (host CPU: one basic block of a kernel file's host C++ code in about "
-                           "1 ns)", "s"),
-        "scalar_gm_access_cycles": C(100, "assumed (GlobalTensor GetValue/SetValue through the scalar cache)",
-                                     "cycles"),
+        "scalar_block_cycles": C(
+            4,
+            "assumed (one basic block of kernel scalar code, about 4 instructions at "
+            "one per cycle on the in-order scalar unit)",
+            "cycles",
+        ),
+        "sync_all_cycles": C(
+            1000,
+            "assumed (SyncAll: a cross-core barrier through GM flags, about a GM round trip "
+            "after the last block arrives)",
+            "cycles",
+        ),
+        "host_block_s": C(
+            1e-9, "assumed (host CPU: one basic block of a kernel file's host C++ code in about 1 ns)", "s"
+        ),
+        "scalar_gm_access_cycles": C(
+            100, "assumed (GlobalTensor GetValue/SetValue through the scalar cache)", "cycles"
+        ),
         # data movement
         "mte2_theoretical_bytes_per_cycle": C(128, SPEC + " (GM->UB about 128 B/cycle theoretical)", "B/cycle"),
         "mte2_bytes_per_cycle": C(78, SPEC + " (GM->UB measured plateau near 78 B/cycle)", "B/cycle"),
-        "mte2_startup_cycles": C(500, "assumed (spec: fixed copy start-up, a profile constant; modelled as GM "
-                                      "latency that later copies overlap)", "cycles"),
+        "mte2_startup_cycles": C(
+            500,
+            "assumed (spec: fixed copy start-up, a profile constant; modelled as GM latency that later copies overlap)",
+            "cycles",
+        ),
         "mte3_bytes_per_cycle": C(80, SPEC + " (UB->GM ramps to about 80 B/cycle)", "B/cycle"),
         "mte3_startup_cycles": C(400, "assumed (spec: fixed copy start-up; write completion latency)", "cycles"),
         "dma_issue_cycles": C(24, "assumed (pipe occupancy per DataCopy instruction)", "cycles"),
         "dma_burst_cycles": C(2, "assumed (pipe occupancy per burst of a multi-block DataCopy)", "cycles"),
         # cube unit (kgsim/cube.h, src/rt_cube.cpp). Memories: the L1/L0 sizes above; the bias table and
         # fixpipe buffer sizes are not in the A2 API docs (the MmadMx doc quotes a 4 KB BT for Ascend 950).
-        "bt_bytes": C(1024, "assumed (public 910B descriptions: 1 KB BiasTable per AIC; " + CANN_DOC
-                      + " Mmad: bias in BT Buffer, TPosition C2)", "B"),
+        "bt_bytes": C(
+            1024,
+            "assumed (public 910B descriptions: 1 KB BiasTable per AIC; "
+            + CANN_DOC
+            + " Mmad: bias in BT Buffer, TPosition C2)",
+            "B",
+        ),
         "fb_bytes": C(2048, "assumed (fixpipe buffer for quantisation parameters, TPosition C2PIPE2GM)", "B"),
         "l1_align": C(32, CANN_DOC + " (matrix input constraints: L1 Buffer 32 B aligned)", "B"),
         "bt_align": C(64, CANN_DOC + " (data movement constraints: BiasTable Buffer 64 B aligned)", "B"),
@@ -145,12 +170,15 @@ def _common() -> dict[str, Const]:
         "launch_base_s": C(3e-6, "assumed (kernel launch overhead on the device)", "s"),
         "launch_per_core_s": C(3e-8, "assumed (spec: launch overhead grows with the number of cores used)", "s/core"),
         # reference (eager PyTorch) estimate
-        "eager_op_launch_s": C(8e-6, "assumed (per-operator launch cost of eager PyTorch on the NPU; reference_estimate.py)", "s"),
+        "eager_op_launch_s": C(
+            8e-6, "assumed (per-operator launch cost of eager PyTorch on the NPU; reference_estimate.py)", "s"
+        ),
     }
 
 
-def _profile(name: str, aic: int, aiv: int, hbm: float, *, clock_source: str, hbm_source: str,
-             core_source: str) -> SocProfile:
+def _profile(
+    name: str, aic: int, aiv: int, hbm: float, *, clock_source: str, hbm_source: str, core_source: str
+) -> SocProfile:
     consts = _common()
     consts["aic_cores"] = Const(aic, core_source, "cores")
     consts["aiv_cores"] = Const(aiv, core_source, "cores")
@@ -161,15 +189,42 @@ def _profile(name: str, aic: int, aiv: int, hbm: float, *, clock_source: str, hb
 
 _B123_HBM = SPEC + " (HBM bandwidth not published officially; 1.6 TB/s default for B1-B3: assumed/unofficial)"
 SOC_PROFILES: dict[str, SocProfile] = {
-    "Ascend910B1": _profile("Ascend910B1", 24, 48, 1.6e12, clock_source=SPEC + " (SoC table: 1.85 GHz)",
-                            hbm_source=_B123_HBM, core_source=SPEC + " (SoC table: 24 AIC / 48 AIV)"),
-    "Ascend910B2": _profile("Ascend910B2", 24, 48, 1.6e12, clock_source=SPEC + " (SoC table: 1.85 GHz)",
-                            hbm_source=_B123_HBM, core_source=SPEC + " (SoC table: 24 AIC / 48 AIV)"),
-    "Ascend910B3": _profile("Ascend910B3", 20, 40, 1.6e12, clock_source="assumed (" + SPEC + ": 1.85 GHz assumed)",
-                            hbm_source=_B123_HBM, core_source=SPEC + " (SoC table: 20 AIC / 40 AIV)"),
-    "Ascend910B4": _profile("Ascend910B4", 20, 40, 0.8e12, clock_source="assumed (" + SPEC + ": 1.85 GHz assumed)",
-                            hbm_source=SPEC + " (0.8 TB/s default for B4: assumed/unofficial)",
-                            core_source=SPEC + " (SoC table: 20 AIC / 40 AIV)"),
+    "Ascend910B1": _profile(
+        "Ascend910B1",
+        24,
+        48,
+        1.6e12,
+        clock_source=SPEC + " (SoC table: 1.85 GHz)",
+        hbm_source=_B123_HBM,
+        core_source=SPEC + " (SoC table: 24 AIC / 48 AIV)",
+    ),
+    "Ascend910B2": _profile(
+        "Ascend910B2",
+        24,
+        48,
+        1.6e12,
+        clock_source=SPEC + " (SoC table: 1.85 GHz)",
+        hbm_source=_B123_HBM,
+        core_source=SPEC + " (SoC table: 24 AIC / 48 AIV)",
+    ),
+    "Ascend910B3": _profile(
+        "Ascend910B3",
+        20,
+        40,
+        1.6e12,
+        clock_source="assumed (" + SPEC + ": 1.85 GHz assumed)",
+        hbm_source=_B123_HBM,
+        core_source=SPEC + " (SoC table: 20 AIC / 40 AIV)",
+    ),
+    "Ascend910B4": _profile(
+        "Ascend910B4",
+        20,
+        40,
+        0.8e12,
+        clock_source="assumed (" + SPEC + ": 1.85 GHz assumed)",
+        hbm_source=SPEC + " (0.8 TB/s default for B4: assumed/unofficial)",
+        core_source=SPEC + " (SoC table: 20 AIC / 40 AIV)",
+    ),
 }
 
 

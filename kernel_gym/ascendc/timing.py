@@ -51,16 +51,27 @@ class LaunchReport:
     @classmethod
     def from_json(cls, d: dict[str, Any], soc: str) -> "LaunchReport":
         return cls(
-            kernel=d.get("kernel", ""), soc=soc, num_blocks=int(d.get("num_blocks", 0)),
-            latency_s=float(d.get("latency_s", 0.0)), latency_cycles=float(d.get("latency_cycles", 0.0)),
+            kernel=d.get("kernel", ""),
+            soc=soc,
+            num_blocks=int(d.get("num_blocks", 0)),
+            latency_s=float(d.get("latency_s", 0.0)),
+            latency_cycles=float(d.get("latency_cycles", 0.0)),
             per_pipe_busy={k: float(v) for k, v in d.get("per_pipe_busy", {}).items()},
-            waves=int(d.get("waves", 0)), cores_used=int(d.get("cores_used", 0)),
+            waves=int(d.get("waves", 0)),
+            cores_used=int(d.get("cores_used", 0)),
             gm_bytes=int(d.get("gm_read", 0)) + int(d.get("gm_write", 0)),
-            gm_read_bytes=int(d.get("gm_read", 0)), gm_write_bytes=int(d.get("gm_write", 0)),
-            bound=d.get("bound", "pipe"), faults=list(d.get("faults", [])), warnings=list(d.get("warnings", [])),
-            compute_s=float(d.get("compute_s", 0.0)), hbm_s=float(d.get("hbm_s", 0.0)),
-            launch_s=float(d.get("launch_s", 0.0)), block_cycles=[float(x) for x in d.get("block_cycles", [])],
-            blocks_run=int(d.get("blocks_run", 0)), file=d.get("file", ""), line=int(d.get("line", 0)),
+            gm_read_bytes=int(d.get("gm_read", 0)),
+            gm_write_bytes=int(d.get("gm_write", 0)),
+            bound=d.get("bound", "pipe"),
+            faults=list(d.get("faults", [])),
+            warnings=list(d.get("warnings", [])),
+            compute_s=float(d.get("compute_s", 0.0)),
+            hbm_s=float(d.get("hbm_s", 0.0)),
+            launch_s=float(d.get("launch_s", 0.0)),
+            block_cycles=[float(x) for x in d.get("block_cycles", [])],
+            blocks_run=int(d.get("blocks_run", 0)),
+            file=d.get("file", ""),
+            line=int(d.get("line", 0)),
         )
 
     @property
@@ -69,8 +80,10 @@ class LaunchReport:
 
     def summary(self) -> str:
         busy = ", ".join(f"{k} {v:.0f}" for k, v in self.per_pipe_busy.items() if v)
-        return (f"{self.kernel}: {self.latency_s * 1e6:.2f} us ({self.bound}-bound), {self.num_blocks} blocks in "
-                f"{self.waves} wave(s), GM {self.gm_bytes} B, busy cycles [{busy}]")
+        return (
+            f"{self.kernel}: {self.latency_s * 1e6:.2f} us ({self.bound}-bound), {self.num_blocks} blocks in "
+            f"{self.waves} wave(s), GM {self.gm_bytes} B, busy cycles [{busy}]"
+        )
 
 
 class LaunchRecorder:

@@ -64,8 +64,20 @@ class AscendSimBackend(Backend):
         from kernel_gym.ascendc import loader
 
         original = loader.compile_module
-        locked = {"soc", "soc_overrides", "align_mode", "watchdog_calls", "watchdog_s", "watchdog_cycles",
-                  "sync_check", "race_check", "check_uninit", "extra_flags", "include_dirs", "use_pch"}
+        locked = {
+            "soc",
+            "soc_overrides",
+            "align_mode",
+            "watchdog_calls",
+            "watchdog_s",
+            "watchdog_cycles",
+            "sync_check",
+            "race_check",
+            "check_uninit",
+            "extra_flags",
+            "include_dirs",
+            "use_pch",
+        }
 
         def compile_module(sources: Any, *, soc: Any = None, align_mode: Any = None, **opts: Any) -> Any:
             chosen = sorted(k for k in locked & set(opts) if opts[k])
@@ -74,8 +86,10 @@ class AscendSimBackend(Backend):
             if align_mode is not None and align_mode != self.align_mode:
                 chosen.append("align_mode")
             if chosen:
-                error = RuntimeError(f"the answer set simulator option(s) {', '.join(chosen)}; the verifier "
-                                     "chooses the SoC and the simulator's checks")
+                error = RuntimeError(
+                    f"the answer set simulator option(s) {', '.join(chosen)}; the verifier "
+                    "chooses the SoC and the simulator's checks"
+                )
                 error.error_class = "hacked"  # type: ignore[attr-defined]
                 raise error
             return original(sources, **opts)
@@ -112,23 +126,32 @@ class AscendSimBackend(Backend):
                 after_call(out)
             del out
         if not last.launches:
-            raise RuntimeError("ModelNew.forward launched no Ascend C kernel: build the kernel with "
-                               "kernel_gym.ascendc.load and call its host function")
+            raise RuntimeError(
+                "ModelNew.forward launched no Ascend C kernel: build the kernel with "
+                "kernel_gym.ascendc.load and call its host function"
+            )
         details = {
-            "simulated": True, "soc": self.soc, "launches": len(last.launches),
+            "simulated": True,
+            "soc": self.soc,
+            "launches": len(last.launches),
             "repeatable": samples[0] == samples[1],
             "per_launch": [_launch_summary(r) for r in last.launches[:8]],
         }
         return samples[-1], details
 
-    def time_reference(self, run: Callable[[], Any], model: torch.nn.Module, inputs: list[Any],
-                       settings: Any) -> tuple[float, dict[str, Any]]:
+    def time_reference(
+        self, run: Callable[[], Any], model: torch.nn.Module, inputs: list[Any], settings: Any
+    ) -> tuple[float, dict[str, Any]]:
         import kernel_gym.ascendc as asc
         from kernel_gym.ascendc.reference_estimate import estimate_reference
 
         seconds, ops = estimate_reference(model, inputs, asc.SOC_PROFILES[self.soc])
-        return seconds, {"simulated": True, "soc": self.soc, "estimate": "eager per-op",
-                         "ops": [(o.op, round(o.seconds * 1e6, 3), o.bound) for o in ops if o.bound != "free"][:16]}
+        return seconds, {
+            "simulated": True,
+            "soc": self.soc,
+            "estimate": "eager per-op",
+            "ops": [(o.op, round(o.seconds * 1e6, 3), o.bound) for o in ops if o.bound != "free"][:16],
+        }
 
     def answer_format(self) -> str:
         return ASCEND_ANSWER_FORMAT

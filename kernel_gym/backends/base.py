@@ -40,8 +40,9 @@ class Backend(ABC):
     def check_answer_format(self, answer_format: str) -> None:
         """Raise ValueError naming the accepted formats when ``answer_format`` is not one."""
         if answer_format not in self.answer_formats:
-            raise ValueError(f"backend {self.name!r} accepts answer_format {' or '.join(self.answer_formats)}; "
-                             f"got {answer_format!r}")
+            raise ValueError(
+                f"backend {self.name!r} accepts answer_format {' or '.join(self.answer_formats)}; got {answer_format!r}"
+            )
 
     def answer_source(self, answer: str, answer_format: str = "python") -> str:
         """The Python module the verifier loads for an answer written in ``answer_format``."""
@@ -74,8 +75,9 @@ class Backend(ABC):
         """Latency of one answer forward in seconds, and details (e.g. per-pipe busy time)."""
 
     @abstractmethod
-    def time_reference(self, run: Callable[[], Any], model: torch.nn.Module, inputs: list[Any],
-                       settings: Any) -> tuple[float, dict[str, Any]]:
+    def time_reference(
+        self, run: Callable[[], Any], model: torch.nn.Module, inputs: list[Any], settings: Any
+    ) -> tuple[float, dict[str, Any]]:
         """Latency of one reference forward in seconds, and details."""
 
     @abstractmethod

@@ -39,8 +39,10 @@ def load_cpp(source: str, *, openmp: bool = True, extra_flags: Sequence[str] = (
     flags = [*DEFAULT_CPP_FLAGS, *(["-fopenmp"] if openmp else []), *extra_flags]
     functions = parse_extern_c(source)
     if not functions:
-        raise ValueError('the C++ source defines no extern "C" function to call; declare the entry '
-                         'point as: extern "C" void my_kernel(const float* x, float* y, int64_t n) {...}')
+        raise ValueError(
+            'the C++ source defines no extern "C" function to call; declare the entry '
+            'point as: extern "C" void my_kernel(const float* x, float* y, int64_t n) {...}'
+        )
     path = compile_shared(source, flags=flags, cache_subdir="cpp")
     return NativeLibrary(path, functions)
 
@@ -56,8 +58,9 @@ class CpuBackend(Backend):
     def time_answer(self, run: Callable[[], Any], settings: Any) -> tuple[float, dict[str, Any]]:
         return median_wallclock(run, settings.warmup_runs, settings.timing_trials, settings.flush_cache_mb)
 
-    def time_reference(self, run: Callable[[], Any], model: torch.nn.Module, inputs: list[Any],
-                       settings: Any) -> tuple[float, dict[str, Any]]:
+    def time_reference(
+        self, run: Callable[[], Any], model: torch.nn.Module, inputs: list[Any], settings: Any
+    ) -> tuple[float, dict[str, Any]]:
         return median_wallclock(run, settings.warmup_runs, settings.timing_trials, settings.flush_cache_mb)
 
     def answer_format(self) -> str:

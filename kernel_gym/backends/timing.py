@@ -22,8 +22,7 @@ def _flush_caches(megabytes: int) -> None:
     buf.fill_(1.0)  # write every line: evicts the kernel's data from L1/L2/L3
 
 
-def median_wallclock(run: Callable[[], Any], warmup: int, trials: int, flush_mb: int
-                     ) -> tuple[float, dict[str, Any]]:
+def median_wallclock(run: Callable[[], Any], warmup: int, trials: int, flush_mb: int) -> tuple[float, dict[str, Any]]:
     """Median seconds of ``run()`` over ``trials`` after ``warmup`` untimed calls.
 
     The clock functions are bound at import of this module, so an answer that replaces
@@ -49,7 +48,9 @@ def median_wallclock(run: Callable[[], Any], warmup: int, trials: int, flush_mb:
         del result
     samples.sort()
     return statistics.median(samples), {
-        "trials": len(samples), "min_s": samples[0], "max_s": samples[-1],
+        "trials": len(samples),
+        "min_s": samples[0],
+        "max_s": samples[-1],
         "iqr_s": samples[(3 * len(samples)) // 4] - samples[len(samples) // 4],
     }
 

@@ -8,8 +8,10 @@ __all__ = ["ENV_IDS", "FlatKernelEnv", "KernelSynthesisEnv", "register_envs"]
 def __getattr__(name: str):  # lazy: `import kernel_gym` must not import torch
     if name == "KernelSynthesisEnv":
         from kernel_gym.envs.kernel_synthesis import KernelSynthesisEnv
+
         return KernelSynthesisEnv
     if name == "FlatKernelEnv":
         from kernel_gym.envs.wrappers import FlatKernelEnv
+
         return FlatKernelEnv
     raise AttributeError(name)

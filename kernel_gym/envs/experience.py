@@ -24,8 +24,7 @@ def code_hash(code: str) -> str:
 def task_query_text(task: TaskSpec) -> str:
     """The text a task is recalled by: id, category, description, traced ops and the source."""
     ops = ", ".join(task.torch_ops) if task.torch_ops else ""
-    return (f"task {task.id} category {task.category} dtype {task.dtype}\n{task.description}\n"
-            f"ops: {ops}\n{task.source}")
+    return f"task {task.id} category {task.category} dtype {task.dtype}\n{task.description}\nops: {ops}\n{task.source}"
 
 
 def _first_line(text: str, limit: int = 240) -> str:
@@ -39,22 +38,35 @@ def experience_text(task: TaskSpec, verifier: dict[str, Any], stage: str, reward
         sp = verifier.get("speedup")
         sp_s = f"{sp:.2f}x" if isinstance(sp, (int, float)) else "n/a"
         title = f"success on {task.category} task {task.name}: speedup {sp_s}"
-        text = (f"{stage} step on {task.id} ({task.category}, {task.dtype}) produced a feasible kernel "
-                f"with speedup {sp_s} over the reference (reward {reward:+.3f}).")
+        text = (
+            f"{stage} step on {task.id} ({task.category}, {task.dtype}) produced a feasible kernel "
+            f"with speedup {sp_s} over the reference (reward {reward:+.3f})."
+        )
     else:
         err = verifier.get("error_class", "internal_error")
         rule = f" rule {verifier['hack_rule']}" if verifier.get("hack_rule") else ""
         msg = _first_line(verifier.get("message", "")) or _first_line(verifier.get("compile_log", ""))
         title = f"failure on {task.category} task {task.name}: {err}"
-        text = (f"{stage} step on {task.id} ({task.category}, {task.dtype}) failed with error class "
-                f"{err}{rule}: {msg}")
+        text = f"{stage} step on {task.id} ({task.category}, {task.dtype}) failed with error class {err}{rule}: {msg}"
     return title, text
 
 
-def write_step(store: MemoryStore, task: TaskSpec, backend: str, *, stage: str, code: str,
-               verifier: dict[str, Any], reward: float, context_ids: list[int],
-               parent_id: int | None, depth: int = 0, episode: str | None = None,
-               step: int | None = None, extra: dict[str, Any] | None = None) -> tuple[int, int]:
+def write_step(
+    store: MemoryStore,
+    task: TaskSpec,
+    backend: str,
+    *,
+    stage: str,
+    code: str,
+    verifier: dict[str, Any],
+    reward: float,
+    context_ids: list[int],
+    parent_id: int | None,
+    depth: int = 0,
+    episode: str | None = None,
+    step: int | None = None,
+    extra: dict[str, Any] | None = None,
+) -> tuple[int, int]:
     """Write one step to ``store``: a ``trace`` (code + verifier result + reward + context ids)
     and an ``experience_success`` / ``experience_failure`` summary pointing at it.
 
@@ -64,22 +76,44 @@ def write_step(store: MemoryStore, task: TaskSpec, backend: str, *, stage: str, 
     feasible = bool(verifier.get("feasible"))
     title, text = experience_text(task, verifier, stage, reward)
     payload = {
-        "code": code, "code_hash": code_hash(code), "verifier": verifier, "reward": float(reward),
-        "context_ids": [int(i) for i in context_ids], "stage": stage,
-        "parent_id": None if parent_id is None else int(parent_id), "depth": int(depth),
-        "feasible": feasible, "speedup": verifier.get("speedup") if feasible else None,
+        "code": code,
+        "code_hash": code_hash(code),
+        "verifier": verifier,
+        "reward": float(reward),
+        "context_ids": [int(i) for i in context_ids],
+        "stage": stage,
+        "parent_id": None if parent_id is None else int(parent_id),
+        "depth": int(depth),
+        "feasible": feasible,
+        "speedup": verifier.get("speedup") if feasible else None,
         "latency_s": verifier.get("latency_s") if feasible else None,
-        "error_class": verifier.get("error_class"), "episode": episode, "step": step,
+        "error_class": verifier.get("error_class"),
+        "episode": episode,
+        "step": step,
     }
     if extra:
         payload.update(extra)
     common = dict(task_id=task.id, level=task.level, category=task.category, backend=backend)
-    trace = MemoryItem(kind="trace", title=f"trace {task.name} {stage}: {title.split(': ', 1)[-1]}",
-                       text=f"{text}\n```python\n{code}\n```", payload=payload, **common)
+    trace = MemoryItem(
+        kind="trace",
+        title=f"trace {task.name} {stage}: {title.split(': ', 1)[-1]}",
+        text=f"{text}\n```python\n{code}\n```",
+        payload=payload,
+        **common,
+    )
     trace_id = int(store.add(trace))
-    exp = MemoryItem(kind="experience_success" if feasible else "experience_failure", title=title, text=text,
-                     payload={"trace_id": trace_id, "error_class": verifier.get("error_class"),
-                              "speedup": payload["speedup"], "stage": stage, "feasible": feasible},
-                     **common)
+    exp = MemoryItem(
+        kind="experience_success" if feasible else "experience_failure",
+        title=title,
+        text=text,
+        payload={
+            "trace_id": trace_id,
+            "error_class": verifier.get("error_class"),
+            "speedup": payload["speedup"],
+            "stage": stage,
+            "feasible": feasible,
+        },
+        **common,
+    )
     exp_id = int(store.add(exp))
     return trace_id, exp_id

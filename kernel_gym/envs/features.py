@@ -13,13 +13,23 @@ import numpy as np
 
 from kernel_gym.memory import ITEM_KINDS, MemoryItem
 
-__all__ = ["CANDIDATE_FEATURES", "PARENT_FEATURES", "FEATURE_CLIP", "TaskProjection", "item_outcome",
-           "candidate_row", "parent_row", "clean_text"]
+__all__ = [
+    "CANDIDATE_FEATURES",
+    "PARENT_FEATURES",
+    "FEATURE_CLIP",
+    "TaskProjection",
+    "item_outcome",
+    "candidate_row",
+    "parent_row",
+    "clean_text",
+]
 
 #: Column names of ``obs["candidates"]`` (one row per candidate slot).
 CANDIDATE_FEATURES: tuple[str, ...] = (
-    ("similarity",) + tuple(f"kind_{k}" for k in ITEM_KINDS)
-    + ("level_match", "category_match", "outcome", "log2_speedup", "age", "use_count", "q1", "q2"))
+    ("similarity",)
+    + tuple(f"kind_{k}" for k in ITEM_KINDS)
+    + ("level_match", "category_match", "outcome", "log2_speedup", "age", "use_count", "q1", "q2")
+)
 #: Column names of ``obs["parents"]`` (one row per parent slot).
 PARENT_FEATURES: tuple[str, ...] = ("log10_latency_s", "log2_speedup", "depth", "q2")
 #: Every numeric feature is clipped to [-FEATURE_CLIP, FEATURE_CLIP].
@@ -55,14 +65,22 @@ def item_outcome(item: MemoryItem) -> float:
     return 0.0
 
 
-def candidate_row(item: MemoryItem, similarity: float, task_level: int, task_category: str,
-                  clock: int) -> np.ndarray:
+def candidate_row(item: MemoryItem, similarity: float, task_level: int, task_category: str, clock: int) -> np.ndarray:
     """One row of ``obs["candidates"]``: see :data:`CANDIDATE_FEATURES`."""
     kind = [1.0 if item.kind == k else 0.0 for k in ITEM_KINDS]
     age = max(0, clock - (item.created_at or 0))
-    row = [similarity, *kind, float(item.level == task_level), float(item.category == task_category),
-           item_outcome(item), _log2(item.payload.get("speedup")), math.log1p(age) / 10.0,
-           math.log1p(item.use_count) / 5.0, item.q1, item.q2]
+    row = [
+        similarity,
+        *kind,
+        float(item.level == task_level),
+        float(item.category == task_category),
+        item_outcome(item),
+        _log2(item.payload.get("speedup")),
+        math.log1p(age) / 10.0,
+        math.log1p(item.use_count) / 5.0,
+        item.q1,
+        item.q2,
+    ]
     return np.array([_clip(v) for v in row], dtype=np.float32)
 
 

@@ -92,8 +92,14 @@ CODE_TEXT_LIMIT = 200000
 ID_HIGH = 2**53  # largest trace id an action can name (ids are SQLite rowids)
 TASK_EMBED_DIM = 64
 #: Kinds a candidate pool is recalled from (everything the memory holds).
-RECALL_KINDS: tuple[str, ...] = ("api_template", "best_practice", "experience_success", "experience_failure",
-                                 "trace", "validity_rule")
+RECALL_KINDS: tuple[str, ...] = (
+    "api_template",
+    "best_practice",
+    "experience_success",
+    "experience_failure",
+    "trace",
+    "validity_rule",
+)
 
 
 class KernelSynthesisEnv(gym.Env):
@@ -192,24 +198,42 @@ class KernelSynthesisEnv(gym.Env):
 
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}
 
-    def __init__(self, backend: str = "ascend_sim", tasks: str | Sequence[str | TaskSpec] = "level1",
-                 task_stream: str = "suite", max_tasks: int | None = None, budget: int = 30,
-                 n_select: int = 4, recall_multiplier: int = 4, max_parents: int = 4,
-                 memory: str | os.PathLike[str] | MemoryStore | None = None, seed_knowledge: bool = True,
-                 generator: str | Generator | dict[str, Any] | None = "synthetic",
-                 generator_options: dict[str, Any] | None = None,
-                 verify_settings: dict[str, Any] | None = None, search_actions: bool = False,
-                 shard: tuple[int, int] | None = None, task_slots: int | None = None,
-                 pin_rules: int | None = None, render_mode: str | None = None,
-                 answer_format: str = "python", candidates_per_step: int = 1,
-                 reward: str | Reward = "evokernel") -> None:
-        for name, value in (("budget", budget), ("n_select", n_select), ("recall_multiplier", recall_multiplier),
-                            ("max_parents", max_parents)):
+    def __init__(
+        self,
+        backend: str = "ascend_sim",
+        tasks: str | Sequence[str | TaskSpec] = "level1",
+        task_stream: str = "suite",
+        max_tasks: int | None = None,
+        budget: int = 30,
+        n_select: int = 4,
+        recall_multiplier: int = 4,
+        max_parents: int = 4,
+        memory: str | os.PathLike[str] | MemoryStore | None = None,
+        seed_knowledge: bool = True,
+        generator: str | Generator | dict[str, Any] | None = "synthetic",
+        generator_options: dict[str, Any] | None = None,
+        verify_settings: dict[str, Any] | None = None,
+        search_actions: bool = False,
+        shard: tuple[int, int] | None = None,
+        task_slots: int | None = None,
+        pin_rules: int | None = None,
+        render_mode: str | None = None,
+        answer_format: str = "python",
+        candidates_per_step: int = 1,
+        reward: str | Reward = "evokernel",
+    ) -> None:
+        for name, value in (
+            ("budget", budget),
+            ("n_select", n_select),
+            ("recall_multiplier", recall_multiplier),
+            ("max_parents", max_parents),
+        ):
             if not isinstance(value, (int, np.integer)) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         from kernel_gym.backends import get_backend
+
         self.backend = get_backend(backend).name  # raises a clear error for unknown backends
         self._backend_impl = get_backend(self.backend)
         self._backend_impl.check_answer_format(answer_format)
@@ -249,11 +273,14 @@ class KernelSynthesisEnv(gym.Env):
         self.generator: Generator | None = None
         if not self.code_actions:
             from kernel_gym.llm.registry import get_generator
+
             self.generator = get_generator(generator, **(generator_options or {}))
             writes = getattr(self.generator, "answer_formats", ("python",))
             if answer_format not in writes:
-                raise ValueError(f"generator {self.generator.name!r} writes answer_format {' or '.join(writes)}, not "
-                                 f"{answer_format!r}: use answer_format=python, or an LLM generator (litellm:<model>)")
+                raise ValueError(
+                    f"generator {self.generator.name!r} writes answer_format {' or '.join(writes)}, not "
+                    f"{answer_format!r}: use answer_format=python, or an LLM generator (litellm:<model>)"
+                )
 
         self.observation_space = self._make_observation_space()
         self.action_space = self._make_action_space()
@@ -277,18 +304,20 @@ class KernelSynthesisEnv(gym.Env):
         k, p, c = self.k, self.p, FEATURE_CLIP
         text = spaces.Text(max_length=TASK_TEXT_LIMIT, min_length=0, charset=TEXT_CHARSET)
         cand_text = spaces.Text(max_length=CANDIDATE_TEXT_LIMIT, min_length=0, charset=TEXT_CHARSET)
-        return spaces.Dict({
-            "task_text": text,
-            "candidate_text": spaces.Tuple([cand_text] * k),
-            "task_embedding": spaces.Box(-1.0, 1.0, (TASK_EMBED_DIM,), np.float32),
-            "stage": spaces.Discrete(2),
-            "budget_left": spaces.Box(0.0, 1.0, (1,), np.float32),
-            "best_speedup": spaces.Box(-c, c, (1,), np.float32),
-            "candidates": spaces.Box(-c, c, (k, len(CANDIDATE_FEATURES)), np.float32),
-            "candidate_mask": spaces.MultiBinary(k),
-            "parents": spaces.Box(-c, c, (p, len(PARENT_FEATURES)), np.float32),
-            "parent_mask": spaces.MultiBinary(p),
-        })
+        return spaces.Dict(
+            {
+                "task_text": text,
+                "candidate_text": spaces.Tuple([cand_text] * k),
+                "task_embedding": spaces.Box(-1.0, 1.0, (TASK_EMBED_DIM,), np.float32),
+                "stage": spaces.Discrete(2),
+                "budget_left": spaces.Box(0.0, 1.0, (1,), np.float32),
+                "best_speedup": spaces.Box(-c, c, (1,), np.float32),
+                "candidates": spaces.Box(-c, c, (k, len(CANDIDATE_FEATURES)), np.float32),
+                "candidate_mask": spaces.MultiBinary(k),
+                "parents": spaces.Box(-c, c, (p, len(PARENT_FEATURES)), np.float32),
+                "parent_mask": spaces.MultiBinary(p),
+            }
+        )
 
     def _make_action_space(self) -> spaces.Dict:
         d: dict[str, spaces.Space] = {"select": spaces.MultiBinary(self.k), "parent": spaces.Discrete(self.p + 1)}
@@ -303,16 +332,19 @@ class KernelSynthesisEnv(gym.Env):
         return spaces.Dict(d)
 
     # ------------------------------------------------------------------ reset
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
-              ) -> tuple[dict[str, Any], dict[str, Any]]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
         super().reset(seed=seed)
         if seed is not None:
             self.stream.seed(seed)  # draws the "mixed" order once; never rewinds the stream
         options = dict(options or {})
         unknown = set(options) - {"task", "task_id", "stream_position", "episode_key", "start_step"}
         if unknown:
-            raise ValueError(f"unknown reset options {sorted(unknown)}; known: task (or task_id), stream_position, "
-                             "episode_key, start_step")
+            raise ValueError(
+                f"unknown reset options {sorted(unknown)}; known: task (or task_id), stream_position, "
+                "episode_key, start_step"
+            )
         if "task" in options:
             options["task_id"] = options.pop("task")
         if "stream_position" in options:
@@ -332,8 +364,11 @@ class KernelSynthesisEnv(gym.Env):
         self._last_feedback = None
         self._last_step = None
         if self._t:  # resuming an interrupted episode: the feedback of its last logged step
-            done = [it for it in self.memory.iterate("trace", task_id=self.task.id, backend=self.backend)
-                    if it.payload.get("episode") == self._episode_key]
+            done = [
+                it
+                for it in self.memory.iterate("trace", task_id=self.task.id, backend=self.backend)
+                if it.payload.get("episode") == self._episode_key
+            ]
             if done:
                 self._last_feedback = max(done, key=lambda it: it.payload.get("step") or 0).payload.get("verifier")
         self._load_parents()
@@ -357,8 +392,15 @@ class KernelSynthesisEnv(gym.Env):
         lat = float(payload["latency_s"])
         ver = payload.get("verifier") or {}
         ref = ver.get("reference_latency_s")
-        self._parents.append({"id": int(item_id), "latency_s": lat, "speedup": payload.get("speedup"),
-                              "depth": int(payload.get("depth", 0)), "code_hash": payload.get("code_hash")})
+        self._parents.append(
+            {
+                "id": int(item_id),
+                "latency_s": lat,
+                "speedup": payload.get("speedup"),
+                "depth": int(payload.get("depth", 0)),
+                "code_hash": payload.get("code_hash"),
+            }
+        )
         if self._best_latency is None or lat < self._best_latency:
             self._best_latency = lat
             self._best_speedup = payload.get("speedup")
@@ -382,19 +424,33 @@ class KernelSynthesisEnv(gym.Env):
         vec, _ = self._task_vectors()
         pinned: list[tuple[MemoryItem, float]] = []
         if self.pin_rules is not None:
-            rules = [c for c in self.memory.recall(vec, k=256, kinds="validity_rule", backend=[self.backend, None])
-                     if c[0].count >= self.pin_rules]
+            rules = [
+                c
+                for c in self.memory.recall(vec, k=256, kinds="validity_rule", backend=[self.backend, None])
+                if c[0].count >= self.pin_rules
+            ]
             pinned = sorted(rules, key=lambda c: (-c[0].count, c[0].id))[: self.n_select]
         taken = {c[0].id for c in pinned}
         own: list[tuple[MemoryItem, float]] = []
         if self.task_slots:
-            own = [c for c in self.memory.recall(vec, k=self.task_slots + len(pinned), kinds=list(RECALL_KINDS),
-                                                 task_id=self.task.id, backend=self.backend)
-                   if c[0].id not in taken][: self.task_slots]
+            own = [
+                c
+                for c in self.memory.recall(
+                    vec,
+                    k=self.task_slots + len(pinned),
+                    kinds=list(RECALL_KINDS),
+                    task_id=self.task.id,
+                    backend=self.backend,
+                )
+                if c[0].id not in taken
+            ][: self.task_slots]
             taken |= {c[0].id for c in own}
         room = self.k - len(pinned) - len(own)
-        rest = [c for c in self.memory.recall(vec, k=self.k, kinds=list(RECALL_KINDS), backend=[self.backend, None])
-                if c[0].id not in taken][:room]
+        rest = [
+            c
+            for c in self.memory.recall(vec, k=self.k, kinds=list(RECALL_KINDS), backend=[self.backend, None])
+            if c[0].id not in taken
+        ][:room]
         self._candidates = pinned + sorted(own + rest, key=lambda c: (-c[1], c[0].id))
 
     def _shown_parents(self) -> list[dict[str, Any]]:
@@ -424,8 +480,10 @@ class KernelSynthesisEnv(gym.Env):
             par[i] = parent_row(p["latency_s"], p["speedup"], p["depth"], p["q2"])
             pmask[i] = 1
         best = math.log2(self._best_speedup) if self._best_speedup else 0.0
-        task_text = (f"task {self.task.id} ({self.task.category}, {self.task.dtype}, level {self.task.level})\n"
-                     f"{self.task.description}\n{self.task.source}")
+        task_text = (
+            f"task {self.task.id} ({self.task.category}, {self.task.dtype}, level {self.task.level})\n"
+            f"{self.task.description}\n{self.task.source}"
+        )
         return {
             "task_text": clean_text(task_text, TASK_TEXT_LIMIT),
             "candidate_text": tuple(texts),
@@ -444,18 +502,38 @@ class KernelSynthesisEnv(gym.Env):
         clock = self.memory.clock
         cands: list[CandidateInfo | None] = [None] * self.k
         for i, (item, sim) in enumerate(self._candidates):
-            cands[i] = CandidateInfo(id=item.id, kind=item.kind, title=item.title, similarity=float(sim), q1=item.q1,
-                                     q2=item.q2, use_count=item.use_count, task_id=item.task_id,
-                                     category=item.category, level=item.level, outcome=item_outcome(item),
-                                     speedup=item.payload.get("speedup"), age=clock - (item.created_at or 0))
+            cands[i] = CandidateInfo(
+                id=item.id,
+                kind=item.kind,
+                title=item.title,
+                similarity=float(sim),
+                q1=item.q1,
+                q2=item.q2,
+                use_count=item.use_count,
+                task_id=item.task_id,
+                category=item.category,
+                level=item.level,
+                outcome=item_outcome(item),
+                speedup=item.payload.get("speedup"),
+                age=clock - (item.created_at or 0),
+            )
         parents: list[ParentInfo | None] = [None] * self.p
         for i, p in enumerate(self._parent_slots):
             parents[i] = ParentInfo(**p)
-        return EnvInfo(task_id=self.task.id, stage=self._stage, step=self._t, budget=self.budget,
-                       n_select=self.n_select, candidates=cands, parents=parents,
-                       best_latency_s=self._best_latency, best_speedup=self._best_speedup,
-                       episode_key=self._episode_key, id_actions=self.search_actions,
-                       last_step=self._last_step).to_dict()
+        return EnvInfo(
+            task_id=self.task.id,
+            stage=self._stage,
+            step=self._t,
+            budget=self.budget,
+            n_select=self.n_select,
+            candidates=cands,
+            parents=parents,
+            best_latency_s=self._best_latency,
+            best_speedup=self._best_speedup,
+            episode_key=self._episode_key,
+            id_actions=self.search_actions,
+            last_step=self._last_step,
+        ).to_dict()
 
     # ------------------------------------------------------------------ step
     def step(self, action: dict[str, Any]) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
@@ -476,14 +554,28 @@ class KernelSynthesisEnv(gym.Env):
         self._recall()
         timing = StepTiming(generate_s=attempt.generate_s, verify_s=attempt.verify_s, overhead_s=0.0)
         self._last_step = StepRecord(
-            step_stage=stage, context_ids=[int(it.id) for it in choice.context],
-            parent_id=choice.parent.item_id if choice.parent else None, mode=choice.mode,
-            feasible=bool(attempt.result.get("feasible")), reward=reward, verifier=attempt.result,
-            trace_id=trace_id, experience_id=experience_id, code_hash=code_hash(attempt.code),
-            usage=attempt.usage, generator_notes=attempt.notes, first_feasible=first_feasible, code=attempt.code,
-            invalid_ids=list(choice.invalid_ids), outcome=_outcome(attempt.result),
-            generation_error=attempt.generation_error, reply=attempt.reply, reasoning=attempt.reasoning,
-            candidates_tried=attempt.tried, timing=timing)
+            step_stage=stage,
+            context_ids=[int(it.id) for it in choice.context],
+            parent_id=choice.parent.item_id if choice.parent else None,
+            mode=choice.mode,
+            feasible=bool(attempt.result.get("feasible")),
+            reward=reward,
+            verifier=attempt.result,
+            trace_id=trace_id,
+            experience_id=experience_id,
+            code_hash=code_hash(attempt.code),
+            usage=attempt.usage,
+            generator_notes=attempt.notes,
+            first_feasible=first_feasible,
+            code=attempt.code,
+            invalid_ids=list(choice.invalid_ids),
+            outcome=_outcome(attempt.result),
+            generation_error=attempt.generation_error,
+            reply=attempt.reply,
+            reasoning=attempt.reasoning,
+            candidates_tried=attempt.tried,
+            timing=timing,
+        )
         obs = self._observation()
         info = self._info()
         info["timing"]["overhead_s"] = time.perf_counter() - t0 - attempt.generate_s - attempt.verify_s
@@ -498,14 +590,16 @@ class KernelSynthesisEnv(gym.Env):
         if self._t >= self.budget:
             raise RuntimeError("the episode is over (budget spent); call reset()")
         if not isinstance(action, dict) or "select" not in action or "parent" not in action:
-            raise ValueError("an action is a dict with keys 'select' (K zeros/ones) and 'parent' (int); "
-                             "see env.action_space")
+            raise ValueError(
+                "an action is a dict with keys 'select' (K zeros/ones) and 'parent' (int); see env.action_space"
+            )
         if self.code_actions and "code" not in action:
             raise ValueError("this env is in code-action mode (generator='code'): the action needs a 'code' string")
         select = np.asarray(action["select"]).reshape(-1)
         if select.shape[0] != self.k:
-            raise ValueError(f"action['select'] must have {self.k} entries (K = n_select * recall_multiplier), "
-                             f"got {select.shape[0]}")
+            raise ValueError(
+                f"action['select'] must have {self.k} entries (K = n_select * recall_multiplier), got {select.shape[0]}"
+            )
         slot = int(action["parent"])
         if not 0 <= slot <= self.p:
             raise ValueError(f"action['parent'] must be in [0, {self.p}], got {slot}")
@@ -524,10 +618,14 @@ class KernelSynthesisEnv(gym.Env):
             ids = [int(i) for i in np.asarray(action.get("pool_ids", [])).reshape(-1) if int(i) >= 0]
             if ids:
                 pool = [p for p in (self._parent_by_id(i, invalid) for i in ids) if p is not None]
-        return _Choice(context=[self._candidates[i][0] for i in chosen],
-                       parent=self._parent_kernel(parent) if parent else None, mode=mode,
-                       pool=[self._parent_kernel(p) for p in pool], invalid_ids=invalid,
-                       code=str(action["code"]) if self.code_actions else None)
+        return _Choice(
+            context=[self._candidates[i][0] for i in chosen],
+            parent=self._parent_kernel(parent) if parent else None,
+            mode=mode,
+            pool=[self._parent_kernel(p) for p in pool],
+            invalid_ids=invalid,
+            code=str(action["code"]) if self.code_actions else None,
+        )
 
     def _parent_by_id(self, trace_id: int, invalid: list[int]) -> dict[str, Any] | None:
         """A parent named by trace id: any feasible kernel of this task in memory (not only the P
@@ -539,8 +637,12 @@ class KernelSynthesisEnv(gym.Env):
 
     def _parent_kernel(self, parent: dict[str, Any]) -> ParentKernel:
         item = self.memory.get(parent["id"])
-        return ParentKernel(code=item.payload.get("code", ""), verifier=item.payload.get("verifier"),
-                            item_id=item.id, depth=int(item.payload.get("depth", 0)))
+        return ParentKernel(
+            code=item.payload.get("code", ""),
+            verifier=item.payload.get("verifier"),
+            item_id=item.id,
+            depth=int(item.payload.get("depth", 0)),
+        )
 
     def _act(self, choice: _Choice) -> _Attempt:
         """The step's kernel and its verifier result: the action's code, or the best of the
@@ -551,11 +653,22 @@ class KernelSynthesisEnv(gym.Env):
             return _Attempt(code=choice.code, result=result, verify_s=time.perf_counter() - t)
         assert self.generator is not None and self.task is not None
         t_gen = time.perf_counter()
-        requests = [GenerationRequest(
-            task=self.task, backend=self.backend, stage=self._stage, memories=choice.context, parent=choice.parent,
-            feedback=self._last_feedback, step=self._t, seed=int(self.np_random.integers(2**31 - 1)),
-            mode=choice.mode, pool=choice.pool, answer_format=self.answer_format)
-            for _ in range(self.candidates_per_step)]
+        requests = [
+            GenerationRequest(
+                task=self.task,
+                backend=self.backend,
+                stage=self._stage,
+                memories=choice.context,
+                parent=choice.parent,
+                feedback=self._last_feedback,
+                step=self._t,
+                seed=int(self.np_random.integers(2**31 - 1)),
+                mode=choice.mode,
+                pool=choice.pool,
+                answer_format=self.answer_format,
+            )
+            for _ in range(self.candidates_per_step)
+        ]
         gens = self._generate(requests)  # a BudgetExhausted leaves the step undone
         total = Usage(model=getattr(self.generator, "model", self.generator.name), attempts=0)
         for g in gens:
@@ -570,20 +683,43 @@ class KernelSynthesisEnv(gym.Env):
             res = self._no_code_result(g) if g.no_code else self._verify(g.source)
             tried.append({"outcome": _outcome(res), "latency_s": res.get("latency_s")})
             # best-of-k: a feasible kernel, fastest first; else one that was verified; else no_code
-            rank = (0 if res.get("feasible") else 1 if not g.no_code else 2,
-                    float(res.get("latency_s") or math.inf) if res.get("feasible") else 0.0, i)
+            rank = (
+                0 if res.get("feasible") else 1 if not g.no_code else 2,
+                float(res.get("latency_s") or math.inf) if res.get("feasible") else 0.0,
+                i,
+            )
             if best is None or rank < best[0]:
                 best = (rank, g, res)
         timing = {"generate_s": t_ver - t_gen, "verify_s": time.perf_counter() - t_ver}
         if best is None:  # every candidate failed to generate
             err = next(g for g in gens if isinstance(g, GenerationError))
-            result = {"feasible": False, "compiled": False, "correct": False, "hacked": False,
-                      "error_class": "generation_error", "message": f"{err.error_class}: {err.message}"}
-            return _Attempt(code="", result=result, usage=total.to_dict(), tried=tried,
-                            generation_error={"error_class": err.error_class, "message": err.message}, **timing)
+            result = {
+                "feasible": False,
+                "compiled": False,
+                "correct": False,
+                "hacked": False,
+                "error_class": "generation_error",
+                "message": f"{err.error_class}: {err.message}",
+            }
+            return _Attempt(
+                code="",
+                result=result,
+                usage=total.to_dict(),
+                tried=tried,
+                generation_error={"error_class": err.error_class, "message": err.message},
+                **timing,
+            )
         _, chosen, result = best
-        return _Attempt(code=chosen.source, result=result, usage=total.to_dict(), notes=dict(chosen.notes),
-                        reply=chosen.raw, reasoning=chosen.reasoning, tried=tried, **timing)
+        return _Attempt(
+            code=chosen.source,
+            result=result,
+            usage=total.to_dict(),
+            notes=dict(chosen.notes),
+            reply=chosen.raw,
+            reasoning=chosen.reasoning,
+            tried=tried,
+            **timing,
+        )
 
     def _verify(self, code: str) -> dict[str, Any]:
         assert self.task is not None
@@ -593,8 +729,14 @@ class KernelSynthesisEnv(gym.Env):
     @staticmethod
     def _no_code_result(gen: Generation) -> dict[str, Any]:
         why = gen.notes.get("extract_error") or "the reply holds no code"
-        return {"feasible": False, "compiled": False, "correct": False, "hacked": False, "error_class": "no_code",
-                "message": f"{why}; answer with the complete file in one fenced code block"}
+        return {
+            "feasible": False,
+            "compiled": False,
+            "correct": False,
+            "hacked": False,
+            "error_class": "no_code",
+            "message": f"{why}; answer with the complete file in one fenced code block",
+        }
 
     def _generate(self, requests: list[GenerationRequest]) -> list[Generation | GenerationError]:
         """One generation per request: concurrently through the generator's ``generate_many`` when
@@ -623,17 +765,36 @@ class KernelSynthesisEnv(gym.Env):
         context_ids = [int(it.id) for it in choice.context]
         depth = parent.depth + 1 if parent else 0
         trace_id, experience_id = write_step(
-            self.memory, self.task, self.backend, stage=self._stage, code=attempt.code, verifier=result,
-            reward=reward, context_ids=context_ids, parent_id=parent.item_id if parent else None, depth=depth,
-            episode=self._episode_key, step=self._t, extra={"mode": choice.mode} if self.search_actions else None)
+            self.memory,
+            self.task,
+            self.backend,
+            stage=self._stage,
+            code=attempt.code,
+            verifier=result,
+            reward=reward,
+            context_ids=context_ids,
+            parent_id=parent.item_id if parent else None,
+            depth=depth,
+            episode=self._episode_key,
+            step=self._t,
+            extra={"mode": choice.mode} if self.search_actions else None,
+        )
         if context_ids:
             self.memory.increment(context_ids, "use_count", 1)
         self._last_feedback = result
         first_feasible = False
         latency = result.get("latency_s")
         if result.get("feasible") and latency and trace_id is not None:
-            self._add_parent(trace_id, {"latency_s": latency, "speedup": result.get("speedup"), "depth": depth,
-                                        "code_hash": code_hash(attempt.code), "verifier": result})
+            self._add_parent(
+                trace_id,
+                {
+                    "latency_s": latency,
+                    "speedup": result.get("speedup"),
+                    "depth": depth,
+                    "code_hash": code_hash(attempt.code),
+                    "verifier": result,
+                },
+            )
             if self._stage == "drafting":
                 self._stage, first_feasible = "refining", True
         return trace_id, experience_id, first_feasible
@@ -648,11 +809,16 @@ class KernelSynthesisEnv(gym.Env):
             return f"{head} | {best} | {len(self._candidates)} candidates, {len(self._parents)} parents"
         s = self._last_step
         ver = s.verifier
-        outcome = (f"feasible, latency {ver['latency_s'] * 1e6:.1f} us, speedup {ver.get('speedup') or 0:.2f}x"
-                   if s.feasible else f"{ver.get('error_class')}: {str(ver.get('message', ''))[:120]}")
+        outcome = (
+            f"feasible, latency {ver['latency_s'] * 1e6:.1f} us, speedup {ver.get('speedup') or 0:.2f}x"
+            if s.feasible
+            else f"{ver.get('error_class')}: {str(ver.get('message', ''))[:120]}"
+        )
         titles = [self.memory.get(i).title[:60] for i in s.context_ids]
-        return (f"{head} | took a {s.step_stage} step (parent {s.parent_id}) | {outcome} | "
-                f"reward {s.reward:+.3f} | {best}\n  context: " + ("; ".join(titles) if titles else "(none)"))
+        return (
+            f"{head} | took a {s.step_stage} step (parent {s.parent_id}) | {outcome} | "
+            f"reward {s.reward:+.3f} | {best}\n  context: " + ("; ".join(titles) if titles else "(none)")
+        )
 
     def render(self) -> str | None:
         if self.render_mode is None:

@@ -20,8 +20,15 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Protocol, runtime_checkable
 
-__all__ = ["Reward", "EvoKernelReward", "AdaExploreReward", "SpeedupReward", "REWARDS", "get_reward",
-           "adaexplore_shaping"]
+__all__ = [
+    "Reward",
+    "EvoKernelReward",
+    "AdaExploreReward",
+    "SpeedupReward",
+    "REWARDS",
+    "get_reward",
+    "adaexplore_shaping",
+]
 
 
 @runtime_checkable
@@ -64,8 +71,16 @@ class EvoKernelReward:
         return float(math.tanh(math.log(best) - math.log(latency)))
 
 
-def adaexplore_shaping(compiled: bool, correct: bool, speedup: float | None, hacked: bool = False,
-                       lo: float = 0.1, hi: float = 10.0, r_lo: float = 0.4, r_hi: float = 1.6) -> float:
+def adaexplore_shaping(
+    compiled: bool,
+    correct: bool,
+    speedup: float | None,
+    hacked: bool = False,
+    lo: float = 0.1,
+    hi: float = 10.0,
+    r_lo: float = 0.4,
+    r_hi: float = 1.6,
+) -> float:
     """AdaExplore's shaping: 0 for a kernel that does not compile (or a hack), 0.05 for one that
     compiles but is wrong, and for a correct one ``r_lo + (r_hi - r_lo) * (clip(s, lo, hi) - lo) /
     (hi - lo)``: 0.4 at a speedup of 0.1x or less, 1.6 at 10x or more."""
@@ -85,8 +100,9 @@ class AdaExploreReward:
 
     def __call__(self, result: dict[str, Any], stage: str, best_latency_s: float | None) -> float:
         correct = bool(result.get("correct")) and bool(result.get("feasible", True))
-        return adaexplore_shaping(bool(result.get("compiled")), correct, result.get("speedup"),
-                                  bool(result.get("hacked")))
+        return adaexplore_shaping(
+            bool(result.get("compiled")), correct, result.get("speedup"), bool(result.get("hacked"))
+        )
 
 
 class SpeedupReward:
@@ -102,16 +118,21 @@ class SpeedupReward:
         return float(s)
 
 
-REWARDS: dict[str, Callable[[], Reward]] = {"evokernel": EvoKernelReward, "adaexplore": AdaExploreReward,
-                                            "speedup": SpeedupReward}
+REWARDS: dict[str, Callable[[], Reward]] = {
+    "evokernel": EvoKernelReward,
+    "adaexplore": AdaExploreReward,
+    "speedup": SpeedupReward,
+}
 
 
 def get_reward(reward: str | Reward) -> Reward:
     """The reward named ``reward`` (see :data:`REWARDS`), or ``reward`` itself when it is callable."""
     if isinstance(reward, str):
         if reward not in REWARDS:
-            raise ValueError(f"unknown reward {reward!r}; use env.reward={' | '.join(REWARDS)} "
-                             "or pass a callable (result, stage, best_latency_s) -> float")
+            raise ValueError(
+                f"unknown reward {reward!r}; use env.reward={' | '.join(REWARDS)} "
+                "or pass a callable (result, stage, best_latency_s) -> float"
+            )
         return REWARDS[reward]()
     if not callable(reward):
         raise TypeError(f"reward must be a name ({', '.join(REWARDS)}) or a callable, got {type(reward).__name__}")

@@ -31,8 +31,13 @@ class TaskStream:
     ``"mixed"`` order before the first task is handed out (later it changes nothing);
     ``restart(seed)`` goes back to the start (and reshuffles for ``"mixed"``)."""
 
-    def __init__(self, tasks: Sequence[TaskSpec], mode: str = "suite", max_tasks: int | None = None,
-                 shard: tuple[int, int] | None = None) -> None:
+    def __init__(
+        self,
+        tasks: Sequence[TaskSpec],
+        mode: str = "suite",
+        max_tasks: int | None = None,
+        shard: tuple[int, int] | None = None,
+    ) -> None:
         if mode not in STREAM_MODES:
             raise ValueError(f"task_stream must be one of {STREAM_MODES}, got {mode!r}")
         tasks = list(tasks)

@@ -29,6 +29,7 @@ __all__ = ["make_vector_env"]
 
 def _make_copy(kwargs: dict[str, Any]) -> gym.Env:
     from kernel_gym.envs.kernel_synthesis import KernelSynthesisEnv
+
     return KernelSynthesisEnv(**kwargs)
 
 
@@ -56,8 +57,14 @@ class _SharedStoreVectorEnv(gym.vector.VectorWrapper):
             self._tmpdir = None
 
 
-def make_vector_env(num_envs: int = 1, *, asynchronous: bool = True, context: str | None = "spawn",
-                    memory: str | os.PathLike[str] | None = None, **kwargs: Any) -> gym.vector.VectorEnv:
+def make_vector_env(
+    num_envs: int = 1,
+    *,
+    asynchronous: bool = True,
+    context: str | None = "spawn",
+    memory: str | os.PathLike[str] | None = None,
+    **kwargs: Any,
+) -> gym.vector.VectorEnv:
     """``num_envs`` copies of KernelSynthesisEnv over one store and one split task stream.
 
     :param num_envs: number of copies (>= 1).
@@ -73,8 +80,7 @@ def make_vector_env(num_envs: int = 1, *, asynchronous: bool = True, context: st
     if not isinstance(num_envs, int) or num_envs < 1:
         raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
     if isinstance(memory, MemoryStore):
-        raise ValueError("make_vec copies cannot share an open MemoryStore object; pass its path: "
-                         "memory=store.path")
+        raise ValueError("make_vec copies cannot share an open MemoryStore object; pass its path: memory=store.path")
     tmpdir = None
     if memory is None:
         tmpdir = tempfile.mkdtemp(prefix="kernel_gym_vec_")

@@ -12,8 +12,16 @@ from gymnasium import spaces
 __all__ = ["FlatKernelEnv", "NUMERIC_KEYS", "flatten_observation"]
 
 #: Observation keys the flat view concatenates, in this order (stage as a one-hot of 2).
-NUMERIC_KEYS: tuple[str, ...] = ("task_embedding", "stage", "budget_left", "best_speedup", "candidates",
-                                 "candidate_mask", "parents", "parent_mask")
+NUMERIC_KEYS: tuple[str, ...] = (
+    "task_embedding",
+    "stage",
+    "budget_left",
+    "best_speedup",
+    "candidates",
+    "candidate_mask",
+    "parents",
+    "parent_mask",
+)
 
 
 def flatten_observation(obs: dict[str, Any]) -> np.ndarray:
@@ -41,22 +49,27 @@ class FlatKernelEnv(gym.Wrapper):
         base = env.observation_space
         act = env.action_space
         if "code" in act.spaces:
-            raise ValueError("FlatKernelEnv needs a generator-driven env; code-action mode (generator='code') "
-                             "has a text action that cannot be flattened")
+            raise ValueError(
+                "FlatKernelEnv needs a generator-driven env; code-action mode (generator='code') "
+                "has a text action that cannot be flattened"
+            )
         self._k = act["select"].n
         self._p1 = act["parent"].n
         low, high = [], []
         for key in NUMERIC_KEYS:
             sp = base[key]
             if isinstance(sp, spaces.Discrete):
-                low.append(np.zeros(sp.n)); high.append(np.ones(sp.n))
+                low.append(np.zeros(sp.n))
+                high.append(np.ones(sp.n))
             elif isinstance(sp, spaces.MultiBinary):
-                low.append(np.zeros(int(np.prod(sp.shape)))); high.append(np.ones(int(np.prod(sp.shape))))
+                low.append(np.zeros(int(np.prod(sp.shape))))
+                high.append(np.ones(int(np.prod(sp.shape))))
             else:
                 low.append(np.broadcast_to(sp.low, sp.shape).reshape(-1))
                 high.append(np.broadcast_to(sp.high, sp.shape).reshape(-1))
-        self.observation_space = spaces.Box(np.concatenate(low).astype(np.float32),
-                                            np.concatenate(high).astype(np.float32), dtype=np.float32)
+        self.observation_space = spaces.Box(
+            np.concatenate(low).astype(np.float32), np.concatenate(high).astype(np.float32), dtype=np.float32
+        )
         self.action_space = spaces.MultiDiscrete([2] * self._k + [self._p1])
 
     def flatten(self, obs: dict[str, Any]) -> np.ndarray:

@@ -14,8 +14,16 @@ from typing import Any, Protocol, runtime_checkable
 from kernel_gym.memory.types import MemoryItem
 from kernel_gym.tasks.spec import TaskSpec
 
-__all__ = ["STAGES", "BudgetExhausted", "Generation", "GenerationError", "GenerationRequest", "Generator",
-           "ParentKernel", "Usage"]
+__all__ = [
+    "STAGES",
+    "BudgetExhausted",
+    "Generation",
+    "GenerationError",
+    "GenerationRequest",
+    "Generator",
+    "ParentKernel",
+    "Usage",
+]
 
 #: The two stages of an episode: write a first feasible kernel, then make it faster.
 STAGES: tuple[str, ...] = ("drafting", "refining")
@@ -101,11 +109,16 @@ class Usage:
     def add(self, other: "Usage") -> "Usage":
         """The sum of two usage records (for several candidates of one step); cost None if either is."""
         cost = None if self.cost_usd is None or other.cost_usd is None else self.cost_usd + other.cost_usd
-        return Usage(model=self.model or other.model, prompt_tokens=self.prompt_tokens + other.prompt_tokens,
-                     completion_tokens=self.completion_tokens + other.completion_tokens,
-                     reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens, cost_usd=cost,
-                     latency_s=max(self.latency_s, other.latency_s), cached=self.cached and other.cached,
-                     attempts=self.attempts + other.attempts)
+        return Usage(
+            model=self.model or other.model,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+            cost_usd=cost,
+            latency_s=max(self.latency_s, other.latency_s),
+            cached=self.cached and other.cached,
+            attempts=self.attempts + other.attempts,
+        )
 
 
 @dataclass
@@ -155,5 +168,4 @@ class Generator(Protocol):
 
     name: str
 
-    def generate(self, request: GenerationRequest) -> Generation:
-        ...
+    def generate(self, request: GenerationRequest) -> Generation: ...

@@ -20,8 +20,10 @@ __all__ = ["CodeBlock", "CodeExtractionError", "extract_code", "find_code_blocks
 _PY_TAGS = {"python", "py", "python3", "py3"}
 # An opening fence at the start of a line (3+ backticks, optional info string), up to the matching
 # closing fence at the start of a line or the end of the reply (a reply cut off by max_tokens).
-_FENCE = re.compile(r"^[ \t]*(?P<fence>`{3,})[ \t]*(?P<info>[^\n`]*)\n(?P<body>.*?)(?:^[ \t]*(?P=fence)[ \t]*$|\Z)",
-                    re.MULTILINE | re.DOTALL)
+_FENCE = re.compile(
+    r"^[ \t]*(?P<fence>`{3,})[ \t]*(?P<info>[^\n`]*)\n(?P<body>.*?)(?:^[ \t]*(?P=fence)[ \t]*$|\Z)",
+    re.MULTILINE | re.DOTALL,
+)
 _MODEL_NEW = re.compile(r"^\s*class\s+ModelNew\b", re.MULTILINE)
 
 
@@ -88,5 +90,7 @@ def extract_code(reply: str) -> str:
     if fallback:
         return max(fallback, key=lambda b: (b.is_python, len(b.code), b.index)).code
     kinds = ", ".join(sorted({b.lang or "untagged" for b in blocks})) or "none"
-    raise CodeExtractionError(f"the reply has no Python code block defining class ModelNew "
-                              f"({len(blocks)} fenced block(s): {kinds}; {len(reply)} characters)")
+    raise CodeExtractionError(
+        f"the reply has no Python code block defining class ModelNew "
+        f"({len(blocks)} fenced block(s): {kinds}; {len(reply)} characters)"
+    )

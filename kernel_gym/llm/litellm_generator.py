@@ -58,18 +58,54 @@ log = logging.getLogger(__name__)
 
 #: litellm arguments that pick an endpoint or credentials rather than the sampled text; they are
 #: left out of the cache key and of the stored request (so no secret lands on disk).
-_NON_SAMPLING_KEYS = frozenset({
-    "api_key", "api_base", "base_url", "api_version", "organization", "headers", "extra_headers",
-    "timeout", "request_timeout", "num_retries", "max_retries", "metadata", "custom_llm_provider",
-    "aws_access_key_id", "aws_secret_access_key", "aws_session_token", "aws_region_name",
-    "vertex_credentials", "vertex_project", "vertex_location",
-})
+_NON_SAMPLING_KEYS = frozenset(
+    {
+        "api_key",
+        "api_base",
+        "base_url",
+        "api_version",
+        "organization",
+        "headers",
+        "extra_headers",
+        "timeout",
+        "request_timeout",
+        "num_retries",
+        "max_retries",
+        "metadata",
+        "custom_llm_provider",
+        "aws_access_key_id",
+        "aws_secret_access_key",
+        "aws_session_token",
+        "aws_region_name",
+        "vertex_credentials",
+        "vertex_project",
+        "vertex_location",
+    }
+)
 #: Credentials that must come from the environment, never from a config file.
 _SECRET_KEYS = frozenset({"api_key", "aws_secret_access_key", "aws_session_token", "vertex_credentials"})
 
-_CONFIG_KEYS = ("model", "temperature", "max_tokens", "cache_dir", "use_cache", "cost_limit_usd", "token_limit",
-                "max_retries", "backoff_s", "max_backoff_s", "timeout_s", "deadline_s", "seed", "extra_kwargs",
-                "api_base", "api_key_env", "max_concurrency", "fallback_usd_per_mtok", "prompt_dir")
+_CONFIG_KEYS = (
+    "model",
+    "temperature",
+    "max_tokens",
+    "cache_dir",
+    "use_cache",
+    "cost_limit_usd",
+    "token_limit",
+    "max_retries",
+    "backoff_s",
+    "max_backoff_s",
+    "timeout_s",
+    "deadline_s",
+    "seed",
+    "extra_kwargs",
+    "api_base",
+    "api_key_env",
+    "max_concurrency",
+    "fallback_usd_per_mtok",
+    "prompt_dir",
+)
 
 _THINK = re.compile(r"<(think|thinking)>(.*?)(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
 _warned_unpriced: set[str] = set()
@@ -80,8 +116,11 @@ class CostLimitExceeded(BudgetExhausted):
     """The generator's running cost reached its limit; no further API call is made."""
 
     def __init__(self, spent_usd: float, limit_usd: float, model: str) -> None:
-        super().__init__(f"LLM cost limit reached for {model}: spent ${spent_usd:.4f} of the ${limit_usd:.4f} "
-                         "allowed (cost_limit_usd); raise the limit and resume, or replay from the cache", "cost")
+        super().__init__(
+            f"LLM cost limit reached for {model}: spent ${spent_usd:.4f} of the ${limit_usd:.4f} "
+            "allowed (cost_limit_usd); raise the limit and resume, or replay from the cache",
+            "cost",
+        )
         self.spent_usd = spent_usd
         self.limit_usd = limit_usd
         self.model = model
@@ -91,8 +130,11 @@ class TokenLimitExceeded(BudgetExhausted):
     """The generator's running token count reached its limit."""
 
     def __init__(self, spent: int, limit: int, model: str) -> None:
-        super().__init__(f"LLM token limit reached for {model}: {spent} of the {limit} tokens allowed "
-                         "(token_limit); raise the limit and resume", "tokens")
+        super().__init__(
+            f"LLM token limit reached for {model}: {spent} of the {limit} tokens allowed "
+            "(token_limit); raise the limit and resume",
+            "tokens",
+        )
         self.spent = spent
         self.limit = limit
 
@@ -108,8 +150,14 @@ def _litellm() -> Any:
 def retryable_errors() -> tuple[type[BaseException], ...]:
     """The litellm exceptions worth retrying: rate limits, timeouts, connection and server errors."""
     exc = _litellm().exceptions
-    return (exc.RateLimitError, exc.Timeout, exc.APIConnectionError, exc.ServiceUnavailableError,
-            exc.InternalServerError, exc.BadGatewayError)
+    return (
+        exc.RateLimitError,
+        exc.Timeout,
+        exc.APIConnectionError,
+        exc.ServiceUnavailableError,
+        exc.InternalServerError,
+        exc.BadGatewayError,
+    )
 
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:
@@ -164,16 +212,31 @@ class LiteLLMGenerator:
 
     answer_formats = ("python", "six_string")
 
-    def __init__(self, model: str, temperature: float = 0.2, max_tokens: int = 4096,
-                 cache_dir: str | Path | None = None, cost_limit_usd: float | None = None,
-                 max_retries: int = 4, backoff_s: float = 2.0, timeout_s: float = 120,
-                 seed: int | None = None, completion_fn: Callable[..., Any] | None = None,
-                 extra_kwargs: Mapping[str, Any] | None = None, *, use_cache: bool = True,
-                 max_backoff_s: float = 60.0, sleep_fn: Callable[[float], None] | None = None,
-                 deadline_s: float = 600.0, api_base: str | None = None, api_key_env: str | None = None,
-                 token_limit: int | None = None, max_concurrency: int = 4,
-                 fallback_usd_per_mtok: Sequence[float] = (1.0, 4.0),
-                 prompt_dir: str | Path | None = None) -> None:
+    def __init__(
+        self,
+        model: str,
+        temperature: float = 0.2,
+        max_tokens: int = 4096,
+        cache_dir: str | Path | None = None,
+        cost_limit_usd: float | None = None,
+        max_retries: int = 4,
+        backoff_s: float = 2.0,
+        timeout_s: float = 120,
+        seed: int | None = None,
+        completion_fn: Callable[..., Any] | None = None,
+        extra_kwargs: Mapping[str, Any] | None = None,
+        *,
+        use_cache: bool = True,
+        max_backoff_s: float = 60.0,
+        sleep_fn: Callable[[float], None] | None = None,
+        deadline_s: float = 600.0,
+        api_base: str | None = None,
+        api_key_env: str | None = None,
+        token_limit: int | None = None,
+        max_concurrency: int = 4,
+        fallback_usd_per_mtok: Sequence[float] = (1.0, 4.0),
+        prompt_dir: str | Path | None = None,
+    ) -> None:
         if not model or not isinstance(model, str):
             raise ValueError(f"model must be a litellm model string, got {model!r}")
         if max_retries < 0 or backoff_s < 0:
@@ -181,11 +244,15 @@ class LiteLLMGenerator:
         self.extra_kwargs = dict(extra_kwargs or {})
         secrets = sorted(_SECRET_KEYS & set(self.extra_kwargs))
         if secrets:
-            raise ValueError(f"{', '.join(secrets)} must not be given in config (it would be saved with the run): "
-                             "export the key in an environment variable and set api_key_env=<its name>")
+            raise ValueError(
+                f"{', '.join(secrets)} must not be given in config (it would be saved with the run): "
+                "export the key in an environment variable and set api_key_env=<its name>"
+            )
         if api_key_env is not None and not os.environ.get(str(api_key_env)):
-            raise ValueError(f"api_key_env={api_key_env!r} names an environment variable that is not set: "
-                             f"export {api_key_env}=<your key> before the run")
+            raise ValueError(
+                f"api_key_env={api_key_env!r} names an environment variable that is not set: "
+                f"export {api_key_env}=<your key> before the run"
+            )
         if int(max_concurrency) < 1:
             raise ValueError(f"max_concurrency must be >= 1, got {max_concurrency}")
         if len(tuple(fallback_usd_per_mtok)) != 2:
@@ -197,9 +264,13 @@ class LiteLLMGenerator:
         self.cost_limit_usd = None if cost_limit_usd is None else float(cost_limit_usd)
         self.token_limit = None if token_limit is None else int(token_limit)
         self.max_retries = int(max_retries)
-        self.policy = RetryPolicy(max_attempts=self.max_retries + 1, backoff_s=float(backoff_s),
-                                  max_backoff_s=float(max_backoff_s), timeout_s=float(timeout_s),
-                                  deadline_s=float(deadline_s))
+        self.policy = RetryPolicy(
+            max_attempts=self.max_retries + 1,
+            backoff_s=float(backoff_s),
+            max_backoff_s=float(max_backoff_s),
+            timeout_s=float(timeout_s),
+            deadline_s=float(deadline_s),
+        )
         self.seed = seed
         self.api_base = api_base
         self.api_key_env = api_key_env
@@ -207,8 +278,10 @@ class LiteLLMGenerator:
         self.fallback_usd_per_mtok = tuple(float(x) for x in fallback_usd_per_mtok)
         self.prompt_dir = None if prompt_dir is None else Path(prompt_dir)
         if self.prompt_dir is not None and not self.prompt_dir.is_dir():
-            raise ValueError(f"prompt_dir {str(self.prompt_dir)!r} is not a directory: point it at a folder of "
-                             "prompt files (copy kernel_gym/llm/prompts and edit)")
+            raise ValueError(
+                f"prompt_dir {str(self.prompt_dir)!r} is not a directory: point it at a folder of "
+                "prompt files (copy kernel_gym/llm/prompts and edit)"
+            )
         self.sleep_fn = time.sleep if sleep_fn is None else sleep_fn
         self._completion_fn = completion_fn
         self._lib = _litellm()  # imported now, so no call's latency includes the import
@@ -223,15 +296,15 @@ class LiteLLMGenerator:
         self._rng = random.Random()
         self._lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(self.max_concurrency)
-        self.total_cost_usd = 0.0           # priced spend (litellm's table)
-        self.total_estimated_usd = 0.0      # unpriced tokens at fallback_usd_per_mtok
+        self.total_cost_usd = 0.0  # priced spend (litellm's table)
+        self.total_estimated_usd = 0.0  # unpriced tokens at fallback_usd_per_mtok
         self.total_prompt_tokens = 0
         self.total_completion_tokens = 0
         self.total_reasoning_tokens = 0
-        self.calls = 0          # API calls that returned a reply
-        self.attempts = 0       # API calls made, failed ones included
-        self.retries = 0        # retryable errors that led to another attempt
-        self.failures = 0       # generations that raised GenerationError
+        self.calls = 0  # API calls that returned a reply
+        self.attempts = 0  # API calls made, failed ones included
+        self.retries = 0  # retryable errors that led to another attempt
+        self.failures = 0  # generations that raised GenerationError
         self.cache_hits = 0
 
     @classmethod
@@ -242,8 +315,9 @@ class LiteLLMGenerator:
         values.update(overrides)
         unknown = sorted(set(values) - set(_CONFIG_KEYS) - {"completion_fn", "sleep_fn"})
         if unknown:
-            raise ValueError(f"unknown LiteLLMGenerator config key(s) {', '.join(unknown)}; "
-                             f"valid keys: {', '.join(_CONFIG_KEYS)}")
+            raise ValueError(
+                f"unknown LiteLLMGenerator config key(s) {', '.join(unknown)}; valid keys: {', '.join(_CONFIG_KEYS)}"
+            )
         if not values.get("model"):
             raise ValueError("LiteLLMGenerator config needs 'model' (a litellm model string)")
         if values.get("extra_kwargs") is not None:
@@ -270,10 +344,16 @@ class LiteLLMGenerator:
             with self._lock:
                 self.cache_hits += 1
             rec_usage = record.get("usage") or {}
-            usage = Usage(model=self.model, prompt_tokens=int(rec_usage.get("prompt_tokens", 0)),
-                          completion_tokens=int(rec_usage.get("completion_tokens", 0)),
-                          reasoning_tokens=int(rec_usage.get("reasoning_tokens", 0) or 0), cost_usd=0.0,
-                          latency_s=time.perf_counter() - start, cached=True, attempts=0)
+            usage = Usage(
+                model=self.model,
+                prompt_tokens=int(rec_usage.get("prompt_tokens", 0)),
+                completion_tokens=int(rec_usage.get("completion_tokens", 0)),
+                reasoning_tokens=int(rec_usage.get("reasoning_tokens", 0) or 0),
+                cost_usd=0.0,
+                latency_s=time.perf_counter() - start,
+                cached=True,
+                attempts=0,
+            )
             notes["cached_cost_usd"] = rec_usage.get("cost_usd")
             reply, reasoning = record["reply"], record.get("reasoning") or ""
             notes["finish_reason"] = record.get("finish_reason")
@@ -281,22 +361,37 @@ class LiteLLMGenerator:
             reply, reasoning, usage, call_notes = self._call_full(messages)
             notes.update(call_notes)
             if self.cache is not None:
-                self.cache.put(key, {
-                    "model": self.model, "reply": reply, "reasoning": reasoning,
-                    "finish_reason": call_notes.get("finish_reason"),
-                    "usage": {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
-                              "reasoning_tokens": usage.reasoning_tokens, "cost_usd": usage.cost_usd},
-                    "request": {"messages": messages, "temperature": self.temperature,
-                                "max_tokens": self.max_tokens, "seed": key_seed, "extra": sampling},
-                })
+                self.cache.put(
+                    key,
+                    {
+                        "model": self.model,
+                        "reply": reply,
+                        "reasoning": reasoning,
+                        "finish_reason": call_notes.get("finish_reason"),
+                        "usage": {
+                            "prompt_tokens": usage.prompt_tokens,
+                            "completion_tokens": usage.completion_tokens,
+                            "reasoning_tokens": usage.reasoning_tokens,
+                            "cost_usd": usage.cost_usd,
+                        },
+                        "request": {
+                            "messages": messages,
+                            "temperature": self.temperature,
+                            "max_tokens": self.max_tokens,
+                            "seed": key_seed,
+                            "extra": sampling,
+                        },
+                    },
+                )
         no_code = False
         try:
             source = extract_code(reply)
         except CodeExtractionError as exc:
             source, no_code = reply, True
             notes["extract_error"] = str(exc)
-        return Generation(source=source, usage=usage, raw=reply, notes=notes, reasoning=reasoning or None,
-                          no_code=no_code)
+        return Generation(
+            source=source, usage=usage, raw=reply, notes=notes, reasoning=reasoning or None, no_code=no_code
+        )
 
     def generate_many(self, requests: Sequence[GenerationRequest]) -> list[Generation | GenerationError]:
         """Generate for every request at once (threads, at most ``max_concurrency`` in flight).
@@ -305,8 +400,7 @@ class LiteLLMGenerator:
         with. A BudgetExhausted is raised (after the others finish)."""
         if len(requests) <= 1:
             return [self._safe(r) for r in requests]
-        with ThreadPoolExecutor(max_workers=min(len(requests), self.max_concurrency),
-                                thread_name_prefix="llm") as pool:
+        with ThreadPoolExecutor(max_workers=min(len(requests), self.max_concurrency), thread_name_prefix="llm") as pool:
             out = list(pool.map(self._safe_or_budget, requests))
         for item in out:
             if isinstance(item, BudgetExhausted):
@@ -328,16 +422,25 @@ class LiteLLMGenerator:
     def stats(self) -> dict[str, Any]:
         """Running totals of this generator (JSON-able)."""
         with self._lock:
-            return {"model": self.model, "calls": self.calls, "attempts": self.attempts,
-                    "retries": self.retries, "failures": self.failures, "cache_hits": self.cache_hits,
-                    "total_prompt_tokens": self.total_prompt_tokens,
-                    "total_completion_tokens": self.total_completion_tokens,
-                    "total_reasoning_tokens": self.total_reasoning_tokens,
-                    "total_cost_usd": self.total_cost_usd, "total_estimated_usd": self.total_estimated_usd,
-                    "cost_limit_usd": self.cost_limit_usd, "token_limit": self.token_limit}
+            return {
+                "model": self.model,
+                "calls": self.calls,
+                "attempts": self.attempts,
+                "retries": self.retries,
+                "failures": self.failures,
+                "cache_hits": self.cache_hits,
+                "total_prompt_tokens": self.total_prompt_tokens,
+                "total_completion_tokens": self.total_completion_tokens,
+                "total_reasoning_tokens": self.total_reasoning_tokens,
+                "total_cost_usd": self.total_cost_usd,
+                "total_estimated_usd": self.total_estimated_usd,
+                "cost_limit_usd": self.cost_limit_usd,
+                "token_limit": self.token_limit,
+            }
 
-    def restore_totals(self, prompt_tokens: int = 0, completion_tokens: int = 0, cost_usd: float = 0.0,
-                       estimated_usd: float = 0.0) -> None:
+    def restore_totals(
+        self, prompt_tokens: int = 0, completion_tokens: int = 0, cost_usd: float = 0.0, estimated_usd: float = 0.0
+    ) -> None:
         """Start the running totals from a resumed run's logged spend, so limits hold across resumes."""
         with self._lock:
             self.total_prompt_tokens = int(prompt_tokens)
@@ -364,9 +467,15 @@ class LiteLLMGenerator:
     def _call_full(self, messages: list[dict[str, str]]) -> tuple[str, str, Usage, dict[str, Any]]:
         self._check_budget()
         completion = self._completion_fn or self._lib.completion
-        kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature,
-                                  "max_tokens": self.max_tokens, **self.extra_kwargs,
-                                  "num_retries": 0, "max_retries": 0}  # the retry policy here is the only one
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            **self.extra_kwargs,
+            "num_retries": 0,
+            "max_retries": 0,
+        }  # the retry policy here is the only one
         if self.api_base:
             kwargs["api_base"] = self.api_base
         if self.api_key_env:
@@ -383,8 +492,9 @@ class LiteLLMGenerator:
         start = time.perf_counter()
         with self._slots:
             try:
-                response = run_with_retries(attempt, self.policy, retryable_errors(), sleep=self.sleep_fn,
-                                            rng=self._rng, state=state)
+                response = run_with_retries(
+                    attempt, self.policy, retryable_errors(), sleep=self.sleep_fn, rng=self._rng, state=state
+                )
             except Exception as exc:  # noqa: BLE001 - every failure becomes a structured step outcome
                 latency = time.perf_counter() - start
                 with self._lock:
@@ -416,8 +526,9 @@ class LiteLLMGenerator:
         cost = self._cost(response, notes)
         estimated = 0.0
         if cost is None:
-            estimated = (prompt_tokens * self.fallback_usd_per_mtok[0]
-                         + completion_tokens * self.fallback_usd_per_mtok[1]) / 1e6
+            estimated = (
+                prompt_tokens * self.fallback_usd_per_mtok[0] + completion_tokens * self.fallback_usd_per_mtok[1]
+            ) / 1e6
             notes["estimated_cost_usd"] = estimated
         with self._lock:
             self.calls += 1
@@ -427,9 +538,16 @@ class LiteLLMGenerator:
             self.total_reasoning_tokens += reasoning_tokens
             self.total_cost_usd += cost or 0.0
             self.total_estimated_usd += estimated
-        usage = Usage(model=self.model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-                      reasoning_tokens=reasoning_tokens, cost_usd=cost, latency_s=latency, cached=False,
-                      attempts=state["attempts"])
+        usage = Usage(
+            model=self.model,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            reasoning_tokens=reasoning_tokens,
+            cost_usd=cost,
+            latency_s=latency,
+            cached=False,
+            attempts=state["attempts"],
+        )
         return content, reasoning, usage, notes
 
     def _cost(self, response: Any, notes: dict[str, Any]) -> float | None:
@@ -443,8 +561,12 @@ class LiteLLMGenerator:
                 first = self.model not in _warned_unpriced
                 _warned_unpriced.add(self.model)
             if first:
-                log.warning("litellm has no price for model %s: its cost is recorded as None, and cost_limit_usd "
-                            "counts its tokens at fallback_usd_per_mtok=%s (US dollars per million input, output "
-                            "tokens)", self.model, list(self.fallback_usd_per_mtok))
+                log.warning(
+                    "litellm has no price for model %s: its cost is recorded as None, and cost_limit_usd "
+                    "counts its tokens at fallback_usd_per_mtok=%s (US dollars per million input, output "
+                    "tokens)",
+                    self.model,
+                    list(self.fallback_usd_per_mtok),
+                )
             return None
         return cost if cost >= 0.0 else 0.0

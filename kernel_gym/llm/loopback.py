@@ -54,8 +54,12 @@ class LoopbackServer:
         latency_s: artificial latency of every request.
     """
 
-    def __init__(self, reply: str | Callable[[dict[str, Any]], Reply] = "", script: list[Reply] | None = None,
-                 latency_s: float = 0.0) -> None:
+    def __init__(
+        self,
+        reply: str | Callable[[dict[str, Any]], Reply] = "",
+        script: list[Reply] | None = None,
+        latency_s: float = 0.0,
+    ) -> None:
         self.default = reply
         self.script = list(script or [])
         self.latency_s = float(latency_s)
@@ -93,26 +97,42 @@ class LoopbackServer:
                 except ValueError:
                     body = {}
                 with server._lock:
-                    server.requests.append({"path": self.path, "body": body, "headers": dict(self.headers),
-                                            "time": time.monotonic()})
+                    server.requests.append(
+                        {"path": self.path, "body": body, "headers": dict(self.headers), "time": time.monotonic()}
+                    )
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     return self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
                 reply = server._next(body)
                 time.sleep(server.latency_s + reply.delay_s)
                 if reply.status != 200:
-                    return self._send(reply.status, {"error": {"message": f"scripted HTTP {reply.status}",
-                                                               "type": "server_error", "code": reply.status}},
-                                      reply.headers)
+                    return self._send(
+                        reply.status,
+                        {
+                            "error": {
+                                "message": f"scripted HTTP {reply.status}",
+                                "type": "server_error",
+                                "code": reply.status,
+                            }
+                        },
+                        reply.headers,
+                    )
                 message: dict[str, Any] = {"role": "assistant", "content": reply.content}
                 if reply.reasoning is not None:
                     message["reasoning_content"] = reply.reasoning
                 prompt_chars = sum(len(str(m.get("content", ""))) for m in body.get("messages", []))
-                usage = reply.usage or {"prompt_tokens": max(1, prompt_chars // 4),
-                                        "completion_tokens": max(1, len(reply.content) // 4),
-                                        "total_tokens": max(1, prompt_chars // 4) + max(1, len(reply.content) // 4)}
-                doc = {"id": f"chatcmpl-loopback-{len(server.requests)}", "object": "chat.completion",
-                       "created": int(time.time()), "model": body.get("model", "loopback"),
-                       "choices": [{"index": 0, "message": message, "finish_reason": "stop"}], "usage": usage}
+                usage = reply.usage or {
+                    "prompt_tokens": max(1, prompt_chars // 4),
+                    "completion_tokens": max(1, len(reply.content) // 4),
+                    "total_tokens": max(1, prompt_chars // 4) + max(1, len(reply.content) // 4),
+                }
+                doc = {
+                    "id": f"chatcmpl-loopback-{len(server.requests)}",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": body.get("model", "loopback"),
+                    "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                    "usage": usage,
+                }
                 self._send(200, doc, reply.headers)
 
             def _send(self, status: int, doc: dict[str, Any], headers: dict[str, str] | None = None) -> None:

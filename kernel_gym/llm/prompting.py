@@ -29,8 +29,17 @@ from typing import Any, Mapping
 from kernel_gym.llm.base import GenerationRequest, ParentKernel
 from kernel_gym.memory.types import MemoryItem
 
-__all__ = ["PROMPT_DIR", "PromptBudget", "answer_format", "build_messages", "load_template",
-           "render_feedback", "render_memory", "summarize_verifier", "truncate"]
+__all__ = [
+    "PROMPT_DIR",
+    "PromptBudget",
+    "answer_format",
+    "build_messages",
+    "load_template",
+    "render_feedback",
+    "render_memory",
+    "summarize_verifier",
+    "truncate",
+]
 
 #: Directory of the prompt template files.
 PROMPT_DIR = Path(__file__).resolve().parent / "prompts"
@@ -80,8 +89,9 @@ def _read_template(file: str) -> Template:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise FileNotFoundError(f"prompt template {path} is missing; the package data of "
-                                "kernel_gym/llm/prompts was not installed") from None
+        raise FileNotFoundError(
+            f"prompt template {path} is missing; the package data of kernel_gym/llm/prompts was not installed"
+        ) from None
     if not Template(text).is_valid():  # a user's file: fail on a stray $ now, with the fix
         raise ValueError(f"prompt file {path} has a '$' that is not a $name placeholder; write a literal $ as $$")
     return Template(text.strip("\n"))
@@ -174,36 +184,61 @@ def render_feedback(result: Mapping[str, Any], budget: PromptBudget = PromptBudg
     return "\n".join(lines)
 
 
-def render_memory(item: MemoryItem, index: int, budget: PromptBudget = PromptBudget(),
-                  prompt_dir: str | Path | None = None) -> str:
+def render_memory(
+    item: MemoryItem, index: int, budget: PromptBudget = PromptBudget(), prompt_dir: str | Path | None = None
+) -> str:
     """One memory item: kind, title and text; a trace also shows its (truncated) code and result."""
     text = truncate(item.text or "", budget.memory_text)
     payload = item.payload if isinstance(item.payload, dict) else {}
     code = payload.get("code")
     if item.kind == "trace" and isinstance(code, str) and code.strip():
-        return _fill("sections/memory_trace.md", prompt_dir, index=index, title=item.title or "untitled",
-                     task=item.task_id or "another task", text=text,
-                     verifier=summarize_verifier(payload.get("verifier"), budget),
-                     code=truncate(code, budget.trace_code))
-    return _fill("sections/memory_item.md", prompt_dir, index=index,
-                 kind=_KIND_LABELS.get(item.kind, item.kind),
-                 title=item.title or "untitled", text=text)
+        return _fill(
+            "sections/memory_trace.md",
+            prompt_dir,
+            index=index,
+            title=item.title or "untitled",
+            task=item.task_id or "another task",
+            text=text,
+            verifier=summarize_verifier(payload.get("verifier"), budget),
+            code=truncate(code, budget.trace_code),
+        )
+    return _fill(
+        "sections/memory_item.md",
+        prompt_dir,
+        index=index,
+        kind=_KIND_LABELS.get(item.kind, item.kind),
+        title=item.title or "untitled",
+        text=text,
+    )
 
 
-def _parent_section(parent: ParentKernel | None, heading: str, budget: PromptBudget,
-                    prompt_dir: str | Path | None) -> str:
+def _parent_section(
+    parent: ParentKernel | None, heading: str, budget: PromptBudget, prompt_dir: str | Path | None
+) -> str:
     if parent is None:
         return ""
-    return "\n\n" + _fill("sections/parent.md", prompt_dir, heading=heading,
-                        verifier=summarize_verifier(parent.verifier, budget), code=parent.code.rstrip())
+    return "\n\n" + _fill(
+        "sections/parent.md",
+        prompt_dir,
+        heading=heading,
+        verifier=summarize_verifier(parent.verifier, budget),
+        code=parent.code.rstrip(),
+    )
 
 
 def _pool_section(pool: list[ParentKernel], budget: PromptBudget, prompt_dir: str | Path | None) -> str:
     if not pool:
         return ""
-    items = "\n\n".join(_fill("sections/pool_item.md", prompt_dir, index=i,
-                              verifier=summarize_verifier(k.verifier, budget), code=truncate(k.code, budget.pool_code))
-                        for i, k in enumerate(pool, 1))
+    items = "\n\n".join(
+        _fill(
+            "sections/pool_item.md",
+            prompt_dir,
+            index=i,
+            verifier=summarize_verifier(k.verifier, budget),
+            code=truncate(k.code, budget.pool_code),
+        )
+        for i, k in enumerate(pool, 1)
+    )
     return "\n\n" + _fill("sections/pool.md", prompt_dir, pool=items)
 
 
@@ -213,8 +248,9 @@ def _task_line(request: GenerationRequest) -> str:
     return f"{desc} (level {task.level}, category {task.category}, dtype {task.dtype}, backend {request.backend})"
 
 
-def build_messages(request: GenerationRequest, budget: PromptBudget = PromptBudget(),
-                   prompt_dir: str | Path | None = None) -> list[dict[str, str]]:
+def build_messages(
+    request: GenerationRequest, budget: PromptBudget = PromptBudget(), prompt_dir: str | Path | None = None
+) -> list[dict[str, str]]:
     """The chat messages (``[{"role": "system", ...}, {"role": "user", ...}]``) for ``request``.
 
     Drafting asks for a correct kernel and shows an earlier failed attempt (``parent``) and the
@@ -228,27 +264,39 @@ def build_messages(request: GenerationRequest, budget: PromptBudget = PromptBudg
         memories = "\n\n" + _fill("sections/memories.md", prompt_dir, memories=rendered)
     feedback = ""
     if request.feedback:
-        feedback = "\n\n" + _fill("sections/feedback.md", prompt_dir,
-                                  feedback=render_feedback(request.feedback, budget))
-    common = dict(task_id=request.task.id, task_line=_task_line(request),
-                  reference=truncate(request.task.source, budget.reference),
-                  answer_format=answer_format(request.backend, request.answer_format, prompt_dir),
-                  memories_section=memories, feedback_section=feedback)
+        feedback = "\n\n" + _fill(
+            "sections/feedback.md", prompt_dir, feedback=render_feedback(request.feedback, budget)
+        )
+    common = dict(
+        task_id=request.task.id,
+        task_line=_task_line(request),
+        reference=truncate(request.task.source, budget.reference),
+        answer_format=answer_format(request.backend, request.answer_format, prompt_dir),
+        memories_section=memories,
+        feedback_section=feedback,
+    )
     if request.stage == "drafting":
         failed = bool(request.feedback) and not request.feedback.get("feasible")
-        user = _fill("drafting.md", prompt_dir, **common,
-                     parent_section=_parent_section(request.parent, "Your earlier attempt", budget, prompt_dir),
-                     fix_hint="\n" + _fill("fix_hint.md", prompt_dir) if failed else "")
+        user = _fill(
+            "drafting.md",
+            prompt_dir,
+            **common,
+            parent_section=_parent_section(request.parent, "Your earlier attempt", budget, prompt_dir),
+            fix_hint="\n" + _fill("fix_hint.md", prompt_dir) if failed else "",
+        )
     else:
         large = request.mode == "large"
         if request.parent is None and not (large and request.pool):
             mode = _fill("mode_scratch.md", prompt_dir)
         else:
             mode = _fill("mode_large.md" if large else "mode_small.md", prompt_dir)
-        user = _fill("refining.md", prompt_dir, **common,
-                     parent_section=_parent_section(request.parent, "Current kernel", budget, prompt_dir),
-                     pool_section=_pool_section(request.pool, budget, prompt_dir) if large else "",
-                     mode_instructions=mode)
+        user = _fill(
+            "refining.md",
+            prompt_dir,
+            **common,
+            parent_section=_parent_section(request.parent, "Current kernel", budget, prompt_dir),
+            pool_section=_pool_section(request.pool, budget, prompt_dir) if large else "",
+            mode_instructions=mode,
+        )
     user = user.strip() + "\n"
-    return [{"role": "system", "content": _fill("system.md", prompt_dir) + "\n"},
-            {"role": "user", "content": user}]
+    return [{"role": "system", "content": _fill("system.md", prompt_dir) + "\n"}, {"role": "user", "content": user}]

@@ -32,12 +32,14 @@ def get_generator(spec: "str | Generator | dict[str, Any]", **kwargs: Any) -> Ge
         raise TypeError(f"generator must be a name, a dict or a Generator, got {type(spec).__name__}")
     if spec == "synthetic":
         from kernel_gym.llm.synthetic import SyntheticCoder
+
         return SyntheticCoder(**kwargs)
     if spec.startswith("litellm:"):
         model = spec.split(":", 1)[1]
         if not model:
             raise ValueError("give a model after 'litellm:', e.g. 'litellm:openai/gpt-4o-mini'")
         from kernel_gym.llm.litellm_generator import LiteLLMGenerator
+
         kwargs.pop("seed", None) if "seed" in kwargs and kwargs["seed"] is None else None
         return LiteLLMGenerator(model=model, **kwargs)
     raise ValueError(f"unknown generator {spec!r}; use one of {', '.join(GENERATOR_NAMES)}")

@@ -28,12 +28,24 @@ def _canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=repr)
 
 
-def cache_key(model: str, messages: list[Mapping[str, Any]], temperature: float, max_tokens: int,
-              seed: int | None, extra: Mapping[str, Any] | None = None) -> str:
+def cache_key(
+    model: str,
+    messages: list[Mapping[str, Any]],
+    temperature: float,
+    max_tokens: int,
+    seed: int | None,
+    extra: Mapping[str, Any] | None = None,
+) -> str:
     """The hex SHA-256 key of one request."""
-    doc = {"format": CACHE_FORMAT, "model": model, "messages": list(messages),
-           "temperature": float(temperature), "max_tokens": int(max_tokens), "seed": seed,
-           "extra": dict(extra or {})}
+    doc = {
+        "format": CACHE_FORMAT,
+        "model": model,
+        "messages": list(messages),
+        "temperature": float(temperature),
+        "max_tokens": int(max_tokens),
+        "seed": seed,
+        "extra": dict(extra or {}),
+    }
     return hashlib.sha256(_canonical(doc).encode("utf-8")).hexdigest()
 
 

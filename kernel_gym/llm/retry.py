@@ -57,8 +57,10 @@ def retry_after_s(exc: BaseException) -> float | None:
     litellm keeps the provider's response headers on ``litellm_response_headers``; the OpenAI
     client's exception carries ``response.headers``.
     """
-    for headers in (getattr(exc, "litellm_response_headers", None), getattr(getattr(exc, "response", None),
-                                                                          "headers", None)):
+    for headers in (
+        getattr(exc, "litellm_response_headers", None),
+        getattr(getattr(exc, "response", None), "headers", None),
+    ):
         if not headers:
             continue
         try:
@@ -80,9 +82,16 @@ def retry_after_s(exc: BaseException) -> float | None:
     return None
 
 
-def run_with_retries(attempt: Callable[[float], T], policy: RetryPolicy, retryable: tuple[type[BaseException], ...],
-                     *, sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic,
-                     rng: random.Random | None = None, state: dict[str, Any] | None = None) -> T:
+def run_with_retries(
+    attempt: Callable[[float], T],
+    policy: RetryPolicy,
+    retryable: tuple[type[BaseException], ...],
+    *,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+    rng: random.Random | None = None,
+    state: dict[str, Any] | None = None,
+) -> T:
     """Call ``attempt(timeout_s)`` until it returns, following ``policy``, and return its result.
 
     A retryable error is retried after the larger of the backoff and the server's ``Retry-After``,
@@ -110,6 +119,8 @@ def run_with_retries(attempt: Callable[[float], T], policy: RetryPolicy, retryab
             if wait >= left:
                 state["deadline_hit"] = True
                 raise
-            state["retried"].append(f"{type(exc).__name__} (waited {wait:.2f} s"
-                                    + (f", Retry-After {asked:g} s)" if asked is not None else ")"))
+            state["retried"].append(
+                f"{type(exc).__name__} (waited {wait:.2f} s"
+                + (f", Retry-After {asked:g} s)" if asked is not None else ")")
+            )
             sleep(wait)

@@ -4,6 +4,14 @@ from kernel_gym.native.cabi import CFunction, CParam, NativeFunction, NativeLibr
 from kernel_gym.native.compile import CompileError, cache_root, compile_shared, compiler_version
 
 __all__ = [
-    "CFunction", "CParam", "CompileError", "NativeFunction", "NativeLibrary", "cache_root",
-    "compile_shared", "compiler_version", "parse_extern_c", "strip_comments",
+    "CFunction",
+    "CParam",
+    "CompileError",
+    "NativeFunction",
+    "NativeLibrary",
+    "cache_root",
+    "compile_shared",
+    "compiler_version",
+    "parse_extern_c",
+    "strip_comments",
 ]

@@ -20,23 +20,50 @@ __all__ = ["CParam", "CFunction", "NativeLibrary", "parse_extern_c", "strip_comm
 
 # Scalar C types -> ctypes. Pointer types are handled separately.
 _SCALARS: dict[str, Any] = {
-    "int": ctypes.c_int, "signed": ctypes.c_int, "unsigned": ctypes.c_uint,
-    "unsigned int": ctypes.c_uint, "long": ctypes.c_long, "unsigned long": ctypes.c_ulong,
-    "long long": ctypes.c_longlong, "unsigned long long": ctypes.c_ulonglong,
-    "short": ctypes.c_short, "unsigned short": ctypes.c_ushort, "char": ctypes.c_char,
-    "int8_t": ctypes.c_int8, "uint8_t": ctypes.c_uint8, "int16_t": ctypes.c_int16,
-    "uint16_t": ctypes.c_uint16, "int32_t": ctypes.c_int32, "uint32_t": ctypes.c_uint32,
-    "int64_t": ctypes.c_int64, "uint64_t": ctypes.c_uint64, "size_t": ctypes.c_size_t,
-    "ssize_t": ctypes.c_ssize_t, "ptrdiff_t": ctypes.c_ssize_t,
-    "float": ctypes.c_float, "double": ctypes.c_double, "bool": ctypes.c_bool,
+    "int": ctypes.c_int,
+    "signed": ctypes.c_int,
+    "unsigned": ctypes.c_uint,
+    "unsigned int": ctypes.c_uint,
+    "long": ctypes.c_long,
+    "unsigned long": ctypes.c_ulong,
+    "long long": ctypes.c_longlong,
+    "unsigned long long": ctypes.c_ulonglong,
+    "short": ctypes.c_short,
+    "unsigned short": ctypes.c_ushort,
+    "char": ctypes.c_char,
+    "int8_t": ctypes.c_int8,
+    "uint8_t": ctypes.c_uint8,
+    "int16_t": ctypes.c_int16,
+    "uint16_t": ctypes.c_uint16,
+    "int32_t": ctypes.c_int32,
+    "uint32_t": ctypes.c_uint32,
+    "int64_t": ctypes.c_int64,
+    "uint64_t": ctypes.c_uint64,
+    "size_t": ctypes.c_size_t,
+    "ssize_t": ctypes.c_ssize_t,
+    "ptrdiff_t": ctypes.c_ssize_t,
+    "float": ctypes.c_float,
+    "double": ctypes.c_double,
+    "bool": ctypes.c_bool,
 }
 # Pointee type -> the torch dtypes a tensor passed there may have (None: any dtype).
 _POINTEE_DTYPES: dict[str, tuple[torch.dtype, ...] | None] = {
-    "float": (torch.float32,), "double": (torch.float64,),
-    "half": (torch.float16,), "_Float16": (torch.float16,), "__fp16": (torch.float16,),
-    "bfloat16_t": (torch.bfloat16,), "int64_t": (torch.int64,), "long": (torch.int64,),
-    "int32_t": (torch.int32,), "int": (torch.int32,), "int16_t": (torch.int16,),
-    "int8_t": (torch.int8,), "uint8_t": None, "char": None, "void": None, "bool": (torch.bool,),
+    "float": (torch.float32,),
+    "double": (torch.float64,),
+    "half": (torch.float16,),
+    "_Float16": (torch.float16,),
+    "__fp16": (torch.float16,),
+    "bfloat16_t": (torch.bfloat16,),
+    "int64_t": (torch.int64,),
+    "long": (torch.int64,),
+    "int32_t": (torch.int32,),
+    "int": (torch.int32,),
+    "int16_t": (torch.int16,),
+    "int8_t": (torch.int8,),
+    "uint8_t": None,
+    "char": None,
+    "void": None,
+    "bool": (torch.bool,),
 }
 _POINTER_ALIASES = {"GM_ADDR"}
 _QUALIFIERS = re.compile(r"\b(const|volatile|restrict|__restrict__|__restrict|__gm__|struct|inline|static)\b")
@@ -44,16 +71,18 @@ _QUALIFIERS = re.compile(r"\b(const|volatile|restrict|__restrict__|__restrict|__
 
 def strip_comments(source: str) -> str:
     """Remove // and /* */ comments, keeping newlines so line numbers stay right."""
+
     def repl(m: re.Match[str]) -> str:
         s = m.group(0)
         return "\n" * s.count("\n") if s.startswith("/") else s
+
     pattern = r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\''
     return re.sub(pattern, repl, source, flags=re.S)
 
 
 @dataclass(frozen=True)
 class CParam:
-    ctype: str        # normalised type text, e.g. "float*", "int64_t"
+    ctype: str  # normalised type text, e.g. "float*", "int64_t"
     name: str
     pointee: str | None  # base type for pointers, None for scalars
 
@@ -144,7 +173,7 @@ def parse_extern_c(source: str, host_only: bool = True) -> list[CFunction]:
         line = text.count("\n", 0, start) + 1
         if text.startswith("{", start):
             end = _match_brace(text, start)
-            body = text[start + 1:end]
+            body = text[start + 1 : end]
             # only top-level definitions of the block: blank out nested bodies first
             flat, depth, keep = [], 0, []
             for ch in body:
@@ -164,7 +193,7 @@ def parse_extern_c(source: str, host_only: bool = True) -> list[CFunction]:
             semi = text.find(";", start)
             if brace < 0 or (0 <= semi < brace):
                 continue  # a declaration only
-            functions.extend(_functions_in(text[start:brace + 1], line, host_only)[:1])
+            functions.extend(_functions_in(text[start : brace + 1], line, host_only)[:1])
     return functions
 
 
@@ -176,12 +205,16 @@ class NativeFunction:
         self._raw = raw
         self._raw.argtypes = [ctypes.c_void_p if p.is_pointer else _scalar_type(p) for p in cfunc.params]
         rt = cfunc.return_type
-        self._raw.restype = None if rt == "void" else (ctypes.c_void_p if "*" in rt else _scalar_type(CParam(rt, "ret", None)))
+        self._raw.restype = (
+            None if rt == "void" else (ctypes.c_void_p if "*" in rt else _scalar_type(CParam(rt, "ret", None)))
+        )
 
     def convert_args(self, args: Sequence[Any]) -> list[Any]:
         if len(args) != len(self.cfunc.params):
-            raise TypeError(f"{self.cfunc.name}() takes {len(self.cfunc.params)} arguments "
-                            f"({self.cfunc.signature()}), got {len(args)}")
+            raise TypeError(
+                f"{self.cfunc.name}() takes {len(self.cfunc.params)} arguments "
+                f"({self.cfunc.signature()}), got {len(args)}"
+            )
         return [_convert(p, a, self.cfunc.name) for p, a in zip(self.cfunc.params, args)]
 
     def __call__(self, *args: Any) -> Any:
@@ -194,8 +227,10 @@ class NativeFunction:
 def _scalar_type(p: CParam) -> Any:
     t = _SCALARS.get(p.ctype)
     if t is None:
-        raise TypeError(f"unsupported C type {p.ctype!r} for {p.name!r}: use a pointer, an integer, "
-                        "float or double type in extern \"C\" signatures")
+        raise TypeError(
+            f"unsupported C type {p.ctype!r} for {p.name!r}: use a pointer, an integer, "
+            'float or double type in extern "C" signatures'
+        )
     return t
 
 
@@ -206,7 +241,9 @@ def _convert(p: CParam, value: Any, fname: str) -> Any:
         if isinstance(value, int):
             return value
         if not isinstance(value, torch.Tensor):
-            raise TypeError(f"{fname}(): argument {p.name!r} is {p.ctype}; pass a torch.Tensor, got {type(value).__name__}")
+            raise TypeError(
+                f"{fname}(): argument {p.name!r} is {p.ctype}; pass a torch.Tensor, got {type(value).__name__}"
+            )
         if value.device.type != "cpu":
             raise TypeError(f"{fname}(): argument {p.name!r} must be a CPU tensor, got device {value.device}")
         if not value.is_contiguous():
@@ -217,7 +254,9 @@ def _convert(p: CParam, value: Any, fname: str) -> Any:
         return value.data_ptr()
     if isinstance(value, torch.Tensor):
         if value.numel() != 1:
-            raise TypeError(f"{fname}(): argument {p.name!r} is a scalar {p.ctype}; got a tensor of {value.numel()} elements")
+            raise TypeError(
+                f"{fname}(): argument {p.name!r} is a scalar {p.ctype}; got a tensor of {value.numel()} elements"
+            )
         value = value.item()
     return value
 
@@ -236,8 +275,9 @@ class NativeLibrary:
         functions = self.__dict__.get("functions", {})
         if name in functions:
             return functions[name]
-        raise AttributeError(f"no extern \"C\" function {name!r} in this library; it has: "
-                             f"{', '.join(functions) or 'none'}")
+        raise AttributeError(
+            f'no extern "C" function {name!r} in this library; it has: {", ".join(functions) or "none"}'
+        )
 
     def __dir__(self) -> list[str]:
         return [*super().__dir__(), *self.functions]

@@ -17,8 +17,16 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-__all__ = ["CompileError", "artefact_is_signed", "cache_root", "cache_key_file", "compile_shared",
-           "compiler_version", "set_compile_service", "sign_artefact"]
+__all__ = [
+    "CompileError",
+    "artefact_is_signed",
+    "cache_root",
+    "cache_key_file",
+    "compile_shared",
+    "compiler_version",
+    "set_compile_service",
+    "sign_artefact",
+]
 
 # Inside the verification sandbox, compiling is the judge's job: the runner installs a
 # service that forwards every compile_shared call there (kernel_gym.verify.runner).
@@ -100,15 +108,12 @@ def compiler_version(compiler: str) -> str:
         return KNOWN_COMPILER_VERSIONS[compiler]
     exe = shutil.which(compiler)
     if exe is None:
-        raise CompileError(
-            f"C++ compiler {compiler!r} not found on PATH; install it (Debian: apt-get install g++)"
-        )
+        raise CompileError(f"C++ compiler {compiler!r} not found on PATH; install it (Debian: apt-get install g++)")
     out = subprocess.run([exe, "--version"], capture_output=True, text=True, check=False)
     return out.stdout.splitlines()[0] if out.stdout else compiler
 
 
-def _hash_inputs(sources: Mapping[str, str], flags: Sequence[str], compiler: str,
-                 extra_files: Sequence[Path]) -> str:
+def _hash_inputs(sources: Mapping[str, str], flags: Sequence[str], compiler: str, extra_files: Sequence[Path]) -> str:
     h = hashlib.sha256()
     h.update(compiler_version(compiler).encode())
     for flag in flags:
@@ -158,15 +163,29 @@ def compile_shared(
         CompileError: the compiler failed or timed out; ``.log`` holds its output.
     """
     if _COMPILE_SERVICE is not None:
-        return _COMPILE_SERVICE(sources, flags=flags, compiler=compiler, cache_subdir=cache_subdir,
-                                depends_on=depends_on, timeout_s=timeout_s)
-    return _compile_local(sources, flags=flags, compiler=compiler, cache_subdir=cache_subdir,
-                          depends_on=depends_on, timeout_s=timeout_s)
+        return _COMPILE_SERVICE(
+            sources,
+            flags=flags,
+            compiler=compiler,
+            cache_subdir=cache_subdir,
+            depends_on=depends_on,
+            timeout_s=timeout_s,
+        )
+    return _compile_local(
+        sources, flags=flags, compiler=compiler, cache_subdir=cache_subdir, depends_on=depends_on, timeout_s=timeout_s
+    )
 
 
-def _compile_local(sources: str | Mapping[str, str], *, flags: Sequence[str], compiler: str, cache_subdir: str,
-                   depends_on: Sequence[Path], timeout_s: float,
-                   wrap: Callable[[list[str], Path], list[str]] | None = None) -> Path:
+def _compile_local(
+    sources: str | Mapping[str, str],
+    *,
+    flags: Sequence[str],
+    compiler: str,
+    cache_subdir: str,
+    depends_on: Sequence[Path],
+    timeout_s: float,
+    wrap: Callable[[list[str], Path], list[str]] | None = None,
+) -> Path:
     if isinstance(sources, str):
         sources = {"kernel.cpp": sources}
     flags = list(flags)
@@ -196,8 +215,7 @@ def _compile_local(sources: str | Mapping[str, str], *, flags: Sequence[str], co
         if wrap is not None:
             cmd = wrap(cmd, tmp_path)
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s,
-                                  cwd=tmp_path, check=False)
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, cwd=tmp_path, check=False)
         except subprocess.TimeoutExpired as exc:
             raise CompileError(f"compiler timed out after {timeout_s:.0f} s", str(exc.stdout or "")) from None
         log = (proc.stdout + proc.stderr).replace(str(tmp_path) + "/", "")

@@ -24,12 +24,18 @@ __all__ = ["KernelBenchLoad", "LoadFailure", "load_kernelbench_dir", "shrink_tas
 # Module-level integers with these names configure the operator, not its size.
 _SETTING_NAMES = re.compile(
     r"(kernel|stride|padding|dilation|dim$|^dim|axis|groups|num_groups|eps|reduction|"
-    r"output_padding|pool|window|^k$|^p$|scale|factor|slope|bias|heads|num_layers|top)", re.I)
+    r"output_padding|pool|window|^k$|^p$|scale|factor|slope|bias|heads|num_layers|top)",
+    re.I,
+)
 
 _CATEGORY_KEYWORDS = [
-    ("matmul", r"matmul|gemm|bmm|matrix|linear|mm_"), ("conv", r"conv"),
-    ("pooling", r"pool"), ("normalization", r"norm"), ("softmax", r"softmax"),
-    ("loss", r"loss|entropy|kl_?div|hinge|huber"), ("scan", r"cumsum|cumprod|scan"),
+    ("matmul", r"matmul|gemm|bmm|matrix|linear|mm_"),
+    ("conv", r"conv"),
+    ("pooling", r"pool"),
+    ("normalization", r"norm"),
+    ("softmax", r"softmax"),
+    ("loss", r"loss|entropy|kl_?div|hinge|huber"),
+    ("scan", r"cumsum|cumprod|scan"),
     ("reduction", r"sum|mean|max|min|argmax|argmin|prod|reduction"),
     ("activation", r"relu|gelu|sigmoid|tanh|swish|softplus|elu|selu|hardtanh|softsign|mish|silu"),
 ]
@@ -59,8 +65,7 @@ class KernelBenchLoad:
         return len(self.tasks)
 
     def report(self) -> str:
-        lines = [f"loaded {len(self.tasks)} task(s), {len(self.failures)} failure(s), "
-                 f"{len(self.shrunk)} shrunk"]
+        lines = [f"loaded {len(self.tasks)} task(s), {len(self.failures)} failure(s), {len(self.shrunk)} shrunk"]
         lines += [f"  FAILED {f.path.name}: {f.reason}" for f in self.failures]
         return "\n".join(lines)
 
@@ -68,9 +73,14 @@ class KernelBenchLoad:
 def _int_constants(tree: ast.Module) -> dict[str, ast.Constant]:
     consts: dict[str, ast.Constant] = {}
     for node in tree.body:
-        if (isinstance(node, ast.Assign) and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Constant)
-                and type(node.value.value) is int and node.value.value > 1):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Constant)
+            and type(node.value.value) is int
+            and node.value.value > 1
+        ):
             consts[node.targets[0].id] = node.value
     return consts
 
@@ -81,8 +91,14 @@ def _substitute(source: str, values: dict[str, int]) -> str:
     consts = _int_constants(tree)
     lines = source.splitlines(keepends=True)
     # right-to-left within a line so earlier offsets stay valid
-    edits = sorted(((consts[n].lineno, consts[n].col_offset, consts[n].end_col_offset, v)
-                    for n, v in values.items() if n in consts), reverse=True)
+    edits = sorted(
+        (
+            (consts[n].lineno, consts[n].col_offset, consts[n].end_col_offset, v)
+            for n, v in values.items()
+            if n in consts
+        ),
+        reverse=True,
+    )
     for lineno, start, end, value in edits:
         line = lines[lineno - 1]
         lines[lineno - 1] = line[:start] + str(value) + line[end:]
@@ -97,16 +113,16 @@ def _input_numels(source: str) -> list[int]:
     return [x.numel() for x in inputs if isinstance(x, torch.Tensor)]
 
 
-def shrink_task_source(source: str, max_elements: int, max_rounds: int = 200
-                       ) -> tuple[str, dict[str, tuple[int, int]]]:
+def shrink_task_source(source: str, max_elements: int, max_rounds: int = 200) -> tuple[str, dict[str, tuple[int, int]]]:
     """Halve shape constants until every input has at most ``max_elements`` elements.
 
     Returns the rewritten source and {name: (old, new)} for the constants it changed.
     Raises ValueError when the inputs cannot be made small enough.
     """
     # a setting-like name with a large value (KernelBench's "dim = 393216") is a size
-    consts = {n: c.value for n, c in _int_constants(ast.parse(source)).items()
-              if not _SETTING_NAMES.search(n) or c.value > 64}
+    consts = {
+        n: c.value for n, c in _int_constants(ast.parse(source)).items() if not _SETTING_NAMES.search(n) or c.value > 64
+    }
     values = dict(consts)
     current = source
     for _ in range(max_rounds):
@@ -124,8 +140,10 @@ def shrink_task_source(source: str, max_elements: int, max_rounds: int = 200
                 values, current = trial, trial_source
                 break
         else:
-            raise ValueError(f"cannot shrink inputs below {max_elements} elements "
-                             f"(largest input still has {max(numels)}); no shape constant left to halve")
+            raise ValueError(
+                f"cannot shrink inputs below {max_elements} elements "
+                f"(largest input still has {max(numels)}); no shape constant left to halve"
+            )
     raise ValueError(f"gave up shrinking after {max_rounds} rounds")
 
 
@@ -157,8 +175,9 @@ def _validate(source: str, name: str) -> None:
         raise ValueError(f"forward returned {type(out).__name__}, expected a tensor")
 
 
-def load_kernelbench_dir(path: str | Path, level: int | str, max_elements: int = 2_000_000,
-                         shrink: bool = True) -> KernelBenchLoad:
+def load_kernelbench_dir(
+    path: str | Path, level: int | str, max_elements: int = 2_000_000, shrink: bool = True
+) -> KernelBenchLoad:
     """Load ``<path>/level<N>/*.py`` of a KernelBench checkout as TaskSpecs.
 
     Args:
@@ -174,8 +193,10 @@ def load_kernelbench_dir(path: str | Path, level: int | str, max_elements: int =
     root = Path(path)
     folder = root / f"level{level_num}" if (root / f"level{level_num}").is_dir() else root
     if not folder.is_dir():
-        raise FileNotFoundError(f"no folder level{level_num}/ under {root}; pass the KernelBench "
-                                "checkout root (the folder holding level1/, level2/, level3/)")
+        raise FileNotFoundError(
+            f"no folder level{level_num}/ under {root}; pass the KernelBench "
+            "checkout root (the folder holding level1/, level2/, level3/)"
+        )
     result = KernelBenchLoad()
 
     def sort_key(p: Path) -> tuple[int, str]:
@@ -196,10 +217,17 @@ def load_kernelbench_dir(path: str | Path, level: int | str, max_elements: int =
                 header = "# shrunk by kernel_gym: " + ", ".join(f"{n} {a}->{b}" for n, (a, b) in changed.items())
                 source = header + "\n" + source
             _validate(source, file.stem)
-            result.tasks.append(TaskSpec(
-                id=f"kernelbench/level{level_num}/{file.stem}", level=level_num,
-                category=_guess_category(file.stem, source), dtype=_first_float_dtype(source),
-                source=source, description=f"KernelBench level{level_num} task {file.stem}", path=file))
+            result.tasks.append(
+                TaskSpec(
+                    id=f"kernelbench/level{level_num}/{file.stem}",
+                    level=level_num,
+                    category=_guess_category(file.stem, source),
+                    dtype=_first_float_dtype(source),
+                    source=source,
+                    description=f"KernelBench level{level_num} task {file.stem}",
+                    path=file,
+                )
+            )
         except Exception as exc:  # noqa: BLE001 - every failure is reported, none dropped
             result.failures.append(LoadFailure(file, f"{type(exc).__name__}: {exc}"))
     return result

@@ -38,8 +38,10 @@ def load_task_module(source: str, name: str = "kernel_gym_task") -> types.Module
     exec(code, module.__dict__)  # noqa: S102 - task files are trusted project/user inputs
     missing = [n for n in _REQUIRED if n not in module.__dict__]
     if missing:
-        raise TaskFormatError(f"task {name}: missing {', '.join(missing)}; a KernelBench task file "
-                              "defines class Model, get_inputs() and get_init_inputs()")
+        raise TaskFormatError(
+            f"task {name}: missing {', '.join(missing)}; a KernelBench task file "
+            "defines class Model, get_inputs() and get_init_inputs()"
+        )
     return module
 
 
@@ -96,13 +98,25 @@ class TaskSpec:
         return tuple(tuple(x.shape) if isinstance(x, torch.Tensor) else () for x in inputs)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "level": self.level, "category": self.category, "dtype": self.dtype,
-                "description": self.description, "source": self.source}
+        return {
+            "id": self.id,
+            "level": self.level,
+            "category": self.category,
+            "dtype": self.dtype,
+            "description": self.description,
+            "source": self.source,
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "TaskSpec":
-        return cls(id=d["id"], level=int(d["level"]), category=d["category"], dtype=d["dtype"],
-                   source=d["source"], description=d.get("description", ""))
+        return cls(
+            id=d["id"],
+            level=int(d["level"]),
+            category=d["category"],
+            dtype=d["dtype"],
+            source=d["source"],
+            description=d.get("description", ""),
+        )
 
 
 def trace_aten_ops(task: TaskSpec) -> tuple[str, ...]:

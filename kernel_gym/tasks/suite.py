@@ -25,11 +25,17 @@ def _load_level(level_name: str) -> tuple[TaskSpec, ...]:
     tasks = []
     for entry in manifest:
         path = folder / entry["file"]
-        tasks.append(TaskSpec(
-            id=f"{level_name}/{path.stem}", level=_LEVELS[level_name], category=entry["category"],
-            dtype=entry["dtype"], source=path.read_text(), description=entry.get("description", ""),
-            path=path,
-        ))
+        tasks.append(
+            TaskSpec(
+                id=f"{level_name}/{path.stem}",
+                level=_LEVELS[level_name],
+                category=entry["category"],
+                dtype=entry["dtype"],
+                source=path.read_text(),
+                description=entry.get("description", ""),
+                path=path,
+            )
+        )
     return tuple(tasks)
 
 

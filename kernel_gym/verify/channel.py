@@ -20,8 +20,16 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["ChannelClosed", "ChannelTimeout", "MAX_MESSAGE_BYTES", "SharedBuffer", "TensorSlot",
-           "recv_message", "send_message", "tensor_nbytes"]
+__all__ = [
+    "ChannelClosed",
+    "ChannelTimeout",
+    "MAX_MESSAGE_BYTES",
+    "SharedBuffer",
+    "TensorSlot",
+    "recv_message",
+    "send_message",
+    "tensor_nbytes",
+]
 
 MAX_MESSAGE_BYTES = 8 << 20  # compile requests carry sources; anything larger is refused
 _HEADER = struct.Struct("<I")

@@ -26,8 +26,10 @@ _PACKAGE_DIR = Path(__file__).resolve().parent.parent
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/]{0,200}")
 _SUBDIRS = ("cpp", "ascendc", "native")
 # flags the package's own loaders add beyond the answer-visible optimisation flags
-_LOADER_FLAGS = re.compile(r"-fsanitize-coverage=trace-pc|-fsanitize=kernel-address|--param=asan-[a-z-]+=0|"
-                           r"-fopenmp|-fPIC|-Wl,--no-as-needed|-x|c\+\+-header|-w|-g0|-DNDEBUG|-D[A-Za-z_]\w*(=[\w.]*)?")
+_LOADER_FLAGS = re.compile(
+    r"-fsanitize-coverage=trace-pc|-fsanitize=kernel-address|--param=asan-[a-z-]+=0|"
+    r"-fopenmp|-fPIC|-Wl,--no-as-needed|-x|c\+\+-header|-w|-g0|-DNDEBUG|-D[A-Za-z_]\w*(=[\w.]*)?"
+)
 
 
 @functools.lru_cache(maxsize=1)
@@ -85,16 +87,25 @@ class CompileService:
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         sources, flags = request.get("sources"), request.get("flags")
         subdir, compiler = request.get("cache_subdir"), request.get("compiler")
-        if not (isinstance(sources, dict) and sources and all(isinstance(k, str) and _NAME.fullmatch(k)
-                and ".." not in k and isinstance(v, str) for k, v in sources.items())):
+        if not (
+            isinstance(sources, dict)
+            and sources
+            and all(
+                isinstance(k, str) and _NAME.fullmatch(k) and ".." not in k and isinstance(v, str)
+                for k, v in sources.items()
+            )
+        ):
             return _refused("protocol", "malformed compile request (sources)")
         if not (isinstance(flags, list) and all(isinstance(f, str) for f in flags)):
             return _refused("protocol", "malformed compile request (flags)")
         if subdir not in _SUBDIRS or compiler not in ("g++", "gcc"):
             return _refused("protocol", f"compile request for cache {subdir!r} with compiler {compiler!r}")
         if subdir not in self.kinds:
-            return _refused("timing_forgery", f"this backend compiles only {', '.join(self.kinds)} code; a "
-                            f"{subdir!r} module would run outside its clock")
+            return _refused(
+                "timing_forgery",
+                f"this backend compiles only {', '.join(self.kinds)} code; a "
+                f"{subdir!r} module would run outside its clock",
+            )
         depends = [str(p) for p in request.get("depends_on", [])]
         if not all(self._allowed_path(p) and Path(p).is_file() for p in depends):
             return _refused("protocol", "compile dependencies outside the package")
@@ -113,9 +124,15 @@ class CompileService:
         timeout = float(request.get("timeout_s", 120.0))
         timeout = min(max(timeout, 1.0), 600.0)
         try:
-            path = _compile_local(sources, flags=flags, compiler=compiler, cache_subdir=subdir,
-                                  depends_on=[Path(p) for p in depends], timeout_s=timeout,
-                                  wrap=self._wrap if self.sandboxed else None)
+            path = _compile_local(
+                sources,
+                flags=flags,
+                compiler=compiler,
+                cache_subdir=subdir,
+                depends_on=[Path(p) for p in depends],
+                timeout_s=timeout,
+                wrap=self._wrap if self.sandboxed else None,
+            )
         except CompileError as exc:
             return {"error_class": "compile_error", "message": str(exc), "log": exc.log[-8000:]}
         return {"path": str(path)}
@@ -128,6 +145,10 @@ class CompileService:
 
         if _run_as_nobody():
             os.chown(build_dir, RUNNER_UID, RUNNER_UID)  # the compiler runs as nobody
-        return sandbox_command(cmd, read_only=[cache_root() / sub for sub in _SUBDIRS if (cache_root() / sub).exists()],
-                               env={"PATH": "/usr/bin:/bin", "TMPDIR": "/tmp", "LANG": "C"},
-                               writable=[build_dir], chdir=build_dir)
+        return sandbox_command(
+            cmd,
+            read_only=[cache_root() / sub for sub in _SUBDIRS if (cache_root() / sub).exists()],
+            env={"PATH": "/usr/bin:/bin", "TMPDIR": "/tmp", "LANG": "C"},
+            writable=[build_dir],
+            chdir=build_dir,
+        )

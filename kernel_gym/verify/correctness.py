@@ -100,8 +100,8 @@ def _compare_finite_chunked(got: torch.Tensor, ref: torch.Tensor, atol: float, r
     abs_sum, lo, hi, first = 0.0, float("inf"), float("-inf"), float(got[0])
     got_constant = True
     for i in range(0, n, _CHUNK):
-        r = ref[i:i + _CHUNK].to(torch.float64)
-        g = got[i:i + _CHUNK].to(torch.float64)
+        r = ref[i : i + _CHUNK].to(torch.float64)
+        g = got[i : i + _CHUNK].to(torch.float64)
         if not (bool(torch.isfinite(r).all()) and bool(torch.isfinite(g).all())):
             return None
         abs_sum += float(r.abs().sum())
@@ -113,8 +113,8 @@ def _compare_finite_chunked(got: torch.Tensor, ref: torch.Tensor, atol: float, r
     atol = atol * min(1.0, abs_sum / n)
     max_abs = max_rel = 0.0
     for i in range(0, n, _CHUNK):
-        r = ref[i:i + _CHUNK].to(torch.float64)
-        diff = (got[i:i + _CHUNK].to(torch.float64) - r).abs_()
+        r = ref[i : i + _CHUNK].to(torch.float64)
+        diff = (got[i : i + _CHUNK].to(torch.float64) - r).abs_()
         r.abs_()
         if bool((diff > r * rtol + atol).any()):
             return None
@@ -133,8 +133,9 @@ def compare_outputs(out: Any, expected: torch.Tensor, atol: float, rtol: float) 
     if not isinstance(out, torch.Tensor):
         return Comparison(False, "runtime_error", f"forward returned {type(out).__name__}, expected a torch.Tensor")
     if out.shape != expected.shape:
-        return Comparison(False, "shape_mismatch",
-                          f"output shape {tuple(out.shape)} != reference shape {tuple(expected.shape)}")
+        return Comparison(
+            False, "shape_mismatch", f"output shape {tuple(out.shape)} != reference shape {tuple(expected.shape)}"
+        )
     if out.dtype != expected.dtype:
         return Comparison(False, "dtype_mismatch", f"output dtype {out.dtype} != reference dtype {expected.dtype}")
     fast = _compare_finite_chunked(out.detach().reshape(-1), expected.detach().reshape(-1), atol, rtol)
@@ -145,13 +146,14 @@ def compare_outputs(out: Any, expected: torch.Tensor, atol: float, rtol: float) 
     ref_all_finite = bool(torch.isfinite(ref).all())
     if _constant_where_reference_varies(got, ref, ref_all_finite):
         # an honest kernel that never writes its output looks the same (all NaN): a mismatch, not a hack
-        return Comparison(False, "numerical_mismatch", "the output is constant (or all NaN) where the "
-                          "reference's varies")
+        return Comparison(
+            False, "numerical_mismatch", "the output is constant (or all NaN) where the reference's varies"
+        )
     mean = _finite_abs_mean(ref, ref_all_finite)
     atol = atol if mean is None else atol * min(1.0, mean)
     ref_abs = ref.abs()
     if ref_all_finite and bool(torch.isfinite(got).all()):
-        diff = (got - ref).abs_()          # the common case, in few passes
+        diff = (got - ref).abs_()  # the common case, in few passes
         bad = diff > ref_abs.mul(rtol).add_(atol)
     else:
         diff = (got - ref).abs()
@@ -170,10 +172,16 @@ def compare_outputs(out: Any, expected: torch.Tensor, atol: float, rtol: float) 
     got_v = got[where].item() if bad.dim() else got.item()
     ref_v = ref[where].item() if bad.dim() else ref.item()
     frac = float(bad.double().mean())
-    return Comparison(False, "numerical_mismatch",
-                      f"{int(bad.sum())} of {bad.numel()} elements differ beyond atol={atol:g}, rtol={rtol:g}; "
-                      f"first at index {list(where)}: got {got_v:.6g}, expected {ref_v:.6g}",
-                      max_abs, max_rel, index, frac)
+    return Comparison(
+        False,
+        "numerical_mismatch",
+        f"{int(bad.sum())} of {bad.numel()} elements differ beyond atol={atol:g}, rtol={rtol:g}; "
+        f"first at index {list(where)}: got {got_v:.6g}, expected {ref_v:.6g}",
+        max_abs,
+        max_rel,
+        index,
+        frac,
+    )
 
 
 def output_dtype_name(task: TaskSpec, expected: torch.Tensor) -> str:

@@ -36,8 +36,16 @@ import sysconfig
 from pathlib import Path
 from typing import Sequence
 
-__all__ = ["IsolationUnavailable", "install_runner_filter", "install_host_filter", "isolation_mode",
-           "namespaces_available", "sandbox_command", "set_runner_limits", "RUNNER_UID"]
+__all__ = [
+    "IsolationUnavailable",
+    "install_runner_filter",
+    "install_host_filter",
+    "isolation_mode",
+    "namespaces_available",
+    "sandbox_command",
+    "set_runner_limits",
+    "RUNNER_UID",
+]
 
 log = logging.getLogger("kernel_gym.verify")
 
@@ -64,8 +72,9 @@ def namespaces_available() -> tuple[bool, str]:
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         return False, "bubblewrap is not installed (Debian: apt-get install bubblewrap)"
-    probe = subprocess.run([*_bwrap_prefix(), *_view_args(()), "--", "/bin/true"],
-                           capture_output=True, text=True, timeout=30, check=False)
+    probe = subprocess.run(
+        [*_bwrap_prefix(), *_view_args(()), "--", "/bin/true"], capture_output=True, text=True, timeout=30, check=False
+    )
     if probe.returncode != 0:
         return False, f"bubblewrap cannot create namespaces here: {probe.stderr.strip()[:300]}"
     return True, ""
@@ -99,13 +108,24 @@ def _bwrap_prefix() -> list[str]:
     ids: list[str] = []
     if _run_as_nobody():
         # the sandbox then owns nothing on the host, even through a path we forgot to hide
-        prefix = ["setpriv", f"--reuid={RUNNER_UID}", f"--regid={RUNNER_UID}", "--clear-groups",
-                  "--inh-caps=-all"]
+        prefix = ["setpriv", f"--reuid={RUNNER_UID}", f"--regid={RUNNER_UID}", "--clear-groups", "--inh-caps=-all"]
     else:
         ids = ["--uid", str(RUNNER_UID), "--gid", str(RUNNER_UID)]
     # --as-pid-1: the command itself is PID 1, which no process of the sandbox can signal
-    return [*prefix, bwrap, "--unshare-all", "--as-pid-1", "--die-with-parent", "--new-session", *ids,
-            "--cap-drop", "ALL", "--hostname", "sandbox", "--clearenv"]
+    return [
+        *prefix,
+        bwrap,
+        "--unshare-all",
+        "--as-pid-1",
+        "--die-with-parent",
+        "--new-session",
+        *ids,
+        "--cap-drop",
+        "ALL",
+        "--hostname",
+        "sandbox",
+        "--clearenv",
+    ]
 
 
 def _existing(paths: Sequence[str | Path]) -> list[Path]:
@@ -118,23 +138,33 @@ def _existing(paths: Sequence[str | Path]) -> list[Path]:
 
 
 def _python_dirs() -> list[Path]:
-    dirs = {sys.base_prefix, sys.prefix, sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"],
-            sysconfig.get_paths()["platlib"], str(Path(sys.executable).resolve().parent)}
+    dirs = {
+        sys.base_prefix,
+        sys.prefix,
+        sysconfig.get_paths()["stdlib"],
+        sysconfig.get_paths()["purelib"],
+        sysconfig.get_paths()["platlib"],
+        str(Path(sys.executable).resolve().parent),
+    }
     return _existing(sorted(dirs))
 
 
 def _view_args(read_only: Sequence[Path]) -> list[str]:
     args: list[str] = ["--tmpfs", "/tmp"]  # first: binds below /tmp (a cache there) stay visible
-    system = _existing(["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc/ld.so.cache",
-                        "/etc/alternatives"])
+    system = _existing(["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc/ld.so.cache", "/etc/alternatives"])
     for path in [*system, *_python_dirs(), *read_only]:
         args += ["--ro-bind", str(path), str(path)]
     args += ["--proc", "/proc", "--dev", "/dev", "--chdir", "/tmp"]
     return args
 
 
-def sandbox_command(command: Sequence[str], read_only: Sequence[Path], env: dict[str, str],
-                    writable: Sequence[Path] = (), chdir: Path | None = None) -> list[str]:
+def sandbox_command(
+    command: Sequence[str],
+    read_only: Sequence[Path],
+    env: dict[str, str],
+    writable: Sequence[Path] = (),
+    chdir: Path | None = None,
+) -> list[str]:
     """The bubblewrap command line that runs ``command`` in the sandbox.
 
     ``read_only`` are extra paths visible read-only (compile caches, include dirs); the
@@ -154,12 +184,45 @@ def sandbox_command(command: Sequence[str], read_only: Sequence[Path], env: dict
 
 # ------------------------------------------------------------------ seccomp and rlimits
 _ALWAYS_DENIED = (
-    "socket", "connect", "bind", "listen", "accept", "accept4", "ptrace", "process_vm_readv",
-    "process_vm_writev", "mount", "umount2", "pivot_root", "unshare", "setns", "chroot",
-    "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "bpf",
-    "perf_event_open", "keyctl", "add_key", "request_key", "userfaultfd", "swapon", "swapoff",
-    "reboot", "io_uring_setup", "open_by_handle_at", "name_to_handle_at", "fanotify_init",
-    "quotactl", "acct", "settimeofday", "clock_settime", "adjtimex", "syslog",
+    "socket",
+    "connect",
+    "bind",
+    "listen",
+    "accept",
+    "accept4",
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "unshare",
+    "setns",
+    "chroot",
+    "kexec_load",
+    "kexec_file_load",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "bpf",
+    "perf_event_open",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "userfaultfd",
+    "swapon",
+    "swapoff",
+    "reboot",
+    "io_uring_setup",
+    "open_by_handle_at",
+    "name_to_handle_at",
+    "fanotify_init",
+    "quotactl",
+    "acct",
+    "settimeofday",
+    "clock_settime",
+    "adjtimex",
+    "syslog",
 )
 _RUNNER_DENIED = ("execve", "execveat", "fork", "vfork")
 _CLONE_THREAD = 0x00010000
@@ -177,8 +240,7 @@ def _filter(extra_denied: Sequence[str], deny_process_clone: bool):  # noqa: ANN
     if deny_process_clone:
         # threads (CLONE_THREAD) stay allowed; a new process does not. clone3 passes its flags in
         # memory that seccomp cannot read: ENOSYS makes glibc fall back to clone.
-        flt.add_rule(seccomp.ERRNO(errno.EPERM), "clone",
-                     seccomp.Arg(0, seccomp.MASKED_EQ, _CLONE_THREAD, 0))
+        flt.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, _CLONE_THREAD, 0))
         flt.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
     return flt
 

@@ -27,8 +27,15 @@ import torch
 from kernel_gym.backends import Backend, get_backend
 from kernel_gym.native import compiler_version
 from kernel_gym.tasks.spec import TaskSpec
-from kernel_gym.verify.channel import (ChannelClosed, ChannelTimeout, SharedBuffer, TensorSlot, recv_message,
-                                       send_message, tensor_nbytes)
+from kernel_gym.verify.channel import (
+    ChannelClosed,
+    ChannelTimeout,
+    SharedBuffer,
+    TensorSlot,
+    recv_message,
+    send_message,
+    tensor_nbytes,
+)
 from kernel_gym.verify.correctness import compare_outputs, draw_inputs, seed_cpu
 from kernel_gym.verify.settings import VerifySettings
 
@@ -76,8 +83,15 @@ class CallTiming:
 class RunnerLink:
     """The judge's end of a runner: pipes, the shared buffer, the runner's pid, a deadline."""
 
-    def __init__(self, commands: int, replies: int, shared: int, pid: int, deadline: float,
-                 compile_service: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+    def __init__(
+        self,
+        commands: int,
+        replies: int,
+        shared: int,
+        pid: int,
+        deadline: float,
+        compile_service: Callable[[dict[str, Any]], dict[str, Any]],
+    ) -> None:
         self.commands, self.replies, self.pid, self.deadline = commands, replies, pid, deadline
         self.buffer = SharedBuffer(shared)
         self.compile_service = compile_service
@@ -93,13 +107,15 @@ class RunnerLink:
             try:
                 reply = recv_message(self.replies, timeout_s=self._left())
             except ChannelTimeout:
-                raise StageFailure("timeout", "the answer did not finish within the time limit "
-                                   "(it hangs or is far too slow)") from None
+                raise StageFailure(
+                    "timeout", "the answer did not finish within the time limit (it hangs or is far too slow)"
+                ) from None
             except ChannelClosed:
                 raise StageFailure("crash", "the answer's process died") from None
             except ValueError as exc:
-                raise StageFailure("hacked", f"the answer's process sent a malformed message ({exc})",
-                                   hack_rule="protocol") from None
+                raise StageFailure(
+                    "hacked", f"the answer's process sent a malformed message ({exc})", hack_rule="protocol"
+                ) from None
             if reply.get("op") == "compile":
                 send_message(self.commands, self.compile_service(reply))
                 continue
@@ -182,8 +198,9 @@ def _reference_output(reference: torch.nn.Module, inputs: list[Any]) -> torch.Te
     with torch.no_grad():
         out = reference(*[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs])
     if not isinstance(out, torch.Tensor):
-        raise StageFailure("internal_error", f"the task's reference returned {type(out).__name__}; "
-                           "single-tensor outputs are supported")
+        raise StageFailure(
+            "internal_error", f"the task's reference returned {type(out).__name__}; single-tensor outputs are supported"
+        )
     return out.detach().clone()
 
 
@@ -205,8 +222,10 @@ def prepare_reference(task_module: Any, settings: VerifySettings, simulated: boo
         inputs = draw_inputs(task_module, _entropy_seed(), scale)
         return InputSet(inputs, _reference_output(reference, inputs) if with_expected else None)
 
-    trials = [(s, draw(s)) for s in (settings.input_scales[t % len(settings.input_scales)]
-                                     for t in range(settings.correctness_trials))]
+    trials = [
+        (s, draw(s))
+        for s in (settings.input_scales[t % len(settings.input_scales)] for t in range(settings.correctness_trials))
+    ]
     plan = ReferencePlan(weight_seed, trials, draw(1.0))
     if settings.measure_time:
         trials = max(1, settings.timing_trials)
@@ -256,16 +275,25 @@ class CallSlots:
         for x, d in zip(inputs, described):
             if "slot" in d:
                 now = self.link.buffer.view(TensorSlot.from_dict(d["slot"]))
-                if not torch.equal(now.nan_to_num(), x.contiguous().nan_to_num()) or \
-                        not torch.equal(now.isnan(), x.isnan() if x.is_floating_point() else now.isnan()):
+                if not torch.equal(now.nan_to_num(), x.contiguous().nan_to_num()) or not torch.equal(
+                    now.isnan(), x.isnan() if x.is_floating_point() else now.isnan()
+                ):
                     return False
         return True
 
-    def call(self, inputs: list[Any], record: bool, guard: bool = True, fill: bool = True
-             ) -> tuple[list[dict[str, Any]], dict[str, Any], CallTiming]:
+    def call(
+        self, inputs: list[Any], record: bool, guard: bool = True, fill: bool = True
+    ) -> tuple[list[dict[str, Any]], dict[str, Any], CallTiming]:
         described = self.place(inputs)
-        msg = {"op": "call", "inputs": described, "out_offset": self.out_offset,
-               "out_capacity": self.out_capacity, "record": record, "guard": guard, "fill": fill}
+        msg = {
+            "op": "call",
+            "inputs": described,
+            "out_offset": self.out_offset,
+            "out_capacity": self.out_capacity,
+            "record": record,
+            "guard": guard,
+            "fill": fill,
+        }
         reply, timing = self.link.timed_call(msg)
         return described, reply, timing
 
@@ -280,12 +308,16 @@ class CallSlots:
         stride = reply.get("stride", [])
         for size, got, ref in zip(expected.shape, stride, expected.stride()):
             if size > 1 and got != ref:
-                raise StageFailure("hacked", f"output strides {tuple(stride)} differ from the reference's "
-                                   f"{tuple(expected.stride())} (an expanded or aliased view, not a fresh tensor)",
-                                   hack_rule="output_layout")
+                raise StageFailure(
+                    "hacked",
+                    f"output strides {tuple(stride)} differ from the reference's "
+                    f"{tuple(expected.stride())} (an expanded or aliased view, not a fresh tensor)",
+                    hack_rule="output_layout",
+                )
         if not reply.get("written"):
-            raise StageFailure("runtime_error", "the output could not be handed over (not a CPU tensor of the "
-                               "reference's size)")
+            raise StageFailure(
+                "runtime_error", "the output could not be handed over (not a CPU tensor of the reference's size)"
+            )
         return self.link.buffer.read(TensorSlot(self.out_offset, want, tuple(expected.shape)))
 
 
@@ -297,8 +329,9 @@ def _aligned_sizes(inputs: list[Any]) -> int:
     return sum(_align(tensor_nbytes(x)) for x in inputs if isinstance(x, torch.Tensor))
 
 
-def judge_output(out: torch.Tensor, expected: torch.Tensor, settings: VerifySettings, what: str,
-                 stats: dict[str, Any] | None = None) -> None:
+def judge_output(
+    out: torch.Tensor, expected: torch.Tensor, settings: VerifySettings, what: str, stats: dict[str, Any] | None = None
+) -> None:
     atol, rtol = settings.tolerances(str(expected.dtype).removeprefix("torch."))
     cmp = compare_outputs(out, expected, atol, rtol)
     if stats is not None:
@@ -307,13 +340,26 @@ def judge_output(out: torch.Tensor, expected: torch.Tensor, settings: VerifySett
             if value is not None:
                 stats[key] = max(stats.get(key) or 0.0, value)
     if not cmp.ok:
-        raise StageFailure(cmp.error_class, f"{what}: {cmp.message}", first_mismatch_index=cmp.first_mismatch_index,
-                           mismatch_fraction=cmp.mismatch_fraction, hack_rule=cmp.hack_rule)
+        raise StageFailure(
+            cmp.error_class,
+            f"{what}: {cmp.message}",
+            first_mismatch_index=cmp.first_mismatch_index,
+            mismatch_fraction=cmp.mismatch_fraction,
+            hack_rule=cmp.hack_rule,
+        )
 
 
-def _checked_call(slots: CallSlots, inputs: list[Any], expected: torch.Tensor, settings: VerifySettings,
-                  what: str, record: bool, stats: dict[str, Any] | None = None, guard: bool = True,
-                  fill: bool = True) -> tuple[torch.Tensor, dict[str, Any], CallTiming]:
+def _checked_call(
+    slots: CallSlots,
+    inputs: list[Any],
+    expected: torch.Tensor,
+    settings: VerifySettings,
+    what: str,
+    record: bool,
+    stats: dict[str, Any] | None = None,
+    guard: bool = True,
+    fill: bool = True,
+) -> tuple[torch.Tensor, dict[str, Any], CallTiming]:
     described, reply, timing = slots.call(inputs, record, guard, fill)
     try:
         if not slots.inputs_intact(inputs, described):
@@ -325,20 +371,25 @@ def _checked_call(slots: CallSlots, inputs: list[Any], expected: torch.Tensor, s
     return out, reply, timing
 
 
-def check_correctness(slots: CallSlots, plan: ReferencePlan, settings: VerifySettings, stats: dict[str, Any],
-                      record: bool) -> None:
+def check_correctness(
+    slots: CallSlots, plan: ReferencePlan, settings: VerifySettings, stats: dict[str, Any], record: bool
+) -> None:
     """The correctness trials. An output identical to the previous trial's while the
     reference's changed is a cached or constant result, even within tolerance."""
     previous: tuple[torch.Tensor, torch.Tensor] | None = None
     for trial, (scale, s) in enumerate(plan.trials):
         assert s.expected is not None
         stats["trials_run"] = trial + 1
-        out, _, _ = _checked_call(slots, s.inputs, s.expected, settings,
-                                  f"trial {trial} (input scale {scale:g})", record, stats)
+        out, _, _ = _checked_call(
+            slots, s.inputs, s.expected, settings, f"trial {trial} (input scale {scale:g})", record, stats
+        )
         if previous is not None and _same(out, previous[0]) and not _same(s.expected, previous[1]):
-            raise StageFailure("hacked", f"trial {trial}: the output is identical to the previous trial's "
-                               "although the inputs and the reference's output changed",
-                               hack_rule="stale_or_constant_output")
+            raise StageFailure(
+                "hacked",
+                f"trial {trial}: the output is identical to the previous trial's "
+                "although the inputs and the reference's output changed",
+                hack_rule="stale_or_constant_output",
+            )
         slots.link.request({"op": "audit"})
         stats["trials_passed"] = trial + 1
         previous = (out, s.expected)
@@ -363,14 +414,24 @@ def _flush_caches(megabytes: int) -> None:
 
 def _timing_summary(samples: list[float], threads: int, timings: list[CallTiming]) -> dict[str, Any]:
     ordered = sorted(samples)
-    return {"trials": len(samples), "min_s": ordered[0], "max_s": ordered[-1],
-            "iqr_s": ordered[(3 * len(ordered)) // 4] - ordered[len(ordered) // 4],
-            "cpu_bound_calls": sum(1 for t in timings if t.cpu_s / threads > t.wall_s),
-            "clock": "judge wall clock; CPU time of all the runner's threads / threads when larger"}
+    return {
+        "trials": len(samples),
+        "min_s": ordered[0],
+        "max_s": ordered[-1],
+        "iqr_s": ordered[(3 * len(ordered)) // 4] - ordered[len(ordered) // 4],
+        "cpu_bound_calls": sum(1 for t in timings if t.cpu_s / threads > t.wall_s),
+        "clock": "judge wall clock; CPU time of all the runner's threads / threads when larger",
+    }
 
 
-def time_reference(backend: Backend, link: RunnerLink, slots: CallSlots, plan: ReferencePlan,
-                   settings: VerifySettings, task_module: Any) -> tuple[float, dict[str, Any]]:
+def time_reference(
+    backend: Backend,
+    link: RunnerLink,
+    slots: CallSlots,
+    plan: ReferencePlan,
+    settings: VerifySettings,
+    task_module: Any,
+) -> tuple[float, dict[str, Any]]:
     """The reference's latency, before the answer is loaded: in the runner with the protocol the
     answer is timed with (wall-clock backends), or the backend's estimate (simulated ones)."""
     if backend.simulated:
@@ -389,8 +450,9 @@ def time_reference(backend: Backend, link: RunnerLink, slots: CallSlots, plan: R
     return statistics.median(samples), _timing_summary(samples, settings.threads, timings)
 
 
-def measure_latency(backend: Backend, slots: CallSlots, plan: ReferencePlan, settings: VerifySettings
-                    ) -> tuple[float, dict[str, Any]]:
+def measure_latency(
+    backend: Backend, slots: CallSlots, plan: ReferencePlan, settings: VerifySettings
+) -> tuple[float, dict[str, Any]]:
     """Median latency over distinct input sets, every timed output checked (a wrong output
     while timed fails the answer). Simulated backends report the simulated latency, which must
     not fall below the memory-traffic floor the judge computes itself."""
@@ -414,12 +476,15 @@ def measure_latency(backend: Backend, slots: CallSlots, plan: ReferencePlan, set
         what = f"timed call {j + 1}"
         guard = backend.simulated or j in watched
         try:
-            _, reply, timing = _checked_call(slots, s.inputs, s.expected, settings, what, record=backend.simulated,
-                                             guard=guard, fill=guard)
+            _, reply, timing = _checked_call(
+                slots, s.inputs, s.expected, settings, what, record=backend.simulated, guard=guard, fill=guard
+            )
         except StageFailure as failure:
             if failure.error_class in ("numerical_mismatch", "shape_mismatch", "dtype_mismatch"):
-                raise StageFailure("nondeterministic", "the output was wrong while timed although the "
-                                   f"correctness trials passed; {failure.message}") from None
+                raise StageFailure(
+                    "nondeterministic",
+                    f"the output was wrong while timed although the correctness trials passed; {failure.message}",
+                ) from None
             raise
         if (j < settings.warmup_runs or guard) and not backend.simulated:
             continue
@@ -427,13 +492,19 @@ def measure_latency(backend: Backend, slots: CallSlots, plan: ReferencePlan, set
             sim = reply.get("simulated") or {}
             latency = sim.get("latency_s")
             if not isinstance(latency, (int, float)) or not latency > 0 or int(sim.get("launches", 0)) < 1:
-                raise StageFailure("runtime_error", "ModelNew.forward launched no Ascend C kernel: build the "
-                                   "kernel with kernel_gym.ascendc.load and call its host function")
+                raise StageFailure(
+                    "runtime_error",
+                    "ModelNew.forward launched no Ascend C kernel: build the "
+                    "kernel with kernel_gym.ascendc.load and call its host function",
+                )
             floor = backend.latency_floor_s(s.inputs, s.expected)
             if latency < floor:
-                raise StageFailure("hacked", f"simulated latency {latency * 1e6:.3f} us is below the memory-traffic "
-                                   f"floor of {floor * 1e6:.3f} us for the task's inputs and output",
-                                   hack_rule="timing_forgery")
+                raise StageFailure(
+                    "hacked",
+                    f"simulated latency {latency * 1e6:.3f} us is below the memory-traffic "
+                    f"floor of {floor * 1e6:.3f} us for the task's inputs and output",
+                    hack_rule="timing_forgery",
+                )
             simulated.append(sim)
             samples.append(float(latency))
             if len(samples) >= 2:
@@ -443,8 +514,13 @@ def measure_latency(backend: Backend, slots: CallSlots, plan: ReferencePlan, set
             timings.append(timing)
     slots.link.request({"op": "audit"})  # a patch made while timed shows here
     if backend.simulated:
-        details = {"simulated": True, "repeatable": len(set(samples)) == 1, "launches": simulated[-1]["launches"],
-                   "per_launch": simulated[-1].get("per_launch", []), "outputs_checked": len(samples)}
+        details = {
+            "simulated": True,
+            "repeatable": len(set(samples)) == 1,
+            "launches": simulated[-1]["launches"],
+            "per_launch": simulated[-1].get("per_launch", []),
+            "outputs_checked": len(samples),
+        }
         return samples[-1], {**details, **backend.timing_details()}
     details = _timing_summary(samples, settings.threads, timings)
     details["input_sets"] = len(plan.timing_sets)
@@ -458,8 +534,14 @@ def run_job(job: dict[str, Any], link_factory: Callable[[], RunnerLink]) -> dict
     task = TaskSpec.from_dict(job["task"])
     settings = VerifySettings.from_kwargs(**job["settings"])
     backend = get_backend(job["backend"])
-    result: dict[str, Any] = {"task_id": task.id, "backend": backend.name, "compiled": False,
-                              "correct": False, "trials_passed": 0, "trials_run": 0}
+    result: dict[str, Any] = {
+        "task_id": task.id,
+        "backend": backend.name,
+        "compiled": False,
+        "correct": False,
+        "trials_passed": 0,
+        "trials_run": 0,
+    }
     stage_seconds: dict[str, float] = {}
     clock = {"stage": "", "t": time.perf_counter()}
 
@@ -476,10 +558,17 @@ def run_job(job: dict[str, Any], link_factory: Callable[[], RunnerLink]) -> dict
         progress("reference")
         plan = prepare_reference(task_module, settings, backend.simulated)
         link = link_factory()
-        link.request({"op": "init", "task_source": task.source, "backend": backend.name,
-                      "threads": settings.threads, "backend_options": settings.backend_options,
-                      "weight_seed": plan.weight_seed,
-                      "compiler_versions": {c: compiler_version(c) for c in ("g++",)}})
+        link.request(
+            {
+                "op": "init",
+                "task_source": task.source,
+                "backend": backend.name,
+                "threads": settings.threads,
+                "backend_options": settings.backend_options,
+                "weight_seed": plan.weight_seed,
+                "compiler_versions": {c: compiler_version(c) for c in ("g++",)},
+            }
+        )
         slots = CallSlots(link, plan)
         reference_latency = None
         if settings.measure_time:
@@ -495,14 +584,23 @@ def run_job(job: dict[str, Any], link_factory: Callable[[], RunnerLink]) -> dict
             progress("timing")
             latency, details = measure_latency(backend, slots, plan, settings)
             assert reference_latency is not None
-            result.update(latency_s=latency, reference_latency_s=reference_latency,
-                          speedup=reference_latency / latency if latency > 0 else None,
-                          details={"answer_timing": details, "reference_timing": reference_details})
+            result.update(
+                latency_s=latency,
+                reference_latency_s=reference_latency,
+                speedup=reference_latency / latency if latency > 0 else None,
+                details={"answer_timing": details, "reference_timing": reference_details},
+            )
             progress("recheck")
             assert plan.recheck.expected is not None
             try:
-                _checked_call(slots, plan.recheck.inputs, plan.recheck.expected, settings, "after timing",
-                              record=backend.simulated)
+                _checked_call(
+                    slots,
+                    plan.recheck.inputs,
+                    plan.recheck.expected,
+                    settings,
+                    "after timing",
+                    record=backend.simulated,
+                )
             except StageFailure as failure:
                 if failure.error_class in ("numerical_mismatch", "shape_mismatch", "dtype_mismatch"):
                     raise StageFailure("nondeterministic", failure.message) from None

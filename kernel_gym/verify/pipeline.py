@@ -29,14 +29,19 @@ def static_stage(task: TaskSpec, answer_source: str, backend: str) -> VerifyResu
     try:
         violations = check_answer_source(answer_source)
     except SyntaxError as exc:
-        return VerifyResult(task.id, backend, error_class="syntax_error",
-                            message=f"line {exc.lineno}: {exc.msg}")
+        return VerifyResult(task.id, backend, error_class="syntax_error", message=f"line {exc.lineno}: {exc.msg}")
     if not violations:
         return None
     first = violations[0]
-    return VerifyResult(task.id, backend, error_class="hacked", hacked=True, hack_rule=first.rule,
-                        message=f"{RULES.get(first.rule, first.rule)}: {first}",
-                        details={"violations": [str(v) for v in violations[:20]]})
+    return VerifyResult(
+        task.id,
+        backend,
+        error_class="hacked",
+        hacked=True,
+        hack_rule=first.rule,
+        message=f"{RULES.get(first.rule, first.rule)}: {first}",
+        details={"violations": [str(v) for v in violations[:20]]},
+    )
 
 
 def sandbox_stage(task: TaskSpec, answer_source: str, backend: str, settings: VerifySettings) -> VerifyResult:
@@ -58,7 +63,9 @@ def verify(task: TaskSpec, answer_source: str, backend: str = "cpu", **settings:
     """
     started = time.perf_counter()
     if not isinstance(answer_source, str):
-        raise TypeError(f"answer_source must be the answer's Python source as a str, got {type(answer_source).__name__}")
+        raise TypeError(
+            f"answer_source must be the answer's Python source as a str, got {type(answer_source).__name__}"
+        )
     if not isinstance(task, TaskSpec):
         raise TypeError(f"task must be a TaskSpec (kernel_gym.tasks.get_task), got {type(task).__name__}")
     config = VerifySettings.from_kwargs(**settings)

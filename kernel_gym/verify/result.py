@@ -35,9 +35,23 @@ from typing import Any
 __all__ = ["ERROR_CLASSES", "VerifyResult"]
 
 ERROR_CLASSES: tuple[str, ...] = (
-    "ok", "hacked", "syntax_error", "no_model_new", "import_error", "compile_error",
-    "unsupported_dtype", "init_error", "runtime_error", "crash", "timeout", "memory_limit",
-    "shape_mismatch", "dtype_mismatch", "numerical_mismatch", "nondeterministic", "internal_error",
+    "ok",
+    "hacked",
+    "syntax_error",
+    "no_model_new",
+    "import_error",
+    "compile_error",
+    "unsupported_dtype",
+    "init_error",
+    "runtime_error",
+    "crash",
+    "timeout",
+    "memory_limit",
+    "shape_mismatch",
+    "dtype_mismatch",
+    "numerical_mismatch",
+    "nondeterministic",
+    "internal_error",
 )
 
 

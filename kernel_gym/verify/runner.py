@@ -86,17 +86,34 @@ class _Runner:
         self.guards: Any = None
 
     # ------------------------------------------------------------------ compile through the judge
-    def compile_remote(self, sources: Any, *, flags: Any = ("-O2",), compiler: str = "g++",
-                       cache_subdir: str = "native", depends_on: Any = (), timeout_s: float = 120.0) -> Any:
+    def compile_remote(
+        self,
+        sources: Any,
+        *,
+        flags: Any = ("-O2",),
+        compiler: str = "g++",
+        cache_subdir: str = "native",
+        depends_on: Any = (),
+        timeout_s: float = 120.0,
+    ) -> Any:
         from pathlib import Path
 
         from kernel_gym.native import CompileError
 
         if isinstance(sources, str):
             sources = {"kernel.cpp": sources}
-        send_message(self.replies, {"op": "compile", "sources": dict(sources), "flags": [str(f) for f in flags],
-                                    "compiler": compiler, "cache_subdir": cache_subdir,
-                                    "depends_on": [str(p) for p in depends_on], "timeout_s": float(timeout_s)})
+        send_message(
+            self.replies,
+            {
+                "op": "compile",
+                "sources": dict(sources),
+                "flags": [str(f) for f in flags],
+                "compiler": compiler,
+                "cache_subdir": cache_subdir,
+                "depends_on": [str(p) for p in depends_on],
+                "timeout_s": float(timeout_s),
+            },
+        )
         reply = recv_message(self.commands)
         if reply.get("error_class") == "compile_error":
             raise CompileError(reply.get("message", "compilation failed"), reply.get("log", ""))
@@ -160,8 +177,9 @@ class _Runner:
     def call(self, msg: dict[str, Any]) -> dict[str, Any]:
         from kernel_gym.verify.runtime_guards import ComputeGuard
 
-        inputs = [self.buffer.view(TensorSlot.from_dict(x["slot"])) if "slot" in x else x["value"]
-                  for x in msg["inputs"]]
+        inputs = [
+            self.buffer.view(TensorSlot.from_dict(x["slot"])) if "slot" in x else x["value"] for x in msg["inputs"]
+        ]
         guarded = self.guards is not None and bool(msg.get("guard", True))
         threads_before = threading.active_count()
         recorder = rec = None
@@ -192,24 +210,32 @@ class _Runner:
         if guarded:
             if guard is not None and guard.violations:
                 ops = ", ".join(dict.fromkeys(guard.violations))
-                raise _Refused("hacked", f"ModelNew.forward ran torch ops {ops}; compute in the kernel",
-                               hack_rule="torch_compute")
+                raise _Refused(
+                    "hacked", f"ModelNew.forward ran torch ops {ops}; compute in the kernel", hack_rule="torch_compute"
+                )
             if threading.active_count() > threads_before:
                 raise _Refused("hacked", "the forward left threads running", hack_rule="threads_or_streams")
         if not isinstance(out, torch.Tensor):
             raise _Refused("runtime_error", f"forward returned {type(out).__name__}, expected a torch.Tensor")
         if type(out) is not torch.Tensor:
-            raise _Refused("hacked", f"forward returned a {type(out).__name__}, a tensor subclass",
-                           hack_rule="tensor_subclass")
-        reply: dict[str, Any] = {"dtype": str(out.dtype).removeprefix("torch."), "shape": list(out.shape),
-                                 "stride": list(out.stride())}
+            raise _Refused(
+                "hacked", f"forward returned a {type(out).__name__}, a tensor subclass", hack_rule="tensor_subclass"
+            )
+        reply: dict[str, Any] = {
+            "dtype": str(out.dtype).removeprefix("torch."),
+            "shape": list(out.shape),
+            "stride": list(out.stride()),
+        }
         nbytes = out.numel() * out.element_size()
         if nbytes <= int(msg["out_capacity"]) and out.device.type == "cpu":
             self.buffer.write(int(msg["out_offset"]), out)
             reply["written"] = True
         if rec is not None:
-            reply["simulated"] = {"latency_s": rec.total_latency_s, "launches": len(rec.launches),
-                                  "per_launch": [_launch_summary(r) for r in rec.launches[:8]]}
+            reply["simulated"] = {
+                "latency_s": rec.total_latency_s,
+                "launches": len(rec.launches),
+                "per_launch": [_launch_summary(r) for r in rec.launches[:8]],
+            }
         return reply
 
     def audit(self, msg: dict[str, Any]) -> dict[str, Any]:
@@ -239,8 +265,14 @@ class _Runner:
             raise _Refused("hacked", f"patched: {', '.join(patched[:8])}", hack_rule="monkey_patch")
 
     def serve(self) -> None:
-        handlers = {"init": self.init, "load_reference": self.load_reference, "load_answer": self.load_answer,
-                    "call": self.call, "audit": self.audit, "shm": lambda m: (self.buffer.remap(int(m["size"])), {})[1]}
+        handlers = {
+            "init": self.init,
+            "load_reference": self.load_reference,
+            "load_answer": self.load_answer,
+            "call": self.call,
+            "audit": self.audit,
+            "shm": lambda m: (self.buffer.remap(int(m["size"])), {})[1],
+        }
         while True:
             try:
                 msg = recv_message(self.commands)
@@ -250,8 +282,7 @@ class _Runner:
             try:
                 reply = {"ok": True, **handlers[msg["op"]](msg)}
             except _Refused as refused:
-                reply = {"ok": False, "error_class": refused.error_class, "message": refused.message,
-                         **refused.extra}
+                reply = {"ok": False, "error_class": refused.error_class, "message": refused.message, **refused.extra}
             except BaseException as exc:  # noqa: BLE001 - reported, never raised
                 reply = {"ok": False, **_error_reply(_classify(exc, "runtime_error"))}
             reply["runner_seconds"] = time.perf_counter() - started

@@ -26,16 +26,64 @@ from torch.utils._python_dispatch import TorchDispatchMode
 __all__ = ["ALLOWED_ATEN_OPS", "AuditGuard", "ComputeGuard", "PatchSnapshot", "clone_inputs", "inputs_equal"]
 
 # Ops that allocate, reshape, view or copy: what a forward needs around its kernel call.
-ALLOWED_ATEN_OPS = frozenset({
-    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like",
-    "new_zeros", "zero_", "fill_", "full", "full_like", "new_full", "ones", "ones_like", "new_ones",
-    "view", "_unsafe_view", "reshape", "_reshape_alias", "as_strided", "expand", "expand_as",
-    "permute", "transpose", "t", "unsqueeze", "squeeze", "flatten", "unflatten", "view_as",
-    "contiguous", "clone", "copy_", "detach", "detach_", "alias", "slice", "select", "narrow",
-    "split", "split_with_sizes", "unbind", "lift_fresh", "lift_fresh_copy", "_to_copy", "to",
-    "resize_", "_local_scalar_dense", "is_same_size", "set_", "_has_compatible_shallow_copy_type",
-    "scalar_tensor", "record_stream",
-})
+ALLOWED_ATEN_OPS = frozenset(
+    {
+        "empty",
+        "empty_like",
+        "empty_strided",
+        "new_empty",
+        "new_empty_strided",
+        "zeros",
+        "zeros_like",
+        "new_zeros",
+        "zero_",
+        "fill_",
+        "full",
+        "full_like",
+        "new_full",
+        "ones",
+        "ones_like",
+        "new_ones",
+        "view",
+        "_unsafe_view",
+        "reshape",
+        "_reshape_alias",
+        "as_strided",
+        "expand",
+        "expand_as",
+        "permute",
+        "transpose",
+        "t",
+        "unsqueeze",
+        "squeeze",
+        "flatten",
+        "unflatten",
+        "view_as",
+        "contiguous",
+        "clone",
+        "copy_",
+        "detach",
+        "detach_",
+        "alias",
+        "slice",
+        "select",
+        "narrow",
+        "split",
+        "split_with_sizes",
+        "unbind",
+        "lift_fresh",
+        "lift_fresh_copy",
+        "_to_copy",
+        "to",
+        "resize_",
+        "_local_scalar_dense",
+        "is_same_size",
+        "set_",
+        "_has_compatible_shallow_copy_type",
+        "scalar_tensor",
+        "record_stream",
+    }
+)
 
 
 class ComputeGuard(TorchDispatchMode):
@@ -67,9 +115,11 @@ def _namespace_snapshot(ns: Any) -> dict[str, int]:
 def _torch_settings() -> dict[str, Any]:
     import torch.utils.deterministic
 
-    return {"deterministic_algorithms": torch.are_deterministic_algorithms_enabled(),
-            "fill_uninitialized_memory": torch.utils.deterministic.fill_uninitialized_memory,
-            "num_threads": torch.get_num_threads()}
+    return {
+        "deterministic_algorithms": torch.are_deterministic_algorithms_enabled(),
+        "fill_uninitialized_memory": torch.utils.deterministic.fill_uninitialized_memory,
+        "num_threads": torch.get_num_threads(),
+    }
 
 
 class PatchSnapshot:
@@ -78,8 +128,14 @@ class PatchSnapshot:
     def __init__(self) -> None:
         import torch.nn.functional as F
 
-        self._spaces: dict[str, Any] = {"time": time, "torch": torch, "torch.Tensor": torch.Tensor,
-                                         "torch.nn.functional": F, "numpy": np, "threading": threading}
+        self._spaces: dict[str, Any] = {
+            "time": time,
+            "torch": torch,
+            "torch.Tensor": torch.Tensor,
+            "torch.nn.functional": F,
+            "numpy": np,
+            "threading": threading,
+        }
         self._ids = {name: _namespace_snapshot(ns) for name, ns in self._spaces.items()}
         self._settings = _torch_settings()
 
@@ -113,17 +169,30 @@ def inputs_equal(a: list[Any], b: list[Any]) -> bool:
 
 # Audit events an answer's Python may not cause, with the rule each breaks.
 AUDIT_RULES: dict[str, str] = {
-    "os.system": "os_access", "os.exec": "os_access", "os.posix_spawn": "os_access", "os.spawn": "os_access",
-    "os.fork": "os_access", "os.forkpty": "os_access", "os.kill": "os_access", "os.killpg": "os_access",
-    "pty.spawn": "os_access", "subprocess.Popen": "os_access", "socket.__new__": "os_access",
-    "socket.connect": "os_access", "socket.bind": "os_access", "socket.getaddrinfo": "os_access",
-    "webbrowser.open": "os_access", "os.putenv": "os_access", "os.unsetenv": "os_access",
+    "os.system": "os_access",
+    "os.exec": "os_access",
+    "os.posix_spawn": "os_access",
+    "os.spawn": "os_access",
+    "os.fork": "os_access",
+    "os.forkpty": "os_access",
+    "os.kill": "os_access",
+    "os.killpg": "os_access",
+    "pty.spawn": "os_access",
+    "subprocess.Popen": "os_access",
+    "socket.__new__": "os_access",
+    "socket.connect": "os_access",
+    "socket.bind": "os_access",
+    "socket.getaddrinfo": "os_access",
+    "webbrowser.open": "os_access",
+    "os.putenv": "os_access",
+    "os.unsetenv": "os_access",
 }
 # libc/CPython symbols a ctypes lookup may not resolve while armed (the kernel loader only
 # looks up the kernel's own extern "C" functions)
 _LIBC_ESCAPES = re.compile(
     r"system|popen|fork|vfork|exec\w*|posix_spawn\w*|dlopen|dlsym|syscall|ptrace|mmap|mprotect|kill|"
-    r"socket|connect|open|openat|fopen|unlink|remove|rename|getenv|setenv|putenv|clone|Py\w+|_Py\w+")
+    r"socket|connect|open|openat|fopen|unlink|remove|rename|getenv|setenv|putenv|clone|Py\w+|_Py\w+"
+)
 # Processes the kernel loaders may start while armed: the C/C++ compiler, without the
 # flags that make it run or read other programs.
 COMPILER_EXECUTABLES = re.compile(r"(g\+\+|gcc|c\+\+|cc|clang|clang\+\+)(-\d+)?")
@@ -135,8 +204,9 @@ def _is_compiler_call(args: tuple[Any, ...]) -> bool:
     if isinstance(argv, (str, bytes)) or not argv:
         return False
     argv = [os.fsdecode(a) for a in argv]
-    return (COMPILER_EXECUTABLES.fullmatch(os.path.basename(argv[0])) is not None
-            and not any(a.startswith(_COMPILER_ESCAPES) for a in argv[1:]))
+    return COMPILER_EXECUTABLES.fullmatch(os.path.basename(argv[0])) is not None and not any(
+        a.startswith(_COMPILER_ESCAPES) for a in argv[1:]
+    )
 
 
 class AuditGuard:

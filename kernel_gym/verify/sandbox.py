@@ -26,11 +26,24 @@ from kernel_gym.native import cache_root
 __all__ = ["SandboxLimits", "run_in_sandbox", "server_info", "shutdown_zygote"]
 
 log = logging.getLogger("kernel_gym.verify")
-_ENV_ALLOW = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "VIRTUAL_ENV", "KERNEL_GYM_ISOLATION",
-              "KERNEL_GYM_CACHE", "ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "LD_LIBRARY_PATH")
-_REDUCED = ("kernel-gym: VERIFICATION ISOLATION IS REDUCED ({why}). Answers run without namespaces "
-            "(seccomp and resource limits only) and can read this machine's files. Set "
-            "KERNEL_GYM_ISOLATION=require to refuse instead.")
+_ENV_ALLOW = (
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "VIRTUAL_ENV",
+    "KERNEL_GYM_ISOLATION",
+    "KERNEL_GYM_CACHE",
+    "ASCEND_HOME_PATH",
+    "ASCEND_TOOLKIT_HOME",
+    "LD_LIBRARY_PATH",
+)
+_REDUCED = (
+    "kernel-gym: VERIFICATION ISOLATION IS REDUCED ({why}). Answers run without namespaces "
+    "(seccomp and resource limits only) and can read this machine's files. Set "
+    "KERNEL_GYM_ISOLATION=require to refuse instead."
+)
 
 
 class SandboxLimits:
@@ -51,9 +64,15 @@ class _Server:
         env = {k: os.environ[k] for k in _ENV_ALLOW if k in os.environ}
         env["KERNEL_GYM_CACHE"] = str(cache_root())
         env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent.parent)
-        self.proc = subprocess.Popen([sys.executable, "-m", "kernel_gym.verify.zygote"], env=env,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
-                                     start_new_session=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "kernel_gym.verify.zygote"],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+            start_new_session=True,
+        )
         self.ids = itertools.count()
         self.info = self._read(120.0)
         if not self.info.get("ready"):
@@ -120,8 +139,14 @@ def run_in_sandbox(job: dict[str, Any], limits: SandboxLimits) -> dict[str, Any]
     Any exception while waiting (a signal handler raising, KeyboardInterrupt) shuts the
     server down before it propagates, so a late verdict can never be read as the next one's.
     """
-    request = {"job": job, "timeout_s": limits.timeout_s, "memory_limit_mb": limits.memory_limit_mb,
-               "file_size_mb": limits.file_size_mb, "threads": limits.threads, "cache_root": str(cache_root())}
+    request = {
+        "job": job,
+        "timeout_s": limits.timeout_s,
+        "memory_limit_mb": limits.memory_limit_mb,
+        "file_size_mb": limits.file_size_mb,
+        "threads": limits.threads,
+        "cache_root": str(cache_root()),
+    }
     with _LOCK:
         for attempt in range(2):
             try:
@@ -131,9 +156,14 @@ def run_in_sandbox(job: dict[str, Any], limits: SandboxLimits) -> dict[str, Any]
             except RuntimeError:
                 shutdown_zygote()
                 if attempt:
-                    return {"task_id": job["task"]["id"], "backend": job["backend"], "compiled": False,
-                            "correct": False, "error_class": "internal_error",
-                            "message": "the verification server failed twice"}
+                    return {
+                        "task_id": job["task"]["id"],
+                        "backend": job["backend"],
+                        "compiled": False,
+                        "correct": False,
+                        "error_class": "internal_error",
+                        "message": "the verification server failed twice",
+                    }
             except BaseException:
                 shutdown_zygote()
                 raise

@@ -60,14 +60,23 @@ def _start_runner(request: dict[str, Any], fds: list[int], host_socket: socket.s
         os.chdir(workdir)
         threads = str(int(request.get("threads", 1)))
         os.environ.clear()
-        os.environ.update({"HOME": workdir, "TMPDIR": workdir, "PATH": "/usr/bin:/bin",
-                           "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads,
-                           "KERNEL_GYM_SANDBOXED": "1", "PYTHONDONTWRITEBYTECODE": "1",
-                           "KERNEL_GYM_CACHE": request["cache_root"]})
+        os.environ.update(
+            {
+                "HOME": workdir,
+                "TMPDIR": workdir,
+                "PATH": "/usr/bin:/bin",
+                "OMP_NUM_THREADS": threads,
+                "MKL_NUM_THREADS": threads,
+                "KERNEL_GYM_SANDBOXED": "1",
+                "PYTHONDONTWRITEBYTECODE": "1",
+                "KERNEL_GYM_CACHE": request["cache_root"],
+            }
+        )
         from kernel_gym.verify import isolation, runner
 
-        isolation.set_runner_limits(int(request["memory_limit_mb"]), int(request["cpu_seconds"]),
-                                    int(request["file_size_mb"]))
+        isolation.set_runner_limits(
+            int(request["memory_limit_mb"]), int(request["cpu_seconds"]), int(request["file_size_mb"])
+        )
         if request.get("seccomp", True):
             isolation.install_runner_filter()
         runner.serve(commands, replies, shared)

@@ -13,10 +13,13 @@ __all__ = ["TOLERANCE_PRESETS", "VerifySettings"]
 # (atol, rtol) per output dtype. "evokernel" is the protocol of the EvoKernel paper
 # (1e-2 for all); "kernelbench" is KernelBench's current fp32 tolerance.
 TOLERANCE_PRESETS: dict[str, dict[str, tuple[float, float]]] = {
-    "evokernel": {"float32": (1e-2, 1e-2), "float16": (1e-2, 1e-2), "bfloat16": (2e-2, 2e-2),
-                  "float64": (1e-2, 1e-2)},
-    "kernelbench": {"float32": (1e-4, 1e-4), "float16": (1e-2, 1e-2), "bfloat16": (2e-2, 2e-2),
-                    "float64": (1e-6, 1e-6)},
+    "evokernel": {"float32": (1e-2, 1e-2), "float16": (1e-2, 1e-2), "bfloat16": (2e-2, 2e-2), "float64": (1e-2, 1e-2)},
+    "kernelbench": {
+        "float32": (1e-4, 1e-4),
+        "float16": (1e-2, 1e-2),
+        "bfloat16": (2e-2, 2e-2),
+        "float64": (1e-6, 1e-6),
+    },
 }
 
 
@@ -60,12 +63,18 @@ class VerifySettings:
         if not isinstance(self.correctness_trials, int) or self.correctness_trials < 1:
             raise ValueError("correctness_trials must be >= 1 (the protocol uses 5)")
         if self.tolerance not in TOLERANCE_PRESETS:
-            raise ValueError(f"unknown tolerance preset {self.tolerance!r}; choose one of "
-                             f"{', '.join(TOLERANCE_PRESETS)} or set atol/rtol")
+            raise ValueError(
+                f"unknown tolerance preset {self.tolerance!r}; choose one of "
+                f"{', '.join(TOLERANCE_PRESETS)} or set atol/rtol"
+            )
         if not self.input_scales or any(s <= 0 for s in self.input_scales):
             raise ValueError("input_scales must be a non-empty tuple of positive factors")
-        if not isinstance(self.timeout_s, (int, float)) or isinstance(self.timeout_s, bool) \
-                or not math.isfinite(self.timeout_s) or not 0 < self.timeout_s <= 3600:
+        if (
+            not isinstance(self.timeout_s, (int, float))
+            or isinstance(self.timeout_s, bool)
+            or not math.isfinite(self.timeout_s)
+            or not 0 < self.timeout_s <= 3600
+        ):
             raise ValueError(f"timeout_s must be a finite number of seconds in (0, 3600], got {self.timeout_s!r}")
         if not isinstance(self.memory_limit_mb, int) or self.memory_limit_mb < 256:
             raise ValueError(f"memory_limit_mb must be an integer >= 256, got {self.memory_limit_mb!r}")

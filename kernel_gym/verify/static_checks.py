@@ -33,46 +33,143 @@ RULES: dict[str, str] = {
 ALLOWED_KERNEL_GYM_IMPORTS = ("kernel_gym.backends.cpu", "kernel_gym.ascendc")
 
 _FORBIDDEN_MODULES = {
-    "subprocess": "os_access", "socket": "os_access", "ctypes": "os_access", "cffi": "os_access",
-    "pty": "os_access", "shutil": "os_access", "http": "os_access", "urllib": "os_access",
-    "requests": "os_access", "importlib": "os_access", "builtins": "os_access", "sys": "reference_reuse",
-    "gc": "reference_reuse", "inspect": "reference_reuse", "pickle": "os_access", "marshal": "os_access",
-    "threading": "threads_or_streams", "_thread": "threads_or_streams",
-    "multiprocessing": "threads_or_streams", "concurrent": "threads_or_streams",
-    "asyncio": "threads_or_streams", "signal": "os_access", "time": "monkey_patch",
-    "torch.utils.cpp_extension": "os_access", "tempfile": "os_access", "pathlib": "os_access",
-    "glob": "os_access", "io": "os_access", "fcntl": "os_access", "mmap": "os_access",
-    "resource": "os_access", "runpy": "os_access", "pkgutil": "os_access", "zipimport": "os_access",
-    "atexit": "os_access", "torch.hub": "os_access", "numpy.ctypeslib": "os_access",
-    "timeit": "monkey_patch", "torch.library": "monkey_patch", "torch.overrides": "monkey_patch",
-    "torch._C": "monkey_patch", "torch._dynamo": "monkey_patch",
+    "subprocess": "os_access",
+    "socket": "os_access",
+    "ctypes": "os_access",
+    "cffi": "os_access",
+    "pty": "os_access",
+    "shutil": "os_access",
+    "http": "os_access",
+    "urllib": "os_access",
+    "requests": "os_access",
+    "importlib": "os_access",
+    "builtins": "os_access",
+    "sys": "reference_reuse",
+    "gc": "reference_reuse",
+    "inspect": "reference_reuse",
+    "pickle": "os_access",
+    "marshal": "os_access",
+    "threading": "threads_or_streams",
+    "_thread": "threads_or_streams",
+    "multiprocessing": "threads_or_streams",
+    "concurrent": "threads_or_streams",
+    "asyncio": "threads_or_streams",
+    "signal": "os_access",
+    "time": "monkey_patch",
+    "torch.utils.cpp_extension": "os_access",
+    "tempfile": "os_access",
+    "pathlib": "os_access",
+    "glob": "os_access",
+    "io": "os_access",
+    "fcntl": "os_access",
+    "mmap": "os_access",
+    "resource": "os_access",
+    "runpy": "os_access",
+    "pkgutil": "os_access",
+    "zipimport": "os_access",
+    "atexit": "os_access",
+    "torch.hub": "os_access",
+    "numpy.ctypeslib": "os_access",
+    "timeit": "monkey_patch",
+    "torch.library": "monkey_patch",
+    "torch.overrides": "monkey_patch",
+    "torch._C": "monkey_patch",
+    "torch._dynamo": "monkey_patch",
     "torch.utils._python_dispatch": "tensor_subclass",
 }
 # names of kernel_gym.backends.cpu an answer may use (the module also holds the raw compiler)
 _CPU_LOADER_NAMES = {"load_cpp", "CPU_ANSWER_FORMAT", "DEFAULT_CPP_FLAGS"}
-_FORBIDDEN_CALLS = {"eval", "exec", "compile", "__import__", "open", "globals", "vars", "locals",
-                    "setattr", "delattr", "breakpoint", "input"}
+_FORBIDDEN_CALLS = {
+    "eval",
+    "exec",
+    "compile",
+    "__import__",
+    "open",
+    "globals",
+    "vars",
+    "locals",
+    "setattr",
+    "delattr",
+    "breakpoint",
+    "input",
+}
 _OS_ALLOWED_ATTRS = {"path", "cpu_count", "sep"}
 # torch functions that allocate or describe tensors without computing on them
-_TORCH_ALLOWED = {"empty", "empty_like", "empty_strided", "zeros", "zeros_like", "tensor", "Size",
-                  "no_grad", "inference_mode", "is_tensor", "device", "get_num_threads", "numel",
-                  "float32", "float16", "bfloat16", "int64", "int32"}
-_SUBCLASS_MARKERS = ("__torch_function__", "__torch_dispatch__", "_make_subclass", "as_subclass",
-                     "_make_wrapper_subclass")
-_TIMER_NAMES = {"perf_counter", "perf_counter_ns", "time", "monotonic", "monotonic_ns",
-                "synchronize", "Event", "elapsed_time", "process_time"}
+_TORCH_ALLOWED = {
+    "empty",
+    "empty_like",
+    "empty_strided",
+    "zeros",
+    "zeros_like",
+    "tensor",
+    "Size",
+    "no_grad",
+    "inference_mode",
+    "is_tensor",
+    "device",
+    "get_num_threads",
+    "numel",
+    "float32",
+    "float16",
+    "bfloat16",
+    "int64",
+    "int32",
+}
+_SUBCLASS_MARKERS = (
+    "__torch_function__",
+    "__torch_dispatch__",
+    "_make_subclass",
+    "as_subclass",
+    "_make_wrapper_subclass",
+)
+_TIMER_NAMES = {
+    "perf_counter",
+    "perf_counter_ns",
+    "time",
+    "monotonic",
+    "monotonic_ns",
+    "synchronize",
+    "Event",
+    "elapsed_time",
+    "process_time",
+}
 # torch/numpy attributes (anywhere in the answer) that read or write files
-_FILE_ATTRS = {"load", "save", "from_file", "fromfile", "tofile", "memmap", "loadtxt", "savetxt",
-               "genfromtxt", "savez", "savez_compressed", "load_library", "hub"}
+_FILE_ATTRS = {
+    "load",
+    "save",
+    "from_file",
+    "fromfile",
+    "tofile",
+    "memmap",
+    "loadtxt",
+    "savetxt",
+    "genfromtxt",
+    "savez",
+    "savez_compressed",
+    "load_library",
+    "hub",
+}
 # torch attributes (anywhere) that change how every module or op behaves, the reference's
 # included: global module hooks, operator overrides, torch internals, global settings
 _GLOBAL_STATE_ATTRS = {
-    "library", "overrides", "_C", "_dynamo", "register_module_forward_hook",
-    "register_module_forward_pre_hook", "register_module_full_backward_hook",
-    "register_module_backward_hook", "register_module_buffer_registration_hook",
-    "register_module_module_registration_hook", "register_module_parameter_registration_hook",
-    "use_deterministic_algorithms", "set_num_threads", "set_num_interop_threads",
-    "set_flush_denormal", "set_default_dtype", "set_default_tensor_type", "fill_uninitialized_memory",
+    "library",
+    "overrides",
+    "_C",
+    "_dynamo",
+    "register_module_forward_hook",
+    "register_module_forward_pre_hook",
+    "register_module_full_backward_hook",
+    "register_module_backward_hook",
+    "register_module_buffer_registration_hook",
+    "register_module_module_registration_hook",
+    "register_module_parameter_registration_hook",
+    "use_deterministic_algorithms",
+    "set_num_threads",
+    "set_num_interop_threads",
+    "set_flush_denormal",
+    "set_default_dtype",
+    "set_default_tensor_type",
+    "fill_uninitialized_memory",
 }
 # dunder attributes an answer may use; others patch or introspect objects (type.__setattr__,
 # x.__class__.__mro__, f.__closure__ ...)
@@ -89,7 +186,8 @@ _ALLOWED_CPP_FLAG = re.compile(
     r"vect-cost-model(=[a-z]+)?|simd-cost-model(=[a-z]+)?|exceptions|rtti)|"
     r"-ffp-contract=(fast|on|off)|-march=[\w.-]+|-mtune=[\w.-]+|-mprefer-vector-width=\d+|"
     r"-m(no-)?(avx\w*|sse\w*|fma|f16c|bmi2?|popcnt|lzcnt|amx\w*)|-std=(c|gnu)\+\+\d\w|"
-    r"-D[A-Za-z_]\w*(=[\w.+-]*)?|-U[A-Za-z_]\w*|-W[\w=-]*|-w|-g[0-3]?|--param=[\w-]+=\d+")
+    r"-D[A-Za-z_]\w*(=[\w.+-]*)?|-U[A-Za-z_]\w*|-W[\w=-]*|-w|-g[0-3]?|--param=[\w-]+=\d+"
+)
 
 
 @dataclass(frozen=True)
@@ -138,8 +236,11 @@ class _AnswerVisitor(ast.NodeVisitor):
                 return
         if name == "kernel_gym" or name.startswith("kernel_gym."):
             if not any(name == a or name.startswith(a + ".") for a in ALLOWED_KERNEL_GYM_IMPORTS):
-                self.add("forbidden_import", f"import of {name!r}: answers may import only "
-                         f"{', '.join(ALLOWED_KERNEL_GYM_IMPORTS)}", node)
+                self.add(
+                    "forbidden_import",
+                    f"import of {name!r}: answers may import only {', '.join(ALLOWED_KERNEL_GYM_IMPORTS)}",
+                    node,
+                )
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
@@ -175,8 +276,11 @@ class _AnswerVisitor(ast.NodeVisitor):
             if module == "torch" or module.startswith("torch."):
                 self.torch_family.add(alias.asname or alias.name)
             if module == "kernel_gym.backends.cpu" and alias.name not in _CPU_LOADER_NAMES:
-                self.add("forbidden_import", f"'from {module} import {alias.name}': answers build kernels "
-                         "with load_cpp only", node)
+                self.add(
+                    "forbidden_import",
+                    f"'from {module} import {alias.name}': answers build kernels with load_cpp only",
+                    node,
+                )
 
     # -- structure -------------------------------------------------------------------------
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
@@ -233,8 +337,11 @@ class _AnswerVisitor(ast.NodeVisitor):
         elif attr.startswith("__") and attr.endswith("__") and attr not in _DUNDER_ALLOWED:
             self.add("reference_reuse", f"introspection through {attr}", node)
         if attr in _NATIVE_ESCAPES:
-            self.add("os_access", f"raw native symbol access (.{attr}): call the kernel's extern \"C\" "
-                     "functions by name", node)
+            self.add(
+                "os_access",
+                f'raw native symbol access (.{attr}): call the kernel\'s extern "C" functions by name',
+                node,
+            )
         name = _dotted(value)
         if not name:
             return
@@ -257,8 +364,9 @@ class _AnswerVisitor(ast.NodeVisitor):
         if isinstance(target, ast.Attribute):
             name = _dotted(target) or target.attr
             head = name.split(".")[0]
-            patched_modules = (self.torch_family | self.functional_aliases | self.numpy_aliases | self.os_aliases
-                               | {"time", "torch"})
+            patched_modules = (
+                self.torch_family | self.functional_aliases | self.numpy_aliases | self.os_aliases | {"time", "torch"}
+            )
             if target.attr in _TIMER_NAMES or head in patched_modules:
                 self.add("monkey_patch", f"assignment to {name}", node)
 
@@ -287,7 +395,11 @@ class _AnswerVisitor(ast.NodeVisitor):
             rule = "monkey_patch" if node.func.id in ("setattr", "delattr") else "os_access"
             self.add(rule, f"call to {node.func.id}() is not allowed in an answer", node)
         if isinstance(node.func, ast.Name) and node.func.id == "getattr":
-            if len(node.args) < 2 or not isinstance(node.args[1], ast.Constant) or not isinstance(node.args[1].value, str):
+            if (
+                len(node.args) < 2
+                or not isinstance(node.args[1], ast.Constant)
+                or not isinstance(node.args[1].value, str)
+            ):
                 self.add("os_access", "getattr with a computed name is not allowed in an answer", node)
             else:  # getattr(x, "name") is x.name: the same rules apply
                 self._check_attribute(node.args[0], node.args[1].value, node)
@@ -300,7 +412,9 @@ class _AnswerVisitor(ast.NodeVisitor):
                     self.add("torch_compute", f"{func}() in ModelNew: compute in the kernel instead", node)
                 elif parts[1] == "nn" and "functional" in parts:
                     self.add("torch_compute", f"{func}() in ModelNew: compute in the kernel instead", node)
-            if parts[0] in self.functional_aliases or (len(parts) > 1 and ".".join(parts[:-1]) in self.functional_aliases):
+            if parts[0] in self.functional_aliases or (
+                len(parts) > 1 and ".".join(parts[:-1]) in self.functional_aliases
+            ):
                 self.add("torch_compute", f"{func}() in ModelNew: compute in the kernel instead", node)
         self.generic_visit(node)
 
@@ -309,35 +423,63 @@ class _AnswerVisitor(ast.NodeVisitor):
 # libc/CPython define are matched as words (a #define alias or a function pointer still
 # names them); common words (open, read, ...) as calls.
 _CPP_FORBIDDEN: list[tuple[str, str, str]] = [
-    (r"#\s*include\s*<\s*(thread|future|pthread\.h|stop_token|semaphore|latch|barrier)\s*>",
-     "threads_or_streams", "header {0}: kernels may use OpenMP, not threads of their own"),
-    (r"#\s*include\s*<\s*(fstream|filesystem|unistd\.h|fcntl\.h|dlfcn\.h|spawn\.h|"
-     r"sys/[\w.]+|netinet/[\w.]+|arpa/[\w.]+|netdb\.h|dirent\.h|signal\.h|csignal|link\.h|"
-     r"Python\.h|linux/[\w.]+)\s*>", "os_access", "header {0} reaches the OS"),
-    (r"#\s*include(?:_next)?\s*[<\"]\s*([^>\"\n]*\.\.[^>\"\n]*|/[^>\"\n]*)[>\"]", "os_access",
-     "#include of {0}: only headers by name, no paths outside the build"),
-    (r"\b(system|popen|pclose|fork|vfork|execv\w*|execl\w*|execve|fexecve|posix_spawn\w*|dlopen|dlmopen|"
-     r"dlsym|dlvsym|syscall|ptrace|mmap|mmap64|mprotect|fopen|fopen64|freopen|fdopen|tmpfile|opendir|"
-     r"getenv|secure_getenv|environ|prctl|seccomp|unshare|setns|chroot|Py[A-Z_]\w*|_Py\w+)\b",
-     "os_access", "{0} reaches the OS or the Python interpreter"),
-    (r"\b(open|openat|creat|read|write|pread|pwrite|unlink|unlinkat|remove|rename|chdir|chmod|mkdir|rmdir|"
-     r"truncate|ftruncate|symlink|kill|socket|connect|bind|listen|accept|sendto|recvfrom|clone|clone3)\s*\(",
-     "os_access", "call to {0}() reaches the OS"),
-    (r"\bstd::(thread|async|jthread)\b|\bpthread_create\b|\bthrd_create\b", "threads_or_streams",
-     "{0}: kernels may use OpenMP, not threads of their own"),
-    (r"\b(omp_set_num_threads|omp_set_dynamic|omp_set_nested|omp_set_max_active_levels|num_threads)\b",
-     "threads_or_streams", "{0}: the thread count is the verifier's setting (both sides get the same)"),
+    (
+        r"#\s*include\s*<\s*(thread|future|pthread\.h|stop_token|semaphore|latch|barrier)\s*>",
+        "threads_or_streams",
+        "header {0}: kernels may use OpenMP, not threads of their own",
+    ),
+    (
+        r"#\s*include\s*<\s*(fstream|filesystem|unistd\.h|fcntl\.h|dlfcn\.h|spawn\.h|"
+        r"sys/[\w.]+|netinet/[\w.]+|arpa/[\w.]+|netdb\.h|dirent\.h|signal\.h|csignal|link\.h|"
+        r"Python\.h|linux/[\w.]+)\s*>",
+        "os_access",
+        "header {0} reaches the OS",
+    ),
+    (
+        r"#\s*include(?:_next)?\s*[<\"]\s*([^>\"\n]*\.\.[^>\"\n]*|/[^>\"\n]*)[>\"]",
+        "os_access",
+        "#include of {0}: only headers by name, no paths outside the build",
+    ),
+    (
+        r"\b(system|popen|pclose|fork|vfork|execv\w*|execl\w*|execve|fexecve|posix_spawn\w*|dlopen|dlmopen|"
+        r"dlsym|dlvsym|syscall|ptrace|mmap|mmap64|mprotect|fopen|fopen64|freopen|fdopen|tmpfile|opendir|"
+        r"getenv|secure_getenv|environ|prctl|seccomp|unshare|setns|chroot|Py[A-Z_]\w*|_Py\w+)\b",
+        "os_access",
+        "{0} reaches the OS or the Python interpreter",
+    ),
+    (
+        r"\b(open|openat|creat|read|write|pread|pwrite|unlink|unlinkat|remove|rename|chdir|chmod|mkdir|rmdir|"
+        r"truncate|ftruncate|symlink|kill|socket|connect|bind|listen|accept|sendto|recvfrom|clone|clone3)\s*\(",
+        "os_access",
+        "call to {0}() reaches the OS",
+    ),
+    (
+        r"\bstd::(thread|async|jthread)\b|\bpthread_create\b|\bthrd_create\b",
+        "threads_or_streams",
+        "{0}: kernels may use OpenMP, not threads of their own",
+    ),
+    (
+        r"\b(omp_set_num_threads|omp_set_dynamic|omp_set_nested|omp_set_max_active_levels|num_threads)\b",
+        "threads_or_streams",
+        "{0}: the thread count is the verifier's setting (both sides get the same)",
+    ),
     (r"\b(asm|__asm__|__asm)\b", "os_access", "inline assembly is not allowed"),
-    (r"__attribute__\s*\(\(\s*(constructor|destructor|alias|weakref|ifunc|section|init_priority)",
-     "os_access", "__attribute__(({0})) is not allowed (load-time code or symbol aliasing)"),
+    (
+        r"__attribute__\s*\(\(\s*(constructor|destructor|alias|weakref|ifunc|section|init_priority)",
+        "os_access",
+        "__attribute__(({0})) is not allowed (load-time code or symbol aliasing)",
+    ),
     (r"(##)", "os_access", "token pasting (##) is not allowed: it hides names from these checks"),
 ]
 
 
 def check_compiler_flags(flags: list[str] | tuple[str, ...]) -> list[Violation]:
     """Rules for the extra compiler flags an answer passes to its kernel loader."""
-    return [Violation("os_access", f"compiler flag {f!r} is not allowed (optimisation and code-generation "
-                      "flags only)") for f in flags if not (isinstance(f, str) and _ALLOWED_CPP_FLAG.fullmatch(f))]
+    return [
+        Violation("os_access", f"compiler flag {f!r} is not allowed (optimisation and code-generation flags only)")
+        for f in flags
+        if not (isinstance(f, str) and _ALLOWED_CPP_FLAG.fullmatch(f))
+    ]
 
 
 def check_kernel_source(source: str) -> list[Violation]:
@@ -349,7 +491,11 @@ def check_kernel_source(source: str) -> list[Violation]:
     for pattern, rule, message in _CPP_FORBIDDEN:
         for m in re.finditer(pattern, text):
             line = text.count("\n", 0, m.start()) + 1
-            found.append(Violation(rule, "kernel source: " + message.format((m.group(1) if m.groups() else None) or m.group(0)), line))
+            found.append(
+                Violation(
+                    rule, "kernel source: " + message.format((m.group(1) if m.groups() else None) or m.group(0)), line
+                )
+            )
     found.extend(_undefined_extern_c(text))
     return found
 
@@ -364,7 +510,7 @@ def _undefined_extern_c(text: str) -> list[Violation]:
         start = m.end()
         if text.startswith("{", start):
             try:
-                body = text[start + 1:_match_brace(text, start)]
+                body = text[start + 1 : _match_brace(text, start)]
             except ValueError:
                 continue
             depth, top = 0, []
@@ -375,14 +521,19 @@ def _undefined_extern_c(text: str) -> list[Violation]:
             chunk, base = "".join(top), start + 1
         else:
             end = min([i for i in (text.find("{", start), text.find(";", start)) if i >= 0], default=len(text))
-            chunk, base = text[start:end + 1], start
+            chunk, base = text[start : end + 1], start
         for d in re.finditer(r"([A-Za-z_]\w*)\s*\([^;{}]*\)\s*(?:noexcept\s*)?;", chunk):
             decls.append((d.group(1), base + d.start()))
     found = []
     for name, pos in decls:
         if not re.search(rf"\b{re.escape(name)}\s*\([^;{{}}]*\)\s*(?:noexcept\s*)?\{{", text):
-            found.append(Violation("os_access", f"kernel source: extern \"C\" declaration of {name}(), which the "
-                                   "source does not define", text.count("\n", 0, pos) + 1))
+            found.append(
+                Violation(
+                    "os_access",
+                    f'kernel source: extern "C" declaration of {name}(), which the source does not define',
+                    text.count("\n", 0, pos) + 1,
+                )
+            )
     return found
 
 
@@ -391,8 +542,12 @@ def _string_literals(tree: ast.AST) -> list[tuple[str, int]]:
     bare = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
     out = []
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) > 20
-                and id(node) not in bare):
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and len(node.value) > 20
+            and id(node) not in bare
+        ):
             out.append((node.value, node.lineno))
     return out
 
@@ -409,8 +564,9 @@ def check_answer_source(source: str) -> list[Violation]:
     for text, lineno in _string_literals(tree):
         if re.search(r"#\s*include|extern\s+\"C\"|__global__|__aicore__|\{", text):
             for v in check_kernel_source(text):
-                violations.append(Violation(v.rule, v.message + f" (string starting at line {lineno})",
-                                            lineno + (v.line or 1) - 1))
+                violations.append(
+                    Violation(v.rule, v.message + f" (string starting at line {lineno})", lineno + (v.line or 1) - 1)
+                )
     return violations
 
 
@@ -419,8 +575,10 @@ def check_answer_source(source: str) -> list[Violation]:
 _KGSIM_PUBLIC = frozenset({"launch", "launch_at", "launch_named", "guard_call"})  # what the loader writes too
 # The compiler instrumentation that charges scalar code (ascendc/src/rt_scalar.cpp): its hooks
 # and the attributes that opt a function out of it.
-_INSTRUMENTATION_NAME = re.compile(r"\b__sanitizer_\w*|\b__asan_\w*|\bno_sanitize\w*|\bno_instrument_function\b|"
-                                   r"\bKGSIM_UNINSTRUMENTED\b")
+_INSTRUMENTATION_NAME = re.compile(
+    r"\b__sanitizer_\w*|\b__asan_\w*|\bno_sanitize\w*|\bno_instrument_function\b|"
+    r"\bKGSIM_UNINSTRUMENTED\b"
+)
 _KGSIM_NAME = re.compile(r"\bkgsim\s*::\s*(\w+)|\b(kgsim_\w+)|\b(__kgsim\w*)|\bnamespace\s+(kgsim)\b")
 
 
@@ -432,14 +590,30 @@ def check_simulator_access(source: str) -> list[Violation]:
     found = []
     for m in _KGSIM_NAME.finditer(text):
         name = m.group(1) or m.group(2) or m.group(3) or f"namespace {m.group(4)}"
-        if (m.group(1) and name in _KGSIM_PUBLIC or m.group(3) and name.startswith("__kgsim_call_")
-                or m.group(2) and name.startswith("kgsim_gen_")):
+        if (
+            m.group(1)
+            and name in _KGSIM_PUBLIC
+            or m.group(3)
+            and name.startswith("__kgsim_call_")
+            or m.group(2)
+            and name.startswith("kgsim_gen_")
+        ):
             continue  # the launch helpers, the loader's trampolines, generated operator-project entry points
         line = text.count("\n", 0, m.start()) + 1
-        found.append(Violation("timing_forgery", f"kernel source: the simulator's internal {name!r} is not part "
-                               "of the Ascend C API", line))
+        found.append(
+            Violation(
+                "timing_forgery",
+                f"kernel source: the simulator's internal {name!r} is not part of the Ascend C API",
+                line,
+            )
+        )
     for m in _INSTRUMENTATION_NAME.finditer(text):
         line = text.count("\n", 0, m.start()) + 1
-        found.append(Violation("timing_forgery", f"kernel source: {m.group(0)!r} would switch off or replace the "
-                               "simulator's accounting of scalar code", line))
+        found.append(
+            Violation(
+                "timing_forgery",
+                f"kernel source: {m.group(0)!r} would switch off or replace the simulator's accounting of scalar code",
+                line,
+            )
+        )
     return found + check_kernel_source(source)

@@ -47,17 +47,28 @@ class SandboxHost:
         self.isolated = isolated
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         command = [sys.executable, "-m", "kernel_gym.verify.sandbox_host", str(theirs.fileno())]
-        env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "PYTHONDONTWRITEBYTECODE": "1",
-               "KERNEL_GYM_CACHE": str(cache_root()), "OMP_NUM_THREADS": "1", "LANG": "C.UTF-8",
-               "PYTHONPATH": str(Path(__file__).resolve().parent.parent.parent)}
+        env = {
+            "PATH": "/usr/bin:/bin",
+            "HOME": "/tmp",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "KERNEL_GYM_CACHE": str(cache_root()),
+            "OMP_NUM_THREADS": "1",
+            "LANG": "C.UTF-8",
+            "PYTHONPATH": str(Path(__file__).resolve().parent.parent.parent),
+        }
         if isolated:
             command = sandbox_command(command, read_only=cache_dirs(), env=env)
             env = {}
         else:
             env = {**env, "HOME": os.environ.get("TMPDIR", "/tmp")}
-        self.proc = subprocess.Popen(command, pass_fds=[theirs.fileno()], env=env or None,
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE if isolated else subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            command,
+            pass_fds=[theirs.fileno()],
+            env=env or None,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE if isolated else subprocess.DEVNULL,
+        )
         theirs.close()
         self.socket = ours
         ready = self._receive(90.0)
@@ -130,8 +141,9 @@ def _judge_process(request: dict[str, Any], ends: dict[str, int], runner_pid: in
     try:
         from kernel_gym.backends import get_backend
 
-        service = CompileService(sandboxed=request["isolated"],
-                                 kinds=get_backend(request["job"]["backend"]).compile_kinds)
+        service = CompileService(
+            sandboxed=request["isolated"], kinds=get_backend(request["job"]["backend"]).compile_kinds
+        )
         deadline = time.monotonic() + float(request["timeout_s"])
 
         def link() -> RunnerLink:
@@ -140,13 +152,17 @@ def _judge_process(request: dict[str, Any], ends: dict[str, int], runner_pid: in
         result = run_job(request["job"], link)
     except BaseException:  # noqa: BLE001 - the judge failing is reported, not raised
         job = request["job"]
-        result = {"error_class": "internal_error", "message": traceback.format_exc()[-3000:],
-                  "task_id": job.get("task", {}).get("id", "?"), "backend": job.get("backend", "?")}
+        result = {
+            "error_class": "internal_error",
+            "message": traceback.format_exc()[-3000:],
+            "task_id": job.get("task", {}).get("id", "?"),
+            "backend": job.get("backend", "?"),
+        }
     result["worker_seconds"] = time.perf_counter() - started
     data = json.dumps(result, default=str).encode()
     view = memoryview(data)
     while view:
-        view = view[os.write(verdict_fd, view):]
+        view = view[os.write(verdict_fd, view) :]
     os._exit(0)
 
 
@@ -188,8 +204,7 @@ def run_request(host: SandboxHost, request: dict[str, Any]) -> dict[str, Any]:
     pid = os.fork()
     if pid == 0:
         os.close(verdict_r)
-        _judge_process(request, {"commands": commands_w, "replies": replies_r, "shared": shared},
-                       runner_pid, verdict_w)
+        _judge_process(request, {"commands": commands_w, "replies": replies_r, "shared": shared}, runner_pid, verdict_w)
     os.close(verdict_w)
     for fd in (commands_w, replies_r, shared):
         os.close(fd)
@@ -204,8 +219,11 @@ def run_request(host: SandboxHost, request: dict[str, Any]) -> dict[str, Any]:
     os.close(log_fd)
     base = {"task_id": job["task"]["id"], "backend": job["backend"], "compiled": False, "correct": False}
     if result is None:
-        result = {**base, "error_class": "timeout" if timed_out else "internal_error",
-                  "message": "the judge did not finish" + (" in time" if timed_out else " (no verdict)")}
+        result = {
+            **base,
+            "error_class": "timeout" if timed_out else "internal_error",
+            "message": "the judge did not finish" + (" in time" if timed_out else " (no verdict)"),
+        }
     if result.get("error_class") == "crash":
         stage = result.get("stage", "?")
         if isinstance(status, int) and status < 0:
@@ -215,8 +233,9 @@ def run_request(host: SandboxHost, request: dict[str, Any]) -> dict[str, Any]:
                 how = f"by signal {-status}"
             result["message"] = f"the answer's process died {how} during stage {stage!r}"
         elif isinstance(status, int):
-            result["message"] = (f"the answer's process exited with code {status} during stage {stage!r} "
-                                 "without a result")
+            result["message"] = (
+                f"the answer's process exited with code {status} during stage {stage!r} without a result"
+            )
         if any(s in tail for s in ("MemoryError", "bad_alloc", "Cannot allocate memory")):
             result["error_class"] = "memory_limit"
             result["message"] = "the answer's process died after exceeding the memory limit"
@@ -257,8 +276,12 @@ def main() -> int:
             if host is not None:
                 host.close()
             host = None
-            result = {"task_id": request["job"]["task"]["id"], "backend": request["job"]["backend"],
-                      "error_class": "internal_error", "message": traceback.format_exc()[-3000:]}
+            result = {
+                "task_id": request["job"]["task"]["id"],
+                "backend": request["job"]["backend"],
+                "error_class": "internal_error",
+                "message": traceback.format_exc()[-3000:],
+            }
         result["request_id"] = request.get("request_id")
         out.write(json.dumps(result, default=str) + "\n")
         out.flush()

@@ -47,54 +47,176 @@ MAP_RECIPES: dict[str, tuple[list[str], str, tuple[str, ...], int]] = {
     "pow": (["Ln(y, x0, n);", "Muls(y, y, {a}, n);", "Exp(y, y, n);"], "powf(x0, {a})", ("compose",), 0),
     "neg": (["Muls(y, x0, -1.0f, n);"], "-x0", (), 0),
     "maximum": (["Max(y, x0, x1, n);"], "fmaxf(x0, x1)", (), 0),
-    "where_gt0": (["Compares(mask, x0, 0.0f, CMPMODE::GT, nc);",
-                   "Select(y, mask, x0, x1, SELMODE::VSEL_TENSOR_TENSOR_MODE, nc);"],
-                  "x0 > 0.0f ? x0 : x1", ("select",), 0),
+    "where_gt0": (
+        [
+            "Compares(mask, x0, 0.0f, CMPMODE::GT, nc);",
+            "Select(y, mask, x0, x1, SELMODE::VSEL_TENSOR_TENSOR_MODE, nc);",
+        ],
+        "x0 > 0.0f ? x0 : x1",
+        ("select",),
+        0,
+    ),
     "lerp": (["Sub(y, x1, x0, n);", "Muls(y, y, {a}, n);", "Add(y, y, x0, n);"], "x0 + {a} * (x1 - x0)", (), 0),
     "addcmul": (["Mul(y, x1, x2, n);", "Muls(y, y, {a}, n);", "Add(y, y, x0, n);"], "x0 + {a} * x1 * x2", (), 0),
     "square_diff": (["Sub(y, x0, x1, n);", "Mul(y, y, y, n);"], "(x0 - x1) * (x0 - x1)", (), 0),
     "relu": (["Relu(y, x0, n);"], "x0 > 0.0f ? x0 : 0.0f", (), 0),
     "leaky_relu": (["LeakyRelu(y, x0, {a}, n);"], "x0 >= 0.0f ? x0 : {a} * x0", (), 0),
-    "sigmoid": (["Muls(t0, x0, -1.0f, n);", "Exp(t0, t0, n);", "Adds(t0, t0, 1.0f, n);", "Reciprocal(y, t0, n);"],
-                "1.0f / (1.0f + expf(-x0))", ("compose",), 1),
-    "tanh": (["Muls(t0, x0, -2.0f, n);", "Exp(t0, t0, n);", "Adds(t0, t0, 1.0f, n);", "Reciprocal(t0, t0, n);",
-              "Muls(t0, t0, 2.0f, n);", "Adds(y, t0, -1.0f, n);"], "tanhf(x0)", ("compose",), 1),
-    "gelu": (["Mul(t0, x0, x0, n);", "Muls(t0, t0, 0.044715f, n);", "Adds(t0, t0, 1.0f, n);", "Mul(t0, t0, x0, n);",
-              "Muls(t0, t0, -1.5957691f, n);", "Exp(t0, t0, n);", "Adds(t0, t0, 1.0f, n);", "Div(y, x0, t0, n);"],
-             "x0 / (1.0f + expf(-1.5957691f * (x0 + 0.044715f * x0 * x0 * x0)))", ("compose",), 1),
-    "silu": (["Muls(t0, x0, -1.0f, n);", "Exp(t0, t0, n);", "Adds(t0, t0, 1.0f, n);", "Div(y, x0, t0, n);"],
-             "x0 / (1.0f + expf(-x0))", ("compose",), 1),
-    "softplus": (["Abs(t0, x0, n);", "Muls(t0, t0, -1.0f, n);", "Exp(t0, t0, n);", "Adds(t0, t0, 1.0f, n);",
-                  "Ln(t0, t0, n);", "Maxs(y, x0, 0.0f, n);", "Add(y, y, t0, n);"],
-                 "fmaxf(x0, 0.0f) + log1pf(expf(-fabsf(x0)))", ("compose",), 1),
-    "elu": (["Mins(t0, x0, 0.0f, n);", "Exp(t0, t0, n);", "Adds(t0, t0, -1.0f, n);", "Muls(t0, t0, {a}, n);",
-             "Maxs(y, x0, 0.0f, n);", "Add(y, y, t0, n);"],
-            "x0 > 0.0f ? x0 : {a} * (expf(x0) - 1.0f)", ("compose",), 1),
-    "selu": (["Mins(t0, x0, 0.0f, n);", "Exp(t0, t0, n);", "Adds(t0, t0, -1.0f, n);",
-              "Muls(t0, t0, 1.6732632423543772f, n);", "Maxs(y, x0, 0.0f, n);", "Add(y, y, t0, n);",
-              "Muls(y, y, 1.0507009873554805f, n);"],
-             "1.0507009873554805f * (x0 > 0.0f ? x0 : 1.6732632423543772f * (expf(x0) - 1.0f))", ("compose",), 1),
+    "sigmoid": (
+        ["Muls(t0, x0, -1.0f, n);", "Exp(t0, t0, n);", "Adds(t0, t0, 1.0f, n);", "Reciprocal(y, t0, n);"],
+        "1.0f / (1.0f + expf(-x0))",
+        ("compose",),
+        1,
+    ),
+    "tanh": (
+        [
+            "Muls(t0, x0, -2.0f, n);",
+            "Exp(t0, t0, n);",
+            "Adds(t0, t0, 1.0f, n);",
+            "Reciprocal(t0, t0, n);",
+            "Muls(t0, t0, 2.0f, n);",
+            "Adds(y, t0, -1.0f, n);",
+        ],
+        "tanhf(x0)",
+        ("compose",),
+        1,
+    ),
+    "gelu": (
+        [
+            "Mul(t0, x0, x0, n);",
+            "Muls(t0, t0, 0.044715f, n);",
+            "Adds(t0, t0, 1.0f, n);",
+            "Mul(t0, t0, x0, n);",
+            "Muls(t0, t0, -1.5957691f, n);",
+            "Exp(t0, t0, n);",
+            "Adds(t0, t0, 1.0f, n);",
+            "Div(y, x0, t0, n);",
+        ],
+        "x0 / (1.0f + expf(-1.5957691f * (x0 + 0.044715f * x0 * x0 * x0)))",
+        ("compose",),
+        1,
+    ),
+    "silu": (
+        ["Muls(t0, x0, -1.0f, n);", "Exp(t0, t0, n);", "Adds(t0, t0, 1.0f, n);", "Div(y, x0, t0, n);"],
+        "x0 / (1.0f + expf(-x0))",
+        ("compose",),
+        1,
+    ),
+    "softplus": (
+        [
+            "Abs(t0, x0, n);",
+            "Muls(t0, t0, -1.0f, n);",
+            "Exp(t0, t0, n);",
+            "Adds(t0, t0, 1.0f, n);",
+            "Ln(t0, t0, n);",
+            "Maxs(y, x0, 0.0f, n);",
+            "Add(y, y, t0, n);",
+        ],
+        "fmaxf(x0, 0.0f) + log1pf(expf(-fabsf(x0)))",
+        ("compose",),
+        1,
+    ),
+    "elu": (
+        [
+            "Mins(t0, x0, 0.0f, n);",
+            "Exp(t0, t0, n);",
+            "Adds(t0, t0, -1.0f, n);",
+            "Muls(t0, t0, {a}, n);",
+            "Maxs(y, x0, 0.0f, n);",
+            "Add(y, y, t0, n);",
+        ],
+        "x0 > 0.0f ? x0 : {a} * (expf(x0) - 1.0f)",
+        ("compose",),
+        1,
+    ),
+    "selu": (
+        [
+            "Mins(t0, x0, 0.0f, n);",
+            "Exp(t0, t0, n);",
+            "Adds(t0, t0, -1.0f, n);",
+            "Muls(t0, t0, 1.6732632423543772f, n);",
+            "Maxs(y, x0, 0.0f, n);",
+            "Add(y, y, t0, n);",
+            "Muls(y, y, 1.0507009873554805f, n);",
+        ],
+        "1.0507009873554805f * (x0 > 0.0f ? x0 : 1.6732632423543772f * (expf(x0) - 1.0f))",
+        ("compose",),
+        1,
+    ),
     "hardtanh": (["Maxs(y, x0, {a}, n);", "Mins(y, y, {b}, n);"], "fminf(fmaxf(x0, {a}), {b})", (), 0),
-    "hardsigmoid": (["Muls(y, x0, 0.16666667f, n);", "Adds(y, y, 0.5f, n);", "Maxs(y, y, 0.0f, n);",
-                     "Mins(y, y, 1.0f, n);"], "fminf(fmaxf(x0 / 6.0f + 0.5f, 0.0f), 1.0f)", ("compose",), 0),
-    "hardswish": (["Muls(t0, x0, 0.16666667f, n);", "Adds(t0, t0, 0.5f, n);", "Maxs(t0, t0, 0.0f, n);",
-                   "Mins(t0, t0, 1.0f, n);", "Mul(y, x0, t0, n);"],
-                  "x0 * fminf(fmaxf(x0 / 6.0f + 0.5f, 0.0f), 1.0f)", ("compose",), 1),
-    "softsign": (["Abs(t0, x0, n);", "Adds(t0, t0, 1.0f, n);", "Div(y, x0, t0, n);"], "x0 / (1.0f + fabsf(x0))",
-                 ("compose",), 1),
-    "mish": (["Mins(t0, x0, 20.0f, n);", "Exp(t0, t0, n);", "Adds(t0, t0, 1.0f, n);", "Mul(t0, t0, t0, n);",
-              "Adds(t1, t0, 1.0f, n);", "Adds(t0, t0, -1.0f, n);", "Div(t0, t0, t1, n);", "Mul(y, x0, t0, n);"],
-             "x0 * tanhf(log1pf(expf(x0)))", ("compose",), 2),
-    "log_sigmoid": (["Abs(t0, x0, n);", "Muls(t0, t0, -1.0f, n);", "Exp(t0, t0, n);", "Adds(t0, t0, 1.0f, n);",
-                     "Ln(t0, t0, n);", "Mins(y, x0, 0.0f, n);", "Sub(y, y, t0, n);"],
-                    "fminf(x0, 0.0f) - log1pf(expf(-fabsf(x0)))", ("compose",), 1),
+    "hardsigmoid": (
+        ["Muls(y, x0, 0.16666667f, n);", "Adds(y, y, 0.5f, n);", "Maxs(y, y, 0.0f, n);", "Mins(y, y, 1.0f, n);"],
+        "fminf(fmaxf(x0 / 6.0f + 0.5f, 0.0f), 1.0f)",
+        ("compose",),
+        0,
+    ),
+    "hardswish": (
+        [
+            "Muls(t0, x0, 0.16666667f, n);",
+            "Adds(t0, t0, 0.5f, n);",
+            "Maxs(t0, t0, 0.0f, n);",
+            "Mins(t0, t0, 1.0f, n);",
+            "Mul(y, x0, t0, n);",
+        ],
+        "x0 * fminf(fmaxf(x0 / 6.0f + 0.5f, 0.0f), 1.0f)",
+        ("compose",),
+        1,
+    ),
+    "softsign": (
+        ["Abs(t0, x0, n);", "Adds(t0, t0, 1.0f, n);", "Div(y, x0, t0, n);"],
+        "x0 / (1.0f + fabsf(x0))",
+        ("compose",),
+        1,
+    ),
+    "mish": (
+        [
+            "Mins(t0, x0, 20.0f, n);",
+            "Exp(t0, t0, n);",
+            "Adds(t0, t0, 1.0f, n);",
+            "Mul(t0, t0, t0, n);",
+            "Adds(t1, t0, 1.0f, n);",
+            "Adds(t0, t0, -1.0f, n);",
+            "Div(t0, t0, t1, n);",
+            "Mul(y, x0, t0, n);",
+        ],
+        "x0 * tanhf(log1pf(expf(x0)))",
+        ("compose",),
+        2,
+    ),
+    "log_sigmoid": (
+        [
+            "Abs(t0, x0, n);",
+            "Muls(t0, t0, -1.0f, n);",
+            "Exp(t0, t0, n);",
+            "Adds(t0, t0, 1.0f, n);",
+            "Ln(t0, t0, n);",
+            "Mins(y, x0, 0.0f, n);",
+            "Sub(y, y, t0, n);",
+        ],
+        "fminf(x0, 0.0f) - log1pf(expf(-fabsf(x0)))",
+        ("compose",),
+        1,
+    ),
     # loss bodies (map part of a reduce-all): result in y, summed afterwards
     "abs_diff": (["Sub(y, x0, x1, n);", "Abs(y, y, n);"], "fabsf(x0 - x1)", (), 0),
-    "huber": (["Sub(y, x0, x1, n);", "Abs(y, y, n);", "Mins(t0, y, {a}, n);", "Muls(t1, t0, 0.5f, n);",
-               "Sub(y, y, t1, n);", "Mul(y, y, t0, n);"],
-              "(fabsf(x0 - x1) - 0.5f * fminf(fabsf(x0 - x1), {a})) * fminf(fabsf(x0 - x1), {a})", ("compose",), 2),
-    "hinge": (["Mul(y, x0, x1, n);", "Muls(y, y, -1.0f, n);", "Adds(y, y, 1.0f, n);", "Maxs(y, y, 0.0f, n);"],
-              "fmaxf(1.0f - x0 * x1, 0.0f)", (), 0),
+    "huber": (
+        [
+            "Sub(y, x0, x1, n);",
+            "Abs(y, y, n);",
+            "Mins(t0, y, {a}, n);",
+            "Muls(t1, t0, 0.5f, n);",
+            "Sub(y, y, t1, n);",
+            "Mul(y, y, t0, n);",
+        ],
+        "(fabsf(x0 - x1) - 0.5f * fminf(fabsf(x0 - x1), {a})) * fminf(fabsf(x0 - x1), {a})",
+        ("compose",),
+        2,
+    ),
+    "hinge": (
+        ["Mul(y, x0, x1, n);", "Muls(y, y, -1.0f, n);", "Adds(y, y, 1.0f, n);", "Maxs(y, y, 0.0f, n);"],
+        "fmaxf(1.0f - x0 * x1, 0.0f)",
+        (),
+        0,
+    ),
     "identity": ([], "x0", (), 0),
 }
 
@@ -105,23 +227,23 @@ MAP_RECIPES: dict[str, tuple[list[str], str, tuple[str, ...], int]] = {
 class Plan:
     """What the coder will write for a task."""
 
-    kind: str                      # map | rows | midreduce | reduceall | scan | pool | norm | matmul | unsupported
-    recipe: str                    # key of MAP_RECIPES or a row/reduce recipe name
-    dtype: str                     # "float" or "half" (element type in GM)
+    kind: str  # map | rows | midreduce | reduceall | scan | pool | norm | matmul | unsupported
+    recipe: str  # key of MAP_RECIPES or a row/reduce recipe name
+    dtype: str  # "float" or "half" (element type in GM)
     n_inputs: int = 1
     shapes: list[tuple[int, ...]] = field(default_factory=list)
     out_shape: tuple[int, ...] = ()
-    total: int = 0                 # elements of the (first) input
-    rows: int = 1                  # rows: number of rows; midreduce: outer
-    cols: int = 1                  # rows: row length; midreduce: inner
-    red: int = 1                   # midreduce: length of the reduced dim
-    consts: dict[str, float] = field(default_factory=dict)   # a, b
-    scale: float = 1.0             # reduceall / rows: final scale (mean = 1/N)
+    total: int = 0  # elements of the (first) input
+    rows: int = 1  # rows: number of rows; midreduce: outer
+    cols: int = 1  # rows: row length; midreduce: inner
+    red: int = 1  # midreduce: length of the reduced dim
+    consts: dict[str, float] = field(default_factory=dict)  # a, b
+    scale: float = 1.0  # reduceall / rows: final scale (mean = 1/N)
     weight_attr: str | None = None  # rows: name of a per-column weight parameter of the model
-    init_src: str = ""             # body of the reference __init__ to copy (parameters)
-    init_sig: str = ""             # parameter list of the reference __init__
+    init_src: str = ""  # body of the reference __init__ to copy (parameters)
+    init_sig: str = ""  # parameter list of the reference __init__
     note: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)   # scan / pool / norm / matmul parameters
+    extra: dict[str, Any] = field(default_factory=dict)  # scan / pool / norm / matmul parameters
 
     @property
     def tail(self) -> bool:
@@ -143,7 +265,7 @@ def _ref_info(task: TaskSpec) -> tuple[list[Any], list[tuple[int, ...]]]:
     try:
         mod = task.module()
         init = list(mod.get_init_inputs())
-    except Exception:                      # noqa: BLE001 - a broken reference: no constants
+    except Exception:  # noqa: BLE001 - a broken reference: no constants
         init = []
     return init, [tuple(int(d) for d in s) for s in task.input_shapes]
 
@@ -154,8 +276,11 @@ def _init_parts(src: str) -> tuple[str, str]:
     if not m:
         return "", ""
     sig = m.group("sig").strip().lstrip(",").strip()
-    lines = [ln for ln in m.group("body").splitlines()
-             if ln.strip() and "super().__init__" not in ln and not ln.strip().startswith(('"""', "'''"))]
+    lines = [
+        ln
+        for ln in m.group("body").splitlines()
+        if ln.strip() and "super().__init__" not in ln and not ln.strip().startswith(('"""', "'''"))
+    ]
     return sig, "\n".join(lines)
 
 
@@ -222,8 +347,7 @@ def analyze(task: TaskSpec) -> Plan:
             return mp("log_sigmoid")
         if one in MAP_RECIPES:
             return mp(one)
-        return Plan(kind="unsupported", recipe="+".join(ops), note="no recipe for this op chain",
-                    out_shape=shp, **base)
+        return Plan(kind="unsupported", recipe="+".join(ops), note="no recipe for this op chain", out_shape=shp, **base)
 
     if cat == "softmax":
         d = _reduce_dim(src, init, len(shp))
@@ -245,15 +369,33 @@ def analyze(task: TaskSpec) -> Plan:
         if kind_op is None:
             return Plan(kind="unsupported", recipe=op, out_shape=shp, **base)
         keep = "keepdim=True" in fwd.replace(" ", "").replace("keepdim=True", "keepdim=True")
-        out = tuple(1 if i == d else s for i, s in enumerate(shp)) if keep else \
-            tuple(s for i, s in enumerate(shp) if i != d)
+        out = (
+            tuple(1 if i == d else s for i, s in enumerate(shp))
+            if keep
+            else tuple(s for i, s in enumerate(shp) if i != d)
+        )
         if d == len(shp) - 1:
-            return Plan(kind="rows", recipe="r" + kind_op, out_shape=out, rows=rows, cols=cols,
-                        scale=1.0 / cols if kind_op == "mean" else 1.0, **base)
+            return Plan(
+                kind="rows",
+                recipe="r" + kind_op,
+                out_shape=out,
+                rows=rows,
+                cols=cols,
+                scale=1.0 / cols if kind_op == "mean" else 1.0,
+                **base,
+            )
         outer = int(math.prod(shp[:d])) if d > 0 else 1
-        inner = int(math.prod(shp[d + 1:]))
-        return Plan(kind="midreduce", recipe=kind_op, out_shape=out, rows=outer, cols=inner, red=shp[d],
-                    scale=1.0 / shp[d] if kind_op == "mean" else 1.0, **base)
+        inner = int(math.prod(shp[d + 1 :]))
+        return Plan(
+            kind="midreduce",
+            recipe=kind_op,
+            out_shape=out,
+            rows=outer,
+            cols=inner,
+            red=shp[d],
+            scale=1.0 / shp[d] if kind_op == "mean" else 1.0,
+            **base,
+        )
 
     if cat == "normalization":
         d = _reduce_dim(fwd + src, init, len(shp)) if shp else None
@@ -261,8 +403,16 @@ def analyze(task: TaskSpec) -> Plan:
         if "mean" in ops and ("rsqrt" in ops or "sqrt" in ops) and last:
             eps = nums[-1] if nums else 1e-6
             weight = "weight" if "self.weight" in fwd else None
-            return Plan(kind="rows", recipe="rmsnorm", out_shape=shp, rows=rows, cols=cols,
-                        consts={"a": eps}, weight_attr=weight, **base)
+            return Plan(
+                kind="rows",
+                recipe="rmsnorm",
+                out_shape=shp,
+                rows=rows,
+                cols=cols,
+                consts={"a": eps},
+                weight_attr=weight,
+                **base,
+            )
         if ops == ("abs", "sum", "div") and last:
             return Plan(kind="rows", recipe="l1norm", out_shape=shp, rows=rows, cols=cols, **base)
         if ops == ("linalg_vector_norm", "div") and "dim=1" in fwd and len(shp) == 2:
@@ -293,8 +443,9 @@ def analyze(task: TaskSpec) -> Plan:
         if p is not None:
             return p
 
-    return Plan(kind="unsupported", recipe="+".join(ops) or cat, out_shape=shp,
-                note=f"no template for category {cat}", **base)
+    return Plan(
+        kind="unsupported", recipe="+".join(ops) or cat, out_shape=shp, note=f"no template for category {cat}", **base
+    )
 
 
 def consts_fmt(plan: Plan) -> dict[str, str]:
@@ -303,8 +454,9 @@ def consts_fmt(plan: Plan) -> dict[str, str]:
 
 
 # Structured families: scans, pooling, statistics normalisations and matmuls.
-def analyze_scan(src: str, fwd: str, ops: tuple[str, ...], shapes: list, nums: list[float], init: list,
-                 base: dict[str, Any]) -> Plan | None:
+def analyze_scan(
+    src: str, fwd: str, ops: tuple[str, ...], shapes: list, nums: list[float], init: list, base: dict[str, Any]
+) -> Plan | None:
     shp = shapes[0] if shapes else ()
     if len(shp) < 1:
         return None
@@ -329,8 +481,9 @@ def analyze_scan(src: str, fwd: str, ops: tuple[str, ...], shapes: list, nums: l
     return Plan(kind="scan", recipe=rec, out_shape=shp, rows=int(math.prod(shp)) // cols, cols=cols, **base)
 
 
-def analyze_pool(src: str, fwd: str, ops: tuple[str, ...], shapes: list, nums: list[float], init: list,
-                 base: dict[str, Any]) -> Plan | None:
+def analyze_pool(
+    src: str, fwd: str, ops: tuple[str, ...], shapes: list, nums: list[float], init: list, base: dict[str, Any]
+) -> Plan | None:
     shp = shapes[0] if shapes else ()
     one_d = "pool1d" in fwd
     if (one_d and len(shp) != 3) or (not one_d and len(shp) != 4) or len(nums) < 2:
@@ -349,10 +502,25 @@ def analyze_pool(src: str, fwd: str, ops: tuple[str, ...], shapes: list, nums: l
         KH, SH, PH, DH = k, s, pad, dil
     Ho = (H + 2 * PH - DH * (KH - 1) - 1) // SH + 1
     Wo = (W + 2 * pad - dil * (k - 1) - 1) // s + 1
-    planes = int(math.prod(shp[:-2 if not one_d else -1]))
+    planes = int(math.prod(shp[: -2 if not one_d else -1]))
     out = tuple(shp[:-1]) + (Wo,) if one_d else tuple(shp[:-2]) + (Ho, Wo)
-    ex = dict(op=op, H=H, W=W, Ho=Ho, Wo=Wo, KH=KH, KW=k, SH=SH, SW=s, PH=PH, PW=pad, DH=DH, DW=dil,
-              planes=planes, div=float(KH * k))
+    ex = dict(
+        op=op,
+        H=H,
+        W=W,
+        Ho=Ho,
+        Wo=Wo,
+        KH=KH,
+        KW=k,
+        SH=SH,
+        SW=s,
+        PH=PH,
+        PW=pad,
+        DH=DH,
+        DW=dil,
+        planes=planes,
+        div=float(KH * k),
+    )
     return Plan(kind="pool", recipe=f"{op}pool", out_shape=out, rows=planes, cols=H * W, extra=ex, **base)
 
 
@@ -361,8 +529,9 @@ def _attr(src: str, cls: str) -> str | None:
     return m.group(1) if m else None
 
 
-def analyze_norm(src: str, fwd: str, ops: tuple[str, ...], shp: tuple, nums: list[float], init: list,
-                 base: dict[str, Any]) -> Plan | None:
+def analyze_norm(
+    src: str, fwd: str, ops: tuple[str, ...], shp: tuple, nums: list[float], init: list, base: dict[str, Any]
+) -> Plan | None:
     """LayerNorm / GroupNorm / InstanceNorm / BatchNorm (eval) / Frobenius: per group statistics
     over `L` contiguous elements, then y = x * a + b per segment of `S` elements."""
     if not shp:
@@ -374,14 +543,23 @@ def analyze_norm(src: str, fwd: str, ops: tuple[str, ...], shp: tuple, nums: lis
         attr = _attr(src, "LayerNorm")
         ns = init[0] if init else shp[-1]
         L = int(math.prod(ns)) if isinstance(ns, (tuple, list)) else int(ns)
-        ex.update(mode="layer", L=L, S=L, attr=attr, affine="elem" if attr and "elementwise_affine=False" not in src else None)
+        ex.update(
+            mode="layer", L=L, S=L, attr=attr, affine="elem" if attr and "elementwise_affine=False" not in src else None
+        )
     elif "native_group_norm" in ops and len(shp) >= 3:
         attr = _attr(src, "GroupNorm")
         g = int(nums[0]) if nums else 1
         C, HW = shp[1], int(math.prod(shp[2:]))
         if C % g:
             return None
-        ex.update(mode="group", L=(C // g) * HW, S=HW, C=C, attr=attr, affine="chan" if attr and "affine=False" not in src else None)
+        ex.update(
+            mode="group",
+            L=(C // g) * HW,
+            S=HW,
+            C=C,
+            attr=attr,
+            affine="chan" if attr and "affine=False" not in src else None,
+        )
     elif "InstanceNorm" in src and len(shp) >= 3:
         attr = _attr(src, r"InstanceNorm\dd")
         C, HW = shp[1], int(math.prod(shp[2:]))
@@ -399,23 +577,46 @@ def analyze_norm(src: str, fwd: str, ops: tuple[str, ...], shp: tuple, nums: lis
         return None
     if total % ex["L"] or total % ex["S"]:
         return None
-    return Plan(kind="norm", recipe=ex["mode"] + "norm", out_shape=shp, rows=total // ex["S"], cols=ex["S"],
-                consts={"a": eps}, extra=ex, **base)
+    return Plan(
+        kind="norm",
+        recipe=ex["mode"] + "norm",
+        out_shape=shp,
+        rows=total // ex["S"],
+        cols=ex["S"],
+        consts={"a": eps},
+        extra=ex,
+        **base,
+    )
 
 
-def analyze_matmul(src: str, fwd: str, ops: tuple[str, ...], shapes: list, nums: list[float], init: list,
-                   base: dict[str, Any]) -> Plan | None:
+def analyze_matmul(
+    src: str, fwd: str, ops: tuple[str, ...], shapes: list, nums: list[float], init: list, base: dict[str, Any]
+) -> Plan | None:
     f = fwd.split("return", 1)[-1]
     if ops == ("mul",) and len(shapes) == 1:
         shp = shapes[0]
-        return Plan(kind="map", recipe="muls", out_shape=shp, consts={"a": nums[0] if nums else 1.0},
-                    rows=int(math.prod(shp)) // shp[-1], cols=shp[-1], **base)
+        return Plan(
+            kind="map",
+            recipe="muls",
+            out_shape=shp,
+            consts={"a": nums[0] if nums else 1.0},
+            rows=int(math.prod(shp)) // shp[-1],
+            cols=shp[-1],
+            **base,
+        )
     if len(shapes) != 2:
         return None
     sa, sb = shapes
     if ops == ("unsqueeze", "mul") and len(sa) == 1 and len(sb) == 2 and sa[0] == sb[0]:
-        return Plan(kind="matmul", recipe="diag", out_shape=sb, rows=sb[0], cols=sb[1],
-                    extra=dict(mode="diag", batch=1, M=sb[0], K=1, N=sb[1]), **base)
+        return Plan(
+            kind="matmul",
+            recipe="diag",
+            out_shape=sb,
+            rows=sb[0],
+            cols=sb[1],
+            extra=dict(mode="diag", batch=1, M=sb[0], K=1, N=sb[1]),
+            **base,
+        )
     if not ({"mm", "bmm"} & set(ops)):
         return None
     ta = bool(re.search(r"\bA\.T\b|\bA\.t\(\)|A\.transpose", f))
@@ -443,5 +644,12 @@ def analyze_matmul(src: str, fwd: str, ops: tuple[str, ...], shapes: list, nums:
     if len(sa) == 3 and len(sb) == 3:
         out = (batch, M, N)
     form = "dot" if (tb or N == 1) else "axpy"
-    return Plan(kind="matmul", recipe=f"mm_{form}", out_shape=out, rows=batch * M, cols=N,
-                extra=dict(mode=form, batch=batch, M=M, K=K, N=N, ta=ta, tril=tril, sbatch=sbatch), **base)
+    return Plan(
+        kind="matmul",
+        recipe=f"mm_{form}",
+        out_shape=out,
+        rows=batch * M,
+        cols=N,
+        extra=dict(mode=form, batch=batch, M=M, K=K, N=N, ta=ta, tril=tril, sbatch=sbatch),
+        **base,
+    )

@@ -38,7 +38,7 @@ _KNOBS_RX = re.compile(r"synthetic-coder knobs: (\{.*?\})")
 def _unit(*parts: Any) -> float:
     """A uniform number in [0, 1) from a hash of ``parts`` (no global state)."""
     h = hashlib.blake2b(repr(parts).encode(), digest_size=8).digest()
-    return int.from_bytes(h, "little") / 2.0 ** 64
+    return int.from_bytes(h, "little") / 2.0**64
 
 
 class SyntheticCoder:
@@ -54,8 +54,15 @@ class SyntheticCoder:
 
     name = "synthetic"
 
-    def __init__(self, seed: int = 0, *, prior_scale: float = 1.0, priors: dict[str, float] | None = None,
-                 feedback_fix: float = 0.5, **options: Any) -> None:
+    def __init__(
+        self,
+        seed: int = 0,
+        *,
+        prior_scale: float = 1.0,
+        priors: dict[str, float] | None = None,
+        feedback_fix: float = 0.5,
+        **options: Any,
+    ) -> None:
         self.seed = int(seed)
         self.prior_scale = float(prior_scale)
         self.priors = {**PRIORS, **(priors or {})}
@@ -77,14 +84,24 @@ class SyntheticCoder:
         fb = request.feedback or {}
         if fb and not fb.get("feasible", False):
             hint = f"{task.id} {task.category} {task.dtype}"
-            for s in sorted(skills_from_error(fb.get("error_class"), str(fb.get("message", "")) + str(fb.get("compile_log", "")), hint)):
-                if s not in have and _unit(self.seed, task.id, request.step, request.seed, "feedback", s) < self.feedback_fix:
+            for s in sorted(
+                skills_from_error(
+                    fb.get("error_class"), str(fb.get("message", "")) + str(fb.get("compile_log", "")), hint
+                )
+            ):
+                if (
+                    s not in have
+                    and _unit(self.seed, task.id, request.step, request.seed, "feedback", s) < self.feedback_fix
+                ):
                     have.add(s)
                     origin[s] = ("feedback", fb.get("error_class"))
         for s in SKILLS + TACTICS:
             if s in have:
                 continue
-            if _unit(self.seed, task.id, request.step, request.seed, "prior", s) < self.priors.get(s, 0.0) * self.prior_scale:
+            if (
+                _unit(self.seed, task.id, request.step, request.seed, "prior", s)
+                < self.priors.get(s, 0.0) * self.prior_scale
+            ):
                 have.add(s)
                 origin[s] = ("prior", None)
         return have, origin
@@ -103,8 +120,14 @@ class SyntheticCoder:
                     parent_knobs = json.loads(m.group(1))
                 except ValueError:
                     parent_knobs = None
-        rng = np.random.default_rng([self.seed & 0xFFFFFFFF, request.seed & 0xFFFFFFFF, request.step,
-                                     int(hashlib.blake2b(task.id.encode(), digest_size=4).hexdigest(), 16)])
+        rng = np.random.default_rng(
+            [
+                self.seed & 0xFFFFFFFF,
+                request.seed & 0xFFFFFFFF,
+                request.step,
+                int(hashlib.blake2b(task.id.encode(), digest_size=4).hexdigest(), 16),
+            ]
+        )
         knobs, applied = choose_knobs(plan, have, tactics, request.stage, rng, parent_knobs)
         if request.backend == "cpu":
             source = render_cpu(plan, knobs)
@@ -112,7 +135,9 @@ class SyntheticCoder:
             source = render_ascendc(plan, knobs)
         rel = relevant_skills(plan)
         notes = {
-            "plan": plan.kind, "recipe": plan.recipe, "unsupported": plan.kind == "unsupported",
+            "plan": plan.kind,
+            "recipe": plan.recipe,
+            "unsupported": plan.kind == "unsupported",
             "skills": sorted(s for s in have if s in SKILLS),
             "tactics_known": sorted(tactics),
             "tactics": applied,
@@ -121,6 +146,9 @@ class SyntheticCoder:
             "origin": {s: origin[s][0] for s in sorted(origin)},
             "knobs": {"tile": knobs.tile, "blocks": knobs.blocks, "bufn": knobs.bufn},
         }
-        usage = Usage(model=f"synthetic-{self.seed}", prompt_tokens=sum(len((m.text or "").split()) for m in request.memories),
-                      completion_tokens=len(source.split()))
+        usage = Usage(
+            model=f"synthetic-{self.seed}",
+            prompt_tokens=sum(len((m.text or "").split()) for m in request.memories),
+            completion_tokens=len(source.split()),
+        )
         return Generation(source=source, usage=usage, raw=None, notes=notes)

@@ -21,16 +21,33 @@ UB_USABLE = 192 * 1024 - 256 - 8 * 1024
 
 #: high-level APIs a coder without the composition skill reaches for (not in the simulator)
 ADVANCED_API: dict[str, str] = {
-    "sigmoid": "Sigmoid", "tanh": "Tanh", "gelu": "Gelu", "silu": "Silu", "softplus": "Softplus",
-    "elu": "Elu", "selu": "Selu", "hardsigmoid": "HardSigmoid", "hardswish": "HardSwish",
-    "softsign": "Softsign", "mish": "Mish", "log_sigmoid": "LogSigmoid", "pow": "Power", "huber": "SmoothL1",
+    "sigmoid": "Sigmoid",
+    "tanh": "Tanh",
+    "gelu": "Gelu",
+    "silu": "Silu",
+    "softplus": "Softplus",
+    "elu": "Elu",
+    "selu": "Selu",
+    "hardsigmoid": "HardSigmoid",
+    "hardswish": "HardSwish",
+    "softsign": "Softsign",
+    "mish": "Mish",
+    "log_sigmoid": "LogSigmoid",
+    "pow": "Power",
+    "huber": "SmoothL1",
 }
 
 #: skill -> the fault flag of :class:`Knobs` it prevents
 FAULT_OF_SKILL: dict[str, str] = {
-    "kernel_structure": "cuda", "vector_api": "ops_overload", "activation_compose": "advanced_api",
-    "compare_select": "ternary", "queue_protocol": "leak", "datacopy_align": "unaligned",
-    "tail_handling": "no_tail", "ub_budget": "ub_huge", "dtype_rules": "half_as_float",
+    "kernel_structure": "cuda",
+    "vector_api": "ops_overload",
+    "activation_compose": "advanced_api",
+    "compare_select": "ternary",
+    "queue_protocol": "leak",
+    "datacopy_align": "unaligned",
+    "tail_handling": "no_tail",
+    "ub_budget": "ub_huge",
+    "dtype_rules": "half_as_float",
     "reduction_workspace": "bad_workspace",
 }
 
@@ -58,8 +75,23 @@ class Knobs:
     bad_workspace: bool = False
 
     def faults(self) -> list[str]:
-        return [f for f in ("cuda", "ops_overload", "advanced_api", "ternary", "leak", "skip_enque", "unaligned",
-                            "no_tail", "ub_huge", "half_as_float", "bad_workspace") if getattr(self, f)]
+        return [
+            f
+            for f in (
+                "cuda",
+                "ops_overload",
+                "advanced_api",
+                "ternary",
+                "leak",
+                "skip_enque",
+                "unaligned",
+                "no_tail",
+                "ub_huge",
+                "half_as_float",
+                "bad_workspace",
+            )
+            if getattr(self, f)
+        ]
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -95,8 +127,12 @@ def _ub_bytes(plan: Plan, tile: int, bufn: int) -> int:
         t = min(plan.cols, tile)
         return (bufn + 2) * t * 4
     if plan.kind == "scan":
-        return 2 * bufn * tile * esize + (bufn * tile if plan.recipe == "masked" else 0) + \
-            (2 * tile * 4 if plan.dtype == "half" else 0) + 1024
+        return (
+            2 * bufn * tile * esize
+            + (bufn * tile if plan.recipe == "masked" else 0)
+            + (2 * tile * 4 if plan.dtype == "half" else 0)
+            + 1024
+        )
     if plan.kind == "norm":
         return 2 * bufn * tile * esize + 3 * tile * 4 + 2048
     if plan.kind == "matmul" and plan.recipe == "diag":
@@ -113,8 +149,14 @@ def fit_tile(plan: Plan, tile: int, bufn: int) -> tuple[int, int]:
     return tile, bufn
 
 
-def choose_knobs(plan: Plan, have: set[str], tactics: set[str], stage: str, rng: np.random.Generator,
-                 parent: dict[str, Any] | None = None) -> tuple[Knobs, list[str]]:
+def choose_knobs(
+    plan: Plan,
+    have: set[str],
+    tactics: set[str],
+    stage: str,
+    rng: np.random.Generator,
+    parent: dict[str, Any] | None = None,
+) -> tuple[Knobs, list[str]]:
     """Knobs for one generation: faults from missing skills, tiling from tactics.
 
     Returns the knobs and the list of tactics applied.
@@ -139,7 +181,7 @@ def choose_knobs(plan: Plan, have: set[str], tactics: set[str], stage: str, rng:
         if "large_tiles" in tactics and k.tile < 16384:
             k.tile = k.tile * 4
             applied.append("large_tiles")
-        if not applied:   # no tactic in sight: a small random perturbation
+        if not applied:  # no tactic in sight: a small random perturbation
             choice = int(rng.integers(3))
             if choice == 0:
                 k.tile = int(max(256, min(16384, k.tile * (2 if rng.random() < 0.5 else 0.5))))
@@ -154,11 +196,11 @@ def choose_knobs(plan: Plan, have: set[str], tactics: set[str], stage: str, rng:
         if skill in rel and skill not in have:
             setattr(k, flag, True)
     if k.leak and rng.random() < 0.3:
-        k.skip_enque, k.leak = True, False    # the other queue slip: no EnQue before DeQue
+        k.skip_enque, k.leak = True, False  # the other queue slip: no EnQue before DeQue
     if k.unaligned and k.use_block_idx is False:
         k.use_block_idx, k.blocks = True, 40  # splits over "all the cores" without 32 B units
     if k.ub_huge:
-        k.tile = 32768                         # a tile that cannot fit the UB
+        k.tile = 32768  # a tile that cannot fit the UB
     else:
         k.tile, k.bufn = fit_tile(plan, k.tile, k.bufn)
     return k, applied

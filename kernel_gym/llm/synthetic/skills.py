@@ -18,20 +18,28 @@ from typing import Any, Callable, Iterable
 
 from kernel_gym.memory.types import MemoryItem
 
-__all__ = ["SKILLS", "TACTICS", "PRIORS", "SKILL_RULES", "item_blob", "detect_skills", "skills_from_error",
-           "skills_in_code"]
+__all__ = [
+    "SKILLS",
+    "TACTICS",
+    "PRIORS",
+    "SKILL_RULES",
+    "item_blob",
+    "detect_skills",
+    "skills_from_error",
+    "skills_in_code",
+]
 
 #: Correctness skills: a missing one makes the coder commit the fault it guards against.
 SKILLS: tuple[str, ...] = (
-    "kernel_structure",     # __aicore__ kernel + GM_ADDR + launcher      -> else CUDA-isms (compile_error)
-    "vector_api",           # count-form vector instructions Add/Muls/Exp  -> else operator overloads (compile_error)
-    "activation_compose",   # sigmoid/tanh/gelu... from Exp/Reciprocal     -> else advanced APIs (compile_error)
-    "compare_select",       # Compare(s) + Select masks                    -> else C++ ternary on tensors (compile_error)
-    "queue_protocol",       # AllocTensor/EnQue/DeQue/FreeTensor pairing   -> else leaked tensors (queue_misuse)
-    "datacopy_align",       # 32-byte rule of DataCopy                     -> else unaligned copies (misaligned_copy)
-    "tail_handling",        # DataCopyPad + tail tiles                     -> else dropped tails (numerical_mismatch / misaligned_copy)
-    "ub_budget",            # tiles within the 192 KB UB                   -> else huge tiles (ub_overflow)
-    "dtype_rules",          # fp16 via Cast to float                       -> else half buffers read as float (gm_out_of_bounds)
+    "kernel_structure",  # __aicore__ kernel + GM_ADDR + launcher      -> else CUDA-isms (compile_error)
+    "vector_api",  # count-form vector instructions Add/Muls/Exp  -> else operator overloads (compile_error)
+    "activation_compose",  # sigmoid/tanh/gelu... from Exp/Reciprocal     -> else advanced APIs (compile_error)
+    "compare_select",  # Compare(s) + Select masks                    -> else C++ ternary on tensors (compile_error)
+    "queue_protocol",  # AllocTensor/EnQue/DeQue/FreeTensor pairing   -> else leaked tensors (queue_misuse)
+    "datacopy_align",  # 32-byte rule of DataCopy                     -> else unaligned copies (misaligned_copy)
+    "tail_handling",  # DataCopyPad + tail tiles                     -> else dropped tails (numerical_mismatch / misaligned_copy)
+    "ub_budget",  # tiles within the 192 KB UB                   -> else huge tiles (ub_overflow)
+    "dtype_rules",  # fp16 via Cast to float                       -> else half buffers read as float (gm_out_of_bounds)
     "reduction_workspace",  # ReduceSum/ReduceMax work buffer, atomics     -> else tiny work buffer (local_out_of_bounds)
 )
 #: Optimisation tactics: applied when refining.
@@ -39,10 +47,20 @@ TACTICS: tuple[str, ...] = ("multicore", "double_buffer", "large_tiles", "fusion
 
 #: Probability that the coder knows a skill without any context item teaching it (per request).
 PRIORS: dict[str, float] = {
-    "kernel_structure": 0.45, "vector_api": 0.65, "activation_compose": 0.40, "compare_select": 0.30,
-    "queue_protocol": 0.45, "datacopy_align": 0.35, "tail_handling": 0.25, "ub_budget": 0.60,
-    "dtype_rules": 0.35, "reduction_workspace": 0.30,
-    "multicore": 0.40, "double_buffer": 0.25, "large_tiles": 0.30, "fusion": 0.20,
+    "kernel_structure": 0.45,
+    "vector_api": 0.65,
+    "activation_compose": 0.40,
+    "compare_select": 0.30,
+    "queue_protocol": 0.45,
+    "datacopy_align": 0.35,
+    "tail_handling": 0.25,
+    "ub_budget": 0.60,
+    "dtype_rules": 0.35,
+    "reduction_workspace": 0.30,
+    "multicore": 0.40,
+    "double_buffer": 0.25,
+    "large_tiles": 0.30,
+    "fusion": 0.20,
 }
 
 
@@ -66,27 +84,43 @@ def _any(*fs: Callable[[str], bool]) -> Callable[[str], bool]:
 
 #: skill -> (rule over an item's text blob, human-readable description for the docs)
 SKILL_RULES: dict[str, tuple[Callable[[str], bool], str]] = {
-    "kernel_structure": (_any(_has(r"__aicore__", r"GM_ADDR"), _has(r'extern "C"', r"load_cpp")),
-                         "`__aicore__` and `GM_ADDR` both appear (cpu: `extern \"C\"` with `load_cpp`)"),
-    "vector_api": (_has(r"\b(Add|Mul|Muls|Adds|Exp|Sub|Maxs)\(\s*\w+\s*,\s*\w+"),
-                   "a count-form vector call such as `Add(z, x, y, n)` / `Muls(y, x, a, n)`"),
-    "activation_compose": (_has(r"(?i)sigmoid", r"Reciprocal\(|Div\(", r"Exp\("),
-                           "sigmoid/tanh composed from `Exp` and `Reciprocal`/`Div`"),
+    "kernel_structure": (
+        _any(_has(r"__aicore__", r"GM_ADDR"), _has(r'extern "C"', r"load_cpp")),
+        '`__aicore__` and `GM_ADDR` both appear (cpu: `extern "C"` with `load_cpp`)',
+    ),
+    "vector_api": (
+        _has(r"\b(Add|Mul|Muls|Adds|Exp|Sub|Maxs)\(\s*\w+\s*,\s*\w+"),
+        "a count-form vector call such as `Add(z, x, y, n)` / `Muls(y, x, a, n)`",
+    ),
+    "activation_compose": (
+        _has(r"(?i)sigmoid", r"Reciprocal\(|Div\(", r"Exp\("),
+        "sigmoid/tanh composed from `Exp` and `Reciprocal`/`Div`",
+    ),
     "compare_select": (_has(r"\bCompares?\(", r"\bSelect\("), "`Compare`/`Compares` together with `Select`"),
     "queue_protocol": (_has(r"EnQue", r"DeQue", r"FreeTensor"), "`EnQue`, `DeQue` and `FreeTensor` all appear"),
-    "datacopy_align": (_has(r"DataCopy", r"(?i)32[- ]?(B\b|byte)|ALIGN\b"),
-                       "`DataCopy` together with the 32-byte rule (`32 B`, `32-byte`, `ALIGN`)"),
+    "datacopy_align": (
+        _has(r"DataCopy", r"(?i)32[- ]?(B\b|byte)|ALIGN\b"),
+        "`DataCopy` together with the 32-byte rule (`32 B`, `32-byte`, `ALIGN`)",
+    ),
     "tail_handling": (_has(r"DataCopyPad"), "`DataCopyPad` appears (tail copies)"),
-    "ub_budget": (_any(_has(r"\bUB\b", r"(?i)192\s?KB|capacity"), _has(r"(?i)UB capacity|ub_overflow")),
-                  "UB capacity (`UB` with `192 KB` or `capacity`)"),
+    "ub_budget": (
+        _any(_has(r"\bUB\b", r"(?i)192\s?KB|capacity"), _has(r"(?i)UB capacity|ub_overflow")),
+        "UB capacity (`UB` with `192 KB` or `capacity`)",
+    ),
     "dtype_rules": (_has(r"\bCast\(", r"\bhalf\b"), "`Cast(` with `half`"),
-    "reduction_workspace": (_any(_has(r"Reduce(Sum|Max|Min)\(\s*\w+\s*,\s*\w+\s*,\s*\w+"), _has(r"SetAtomicAdd")),
-                            "`ReduceSum/Max/Min(dst, src, work, n)` or `SetAtomicAdd`"),
+    "reduction_workspace": (
+        _any(_has(r"Reduce(Sum|Max|Min)\(\s*\w+\s*,\s*\w+\s*,\s*\w+"), _has(r"SetAtomicAdd")),
+        "`ReduceSum/Max/Min(dst, src, work, n)` or `SetAtomicAdd`",
+    ),
     "multicore": (_has(r"GetBlockIdx|GetBlockNum"), "`GetBlockIdx` or `GetBlockNum`"),
-    "double_buffer": (_has(r"(?i)double[- ]buffer|BUFFER_NUM\s*=\s*2|BUFN\s*=\s*2"),
-                      "`double buffer` or a queue depth constant `= 2`"),
-    "large_tiles": (_has(r"(?i)(larger|large|longer|bigger) tiles?|tiles? (of|with) \d{4}|tile-size"),
-                    "advice about larger tiles (`larger tile`, `tile-size` tag)"),
+    "double_buffer": (
+        _has(r"(?i)double[- ]buffer|BUFFER_NUM\s*=\s*2|BUFN\s*=\s*2"),
+        "`double buffer` or a queue depth constant `= 2`",
+    ),
+    "large_tiles": (
+        _has(r"(?i)(larger|large|longer|bigger) tiles?|tiles? (of|with) \d{4}|tile-size"),
+        "advice about larger tiles (`larger tile`, `tile-size` tag)",
+    ),
     "fusion": (_has(r"(?i)\bfus(e|ion|ing)\b"), "`fuse` / `fusion`"),
 }
 
@@ -95,8 +129,12 @@ _ERROR_SKILLS: dict[str, tuple[str, ...]] = {
     "ub_overflow": ("ub_budget",),
     "misaligned_copy": ("datacopy_align",),
     "unaligned_local_tensor": ("datacopy_align",),
-    "queue_misuse": ("queue_protocol",), "queue_full": ("queue_protocol",), "queue_empty": ("queue_protocol",),
-    "foreign_free": ("queue_protocol",), "tensor_leak": ("queue_protocol",), "too_many_tensors": ("queue_protocol",),
+    "queue_misuse": ("queue_protocol",),
+    "queue_full": ("queue_protocol",),
+    "queue_empty": ("queue_protocol",),
+    "foreign_free": ("queue_protocol",),
+    "tensor_leak": ("queue_protocol",),
+    "too_many_tensors": ("queue_protocol",),
     "local_out_of_bounds": ("reduction_workspace",),
     "gm_race": ("reduction_workspace",),
     "unsupported_dtype": ("dtype_rules",),
@@ -114,7 +152,9 @@ def skills_from_error(error_class: str | None, message: str = "", task_hint: str
             out.add("kernel_structure")
         if re.search(r"Sigmoid|Tanh|Gelu|Silu|Softplus|Mish|Elu|Softsign|HardSigmoid|HardSwish|LogSigmoid|Pow\b", msg):
             out.add("activation_compose")
-        if re.search(r"operator\s?[-+*/<>]|no match for|\b(expf|logf|sqrtf|fabsf|fmaxf|fminf|tanhf|log1pf|powf)\b", msg):
+        if re.search(
+            r"operator\s?[-+*/<>]|no match for|\b(expf|logf|sqrtf|fabsf|fmaxf|fminf|tanhf|log1pf|powf)\b", msg
+        ):
             out.add("vector_api")
         if re.search(r"\?|ternary|operands to", msg):
             out.add("compare_select")
@@ -159,9 +199,10 @@ def detect_skills(memories: Iterable[MemoryItem]) -> Found:
             if payload.get("feasible") or ver.get("feasible"):
                 for s in skills_in_code(code):
                     add(s, item)
-            else:   # a failed trace: its error class is the lesson, its code is not trusted ...
-                for s in skills_from_error(payload.get("error_class"), str(ver.get("message", "")),
-                                           f"{item.task_id} {item.text[:200]}"):
+            else:  # a failed trace: its error class is the lesson, its code is not trusted ...
+                for s in skills_from_error(
+                    payload.get("error_class"), str(ver.get("message", "")), f"{item.task_id} {item.text[:200]}"
+                ):
                     add(s, item)
                 # ... except that code which compiled shows a valid kernel skeleton and API calls
                 if ver.get("compiled") and payload.get("error_class") not in (None, "compile_error"):
@@ -173,7 +214,7 @@ def detect_skills(memories: Iterable[MemoryItem]) -> Found:
                 add(s, item)
             continue
         if item.kind == "experience_success":
-            continue   # a success summary names no API; its trace carries the code
+            continue  # a success summary names no API; its trace carries the code
         blob = item_blob(item)
         for s, (rule, _) in SKILL_RULES.items():
             if rule(blob):

@@ -17,8 +17,14 @@ class Model(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return F.batch_norm(
-            x, self.bn.running_mean, self.bn.running_var, self.bn.weight, self.bn.bias,
-            training=False, momentum=0.0, eps=self.bn.eps,
+            x,
+            self.bn.running_mean,
+            self.bn.running_var,
+            self.bn.weight,
+            self.bn.bias,
+            training=False,
+            momentum=0.0,
+            eps=self.bn.eps,
         )
 
 

@@ -15,8 +15,9 @@ class Model(nn.Module):
         self.eps = eps
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        y = F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
-                         training=False, momentum=0.0, eps=self.eps)
+        y = F.batch_norm(
+            x, self.running_mean, self.running_var, self.weight, self.bias, training=False, momentum=0.0, eps=self.eps
+        )
         return F.hardswish(y)
 
 

@@ -21,8 +21,10 @@ scale = 0.125
 
 
 def get_inputs():
-    return [torch.randn(batch_size, num_heads, seq_len, head_dim),
-            torch.randn(batch_size, num_heads, seq_len, head_dim)]
+    return [
+        torch.randn(batch_size, num_heads, seq_len, head_dim),
+        torch.randn(batch_size, num_heads, seq_len, head_dim),
+    ]
 
 
 def get_init_inputs():

@@ -26,8 +26,15 @@ from kernel_gym.llm.synthetic.faults import Knobs
 
 __all__ = ["render_ascendc"]
 
-_BY_KIND = {"map": render_map, "rows": render_rows, "midreduce": render_midreduce, "scan": render_scan,
-            "pool": render_pool, "norm": render_norm, "matmul": render_matmul}
+_BY_KIND = {
+    "map": render_map,
+    "rows": render_rows,
+    "midreduce": render_midreduce,
+    "scan": render_scan,
+    "pool": render_pool,
+    "norm": render_norm,
+    "matmul": render_matmul,
+}
 
 
 def render_ascendc(plan: Plan, knobs: Knobs) -> str:
@@ -36,7 +43,8 @@ def render_ascendc(plan: Plan, knobs: Knobs) -> str:
         return render_unsupported(plan, knobs)
     if knobs.cuda:
         out = {"map": "torch.empty_like(x0)", "reduceall": "torch.empty((), dtype=x0.dtype)"}.get(
-            plan.kind, f"torch.empty({tuple(plan.out_shape)!r}, dtype=x0.dtype)")
+            plan.kind, f"torch.empty({tuple(plan.out_shape)!r}, dtype=x0.dtype)"
+        )
         return render_cuda(plan, knobs, out)
     if plan.kind == "reduceall":
         return render_map(plan, knobs, reduce_all=True)

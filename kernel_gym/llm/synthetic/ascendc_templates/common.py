@@ -55,42 +55,54 @@ def _split(knobs: Knobs) -> str:
     """Init code that sets start/len of this block's slice of `total` elements."""
     if knobs.blocks == 1 and not knobs.use_block_idx:
         return "        uint32_t start = 0; len = total;\n"
-    if knobs.unaligned:     # naive even split in elements
-        return ("        uint32_t nb = GetBlockNum(), bi = GetBlockIdx();\n"
-                "        uint32_t per = (total + nb - 1) / nb;\n"
-                "        uint32_t start = bi * per;\n"
-                "        len = start >= total ? 0 : (total - start < per ? total - start : per);\n")
-    if knobs.no_tail:       # assumes total divides evenly
-        return ("        uint32_t nb = GetBlockNum(), bi = GetBlockIdx();\n"
-                "        uint32_t per = total / nb;\n"
-                "        uint32_t start = bi * per; len = per;\n")
-    return ("        uint32_t nb = GetBlockNum(), bi = GetBlockIdx();\n"
-            "        uint32_t units = (total + ALIGN - 1) / ALIGN, per = units / nb, rem = units % nb;\n"
-            "        uint32_t su = bi * per + (bi < rem ? bi : rem), cu = per + (bi < rem ? 1 : 0);\n"
-            "        uint32_t start = su * ALIGN, end = (su + cu) * ALIGN;\n"
-            "        if (end > total) end = total;\n"
-            "        len = end > start ? end - start : 0;\n")
+    if knobs.unaligned:  # naive even split in elements
+        return (
+            "        uint32_t nb = GetBlockNum(), bi = GetBlockIdx();\n"
+            "        uint32_t per = (total + nb - 1) / nb;\n"
+            "        uint32_t start = bi * per;\n"
+            "        len = start >= total ? 0 : (total - start < per ? total - start : per);\n"
+        )
+    if knobs.no_tail:  # assumes total divides evenly
+        return (
+            "        uint32_t nb = GetBlockNum(), bi = GetBlockIdx();\n"
+            "        uint32_t per = total / nb;\n"
+            "        uint32_t start = bi * per; len = per;\n"
+        )
+    return (
+        "        uint32_t nb = GetBlockNum(), bi = GetBlockIdx();\n"
+        "        uint32_t units = (total + ALIGN - 1) / ALIGN, per = units / nb, rem = units % nb;\n"
+        "        uint32_t su = bi * per + (bi < rem ? bi : rem), cu = per + (bi < rem ? 1 : 0);\n"
+        "        uint32_t start = su * ALIGN, end = (su + cu) * ALIGN;\n"
+        "        if (end > total) end = total;\n"
+        "        len = end > start ? end - start : 0;\n"
+    )
 
 
 def _copy_helpers(T: str, knobs: Knobs) -> str:
     """Load/Store helpers: DataCopy for 32 B multiples, DataCopyPad for tails (if known)."""
     if knobs.unaligned:
-        return ("template <class Tt> __aicore__ inline void Load(LocalTensor<Tt>& l, GlobalTensor<Tt>& g, uint64_t off, uint32_t n) { DataCopy(l, g[off], n); }\n"
-                "template <class Tt> __aicore__ inline void Store(GlobalTensor<Tt>& g, uint64_t off, LocalTensor<Tt>& l, uint32_t n) { DataCopy(g[off], l, n); }\n")
-    if knobs.no_tail:       # knows the 32 B rule but not DataCopyPad: rounds the count up
-        return ("template <class Tt> __aicore__ inline void Load(LocalTensor<Tt>& l, GlobalTensor<Tt>& g, uint64_t off, uint32_t n) {\n"
-                "    uint32_t a = 32 / sizeof(Tt); DataCopy(l, g[off], (n + a - 1) / a * a); }\n"
-                "template <class Tt> __aicore__ inline void Store(GlobalTensor<Tt>& g, uint64_t off, LocalTensor<Tt>& l, uint32_t n) {\n"
-                "    uint32_t a = 32 / sizeof(Tt); DataCopy(g[off], l, (n + a - 1) / a * a); }\n")
-    return ("template <class Tt> __aicore__ inline void Load(LocalTensor<Tt>& l, GlobalTensor<Tt>& g, uint64_t off, uint32_t n) {\n"
-            "    if ((n * sizeof(Tt)) % 32 == 0) { DataCopy(l, g[off], n); return; }\n"
-            "    DataCopyExtParams p{1, static_cast<uint32_t>(n * sizeof(Tt)), 0, 0, 0};\n"
-            "    DataCopyPadExtParams<Tt> pad{false, 0, 0, 0};\n"
-            "    DataCopyPad(l, g[off], p, pad);\n}\n"
+        return (
+            "template <class Tt> __aicore__ inline void Load(LocalTensor<Tt>& l, GlobalTensor<Tt>& g, uint64_t off, uint32_t n) { DataCopy(l, g[off], n); }\n"
+            "template <class Tt> __aicore__ inline void Store(GlobalTensor<Tt>& g, uint64_t off, LocalTensor<Tt>& l, uint32_t n) { DataCopy(g[off], l, n); }\n"
+        )
+    if knobs.no_tail:  # knows the 32 B rule but not DataCopyPad: rounds the count up
+        return (
+            "template <class Tt> __aicore__ inline void Load(LocalTensor<Tt>& l, GlobalTensor<Tt>& g, uint64_t off, uint32_t n) {\n"
+            "    uint32_t a = 32 / sizeof(Tt); DataCopy(l, g[off], (n + a - 1) / a * a); }\n"
             "template <class Tt> __aicore__ inline void Store(GlobalTensor<Tt>& g, uint64_t off, LocalTensor<Tt>& l, uint32_t n) {\n"
-            "    if ((n * sizeof(Tt)) % 32 == 0) { DataCopy(g[off], l, n); return; }\n"
-            "    DataCopyExtParams p{1, static_cast<uint32_t>(n * sizeof(Tt)), 0, 0, 0};\n"
-            "    DataCopyPad(g[off], l, p);\n}\n")
+            "    uint32_t a = 32 / sizeof(Tt); DataCopy(g[off], l, (n + a - 1) / a * a); }\n"
+        )
+    return (
+        "template <class Tt> __aicore__ inline void Load(LocalTensor<Tt>& l, GlobalTensor<Tt>& g, uint64_t off, uint32_t n) {\n"
+        "    if ((n * sizeof(Tt)) % 32 == 0) { DataCopy(l, g[off], n); return; }\n"
+        "    DataCopyExtParams p{1, static_cast<uint32_t>(n * sizeof(Tt)), 0, 0, 0};\n"
+        "    DataCopyPadExtParams<Tt> pad{false, 0, 0, 0};\n"
+        "    DataCopyPad(l, g[off], p, pad);\n}\n"
+        "template <class Tt> __aicore__ inline void Store(GlobalTensor<Tt>& g, uint64_t off, LocalTensor<Tt>& l, uint32_t n) {\n"
+        "    if ((n * sizeof(Tt)) % 32 == 0) { DataCopy(g[off], l, n); return; }\n"
+        "    DataCopyExtParams p{1, static_cast<uint32_t>(n * sizeof(Tt)), 0, 0, 0};\n"
+        "    DataCopyPad(g[off], l, p);\n}\n"
+    )
 
 
 _SCALAR_OF = """__aicore__ inline float ScalarOf(LocalTensor<float>& r) {
@@ -129,7 +141,9 @@ def _launcher(name: str, params: list[str], knobs: Knobs, units: int) -> str:
     names = ", ".join(p.split()[-1] for p in params)
     host = ", ".join(f"uint8_t* {p}" if not p.startswith("uint") else p for p in params)
     b = max(1, min(knobs.blocks, units))
-    return (f"extern \"C\" __global__ __aicore__ void {name}_kernel({gm}) {{\n"
-            f"    Kernel op;\n    op.Init({names});\n    op.Process();\n}}\n"
-            f"extern \"C\" void {name}_do({host}) {{\n"
-            f"    {name}_kernel<<<{b}, nullptr, nullptr>>>({names});\n}}")
+    return (
+        f'extern "C" __global__ __aicore__ void {name}_kernel({gm}) {{\n'
+        f"    Kernel op;\n    op.Init({names});\n    op.Process();\n}}\n"
+        f'extern "C" void {name}_do({host}) {{\n'
+        f"    {name}_kernel<<<{b}, nullptr, nullptr>>>({names});\n}}"
+    )

@@ -1,5 +1,4 @@
-"""Elementwise maps and whole-tensor reductions (one pass over the flattened input).
-"""
+"""Elementwise maps and whole-tensor reductions (one pass over the flattened input)."""
 
 from __future__ import annotations
 
@@ -14,7 +13,7 @@ from kernel_gym.llm.synthetic.ascendc_templates.common import (
 )
 from kernel_gym.llm.synthetic.faults import ADVANCED_API, Knobs
 
-__all__ = ['render_map']
+__all__ = ["render_map"]
 
 
 def _body(plan: Plan, knobs: Knobs) -> list[str]:
@@ -41,10 +40,15 @@ def render_map(plan: Plan, knobs: Knobs, reduce_all: bool = False) -> str:
     select = "select" in needs and not knobs.ternary
     args = ", ".join(f"x{i}" for i in range(ni))
     gm_args = ", ".join(f"GM_ADDR x{i}" for i in range(ni))
-    nf = ntemps + ((ni + 1) if cast else 0) + (1 if reduce_all else 0)   # float TBuf slots
-    lines = [_HEADER, f"using T = {T};",
-             f"constexpr uint32_t TILE = {knobs.tile};", f"constexpr uint32_t BUFN = {knobs.bufn};",
-             "constexpr uint32_t ALIGN = 32 / sizeof(T);", _copy_helpers(T, knobs)]
+    nf = ntemps + ((ni + 1) if cast else 0) + (1 if reduce_all else 0)  # float TBuf slots
+    lines = [
+        _HEADER,
+        f"using T = {T};",
+        f"constexpr uint32_t TILE = {knobs.tile};",
+        f"constexpr uint32_t BUFN = {knobs.bufn};",
+        "constexpr uint32_t ALIGN = 32 / sizeof(T);",
+        _copy_helpers(T, knobs),
+    ]
     if reduce_all:
         lines.append(_SCALAR_OF)
     cls = ["class KernelMap {", "public:"]
@@ -73,7 +77,11 @@ def render_map(plan: Plan, knobs: Knobs, reduce_all: bool = False) -> str:
     if knobs.no_tail:
         cls.append("        uint32_t tile = len < TILE ? len : TILE;")
         cls.append("        for (uint32_t t = 0; tile > 0 && t < len / tile; ++t) {")
-        cls.append("            CopyIn(t * tile, tile); Compute(tile); " + ("" if reduce_all else "CopyOut(t * tile, tile); ") + "}")
+        cls.append(
+            "            CopyIn(t * tile, tile); Compute(tile); "
+            + ("" if reduce_all else "CopyOut(t * tile, tile); ")
+            + "}"
+        )
     else:
         cls.append("        for (uint32_t off = 0; off < len; off += TILE) {")
         cls.append("            uint32_t n = len - off < TILE ? len - off : TILE;")
@@ -149,16 +157,20 @@ def render_map(plan: Plan, knobs: Knobs, reduce_all: bool = False) -> str:
         cls.append("    float acc;")
     cls.append("};")
     lines.append("\n".join(cls))
-    lines.append(f"extern \"C\" __global__ __aicore__ void map_kernel({gm_args}, GM_ADDR y, uint32_t total) {{\n"
-                 f"    KernelMap op;\n    op.Init({args}, y, total);\n    op.Process();\n}}")
+    lines.append(
+        f'extern "C" __global__ __aicore__ void map_kernel({gm_args}, GM_ADDR y, uint32_t total) {{\n'
+        f"    KernelMap op;\n    op.Init({args}, y, total);\n    op.Process();\n}}"
+    )
     host_args = ", ".join(f"uint8_t* x{i}" for i in range(ni))
     launch = ""
     if reduce_all and knobs.blocks > 1 and knobs.atomic:
         lines.append(_ZERO_KERNEL)
         launch = "    zero_kernel<<<1, nullptr, nullptr>>>(y);\n"
-    lines.append(f"extern \"C\" void map_do({host_args}, uint8_t* y, uint32_t total) {{\n"
-                 f"    uint32_t blocks = {knobs.blocks};\n{launch}"
-                 f"    map_kernel<<<blocks, nullptr, nullptr>>>({args}, y, total);\n}}")
+    lines.append(
+        f'extern "C" void map_do({host_args}, uint8_t* y, uint32_t total) {{\n'
+        f"    uint32_t blocks = {knobs.blocks};\n{launch}"
+        f"    map_kernel<<<blocks, nullptr, nullptr>>>({args}, y, total);\n}}"
+    )
     src = "\n".join(lines)
     out = "torch.empty((), dtype=x0.dtype)" if reduce_all else "torch.empty_like(x0)"
     return _py(plan, knobs, src, f"self.mod.map_do({args}, y, x0.numel())", out)
@@ -181,26 +193,32 @@ _ZERO_KERNEL = """extern "C" __global__ __aicore__ void zero_kernel(GM_ADDR y) {
 
 def _reduce_tile(knobs: Knobs) -> list[str]:
     """Sum the tile's y into the block accumulator."""
-    if knobs.bad_workspace:     # folds into an accumulator it never initialised
-        return ["        LocalTensor<float> w = workBuf.Get<float>();",
-                "        for (uint32_t k = 0; k < n; k += 64) Add(w, w, y[k], n - k < 64 ? n - k : 64);",
-                "        SetFlag<HardEvent::V_S>(0); WaitFlag<HardEvent::V_S>(0);",
-                "        for (uint32_t k = 0; k < 64; ++k) acc += w.GetValue(k);",
-                "        for (uint32_t k = 0; k < 64; ++k) w.SetValue(k, 0.0f);",
-                "        SetFlag<HardEvent::S_V>(0); WaitFlag<HardEvent::S_V>(0);"]
-    return ["        LocalTensor<float> w = workBuf.Get<float>();",
-            "        ReduceSum(w, y, w[8], n);",
-            "        acc += ScalarOf(w);"]
+    if knobs.bad_workspace:  # folds into an accumulator it never initialised
+        return [
+            "        LocalTensor<float> w = workBuf.Get<float>();",
+            "        for (uint32_t k = 0; k < n; k += 64) Add(w, w, y[k], n - k < 64 ? n - k : 64);",
+            "        SetFlag<HardEvent::V_S>(0); WaitFlag<HardEvent::V_S>(0);",
+            "        for (uint32_t k = 0; k < 64; ++k) acc += w.GetValue(k);",
+            "        for (uint32_t k = 0; k < 64; ++k) w.SetValue(k, 0.0f);",
+            "        SetFlag<HardEvent::S_V>(0); WaitFlag<HardEvent::S_V>(0);",
+        ]
+    return [
+        "        LocalTensor<float> w = workBuf.Get<float>();",
+        "        ReduceSum(w, y, w[8], n);",
+        "        acc += ScalarOf(w);",
+    ]
 
 
 def _finish(plan: Plan, knobs: Knobs) -> list[str]:
     scale = f"{plan.scale!r}f" if "e" not in repr(plan.scale) else f"{plan.scale:.9e}f"
-    out = ["    __aicore__ inline void Finish() {",
-           "        LocalTensor<float> r = outQ.AllocTensor<float>();",
-           f"        r.SetValue(0, acc * {scale});",
-           "        for (uint32_t k = 1; k < 8; ++k) r.SetValue(k, 0.0f);",
-           "        outQ.EnQue(r);",
-           "        LocalTensor<float> o = outQ.DeQue<float>();"]
+    out = [
+        "    __aicore__ inline void Finish() {",
+        "        LocalTensor<float> r = outQ.AllocTensor<float>();",
+        f"        r.SetValue(0, acc * {scale});",
+        "        for (uint32_t k = 1; k < 8; ++k) r.SetValue(k, 0.0f);",
+        "        outQ.EnQue(r);",
+        "        LocalTensor<float> o = outQ.DeQue<float>();",
+    ]
     atomic = knobs.blocks > 1 and knobs.atomic
     if atomic:
         out.append("        SetAtomicAdd<float>();")

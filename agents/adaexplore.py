@@ -35,7 +35,8 @@ the verifier result; the env's own reward is not used by the tree.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 

@@ -55,15 +55,15 @@ class Agent(ABC):
         """Give the agent the shared memory store (where item Q-values are read and written)."""
         self.memory = memory
 
-    def reset(self, obs: dict[str, Any], info: dict[str, Any]) -> None:
-        """Called after ``env.reset``: a new episode (task) starts."""
+    def reset(self, obs: dict[str, Any], info: dict[str, Any]) -> None:  # noqa: B027  (optional hook)
+        """Called after ``env.reset``: a new episode (task) starts. Default: nothing (stateless agents)."""
 
     @abstractmethod
     def act(self, obs: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
         """Return an action for the env's action space: ``{"select": int8[K] 0/1, "parent": int}``
         (``parent`` 0 = no parent, i = parent slot i-1)."""
 
-    def update(
+    def update(  # noqa: B027  (optional hook: non-learning agents keep the no-op)
         self, obs: dict[str, Any], action: dict[str, Any], reward: float, next_obs: dict[str, Any], info: dict[str, Any]
     ) -> None:
         """Learn from one transition. Default: nothing (non-learning baselines)."""
@@ -73,8 +73,8 @@ class Agent(ABC):
         """JSON-able learning state (hyper-parameters are the constructor's business)."""
         return {}
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore what :meth:`state_dict` returned."""
+    def load_state_dict(self, state: dict[str, Any]) -> None:  # noqa: B027  (optional hook)
+        """Restore what :meth:`state_dict` returned. Default: nothing (the default state is empty)."""
 
     def save(self, path: str | Path) -> None:
         """Write ``{"agent": name, "seed", "state", "rng"}`` as JSON to ``path``."""

@@ -87,10 +87,10 @@ class MemRLAgent(Agent):
         score[slots] = self.w_sim * zscore(sim, self.z_clip) + self.w_q * zscore(q, self.z_clip)
         keep = slots
         if self.sim_threshold is not None:
-            above = [s for s, v in zip(slots, sim) if v >= self.sim_threshold]
+            above = [s for s, v in zip(slots, sim, strict=True) if v >= self.sim_threshold]
             keep = above or slots
         if self.q_floor is not None:
-            qmap = dict(zip(slots, q))
+            qmap = dict(zip(slots, q, strict=True))
             keep = [s for s in keep if qmap[s] >= self.q_floor]
         return keep, score
 

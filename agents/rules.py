@@ -21,8 +21,9 @@ variations cannot split counts), and any failure falls back to the deterministic
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from kernel_gym.memory import MemoryItem, MemoryStore
 

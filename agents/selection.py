@@ -8,7 +8,8 @@ a list of K dicts or None (empty slot), ``parents`` a list of P dicts or None.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

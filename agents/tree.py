@@ -27,8 +27,9 @@ so an infeasible node is a leaf whose reward is still backed up.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from kernel_gym.envs.rewards import AdaExploreReward
 from kernel_gym.envs.rewards import adaexplore_shaping as shaped_reward
@@ -193,7 +194,8 @@ class SearchTree:
         return out
 
     def diverse_pool(self, node_id: int) -> list[int]:
-        """Best feasible kernel of each small-step chain on the path to ``node_id``, best first, at most ``max_pool``."""
+        """Best feasible kernel of each small-step chain on the path to ``node_id``, best first,
+        at most ``max_pool``."""
         heads = [n for n in self.path(node_id) if self.nodes[n].mode != "small"]
         best: list[int] = []
         for h in heads:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import sys
 
-from solutions import available_answers, reference_answer
 from kernel_gym.tasks import get_task
 from kernel_gym.verify import verify
+from solutions import available_answers, reference_answer
 
 
 def _run(task_id: str, folder: str):

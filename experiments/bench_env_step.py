@@ -25,10 +25,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from solutions import reference_answer  # noqa: E402
 from kernel_gym.envs import KernelSynthesisEnv  # noqa: E402
 from kernel_gym.llm.fixed import FixedGenerator  # noqa: E402
 from kernel_gym.memory import ITEM_KINDS, MemoryItem, MemoryStore  # noqa: E402
+from solutions import reference_answer  # noqa: E402
 
 TASK = "level1/021_relu"
 
@@ -51,7 +51,7 @@ def fill(store: MemoryStore, n: int, seed: int = 0, batch: int = 10_000) -> None
                 backend="ascend_sim",
                 payload={"feasible": bool(t % 2), "speedup": 1.0 + (t % 7) / 3},
             )
-            for i, (k, t) in enumerate(zip(rng.integers(len(kinds), size=m), rng.integers(200, size=m)))
+            for i, (k, t) in enumerate(zip(rng.integers(len(kinds), size=m), rng.integers(200, size=m), strict=True))
         ]
         store.add(items, embeddings=vecs)
 

@@ -105,7 +105,7 @@ def bench_size(n: int, args: argparse.Namespace, workdir: Path) -> dict:
                 backend="ascend_sim",
                 payload={"reward": float(i % 3) - 1.0},
             )
-            for i, (t, k, tk) in enumerate(zip(texts, ks, tasks))
+            for i, (t, k, tk) in enumerate(zip(texts, ks, tasks, strict=True))
         ]
         vecs = None
         if not embed:
@@ -201,7 +201,8 @@ def main() -> None:
             f"| {n:,} | {'embedded texts' if r['embedded'] else 'random unit vectors'} | "
             f"{r['add_per_s']:,.0f} | {r['rebuild_s']:.1f} | {r['load_s']:.1f} | "
             f"{rec['none'][0]:.2f} / {rec['none'][1]:.2f} | {rec['kind'][0]:.2f} / {rec['kind'][1]:.2f} | "
-            f"{rec['task'][0]:.2f} / {rec['task'][1]:.2f} | {r['db_mb']:,.0f} | {r['idx_mb']:,.0f} | {r['loadavg']:.1f} |"
+            f"{rec['task'][0]:.2f} / {rec['task'][1]:.2f} | "
+            f"{r['db_mb']:,.0f} | {r['idx_mb']:,.0f} | {r['loadavg']:.1f} |"
         )
         print(f"done {n:,} items", file=sys.stderr, flush=True)
     print(header)

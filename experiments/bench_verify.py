@@ -21,9 +21,9 @@ import tempfile
 import time
 from collections import defaultdict
 
-from solutions import available_answers, reference_answer
 from kernel_gym.tasks import get_task
 from kernel_gym.verify import verify
+from solutions import available_answers, reference_answer
 
 
 def _median(values: list[float]) -> float:

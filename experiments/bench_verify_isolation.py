@@ -31,8 +31,8 @@ SETTINGS = dict(correctness_trials=3, timing_trials=5, warmup_runs=1)
 
 
 def _pick(backend: str, count: int) -> list[str]:
-    from solutions import available_answers
     from kernel_gym.tasks import get_task
+    from solutions import available_answers
 
     seen, picked = set(), []
     for task_id in available_answers(backend):
@@ -44,9 +44,9 @@ def _pick(backend: str, count: int) -> list[str]:
 
 
 def measure(backends: list[str], repeats: int, count: int) -> dict[str, dict[str, float]]:
-    from solutions import reference_answer
     from kernel_gym.tasks import get_task
     from kernel_gym.verify import verify
+    from solutions import reference_answer
 
     out: dict[str, dict[str, float]] = {}
     for backend in backends:

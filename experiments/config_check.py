@@ -12,9 +12,8 @@ from __future__ import annotations
 import itertools
 import re
 from pathlib import Path
-from typing import Any
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
 __all__ = ["check_command_line", "check_config"]
 

@@ -30,8 +30,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from kernel_gym.envs.experience import code_hash
 from kernel_gym.memory import MemoryStore

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import itertools
 import os
 import sys
 import tempfile
@@ -162,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         cells = " | ".join(f"{sum(v)}/{len(v)}" for v in (by_cat[cat][n] for n in results))
         print(f"| {cat} | {cells} |")
     order = [sums[n]["compile"] for n in results], [sums[n]["correct"] for n in results]
-    rising = all(a < b for a, b in zip(order[1], order[1][1:])) and all(a < b for a, b in zip(order[0], order[0][1:]))
+    rising = all(a < b for a, b in itertools.pairwise(order[1])) and all(a < b for a, b in itertools.pairwise(order[0]))
     print(f"\nrates rise empty < seed < seed+exp: {'yes' if rising else 'NO'}")
     return 0
 

@@ -30,9 +30,10 @@ import re
 import statistics
 import warnings
 from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -563,7 +564,7 @@ def aggregate(
         per_run = [run_round_metrics(r) for r in group]
         finals = [rm[-1] if rm else {} for rm in per_run]
         row: dict[str, Any] = {"agent": gk[0]}
-        for k, v in zip(keys, gk[1:]):
+        for k, v in zip(keys, gk[1:], strict=True):
             row[k] = v
         row["group_keys"] = keys
         row["label"] = group_label(row, keys)

@@ -23,8 +23,9 @@ import argparse
 import csv
 import sqlite3
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 from urllib.parse import quote
 
 import numpy as np
@@ -36,8 +37,8 @@ from .metrics import (
     Run,
     RunFormatError,
     aggregate,
-    llm_spend,
     group_runs,
+    llm_spend,
     load_runs,
     varying_keys,
 )
@@ -234,7 +235,7 @@ def _legend_below(fig: Any, ax: Any, n: int) -> None:
 def plot_accuracy(rows: Sequence[dict[str, Any]], path: Path) -> None:
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=FIGSIZE, layout="constrained")
-    for row, color in zip(rows, _colors(len(rows))):
+    for row, color in zip(rows, _colors(len(rows)), strict=True):
         rds = [rd for rd in row["rounds"] if rd["accuracy_mean"] is not None]
         if not rds:
             continue
@@ -268,12 +269,12 @@ def plot_speedups(rows: Sequence[dict[str, Any]], path: Path) -> None:
     colors = _colors(len(rows))
     data = [r["best_speedups"] for r in rows]
     total = [sum(r["n_tasks"]) for r in rows]
-    labels = [_short_label(r, "\n") + f"\n{len(d)}/{t} feasible" for r, d, t in zip(rows, data, total)]
+    labels = [_short_label(r, "\n") + f"\n{len(d)}/{t} feasible" for r, d, t in zip(rows, data, total, strict=True)]
     vertical = len(rows) <= 4 and all(len(_short_label(r)) <= 14 for r in rows)
     positions = list(range(1, len(rows) + 1))
     if not vertical:  # first group on top
         positions = positions[::-1]
-    nonempty = [(i, p, d) for i, (p, d) in enumerate(zip(positions, data)) if d]
+    nonempty = [(i, p, d) for i, (p, d) in enumerate(zip(positions, data, strict=True)) if d]
     if nonempty:
         box_kw = dict(
             positions=[p for _, p, _ in nonempty],
@@ -286,7 +287,7 @@ def plot_speedups(rows: Sequence[dict[str, Any]], path: Path) -> None:
             bp = ax.boxplot([d for _, _, d in nonempty], orientation="vertical" if vertical else "horizontal", **box_kw)
         except TypeError:  # older matplotlib
             bp = ax.boxplot([d for _, _, d in nonempty], vert=vertical, **box_kw)
-        for patch, (i, _, _) in zip(bp["boxes"], nonempty):
+        for patch, (i, _, _) in zip(bp["boxes"], nonempty, strict=True):
             patch.set_facecolor(colors[i])
             patch.set_alpha(0.35)
         rng = np.random.default_rng(0)
@@ -378,7 +379,7 @@ def plot_q_values(runs: Sequence[Run], rows: Sequence[dict[str, Any]], path: Pat
     if hi - lo < 1e-9:
         lo, hi = lo - 0.5, hi + 0.5
     bins = np.linspace(lo, hi, 21)
-    for ax, q, name in zip(axes, ("q1", "q2"), ("Q1 (drafting)", "Q2 (refining)")):
+    for ax, q, name in zip(axes, ("q1", "q2"), ("Q1 (drafting)", "Q2 (refining)"), strict=True):
         for i, s in series:
             ax.hist(
                 s[q],

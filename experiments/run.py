@@ -19,7 +19,6 @@ import math
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,8 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 
-from experiments.metrics import llm_spend as spent, load_run, round_metrics
+from experiments.metrics import llm_spend as spent
+from experiments.metrics import load_run, round_metrics
 from kernel_gym._version import __version__
 
 STEP_KEYS = ("compiled", "correct", "hacked", "error_class", "latency_s", "reference_latency_s")
@@ -54,7 +54,7 @@ class CleanStop:
     def __init__(self) -> None:
         self.reason: str | None = None
 
-    def __enter__(self) -> "CleanStop":
+    def __enter__(self) -> CleanStop:
         return self
 
     def __exit__(self, kind: Any, exc: Any, tb: Any) -> bool:

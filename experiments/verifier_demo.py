@@ -15,9 +15,9 @@ from collections import Counter
 
 from tqdm import tqdm
 
-from solutions import available_answers, reference_answer
 from kernel_gym.tasks import get_task, load_suite
 from kernel_gym.verify import verify
+from solutions import available_answers, reference_answer
 
 # Small answers that cheat, each caught by a different defence.
 EXPLOITS: dict[str, str] = {

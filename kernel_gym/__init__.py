@@ -5,7 +5,6 @@ Importing the package registers the environment ids ``KernelBench-Ascend-v0`` an
 """
 
 from kernel_gym._version import __version__
-
 from kernel_gym.envs.registration import register_envs as _register_envs
 
 __all__ = ["__version__"]

@@ -15,6 +15,7 @@ latency estimate from a pipe-level timing model of an Ascend 910B SoC::
 See README.md in this directory for the supported API, the faults and the timing model.
 """
 
+from kernel_gym.ascendc.errors import *  # noqa: F401,F403  (the fault classes)
 from kernel_gym.ascendc.errors import (
     FAULT_CLASSES,
     AscendCCompileError,
@@ -22,7 +23,6 @@ from kernel_gym.ascendc.errors import (
     UnsupportedDtypeError,
     fault_from_record,
 )
-from kernel_gym.ascendc.errors import *  # noqa: F401,F403  (the fault classes)
 from kernel_gym.ascendc.loader import (
     INCLUDE_DIR,
     AscendCModule,
@@ -34,11 +34,11 @@ from kernel_gym.ascendc.loader import (
     set_default_options,
     warmup,
 )
+from kernel_gym.ascendc.multikernelbench import MultiKernelBenchOp, load_multikernelbench
+from kernel_gym.ascendc.op_project import load_op_project  # operator projects
+from kernel_gym.ascendc.sample import SampleRun, run_sample  # direct-launch samples
 from kernel_gym.ascendc.soc import SOC_PROFILES, Const, SocProfile, get_profile
 from kernel_gym.ascendc.timing import LaunchRecorder, LaunchReport, record_launches
-from kernel_gym.ascendc.op_project import load_op_project  # noqa: E402  (operator projects)
-from kernel_gym.ascendc.sample import SampleRun, run_sample  # noqa: E402  (direct-launch samples)
-from kernel_gym.ascendc.multikernelbench import MultiKernelBenchOp, load_multikernelbench  # noqa: E402
 
 __all__ = [
     "load",

@@ -9,8 +9,8 @@ argument registers the whole list, so the kernel's reads through the pointers ar
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import torch
 
@@ -54,7 +54,7 @@ def pack_list_tensor(tensors: Sequence[torch.Tensor], with_shapes: bool = True) 
     words += [buf.data_ptr() + o for o in offsets]
     buf[:meta].view(torch.int64).copy_(torch.tensor([w if w < 2**63 else w - 2**64 for w in words], dtype=torch.int64))
     views = []
-    for t, o in zip(ts, offsets):
+    for t, o in zip(ts, offsets, strict=True):
         nbytes = t.numel() * t.element_size()
         region = buf[o : o + nbytes]
         region.copy_(t.reshape(-1).view(torch.uint8))

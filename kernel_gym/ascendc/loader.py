@@ -18,8 +18,9 @@ import re
 import subprocess
 import tempfile
 import threading
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import torch
 
@@ -28,14 +29,14 @@ from kernel_gym.ascendc.soc import SocProfile, get_profile
 from kernel_gym.ascendc.timing import LaunchReport, active_recorders
 from kernel_gym.native import (
     CFunction,
-    CParam,
     CompileError,
+    CParam,
     NativeLibrary,
     cache_root,
     compile_shared,
     compiler_version,
+    parse_extern_c,
 )
-from kernel_gym.native import parse_extern_c
 
 __all__ = [
     "load",
@@ -466,7 +467,7 @@ class AscendCModule:
         with _CALL_LOCK:
             rt.kgsim_set_config(self._config, self._config_n)
             rt.kgsim_call_begin()
-            for p, a in zip(nf.cfunc.params, args):
+            for p, a in zip(nf.cfunc.params, args, strict=True):
                 if p.is_pointer and isinstance(a, torch.Tensor):
                     rt.kgsim_register_gm(p.name.encode(), a.data_ptr(), a.numel() * a.element_size())
             ret = nf._raw(*cargs)

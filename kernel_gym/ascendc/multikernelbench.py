@@ -25,7 +25,8 @@ import json
 import re
 import sys
 import types
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import torch
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import torch
 
@@ -55,7 +56,7 @@ class OpTilingError(RuntimeError):
 
 
 _ENTRIES = r"""
-// ---- kgsim: operator-project entry points (the generic code is in src/rt_ophost.cpp) --------------------------------------------------
+// ---- kgsim: operator-project entry points (the generic code is in src/rt_ophost.cpp) ----------------------------
 static ::ops::OpDef* kgsim_gen_op_def() {
     auto& r = ::ops::KgsimOpRegistry();
     auto it = r.find(KGSIM_OP_NAME);
@@ -218,9 +219,11 @@ class OpProjectOp:
             ps = ", ".join(f"uint8_t* {nm}" for nm in self.kernel_params)
             args = ", ".join(self.kernel_params)
             lines.append(
-                f'extern "C" void kgsim_gen_op_launch(int64_t block_dim, int64_t tiling_key{", " if n else ""}{ps}) {{\n'
+                f'extern "C" void kgsim_gen_op_launch(int64_t block_dim, int64_t tiling_key'
+                f"{', ' if n else ''}{ps}) {{\n"
                 f"    ::kgsim_gen_op::g_tiling_key = uint64_t(tiling_key);\n"
-                f'    ::kgsim::launch_named("{self.kernel_name}", block_dim, {self.kernel_name}{", " if n else ""}{args});\n}}'
+                f'    ::kgsim::launch_named("{self.kernel_name}", block_dim, '
+                f"{self.kernel_name}{', ' if n else ''}{args});\n}}"
             )
             unpacked = ", ".join(f"p[{k}]" for k in range(n))
             lines.append(
@@ -268,7 +271,7 @@ class OpProjectOp:
     @staticmethod
     def _dtype_defs(in_dt: list[int], out_dt: list[int], meta: Mapping[str, Any]) -> dict[str, str]:
         defs = {}
-        for p, d in [*zip(meta["inputs"], in_dt), *zip(meta["outputs"], out_dt)]:
+        for p, d in [*zip(meta["inputs"], in_dt, strict=False), *zip(meta["outputs"], out_dt, strict=False)]:
             c = _C_TYPES.get(d, "float")
             defs[f"DTYPE_{p['name'].upper()}"] = c
             defs[f"ORIG_DTYPE_{p['name'].upper()}"] = c
@@ -326,7 +329,7 @@ class OpProjectOp:
         ins, outs = self.meta.get("inputs", []), self.meta.get("outputs", [])
         ncol = min((len(p["dtypes"]) for p in ins + outs if p["dtypes"]), default=0)
         for j in range(ncol):
-            if all(not p["dtypes"] or p["dtypes"][j] == d for p, d in zip(ins, in_dt) if d >= 0):
+            if all(not p["dtypes"] or p["dtypes"][j] == d for p, d in zip(ins, in_dt, strict=False) if d >= 0):
                 return j, [p["dtypes"][j] if p["dtypes"] else in_dt[0] for p in outs]
         return None, [in_dt[0] for _ in outs]
 
@@ -371,7 +374,10 @@ class OpProjectOp:
     def __call__(self, *inputs: torch.Tensor | None, **attrs: Any):
         plan = self.plan(*inputs, **attrs)
         self.last_tiling = {k: plan[k] for k in ("block_dim", "tiling_key", "tiling", "workspace_size")}
-        outs = [torch.empty(s, dtype=_TORCH_DTYPES[d]) for s, d in zip(plan["output_shapes"], plan["output_dtypes"])]
+        outs = [
+            torch.empty(s, dtype=_TORCH_DTYPES[d])
+            for s, d in zip(plan["output_shapes"], plan["output_dtypes"], strict=True)
+        ]
         mod = self._kernel_module(plan["column"], plan["input_dtypes"], plan["output_dtypes"])
         ws = torch.zeros(max(plan["workspace_size"], 32), dtype=torch.uint8)
         tiling = plan["tiling_buffer"][: max(len(plan["tiling"]), 32)].clone()

@@ -23,9 +23,9 @@ import resource
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
 
 from kernel_gym.ascendc.loader import compile_module, rewrite_chevrons
 from kernel_gym.ascendc.timing import LaunchReport

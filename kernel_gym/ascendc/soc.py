@@ -8,8 +8,8 @@ runtime receives the profile as a flat list of numbers (see ``to_config``).
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Iterator, Mapping
 
 __all__ = ["Const", "SocProfile", "SOC_PROFILES", "get_profile"]
 
@@ -46,7 +46,7 @@ class SocProfile:
     def source(self, name: str) -> str:
         return self.constants[name].source
 
-    def with_overrides(self, **values: float) -> "SocProfile":
+    def with_overrides(self, **values: float) -> SocProfile:
         """A copy with some constants replaced (their source becomes 'override')."""
         consts = dict(self.constants)
         for k, v in values.items():

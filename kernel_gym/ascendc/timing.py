@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 __all__ = ["LaunchReport", "LaunchRecorder", "record_launches", "active_recorders"]
 
@@ -49,7 +50,7 @@ class LaunchReport:
     line: int = 0
 
     @classmethod
-    def from_json(cls, d: dict[str, Any], soc: str) -> "LaunchReport":
+    def from_json(cls, d: dict[str, Any], soc: str) -> LaunchReport:
         return cls(
             kernel=d.get("kernel", ""),
             soc=soc,

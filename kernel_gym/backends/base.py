@@ -10,7 +10,8 @@ A backend is used in two places:
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, Callable, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import torch
 
@@ -49,18 +50,20 @@ class Backend(ABC):
         self.check_answer_format(answer_format)
         return answer
 
-    def check_available(self) -> None:
-        """Raise BackendUnavailable (with the fix) when this machine cannot run the backend."""
+    def check_available(self) -> None:  # noqa: B027  (optional hook)
+        """Raise BackendUnavailable (with the fix) when this machine cannot run the backend.
+        Default: always available."""
 
-    def setup_worker(self, options: dict[str, Any]) -> None:
-        """Prepare the sandboxed worker process before the answer is loaded."""
+    def setup_worker(self, options: dict[str, Any]) -> None:  # noqa: B027  (optional hook)
+        """Prepare the sandboxed worker process before the answer is loaded. Default: nothing to prepare."""
 
     def setup_judge(self, options: dict[str, Any]) -> None:
         """Prepare the judge's process (reference, timing model): same options as the worker."""
         torch.set_num_threads(int(options.get("threads", 1)))
 
-    def lock_options(self) -> None:
-        """In the sandbox, after setup: refuse answer code that changes the backend's settings."""
+    def lock_options(self) -> None:  # noqa: B027  (optional hook)
+        """In the sandbox, after setup: refuse answer code that changes the backend's settings.
+        Default: nothing to lock."""
 
     def latency_floor_s(self, inputs: list[Any], expected: torch.Tensor) -> float:
         """(Simulated backends) the least latency any correct kernel can report for these tensors."""

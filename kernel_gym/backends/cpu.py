@@ -7,13 +7,14 @@ g++ (about 0.3-1 s), where a torch C++ extension build costs tens of seconds.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 
 from kernel_gym.backends.base import Backend
-from kernel_gym.native import NativeLibrary, compile_shared, parse_extern_c
 from kernel_gym.backends.timing import median_wallclock
+from kernel_gym.native import NativeLibrary, compile_shared, parse_extern_c
 
 __all__ = ["CpuBackend", "load_cpp", "DEFAULT_CPP_FLAGS"]
 

@@ -7,8 +7,8 @@ in and the best latency of the task before the step; it returns a float. The env
 
 | name | infeasible | feasible | source |
 |---|---|---|---|
-| evokernel | -1 | drafting: +1; refining: tanh(log b - log latency) | EvoKernel's memory-augmented MDP (docs/methods.md) |
-| adaexplore | 0 no compile or hack, 0.05 compiles but wrong | 0.4 + 1.2 (clip(s, 0.1, 10) - 0.1) / 9.9 | AdaExplore's tree shaping |
+| evokernel | -1 | drafting: +1; refining: tanh(log b - log latency) | EvoKernel's MDP (docs/methods.md) |
+| adaexplore | 0 (no compile, hack); 0.05 (wrong) | 0.4 + 1.2 (clip(s, 0.1, 10) - 0.1) / 9.9 | AdaExplore's shaping |
 | speedup | 0 | s = reference latency / latency | KernelBench's speedup |
 
 ``b`` is the best latency of the task before the step (the new kernel's own latency when there is
@@ -18,7 +18,8 @@ none yet, which gives tanh(0) = 0), ``s`` the speedup over the eager PyTorch ref
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
 
 __all__ = [
     "Reward",

@@ -106,7 +106,7 @@ class Usage:
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
-    def add(self, other: "Usage") -> "Usage":
+    def add(self, other: Usage) -> Usage:
         """The sum of two usage records (for several candidates of one step); cost None if either is."""
         cost = None if self.cost_usd is None or other.cost_usd is None else self.cost_usd + other.cost_usd
         return Usage(

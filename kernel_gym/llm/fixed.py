@@ -3,7 +3,7 @@ replaying a logged run; it reads nothing from the request but the step index."""
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from kernel_gym.llm.base import Generation, GenerationRequest, Usage
 

@@ -42,9 +42,10 @@ import random
 import re
 import threading
 import time
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from kernel_gym.llm.base import BudgetExhausted, Generation, GenerationError, GenerationRequest, Usage
 from kernel_gym.llm.extract import CodeExtractionError, extract_code
@@ -308,7 +309,7 @@ class LiteLLMGenerator:
         self.cache_hits = 0
 
     @classmethod
-    def from_config(cls, cfg: Mapping[str, Any], **overrides: Any) -> "LiteLLMGenerator":
+    def from_config(cls, cfg: Mapping[str, Any], **overrides: Any) -> LiteLLMGenerator:
         """Build from a config mapping (e.g. a Hydra node) with the constructor's keyword names;
         a ``generator`` key (the generator choice, ``"litellm"``) is ignored."""
         values = {k: v for k, v in dict(cfg).items() if k != "generator"}

@@ -17,9 +17,10 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 __all__ = ["LoopbackServer", "Reply"]
 
@@ -81,7 +82,7 @@ class LoopbackServer:
             return self.default(body)
         return Reply(content=self.default)
 
-    def start(self) -> "LoopbackServer":
+    def start(self) -> LoopbackServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -160,7 +161,7 @@ class LoopbackServer:
             self._httpd.server_close()
             self._httpd = None
 
-    def __enter__(self) -> "LoopbackServer":
+    def __enter__(self) -> LoopbackServer:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:

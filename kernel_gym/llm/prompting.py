@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from string import Template
-from typing import Any, Mapping
+from typing import Any
 
 from kernel_gym.llm.base import GenerationRequest, ParentKernel
 from kernel_gym.memory.types import MemoryItem
@@ -83,7 +84,7 @@ def load_template(name: str, prompt_dir: str | Path | None = None) -> Template:
     return _read_template(str(PROMPT_DIR / name))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _read_template(file: str) -> Template:
     path = Path(file)
     try:

@@ -11,7 +11,7 @@ __all__ = ["GENERATOR_NAMES", "get_generator"]
 GENERATOR_NAMES: tuple[str, ...] = ("synthetic", "litellm:<model>")
 
 
-def get_generator(spec: "str | Generator | dict[str, Any]", **kwargs: Any) -> Generator:
+def get_generator(spec: str | Generator | dict[str, Any], **kwargs: Any) -> Generator:
     """Build a generator.
 
     Args:

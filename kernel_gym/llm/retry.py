@@ -11,8 +11,9 @@ from __future__ import annotations
 import email.utils
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 __all__ = ["RetryPolicy", "retry_after_s", "run_with_retries"]
 

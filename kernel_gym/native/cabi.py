@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import ctypes
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import torch
 
@@ -215,7 +216,7 @@ class NativeFunction:
                 f"{self.cfunc.name}() takes {len(self.cfunc.params)} arguments "
                 f"({self.cfunc.signature()}), got {len(args)}"
             )
-        return [_convert(p, a, self.cfunc.name) for p, a in zip(self.cfunc.params, args)]
+        return [_convert(p, a, self.cfunc.name) for p, a in zip(self.cfunc.params, args, strict=True)]
 
     def __call__(self, *args: Any) -> Any:
         return self._raw(*self.convert_args(args))

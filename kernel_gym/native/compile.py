@@ -14,8 +14,8 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
 
 __all__ = [
     "CompileError",

@@ -108,7 +108,7 @@ class TaskSpec:
         }
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "TaskSpec":
+    def from_dict(cls, d: dict[str, Any]) -> TaskSpec:
         return cls(
             id=d["id"],
             level=int(d["level"]),

@@ -18,7 +18,7 @@ def suite_names() -> list[str]:
     return [*_LEVELS, "all"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _load_level(level_name: str) -> tuple[TaskSpec, ...]:
     folder = SUITE_DIR / level_name
     manifest = json.loads((folder / "manifest.json").read_text())

@@ -96,7 +96,7 @@ class TensorSlot:
         return {"offset": self.offset, "dtype": self.dtype, "shape": list(self.shape)}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "TensorSlot":
+    def from_dict(cls, d: dict[str, Any]) -> TensorSlot:
         return cls(int(d["offset"]), str(d["dtype"]), tuple(int(s) for s in d["shape"]))
 
 

@@ -15,9 +15,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from kernel_gym.ascendc.loader import SCALAR_INSTRUMENTATION
 from kernel_gym.native import CompileError, cache_root
 from kernel_gym.native.compile import _compile_local
-from kernel_gym.ascendc.loader import SCALAR_INSTRUMENTATION
 from kernel_gym.verify.static_checks import RULES, check_compiler_flags, check_kernel_source, check_simulator_access
 
 __all__ = ["CompileService"]

@@ -33,8 +33,8 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 __all__ = [
     "IsolationUnavailable",

@@ -104,7 +104,7 @@ class VerifyResult:
         return json.dumps(self.to_dict(), sort_keys=True)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "VerifyResult":
+    def from_dict(cls, d: dict[str, Any]) -> VerifyResult:
         names = {f.name for f in fields(cls)}
         kwargs = {}
         for k, v in d.items():
@@ -116,7 +116,7 @@ class VerifyResult:
         return cls(**kwargs)
 
     @classmethod
-    def from_json(cls, text: str) -> "VerifyResult":
+    def from_json(cls, text: str) -> VerifyResult:
         return cls.from_dict(json.loads(text))
 
     def summary(self) -> str:

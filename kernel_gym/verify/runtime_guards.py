@@ -158,7 +158,7 @@ def clone_inputs(inputs: list[Any]) -> list[Any]:
 
 
 def inputs_equal(a: list[Any], b: list[Any]) -> bool:
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         if isinstance(x, torch.Tensor):
             if x.shape != y.shape or x.dtype != y.dtype:
                 return False
@@ -216,14 +216,14 @@ class AuditGuard:
     turns the first record into the hack the worker reports, whatever error it caused.
     """
 
-    _instance: "AuditGuard | None" = None
+    _instance: AuditGuard | None = None
 
     def __init__(self) -> None:
         self.armed = False
         self.violations: list[tuple[str, str]] = []
 
     @classmethod
-    def install(cls) -> "AuditGuard":
+    def install(cls) -> AuditGuard:
         if cls._instance is None:
             guard = cls()
             sys.addaudithook(guard._hook)

@@ -136,7 +136,6 @@ def main(argv: list[str]) -> int:
     import torch._dynamo  # noqa: F401 - dispatch modes import it lazily (~1.5 s per runner otherwise)
 
     import kernel_gym.verify.runner  # noqa: F401
-
     from kernel_gym.verify import isolation
 
     host_socket = socket.socket(fileno=int(argv[1]))

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-import math
 import json
+import math
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -96,7 +96,7 @@ class VerifySettings:
         return (self.atol if self.atol is not None else atol, self.rtol if self.rtol is not None else rtol)
 
     @classmethod
-    def from_kwargs(cls, **kwargs: Any) -> "VerifySettings":
+    def from_kwargs(cls, **kwargs: Any) -> VerifySettings:
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(kwargs) - known)
         if unknown:

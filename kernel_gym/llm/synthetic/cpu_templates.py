@@ -116,7 +116,8 @@ def render_cpu(plan: Plan, knobs: Knobs) -> str:
                 + (
                     "        for (int64_t i = 0; i < cols; ++i) out[i] = (T)(expf((float)row[i] - s) / z);\n"
                     if rec == "softmax"
-                    else "        for (int64_t i = 0; i < cols; ++i) out[i] = (T)((float)row[i] - s - logf((float)z));\n"
+                    else "        for (int64_t i = 0; i < cols; ++i) out[i] = (T)((float)row[i] - s - "
+                    "logf((float)z));\n"
                 )
             )
         else:
@@ -232,8 +233,10 @@ def _pool(plan: Plan, knobs: Knobs, T: str, ext: str) -> str:
         "        for (int i = 0; i < Ho; ++i)\n"
         + jloop
         + f"                float m = {'-INFINITY' if mx else '0.0f'};\n"
-        "                for (int a = 0; a < KH; ++a) { int ih = i * SH - PH + a * DH; if (ih < 0 || ih >= H) continue;\n"
-        "                    for (int b = 0; b < KW; ++b) { int iw = j * SW - PW + b * DW; if (iw < 0 || iw >= W) continue;\n"
+        "                for (int a = 0; a < KH; ++a) { int ih = i * SH - PH + a * DH; if (ih < 0 || ih >= H) "
+        "continue;\n"
+        "                    for (int b = 0; b < KW; ++b) { int iw = j * SW - PW + b * DW; if (iw < 0 || iw >= W) "
+        "continue;\n"
         f"                        float v = (float)xp[ih * W + iw]; {upd} }} }}\n"
         f"                yp[i * Wo + j] = (T)({fin});\n            }}\n    }}\n}}"
     )
@@ -255,10 +258,12 @@ def _norm(plan: Plan, knobs: Knobs, T: str, ext: str) -> str:
         fin = (
             "st[2 * g] = 1.0 / sqrt(s2); st[2 * g + 1] = 0.0;"
             if e["mode"] == "frobenius"
-            else f"double mean = s1 / GL, var = s2 / GL - mean * mean; st[2 * g] = 1.0 / sqrt(var + {eps}); st[2 * g + 1] = -mean * st[2 * g];"
+            else f"double mean = s1 / GL, var = s2 / GL - mean * mean; st[2 * g] = 1.0 / sqrt(var + {eps}); st[2 * "
+            "g + 1] = -mean * st[2 * g];"
         )
         pre = (
-            f"    static double st[{2 * G}];\n    #pragma omp parallel for schedule(static)\n    for (int64_t g = 0; g < {G}; ++g) {{\n"
+            f"    static double st[{2 * G}];\n    #pragma omp parallel for schedule(static)\n    for (int64_t g = "
+            f"0; g < {G}; ++g) {{\n"
             "        const T* xg = x + g * GL; double s1 = 0.0, s2 = 0.0;\n"
             + _loop(knobs, "GL", "{ double v = (double)xg[i]; s1 += v; s2 += v * v; }", "        ")
             + f"        {fin}\n    }}\n"
@@ -277,7 +282,8 @@ def _norm(plan: Plan, knobs: Knobs, T: str, ext: str) -> str:
     )
     cpp = (
         _INC + f"using T = {T};\nconstexpr int64_t GL = {L}, SL = {S}, CH = {C};\n"
-        f"{ext}void norm_kernel(const T* __restrict x, const float* w, const float* b, const float* rm, const float* rv, "
+        f"{ext}void norm_kernel(const T* __restrict x, const float* w, const float* b, const float* rm, const "
+        "float* rv, "
         "T* __restrict y, int64_t segs) {\n    (void)w; (void)b; (void)rm; (void)rv;\n"
         + pre
         + "    #pragma omp parallel for schedule(static)\n    for (int64_t s = 0; s < segs; ++s) {\n"
@@ -303,7 +309,8 @@ def _matmul(plan: Plan, knobs: Knobs, T: str, ext: str) -> str:
         cpp = (
             _INC
             + f"{ext}void mm_kernel(const float* __restrict a, const float* __restrict b, float* __restrict y) {{\n"
-            f"    const int64_t N = {N};\n    #pragma omp parallel for schedule(static)\n    for (int64_t r = 0; r < {M}; ++r) {{\n"
+            f"    const int64_t N = {N};\n    #pragma omp parallel for schedule(static)\n    for (int64_t r = 0; r "
+            f"< {M}; ++r) {{\n"
             "        float s = a[r];\n" + _loop(knobs, "N", "y[r * N + i] = s * b[r * N + i];", "        ") + "    }\n}"
         )
         return _wrap(plan, cpp, "self.lib.mm_kernel(x0, x1, y)", "torch.empty_like(x1)")
@@ -311,7 +318,8 @@ def _matmul(plan: Plan, knobs: Knobs, T: str, ext: str) -> str:
         cpp = (
             _INC
             + f"{ext}void mm_kernel(const float* __restrict a, const float* __restrict b, float* __restrict y) {{\n"
-            f"    const int64_t M = {e['batch'] * M}, K = {K}, N = {N};\n    #pragma omp parallel for schedule(static)\n"
+            f"    const int64_t M = {e['batch'] * M}, K = {K}, N = {N};\n    #pragma omp parallel for "
+            "schedule(static)\n"
             "    for (int64_t r = 0; r < M; ++r)\n        for (int64_t j = 0; j < N; ++j) {\n"
             "            const float* ar = a + r * K; const float* br = b + j * K; float s = 0.0f;\n"
             + _loop(knobs, "K", "s += ar[i] * br[i];", "            ")
@@ -323,7 +331,8 @@ def _matmul(plan: Plan, knobs: Knobs, T: str, ext: str) -> str:
     tril = "        for (int64_t j = i + 1; j < N; ++j) yr[j] = 0.0f;\n" if e["tril"] else ""
     cpp = (
         _INC + f"{ext}void mm_kernel(const float* __restrict a, const float* __restrict b, float* __restrict y) {{\n"
-        f"    const int64_t B = {e['batch']}, M = {M}, K = {K}, N = {N};\n    #pragma omp parallel for schedule(static)\n"
+        f"    const int64_t B = {e['batch']}, M = {M}, K = {K}, N = {N};\n    #pragma omp parallel for "
+        "schedule(static)\n"
         "    for (int64_t r = 0; r < B * M; ++r) {\n        int64_t bt = r / M, i = r % M; (void)bt;\n"
         "        float* yr = y + r * N;\n        for (int64_t j = 0; j < N; ++j) yr[j] = 0.0f;\n"
         "        for (int64_t k = 0; k < K; ++k) {\n"

@@ -13,8 +13,9 @@ Skills without an item may still be "remembered": each has a prior probability
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from kernel_gym.memory.types import MemoryItem
 
@@ -37,10 +38,10 @@ SKILLS: tuple[str, ...] = (
     "compare_select",  # Compare(s) + Select masks                    -> else C++ ternary on tensors (compile_error)
     "queue_protocol",  # AllocTensor/EnQue/DeQue/FreeTensor pairing   -> else leaked tensors (queue_misuse)
     "datacopy_align",  # 32-byte rule of DataCopy                     -> else unaligned copies (misaligned_copy)
-    "tail_handling",  # DataCopyPad + tail tiles                     -> else dropped tails (numerical_mismatch / misaligned_copy)
+    "tail_handling",  # DataCopyPad + tail tiles -> else dropped tails (numerical_mismatch / misaligned_copy)
     "ub_budget",  # tiles within the 192 KB UB                   -> else huge tiles (ub_overflow)
     "dtype_rules",  # fp16 via Cast to float                       -> else half buffers read as float (gm_out_of_bounds)
-    "reduction_workspace",  # ReduceSum/ReduceMax work buffer, atomics     -> else tiny work buffer (local_out_of_bounds)
+    "reduction_workspace",  # ReduceSum/ReduceMax work buffer, atomics -> else tiny work buffer (local_out_of_bounds)
 )
 #: Optimisation tactics: applied when refining.
 TACTICS: tuple[str, ...] = ("multicore", "double_buffer", "large_tiles", "fusion")

@@ -82,23 +82,29 @@ def _copy_helpers(T: str, knobs: Knobs) -> str:
     """Load/Store helpers: DataCopy for 32 B multiples, DataCopyPad for tails (if known)."""
     if knobs.unaligned:
         return (
-            "template <class Tt> __aicore__ inline void Load(LocalTensor<Tt>& l, GlobalTensor<Tt>& g, uint64_t off, uint32_t n) { DataCopy(l, g[off], n); }\n"
-            "template <class Tt> __aicore__ inline void Store(GlobalTensor<Tt>& g, uint64_t off, LocalTensor<Tt>& l, uint32_t n) { DataCopy(g[off], l, n); }\n"
+            "template <class Tt> __aicore__ inline void Load(LocalTensor<Tt>& l, GlobalTensor<Tt>& g, uint64_t off, "
+            "uint32_t n) { DataCopy(l, g[off], n); }\n"
+            "template <class Tt> __aicore__ inline void Store(GlobalTensor<Tt>& g, uint64_t off, LocalTensor<Tt>& "
+            "l, uint32_t n) { DataCopy(g[off], l, n); }\n"
         )
     if knobs.no_tail:  # knows the 32 B rule but not DataCopyPad: rounds the count up
         return (
-            "template <class Tt> __aicore__ inline void Load(LocalTensor<Tt>& l, GlobalTensor<Tt>& g, uint64_t off, uint32_t n) {\n"
+            "template <class Tt> __aicore__ inline void Load(LocalTensor<Tt>& l, GlobalTensor<Tt>& g, uint64_t off, "
+            "uint32_t n) {\n"
             "    uint32_t a = 32 / sizeof(Tt); DataCopy(l, g[off], (n + a - 1) / a * a); }\n"
-            "template <class Tt> __aicore__ inline void Store(GlobalTensor<Tt>& g, uint64_t off, LocalTensor<Tt>& l, uint32_t n) {\n"
+            "template <class Tt> __aicore__ inline void Store(GlobalTensor<Tt>& g, uint64_t off, LocalTensor<Tt>& "
+            "l, uint32_t n) {\n"
             "    uint32_t a = 32 / sizeof(Tt); DataCopy(g[off], l, (n + a - 1) / a * a); }\n"
         )
     return (
-        "template <class Tt> __aicore__ inline void Load(LocalTensor<Tt>& l, GlobalTensor<Tt>& g, uint64_t off, uint32_t n) {\n"
+        "template <class Tt> __aicore__ inline void Load(LocalTensor<Tt>& l, GlobalTensor<Tt>& g, uint64_t off, "
+        "uint32_t n) {\n"
         "    if ((n * sizeof(Tt)) % 32 == 0) { DataCopy(l, g[off], n); return; }\n"
         "    DataCopyExtParams p{1, static_cast<uint32_t>(n * sizeof(Tt)), 0, 0, 0};\n"
         "    DataCopyPadExtParams<Tt> pad{false, 0, 0, 0};\n"
         "    DataCopyPad(l, g[off], p, pad);\n}\n"
-        "template <class Tt> __aicore__ inline void Store(GlobalTensor<Tt>& g, uint64_t off, LocalTensor<Tt>& l, uint32_t n) {\n"
+        "template <class Tt> __aicore__ inline void Store(GlobalTensor<Tt>& g, uint64_t off, LocalTensor<Tt>& l, "
+        "uint32_t n) {\n"
         "    if ((n * sizeof(Tt)) % 32 == 0) { DataCopy(g[off], l, n); return; }\n"
         "    DataCopyExtParams p{1, static_cast<uint32_t>(n * sizeof(Tt)), 0, 0, 0};\n"
         "    DataCopyPad(g[off], l, p);\n}\n"

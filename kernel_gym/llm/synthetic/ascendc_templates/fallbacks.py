@@ -23,8 +23,10 @@ def render_cuda(plan: Plan, knobs: Knobs, out_expr: str) -> str:
         f"__global__ void kernel({ins}, {T}* y, int n) {{\n"
         f"    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
         f"    if (i < n) y[i] = {expr};\n}}\n"
-        f'extern "C" void k_do({", ".join(f"uint8_t* x{i}" for i in range(plan.n_inputs))}, uint8_t* y, uint32_t n) {{\n'
-        f"    kernel<<<(n + 255) / 256, 256>>>({', '.join(f'({T}*)x{i}' for i in range(plan.n_inputs))}, ({T}*)y, n);\n}}"
+        f'extern "C" void k_do({", ".join(f"uint8_t* x{i}" for i in range(plan.n_inputs))}, uint8_t* y, uint32_t n) '
+        "{\n"
+        f"    kernel<<<(n + 255) / 256, 256>>>({', '.join(f'({T}*)x{i}' for i in range(plan.n_inputs))}, ({T}*)y, "
+        "n);\n}"
     )
     return _py(plan, knobs, src, f"self.mod.k_do({args}, y, x0.numel())", out_expr)
 

@@ -144,18 +144,21 @@ def _render_axpy(plan: Plan, knobs: Knobs) -> str:
         "            for (uint32_t k0 = 0; k0 < K; k0 += KT) {",
         "                uint32_t kn = K - k0 < KT ? K - k0 : KT;",
         "                LocalTensor<T> lb = bQ.AllocTensor<T>();",
-        f"                for (uint32_t kk = 0; kk < kn; ++kk) {{ LocalTensor<T> d = lb[kk * NP]; Load(d, bGm, {bofs} + uint64_t(k0 + kk) * N, N); }}",
+        "                for (uint32_t kk = 0; kk < kn; ++kk) { LocalTensor<T> d = lb[kk * NP]; Load(d, bGm, "
+        f"{bofs} + uint64_t(k0 + kk) * N, N); }}",
     ]
     c += _q_in(knobs, "bQ", "lb", "                ")
     c.append("                LocalTensor<T> la = aQ.AllocTensor<T>();")
     if ta:
         c.append(
-            "                for (uint32_t kk = 0; kk < kn; ++kk) { LocalTensor<T> d = la[kk * RGP]; Load(d, aGm, uint64_t(k0 + kk) * M + i0, g); }"
+            "                for (uint32_t kk = 0; kk < kn; ++kk) { LocalTensor<T> d = la[kk * RGP]; Load(d, aGm, "
+            "uint64_t(k0 + kk) * M + i0, g); }"
         )
         aval = "ha.GetValue(kk * RGP + j)"
     else:
         c.append(
-            "                for (uint32_t j = 0; j < g; ++j) { LocalTensor<T> d = la[j * KTP]; Load(d, aGm, uint64_t(bt * M + i0 + j) * K + k0, kn); }"
+            "                for (uint32_t j = 0; j < g; ++j) { LocalTensor<T> d = la[j * KTP]; Load(d, aGm, "
+            "uint64_t(bt * M + i0 + j) * K + k0, kn); }"
         )
         aval = "ha.GetValue(j * KTP + kk)"
     c += _q_in(knobs, "aQ", "la", "                ")
@@ -181,13 +184,15 @@ def _render_axpy(plan: Plan, knobs: Knobs) -> str:
     if tril:
         c += [
             "            SetFlag<HardEvent::V_S>(0); WaitFlag<HardEvent::V_S>(0);",
-            "            for (uint32_t j = 0; j < g; ++j) for (uint32_t q = i0 + j + 1; q < N; ++q) acc.SetValue(j * NP + q, 0.0f);",
+            "            for (uint32_t j = 0; j < g; ++j) for (uint32_t q = i0 + j + 1; q < N; ++q) acc.SetValue(j "
+            "* NP + q, 0.0f);",
             "            SetFlag<HardEvent::S_V>(0); WaitFlag<HardEvent::S_V>(0);",
         ]
     c += [
         "            outQ.EnQue(acc);",
         "            LocalTensor<T> o = outQ.DeQue<T>();",
-        "            for (uint32_t j = 0; j < g; ++j) { LocalTensor<T> d = o[j * NP]; Store(yGm, uint64_t(r + j) * N, d, N); }",
+        "            for (uint32_t j = 0; j < g; ++j) { LocalTensor<T> d = o[j * NP]; Store(yGm, uint64_t(r + j) * "
+        "N, d, N); }",
         "            outQ.FreeTensor(o);",
         "            r += g;",
         "        }",
@@ -247,7 +252,8 @@ def _render_dot(plan: Plan, knobs: Knobs) -> str:
         "        for (uint32_t j0 = 0; j0 < N; j0 += JT) {",
         "            uint32_t jn = N - j0 < JT ? N - j0 : JT;",
         "            LocalTensor<T> lb = bQ.AllocTensor<T>();",
-        "            for (uint32_t jj = 0; jj < jn; ++jj) { LocalTensor<T> d = lb[jj * KP]; Load(d, bGm, uint64_t(j0 + jj) * K, K); }",
+        "            for (uint32_t jj = 0; jj < jn; ++jj) { LocalTensor<T> d = lb[jj * KP]; Load(d, bGm, "
+        "uint64_t(j0 + jj) * K, K); }",
     ]
     c += _q_in(knobs, "bQ", "lb", "            ")
     c += [

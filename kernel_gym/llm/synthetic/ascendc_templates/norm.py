@@ -49,7 +49,8 @@ def render_norm(plan: Plan, knobs: Knobs) -> str:
     c = [
         "class Kernel {",
         "public:",
-        "    __aicore__ inline void Init(GM_ADDR x, GM_ADDR w, GM_ADDR b, GM_ADDR rm, GM_ADDR rv, GM_ADDR y, uint32_t segs) {",
+        "    __aicore__ inline void Init(GM_ADDR x, GM_ADDR w, GM_ADDR b, GM_ADDR rm, GM_ADDR rv, GM_ADDR y, "
+        "uint32_t segs) {",
     ]
     c += _split_units(knobs, "s0", "ns", "segs")
     c += [

@@ -131,7 +131,8 @@ def render_rows(plan: Plan, knobs: Knobs) -> str:
     ]
     src.append("\n".join(c))
     src.append(
-        'extern "C" __global__ __aicore__ void rows_kernel(GM_ADDR x, GM_ADDR w, GM_ADDR y, uint32_t rows, uint32_t cols) {\n'
+        'extern "C" __global__ __aicore__ void rows_kernel(GM_ADDR x, GM_ADDR w, GM_ADDR y, uint32_t rows, uint32_t '
+        "cols) {\n"
         "    KernelRows op;\n    op.Init(x, w, y, rows, cols);\n    op.Process();\n}"
     )
     src.append(
@@ -298,7 +299,8 @@ def render_midreduce(plan: Plan, knobs: Knobs) -> str:
     ]
     src.append("\n".join(c))
     src.append(
-        'extern "C" __global__ __aicore__ void mid_kernel(GM_ADDR x, GM_ADDR y, uint32_t outer, uint32_t red, uint32_t inner) {\n'
+        'extern "C" __global__ __aicore__ void mid_kernel(GM_ADDR x, GM_ADDR y, uint32_t outer, uint32_t red, '
+        "uint32_t inner) {\n"
         "    KernelMid op;\n    op.Init(x, y, outer, red, inner);\n    op.Process();\n}"
     )
     src.append(

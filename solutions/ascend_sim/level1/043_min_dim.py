@@ -81,7 +81,7 @@ public:
         SetFlag<HardEvent::S_V>(1);
         WaitFlag<HardEvent::S_V>(1);
         LocalTensor<float> o = outQ.AllocTensor<float>();
-        DataCopy(o, res, Up8(nr));
+        Adds(o, res, 0.0f, nr);   // the row minima, moved into the output buffer
         outQ.EnQue(o);
         LocalTensor<float> ov = outQ.DeQue<float>();
         StoreRow(yGm, r0, ov, nr);

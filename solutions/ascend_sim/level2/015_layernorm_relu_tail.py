@@ -58,13 +58,13 @@ public:
         pipe.InitBuffer(outQ, BUFN, rpt * stride * sizeof(T));
         pipe.InitBuffer(hBuf, 2 * stride * sizeof(float));   // float working rows
         pipe.InitBuffer(redBuf, 512 * sizeof(float));          // red[0]: result, red[8..]: ReduceSum work
-        // per-column parameters, loaded once per block: slot k at par[k * stride]
+        // per-column parameters, loaded once per block: rows of `stride` floats in parBuf
         pipe.InitBuffer(parBuf, 2 * stride * sizeof(float));
         LocalTensor<float> par = parBuf.Get<float>();
         {
             GlobalTensor<float> g;
             g.SetGlobalBuffer((__gm__ float*)w, cols);
-            LoadRows(par[0 * stride], g, 0, 1, cols);
+            LoadRows(par[0], g, 0, 1, cols);
         }
         {
             GlobalTensor<float> g;

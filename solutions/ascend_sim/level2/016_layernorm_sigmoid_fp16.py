@@ -58,7 +58,7 @@ public:
         pipe.InitBuffer(outQ, BUFN, rpt * stride * sizeof(T));
         pipe.InitBuffer(hBuf, 2 * stride * sizeof(float));   // float working rows
         pipe.InitBuffer(redBuf, 512 * sizeof(float));          // red[0]: result, red[8..]: ReduceSum work
-        // per-column parameters, loaded once per block: slot k at par[k * stride]
+        // per-column parameters, loaded once per block: rows of `stride` floats in parBuf
         pipe.InitBuffer(parBuf, 2 * stride * sizeof(float));
         pipe.InitBuffer(stageBuf, 2 * stride * sizeof(T));
         LocalTensor<float> par = parBuf.Get<float>();

@@ -40,6 +40,7 @@ __aicore__ inline uint32_t Blocks(uint32_t units) { return units < MAXBLOCKS ? (
 // y = x.sum(-1) for half x: rows widened to float, summed, rounded to half
 // rows are loaded k at a time (UB rows cp elements apart, padded to 32 bytes); each row is reduced
 // with a count-form reduction and its result collected in UB, then post-processed and stored once
+// (or, when the row length allows, all rows of a tile at once by chunk folds and one WholeReduce)
 constexpr uint32_t TILE = 16384;   // elements per input tile (one row when it is longer)
 class KernelRowReduce {
 public:
@@ -49,6 +50,11 @@ public:
         cp = (cols * sizeof(half) + 31) / 32 * 32 / sizeof(half);
         k = TILE / cp;
         if (k == 0) k = 1;
+        if (k > 248) k = 248;   // repeat counts stay below 256
+        // the vector-only path needs 64-element chunks, a row stride below 256 blocks and tiles of
+        // a multiple of 8 rows (each tile's results start 32-byte aligned)
+        fold = cols % 64 == 0 && cp / 8 <= 255 && k >= 8;
+        if (fold) k = k / 8 * 8;
         if (k > nr) k = nr ? nr : 1;
         xGm.SetGlobalBuffer((__gm__ half*)x);
         yGm.SetGlobalBuffer((__gm__ half*)y);
@@ -76,6 +82,15 @@ public:
             LocalTensor<half> xv = inQ.DeQue<half>();
             uint32_t n = kk * cp;
             Cast(f, xv, RoundMode::CAST_NONE, n);   // sum in float, round once at the end
+            if (fold) {
+                // fold every row's 64-element chunks onto its first one (one repeat per row), then one
+                // WholeReduceSum writes the kk row results to res[i, i + kk)
+                uint8_t rs = static_cast<uint8_t>(cp / 8);
+                for (uint32_t c = 64; c < cols; c += 64) Add(f, f, f[c], 64, kk, {1, 1, 1, rs, rs, rs});
+                WholeReduceSum(res[i], f, 64, kk, 1, 1, cp / 8);
+                inQ.FreeTensor(xv);
+                continue;
+            }
             for (uint32_t j = 0; j < kk; ++j) {
                 ReduceSum(red, f[j * cp], work, cols);
                 res.SetValue(i + j, ScalarOf(red));
@@ -99,6 +114,7 @@ private:
     GlobalTensor<half> xGm;
     GlobalTensor<half> yGm;
     uint32_t r0, nr, cols, cp, k;
+    bool fold;
 };
 extern "C" __global__ __aicore__ void rowreduce_kernel(GM_ADDR x, GM_ADDR y, uint32_t rows, uint32_t cols) {
     KernelRowReduce op;

@@ -40,7 +40,8 @@ __aicore__ inline uint32_t Blocks(uint32_t units) { return units < MAXBLOCKS ? (
 // y = mean(|a - b|, dim=-1) on an odd-sized row (byte-exact padded copies)
 // rows are loaded k at a time (UB rows cp elements apart, padded to 32 bytes); each row is reduced
 // with a count-form reduction and its result collected in UB, then post-processed and stored once
-constexpr uint32_t TILE = 6144;   // elements per input tile (one row when it is longer)
+// (or, when the row length allows, all rows of a tile at once by chunk folds and one WholeReduce)
+constexpr uint32_t TILE = 8192;   // elements per input tile (one row when it is longer)
 class KernelRowReduce {
 public:
     __aicore__ inline void Init(GM_ADDR x, GM_ADDR b, GM_ADDR y, uint32_t rows, uint32_t cols) {
@@ -49,6 +50,11 @@ public:
         cp = (cols * sizeof(float) + 31) / 32 * 32 / sizeof(float);
         k = TILE / cp;
         if (k == 0) k = 1;
+        if (k > 248) k = 248;   // repeat counts stay below 256
+        // the vector-only path needs 64-element chunks, a row stride below 256 blocks and tiles of
+        // a multiple of 8 rows (each tile's results start 32-byte aligned)
+        fold = cols % 64 == 0 && cp / 8 <= 255 && k >= 8;
+        if (fold) k = k / 8 * 8;
         if (k > nr) k = nr ? nr : 1;
         xGm.SetGlobalBuffer((__gm__ float*)x);
         bGm.SetGlobalBuffer((__gm__ float*)b);
@@ -84,6 +90,15 @@ public:
             Sub(f, xv, bv, n);
             Abs(f, f, n);
             inQ2.FreeTensor(bv);
+            if (fold) {
+                // fold every row's 64-element chunks onto its first one (one repeat per row), then one
+                // WholeReduceSum writes the kk row results to res[i, i + kk)
+                uint8_t rs = static_cast<uint8_t>(cp / 8);
+                for (uint32_t c = 64; c < cols; c += 64) Add(f, f, f[c], 64, kk, {1, 1, 1, rs, rs, rs});
+                WholeReduceSum(res[i], f, 64, kk, 1, 1, cp / 8);
+                inQ.FreeTensor(xv);
+                continue;
+            }
             for (uint32_t j = 0; j < kk; ++j) {
                 ReduceSum(red, f[j * cp], work, cols);
                 res.SetValue(i + j, ScalarOf(red));
@@ -107,6 +122,7 @@ private:
     GlobalTensor<float> xGm, bGm;
     GlobalTensor<float> yGm;
     uint32_t r0, nr, cols, cp, k;
+    bool fold;
 };
 extern "C" __global__ __aicore__ void rowreduce_kernel(GM_ADDR x, GM_ADDR b, GM_ADDR y, uint32_t rows, uint32_t cols) {
     KernelRowReduce op;

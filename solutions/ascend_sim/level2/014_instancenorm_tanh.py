@@ -8,7 +8,7 @@ SOURCE = r"""
 #include <cmath>
 using namespace AscendC;
 constexpr uint32_t BUFN = 2;         // buffers per queue (2 = double buffering)
-constexpr uint32_t MAXBLOCKS = 40;       // blocks at most; units are split evenly over them
+constexpr uint32_t MAXBLOCKS = 40;   // blocks at most; units are split evenly over them
 __aicore__ inline uint32_t Up8(uint32_t n) { return (n + 7) / 8 * 8; }
 // units [u0, u0 + nu) of this block: an even split with the remainder on the first blocks
 __aicore__ inline void UnitRange(uint32_t units, uint32_t& u0, uint32_t& nu) {

@@ -37,6 +37,9 @@ __aicore__ inline float ScalarOf(LocalTensor<float>& red) {   // wait for the ve
 }
 __aicore__ inline uint32_t Blocks(uint32_t units) { return units < MAXBLOCKS ? (units ? units : 1) : MAXBLOCKS; }
 
+// elements of sharedTmpBuffer a count-form ReduceMax of n floats may need: the value/index pairs of
+// its first level (two per 64-element repeat) plus room for the later levels (CANN ReduceMax docs)
+__aicore__ inline uint32_t MaxWorkElems(uint32_t n) { return ((n + 63) / 64 * 2 + 63) / 64 * 64 + 128; }
 // softmax over the last dim of half x, computed in float: one row per tile (the row lives in UB)
 class KernelSoftmaxHalf {
 public:
@@ -50,10 +53,12 @@ public:
         pipe.InitBuffer(outQ, BUFN, cp * sizeof(half));
         pipe.InitBuffer(fBuf, cp * sizeof(float));
         pipe.InitBuffer(redBuf, 64 * sizeof(float));
+        pipe.InitBuffer(workBuf, MaxWorkElems(cols) * sizeof(float));
     }
     __aicore__ inline void Process() {
         LocalTensor<float> f = fBuf.Get<float>();
         LocalTensor<float> red = redBuf.Get<float>();
+        LocalTensor<float> work = workBuf.Get<float>();
         for (uint32_t i = 0; i < nr; ++i) {
             uint64_t off = uint64_t(r0 + i) * cols;
             LocalTensor<half> l = inQ.AllocTensor<half>();
@@ -62,7 +67,7 @@ public:
             LocalTensor<half> xin = inQ.DeQue<half>();
             Cast(f, xin, RoundMode::CAST_NONE, cols);
             inQ.FreeTensor(xin);
-            ReduceMax(red, f, red[8], cols);
+            ReduceMax(red, f, work, cols);
             float m = ScalarOf(red);
             Adds(f, f, -m, cols);
             Exp(f, f, cols);
@@ -81,7 +86,7 @@ private:
     TPipe pipe;
     TQue<QuePosition::VECIN, BUFN> inQ;
     TQue<QuePosition::VECOUT, BUFN> outQ;
-    TBuf<QuePosition::VECCALC> fBuf, redBuf;
+    TBuf<QuePosition::VECCALC> fBuf, redBuf, workBuf;
     GlobalTensor<half> xGm, yGm;
     uint32_t r0, nr, cols;
 };

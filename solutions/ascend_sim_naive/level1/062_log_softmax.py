@@ -37,6 +37,9 @@ __aicore__ inline float ScalarOf(LocalTensor<float>& red) {   // wait for the ve
 }
 __aicore__ inline uint32_t Blocks(uint32_t units) { return units < MAXBLOCKS ? (units ? units : 1) : MAXBLOCKS; }
 
+// elements of sharedTmpBuffer a count-form ReduceMax of n floats may need: the value/index pairs of
+// its first level (two per 64-element repeat) plus room for the later levels (CANN ReduceMax docs)
+__aicore__ inline uint32_t MaxWorkElems(uint32_t n) { return ((n + 63) / 64 * 2 + 63) / 64 * 64 + 128; }
 // log_softmax over the last dim, one row per tile (the row lives in UB):
 // y = x - m - ln(sum(exp(x - m))), m = max(x); exp(x - m) is written over the consumed input row
 class KernelLogSoftmax {
@@ -52,9 +55,11 @@ public:
         pipe.InitBuffer(inQ, nbuf, rowBytes);
         pipe.InitBuffer(outQ, nbuf, rowBytes);
         pipe.InitBuffer(redBuf, 64 * sizeof(float));
+        pipe.InitBuffer(workBuf, MaxWorkElems(cols) * sizeof(float));
     }
     __aicore__ inline void Process() {
         LocalTensor<float> red = redBuf.Get<float>();
+        LocalTensor<float> work = workBuf.Get<float>();
         for (uint32_t i = 0; i < nr; ++i) {
             uint64_t off = uint64_t(r0 + i) * cols;
             LocalTensor<float> l = inQ.AllocTensor<float>();
@@ -62,7 +67,7 @@ public:
             inQ.EnQue(l);
             LocalTensor<float> xin = inQ.DeQue<float>();
             LocalTensor<float> y = outQ.AllocTensor<float>();
-            ReduceMax(red, xin, red[8], cols);
+            ReduceMax(red, xin, work, cols);
             float m = ScalarOf(red);
             Adds(y, xin, -m, cols);          // y = x - m
             Exp(xin, y, cols);               // exp(x - m), over the input row
@@ -81,7 +86,7 @@ private:
     TPipe pipe;
     TQue<QuePosition::VECIN, 2> inQ;
     TQue<QuePosition::VECOUT, 2> outQ;
-    TBuf<QuePosition::VECCALC> redBuf;
+    TBuf<QuePosition::VECCALC> redBuf, workBuf;
     GlobalTensor<float> xGm, yGm;
     uint32_t r0, nr, cols;
 };

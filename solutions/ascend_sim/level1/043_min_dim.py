@@ -1,4 +1,4 @@
-"""Ascend C answer for level1/043_min_dim (optimised: multi-block over rows, double-buffered, many rows per tile)."""
+"""Ascend C answer for level1/043_min_dim (optimised: multi-block, double-buffered, many rows per tile)."""
 import torch
 import torch.nn as nn
 import kernel_gym.ascendc as asc

@@ -1,4 +1,4 @@
-"""Ascend C answer for level1/044_argmax_dim (optimised: multi-block over (outer, 64-column chunk) units, double-buffered)."""
+"""Ascend C answer for level1/044_argmax_dim (optimised: multi-block over 64-column units, double-buffered)."""
 import torch
 import torch.nn as nn
 import kernel_gym.ascendc as asc

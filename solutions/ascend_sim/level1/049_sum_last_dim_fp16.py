@@ -1,4 +1,4 @@
-"""Ascend C answer for level1/049_sum_last_dim_fp16 (optimised: multi-block over rows, double-buffered, many rows per tile)."""
+"""Ascend C answer for level1/049_sum_last_dim_fp16 (optimised: multi-block, double-buffered, many rows per tile)."""
 import torch
 import torch.nn as nn
 import kernel_gym.ascendc as asc

@@ -110,7 +110,8 @@ private:
     uint32_t len;
     float scale, delta;
 };
-extern "C" __global__ __aicore__ void loss_kernel(GM_ADDR a, GM_ADDR b, GM_ADDR ws, GM_ADDR y, uint32_t total, float scale, float delta) {
+extern "C" __global__ __aicore__ void loss_kernel(GM_ADDR a, GM_ADDR b, GM_ADDR ws, GM_ADDR y, uint32_t total,
+                                                  float scale, float delta) {
     KernelLoss op;
     op.Init(a, b, ws, y, total, scale, delta);
     op.Process();

@@ -106,7 +106,8 @@ private:
     uint32_t len;
     float scale;
 };
-extern "C" __global__ __aicore__ void loss_kernel(GM_ADDR a, GM_ADDR b, GM_ADDR ws, GM_ADDR y, uint32_t total, float scale) {
+extern "C" __global__ __aicore__ void loss_kernel(GM_ADDR a, GM_ADDR b, GM_ADDR ws, GM_ADDR y, uint32_t total,
+                                                  float scale) {
     KernelLoss op;
     op.Init(a, b, ws, y, total, scale);
     op.Process();

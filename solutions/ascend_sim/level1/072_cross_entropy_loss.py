@@ -112,7 +112,8 @@ private:
     uint32_t r0, nr, cols;
     float inv;
 };
-extern "C" __global__ __aicore__ void ce_kernel(GM_ADDR x, GM_ADDR t, GM_ADDR ws, GM_ADDR y, uint32_t rows, uint32_t cols) {
+extern "C" __global__ __aicore__ void ce_kernel(GM_ADDR x, GM_ADDR t, GM_ADDR ws, GM_ADDR y, uint32_t rows,
+                                                uint32_t cols) {
     KernelCrossEntropy op;
     op.Init(x, t, ws, y, rows, cols);
     op.Process();

@@ -1,4 +1,4 @@
-"""Ascend C answer for level2/032_relu_mul_max (optimised: multi-block over (outer, column chunk) units, double-buffered, halving-tree row folds)."""
+"""Ascend C answer for level2/032_relu_mul_max (optimised: multi-block, double-buffered, halving-tree row folds)."""
 import torch
 import torch.nn as nn
 import kernel_gym.ascendc as asc
@@ -111,7 +111,8 @@ private:
     GlobalTensor<float> xGm, wGm, yGm;
     uint32_t R, inner, wmax, nc, u0, nu, wp, k;
 };
-extern "C" __global__ __aicore__ void midreduce_kernel(GM_ADDR x, GM_ADDR w, GM_ADDR y, uint32_t outer, uint32_t R, uint32_t inner) {
+extern "C" __global__ __aicore__ void midreduce_kernel(GM_ADDR x, GM_ADDR w, GM_ADDR y, uint32_t outer, uint32_t R,
+                                                       uint32_t inner) {
     KernelMidReduce op;
     op.Init(x, w, y, outer, R, inner);
     op.Process();

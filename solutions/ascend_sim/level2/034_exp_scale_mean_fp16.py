@@ -1,4 +1,4 @@
-"""Ascend C answer for level2/034_exp_scale_mean_fp16 (optimised: multi-block over rows, double-buffered, many rows per tile)."""
+"""Ascend C answer for level2/034_exp_scale_mean_fp16 (optimised: multi-block, double-buffered, many rows per tile)."""
 import torch
 import torch.nn as nn
 import kernel_gym.ascendc as asc
@@ -124,7 +124,8 @@ private:
     bool fold;
     float scale;
 };
-extern "C" __global__ __aicore__ void rowreduce_kernel(GM_ADDR x, GM_ADDR y, uint32_t rows, uint32_t cols, float scale) {
+extern "C" __global__ __aicore__ void rowreduce_kernel(GM_ADDR x, GM_ADDR y, uint32_t rows, uint32_t cols,
+                                                       float scale) {
     KernelRowReduce op;
     op.Init(x, y, rows, cols, scale);
     op.Process();

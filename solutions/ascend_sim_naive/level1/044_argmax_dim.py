@@ -1,4 +1,4 @@
-"""Ascend C answer for level1/044_argmax_dim (naive: one block, single-buffered, running compare-and-select over rows)."""
+"""Ascend C answer for level1/044_argmax_dim (naive: one block, single-buffered, compare-and-select)."""
 import torch
 import torch.nn as nn
 import kernel_gym.ascendc as asc

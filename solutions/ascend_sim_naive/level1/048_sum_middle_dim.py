@@ -92,7 +92,8 @@ private:
     GlobalTensor<float> xGm, yGm;
     uint32_t R, inner, wmax, nc, u0, nu, wp, k;
 };
-extern "C" __global__ __aicore__ void midreduce_kernel(GM_ADDR x, GM_ADDR y, uint32_t outer, uint32_t R, uint32_t inner) {
+extern "C" __global__ __aicore__ void midreduce_kernel(GM_ADDR x, GM_ADDR y, uint32_t outer, uint32_t R,
+                                                       uint32_t inner) {
     KernelMidReduce op;
     op.Init(x, y, outer, R, inner);
     op.Process();

@@ -121,7 +121,8 @@ private:
     uint32_t r0, nr, cols;
     float inv;
 };
-extern "C" __global__ __aicore__ void cos_kernel(GM_ADDR a, GM_ADDR b, GM_ADDR ws, GM_ADDR y, uint32_t rows, uint32_t cols) {
+extern "C" __global__ __aicore__ void cos_kernel(GM_ADDR a, GM_ADDR b, GM_ADDR ws, GM_ADDR y, uint32_t rows,
+                                                 uint32_t cols) {
     KernelCosineLoss op;
     op.Init(a, b, ws, y, rows, cols);
     op.Process();

@@ -106,7 +106,8 @@ private:
     uint32_t r0, nr, cols, cp, k;
     float scale;
 };
-extern "C" __global__ __aicore__ void rowreduce_kernel(GM_ADDR x, GM_ADDR y, uint32_t rows, uint32_t cols, float scale) {
+extern "C" __global__ __aicore__ void rowreduce_kernel(GM_ADDR x, GM_ADDR y, uint32_t rows, uint32_t cols,
+                                                       float scale) {
     KernelRowReduce op;
     op.Init(x, y, rows, cols, scale);
     op.Process();

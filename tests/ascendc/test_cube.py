@@ -500,3 +500,80 @@ def test_cube_instruction_on_an_aiv_core_of_a_mixed_kernel():
     mod = asc.load(MIXED_AIV, name="mixed.cpp")
     with pytest.raises(asc.WrongPosition, match="AIV core"):
         mod.run(torch.zeros(256))
+
+
+# An A1 tile EnQue'd, then the next MTE2 copy fills the B1 tile right behind it in L1, then the A1 tile
+# is DeQue'd and loaded to L0A. The EnQue/DeQue orders the A1 bytes; the later B1 copy must not make
+# them look unfinished (the sync check once merged the two MTE2 writes into one record).
+ADJACENT_COPIES = r'''
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __cube__ void adjacent(GM_ADDR a, GM_ADDR b, GM_ADDR c)
+{
+    TPipe pipe;
+    TQue<TPosition::A1, 1> qA1;
+    TQue<TPosition::B1, 1> qB1;
+    TQue<TPosition::A2, 1> qA2;
+    TQue<TPosition::B2, 1> qB2;
+    TQue<TPosition::CO1, 1> qC;
+    pipe.InitBuffer(qA1, 1, 32 * 32 * 2);
+    pipe.InitBuffer(qB1, 1, 32 * 32 * 2);
+    pipe.InitBuffer(qA2, 1, 32 * 32 * 2);
+    pipe.InitBuffer(qB2, 1, 32 * 32 * 2);
+    pipe.InitBuffer(qC, 1, 32 * 32 * 4);
+    GlobalTensor<half> aGm, bGm;
+    GlobalTensor<float> cGm;
+    aGm.SetGlobalBuffer((__gm__ half*)a, 32 * 32);
+    bGm.SetGlobalBuffer((__gm__ half*)b, 32 * 32);
+    cGm.SetGlobalBuffer((__gm__ float*)c, 32 * 32);
+    Nd2NzParams p = {1, 32, 32, 0, 32, 32, 1, 0};
+    LocalTensor<half> a1 = qA1.AllocTensor<half>();
+    DataCopy(a1, aGm, p);
+    qA1.EnQue(a1);
+    LocalTensor<half> b1 = qB1.AllocTensor<half>();
+    DataCopy(b1, bGm, p);  // B is given as Bt [N, K]: its NZ is the Zn layout
+    qB1.EnQue(b1);
+    a1 = qA1.DeQue<half>();
+    LocalTensor<half> a2 = qA2.AllocTensor<half>();
+    LoadData2DParams la;
+    la.repeatTimes = 2;
+    la.srcStride = 2;
+    for (int i = 0; i < 2; ++i) LoadData(a2[i * 512], a1[i * 256], la);  // @load_a
+    qA2.EnQue(a2);
+    qA1.FreeTensor(a1);
+    b1 = qB1.DeQue<half>();
+    LocalTensor<half> b2 = qB2.AllocTensor<half>();
+    LoadData2DParams lb;
+    lb.repeatTimes = 4;
+    lb.srcStride = 1;
+    LoadData(b2, b1, lb);
+    qB2.EnQue(b2);
+    qB1.FreeTensor(b1);
+    a2 = qA2.DeQue<half>();
+    b2 = qB2.DeQue<half>();
+    LocalTensor<float> co1 = qC.AllocTensor<float>();
+    MmadParams mp;
+    mp.m = 32; mp.n = 32; mp.k = 32;
+    Mmad(co1, a2, b2, mp);
+    qA2.FreeTensor(a2);
+    qB2.FreeTensor(b2);
+    qC.EnQue(co1);
+    co1 = qC.DeQue<float>();
+    FixpipeParamsV220 f;
+    f.nSize = 32; f.mSize = 32; f.srcStride = 32; f.dstStride = 32;
+    Fixpipe(cGm, co1, f);
+    qC.FreeTensor(co1);
+}
+extern "C" void run(uint8_t* a, uint8_t* b, uint8_t* c) { adjacent<<<1, nullptr, nullptr>>>(a, b, c); }
+'''
+
+
+def test_queue_ordered_tile_is_not_raced_by_the_next_copy_of_the_same_pipe():
+    mod = asc.load(ADJACENT_COPIES, name="adjacent.cpp", sync_check="error")
+    g = torch.Generator().manual_seed(3)
+    a = torch.randn(32, 32, generator=g).half()
+    bt = torch.randn(32, 32, generator=g).half()
+    c = torch.zeros(32, 32)
+    mod.run(a, bt, c)  # raised PipeRace at @load_a before the fix
+    assert torch.allclose(c, a.float() @ bt.float().t(), rtol=1e-3, atol=1e-3)
+    assert mod.last_run.warnings == []

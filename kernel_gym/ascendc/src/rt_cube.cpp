@@ -145,13 +145,18 @@ void cube_track(uint8_t mem, uint32_t addr, uint32_t len, Pipe p, bool write, do
         std::erase_if(b.cube_acc, [&](const CubeAccess& e) { return e.done <= floor; });
         if (b.cube_acc.size() >= 1024) b.cube_acc.erase(b.cube_acc.begin(), b.cube_acc.begin() + 512);
     }
-    // Consecutive accesses of one pipe to adjacent bytes merge.
+    // Consecutive accesses of one pipe to adjacent bytes merge, but only where the merged record is
+    // exact: both end at the same time, or the new access covers the old one. Widening an earlier
+    // access to a later completion time would report a race on bytes that were already complete
+    // (an A1 tile EnQue'd and DeQue'd while the next copy of the same pipe fills the B1 tile behind it).
     if (!b.cube_acc.empty()) {
         CubeAccess& l = b.cube_acc.back();
-        if (l.mem == mem && l.pipe == p && l.write == write && lo <= l.hi && hi >= l.lo) {
+        if (l.mem == mem && l.pipe == p && l.write == write && lo <= l.hi && hi >= l.lo &&
+            (std::abs(l.done - done) <= eps || (lo <= l.lo && hi >= l.hi))) {
             l.lo = std::min(l.lo, lo);
             l.hi = std::max(l.hi, hi);
             l.done = std::max(l.done, done);
+            l.loc = loc;
             return;
         }
     }

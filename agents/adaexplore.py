@@ -42,7 +42,7 @@ import numpy as np
 
 from .base import Agent
 from .rules import Rule, RuleBook, deterministic_writer, llm_rule_writer
-from .selection import filled_slots, n_select
+from .selection import filled_item, filled_slots, n_select
 from .tree import MAX_POOL, P_LARGE, ROOT, SMALL_CHILDREN_LARGE, UCB_WEIGHT, SearchTree, shaped_reward, verifier_reward
 
 __all__ = ["AdaExploreAgent", "choose_context", "map_to_slot"]
@@ -53,8 +53,9 @@ def choose_context(cands: list[dict[str, Any] | None], n: int, forced: list[int]
     most similar remaining filled slots (ties: lower slot) up to ``n``."""
     out = [s for s in (forced or []) if 0 <= s < len(cands) and cands[s] is not None][: max(0, n)]
     rest = sorted(
-        (s for s in filled_slots(cands) if s not in out), key=lambda s: (-float(cands[s].get("similarity") or 0.0), s)
-    )  # type: ignore[union-attr]
+        (s for s in filled_slots(cands) if s not in out),
+        key=lambda s: (-float(filled_item(cands, s).get("similarity") or 0.0), s),
+    )
     return out + rest[: max(0, n - len(out))]
 
 
@@ -79,7 +80,7 @@ def map_to_slot(
         if lat:
 
             def dist(s: int) -> tuple[float, int]:
-                pl = parents[s].get("latency_s")  # type: ignore[union-attr]
+                pl = filled_item(parents, s).get("latency_s")
                 return (abs(math.log(pl) - math.log(lat)) if pl else math.inf, s)
 
             return min(slot_of.values(), key=dist), True
@@ -121,7 +122,7 @@ class AdaExploreAgent(Agent):
     ) -> None:
         super().__init__(seed)
         self.rule_threshold = int(rule_threshold)
-        self.tree_kwargs = dict(
+        self.tree_kwargs: dict[str, Any] = dict(
             weight=float(ucb_weight),
             p_large=float(p_large),
             max_pool=int(max_pool),
@@ -182,12 +183,12 @@ class AdaExploreAgent(Agent):
         active rules of the store the recall did not surface."""
         if self.memory is None:
             return [], 0
-        rule_slots = [s for s in filled_slots(cands) if cands[s]["kind"] == "validity_rule"]  # type: ignore[index]
-        counts = {it.id: it.count for it in self.memory.get_many([cands[s]["id"] for s in rule_slots])}  # type: ignore[index]
-        active = [s for s in rule_slots if counts.get(cands[s]["id"], 0) >= self.rule_threshold]  # type: ignore[index]
-        active.sort(key=lambda s: (-counts[cands[s]["id"]], s))  # type: ignore[index]
+        rule_slots = [s for s in filled_slots(cands) if filled_item(cands, s)["kind"] == "validity_rule"]
+        counts = {it.id: it.count for it in self.memory.get_many([filled_item(cands, s)["id"] for s in rule_slots])}
+        active = [s for s in rule_slots if counts.get(filled_item(cands, s)["id"], 0) >= self.rule_threshold]
+        active.sort(key=lambda s: (-counts[filled_item(cands, s)["id"]], s))
         book = self.rulebook()
-        shown = {cands[s]["id"] for s in active}  # type: ignore[index]
+        shown = {filled_item(cands, s)["id"] for s in active}
         missing = sum(1 for it in book.active() if it.id not in shown) if book is not None else 0
         return active, missing
 
@@ -239,7 +240,7 @@ class AdaExploreAgent(Agent):
             "approximated": approx,
             "pool_ids": pool_ids,
             "pool_dropped": 0 if use_ids else dropped,
-            "forced_rules": [cands[s]["id"] for s in forced[:n]],  # type: ignore[index]
+            "forced_rules": [filled_item(cands, s)["id"] for s in forced[:n]],
             "active_rules_missing": missing,
             "selected": selected,
         }
@@ -279,7 +280,9 @@ class AdaExploreAgent(Agent):
         if not feasible and self.memory is not None:
             rule = self.rule_writer(verifier, str(info.get("code") or ""))
             if rule is not None:
-                rid, created = self.rulebook().add(rule)  # type: ignore[union-attr]
+                book = self.rulebook()
+                assert book is not None  # memory is attached
+                rid, created = book.add(rule)
                 self.last_rule = {"text": rule.text, "key": rule.key, "id": rid, "created": created}
                 self.stats["rules_written" if created else "rules_matched"] += 1
         self._pending = None

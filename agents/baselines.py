@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .base import Agent
-from .selection import best_parent_slot, decision_stage, filled_slots, n_select, top_n
+from .selection import best_parent_slot, decision_stage, filled_item, filled_slots, n_select, top_n
 
 __all__ = ["SimilarityAgent", "RandomAgent", "NoMemoryAgent", "RefinementAgent"]
 
@@ -103,7 +103,7 @@ class NoMemoryAgent(Agent):
 
     def _fallback_slot(self, cands: list[dict[str, Any] | None]) -> int | None:
         slots = filled_slots(cands)
-        templates = [i for i in slots if cands[i].get("kind") == self.kind]  # type: ignore[union-attr]
+        templates = [i for i in slots if filled_item(cands, i).get("kind") == self.kind]
         if templates:
             return top_n(templates, 1, _similarities(cands))[0]
         return slots[0] if slots else None
@@ -116,7 +116,7 @@ class NoMemoryAgent(Agent):
         if slot is None:
             slot = self._fallback_slot(cands)
             if slot is not None and self.demo_id is None:  # first decision of the episode
-                self.demo_id = int(cands[slot]["id"])  # type: ignore[index]
+                self.demo_id = int(filled_item(cands, slot)["id"])
         return self.make_action(len(cands), [] if slot is None else [slot], None)
 
     def state_dict(self) -> dict[str, Any]:
@@ -156,18 +156,18 @@ class RefinementAgent(Agent):
     def act(self, obs: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
         cands = info.get("candidates") or []
         task = info.get("task_id")
-        same = [i for i in filled_slots(cands) if task is not None and cands[i].get("task_id") == task]  # type: ignore[union-attr]
+        same = [i for i in filled_slots(cands) if task is not None and filled_item(cands, i).get("task_id") == task]
         n = n_select(info, self.n_select)
         recency = [-_age(c) for c in cands]  # higher = more recent
         if decision_stage(obs, info) == "drafting":
-            failed = [i for i in same if (cands[i].get("outcome") or 0) < 0]  # type: ignore[union-attr]
+            failed = [i for i in same if (filled_item(cands, i).get("outcome") or 0) < 0]
             rest = [i for i in same if i not in failed]
             selected = (top_n(failed, n, recency) + top_n(rest, n, recency))[:n]
             return self.make_action(len(cands), selected, None)
         parents = info.get("parents") or []
         parent = best_parent_slot(parents)
-        parent_id = None if parent is None else parents[parent].get("id")  # type: ignore[union-attr]
-        pool = [i for i in same if parent_id is None or cands[i].get("id") != parent_id]  # type: ignore[union-attr]
+        parent_id = None if parent is None else filled_item(parents, parent).get("id")
+        pool = [i for i in same if parent_id is None or filled_item(cands, i).get("id") != parent_id]
         return self.make_action(len(cands), top_n(pool, n, recency), parent)
 
 

@@ -31,7 +31,7 @@ import numpy as np
 from .adaexplore import choose_context, map_to_slot
 from .archive import Archive, Member
 from .base import Agent
-from .selection import filled_slots, n_select
+from .selection import filled_item, filled_slots, n_select
 
 __all__ = ["EvolutionaryAgent"]
 
@@ -72,7 +72,7 @@ class EvolutionaryAgent(Agent):
         seed: int = 0,
     ) -> None:
         super().__init__(seed)
-        self.archive_kwargs = dict(
+        self.archive_kwargs: dict[str, Any] = dict(
             n_islands=int(n_islands), bins=int(bins), size_range=tuple(size_range), speedup_range=tuple(speedup_range)
         )
         self.exploit_ratio = float(exploit_ratio)
@@ -92,7 +92,7 @@ class EvolutionaryAgent(Agent):
 
     def archive(self, task_id: str) -> Archive:
         if task_id not in self.archives:
-            self.archives[task_id] = Archive(**self.archive_kwargs)  # type: ignore[arg-type]
+            self.archives[task_id] = Archive(**self.archive_kwargs)
         return self.archives[task_id]
 
     def _code_size(self, trace_id: int, code: str | None = None) -> int:
@@ -122,14 +122,14 @@ class EvolutionaryAgent(Agent):
         """Slots of the parent's experience summary (payload ``trace_id`` = parent), if recalled."""
         if parent_id is None or self.memory is None or not self.feedback_context:
             return []
-        slots = [s for s in filled_slots(cands) if str(cands[s]["kind"]).startswith("experience")]  # type: ignore[index]
-        items = {it.id: it for it in self.memory.get_many([cands[s]["id"] for s in slots])}  # type: ignore[index]
+        slots = [s for s in filled_slots(cands) if str(filled_item(cands, s)["kind"]).startswith("experience")]
+        items = {it.id: it for it in self.memory.get_many([filled_item(cands, s)["id"] for s in slots])}
         return [
             s
             for s in slots
-            if items.get(cands[s]["id"]) is not None  # type: ignore[index]
-            and items[cands[s]["id"]].payload.get("trace_id") == parent_id
-        ]  # type: ignore[index]
+            if items.get(filled_item(cands, s)["id"]) is not None
+            and items[filled_item(cands, s)["id"]].payload.get("trace_id") == parent_id
+        ]
 
     # -- acting ---------------------------------------------------------------------------------
     def reset(self, obs: dict[str, Any], info: dict[str, Any]) -> None:
@@ -156,7 +156,7 @@ class EvolutionaryAgent(Agent):
                 if shown:
                     slot = min(shown, key=lambda i: (abs(math.log(parents[i]["latency_s"]) - math.log(lat)), i))
         use_ids = bool(info.get("id_actions")) if self.id_actions is None else bool(self.id_actions)
-        used_parent = pid if use_ids else (int(parents[slot]["id"]) if slot is not None else None)  # type: ignore[index]
+        used_parent = pid if use_ids else (int(filled_item(parents, slot)["id"]) if slot is not None else None)
         selected = choose_context(cands, n, self._feedback_slots(cands, used_parent))
         action = self.make_action(len(cands), selected, slot)
         action["mode"] = 0
@@ -217,7 +217,7 @@ class EvolutionaryAgent(Agent):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.archives = {}
         for t, st in state.get("archives", {}).items():
-            a = Archive(**self.archive_kwargs)  # type: ignore[arg-type]
+            a = Archive(**self.archive_kwargs)
             a.load_state_dict(st)
             self.archives[t] = a
         self.steps = {t: int(v) for t, v in state.get("steps", {}).items()}

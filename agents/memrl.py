@@ -24,6 +24,7 @@ from .selection import (
     best_parent_slot,
     decision_stage,
     epsilon_greedy_top_n,
+    filled_item,
     filled_slots,
     n_select,
     stage_name,
@@ -82,7 +83,7 @@ class MemRLAgent(Agent):
         score = np.full(len(cands), np.nan)
         if not slots:
             return [], score
-        sim = np.array([float(cands[i]["similarity"]) for i in slots])  # type: ignore[index]
+        sim = np.array([float(filled_item(cands, i)["similarity"]) for i in slots])
         q = self.q.values(cands, Q_COLUMN[stage])[slots]
         score[slots] = self.w_sim * zscore(sim, self.z_clip) + self.w_q * zscore(q, self.z_clip)
         keep = slots

@@ -44,7 +44,9 @@ class PPOAgent(Agent):
 
     def act(self, obs: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
         flat = flatten_observation(obs)
-        expected = self.model.observation_space.shape[0]
+        shape = self.model.observation_space.shape
+        assert shape is not None  # a Box observation space
+        expected = shape[0]
         if flat.shape[0] != expected:
             raise ValueError(
                 f"the PPO policy expects {expected} observation features but the env gives "

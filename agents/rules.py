@@ -360,7 +360,9 @@ class RuleBook:
                 "tags": ["rule", rule.error_class, rule.token],
             },
         )
-        rid = int(self.memory.add(item))
+        added = self.memory.add(item)
+        assert not isinstance(added, list)  # one item in, one id out
+        rid = int(added)
         created = item.id is not None  # the store sets the id only on a new insert
         if not created:
             self.memory.increment([rid], "count", 1)
@@ -413,4 +415,8 @@ def llm_rule_writer(generator: Any, include_mismatch: bool = False) -> Callable[
 
 def deterministic_writer(include_mismatch: bool = False) -> Callable[[Mapping[str, Any], str], Rule | None]:
     """:func:`write_rule` as a ``(verifier, code) -> Rule | None`` writer."""
-    return lambda verifier, code="": write_rule(verifier, include_mismatch=include_mismatch)
+
+    def writer(verifier: Mapping[str, Any], code: str = "") -> Rule | None:
+        return write_rule(verifier, include_mismatch=include_mismatch)
+
+    return writer

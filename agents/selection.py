@@ -22,6 +22,7 @@ __all__ = [
     "decision_stage",
     "n_select",
     "filled_slots",
+    "filled_item",
     "epsilon_greedy_top_n",
     "top_n",
     "best_parent_slot",
@@ -71,7 +72,17 @@ def filled_slots(slots: Sequence[dict[str, Any] | None] | None) -> list[int]:
     return [i for i, s in enumerate(slots or []) if s is not None]
 
 
-def top_n(slots: Sequence[int], n: int, scores: Sequence[float], tie_break: Sequence[float] | None = None) -> list[int]:
+def filled_item(slots: Sequence[dict[str, Any] | None], i: int) -> dict[str, Any]:
+    """The item in slot ``i``, which must be filled (one of :func:`filled_slots`)."""
+    item = slots[i]
+    if item is None:
+        raise ValueError(f"slot {i} is empty")
+    return item
+
+
+def top_n(
+    slots: Sequence[int], n: int, scores: Sequence[float] | np.ndarray, tie_break: Sequence[float] | None = None
+) -> list[int]:
     """The ``n`` slots with the highest ``scores`` (indexed by slot), ties by higher ``tie_break``
     (indexed by slot), then by lower slot index, so the result is deterministic."""
 
@@ -84,7 +95,7 @@ def top_n(slots: Sequence[int], n: int, scores: Sequence[float], tie_break: Sequ
 def epsilon_greedy_top_n(
     slots: Sequence[int],
     n: int,
-    scores: Sequence[float],
+    scores: Sequence[float] | np.ndarray,
     epsilon: float,
     rng: np.random.Generator,
     tie_break: Sequence[float] | None = None,
@@ -112,12 +123,13 @@ def best_parent_slot(parents: Sequence[dict[str, Any] | None] | None) -> int | N
     def finite(x: Any) -> bool:
         return isinstance(x, (int, float, np.number)) and math.isfinite(float(x))
 
-    timed = [i for i in filled if finite(parents[i].get("latency_s"))]  # type: ignore[index, union-attr]
+    assert parents is not None  # some slot is filled
+    timed = [i for i in filled if finite(filled_item(parents, i).get("latency_s"))]
     if timed:
-        return min(timed, key=lambda i: (float(parents[i]["latency_s"]), i))  # type: ignore[index]
-    fast = [i for i in filled if finite(parents[i].get("speedup"))]  # type: ignore[index, union-attr]
+        return min(timed, key=lambda i: (float(filled_item(parents, i)["latency_s"]), i))
+    fast = [i for i in filled if finite(filled_item(parents, i).get("speedup"))]
     if fast:
-        return min(fast, key=lambda i: (-float(parents[i]["speedup"]), i))  # type: ignore[index]
+        return min(fast, key=lambda i: (-float(filled_item(parents, i)["speedup"]), i))
     return filled[0]
 
 
@@ -175,7 +187,8 @@ class PopArtStats:
             self.mean = self.m1 / self._debias()
 
     def _debias(self) -> float:
-        return 1.0 - (1.0 - float(self.beta)) ** self.count  # type: ignore[arg-type]
+        assert self.beta is not None  # only the EMA mode debiases
+        return 1.0 - (1.0 - float(self.beta)) ** self.count
 
     @property
     def var(self) -> float:
@@ -232,7 +245,7 @@ class QTable:
         out = np.full(len(slots), np.nan)
         ids = [int(s["id"]) for s in slots if s is not None]
         if self.memory is not None:
-            fresh = {it.id: float(getattr(it, col)) for it in self.memory.get_many(ids)}
+            fresh = {it.id: float(getattr(it, col)) for it in self.memory.get_many(ids) if it.id is not None}
         else:
             table = self.local[col]
             for s in slots:

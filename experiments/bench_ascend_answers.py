@@ -14,9 +14,12 @@ from solutions import available_answers, reference_answer
 
 
 def _run(task_id: str, folder: str):
+    answer = reference_answer(task_id, folder)
+    if answer is None:
+        raise RuntimeError(f"{task_id} ({folder}): no reference answer")
     r = verify(
         get_task(task_id),
-        reference_answer(task_id, folder),
+        answer,
         backend="ascend_sim",
         use_cache=False,
         timing_trials=1,

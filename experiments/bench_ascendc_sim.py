@@ -262,6 +262,7 @@ def main() -> None:
             call(mod)
             runs.append(time.perf_counter() - t)
         r = mod.last_run
+        assert r is not None, label  # the call launched a kernel
         host = _median(runs)
         table.append((label, _median(cold), _median(cached), host, elems / host, r.latency_s * 1e6, r.bound))
 

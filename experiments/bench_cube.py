@@ -142,6 +142,7 @@ def main() -> None:
         host = time.perf_counter() - t0
         assert torch.allclose(c.float(), ref.float(), rtol=1e-2, atol=1e-1), name
         r = mod.last_run
+        assert r is not None, name  # the call launched the kernel
         tflops = 2 * m * n * k / r.latency_s / 1e12
         bb = r.per_pipe_busy
         print(

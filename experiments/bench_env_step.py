@@ -62,6 +62,7 @@ def bench(n: int, steps: int, workdir: Path) -> dict:
     fill(store, n)
     store.save_index(force=True)
     good = reference_answer(TASK, "ascend_sim")
+    assert good is not None, TASK
     env = KernelSynthesisEnv(
         tasks=[TASK],
         task_stream="single",

@@ -44,6 +44,7 @@ def main() -> None:
         verify(get_task(ids[0]), "import torch\n", backend=args.backend, use_cache=False)
         for task_id in ids:
             task, answer = get_task(task_id), reference_answer(task_id, args.backend)
+            assert answer is not None, task_id  # ids come from available_answers
             cold = verify(task, answer, backend=args.backend, **settings)
             cached = verify(task, answer, backend=args.backend, **settings)
             warm = verify(task, answer, backend=args.backend, use_cache=False, **settings)
@@ -54,13 +55,16 @@ def main() -> None:
             r["warm"].append(warm.verify_seconds)
             r["cached"].append(cached.verify_seconds)
             r["sandbox"].append(warm.verify_seconds - warm.details["worker_seconds"])
+            assert warm.speedup is not None, (task_id, warm.summary())
             r["speedup"].append(warm.speedup)
         os.environ["KERNEL_GYM_SANDBOX"] = "spawn"
         spawn = []
         for task_id in ids[:3]:
+            answer = reference_answer(task_id, args.backend)
+            assert answer is not None, task_id
             res = verify(
                 get_task(task_id),
-                reference_answer(task_id, args.backend),
+                answer,
                 backend=args.backend,
                 use_cache=False,
                 **settings,

@@ -43,6 +43,12 @@ def _pick(backend: str, count: int) -> list[str]:
     return picked[:count]
 
 
+def _answer(source: str | None, task_id: str) -> str:
+    if source is None:
+        raise LookupError(f"{task_id} has no reference answer")
+    return source
+
+
 def measure(backends: list[str], repeats: int, count: int) -> dict[str, dict[str, float]]:
     from kernel_gym.tasks import get_task
     from kernel_gym.verify import verify
@@ -50,7 +56,7 @@ def measure(backends: list[str], repeats: int, count: int) -> dict[str, dict[str
 
     out: dict[str, dict[str, float]] = {}
     for backend in backends:
-        tasks = [(get_task(t), reference_answer(t, backend)) for t in _pick(backend, count)]
+        tasks = [(get_task(t), _answer(reference_answer(t, backend), t)) for t in _pick(backend, count)]
         for task, answer in tasks:  # compile, start the worker pool: not measured
             first = verify(task, answer, backend=backend, use_cache=False, **SETTINGS)
             assert first.feasible, first.summary()

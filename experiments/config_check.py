@@ -35,6 +35,7 @@ def _sweep_values(overrides: list[str]) -> list[list[str]]:
         if o.is_sweep_override():
             choices.append([f"{key}={v}" for v in o.sweep_string_iterator()])
         else:
+            assert o.input_line is not None  # parse_overrides keeps each override's text
             choices.append([o.input_line])
     total = 1
     for c in choices:
@@ -101,7 +102,7 @@ def check_config(cfg: DictConfig) -> list[str]:
     if tasks.get("ids"):
         from kernel_gym.tasks import get_task
 
-        for task_id in tasks.ids:
+        for task_id in tasks.get("ids") or []:
             try:
                 get_task(str(task_id))
             except KeyError as exc:

@@ -156,8 +156,8 @@ def _record(
         gain = float(p_lat) / float(lat)
     else:
         p_lat = None
-        gain = new.payload.get("speedup") or (new.payload.get("verifier") or {}).get("speedup")
-        gain = float(gain) if gain else 0.0
+        speedup = new.payload.get("speedup") or (new.payload.get("verifier") or {}).get("speedup")
+        gain = float(speedup) if speedup else 0.0
     if not gain > float(min_gain):
         stats["low_gain"] += 1
         return None

@@ -157,6 +157,7 @@ def _load_config(run_dir: Path) -> dict[str, Any]:
             from omegaconf import OmegaConf
 
             cfg = OmegaConf.load(cand)
+            data: Any
             try:
                 data = OmegaConf.to_container(cfg, resolve=True)
             except Exception:  # an interpolation that needs Hydra's resolvers

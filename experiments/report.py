@@ -379,15 +379,15 @@ def plot_q_values(runs: Sequence[Run], rows: Sequence[dict[str, Any]], path: Pat
     if hi - lo < 1e-9:
         lo, hi = lo - 0.5, hi + 0.5
     bins = np.linspace(lo, hi, 21)
-    for ax, q, name in zip(axes, ("q1", "q2"), ("Q1 (drafting)", "Q2 (refining)"), strict=True):
+    for ax, col, name in zip(axes, ("q1", "q2"), ("Q1 (drafting)", "Q2 (refining)"), strict=True):
         for i, s in series:
             ax.hist(
-                s[q],
+                s[col],
                 bins=bins,
                 histtype="step",
                 linewidth=1.6,
                 color=colors[i],
-                label=f"{_short_label(rows[i])} ({s[q].size} items)",
+                label=f"{_short_label(rows[i])} ({s[col].size} items)",
             )
         ax.set_xlabel(f"{name} value")
         ax.set_title(name)

@@ -20,7 +20,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
@@ -67,26 +67,34 @@ class CleanStop:
 
 
 # ----------------------------------------------------------------------------- building blocks
+def config_dict(node: Any) -> dict[str, Any]:
+    """A config mapping node as a plain dict (``OmegaConf.to_container`` is typed for any node)."""
+    out = OmegaConf.to_container(node)
+    if not isinstance(out, dict):
+        raise TypeError(f"expected a mapping in the config, got {type(out).__name__}")
+    return cast(dict[str, Any], out)
+
+
 def env_kwargs(cfg: DictConfig, seed: int) -> dict[str, Any]:
     """KernelSynthesisEnv arguments from the config groups (all but ``memory``)."""
     tasks = list(cfg.tasks.ids) if cfg.tasks.get("ids") else cfg.tasks.suite
     generator: Any
     if cfg.llm.name == "synthetic":
-        generator = {"name": "synthetic", "seed": seed, **OmegaConf.to_container(cfg.llm.options)}
+        generator = {"name": "synthetic", "seed": seed, **config_dict(cfg.llm.options)}
     elif cfg.llm.name == "litellm":
-        generator = {"name": f"litellm:{cfg.llm.model}", **OmegaConf.to_container(cfg.llm.options)}
+        generator = {"name": f"litellm:{cfg.llm.model}", **config_dict(cfg.llm.options)}
     else:
         raise ValueError(f"unknown llm {cfg.llm.name!r}; use llm=synthetic or llm=litellm")
-    kw = OmegaConf.to_container(cfg.env)
+    kw = config_dict(cfg.env)
     if cfg.get("agent") is not None and cfg.agent.get("env"):
-        kw.update(OmegaConf.to_container(cfg.agent.env))  # what the agent needs (e.g. search actions)
+        kw.update(config_dict(cfg.agent.env))  # what the agent needs (e.g. search actions)
     return dict(
         backend=cfg.backend.name,
         tasks=tasks,
         max_tasks=cfg.tasks.get("max_tasks"),
         seed_knowledge=cfg.memory.seed_knowledge,
         generator=generator,
-        verify_settings=OmegaConf.to_container(cfg.backend.verify),
+        verify_settings=config_dict(cfg.backend.verify),
         **kw,
     )
 
@@ -111,7 +119,7 @@ def make_agent(cfg: DictConfig, seed: int):
 
     kwargs = cfg.agent.get("kwargs")
     target = cfg.agent.get("_target_") or cfg.agent.name
-    return get_agent(target, seed=seed, **(OmegaConf.to_container(kwargs) if kwargs else {}))
+    return get_agent(target, seed=seed, **(config_dict(kwargs) if kwargs else {}))
 
 
 def agent_config(name: str) -> DictConfig:
@@ -121,7 +129,10 @@ def agent_config(name: str) -> DictConfig:
         if source.schema == "file":
             path = Path(source.path) / "agent" / f"{name}.yaml"
             if path.is_file():
-                return OmegaConf.load(path)
+                loaded = OmegaConf.load(path)
+                if not isinstance(loaded, DictConfig):
+                    raise TypeError(f"{path}: an agent config must be a mapping")
+                return loaded
     if ":" in name:
         return OmegaConf.create({"name": name.rpartition(":")[2], "_target_": name, "kwargs": {}})
     searched = [s.path for s in HydraConfig.get().runtime.config_sources if s.schema == "file"]

@@ -37,13 +37,16 @@ def make_env_fn(cfg: DictConfig, memory_path: Path, index: int):
 def main(cfg: DictConfig) -> None:
     from stable_baselines3 import PPO
     from stable_baselines3.common.callbacks import CheckpointCallback
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
+
+    from experiments.run import config_dict
 
     out = Path(HydraConfig.get().runtime.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     OmegaConf.save(cfg, out / "config.yaml", resolve=True)
     memory_path = Path(cfg.memory.path) if cfg.memory.get("path") else out / "memory.db"
     fns = [make_env_fn(cfg, memory_path, i) for i in range(cfg.n_envs)]
+    venv: VecEnv
     if cfg.vec_env == "subproc":
         venv = SubprocVecEnv(fns, start_method="spawn")
     elif cfg.vec_env == "dummy":
@@ -59,7 +62,7 @@ def main(cfg: DictConfig) -> None:
         verbose=1,
         tensorboard_log=str(out / "tb"),
         device="cpu",
-        **OmegaConf.to_container(cfg.ppo),
+        **config_dict(cfg.ppo),
     )
     checkpoints = CheckpointCallback(
         save_freq=max(1, cfg.checkpoint_every // cfg.n_envs), save_path=str(out / "checkpoints"), name_prefix="ppo"

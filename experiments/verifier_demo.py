@@ -80,8 +80,9 @@ def demo_backend(backend: str, timing_trials: int) -> None:
     print(f"|{'-' * 34}|{'-' * 15}|{'-' * 20}|{'-' * 12}|{'-' * 12}|{'-' * 9}|")
     speedups = []
     for task_id in tqdm(ids, desc=f"verifying ({backend})", leave=False):
-        task = get_task(task_id)
-        r = verify(task, reference_answer(task_id, backend), backend=backend, timing_trials=timing_trials)
+        task, answer = get_task(task_id), reference_answer(task_id, backend)
+        assert answer is not None, task_id  # ids come from available_answers
+        r = verify(task, answer, backend=backend, timing_trials=timing_trials)
         status = "feasible" if r.feasible else r.error_class
         sp = f"{r.speedup:6.2f}x" if r.speedup else "    n/a"
         if r.speedup:

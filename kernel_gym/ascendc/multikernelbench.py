@@ -274,7 +274,7 @@ class MultiKernelBenchOp:
 
 def _torch_npu_stand_in() -> types.ModuleType:
     npu = types.ModuleType("torch_npu", "Stand-in for torch_npu: tensors stay on the CPU in the simulator.")
-    npu.npu = types.SimpleNamespace(
+    npu.npu = types.SimpleNamespace(  # type: ignore[attr-defined]  # typeshed: ModuleType has no __setattr__
         synchronize=lambda *a, **k: None,
         current_device=lambda: 0,
         set_device=lambda *a, **k: None,

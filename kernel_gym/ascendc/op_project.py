@@ -161,8 +161,8 @@ class OpProjectOp:
         all_host = "\n".join(strip_comments(t) for t in self.files.values())
         ops_ = re.findall(r"\bOP_ADD\s*\(\s*(\w+)", all_host)
         self.op_type = ops_[0] if ops_ else ""
-        sigs = {p: _kernel_signature(t) for p, t in kern.items()}
-        sigs = {p: s for p, s in sigs.items() if s}
+        found = {p: _kernel_signature(t) for p, t in kern.items()}
+        sigs = {p: s for p, s in found.items() if s}
         if not sigs:
             raise ValueError("no __global__ __aicore__ kernel found in op_kernel/")
         want = _snake(self.op_type)

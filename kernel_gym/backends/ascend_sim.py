@@ -91,6 +91,7 @@ class AscendSimBackend(Backend):
                     f"the answer set simulator option(s) {', '.join(chosen)}; the verifier "
                     "chooses the SoC and the simulator's checks"
                 )
+                # a plain RuntimeError (its name is in the verdict) tagged for the runner's getattr
                 error.error_class = "hacked"  # type: ignore[attr-defined]
                 raise error
             return original(sources, **opts)
@@ -99,7 +100,7 @@ class AscendSimBackend(Backend):
 
         for name, module in list(sys.modules.items()):
             if name.startswith("kernel_gym.ascendc") and getattr(module, "compile_module", None) is original:
-                module.compile_module = compile_module
+                module.compile_module = compile_module  # type: ignore[attr-defined]  # typeshed: ModuleType has no __setattr__
 
     def latency_floor_s(self, inputs: list[Any], expected: torch.Tensor) -> float:
         """Every output byte crosses HBM once: bytes / HBM bandwidth, plus the launch overhead."""
@@ -126,6 +127,7 @@ class AscendSimBackend(Backend):
             if after_call is not None:
                 after_call(out)
             del out
+        assert last is not None  # the loop ran
         if not last.launches:
             raise RuntimeError(
                 "ModelNew.forward launched no Ascend C kernel: build the kernel with "

@@ -93,15 +93,19 @@ def write_step(
     }
     if extra:
         payload.update(extra)
-    common = dict(task_id=task.id, level=task.level, category=task.category, backend=backend)
     trace = MemoryItem(
         kind="trace",
         title=f"trace {task.name} {stage}: {title.split(': ', 1)[-1]}",
         text=f"{text}\n```python\n{code}\n```",
         payload=payload,
-        **common,
+        task_id=task.id,
+        level=task.level,
+        category=task.category,
+        backend=backend,
     )
-    trace_id = int(store.add(trace))
+    added = store.add(trace)
+    assert not isinstance(added, list)  # one item in, one id out
+    trace_id = int(added)
     exp = MemoryItem(
         kind="experience_success" if feasible else "experience_failure",
         title=title,
@@ -113,7 +117,12 @@ def write_step(
             "stage": stage,
             "feasible": feasible,
         },
-        **common,
+        task_id=task.id,
+        level=task.level,
+        category=task.category,
+        backend=backend,
     )
-    exp_id = int(store.add(exp))
+    added = store.add(exp)
+    assert not isinstance(added, list)
+    exp_id = int(added)
     return trace_id, exp_id

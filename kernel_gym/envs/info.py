@@ -8,10 +8,16 @@ timing are plain dicts with the fields of :class:`CandidateInfo`, :class:`Parent
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 __all__ = ["CandidateInfo", "ParentInfo", "StepTiming", "StepRecord", "EnvInfo"]
+
+
+def _fields(record: Any) -> dict[str, Any]:
+    """A record's fields as a dict, values shared rather than deep-copied (``dataclasses.asdict``
+    copies every nested dict and list, which costs more than the rest of the step's info)."""
+    return {f.name: getattr(record, f.name) for f in fields(record)}
 
 
 @dataclass(frozen=True)
@@ -28,7 +34,7 @@ class CandidateInfo:
     task_id: str | None
     category: str | None
     level: int | None
-    outcome: int  #: +1 feasible trace / success experience, -1 failure, 0 knowledge
+    outcome: float  #: +1 feasible trace / success experience, -1 failure, 0 knowledge
     speedup: float | None  #: a trace's speedup over the reference, if any
     age: int  #: store clock ticks since the item was written
 
@@ -106,13 +112,14 @@ class EnvInfo:
             "step": self.step,
             "budget": self.budget,
             "n_select": self.n_select,
-            "candidates": [None if c is None else asdict(c) for c in self.candidates],
-            "parents": [None if p is None else asdict(p) for p in self.parents],
+            "candidates": [None if c is None else _fields(c) for c in self.candidates],
+            "parents": [None if p is None else _fields(p) for p in self.parents],
             "best_latency_s": self.best_latency_s,
             "best_speedup": self.best_speedup,
             "episode_key": self.episode_key,
             "id_actions": self.id_actions,
         }
         if self.last_step is not None:
-            out.update(asdict(self.last_step))
+            out.update(_fields(self.last_step))
+            out["timing"] = _fields(self.last_step.timing)
         return out

@@ -70,6 +70,12 @@ class _Choice:
     code: str | None  # code-action mode: the answer itself
 
 
+def _stored_id(item: MemoryItem) -> int:
+    """The id of an item read from the store (the store always sets it)."""
+    assert item.id is not None
+    return int(item.id)
+
+
 @dataclass
 class _Attempt:
     """What acting produced: the step's kernel, its verifier result and the generation's record."""
@@ -275,6 +281,7 @@ class KernelSynthesisEnv(gym.Env):
         if not self.code_actions:
             from kernel_gym.llm.registry import get_generator
 
+            assert generator is not None  # None means code actions
             self.generator = get_generator(generator, **(generator_options or {}))
             writes = getattr(self.generator, "answer_formats", ("python",))
             if answer_format not in writes:
@@ -384,7 +391,7 @@ class KernelSynthesisEnv(gym.Env):
         self._best_latency = self._best_speedup = self._reference_latency = None
         for item in self.memory.iterate("trace", task_id=self.task.id, backend=self.backend):
             if item.payload.get("feasible") and item.payload.get("latency_s"):
-                self._add_parent(item.id, item.payload)
+                self._add_parent(_stored_id(item), item.payload)
 
     def _add_parent(self, item_id: int, payload: dict[str, Any]) -> None:
         h = payload.get("code_hash")
@@ -504,7 +511,7 @@ class KernelSynthesisEnv(gym.Env):
         cands: list[CandidateInfo | None] = [None] * self.k
         for i, (item, sim) in enumerate(self._candidates):
             cands[i] = CandidateInfo(
-                id=item.id,
+                id=_stored_id(item),
                 kind=item.kind,
                 title=item.title,
                 similarity=float(sim),
@@ -556,7 +563,7 @@ class KernelSynthesisEnv(gym.Env):
         timing = StepTiming(generate_s=attempt.generate_s, verify_s=attempt.verify_s, overhead_s=0.0)
         self._last_step = StepRecord(
             step_stage=stage,
-            context_ids=[int(it.id) for it in choice.context],
+            context_ids=[_stored_id(it) for it in choice.context],
             parent_id=choice.parent.item_id if choice.parent else None,
             mode=choice.mode,
             feasible=bool(attempt.result.get("feasible")),
@@ -691,7 +698,7 @@ class KernelSynthesisEnv(gym.Env):
             )
             if best is None or rank < best[0]:
                 best = (rank, g, res)
-        timing = {"generate_s": t_ver - t_gen, "verify_s": time.perf_counter() - t_ver}
+        generate_s, verify_s = t_ver - t_gen, time.perf_counter() - t_ver
         if best is None:  # every candidate failed to generate
             err = next(g for g in gens if isinstance(g, GenerationError))
             result = {
@@ -708,7 +715,8 @@ class KernelSynthesisEnv(gym.Env):
                 usage=total.to_dict(),
                 tried=tried,
                 generation_error={"error_class": err.error_class, "message": err.message},
-                **timing,
+                generate_s=generate_s,
+                verify_s=verify_s,
             )
         _, chosen, result = best
         return _Attempt(
@@ -719,7 +727,8 @@ class KernelSynthesisEnv(gym.Env):
             reply=chosen.raw,
             reasoning=chosen.reasoning,
             tried=tried,
-            **timing,
+            generate_s=generate_s,
+            verify_s=verify_s,
         )
 
     def _verify(self, code: str) -> dict[str, Any]:
@@ -763,7 +772,7 @@ class KernelSynthesisEnv(gym.Env):
             return None, None, False  # the next prompt's feedback stays the last kernel's
         result = attempt.result
         parent = choice.parent
-        context_ids = [int(it.id) for it in choice.context]
+        context_ids = [_stored_id(it) for it in choice.context]
         depth = parent.depth + 1 if parent else 0
         trace_id, experience_id = write_step(
             self.memory,
@@ -841,7 +850,8 @@ class KernelSynthesisEnv(gym.Env):
     def close(self) -> None:
         if getattr(self, "memory", None) is not None and self._owns_memory:
             self.memory.close()
-        if getattr(self, "_tmpdir", None):
-            shutil.rmtree(self._tmpdir, ignore_errors=True)
+        tmpdir = getattr(self, "_tmpdir", None)
+        if tmpdir:
+            shutil.rmtree(tmpdir, ignore_errors=True)
             self._tmpdir = None
         super().close()

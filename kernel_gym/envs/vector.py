@@ -36,19 +36,20 @@ def _make_copy(kwargs: dict[str, Any]) -> gym.Env:
 class _SharedStoreVectorEnv(gym.vector.VectorWrapper):
     """Deletes the temporary store directory of the copies when the vector env closes."""
 
-    def __init__(self, env: gym.vector.VectorEnv, tmpdir: str | None) -> None:
+    def __init__(self, env: gym.vector.AsyncVectorEnv | gym.vector.SyncVectorEnv, tmpdir: str | None) -> None:
         super().__init__(env)
+        self._copies = env  # self.env, typed as the vector envs that have call/get_attr/set_attr
         self._tmpdir = tmpdir
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
         """Call ``name`` on every copy (``vec.call("memory_stats")``)."""
-        return self.env.call(name, *args, **kwargs)
+        return self._copies.call(name, *args, **kwargs)
 
     def get_attr(self, name: str) -> tuple[Any, ...]:
-        return self.env.get_attr(name)
+        return self._copies.get_attr(name)
 
     def set_attr(self, name: str, values: Any) -> None:
-        self.env.set_attr(name, values)
+        self._copies.set_attr(name, values)
 
     def close(self, **kwargs: Any) -> None:
         super().close(**kwargs)
@@ -93,7 +94,9 @@ def make_vector_env(
             kw["shard"] = (i, num_envs)
         fns.append(functools.partial(_make_copy, kw))
     if asynchronous:
-        env: gym.vector.VectorEnv = gym.vector.AsyncVectorEnv(fns, shared_memory=False, context=context)
+        env: gym.vector.AsyncVectorEnv | gym.vector.SyncVectorEnv = gym.vector.AsyncVectorEnv(
+            fns, shared_memory=False, context=context
+        )
     else:
         env = gym.vector.SyncVectorEnv(fns)
     return _SharedStoreVectorEnv(env, tmpdir)

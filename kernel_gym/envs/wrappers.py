@@ -48,13 +48,18 @@ class FlatKernelEnv(gym.Wrapper):
         super().__init__(env)
         base = env.observation_space
         act = env.action_space
+        if not isinstance(base, spaces.Dict) or not isinstance(act, spaces.Dict):
+            raise TypeError("FlatKernelEnv needs a KernelSynthesisEnv-like env (Dict observation and action spaces)")
         if "code" in act.spaces:
             raise ValueError(
                 "FlatKernelEnv needs a generator-driven env; code-action mode (generator='code') "
                 "has a text action that cannot be flattened"
             )
-        self._k = act["select"].n
-        self._p1 = act["parent"].n
+        select, parent = act["select"], act["parent"]
+        if not isinstance(select, spaces.MultiBinary) or not isinstance(parent, spaces.Discrete):
+            raise TypeError("FlatKernelEnv needs a MultiBinary 'select' and a Discrete 'parent' action")
+        (self._k,) = select.shape
+        self._p1 = parent.n
         low, high = [], []
         for key in NUMERIC_KEYS:
             sp = base[key]
@@ -64,9 +69,11 @@ class FlatKernelEnv(gym.Wrapper):
             elif isinstance(sp, spaces.MultiBinary):
                 low.append(np.zeros(int(np.prod(sp.shape))))
                 high.append(np.ones(int(np.prod(sp.shape))))
-            else:
+            elif isinstance(sp, spaces.Box):
                 low.append(np.broadcast_to(sp.low, sp.shape).reshape(-1))
                 high.append(np.broadcast_to(sp.high, sp.shape).reshape(-1))
+            else:
+                raise TypeError(f"FlatKernelEnv cannot flatten observation {key!r} ({sp})")
         self.observation_space = spaces.Box(
             np.concatenate(low).astype(np.float32), np.concatenate(high).astype(np.float32), dtype=np.float32
         )
@@ -85,4 +92,4 @@ class FlatKernelEnv(gym.Wrapper):
 
     def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(self.unflatten_action(action))
-        return self.flatten(obs), reward, terminated, truncated, info
+        return self.flatten(obs), float(reward), terminated, truncated, info

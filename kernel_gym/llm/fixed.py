@@ -16,6 +16,7 @@ class FixedGenerator:
     name = "fixed"
 
     def __init__(self, sources: Sequence[str] | Callable[[GenerationRequest], str]) -> None:
+        self._fn: Callable[[GenerationRequest], str] | None
         if callable(sources):
             self._fn = sources
             self._sources: list[str] = []
@@ -27,6 +28,6 @@ class FixedGenerator:
         self.calls = 0
 
     def generate(self, request: GenerationRequest) -> Generation:
-        src = self._fn(request) if self._fn else self._sources[self.calls % len(self._sources)]
+        src = self._fn(request) if self._fn is not None else self._sources[self.calls % len(self._sources)]
         self.calls += 1
         return Generation(source=src, usage=Usage(model=self.name))

@@ -403,10 +403,12 @@ class LiteLLMGenerator:
             return [self._safe(r) for r in requests]
         with ThreadPoolExecutor(max_workers=min(len(requests), self.max_concurrency), thread_name_prefix="llm") as pool:
             out = list(pool.map(self._safe_or_budget, requests))
+        results: list[Generation | GenerationError] = []
         for item in out:
             if isinstance(item, BudgetExhausted):
                 raise item
-        return out  # type: ignore[return-value]
+            results.append(item)
+        return results
 
     def _safe(self, request: GenerationRequest) -> Generation | GenerationError:
         try:
@@ -414,7 +416,7 @@ class LiteLLMGenerator:
         except GenerationError as exc:
             return exc
 
-    def _safe_or_budget(self, request: GenerationRequest) -> Any:
+    def _safe_or_budget(self, request: GenerationRequest) -> Generation | GenerationError | BudgetExhausted:
         try:
             return self._safe(request)
         except BudgetExhausted as exc:
@@ -512,10 +514,10 @@ class LiteLLMGenerator:
             notes["retried"] = list(state["retried"])
 
         choices = _get(response, "choices") or []
-        message = _get(choices[0], "message") if choices else None
-        content = _get(message, "content")
+        reply = _get(choices[0], "message") if choices else None
+        content = _get(reply, "content")
         content = content if isinstance(content, str) else ""
-        reasoning = _get(message, "reasoning_content")
+        reasoning = _get(reply, "reasoning_content")
         reasoning = reasoning if isinstance(reasoning, str) else ""
         content, inline = split_reasoning(content)
         reasoning = "\n\n".join(x for x in (reasoning, inline) if x)

@@ -170,8 +170,8 @@ def render_feedback(result: Mapping[str, Any], budget: PromptBudget = PromptBudg
         message = str(result.get("message") or "").strip()
         if len(message) > 300:  # the summary line only shows the start
             lines += ["Message:", truncate(message, budget.message)]
-        errs = [(k, _num(result.get(k))) for k in ("max_abs_error", "max_rel_error", "mismatch_fraction")]
-        errs = [f"{k} = {v:.3g}" for k, v in errs if v is not None]
+        nums = [(k, _num(result.get(k))) for k in ("max_abs_error", "max_rel_error", "mismatch_fraction")]
+        errs = [f"{k} = {v:.3g}" for k, v in nums if v is not None]
         if errs:
             lines.append("Numerical errors: " + ", ".join(errs))
         if result.get("first_mismatch_index") is not None:
@@ -277,7 +277,7 @@ def build_messages(
         feedback_section=feedback,
     )
     if request.stage == "drafting":
-        failed = bool(request.feedback) and not request.feedback.get("feasible")
+        failed = bool(request.feedback and not request.feedback.get("feasible"))
         user = _fill(
             "drafting.md",
             prompt_dir,

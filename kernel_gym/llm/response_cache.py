@@ -15,7 +15,7 @@ import json
 import os
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ def _canonical(obj: Any) -> str:
 
 def cache_key(
     model: str,
-    messages: list[Mapping[str, Any]],
+    messages: Sequence[Mapping[str, Any]],
     temperature: float,
     max_tokens: int,
     seed: int | None,

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import ctypes
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
+
+if TYPE_CHECKING:
+    from _ctypes import CFuncPtr
 
 __all__ = ["CParam", "CFunction", "NativeLibrary", "parse_extern_c", "strip_comments"]
 
@@ -176,7 +179,7 @@ def parse_extern_c(source: str, host_only: bool = True) -> list[CFunction]:
             end = _match_brace(text, start)
             body = text[start + 1 : end]
             # only top-level definitions of the block: blank out nested bodies first
-            flat, depth, keep = [], 0, []
+            depth, keep = 0, list[str]()
             for ch in body:
                 if ch == "{":
                     depth += 1
@@ -201,7 +204,7 @@ def parse_extern_c(source: str, host_only: bool = True) -> list[CFunction]:
 class NativeFunction:
     """A bound ``extern "C"`` function: tensors in as pointers, numbers as scalars."""
 
-    def __init__(self, cfunc: CFunction, raw: Callable[..., Any]) -> None:
+    def __init__(self, cfunc: CFunction, raw: CFuncPtr) -> None:
         self.cfunc = cfunc
         self._raw = raw
         self._raw.argtypes = [ctypes.c_void_p if p.is_pointer else _scalar_type(p) for p in cfunc.params]

@@ -120,9 +120,11 @@ def shrink_task_source(source: str, max_elements: int, max_rounds: int = 200) ->
     Raises ValueError when the inputs cannot be made small enough.
     """
     # a setting-like name with a large value (KernelBench's "dim = 393216") is a size
-    consts = {
-        n: c.value for n, c in _int_constants(ast.parse(source)).items() if not _SETTING_NAMES.search(n) or c.value > 64
-    }
+    consts: dict[str, int] = {}
+    for n, c in _int_constants(ast.parse(source)).items():
+        assert isinstance(c.value, int)  # _int_constants keeps int constants only
+        if not _SETTING_NAMES.search(n) or c.value > 64:
+            consts[n] = c.value
     values = dict(consts)
     current = source
     for _ in range(max_rounds):

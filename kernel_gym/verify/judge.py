@@ -229,14 +229,16 @@ def prepare_reference(task_module: Any, settings: VerifySettings, simulated: boo
     ]
     plan = ReferencePlan(weight_seed, trials, draw(1.0))
     if settings.measure_time:
-        trials = max(1, settings.timing_trials)
-        calls = settings.warmup_runs + trials + max(1, trials // 3)  # room for the guarded calls
+        timing_trials = max(1, settings.timing_trials)
+        calls = settings.warmup_runs + timing_trials + max(1, timing_trials // 3)  # room for the guarded calls
         if simulated:
             calls = 2  # a simulated latency is deterministic: two calls check that it repeats
         budget = TIMING_SET_BYTES
         for _ in range(calls):
-            plan.timing_sets.append(draw(1.0))
-            size = _nbytes(plan.timing_sets[-1].inputs) + tensor_nbytes(plan.timing_sets[-1].expected)
+            timing_set = draw(1.0)
+            assert timing_set.expected is not None  # drawn with its expected output
+            plan.timing_sets.append(timing_set)
+            size = _nbytes(timing_set.inputs) + tensor_nbytes(timing_set.expected)
             budget -= size
             if budget < size:
                 break
@@ -545,7 +547,7 @@ def run_job(job: dict[str, Any], link_factory: Callable[[], RunnerLink]) -> dict
         "trials_run": 0,
     }
     stage_seconds: dict[str, float] = {}
-    clock = {"stage": "", "t": time.perf_counter()}
+    clock: dict[str, Any] = {"stage": "", "t": time.perf_counter()}
 
     def progress(stage: str) -> None:
         now = time.perf_counter()

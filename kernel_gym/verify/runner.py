@@ -63,8 +63,9 @@ def _classify(exc: BaseException, default: str) -> _Refused:
     log = (getattr(exc, "log", "") or "")[-4000:]
     if isinstance(cls, str):
         extra: dict[str, Any] = {"compiled": cls not in ("compile_error", "unsupported_dtype"), "compile_log": log}
-        if getattr(exc, "hack_rule", None):
-            extra["hack_rule"] = exc.hack_rule  # type: ignore[attr-defined]
+        hack_rule = getattr(exc, "hack_rule", None)
+        if hack_rule:
+            extra["hack_rule"] = hack_rule
         return _Refused(cls, _describe(exc), **extra)
     if isinstance(exc, CompileError):
         return _Refused("compile_error", _describe(exc), compiled=False, compile_log=log)
@@ -190,7 +191,7 @@ class _Runner:
         guard = ComputeGuard() if guarded else None
         # timed calls of distinct input sets, every output checked: the NaN fill of torch.empty
         # (a pass over each output that the reference's own allocations skip) is off
-        torch.utils.deterministic.fill_uninitialized_memory = bool(msg.get("fill", True))
+        torch.utils.deterministic.fill_uninitialized_memory = bool(msg.get("fill", True))  # type: ignore[attr-defined]  # torch sets it through a module-class property that mypy cannot see
         try:
             with torch.no_grad():
                 if recorder is not None:
@@ -202,7 +203,7 @@ class _Runner:
                     else:
                         out = self.model(*inputs)
                 finally:
-                    torch.utils.deterministic.fill_uninitialized_memory = True
+                    torch.utils.deterministic.fill_uninitialized_memory = True  # type: ignore[attr-defined]  # torch sets it through a module-class property that mypy cannot see
                     if recorder is not None:
                         recorder.__exit__(None, None, None)
         except BaseException as exc:  # noqa: BLE001
@@ -238,6 +239,11 @@ class _Runner:
             }
         return reply
 
+    def shm(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """Map the shared tensor buffer at the size the judge asks for."""
+        self.buffer.remap(int(msg["size"]))
+        return {}
+
     def audit(self, msg: dict[str, Any]) -> dict[str, Any]:
         """The in-process guards' findings since the answer was loaded (untimed)."""
         if self.guards is not None:
@@ -271,7 +277,7 @@ class _Runner:
             "load_answer": self.load_answer,
             "call": self.call,
             "audit": self.audit,
-            "shm": lambda m: (self.buffer.remap(int(m["size"])), {})[1],
+            "shm": self.shm,
         }
         while True:
             try:
@@ -309,7 +315,7 @@ def _poison_uninitialized_memory() -> None:
         setter(True, warn_only=True)
     else:
         torch.use_deterministic_algorithms(True, warn_only=True)
-    torch.utils.deterministic.fill_uninitialized_memory = True
+    torch.utils.deterministic.fill_uninitialized_memory = True  # type: ignore[attr-defined]  # torch sets it through a module-class property that mypy cannot see
 
 
 def serve(commands: int, replies: int, shared: int) -> None:

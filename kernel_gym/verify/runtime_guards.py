@@ -117,7 +117,7 @@ def _torch_settings() -> dict[str, Any]:
 
     return {
         "deterministic_algorithms": torch.are_deterministic_algorithms_enabled(),
-        "fill_uninitialized_memory": torch.utils.deterministic.fill_uninitialized_memory,
+        "fill_uninitialized_memory": torch.utils.deterministic.fill_uninitialized_memory,  # type: ignore[attr-defined]  # torch sets it through a module-class property that mypy cannot see
         "num_threads": torch.get_num_threads(),
     }
 
@@ -248,14 +248,14 @@ class AuditGuard:
 
     def _wrap_thread_start(self) -> None:
         # Python 3.11 has no audit event for thread starts; threading calls this alias
-        original = threading._start_new_thread  # type: ignore[attr-defined]
+        original = threading._start_new_thread  # type: ignore[attr-defined]  # private alias, not in typeshed
 
         def start_new_thread(*args: Any, **kwargs: Any) -> Any:
             if self.armed:
                 self._refuse("threads_or_streams", "starting a Python thread")
             return original(*args, **kwargs)
 
-        threading._start_new_thread = start_new_thread  # type: ignore[attr-defined]
+        threading._start_new_thread = start_new_thread  # type: ignore[attr-defined]  # private alias, not in typeshed
 
     def failure(self) -> tuple[str, str] | None:
         """(rule, what) of the first refused operation, or None."""

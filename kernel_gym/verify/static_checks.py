@@ -295,7 +295,7 @@ class _AnswerVisitor(ast.NodeVisitor):
         self.generic_visit(node)
         self.in_model_new = outer
 
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         outer = self.in_init
         self.in_init = self.in_model_new and node.name == "__init__"
         if node.name in _SUBCLASS_MARKERS:
@@ -303,13 +303,13 @@ class _AnswerVisitor(ast.NodeVisitor):
         self.generic_visit(node)
         self.in_init = outer
 
-    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+    visit_AsyncFunctionDef = visit_FunctionDef
 
-    def visit_Try(self, node: ast.Try) -> None:
+    def visit_Try(self, node: ast.Try | ast.TryStar) -> None:
         self.add("try_fallback", "try/except is not allowed in an answer: let kernel errors surface", node)
         self.generic_visit(node)
 
-    visit_TryStar = visit_Try  # type: ignore[assignment]
+    visit_TryStar = visit_Try
 
     def visit_Name(self, node: ast.Name) -> None:
         if node.id in _FORBIDDEN_CALLS | {"getattr"} and id(node) not in self.called_names:
@@ -377,10 +377,11 @@ class _AnswerVisitor(ast.NodeVisitor):
                 self.add("os_access", "**kwargs in a kernel-loader call: pass literal arguments", node)
             elif kw.arg == "extra_flags":
                 items = kw.value.elts if isinstance(kw.value, (ast.List, ast.Tuple)) else None
-                if items is None or not all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in items):
+                flags = [e.value for e in items or [] if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+                if items is None or len(flags) != len(items):
                     self.add("os_access", "extra_flags must be a literal list of strings", node)
                     continue
-                for v in check_compiler_flags([e.value for e in items]):
+                for v in check_compiler_flags(flags):
                     self.add(v.rule, v.message, node)
         if any(isinstance(a, ast.Starred) for a in node.args):
             self.add("os_access", "*args in a kernel-loader call: pass literal arguments", node)

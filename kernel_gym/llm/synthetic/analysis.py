@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from kernel_gym.tasks.spec import TaskSpec
 
@@ -295,18 +295,29 @@ def _reduce_dim(src: str, init: list[Any], ndim: int) -> int | None:
     return d % ndim
 
 
+class _PlanBase(TypedDict):
+    """The :class:`Plan` fields every plan of one task shares."""
+
+    dtype: str
+    n_inputs: int
+    shapes: list[tuple[int, ...]]
+    total: int
+    init_sig: str
+    init_src: str
+
+
 def analyze(task: TaskSpec) -> Plan:
     """Turn a task into a :class:`Plan` from its reference source and traced ops."""
     init, shapes = _ref_info(task)
     ops = tuple(o.replace("aten.", "") for o in task.torch_ops)
     src = task.source
     dtype = "half" if task.dtype == "float16" else ("float" if task.dtype == "float32" else task.dtype)
-    shp = shapes[0] if shapes else ()
+    shp: tuple[int, ...] = shapes[0] if shapes else ()
     total = int(math.prod(shp)) if shp else 0
     sig, body = _init_parts(src)
     fwd = src.split("def forward", 1)[-1].split("\n\n")[0]
     nums = [float(v) for v in init if isinstance(v, (int, float)) and not isinstance(v, bool)]
-    base = dict(dtype=dtype, n_inputs=len(shapes), shapes=shapes, total=total, init_sig=sig, init_src=body)
+    base = _PlanBase(dtype=dtype, n_inputs=len(shapes), shapes=shapes, total=total, init_sig=sig, init_src=body)
     rows = total // shp[-1] if shp else 1
     cols = shp[-1] if shp else 1
 
@@ -423,6 +434,7 @@ def analyze(task: TaskSpec) -> Plan:
         return Plan(kind="unsupported", recipe="+".join(ops), out_shape=shp, **base)
 
     if cat == "loss":
+        c: dict[str, float]
         if ops == ("sub", "pow", "mean"):
             rec, c = "square_diff", {}
         elif ops == ("sub", "abs", "mean"):
@@ -455,9 +467,15 @@ def consts_fmt(plan: Plan) -> dict[str, str]:
 
 # Structured families: scans, pooling, statistics normalisations and matmuls.
 def analyze_scan(
-    src: str, fwd: str, ops: tuple[str, ...], shapes: list, nums: list[float], init: list, base: dict[str, Any]
+    src: str,
+    fwd: str,
+    ops: tuple[str, ...],
+    shapes: list[tuple[int, ...]],
+    nums: list[float],
+    init: list[Any],
+    base: _PlanBase,
 ) -> Plan | None:
-    shp = shapes[0] if shapes else ()
+    shp: tuple[int, ...] = shapes[0] if shapes else ()
     if len(shp) < 1:
         return None
     d = int(nums[0]) % len(shp) if nums else len(shp) - 1
@@ -482,9 +500,15 @@ def analyze_scan(
 
 
 def analyze_pool(
-    src: str, fwd: str, ops: tuple[str, ...], shapes: list, nums: list[float], init: list, base: dict[str, Any]
+    src: str,
+    fwd: str,
+    ops: tuple[str, ...],
+    shapes: list[tuple[int, ...]],
+    nums: list[float],
+    init: list[Any],
+    base: _PlanBase,
 ) -> Plan | None:
-    shp = shapes[0] if shapes else ()
+    shp: tuple[int, ...] = shapes[0] if shapes else ()
     one_d = "pool1d" in fwd
     if (one_d and len(shp) != 3) or (not one_d and len(shp) != 4) or len(nums) < 2:
         return None
@@ -530,7 +554,13 @@ def _attr(src: str, cls: str) -> str | None:
 
 
 def analyze_norm(
-    src: str, fwd: str, ops: tuple[str, ...], shp: tuple, nums: list[float], init: list, base: dict[str, Any]
+    src: str,
+    fwd: str,
+    ops: tuple[str, ...],
+    shp: tuple[int, ...],
+    nums: list[float],
+    init: list[Any],
+    base: _PlanBase,
 ) -> Plan | None:
     """LayerNorm / GroupNorm / InstanceNorm / BatchNorm (eval) / Frobenius: per group statistics
     over `L` contiguous elements, then y = x * a + b per segment of `S` elements."""
@@ -590,7 +620,13 @@ def analyze_norm(
 
 
 def analyze_matmul(
-    src: str, fwd: str, ops: tuple[str, ...], shapes: list, nums: list[float], init: list, base: dict[str, Any]
+    src: str,
+    fwd: str,
+    ops: tuple[str, ...],
+    shapes: list[tuple[int, ...]],
+    nums: list[float],
+    init: list[Any],
+    base: _PlanBase,
 ) -> Plan | None:
     f = fwd.split("return", 1)[-1]
     if ops == ("mul",) and len(shapes) == 1:

@@ -1,0 +1,240 @@
+"""Ascend C answer for level1/083_lower_triangular_matmul (naive: the full product on one AI Core, cube fp32 64 x 64 x 64 tiles, then tril on one vector core)."""
+import torch
+import torch.nn as nn
+import kernel_gym.ascendc as asc
+
+SOURCE = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+
+// C tile BM x BN, K step BK: 16 KB per L1 / L0A / L0B / L0C tile in fp32 (k0 = 8 floats per 32 B)
+constexpr uint32_t BM = 64, BN = 64, BK = 64;
+
+__aicore__ inline uint32_t DivUp(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+__aicore__ inline uint32_t Align16(uint32_t a) { return (a + 15) / 16 * 16; }
+__aicore__ inline uint32_t MinU(uint32_t a, uint32_t b) { return a < b ? a : b; }
+
+class KernelMatmul {
+public:
+    __aicore__ inline void Init(GM_ADDR a, GM_ADDR b, GM_ADDR c, uint32_t M, uint32_t N, uint32_t K)
+    {
+        m_ = M; n_ = N; k_ = K;
+        aGm.SetGlobalBuffer((__gm__ float*)a, M * K);
+        bGm.SetGlobalBuffer((__gm__ float*)b, K * N);
+        cGm.SetGlobalBuffer((__gm__ float*)c, M * N);
+        pipe.InitBuffer(qA1, 1, BM * BK * sizeof(float));
+        pipe.InitBuffer(qB1, 1, BK * BN * sizeof(float));
+        pipe.InitBuffer(qA2, 1, BM * BK * sizeof(float));
+        pipe.InitBuffer(qB2, 1, BK * BN * sizeof(float));
+        pipe.InitBuffer(qC, 1, BM * BN * sizeof(float));
+    }
+    // every C tile in turn on this one core: K loop accumulating in L0C, then Fixpipe to GM
+    __aicore__ inline void Process()
+    {
+        for (uint32_t m0 = 0; m0 < m_; m0 += BM)
+            for (uint32_t n0 = 0; n0 < n_; n0 += BN) Tile(m0, n0, MinU(BM, m_ - m0), MinU(BN, n_ - n0));
+    }
+
+private:
+    __aicore__ inline void Tile(uint32_t m0, uint32_t n0, uint32_t bm, uint32_t bn)
+    {
+        LocalTensor<float> co1 = qC.AllocTensor<float>();
+        for (uint32_t k0 = 0; k0 < k_; k0 += BK) {
+            uint32_t bk = MinU(BK, k_ - k0);
+            CopyA(m0, k0, bm, bk);
+            CopyB(k0, n0, bk, bn);
+            SplitA(bm, bk);
+            SplitB(bk, bn);
+            LocalTensor<float> a2 = qA2.DeQue<float>();
+            LocalTensor<float> b2 = qB2.DeQue<float>();
+            MmadParams p;
+            p.m = bm; p.n = bn; p.k = bk;
+            p.cmatrixInitVal = k0 == 0;  // the first K step overwrites L0C, the others accumulate
+            Mmad(co1, a2, b2, p);
+            qA2.FreeTensor(a2);
+            qB2.FreeTensor(b2);
+        }
+        qC.EnQue(co1);
+        co1 = qC.DeQue<float>();
+        FixpipeParamsV220 f;  // L0C (NZ) -> GM row-major, fp32 as accumulated
+        f.nSize = bn; f.mSize = bm; f.srcStride = Align16(bm); f.dstStride = n_;
+        Fixpipe(cGm[m0 * n_ + n0], co1, f);
+        qC.FreeTensor(co1);
+    }
+    // A tile [bm, bk] of row-major A[M, K] -> L1 in NZ (column blocks of 8 floats, Align16(bm) rows each)
+    __aicore__ inline void CopyA(uint32_t m0, uint32_t k0, uint32_t bm, uint32_t bk)
+    {
+        LocalTensor<float> a1 = qA1.AllocTensor<float>();
+        Nd2NzParams p;
+        p.ndNum = 1; p.nValue = bm; p.dValue = bk; p.srcNdMatrixStride = 0; p.srcDValue = k_;
+        p.dstNzC0Stride = Align16(bm); p.dstNzNStride = 1; p.dstNzMatrixStride = 0;
+        DataCopy(a1, aGm[m0 * k_ + k0], p);
+        qA1.EnQue(a1);
+    }
+    // L1 NZ -> L0A Zz: for each 16-row block, its K1 fractals (M1 apart in L1) side by side
+    __aicore__ inline void SplitA(uint32_t bm, uint32_t bk)
+    {
+        LocalTensor<float> a1 = qA1.DeQue<float>();
+        LocalTensor<float> a2 = qA2.AllocTensor<float>();
+        uint32_t m1 = DivUp(bm, 16), k1 = DivUp(bk, 8);
+        LoadData2DParams p;
+        p.repeatTimes = k1;
+        p.srcStride = m1;
+        for (uint32_t i = 0; i < m1; ++i) LoadData(a2[i * k1 * 128], a1[i * 128], p);
+        qA2.EnQue(a2);
+        qA1.FreeTensor(a1);
+    }
+    // B tile [bk, bn] of row-major B[K, N] -> L1 in 16-row slabs (NZ, 16 rows per column block): two
+    // neighbouring 16 x 8 fractals form a 16 x 16 square
+    __aicore__ inline void CopyB(uint32_t k0, uint32_t n0, uint32_t bk, uint32_t bn)
+    {
+        LocalTensor<float> b1 = qB1.AllocTensor<float>();
+        uint32_t full = bk / 16, rem = bk % 16, slab = 16 * Align16(bn);
+        Nd2NzParams p;
+        p.nValue = 16; p.dValue = bn; p.srcNdMatrixStride = 16 * n_; p.srcDValue = n_;
+        p.dstNzC0Stride = 16; p.dstNzNStride = 1; p.dstNzMatrixStride = slab;
+        if (full > 0) {
+            p.ndNum = full;
+            DataCopy(b1, bGm[k0 * n_ + n0], p);
+        }
+        if (rem > 0) {  // a last, partial slab
+            p.ndNum = 1; p.nValue = rem;
+            DataCopy(b1[full * slab], bGm[(k0 + full * 16) * n_ + n0], p);
+        }
+        qB1.EnQue(b1);
+    }
+    // L1 -> L0B Zn with LoadDataWithTranspose: each 16 x 16 square becomes two k0 x 16 fractals, the
+    // second one a fractal row (N1 fractals) further
+    __aicore__ inline void SplitB(uint32_t bk, uint32_t bn)
+    {
+        LocalTensor<float> b1 = qB1.DeQue<float>();
+        LocalTensor<float> b2 = qB2.AllocTensor<float>();
+        uint32_t n1 = DivUp(bn, 16), slab = 16 * Align16(bn);
+        LoadData2dTransposeParams p;
+        p.repeatTimes = n1;
+        p.srcStride = 1;
+        p.dstGap = 0;
+        p.dstFracGap = n1 - 1;
+        for (uint32_t s = 0; s < DivUp(bk, 16); ++s) LoadDataWithTranspose(b2[2 * s * n1 * 128], b1[s * slab], p);
+        qB2.EnQue(b2);
+        qB1.FreeTensor(b1);
+    }
+
+    TPipe pipe;
+    TQue<TPosition::A1, 1> qA1;
+    TQue<TPosition::B1, 1> qB1;
+    TQue<TPosition::A2, 1> qA2;
+    TQue<TPosition::B2, 1> qB2;
+    TQue<TPosition::CO1, 1> qC;
+    GlobalTensor<float> aGm, bGm, cGm;
+    uint32_t m_, n_, k_;
+};
+
+extern "C" __global__ __cube__ void matmul_kernel(GM_ADDR a, GM_ADDR b, GM_ADDR c, uint32_t M, uint32_t N, uint32_t K)
+{
+    KernelMatmul op;
+    op.Init(a, b, c, M, N, K);
+    op.Process();
+}
+
+// ---- vector pass: C = tril(C), rows of C in place ----------------------------------------------
+constexpr uint32_t TROWS = 4;  // rows per UB tile
+constexpr uint32_t TBUF = 1;   // buffers per queue
+
+class KernelTril {
+public:
+    __aicore__ inline void Init(GM_ADDR c, uint32_t n)
+    {
+        uint32_t nb = GetBlockNum(), bi = GetBlockIdx();
+        uint32_t per = n / nb, rem = n % nb;  // rows over the blocks, the first `rem` take one more
+        row0 = bi * per + (bi < rem ? bi : rem);
+        rows = per + (bi < rem ? 1 : 0);
+        n_ = n;
+        nPad = (n + 63) / 64 * 64;  // whole 64-float repeats per UB row
+        cGm.SetGlobalBuffer((__gm__ float*)c, n * n);
+        pipe.InitBuffer(inQ, TBUF, TROWS * nPad * sizeof(float));
+        pipe.InitBuffer(outQ, TBUF, TROWS * nPad * sizeof(float));
+    }
+    __aicore__ inline void Process()
+    {
+        for (uint32_t r0 = 0; r0 < rows; r0 += TROWS) {
+            uint32_t r = rows - r0 < TROWS ? rows - r0 : TROWS;
+            CopyIn(row0 + r0, r);
+            Compute(row0 + r0, r);
+            CopyOut(row0 + r0, r);
+        }
+    }
+
+private:
+    __aicore__ inline void CopyIn(uint32_t i0, uint32_t r)
+    {
+        LocalTensor<float> t = inQ.AllocTensor<float>();
+        // r rows of n floats, each padded in UB to nPad
+        DataCopyExtParams p{static_cast<uint16_t>(r), static_cast<uint32_t>(n_ * sizeof(float)), 0,
+                            static_cast<uint32_t>((nPad - n_) * sizeof(float) / 32), 0};
+        DataCopyPadExtParams<float> pad{false, 0, 0, 0};
+        DataCopyPad(t, cGm[i0 * n_], p, pad);
+        inQ.EnQue(t);
+    }
+    __aicore__ inline void Compute(uint32_t i0, uint32_t r)
+    {
+        LocalTensor<float> t = inQ.DeQue<float>();
+        LocalTensor<float> o = outQ.AllocTensor<float>();
+        DataCopy(o, t, r * nPad);
+        for (uint32_t i = 0; i < r; ++i) ZeroAbove(o[i * nPad], i0 + i + 1);  // row i0 + i keeps i0 + i + 1 columns
+        outQ.EnQue(o);
+        inQ.FreeTensor(t);
+    }
+    __aicore__ inline void CopyOut(uint32_t i0, uint32_t r)
+    {
+        LocalTensor<float> o = outQ.DeQue<float>();
+        DataCopyExtParams p{static_cast<uint16_t>(r), static_cast<uint32_t>(n_ * sizeof(float)),
+                            static_cast<uint32_t>((nPad - n_) * sizeof(float) / 32), 0, 0};
+        DataCopyPad(cGm[i0 * n_], o, p);
+        outQ.FreeTensor(o);
+    }
+    // zero columns [keep, n) of one UB row: the 64-float repeat holding column `keep` with a bit mask
+    // (its first keep % 64 lanes off), the repeats after it with the count form
+    __aicore__ inline void ZeroAbove(const LocalTensor<float>& row, uint32_t keep)
+    {
+        uint32_t rep = keep / 64, lanes = keep % 64;
+        if (lanes != 0 && rep * 64 < n_) {
+            uint64_t mask[2] = {~0ULL << lanes, 0};
+            Duplicate(row[rep * 64], 0.0f, mask, 1, 1, 8);
+            rep += 1;
+        }
+        if (rep * 64 < n_) Duplicate(row[rep * 64], 0.0f, static_cast<int32_t>(nPad - rep * 64));
+    }
+    TPipe pipe;
+    TQue<TPosition::VECIN, TBUF> inQ;
+    TQue<TPosition::VECOUT, TBUF> outQ;
+    GlobalTensor<float> cGm;
+    uint32_t row0, rows, n_, nPad;
+};
+
+extern "C" __global__ __aicore__ void tril_kernel(GM_ADDR c, uint32_t n)
+{
+    KernelTril op;
+    op.Init(c, n);
+    op.Process();
+}
+
+extern "C" void tril_mm_do(uint8_t* a, uint8_t* b, uint8_t* c, uint32_t n)
+{
+    // host tiling (naive): the full product on one AI Core, then the mask on one vector core
+    matmul_kernel<<<1, nullptr, nullptr>>>(a, b, c, n, n, n);
+    tril_kernel<<<1, nullptr, nullptr>>>(c, n);
+}
+"""
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mod = asc.load(SOURCE)
+
+    def forward(self, A, B):
+        n = A.shape[0]
+        C = torch.empty(n, n, dtype=A.dtype)
+        self.mod.tril_mm_do(A, B, C, n)
+        return C

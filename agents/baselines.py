@@ -1,4 +1,4 @@
-"""Non-learning baselines of EvoKernel's protocol (../shared/design/METHODS.md).
+"""Non-learning baselines of EvoKernel's protocol (docs/methods.md).
 
 - :class:`SimilarityAgent`: similarity-only retrieval, start point = best so far.
 - :class:`RandomAgent`: random context and random start point (a floor for every other agent).

@@ -1,5 +1,5 @@
 """MemRLAgent: MemRL's value-aware retrieval (arXiv 2601.03192; defaults from its public code,
-see ../shared/design/METHODS.md) on kernel-gym's recall pool.
+see docs/methods.md) on kernel-gym's recall pool.
 
 Two phases over the K recalled candidates: (A) a similarity filter (``sim >= sim_threshold``,
 relaxed to the whole pool when it would leave nothing) and an optional Q floor; (B) a composite

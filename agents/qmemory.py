@@ -1,4 +1,4 @@
-"""QMemoryAgent: EvoKernel's value-driven retrieval (arXiv 2603.10846; ../shared/design/METHODS.md).
+"""QMemoryAgent: EvoKernel's value-driven retrieval (arXiv 2603.10846; docs/methods.md).
 
 The env recalls a pool of K = lambda * N candidates by similarity (``recall_multiplier`` lambda and
 ``n_select`` N are env arguments); similarity only builds the pool. The agent then picks N of the K
@@ -40,7 +40,7 @@ class QMemoryAgent(Agent):
     Args:
         epsilon: probability of a uniformly random N-subset of the filled slots instead of the
             top-N by Q (one coin per step); also used for the start point unless ``parent_epsilon``.
-        alpha: Monte-Carlo step size. 0.3 (MemRL's public default; METHODS.md gives none for
+        alpha: Monte-Carlo step size. 0.3 (MemRL's public default; the EvoKernel paper gives none for
             EvoKernel): an item's Q mostly reflects its last ~3 uses, which suits a memory whose
             usefulness changes as the store grows; smaller values average more noise away.
         parent_epsilon: exploration rate of the start point (default: ``epsilon``).

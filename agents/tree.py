@@ -1,4 +1,4 @@
-"""AdaExplore's search tree of kernels for one task (arXiv 2604.16625; ../shared/design/METHODS.md).
+"""AdaExplore's search tree of kernels for one task (arXiv 2604.16625; docs/methods.md).
 
 Nodes are kernels (env trace ids) under a virtual root ("write from scratch"). An edge is a
 *small* step (a refinement of the parent) or a *large* step (a regeneration from a diverse pool);

@@ -30,26 +30,36 @@ def _run(task_id: str, folder: str):
     return r
 
 
-def main(filters: list[str]) -> None:
+def main(filters: list[str]) -> int:
     tasks = [t for t in available_answers("ascend_sim_naive") if not filters or any(f in t for f in filters)]
     print("| task | naive (us) | optimised (us) | eager ref. estimate (us) | opt. vs naive | opt. vs ref. |")
     print("|---|---:|---:|---:|---:|---:|")
+    failed = 0
     for t in tasks:
-        n = _run(t, "ascend_sim_naive")
-        ref = n.reference_latency_s
-        if reference_answer(t, "ascend_sim") is None:
-            print(
-                f"| {t} | {n.latency_s * 1e6:.1f} | - | {ref * 1e6:.2f} | - | {ref / n.latency_s:.2f}x (naive) |",
-                flush=True,
-            )
-            continue
-        o = _run(t, "ascend_sim")
+        try:
+            _row(t)
+        except RuntimeError as e:  # one broken answer is reported, the table goes on
+            failed += 1
+            print(f"| {t} | FAILED: {str(e).splitlines()[0][:160]} | | | | |", flush=True)
+    return 1 if failed else 0
+
+
+def _row(t: str) -> None:
+    n = _run(t, "ascend_sim_naive")
+    ref = n.reference_latency_s
+    if reference_answer(t, "ascend_sim") is None:
         print(
-            f"| {t} | {n.latency_s * 1e6:.1f} | {o.latency_s * 1e6:.2f} | {ref * 1e6:.2f} | "
-            f"{n.latency_s / o.latency_s:.1f}x | {ref / o.latency_s:.2f}x |",
+            f"| {t} | {n.latency_s * 1e6:.1f} | - | {ref * 1e6:.2f} | - | {ref / n.latency_s:.2f}x (naive) |",
             flush=True,
         )
+        return
+    o = _run(t, "ascend_sim")
+    print(
+        f"| {t} | {n.latency_s * 1e6:.1f} | {o.latency_s * 1e6:.2f} | {ref * 1e6:.2f} | "
+        f"{n.latency_s / o.latency_s:.1f}x | {ref / o.latency_s:.2f}x |",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    sys.exit(main(sys.argv[1:]))

@@ -1,7 +1,7 @@
 """SoC profiles of the Atlas A2 (Ascend 910B, arch 2201) family for the simulator.
 
 Each constant is a :class:`Const` carrying its value, unit and ``source``: the project's
-specification (the project design doc ``ASCENDC_SIM.md``, quoted as "ASCENDC_SIM.md spec"), a
+specification (``docs/ascendc_simulator.md``, quoted as "simulator spec"), a
 public CANN document, or the word "assumed" where nothing public pins it down. The
 runtime receives the profile as a flat list of numbers (see ``to_config``).
 """
@@ -13,8 +13,11 @@ from dataclasses import dataclass, field, replace
 
 __all__ = ["Const", "SocProfile", "SOC_PROFILES", "get_profile"]
 
-SPEC = "ASCENDC_SIM.md spec"
+SPEC = "simulator spec (docs/ascendc_simulator.md)"
 CANN_DOC = "CANN Ascend C API docs (asc-devkit)"
+# CANN's per-SoC platform files (data/platform_config/<SoC>.ini), as printed publicly in the
+# huawei-csl/pto-dsl matmul optimisation guide; docs/ascendc_simulator.md lists the sources.
+_PLATFORM_INI = "CANN platform config"
 
 
 @dataclass(frozen=True)
@@ -75,9 +78,9 @@ def _common() -> dict[str, Const]:
         "l0a_bytes": C(64 * 1024, SPEC + " (SoC table: L0A 64 KB)", "B"),
         "l0b_bytes": C(64 * 1024, SPEC + " (SoC table: L0B 64 KB)", "B"),
         "l0c_bytes": C(128 * 1024, SPEC + " (SoC table: L0C 128 KB)", "B"),
-        "l2_bytes": C(192 * 1024 * 1024, "assumed (public 910B descriptions quote a 192 MB L2)", "B"),
-        "hbm_bytes": C(64 * 1024**3, "assumed (64 GB HBM for 910B2/B3/B4)", "B"),
-        # The whole UB is usable: ASCENDC_SIM.md spec ("Usable UB: the whole 192 KB (196,608 B) by default";
+        "l2_bytes": C(192 * 1024 * 1024, _PLATFORM_INI + " Ascend910B2.ini l2_size=201326592", "B"),
+        "hbm_bytes": C(64 * 1024**3, _PLATFORM_INI + " Ascend910B2.ini memory_size (64 GB)", "B"),
+        # The whole UB is usable: docs/ascendc_simulator.md ("Usable UB: the whole 192 KB (196,608 B) by default";
         # a published kernel that allocates all of it ran on a 910B). CANN's PlatformAscendC::ReserveLocalMemory
         # (8/16/32 KB) is the documented way to reserve UB, and only on request; both knobs default to 0.
         "ub_reserved_bytes": C(0, SPEC + " (usable UB is the whole 192 KB; reservation knob, default 0)", "B"),
@@ -177,9 +180,18 @@ def _common() -> dict[str, Const]:
 
 
 def _profile(
-    name: str, aic: int, aiv: int, hbm: float, *, clock_source: str, hbm_source: str, core_source: str
+    name: str,
+    aic: int,
+    aiv: int,
+    hbm: float,
+    *,
+    clock_source: str,
+    hbm_source: str,
+    core_source: str,
+    overrides: Mapping[str, Const] | None = None,
 ) -> SocProfile:
     consts = _common()
+    consts.update(overrides or {})
     consts["aic_cores"] = Const(aic, core_source, "cores")
     consts["aiv_cores"] = Const(aiv, core_source, "cores")
     consts["hbm_bytes_per_s"] = Const(hbm, hbm_source, "B/s")
@@ -224,6 +236,11 @@ SOC_PROFILES: dict[str, SocProfile] = {
         clock_source="assumed (" + SPEC + ": 1.85 GHz assumed)",
         hbm_source=SPEC + " (0.8 TB/s default for B4: assumed/unofficial)",
         core_source=SPEC + " (SoC table: 20 AIC / 40 AIV)",
+        # the B4 is the smaller part: its own platform file halves L2 and HBM capacity
+        overrides={
+            "l2_bytes": Const(96 * 1024 * 1024, _PLATFORM_INI + " Ascend910B4.ini l2_size=100663296", "B"),
+            "hbm_bytes": Const(32 * 1024**3, _PLATFORM_INI + " Ascend910B4.ini memory_size (32 GB)", "B"),
+        },
     ),
 }
 

@@ -7,8 +7,10 @@ SOURCE = r"""
 #include "kernel_operator.h"
 using namespace AscendC;
 
-// C tile BM x BN, K step BK: 16 KB per L1 / L0A / L0B / L0C tile in fp32 (k0 = 8 floats per 32 B)
-constexpr uint32_t BM = 64, BN = 64, BK = 64;
+using T = float;                              // A and B element type; the cube accumulates in fp32
+constexpr uint32_t K0 = 32 / sizeof(T);      // elements of a 32-byte column block
+constexpr uint32_t FRAC = 512 / sizeof(T);   // elements of a 512-byte fractal
+constexpr uint32_t BM = 64, BN = 64, BK = 64;  // C tile BM x BN, K step BK
 
 __aicore__ inline uint32_t DivUp(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 __aicore__ inline uint32_t Align16(uint32_t a) { return (a + 15) / 16 * 16; }
@@ -19,13 +21,13 @@ public:
     __aicore__ inline void Init(GM_ADDR a, GM_ADDR b, GM_ADDR c, uint32_t M, uint32_t N, uint32_t K)
     {
         m_ = M; n_ = N; k_ = K;
-        aGm.SetGlobalBuffer((__gm__ float*)a, M * K);
-        bGm.SetGlobalBuffer((__gm__ float*)b, K * N);
+        aGm.SetGlobalBuffer((__gm__ T*)a, M * K);
+        bGm.SetGlobalBuffer((__gm__ T*)b, K * N);
         cGm.SetGlobalBuffer((__gm__ float*)c, M * N);
-        pipe.InitBuffer(qA1, 1, BM * BK * sizeof(float));
-        pipe.InitBuffer(qB1, 1, BK * BN * sizeof(float));
-        pipe.InitBuffer(qA2, 1, BM * BK * sizeof(float));
-        pipe.InitBuffer(qB2, 1, BK * BN * sizeof(float));
+        pipe.InitBuffer(qA1, 1, BM * BK * sizeof(T));
+        pipe.InitBuffer(qB1, 1, BK * BN * sizeof(T));
+        pipe.InitBuffer(qA2, 1, BM * BK * sizeof(T));
+        pipe.InitBuffer(qB2, 1, BK * BN * sizeof(T));
         pipe.InitBuffer(qC, 1, BM * BN * sizeof(float));
     }
     // every C tile in turn on this one core: K loop accumulating in L0C, then Fixpipe to GM
@@ -45,8 +47,8 @@ private:
             CopyB(k0, n0, bk, bn);
             SplitA(bm, bk);
             SplitB(bk, bn);
-            LocalTensor<float> a2 = qA2.DeQue<float>();
-            LocalTensor<float> b2 = qB2.DeQue<float>();
+            LocalTensor<T> a2 = qA2.DeQue<T>();
+            LocalTensor<T> b2 = qB2.DeQue<T>();
             MmadParams p;
             p.m = bm; p.n = bn; p.k = bk;
             p.cmatrixInitVal = k0 == 0;  // the first K step overwrites L0C, the others accumulate
@@ -61,10 +63,10 @@ private:
         Fixpipe(cGm[m0 * n_ + n0], co1, f);
         qC.FreeTensor(co1);
     }
-    // A tile [bm, bk] of row-major A[M, K] -> L1 in NZ (column blocks of 8 floats, Align16(bm) rows each)
+    // A tile [bm, bk] of row-major A[M, K] -> L1 in NZ (column blocks of K0 elements, Align16(bm) rows each)
     __aicore__ inline void CopyA(uint32_t m0, uint32_t k0, uint32_t bm, uint32_t bk)
     {
-        LocalTensor<float> a1 = qA1.AllocTensor<float>();
+        LocalTensor<T> a1 = qA1.AllocTensor<T>();
         Nd2NzParams p;
         p.ndNum = 1; p.nValue = bm; p.dValue = bk; p.srcNdMatrixStride = 0; p.srcDValue = k_;
         p.dstNzC0Stride = Align16(bm); p.dstNzNStride = 1; p.dstNzMatrixStride = 0;
@@ -74,13 +76,13 @@ private:
     // L1 NZ -> L0A Zz: for each 16-row block, its K1 fractals (M1 apart in L1) side by side
     __aicore__ inline void SplitA(uint32_t bm, uint32_t bk)
     {
-        LocalTensor<float> a1 = qA1.DeQue<float>();
-        LocalTensor<float> a2 = qA2.AllocTensor<float>();
-        uint32_t m1 = DivUp(bm, 16), k1 = DivUp(bk, 8);
+        LocalTensor<T> a1 = qA1.DeQue<T>();
+        LocalTensor<T> a2 = qA2.AllocTensor<T>();
+        uint32_t m1 = DivUp(bm, 16), k1 = DivUp(bk, K0);
         LoadData2DParams p;
         p.repeatTimes = k1;
         p.srcStride = m1;
-        for (uint32_t i = 0; i < m1; ++i) LoadData(a2[i * k1 * 128], a1[i * 128], p);
+        for (uint32_t i = 0; i < m1; ++i) LoadData(a2[i * k1 * FRAC], a1[i * FRAC], p);
         qA2.EnQue(a2);
         qA1.FreeTensor(a1);
     }
@@ -88,7 +90,7 @@ private:
     // neighbouring 16 x 8 fractals form a 16 x 16 square
     __aicore__ inline void CopyB(uint32_t k0, uint32_t n0, uint32_t bk, uint32_t bn)
     {
-        LocalTensor<float> b1 = qB1.AllocTensor<float>();
+        LocalTensor<T> b1 = qB1.AllocTensor<T>();
         uint32_t full = bk / 16, rem = bk % 16, slab = 16 * Align16(bn);
         Nd2NzParams p;
         p.nValue = 16; p.dValue = bn; p.srcNdMatrixStride = 16 * n_; p.srcDValue = n_;
@@ -107,15 +109,15 @@ private:
     // second one a fractal row (N1 fractals) further
     __aicore__ inline void SplitB(uint32_t bk, uint32_t bn)
     {
-        LocalTensor<float> b1 = qB1.DeQue<float>();
-        LocalTensor<float> b2 = qB2.AllocTensor<float>();
+        LocalTensor<T> b1 = qB1.DeQue<T>();
+        LocalTensor<T> b2 = qB2.AllocTensor<T>();
         uint32_t n1 = DivUp(bn, 16), slab = 16 * Align16(bn);
         LoadData2dTransposeParams p;
         p.repeatTimes = n1;
         p.srcStride = 1;
         p.dstGap = 0;
         p.dstFracGap = n1 - 1;
-        for (uint32_t s = 0; s < DivUp(bk, 16); ++s) LoadDataWithTranspose(b2[2 * s * n1 * 128], b1[s * slab], p);
+        for (uint32_t s = 0; s < DivUp(bk, 16); ++s) LoadDataWithTranspose(b2[2 * s * n1 * FRAC], b1[s * slab], p);
         qB2.EnQue(b2);
         qB1.FreeTensor(b1);
     }
@@ -126,7 +128,8 @@ private:
     TQue<TPosition::A2, 1> qA2;
     TQue<TPosition::B2, 1> qB2;
     TQue<TPosition::CO1, 1> qC;
-    GlobalTensor<float> aGm, bGm, cGm;
+    GlobalTensor<T> aGm, bGm;
+    GlobalTensor<float> cGm;
     uint32_t m_, n_, k_;
 };
 

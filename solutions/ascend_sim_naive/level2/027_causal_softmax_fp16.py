@@ -109,7 +109,7 @@ private:
     TPipe pipe;
     TQue<QuePosition::VECIN, BUFN> xQ;
     TQue<QuePosition::VECOUT, BUFN> outQ;
-    TBuf<QuePosition::VECCALC> hBuf, redBuf, stageBuf;
+    TBuf<QuePosition::VECCALC> hBuf, redBuf;
     GlobalTensor<T> xGm, yGm;
     uint32_t r0, nr, cols, stride, rpt;
     float scale;

@@ -1,6 +1,7 @@
-"""The ascend_sim reference answers: each task has a naive form (one block, single-buffered) and
-an optimised form (multi-block, double-buffered); both must verify, and the optimised one must
-simulate faster."""
+"""The ascend_sim reference answers: every task of KernelBench-Ascend-v0 has a naive answer (the
+straightforward Ascend C a first attempt would be) that verifies, so every task is known to be
+solvable in the simulator; at least a third also have an optimised answer (multi-block,
+double-buffered, fused) that verifies and simulates faster than its naive twin."""
 
 from __future__ import annotations
 
@@ -8,17 +9,14 @@ import functools
 
 import pytest
 
-from solutions import available_answers, reference_answer
-from kernel_gym.tasks import get_task
+from kernel_gym.tasks import get_task, load_suite
 from kernel_gym.verify import verify
+from solutions import available_answers, reference_answer
 
 OPT, NAIVE = "ascend_sim", "ascend_sim_naive"
-TASKS = available_answers(OPT)
-
-REQUIRED = ["level1/001_add", "level1/003_mul_fp16", "level1/005_scalar_multiply", "level1/021_relu",
-            "level1/022_leaky_relu", "level1/023_sigmoid_tail", "level1/024_tanh", "level1/027_silu",
-            "level1/038_sigmoid_fp16", "level1/047_sum_last_dim_tail", "level1/051_layer_norm",
-            "level1/052_rms_norm", "level1/061_softmax", "level1/066_mse_loss"]
+ALL_TASKS = [t.id for t in load_suite("all")]
+NAIVE_TASKS = available_answers(NAIVE)
+OPT_TASKS = available_answers(OPT)
 
 
 @functools.lru_cache(maxsize=None)
@@ -28,16 +26,22 @@ def _verify(task_id: str, folder: str):
     return verify(get_task(task_id), src, backend="ascend_sim", use_cache=False, timing_trials=1, warmup_runs=0)
 
 
-def test_both_forms_listed():
-    assert set(REQUIRED) <= set(TASKS)
-    assert available_answers(NAIVE) == TASKS
+def test_every_task_has_a_naive_answer_and_a_third_an_optimised_one():
+    assert sorted(ALL_TASKS) == NAIVE_TASKS, sorted(set(ALL_TASKS) ^ set(NAIVE_TASKS))
+    assert set(OPT_TASKS) <= set(NAIVE_TASKS), "an optimised answer without its naive twin"
+    assert len(OPT_TASKS) * 3 >= len(ALL_TASKS), (len(OPT_TASKS), len(ALL_TASKS))
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("task_id", TASKS)
-def test_naive_and_optimised_verify_and_optimised_is_faster(task_id):
+@pytest.mark.parametrize("task_id", NAIVE_TASKS)
+def test_naive_answer_verifies(task_id):
     naive = _verify(task_id, NAIVE)
-    opt = _verify(task_id, OPT)
     assert naive.feasible, f"naive: {naive.error_class}: {naive.message}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task_id", OPT_TASKS)
+def test_optimised_answer_verifies_and_is_faster(task_id):
+    naive, opt = _verify(task_id, NAIVE), _verify(task_id, OPT)
     assert opt.feasible, f"optimised: {opt.error_class}: {opt.message}"
-    assert 0 < opt.latency_s < naive.latency_s, (opt.latency_s, naive.latency_s)
+    assert naive.feasible and 0 < opt.latency_s < naive.latency_s, (opt.latency_s, naive.latency_s)

@@ -213,11 +213,13 @@ class AdaExploreAgent(Agent):
         use_ids = bool(info.get("id_actions")) if self.id_actions is None else bool(self.id_actions)
         shown = {int(p["id"]) for p in parents if p is not None}
         node = tree.select()
-        coin = float(self.rng.random())  # always drawn: the rng stream does not depend on the tree
+        # both always drawn: the agent's rng stream does not depend on the tree
+        coin = float(self.rng.random())
+        pool_rng = np.random.default_rng(int(self.rng.integers(2**32)))
         mode = tree.step_type(node, coin)
         slot, approx = map_to_slot(node, parents, tree)
         approx = approx and not use_ids  # with id actions the env gets the exact node
-        pool_ids = tree.diverse_pool(node) if mode == "large" else []
+        pool_ids = tree.diverse_pool(node, pool_rng) if mode == "large" else []
         pool_mask = np.zeros(len(parents), dtype=np.int8)
         dropped = 0
         for pid in pool_ids:

@@ -5,23 +5,29 @@ Nodes are kernels (env trace ids) under a virtual root ("write from scratch"). A
 drafts written from scratch hang under the root as large steps. Every node keeps its shaped
 reward (:func:`shaped_reward`) and, MCTS-style, the visit count and reward sum of its subtree.
 
-Selection (:meth:`SearchTree.select`) descends from the root. At node ``n`` the arms are its
-expandable (feasible) children, scored by UCB1 ``mean + c * sqrt(ln N(n) / N(child))``, and a
-*stay* arm "expand n itself", scored ``value(n) + c * sqrt(ln N(n) / (1 + #children(n)))`` with
-``value(n)`` = n's own shaped reward (for the root: its subtree mean, 0 when empty); the descent
-stops when the stay arm wins (ties go to the stay arm) or n has no expandable child. ``c`` = 0.3
-(the published weight); ``ln N`` uses ``max(N, 1)``.
+Selection (:meth:`SearchTree.select`) descends from the root as AdaExplore's published code does
+(the KB-l2/l3 configs of its repository: ``exploration_weight`` 0.3, ``reward_alpha`` 0 so a node's
+value is its subtree mean). At node ``n`` the arms are its expandable (feasible) children, scored by
+UCB1 ``mean + c * sqrt(ln N(n) / N(child))``, and an *expand* arm "add a child to n", scored
+``max_child mean + c * sqrt(ln N(n) / k^2)`` over n's ``k`` children (all of them, feasible or not;
+``+inf`` when n has none, so a leaf is always expanded). The descent stops at n when the expand arm
+scores strictly higher than the best child (ties go to the child) or n has no expandable child.
+``c`` = 0.3; ``ln N`` uses ``max(N, 1)``.
 
 Step type at the selected node (:meth:`SearchTree.step_type`): large at the root, when the node
 already has >= 2 small-step children, or with probability 0.2; small otherwise.
 
-Diverse pool (:meth:`SearchTree.diverse_pool`): the path root -> n is cut into small-step
-chains (a chain starts at a large-step node and continues through small steps); the pool holds
-the best feasible kernel (lowest latency) of each chain head's small-step subtree, best first,
-at most 5.
+Diverse pool (:meth:`SearchTree.diverse_pool`): every large-step node on the path root -> n heads a
+component (itself and its descendants through small steps, branches included); the pool holds
+the best feasible kernel (lowest latency) of each component in path order; when there are more
+than 5, a uniform random sample of 5 (the published configs add no kernels from outside the path:
+``pool_size_extra_max`` 0).
 
-Only feasible kernels are expandable: the environment's parent slots hold feasible kernels only,
-so an infeasible node is a leaf whose reward is still backed up.
+Differences from the published code, forced by the environment: only feasible kernels are
+expandable (the env's parent slots hold feasible kernels only, so an infeasible node is a leaf
+whose reward is still backed up; the published tree may refine a kernel that failed), and a small
+step's context is the env's parent plus its recalled memories rather than the last 5 kernels of
+the small-step chain.
 """
 
 from __future__ import annotations
@@ -30,6 +36,8 @@ import math
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+import numpy as np
 
 from kernel_gym.envs.rewards import AdaExploreReward
 from kernel_gym.envs.rewards import adaexplore_shaping as shaped_reward
@@ -149,34 +157,44 @@ class SearchTree:
     def expandable_children(self, node_id: int) -> list[int]:
         return [c for c in self.nodes[node_id].children if self.nodes[c].feasible]
 
-    def stay_value(self, node_id: int) -> float:
+    def expand_value(self, node_id: int) -> float:
+        """UCB score of the expand arm at ``node_id``: the best child mean plus
+        ``c * sqrt(ln N / k^2)`` over its ``k`` children; ``+inf`` without children."""
         n = self.nodes[node_id]
-        return n.mean if node_id == ROOT else n.reward
+        if not n.children:
+            return math.inf
+        best = max(self.nodes[c].mean for c in n.children)
+        return best + self.weight * math.sqrt(math.log(max(n.visits, 1)) / len(n.children) ** 2)
 
     def ucb_arms(self, node_id: int) -> list[tuple[int, float]]:
-        """``[(arm, ucb)]`` at ``node_id``: the stay arm first (arm = node_id), then expandable children."""
+        """``[(arm, ucb)]`` at ``node_id``: the expand arm first (arm = node_id), then expandable children."""
         n = self.nodes[node_id]
         ln = math.log(max(n.visits, 1))
-        arms = [(node_id, self.stay_value(node_id) + self.weight * math.sqrt(ln / (1 + len(n.children))))]
+        arms = [(node_id, self.expand_value(node_id))]
         for c in self.expandable_children(node_id):
             cn = self.nodes[c]
-            arms.append((c, cn.mean + self.weight * math.sqrt(ln / max(cn.visits, 1))))
+            u = math.inf if cn.visits == 0 else cn.mean + self.weight * math.sqrt(ln / cn.visits)
+            arms.append((c, u))
         return arms
 
     def select(self, allowed: Iterable[int] | None = None) -> int:
-        """The node to expand (UCB1 descent with a stay arm, see the module doc). ``allowed``: ids
+        """The node to expand (UCB1 descent with an expand arm, see the module doc). ``allowed``: ids
         that may be chosen as children (e.g. those the env can address); None = all."""
         ok = None if allowed is None else {int(i) for i in allowed}
         cur = ROOT
         while True:
-            arms = [(a, u) for a, u in self.ucb_arms(cur) if a == cur or ok is None or a in ok]
-            best_arm, best_u = arms[0]
-            for a, u in arms[1:]:
-                if u > best_u + 1e-12:
-                    best_arm, best_u = a, u
-            if best_arm == cur:
+            arms = self.ucb_arms(cur)
+            expand_u = arms[0][1]
+            children = [(a, u) for a, u in arms[1:] if ok is None or a in ok]
+            if not children:
                 return cur
-            cur = best_arm
+            best_child, best_u = children[0]
+            for a, u in children[1:]:
+                if u > best_u:
+                    best_child, best_u = a, u
+            if expand_u > best_u:
+                return cur
+            cur = best_child
 
     def step_type(self, node_id: int, coin: float) -> str:
         """ "large" at the root, at a node with >= 2 small-step children, or when ``coin < p_large``."""
@@ -193,17 +211,24 @@ class SearchTree:
             todo.extend(c for c in self.nodes[n].children if self.nodes[c].mode == "small")
         return out
 
-    def diverse_pool(self, node_id: int) -> list[int]:
-        """Best feasible kernel of each small-step chain on the path to ``node_id``, best first,
-        at most ``max_pool``."""
+    def diverse_pool(self, node_id: int, rng: np.random.Generator | None = None) -> list[int]:
+        """Best feasible kernel of each small-step component headed on the path to ``node_id``, in
+        path order; more than ``max_pool`` are cut to a uniform sample of ``max_pool`` drawn with
+        ``rng`` (kept in path order), or to the first ``max_pool`` without one."""
         heads = [n for n in self.path(node_id) if self.nodes[n].mode != "small"]
         best: list[int] = []
         for h in heads:
             feas = [m for m in self.chain_members(h) if self.nodes[m].feasible and self.nodes[m].latency_s]
             if feas:
                 best.append(min(feas, key=lambda m: (self.nodes[m].latency_s, m)))
-        best = sorted(dict.fromkeys(best), key=lambda m: (self.nodes[m].latency_s, m))
-        return best[: self.max_pool]
+        best = list(dict.fromkeys(best))
+        if len(best) > self.max_pool:
+            picked = (
+                rng.choice(len(best), size=self.max_pool, replace=False) if rng is not None else range(self.max_pool)
+            )
+            keep = {best[int(i)] for i in picked}
+            best = [m for m in best if m in keep]
+        return best
 
     # -- persistence --------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:

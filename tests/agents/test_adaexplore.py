@@ -17,14 +17,20 @@ from .helpers import cand, info, parent
 
 
 def _compile_err(api: str, line: int) -> dict:
-    msg = (f"AscendCCompileError: compilation failed: kernel.cpp:{line}:9: error: ‘{api}’ was not declared "
-           f"in this scope (answer line {line + 40})")
+    msg = (
+        f"AscendCCompileError: compilation failed: kernel.cpp:{line}:9: error: ‘{api}’ was not declared "
+        f"in this scope (answer line {line + 40})"
+    )
     log = f"kernel.cpp: In member function ‘void K::Compute()’:\nkernel.cpp:{line}:9: error: ‘{api}’ was not declared in this scope\n"
     return {"error_class": "compile_error", "feasible": False, "compiled": False, "message": msg, "compile_log": log}
 
 
 def test_rule_writer_keys_are_normalised():
-    a, b, c = write_rule(_compile_err("Reluu", 55)), write_rule(_compile_err("Reluu", 81)), write_rule(_compile_err("Expp", 55))
+    a, b, c = (
+        write_rule(_compile_err("Reluu", 55)),
+        write_rule(_compile_err("Reluu", 81)),
+        write_rule(_compile_err("Expp", 55)),
+    )
     assert a.text.startswith("You cannot") and "Reluu" in a.text
     assert a.key == b.key == "compile_error/undeclared/reluu"
     assert c.key != a.key
@@ -51,8 +57,14 @@ def test_rulebook_dedup_and_threshold(tmp_path):
     assert store.get(rid1).count == 2 and book.active() == []
     book.add(write_rule(_compile_err("Reluu", 3)))
     item = store.get(rid1)
-    assert item.count == 3 and item.kind == "validity_rule" and item.key == "rule/ascend_sim/compile_error/undeclared/reluu"
-    assert item.payload["rule_key"] == "compile_error/undeclared/reluu" and item.payload["error_class"] == "compile_error"
+    assert (
+        item.count == 3
+        and item.kind == "validity_rule"
+        and item.key == "rule/ascend_sim/compile_error/undeclared/reluu"
+    )
+    assert (
+        item.payload["rule_key"] == "compile_error/undeclared/reluu" and item.payload["error_class"] == "compile_error"
+    )
     assert [it.id for it in book.active()] == [rid1]
     assert len(book.rules()) == 2
     store.close()
@@ -62,14 +74,19 @@ def test_active_rules_forced_into_context(tmp_path):
     store = MemoryStore(tmp_path / "memory.db")
     book = RuleBook(store, "ascend_sim", threshold=3)
     hot, _ = book.add(write_rule(_compile_err("Reluu", 1)))
-    store.increment([hot], "count", 2)                       # count 3: active
+    store.increment([hot], "count", 2)  # count 3: active
     cold, _ = book.add(write_rule(_compile_err("Expp", 1)))  # count 1
     agent = AdaExploreAgent(seed=0)
     agent.attach(store)
     agent.backend = "ascend_sim"
-    cands = [cand(100, 0.9), cand(101, 0.8), cand(cold, 0.7, kind="validity_rule"), cand(hot, 0.1, kind="validity_rule")]
+    cands = [
+        cand(100, 0.9),
+        cand(101, 0.8),
+        cand(cold, 0.7, kind="validity_rule"),
+        cand(hot, 0.1, kind="validity_rule"),
+    ]
     act = agent.act({"stage": 0}, info(cands, [], n_select=2))
-    assert list(np.flatnonzero(act["select"])) == [0, 3]     # the active rule + the most similar other
+    assert list(np.flatnonzero(act["select"])) == [0, 3]  # the active rule + the most similar other
     assert agent.last_decision["forced_rules"] == [hot] and act["parent"] == 0 and act["mode"] == 1
     # an active rule the recall did not surface is counted as missing
     act = agent.act({"stage": 0}, info(cands[:3], [], n_select=2))
@@ -87,7 +104,7 @@ def test_choose_context_and_map_to_slot():
     tree.add(12, 11, "small", 0.7, True, 1e-5)
     parents = [parent(12, 1e-5), parent(10, 4e-5)]
     assert map_to_slot(12, parents, tree) == (0, False)
-    assert map_to_slot(11, parents, tree) == (1, True)       # nearest shown ancestor (10)
+    assert map_to_slot(11, parents, tree) == (1, True)  # nearest shown ancestor (10)
     assert map_to_slot(ROOT, parents, tree) == (None, False)
 
 
@@ -103,9 +120,9 @@ def test_shaped_reward():
 
 def _hand_tree() -> SearchTree:
     t = SearchTree(weight=0.3)
-    t.add(1, None, "large", 0.5, True, 2e-5)     # A
-    t.add(2, None, "large", 1.0, True, 1e-5)     # B
-    t.add(3, 1, "small", 0.05, False)            # A's failed refinement
+    t.add(1, None, "large", 0.5, True, 2e-5)  # A
+    t.add(2, None, "large", 1.0, True, 1e-5)  # B
+    t.add(3, 1, "small", 0.05, False)  # A's failed refinement
     return t
 
 
@@ -114,12 +131,40 @@ def test_ucb_values_hand_computed():
     assert t.root.visits == 3 and t.root.value_sum == pytest.approx(1.55)
     arms = dict(t.ucb_arms(ROOT))
     ln3 = math.log(3)
-    assert arms[ROOT] == pytest.approx(1.55 / 3 + 0.3 * math.sqrt(ln3 / 3))    # 0.69821
-    assert arms[1] == pytest.approx(0.55 / 2 + 0.3 * math.sqrt(ln3 / 2))        # 0.49734
-    assert arms[2] == pytest.approx(1.0 + 0.3 * math.sqrt(ln3 / 1))             # 1.31444
-    assert 3 not in arms                                                         # infeasible: a leaf
-    assert t.select() == 2                    # descend to B; B has no children: stay
-    assert t.select(allowed=[1]) == ROOT      # B not addressable: root's stay arm beats A
+    # expand arm: best child mean (B: 1.0) + c sqrt(ln N / k^2) over the root's k = 2 children
+    assert arms[ROOT] == pytest.approx(1.0 + 0.3 * math.sqrt(ln3 / 4))  # 1.15722
+    assert arms[1] == pytest.approx(0.55 / 2 + 0.3 * math.sqrt(ln3 / 2))  # 0.49734
+    assert arms[2] == pytest.approx(1.0 + 0.3 * math.sqrt(ln3 / 1))  # 1.31444
+    assert 3 not in arms  # infeasible: a leaf
+    assert t.expand_value(2) == math.inf  # a node without children is always expanded
+    assert t.select() == 2  # B beats the root's expand arm; B is a leaf: expand it
+    assert t.select(allowed=[1]) == ROOT  # B not addressable: the root's expand arm beats A
+
+
+def test_expand_arm_wins_only_when_strictly_higher():
+    t = SearchTree(weight=0.0)  # c = 0: the expand arm is the best child's mean, a tie with that child
+    t.add(1, None, "large", 0.5, True, 1e-5)
+    t.add(2, 1, "small", 0.5, True, 1e-5)
+    assert t.expand_value(ROOT) == pytest.approx(0.5) == dict(t.ucb_arms(ROOT))[1]
+    assert t.select() == 2  # ties go to the child, all the way down to the leaf
+    t2 = SearchTree(weight=0.3)
+    t2.add(1, None, "large", 0.4, True, 1e-5)
+    t2.add(2, 1, "small", 0.4, True, 1e-5)
+    # root, one child visited twice: expand 0.4 + 0.3 sqrt(ln 2 / 1) = 0.650 > child 0.4 + 0.3 sqrt(ln 2 / 2) = 0.577
+    assert t2.expand_value(ROOT) == pytest.approx(0.4 + 0.3 * math.sqrt(math.log(2)))
+    assert t2.select() == ROOT
+
+
+def test_published_constants():
+    """AdaExplore's published configs (KB-l2/l3, 50 steps): exploration weight 0.3, p_large 0.2, at most
+    2 small steps per node before a large one, pool of at most 5, rules shown from count 3."""
+    from agents.tree import MAX_POOL, P_LARGE, SMALL_CHILDREN_LARGE, UCB_WEIGHT
+
+    assert (UCB_WEIGHT, P_LARGE, SMALL_CHILDREN_LARGE, MAX_POOL) == (0.3, 0.2, 2, 5)
+    a = AdaExploreAgent()
+    assert a.rule_threshold == 3
+    t = SearchTree()
+    assert (t.weight, t.p_large, t.small_children_large, t.max_pool) == (0.3, 0.2, 2, 5)
 
 
 def test_large_step_rules():
@@ -130,24 +175,29 @@ def test_large_step_rules():
     assert t.step_type(2, 0.9) == "small"
     t.add(5, 2, "small", 0.7, True, 1e-5)
     assert t.small_children(2) == 2 and t.step_type(2, 0.9) == "large"
-    t.add(6, 2, "large", 0.7, True, 1e-5)     # large children do not count
+    t.add(6, 2, "large", 0.7, True, 1e-5)  # large children do not count
     assert t.small_children(2) == 2
 
 
 def test_diverse_pool():
     t = SearchTree(max_pool=5)
-    t.add(1, None, "large", 0.5, True, 4.0)   # chain A head
+    t.add(1, None, "large", 0.5, True, 4.0)  # component A head
     t.add(2, 1, "small", 0.5, True, 2.0)
-    t.add(3, 2, "small", 0.5, True, 1.5)      # best of chain A
-    t.add(9, 1, "small", 0.5, False)          # infeasible: never in the pool
-    t.add(4, 3, "large", 0.5, True, 3.0)      # chain L head
-    t.add(5, 4, "small", 0.5, True, 2.5)      # best of chain L
-    t.add(7, None, "large", 0.5, True, 0.1)   # another draft, not on the path
-    assert t.path(5) == [1, 2, 3, 4, 5]
-    assert t.diverse_pool(5) == [3, 5]
+    t.add(3, 2, "small", 0.5, True, 1.5)  # best of component A
+    t.add(8, 1, "small", 0.5, True, 1.0)  # a branch of A off the path: still A's component, and faster
+    t.add(9, 1, "small", 0.5, False)  # infeasible: never in the pool
+    t.add(4, 3, "large", 0.5, True, 3.0)  # component L head
+    t.add(5, 4, "small", 0.5, True, 2.5)  # best of component L
+    t.add(6, 5, "large", 0.5, True, 0.5)  # component M head (fastest of all)
+    t.add(7, None, "large", 0.5, True, 0.1)  # another draft, not on the path
+    assert t.path(6) == [1, 2, 3, 4, 5, 6]
+    assert t.diverse_pool(5) == [8, 5]  # best of each component on the path, in path order
+    assert t.diverse_pool(6) == [8, 5, 6]
     assert t.diverse_pool(ROOT) == []
-    t.max_pool = 1
-    assert t.diverse_pool(5) == [3]
+    t.max_pool = 2
+    assert t.diverse_pool(6) == [8, 5]  # no rng: the first max_pool
+    samples = {tuple(t.diverse_pool(6, np.random.default_rng(s))) for s in range(20)}
+    assert samples <= {(8, 5), (8, 6), (5, 6)} and len(samples) > 1  # a uniform sample, kept in path order
 
 
 def test_agent_state_roundtrip(tmp_path):
@@ -163,9 +213,16 @@ def test_smoke_real_env(tmp_path):
     import gymnasium as gym
     import kernel_gym  # noqa: F401
 
-    env = gym.make("KernelBench-Ascend-v0", memory=str(tmp_path / "memory.db"), generator="synthetic",
-                   tasks=["level1/021_relu"], budget=6, max_parents=8, search_actions=True,
-                   verify_settings={"correctness_trials": 2, "timing_trials": 3})
+    env = gym.make(
+        "KernelBench-Ascend-v0",
+        memory=str(tmp_path / "memory.db"),
+        generator="synthetic",
+        tasks=["level1/021_relu"],
+        budget=6,
+        max_parents=8,
+        search_actions=True,
+        verify_settings={"correctness_trials": 2, "timing_trials": 3},
+    )
     agent = AdaExploreAgent(seed=0)
     agent.attach(env.unwrapped.memory)
     obs, inf = env.reset(seed=0)

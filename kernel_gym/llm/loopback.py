@@ -9,7 +9,8 @@ mocks. What each request gets is scripted::
 
 ``script`` items (consumed in order; afterwards every request gets the default reply) are
 :class:`Reply` objects: status code, content, reasoning text, usage, extra headers, delay.
-Every request is recorded (``srv.requests``: parsed body, headers, arrival time).
+Every request is recorded (``srv.requests``: parsed body, headers (names lower-cased: HTTP header
+names are case-insensitive and clients differ), arrival time).
 """
 
 from __future__ import annotations
@@ -99,7 +100,12 @@ class LoopbackServer:
                     body = {}
                 with server._lock:
                     server.requests.append(
-                        {"path": self.path, "body": body, "headers": dict(self.headers), "time": time.monotonic()}
+                        {
+                            "path": self.path,
+                            "body": body,
+                            "headers": {k.lower(): v for k, v in self.headers.items()},
+                            "time": time.monotonic(),
+                        }
                     )
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     return self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})

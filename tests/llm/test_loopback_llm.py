@@ -60,7 +60,7 @@ def test_success_usage_cost_and_key_from_the_environment(tmp_path, task):
     assert u.cost_usd == pytest.approx(1000 * price["input_cost_per_token"] + 200 * price["output_cost_per_token"])
     assert 0 < u.latency_s < 5
     (sent,) = srv.requests
-    assert sent["headers"]["Authorization"] == f"Bearer {KEY}"  # the key came from the named variable
+    assert sent["headers"]["authorization"] == f"Bearer {KEY}"  # the key came from the named variable
     assert sent["body"]["model"] == "gpt-4o-mini" and sent["body"]["messages"][0]["role"] == "system"
 
 

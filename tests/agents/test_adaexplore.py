@@ -218,17 +218,17 @@ def test_smoke_real_env(tmp_path):
         memory=str(tmp_path / "memory.db"),
         generator="synthetic",
         tasks=["level1/021_relu"],
-        budget=6,
+        budget=4,
         max_parents=8,
         search_actions=True,
-        verify_settings={"correctness_trials": 2, "timing_trials": 3},
+        verify_settings={"correctness_trials": 1, "timing_trials": 1},
     )
     agent = AdaExploreAgent(seed=0)
     agent.attach(env.unwrapped.memory)
     obs, inf = env.reset(seed=0)
     agent.reset(obs, inf)
     modes = []
-    for _ in range(6):
+    for _ in range(4):
         action = agent.act(obs, inf)
         assert env.action_space.contains(action)
         modes.append(agent.last_decision["mode"])
@@ -237,6 +237,6 @@ def test_smoke_real_env(tmp_path):
         if term:
             break
     tree = agent.trees["level1/021_relu"]
-    assert len(tree) == 6 and modes[0] == "large"
-    assert tree.root.visits == 6
+    assert len(tree) == 4 and modes[0] == "large"
+    assert tree.root.visits == 4
     env.close()

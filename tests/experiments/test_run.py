@@ -14,7 +14,7 @@ import pytest
 
 from kernel_gym.memory import MemoryStore
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 TASKS = "tasks.ids=[level1/021_relu,level1/001_add,level1/008_square]"
 
 

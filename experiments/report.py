@@ -487,8 +487,9 @@ def build_report(
     root: str | Path, out: str | Path | None = None, group_by: Sequence[str] = (), plots: bool = True
 ) -> dict[str, Any]:
     """Aggregate the runs under ``root`` and write the report files to ``out`` (default ``root``);
-    ``plots=False`` skips the PNGs. Returns ``{"rows", "markdown", "table", "files", "notes"}``
-    (``files``: the paths written). Raises :class:`NoRunsError` / :class:`RunFormatError`."""
+    ``plots=False`` skips the PNGs. Returns ``{"rows", "markdown", "table", "stamp", "files", "notes"}``
+    (``files``: the paths written; ``stamp``: the lines saying what produced the runs).
+    Raises :class:`NoRunsError` / :class:`RunFormatError`."""
     root = Path(root)
     out = Path(out) if out is not None else root
     runs = load_runs(root)
@@ -507,10 +508,11 @@ def build_report(
         notes += plot_q_values(runs, rows, files["q_values.png"])
     write_csv(rows, files["report.csv"])
     budget = max((r["budget"] for r in rows), default=0)
+    stamped = stamp(runs)
     md = [
         f"# Report: {root}",
         "",
-        *stamp(runs),
+        *stamped,
         "",
         f"{len(runs)} run(s) in {len(rows)} group(s); T = {budget} steps per task. "
         "Cells: mean ± sample std (ddof=1) over seeds (runs), then the 95 % bootstrap confidence interval of "
@@ -546,7 +548,34 @@ def build_report(
     if notes:
         md += ["## Notes", "", *(f"- {n}" for n in notes), ""]
     files["report.md"].write_text("\n".join(md), encoding="utf-8")
-    return {"rows": rows, "markdown": "\n".join(md), "table": final, "files": files, "notes": notes}
+    return {"rows": rows, "markdown": "\n".join(md), "table": final, "stamp": stamped, "files": files, "notes": notes}
+
+
+#: the README block that ``--readme`` rewrites
+README_START, README_END = "<!-- demo-results:start -->", "<!-- demo-results:end -->"
+
+
+def update_readme(readme: str | Path, report: dict[str, Any], command: str) -> None:
+    """Replace the block between :data:`README_START` and :data:`README_END` in ``readme`` with the
+    report's stamp, its final-metrics table and the ``command`` that produced the runs. Raises
+    ValueError naming the markers when the file lacks them (nothing is written then)."""
+    path = Path(readme)
+    text = path.read_text(encoding="utf-8")
+    a, b = text.find(README_START), text.find(README_END)
+    if a < 0 or b < a:
+        raise ValueError(f"{path} has no {README_START} ... {README_END} block to fill; add the two markers")
+    block = [
+        README_START,
+        f"Produced by `{command}`, then `python -m experiments.report <run dir> --readme README.md`:",
+        "",
+        *report["stamp"],
+        "",
+        report["table"],
+        "",
+        "Cells: mean ± sample std over seeds, then the 95 % bootstrap confidence interval of the mean.",
+        README_END,
+    ]
+    path.write_text(text[:a] + "\n".join(block) + text[b + len(README_END) :], encoding="utf-8")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -561,6 +590,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="extra dotted config key to group by when it varies (repeatable)",
     )
     p.add_argument("--no-plots", action="store_true", help="tables only")
+    p.add_argument(
+        "--readme",
+        default=None,
+        metavar="PATH",
+        help=f"also write the final table into PATH between {README_START} and {README_END}",
+    )
+    p.add_argument(
+        "--command",
+        default="bash scripts/demo.sh",
+        help="the command that produced the runs, quoted in the README block (with --readme)",
+    )
     args = p.parse_args(argv)
     try:
         res = build_report(args.dir, args.out, args.group_by, plots=not args.no_plots)
@@ -568,6 +608,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     print(res["table"])
+    if args.readme:
+        try:
+            update_readme(args.readme, res, args.command)
+        except (OSError, ValueError) as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        print(f"updated {args.readme}", file=sys.stderr)
     for n in res["notes"]:
         print(f"note: {n}", file=sys.stderr)
     print(f"wrote {', '.join(str(f) for f in res['files'].values())}", file=sys.stderr)

@@ -367,3 +367,20 @@ def test_report_cli_empty_dir(tmp_path: Path, capsys):
     (tmp_path / "nothing").mkdir()
     assert R.main([str(tmp_path / "nothing")]) == 2
     assert "no runs found" in capsys.readouterr().err
+
+
+def test_readme_block_is_rewritten_from_the_runs(sweep: Path, tmp_path: Path, capsys):
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# title\n\nbefore\n{R.README_START}\nold table\n{R.README_END}\nafter\n")
+    assert R.main([str(sweep), "--out", str(tmp_path / "rep"), "--no-plots", "--readme", str(readme),
+                   "--command", "python -m experiments.run experiment=demo"]) == 0
+    text = readme.read_text()
+    assert "old table" not in text and text.startswith("# title\n\nbefore\n") and text.endswith("after\n")
+    block = text[text.index(R.README_START):text.index(R.README_END)]
+    assert "`python -m experiments.run experiment=demo`" in block and "- seeds: 0, 1" in block
+    table = capsys.readouterr().out.strip()  # the table the CLI printed is the one in the README
+    assert table and table in block
+    bare = tmp_path / "bare.md"
+    bare.write_text("no markers\n")
+    assert R.main([str(sweep), "--out", str(tmp_path / "rep2"), "--no-plots", "--readme", str(bare)]) == 2
+    assert bare.read_text() == "no markers\n" and "add the two markers" in capsys.readouterr().err

@@ -116,10 +116,7 @@ def bench_size(n: int, args: argparse.Namespace, workdir: Path) -> dict:
         t_add += time.perf_counter() - t0
     # cold paths: rebuild from SQLite, save, load from file
     t0 = time.perf_counter()
-    if store._index is not None:
-        store._index.close()
-    store._index = None
-    store.sync_index()
+    store.sync_index(rebuild=True)
     t_rebuild = time.perf_counter() - t0
     t0 = time.perf_counter()
     store.save_index(force=True)

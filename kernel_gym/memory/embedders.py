@@ -20,7 +20,8 @@ import math
 import os
 import re
 from collections import Counter
-from typing import Any, Protocol, Sequence, runtime_checkable
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -139,8 +140,14 @@ class HashingEmbedder:
 
     VERSION = "v1"
 
-    def __init__(self, dim: int = 512, seed: str = "kernel-gym", char_weight: float = 0.6,
-                 bigram_weight: float = 0.5, cache_size: int = 200_000) -> None:
+    def __init__(
+        self,
+        dim: int = 512,
+        seed: str = "kernel-gym",
+        char_weight: float = 0.6,
+        bigram_weight: float = 0.5,
+        cache_size: int = 200_000,
+    ) -> None:
         if dim < 8:
             raise ValueError(f"HashingEmbedder dim must be >= 8, got {dim}")
         self._dim = int(dim)
@@ -174,7 +181,7 @@ class HashingEmbedder:
         idx = [h % self._dim]
         val = [1.0 if (h >> 63) & 1 else -1.0]
         padded = f"<{token}>"
-        grams = [padded[j:j + n] for n in (3, 4) for j in range(len(padded) - n + 1)]
+        grams = [padded[j : j + n] for n in (3, 4) for j in range(len(padded) - n + 1)]
         if grams and self.char_weight > 0:
             counts = Counter(grams)
             norm = math.sqrt(sum(c * c for c in counts.values()))
@@ -200,10 +207,10 @@ class HashingEmbedder:
 
     def _embed_chunk(self, texts: Sequence[str]) -> np.ndarray:
         dim = self._dim
-        rows: list[int] = []       # one entry per distinct (text, token)
+        rows: list[int] = []  # one entry per distinct (text, token)
         slots: list[int] = []
         weights: list[float] = []
-        seq_hash: list[int] = []   # token unigram hashes in text order (for bigrams)
+        seq_hash: list[int] = []  # token unigram hashes in text order (for bigrams)
         seq_row: list[int] = []
         log = math.log
         for row, text in enumerate(texts):
@@ -257,7 +264,7 @@ class HashingEmbedder:
         for start in range(0, len(texts), chunk):
             if len(self._slots) > self._cache_size:
                 self._reset_cache()
-            out[start:start + chunk] = self._embed_chunk(texts[start:start + chunk])
+            out[start : start + chunk] = self._embed_chunk(texts[start : start + chunk])
         return l2_normalize(out)
 
 
@@ -276,8 +283,14 @@ class LiteLLMEmbedder:
         **litellm_kwargs: passed to ``litellm.embedding`` (api_base, api_key, timeout, ...).
     """
 
-    def __init__(self, model: str, dim: int | None = None, batch_size: int = 64,
-                 request_dimensions: bool = False, **litellm_kwargs: Any) -> None:
+    def __init__(
+        self,
+        model: str,
+        dim: int | None = None,
+        batch_size: int = 64,
+        request_dimensions: bool = False,
+        **litellm_kwargs: Any,
+    ) -> None:
         self.model = model
         self.name = f"litellm:{model}"
         self._dim = int(dim) if dim is not None else None
@@ -298,13 +311,13 @@ class LiteLLMEmbedder:
 
     @staticmethod
     def _vectors(response: Any) -> list[list[float]]:
-        data = response["data"] if isinstance(response, dict) else getattr(response, "data")
+        data = response["data"] if isinstance(response, dict) else response.data
         rows = []
         for pos, d in enumerate(data):
             if isinstance(d, dict):
                 vec, index = d["embedding"], d.get("index", pos)
             else:
-                vec, index = getattr(d, "embedding"), getattr(d, "index", pos)
+                vec, index = d.embedding, getattr(d, "index", pos)
             rows.append((pos if index is None else int(index), vec))
         rows.sort(key=lambda r: r[0])
         return [vec for _, vec in rows]
@@ -318,7 +331,7 @@ class LiteLLMEmbedder:
 
         out: list[np.ndarray] = []
         for start in range(0, len(texts), self.batch_size):
-            batch = [t if t.strip() else " " for t in texts[start:start + self.batch_size]]
+            batch = [t if t.strip() else " " for t in texts[start : start + self.batch_size]]
             kwargs = dict(self.litellm_kwargs)
             if self.request_dimensions and self._dim is not None:
                 kwargs["dimensions"] = self._dim
@@ -349,7 +362,7 @@ def get_embedder(name: str = "hashing", **kw: Any) -> Embedder:
     Names stored in a store's meta table round-trip through this function.
     """
     if name.startswith("litellm:"):
-        return LiteLLMEmbedder(name[len("litellm:"):], **kw)
+        return LiteLLMEmbedder(name[len("litellm:") :], **kw)
     if name == "litellm":
         return LiteLLMEmbedder(**kw)
     m = _HASHING_NAME_RE.match(name)

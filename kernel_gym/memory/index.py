@@ -29,24 +29,25 @@ import io
 import json
 import os
 import threading
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import faiss
 import numpy as np
 
 ATTR_FIELDS: tuple[str, ...] = ("kind", "level", "category", "task_id", "backend")
 _STRING_FIELDS: tuple[str, ...] = ("kind", "category", "task_id", "backend")
-NONE_CODE = -1          # code of a missing (None) attribute value
-UNKNOWN_CODE = -2       # code of a filter value never seen (matches nothing)
+NONE_CODE = -1  # code of a missing (None) attribute value
+UNKNOWN_CODE = -2  # code of a filter value never seen (matches nothing)
 
-OVERFETCH = 16             # first search asks each shard for k + OVERFETCH items, then widens x4 as needed
+OVERFETCH = 16  # first search asks each shard for k + OVERFETCH items, then widens x4 as needed
 PARALLEL_MIN_ITEMS = 20_000  # search shards in parallel threads from this many items on
 
 
 def coarse_error_bound(dim: int) -> float:
     """Upper bound on |fp16-coded inner product - exact inner product| for unit vectors of ``dim``."""
-    return 2.0 ** -11 + dim * 2.0 ** -22 + 1e-6
+    return 2.0**-11 + dim * 2.0**-22 + 1e-6
 
 
 class VectorIndex:
@@ -63,7 +64,7 @@ class VectorIndex:
         self.vocab: dict[str, dict[str, int]] = {f: {} for f in _STRING_FIELDS}
         # Stamp of the SQLite state this index reflects (set by the store).
         self.stamp: dict[str, Any] = {}
-        self._bitmaps: dict[str, np.ndarray] = {}   # filter -> id bitmap, cleared on every change
+        self._bitmaps: dict[str, np.ndarray] = {}  # filter -> id bitmap, cleared on every change
         self._pool: ThreadPoolExecutor | None = None
         self._pool_pid = 0
 
@@ -98,8 +99,10 @@ class VectorIndex:
 
     def encode_attrs(self, rows: Sequence[dict[str, Any]]) -> dict[str, np.ndarray]:
         """Integer codes ``{field: int32[n]}`` of attribute dicts (growing the vocabularies)."""
-        return {f: np.fromiter((self._code(f, r.get(f), True) for r in rows), dtype=np.int32, count=len(rows))
-                for f in ATTR_FIELDS}
+        return {
+            f: np.fromiter((self._code(f, r.get(f), True) for r in rows), dtype=np.int32, count=len(rows))
+            for f in ATTR_FIELDS
+        }
 
     def add(self, ids: np.ndarray, vectors: np.ndarray, attrs: dict[str, np.ndarray]) -> None:
         """Append items. ``ids``: int64 ``[n]``, ascending, all larger than :attr:`max_id`;
@@ -142,10 +145,17 @@ class VectorIndex:
             self.attrs[f] = self.attrs[f][keep]
         return int(ids.size)
 
+    def _quantizer(self, s: int) -> faiss.IndexScalarQuantizer:
+        """The fp16 scalar quantizer inside shard ``s`` (faiss hands out the base class; downcast it)."""
+        sq = faiss.downcast_index(self.shards[s].index)
+        if not isinstance(sq, faiss.IndexScalarQuantizer):
+            raise TypeError(f"shard {s} does not hold a scalar quantizer but {type(sq).__name__}")
+        return sq
+
     def _codes_view(self, s: int) -> np.ndarray:
         """Writable uint8 view ``[ntotal_s, code_size]`` of shard ``s``'s fp16 codes (valid until the next add)."""
-        sq = faiss.downcast_index(self.shards[s].index)
-        n = sq.ntotal
+        sq = self._quantizer(s)
+        n = int(sq.ntotal)
         if n == 0:
             return np.empty((0, sq.code_size), dtype=np.uint8)
         buf = faiss.rev_swig_ptr(sq.codes.data(), n * sq.code_size)
@@ -169,7 +179,7 @@ class VectorIndex:
         for s in range(self.n_shards):
             sel = shard_of == s
             if sel.any():
-                sq = faiss.downcast_index(self.shards[s].index)
+                sq = self._quantizer(s)
                 pos = np.searchsorted(self.shard_ids[s], ids[sel])
                 self._codes_view(s)[pos] = self._faiss(sq.sa_encode, vectors[sel])
 
@@ -201,8 +211,12 @@ class VectorIndex:
         faiss's OpenMP regions for a single query cost milliseconds of barrier waits when the cores are
         busy, far more than the work; parallelism comes from searching the shards in these threads."""
         if self._pool is None or self._pool_pid != os.getpid():
-            self._pool = ThreadPoolExecutor(self.n_shards, thread_name_prefix="kg-memory-faiss",
-                                            initializer=faiss.omp_set_num_threads, initargs=(1,))
+            self._pool = ThreadPoolExecutor(
+                self.n_shards,
+                thread_name_prefix="kg-memory-faiss",
+                initializer=faiss.omp_set_num_threads,
+                initargs=(1,),
+            )
             self._pool_pid = os.getpid()
         return self._pool
 
@@ -222,8 +236,9 @@ class VectorIndex:
         bits[self.ids[mask]] = True
         return np.packbits(bits, bitorder="little")
 
-    def _search_shards(self, q: np.ndarray, kk: int, bitmap: np.ndarray | None
-                       ) -> list[tuple[np.ndarray, np.ndarray, bool]]:
+    def _search_shards(
+        self, q: np.ndarray, kk: int, bitmap: np.ndarray | None
+    ) -> list[tuple[np.ndarray, np.ndarray, bool]]:
         """Per shard: (scores, ids, full) where ``full`` means the shard may hold more matching items."""
         jobs = [(s, min(kk, int(self.shards[s].ntotal))) for s in range(self.n_shards)]
         jobs = [(s, k) for s, k in jobs if k > 0]
@@ -231,11 +246,12 @@ class VectorIndex:
         def one(job: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, bool]:
             s, k = job
             if bitmap is None:
-                D, I = self.shards[s].search(q, k)
+                scores, labels = self.shards[s].search(q, k)
             else:
-                sel = faiss.IDSelectorBitmap(bitmap.size, faiss.swig_ptr(bitmap))
-                D, I = self.shards[s].search(q, k, params=faiss.SearchParameters(sel=sel))
-            return D[0], I[0], k < int(self.shards[s].ntotal) and I[0][-1] >= 0
+                params = faiss.SearchParameters()
+                params.sel = faiss.IDSelectorBitmap(bitmap.size, faiss.swig_ptr(bitmap))
+                scores, labels = self.shards[s].search(q, k, params=params)
+            return scores[0], labels[0], k < int(self.shards[s].ntotal) and labels[0][-1] >= 0
 
         if len(jobs) > 1 and self.ntotal >= PARALLEL_MIN_ITEMS:
             return list(self._executor().map(one, jobs))
@@ -250,8 +266,9 @@ class VectorIndex:
         keep = scores >= thr
         return ids[keep], scores[keep], thr
 
-    def candidates(self, query: np.ndarray, k: int, filters: dict[str, Any] | None = None
-                   ) -> tuple[np.ndarray, np.ndarray]:
+    def candidates(
+        self, query: np.ndarray, k: int, filters: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Candidate ids and coarse scores that surely contain the exact top-``k`` of the filtered set.
 
         ``query``: float32 ``[dim]`` unit vector. Returns (ids int64 ``[m]``, coarse scores float32 ``[m]``),
@@ -275,7 +292,7 @@ class VectorIndex:
                 bitmap = self._bitmaps[key] = self._bitmap(mask) if not mask.all() else np.empty(0, np.uint8)
                 if len(self._bitmaps) > 64:
                     self._bitmaps.pop(next(iter(self._bitmaps)))
-            if bitmap.size == 0:       # the filter keeps everything
+            if bitmap.size == 0:  # the filter keeps everything
                 bitmap = None
         kk = k + OVERFETCH
         while True:
@@ -285,7 +302,7 @@ class VectorIndex:
             valid = ids >= 0
             ids, scores = ids[valid], scores[valid]
             full = [float(p[0][-1]) for p in parts if p[2]]
-            bound = max(full) if full else -np.inf   # every unseen matching item scores <= bound
+            bound = max(full) if full else -np.inf  # every unseen matching item scores <= bound
             ids, scores, thr = self._window(ids, scores, k)
             if bound < thr or not full:
                 return ids, scores
@@ -297,16 +314,26 @@ class VectorIndex:
         """The index as an .npz container (shards, attributes, stamp)."""
         arrays: dict[str, np.ndarray] = {
             "ids": self.ids,
-            "header": np.frombuffer(json.dumps({"dim": self.dim, "n_shards": self.n_shards, "vocab": self.vocab,
-                                                "stamp": self.stamp, "format": "kernel_gym.memory.index/1"}
-                                               ).encode(), dtype=np.uint8),
+            "header": np.frombuffer(
+                json.dumps(
+                    {
+                        "dim": self.dim,
+                        "n_shards": self.n_shards,
+                        "vocab": self.vocab,
+                        "stamp": self.stamp,
+                        "format": "kernel_gym.memory.index/1",
+                    }
+                ).encode(),
+                dtype=np.uint8,
+            ),
         }
         for f in ATTR_FIELDS:
             arrays[f"attr_{f}"] = self.attrs[f]
         for s in range(self.n_shards):
             arrays[f"shard_{s}"] = faiss.serialize_index(self.shards[s])
         buf = io.BytesIO()
-        np.savez(buf, **arrays)
+        # numpy's stub types **kwds as if a key could be its allow_pickle: bool keyword; ours are array names
+        np.savez(buf, **arrays)  # type: ignore[arg-type]
         return buf.getvalue()
 
     def to_file(self, path: str) -> str:
@@ -323,13 +350,13 @@ class VectorIndex:
         return hashlib.sha256(data).hexdigest()
 
     @classmethod
-    def from_file(cls, path: str) -> "VectorIndex":
+    def from_file(cls, path: str) -> VectorIndex:
         """Read an index written by :meth:`to_file` (raises on any inconsistency)."""
         with open(path, "rb") as fh:
             return cls.from_bytes(fh.read())
 
     @classmethod
-    def from_bytes(cls, raw: bytes) -> "VectorIndex":
+    def from_bytes(cls, raw: bytes) -> VectorIndex:
         """Read an index from :meth:`to_bytes`'s container (raises on any inconsistency)."""
         data = np.load(io.BytesIO(raw), allow_pickle=False)
         header = json.loads(bytes(data["header"]).decode())
@@ -343,6 +370,8 @@ class VectorIndex:
             idx.attrs[f] = data[f"attr_{f}"].astype(np.int32)
         for s in range(idx.n_shards):
             shard = faiss.deserialize_index(data[f"shard_{s}"])
+            if not isinstance(shard, faiss.IndexIDMap2):
+                raise ValueError(f"index file: shard {s} is a {type(shard).__name__}, not an IndexIDMap2")
             idx.shards[s] = shard
             idx.shard_ids[s] = faiss.vector_to_array(shard.id_map).astype(np.int64)
         total = sum(int(sh.ntotal) for sh in idx.shards)

@@ -4,21 +4,23 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import json
 from dataclasses import dataclass, field
+from pathlib import PurePath
 from typing import Any
 
 import numpy as np
 
 
-class ItemKind(str, enum.Enum):
+class ItemKind(enum.StrEnum):
     """What a memory item is. Stored in SQLite as the string value."""
 
-    API_TEMPLATE = "api_template"              # backend API usage / code skeletons (seed knowledge)
-    BEST_PRACTICE = "best_practice"            # optimisation and correctness advice (seed or distilled)
+    API_TEMPLATE = "api_template"  # backend API usage / code skeletons (seed knowledge)
+    BEST_PRACTICE = "best_practice"  # optimisation and correctness advice (seed or distilled)
     EXPERIENCE_SUCCESS = "experience_success"  # summarised experience that led to a feasible/faster kernel
     EXPERIENCE_FAILURE = "experience_failure"  # summarised experience of a failure and its cause
-    TRACE = "trace"                            # one generation step: code, verifier result, reward, context ids
-    VALIDITY_RULE = "validity_rule"            # AdaExplore-style "You cannot ..." rule with an occurrence count
+    TRACE = "trace"  # one generation step: code, verifier result, reward, context ids
+    VALIDITY_RULE = "validity_rule"  # AdaExplore-style "You cannot ..." rule with an occurrence count
 
 
 #: All item kinds as strings, in a fixed order (the order defines the integer code of a kind).
@@ -33,7 +35,7 @@ class MemoryStoreError(RuntimeError):
     """A memory store cannot be opened or used as asked. The message names the path and a remedy."""
 
 
-def normalize_kind(kind: "str | ItemKind") -> str:
+def normalize_kind(kind: str | ItemKind) -> str:
     """Return the string value of ``kind``; raise ``ValueError`` for an unknown kind."""
     value = kind.value if isinstance(kind, ItemKind) else str(kind)
     if value not in ITEM_KINDS:
@@ -105,3 +107,21 @@ class MemoryItem:
         if with_embedding and self.embedding is not None:
             d["embedding"] = np.asarray(self.embedding, dtype=np.float32).tolist()
         return d
+
+
+def json_default(value: Any) -> Any:
+    """JSON encoding of the non-JSON values a payload may hold (numpy scalars and arrays, sets, tuples, paths)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    if isinstance(value, PurePath):
+        return str(value)
+    raise TypeError(f"payload value of type {type(value).__name__} is not JSON serialisable")
+
+
+def payload_json(payload: dict[str, Any] | None) -> str:
+    """A payload as the JSON text stored in the database (None is ``{}``)."""
+    return json.dumps(payload or {}, default=json_default, ensure_ascii=False)

@@ -2,7 +2,24 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run_worker(*args: str) -> str:
+    """Run ``python -m tests.memory._workers ARGS`` in a fresh process; its stdout, stripped."""
+    out = subprocess.run(
+        [sys.executable, "-m", "tests.memory._workers", *args],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return out.stdout.strip()
 
 
 def concurrent_writer(path: str, worker: int, n: int, shared_id: int) -> None:
@@ -10,8 +27,16 @@ def concurrent_writer(path: str, worker: int, n: int, shared_id: int) -> None:
 
     with MemoryStore(path, save_index_on_close=False) as store:
         for i in range(n):
-            [new_id] = store.add([MemoryItem(kind="trace", text=f"worker {worker} step {i} softmax kernel",
-                                             task_id=f"w{worker}", payload={"i": i})])
+            [new_id] = store.add(
+                [
+                    MemoryItem(
+                        kind="trace",
+                        text=f"worker {worker} step {i} softmax kernel",
+                        task_id=f"w{worker}",
+                        payload={"i": i},
+                    )
+                ]
+            )
             store.update_q([new_id], q1=0.5, q2=float(i))
             store.increment([shared_id], "use_count", 1)
             store.mc_update([shared_id], reward=1.0, alpha=0.0)  # a no-op Q step, still a write
@@ -27,8 +52,12 @@ def main() -> None:
     with MemoryStore(path, save_index_on_close=False) as store:
         if cmd == "add":
             n, text = int(sys.argv[3]), sys.argv[4]
-            ids = store.add([MemoryItem(kind="experience_success", text=f"{text} {i}", task_id="sub",
-                                        payload={"n": i}) for i in range(n)])
+            ids = store.add(
+                [
+                    MemoryItem(kind="experience_success", text=f"{text} {i}", task_id="sub", payload={"n": i})
+                    for i in range(n)
+                ]
+            )
             print(",".join(map(str, ids)))
         elif cmd == "mutate":
             delete_id, edit_id = int(sys.argv[3]), int(sys.argv[4])
@@ -36,6 +65,29 @@ def main() -> None:
             store.update(edit_id, text="layer norm rsqrt variance gamma beta", category="normalization")
             new = store.add(MemoryItem(kind="best_practice", text="zebra giraffe unusual words"))
             print(new)
+
+
+def backend_value_steps(backend_name: str, location: str, item_id: int, n: int, reward: float, alpha: float) -> None:
+    """``n`` single-item Q steps and counter increments through a storage backend (one transaction each)."""
+    from tests.memory.backends import open_backend
+
+    backend = open_backend(backend_name, location)
+    try:
+        for _ in range(n):
+            backend.step_values("q1", [item_id], reward, alpha)
+            backend.add_to_counter("use_count", [item_id], 1)
+    finally:
+        backend.close()
+
+
+def store_value_steps(path: str, item_id: int, n: int, reward: float, alpha: float) -> None:
+    """``n`` Monte-Carlo updates and use_count increments of one item through MemoryStore."""
+    from kernel_gym.memory import MemoryStore
+
+    with MemoryStore(path, save_index_on_close=False) as store:
+        for _ in range(n):
+            store.mc_update([item_id], reward=reward, alpha=alpha, stage="refining")
+            store.increment([item_id], "use_count", 1)
 
 
 if __name__ == "__main__":

@@ -8,16 +8,39 @@ import sys
 import numpy as np
 import pytest
 
-from kernel_gym.memory import HashingEmbedder, LiteLLMEmbedder, MemoryItem, MemoryStore, get_embedder, load_seed_knowledge
+from kernel_gym.memory import (
+    HashingEmbedder,
+    LiteLLMEmbedder,
+    MemoryItem,
+    MemoryStore,
+    get_embedder,
+    load_seed_knowledge,
+)
 from kernel_gym.memory.embedders import tokenize
 
 
 def test_tokenize_is_code_aware():
     toks = tokenize("DataCopyPad GetBlockIdx BUFFER_NUM TQue snake_case fp16 buffering the")
-    for t in ["datacopypad", "data", "copy", "pad", "getblockidx", "block", "idx", "buffer_num", "buffer",
-              "num", "tque", "que", "snake_case", "snake", "case", "fp16"]:
+    for t in [
+        "datacopypad",
+        "data",
+        "copy",
+        "pad",
+        "getblockidx",
+        "block",
+        "idx",
+        "buffer_num",
+        "buffer",
+        "num",
+        "tque",
+        "que",
+        "snake_case",
+        "snake",
+        "case",
+        "fp16",
+    ]:
         assert t in toks
-    assert "the" not in toks and toks.count("buffer") == 2   # "buffering" is stemmed
+    assert "the" not in toks and toks.count("buffer") == 2  # "buffering" is stemmed
 
 
 def test_hashing_embedder_is_deterministic_and_normalised():
@@ -27,11 +50,14 @@ def test_hashing_embedder_is_deterministic_and_normalised():
     assert a.dtype == np.float32 and a.shape == (4, 512)
     assert np.array_equal(a, b)
     np.testing.assert_allclose(np.linalg.norm(a, axis=1), [1, 1, 0, 1], atol=1e-5)
-    code = "import sys; from kernel_gym.memory import HashingEmbedder as H; " \
-           "sys.stdout.buffer.write(H().embed(['double buffering with TQue']).tobytes())"
-    other = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True,
-                           env={"PYTHONHASHSEED": "123", "PATH": ""}).stdout
-    assert other == a[:1].tobytes()                            # same bytes in another process and hash seed
+    code = (
+        "import sys; from kernel_gym.memory import HashingEmbedder as H; "
+        "sys.stdout.buffer.write(H().embed(['double buffering with TQue']).tobytes())"
+    )
+    other = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, check=True, env={"PYTHONHASHSEED": "123", "PATH": ""}
+    ).stdout
+    assert other == a[:1].tobytes()  # same bytes in another process and hash seed
     assert HashingEmbedder(dim=1024).embed(["x"]).shape == (1, 1024)
     assert HashingEmbedder(seed="other").name != HashingEmbedder().name
     with pytest.raises(TypeError):
@@ -40,8 +66,13 @@ def test_hashing_embedder_is_deterministic_and_normalised():
 
 def test_hashing_similarity_is_meaningful(tmp_path):
     e = HashingEmbedder()
-    v = e.embed(["double buffering TQue depth 2", "Use BUFFER_NUM = 2 in InitBuffer so copy overlaps compute "
-                 "(double buffer)", "cumulative sum along rows"])
+    v = e.embed(
+        [
+            "double buffering TQue depth 2",
+            "Use BUFFER_NUM = 2 in InitBuffer so copy overlaps compute (double buffer)",
+            "cumulative sum along rows",
+        ]
+    )
     assert v[0] @ v[1] > v[0] @ v[2] + 0.2
     with MemoryStore(str(tmp_path / "s.db")) as s:
         load_seed_knowledge(s)
@@ -81,7 +112,7 @@ def test_litellm_embedder_with_monkeypatched_litellm(monkeypatch, tmp_path):
         for i, text in enumerate(input):
             vec = [float(len(text)), 1.0, float(text.count("a")), 0.5, 0.0, 2.0]
             rows.append({"object": "embedding", "index": i, "embedding": vec})
-        rows.reverse()                                          # order must come from "index"
+        rows.reverse()  # order must come from "index"
         if len(calls) % 2:
             return EmbeddingResponse(model=model, data=rows)
         return FakeResponse(rows)
@@ -95,7 +126,7 @@ def test_litellm_embedder_with_monkeypatched_litellm(monkeypatch, tmp_path):
     expected = np.array([3, 1, 3, 0.5, 0, 2], np.float32)
     np.testing.assert_allclose(out[0], expected / np.linalg.norm(expected), atol=1e-6)
     assert [len(c[1]) for c in calls] == [2, 2] and calls[0][2] == {"api_base": "http://localhost:1"}
-    assert calls[1][1][0] == " "                                # empty text sent as a space
+    assert calls[1][1][0] == " "  # empty text sent as a space
     with pytest.raises(ValueError):
         LiteLLMEmbedder("openai/fake-embed", dim=8).embed(["x"])
     # a store built on it records the name and dim and reopens with it

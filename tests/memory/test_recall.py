@@ -18,10 +18,16 @@ def populated(tmp_path_factory):
     path = str(tmp_path_factory.mktemp("recall") / "m.db")
     items = []
     for i in range(N):
-        items.append(MemoryItem(kind=ITEM_KINDS[i % 6] if i % 5 else "trace", text=f"item {i}",
-                                task_id=f"task{rng.integers(60)}", level=int(rng.integers(1, 4)),
-                                category=["softmax", "reduction", "elementwise", None][rng.integers(4)],
-                                backend="ascend_sim" if i % 7 else "cpu"))
+        items.append(
+            MemoryItem(
+                kind=ITEM_KINDS[i % 6] if i % 5 else "trace",
+                text=f"item {i}",
+                task_id=f"task{rng.integers(60)}",
+                level=int(rng.integers(1, 4)),
+                category=["softmax", "reduction", "elementwise", None][rng.integers(4)],
+                backend="ascend_sim" if i % 7 else "cpu",
+            )
+        )
     centers = rng.standard_normal((20, DIM)).astype(np.float32)
     vecs = centers[rng.integers(20, size=N)] + 0.3 * rng.standard_normal((N, DIM)).astype(np.float32)
     # near-duplicates: differences far below fp16 resolution, so only the exact rerank orders them
@@ -66,9 +72,16 @@ def brute_force(meta, q, k, filters):
 
 
 CASES = [
-    {}, {"kinds": "trace"}, {"kinds": ["trace", "best_practice"]}, {"task_id": "task5"},
-    {"exclude_task_id": "task5"}, {"level": 2, "category": "softmax"}, {"category": [None]},
-    {"backend": "cpu", "kinds": "api_template"}, {"task_id": "no-such-task"}, {"level": [1, 3]},
+    {},
+    {"kinds": "trace"},
+    {"kinds": ["trace", "best_practice"]},
+    {"task_id": "task5"},
+    {"exclude_task_id": "task5"},
+    {"level": 2, "category": "softmax"},
+    {"category": [None]},
+    {"backend": "cpu", "kinds": "api_template"},
+    {"task_id": "no-such-task"},
+    {"level": [1, 3]},
     {"kinds": ["api_template", "best_practice", "experience_success", "experience_failure", "validity_rule"]},
 ]
 
@@ -76,9 +89,9 @@ CASES = [
 @pytest.mark.parametrize("path", ["default", "widen", "parallel"])
 def test_filtered_recall_equals_brute_force(populated, path, monkeypatch):
     store, meta, centers, vecs = populated
-    if path == "widen":          # start with exactly k per shard: the candidate window must widen
+    if path == "widen":  # start with exactly k per shard: the candidate window must widen
         monkeypatch.setattr(index_mod, "OVERFETCH", 0)
-    elif path == "parallel":     # shards searched in parallel threads
+    elif path == "parallel":  # shards searched in parallel threads
         monkeypatch.setattr(index_mod, "PARALLEL_MIN_ITEMS", 0)
     rng = np.random.default_rng({"default": 1, "widen": 2, "parallel": 3}[path])
     queries = [centers[j] + 0.3 * rng.standard_normal(DIM).astype(np.float32) for j in range(4)]
@@ -93,7 +106,7 @@ def test_filtered_recall_equals_brute_force(populated, path, monkeypatch):
             assert len(got) == len(want_ids), (filters, k)
             np.testing.assert_allclose(got_scores, want_scores, atol=2e-6)
             # ids equal except where exact scores tie to float rounding
-            mismatch = [i for i, (a, b) in enumerate(zip([it.id for it, _ in got], want_ids)) if a != b]
+            mismatch = [i for i, (a, b) in enumerate(zip([it.id for it, _ in got], want_ids, strict=True)) if a != b]
             for i in mismatch:
                 assert abs(got_scores[i] - want_scores[i]) < 2e-6, (filters, k, i)
             for it, _ in got:
@@ -106,7 +119,7 @@ def test_filtered_recall_equals_brute_force(populated, path, monkeypatch):
 def test_recall_edge_cases(tmp_path):
     with MemoryStore(str(tmp_path / "e.db")) as s:
         assert s.recall("anything", k=5) == []
-        s.add(MemoryItem(kind="trace", text=""))                 # zero vector is allowed
+        s.add(MemoryItem(kind="trace", text=""))  # zero vector is allowed
         s.add(MemoryItem(kind="trace", text="softmax"))
         got = s.recall("softmax", k=10)
         assert [it.text for it, _ in got] == ["softmax", ""] and got[1][1] == 0.0

@@ -16,11 +16,49 @@ def test_seed_items_are_well_formed():
     for d in SEED_ITEMS:
         assert d["title"].strip() and d["category"] and d["tags"] and len(d["text"].strip()) > 80, d["slug"]
     text = " ".join(d["text"] for d in SEED_ITEMS)
-    for api in ["TPipe", "TQue", "InitBuffer", "AllocTensor", "EnQue", "DeQue", "FreeTensor", "SetGlobalBuffer",
-                "GetBlockIdx", "GetBlockNum", "DataCopyPad", "DataCopyExtParams", "DataCopyPadExtParams", "ReduceSum",
-                "ReduceMax", "WholeReduceSum", "SetAtomicAdd", "Cast", "RoundMode", "Compare", "Select", "Duplicate",
-                "LeakyRelu", "Muls", "Adds", "Maxs", "Exp", "Ln", "Rsqrt", "Reciprocal", "Div", "Sqrt", "PipeBarrier",
-                "SetFlag", "WaitFlag", "GM_ADDR", "__gm__", "<<<", "BUFFER_NUM", "192 KB", "TBuf"]:
+    for api in [
+        "TPipe",
+        "TQue",
+        "InitBuffer",
+        "AllocTensor",
+        "EnQue",
+        "DeQue",
+        "FreeTensor",
+        "SetGlobalBuffer",
+        "GetBlockIdx",
+        "GetBlockNum",
+        "DataCopyPad",
+        "DataCopyExtParams",
+        "DataCopyPadExtParams",
+        "ReduceSum",
+        "ReduceMax",
+        "WholeReduceSum",
+        "SetAtomicAdd",
+        "Cast",
+        "RoundMode",
+        "Compare",
+        "Select",
+        "Duplicate",
+        "LeakyRelu",
+        "Muls",
+        "Adds",
+        "Maxs",
+        "Exp",
+        "Ln",
+        "Rsqrt",
+        "Reciprocal",
+        "Div",
+        "Sqrt",
+        "PipeBarrier",
+        "SetFlag",
+        "WaitFlag",
+        "GM_ADDR",
+        "__gm__",
+        "<<<",
+        "BUFFER_NUM",
+        "192 KB",
+        "TBuf",
+    ]:
         assert api in text, api
 
 
@@ -37,5 +75,5 @@ def test_load_seed_knowledge_is_idempotent(db):
         # another backend gets its own copy
         other = load_seed_knowledge(s, backend="ascend_npu")
         assert not set(other) & set(ids) and s.count(backend="ascend_npu") == len(SEED_ITEMS)
-    with MemoryStore(db) as s:                                  # and across processes / reopen
+    with MemoryStore(db) as s:  # and across processes / reopen
         assert load_seed_knowledge(s) == ids

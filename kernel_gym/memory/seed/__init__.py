@@ -18,12 +18,21 @@ def seed_items(backend: str = "ascend_sim") -> list[MemoryItem]:
     out = []
     for d in SEED_ITEMS:
         payload = {"seed_key": d["slug"], "tags": list(d.get("tags", ())), "source": "kernel-gym seed M0"}
-        out.append(MemoryItem(kind=d["kind"], title=d["title"], text=d["text"].strip("\n"), category=d["category"],
-                              backend=backend, payload=payload, key=f"seed/{backend}/{d['slug']}"))
+        out.append(
+            MemoryItem(
+                kind=d["kind"],
+                title=d["title"],
+                text=d["text"].strip("\n"),
+                category=d["category"],
+                backend=backend,
+                payload=payload,
+                key=f"seed/{backend}/{d['slug']}",
+            )
+        )
     return out
 
 
-def load_seed_knowledge(store: "MemoryStore", backend: str = "ascend_sim") -> list[int]:
+def load_seed_knowledge(store: MemoryStore, backend: str = "ascend_sim") -> list[int]:
     """Load M0 into ``store`` in one transaction; returns the ids of all seed items, in seed order.
 
     Idempotent: items are keyed ``seed/<backend>/<slug>``, so a second call (from any process)

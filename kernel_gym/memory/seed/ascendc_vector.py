@@ -98,7 +98,7 @@ Swap the Add call for any other elementwise op; add inputs by adding queues.
     {
         "slug": "kernel-entry-gm-addr",
         "kind": "api_template",
-        "title": "Kernel entry point: extern \"C\" __global__ __aicore__ with GM_ADDR arguments",
+        "title": 'Kernel entry point: extern "C" __global__ __aicore__ with GM_ADDR arguments',
         "category": "general",
         "tags": ["entry", "gm_addr", "__gm__", "signature"],
         "text": r"""
@@ -123,7 +123,7 @@ kernel class); never make it a global.
     {
         "slug": "host-launcher-chevron",
         "kind": "api_template",
-        "title": "Host side: extern \"C\" launcher with the chevron launch kernel<<<blockDim, nullptr, stream>>>",
+        "title": 'Host side: extern "C" launcher with the chevron launch kernel<<<blockDim, nullptr, stream>>>',
         "category": "general",
         "tags": ["host", "launch", "blockdim", "stream", "chevron"],
         "text": r"""
@@ -977,8 +977,8 @@ input size of the task.
         "category": "general",
         "tags": ["datacopy", "alignment", "32b", "tail", "rule"],
         "text": "You cannot DataCopy between GM and UB with count * sizeof(T) not a multiple of 32 bytes "
-                "(the tail is silently dropped on the NPU); use DataCopyPad with DataCopyExtParams for "
-                "the unaligned part.",
+        "(the tail is silently dropped on the NPU); use DataCopyPad with DataCopyExtParams for "
+        "the unaligned part.",
     },
     {
         "slug": "rule-queue-depth",
@@ -987,8 +987,8 @@ input size of the task.
         "category": "general",
         "tags": ["tque", "alloctensor", "initbuffer", "deadlock", "rule"],
         "text": "You cannot AllocTensor from a TQue more times than the buffer count passed to "
-                "InitBuffer without FreeTensor in between, and you cannot DeQue an empty queue; every "
-                "AllocTensor needs a FreeTensor and every EnQue a DeQue, or the kernel hangs.",
+        "InitBuffer without FreeTensor in between, and you cannot DeQue an empty queue; every "
+        "AllocTensor needs a FreeTensor and every EnQue a DeQue, or the kernel hangs.",
     },
     {
         "slug": "rule-ub-capacity",
@@ -997,8 +997,8 @@ input size of the task.
         "category": "general",
         "tags": ["ub", "capacity", "initbuffer", "192kb", "rule"],
         "text": "You cannot request more Unified Buffer than the core has (192 KB on 910B, minus "
-                "reserved space) summed over every InitBuffer (num * bytes, each rounded up to 32 B); "
-                "shrink the tile length instead.",
+        "reserved space) summed over every InitBuffer (num * bytes, each rounded up to 32 B); "
+        "shrink the tile length instead.",
     },
     {
         "slug": "rule-bf16-vector",
@@ -1007,7 +1007,7 @@ input size of the task.
         "category": "general",
         "tags": ["bf16", "bfloat16", "vector", "dtype", "rule"],
         "text": "You cannot pass bfloat16_t tensors to Add/Mul/Exp/ReduceSum or other vector math on "
-                "910B; Cast to float with RoundMode::CAST_NONE, compute, and Cast back with CAST_RINT.",
+        "910B; Cast to float with RoundMode::CAST_NONE, compute, and Cast back with CAST_RINT.",
     },
     {
         "slug": "rule-scalar-read-sync",
@@ -1016,8 +1016,8 @@ input size of the task.
         "category": "general",
         "tags": ["getvalue", "sync", "setflag", "waitflag", "v_s", "rule"],
         "text": "You cannot call GetValue on a LocalTensor just written by a vector instruction (e.g. "
-                "ReduceSum's result) without SetFlag<HardEvent::V_S>/WaitFlag<HardEvent::V_S> first; the "
-                "scalar unit may read stale data.",
+        "ReduceSum's result) without SetFlag<HardEvent::V_S>/WaitFlag<HardEvent::V_S> first; the "
+        "scalar unit may read stale data.",
     },
     {
         "slug": "rule-local-alignment",
@@ -1026,7 +1026,7 @@ input size of the task.
         "category": "general",
         "tags": ["alignment", "localtensor", "offset", "view", "rule"],
         "text": "You cannot pass local[offset] to DataCopy or vector instructions unless offset * "
-                "sizeof(T) is a multiple of 32 bytes; choose row pitches and tile offsets in 32 B units.",
+        "sizeof(T) is a multiple of 32 bytes; choose row pitches and tile offsets in 32 B units.",
     },
     {
         "slug": "rule-no-torch-compute",
@@ -1035,8 +1035,8 @@ input size of the task.
         "category": "general",
         "tags": ["hack", "torch", "modelnew", "verifier", "rule"],
         "text": "You cannot compute the operator with PyTorch calls in ModelNew.forward (or fall back to "
-                "torch in an except branch); the kernel must produce the output, torch may only allocate "
-                "tensors and launch it.",
+        "torch in an except branch); the kernel must produce the output, torch may only allocate "
+        "tensors and launch it.",
     },
     {
         "slug": "rule-gm-bounds",
@@ -1045,8 +1045,8 @@ input size of the task.
         "category": "general",
         "tags": ["gm", "bounds", "out-of-range", "tail", "rule"],
         "text": "You cannot let the last block or the tail tile copy past the end of a GM tensor; clamp "
-                "each block's length to the remaining elements and copy the tail with DataCopyPad of the "
-                "exact byte count.",
+        "each block's length to the remaining elements and copy the tail with DataCopyPad of the "
+        "exact byte count.",
     },
     {
         "slug": "rule-atomic-init",
@@ -1055,8 +1055,8 @@ input size of the task.
         "category": "reduction",
         "tags": ["atomic", "setatomicadd", "zero", "output", "rule"],
         "text": "You cannot SetAtomicAdd partial results into an output buffer that is not zero before "
-                "the launch (torch.empty holds garbage); zero it on the host and call SetAtomicNone after "
-                "the atomic copies.",
+        "the launch (torch.empty holds garbage); zero it on the host and call SetAtomicNone after "
+        "the atomic copies.",
     },
     {
         "slug": "rule-compare-256b",
@@ -1065,6 +1065,6 @@ input size of the task.
         "category": "elementwise",
         "tags": ["compare", "select", "256b", "count", "rule"],
         "text": "You cannot call Compare in count form with count * sizeof(T) not a multiple of 256 bytes "
-                "(64 float, 128 half); round the compared length up within a padded tile.",
+        "(64 float, 128 half); round the compared length up within a padded tile.",
     },
 ]

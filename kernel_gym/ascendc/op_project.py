@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from kernel_gym.ascendc.errors import AscendCCompileError
-from kernel_gym.ascendc.loader import compile_module
+from kernel_gym.ascendc.loader import compile_module, rewrite_chevrons
 from kernel_gym.native.cabi import strip_comments
 
 __all__ = ["load_op_project", "OpProjectOp", "OpTilingError"]
@@ -137,6 +137,12 @@ def _first_column(meta: Mapping[str, Any]) -> tuple[list[int], list[int]] | None
     return [p["dtypes"][0] for p in ins], [p["dtypes"][0] for p in outs]
 
 
+def _include_guards(header: str) -> list[str]:
+    """The include-guard macro of a header (``#ifndef X`` followed by ``#define X``), if it has one."""
+    m = re.search(r"^\s*#\s*ifndef\s+(\w+)\s*\n\s*#\s*define\s+\1\b", strip_comments(header), re.M)
+    return [m.group(1)] if m else []
+
+
 def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
@@ -193,9 +199,24 @@ class OpProjectOp:
         out: dict[str, str] = {}
         for p, t in self.files.items():
             if p.endswith((".cpp", ".cc")):
-                out["proj/" + p + ".inc"] = f'#line 1 "{p}"\n{t}'
+                # a kernel file may carry its own `k<<<n, l2ctrl, stream>>>(...)` launcher (the *_do helper)
+                text = rewrite_chevrons(t) if p in self._kern else t
+                out["proj/" + p + ".inc"] = f'#line 1 "{p}"\n{text}'
             elif not p.endswith(".json"):
                 out["proj/" + p] = t
+        # The host and the kernel are separate compilations on the NPU toolchain, but one unit
+        # here: a header of op_kernel/ that shares its name (and often its include guard) with
+        # one of op_host/ must still be read by the kernel, and an op_host file may include a
+        # header that only op_kernel/ holds (the build puts both directories on its path).
+        host_headers = {p.rsplit("/", 1)[-1]: t for p, t in self.files.items() if p.startswith("op_host/")}
+        kernel_headers = {
+            p.rsplit("/", 1)[-1]: t for p, t in self.files.items() if "op_kernel/" in p and p.endswith((".h", ".hpp"))
+        }
+        for name, text in kernel_headers.items():
+            out.setdefault(f"proj/op_host/{name}", text)
+        kernel_guards = sorted(
+            {g for name in kernel_headers if name in host_headers for g in _include_guards(host_headers[name])}
+        )
         lines = [
             "#include <cstdio>",
             "#include <cstring>",
@@ -211,6 +232,7 @@ class OpProjectOp:
                 lines.append(f"using KgsimOpTilingData = ::optiling::{self._tiling_alias};")
             lines += [f"using ::optiling::{c};" for c in self._tiling_classes]
             lines += [f"#define {k} {v}" for k, v in dtype_defs.items()]
+            lines += [f"#undef {g}" for g in kernel_guards]
             lines += [f'#include "proj/{p}.inc"' for p in self._kern]
         lines.append(f'#define KGSIM_OP_NAME "{self.op_type}"')
         lines.append(_ENTRIES)

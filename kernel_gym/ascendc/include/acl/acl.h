@@ -16,6 +16,19 @@ typedef int aclError;
 #endif
 typedef void* aclrtContext;
 typedef void* aclrtEvent;
+// IEEE half as ACL hands it to host code: the 16 bits, with conversions to and from float.
+typedef uint16_t aclFloat16;
+inline float aclFloat16ToFloat(aclFloat16 value) {
+    _Float16 h;
+    std::memcpy(&h, &value, sizeof(h));
+    return static_cast<float>(h);
+}
+inline aclFloat16 aclFloatToFloat16(float value) {
+    _Float16 h = static_cast<_Float16>(value);
+    aclFloat16 bits;
+    std::memcpy(&bits, &h, sizeof(bits));
+    return bits;
+}
 #ifndef ACL_SUCCESS
 #define ACL_SUCCESS 0
 #endif

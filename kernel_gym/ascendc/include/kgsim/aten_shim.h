@@ -40,9 +40,19 @@ inline size_t element_size(ScalarType t) {
     }
 }
 
+// Every tensor a binding sees lives on "the NPU" (PrivateUse1, as torch_npu registers it);
+// a copy to another device is a plain copy in host memory.
+enum class DeviceType : int16_t { CPU = 0, CUDA = 1, PrivateUse1 = 20 };
+constexpr DeviceType kCPU = DeviceType::CPU, kPrivateUse1 = DeviceType::PrivateUse1;
+
 struct Device {
-    int type() const { return 0; }
-    bool is_cpu() const { return false; }
+    DeviceType type_ = DeviceType::PrivateUse1;
+    Device() = default;
+    Device(DeviceType t, int = 0) : type_(t) {}  // NOLINT: implicit, as c10::Device
+    DeviceType type() const { return type_; }
+    bool is_cpu() const { return type_ == DeviceType::CPU; }
+    bool is_privateuseone() const { return type_ == DeviceType::PrivateUse1; }
+    int index() const { return 0; }
 };
 
 struct TensorOptions {
@@ -60,6 +70,9 @@ using c10::IntArrayRef;
 using c10::ScalarType;
 using c10::TensorOptions;
 using c10::Device;
+using c10::DeviceType;
+using c10::kCPU;
+using c10::kPrivateUse1;
 constexpr ScalarType kFloat = ScalarType::Float, kHalf = ScalarType::Half, kBFloat16 = ScalarType::BFloat16,
                      kInt = ScalarType::Int, kLong = ScalarType::Long, kBool = ScalarType::Bool,
                      kChar = ScalarType::Char, kByte = ScalarType::Byte, kShort = ScalarType::Short,
@@ -143,8 +156,16 @@ public:
         if (nbytes()) std::memset(data_, 0, nbytes());
         return *this;
     }
-    Tensor to(ScalarType t) const;
+    Tensor& fill_(double v);
+    Tensor to(ScalarType t, bool non_blocking = false, bool copy = false) const;
     Tensor to(const TensorOptions& o) const { return to(o.dtype()); }
+    // A device move: host memory stays host memory; `copy` asks for a fresh buffer.
+    Tensor to(Device, bool non_blocking = false, bool copy = false) const { return copy ? clone() : *this; }
+    Tensor to(DeviceType d, bool non_blocking = false, bool copy = false) const {
+        return to(Device(d), non_blocking, copy);
+    }
+    template <class T>
+    T item() const;
     Tensor cpu() const { return *this; }
     Tensor npu() const { return *this; }
 
@@ -185,13 +206,25 @@ inline void store(uint8_t* p, ScalarType t, double v) {
 }
 }  // namespace detail
 
-inline Tensor Tensor::to(ScalarType t) const {
-    if (t == dtype_) return *this;
+inline Tensor Tensor::to(ScalarType t, bool, bool copy) const {
+    if (t == dtype_) return copy ? clone() : *this;
     Tensor out = allocate(sizes_, t);
     size_t src = element_size(), dst = out.element_size();
     for (int64_t i = 0; i < numel(); ++i)
         detail::store(out.data_ + size_t(i) * dst, t, detail::load(data_ + size_t(i) * src, dtype_));
     return out;
+}
+
+inline Tensor& Tensor::fill_(double v) {
+    size_t size = element_size();
+    for (int64_t i = 0; i < numel(); ++i) detail::store(data_ + size_t(i) * size, dtype_, v);
+    return *this;
+}
+
+template <class T>
+T Tensor::item() const {
+    if (numel() != 1) throw std::runtime_error("item(): the tensor has " + std::to_string(numel()) + " elements, not 1");
+    return static_cast<T>(detail::load(data_, dtype_));
 }
 
 inline Tensor empty(IntArrayRef sizes, TensorOptions o = {}) { return Tensor::allocate(std::move(sizes), o.dtype()); }
@@ -202,6 +235,8 @@ inline Tensor zeros(IntArrayRef sizes, TensorOptions o = {}) { return empty(std:
 inline Tensor zeros(std::initializer_list<int64_t> sizes, TensorOptions o = {}) { return zeros(IntArrayRef(sizes), o); }
 inline Tensor zeros_like(const Tensor& t) { return zeros(t.sizes(), t.options()); }
 inline Tensor zeros_like(const Tensor& t, TensorOptions o) { return zeros(t.sizes(), o); }
+inline Tensor ones(IntArrayRef sizes, TensorOptions o = {}) { return empty(std::move(sizes), o).fill_(1.0); }
+inline Tensor ones(std::initializer_list<int64_t> sizes, TensorOptions o = {}) { return ones(IntArrayRef(sizes), o); }
 }  // namespace at
 
 namespace torch {
@@ -269,8 +304,13 @@ inline std::vector<std::pair<std::string, Invoker>>& registry() {
     return r;
 }
 
+// A tensor argument is handed out by reference, so `at::Tensor&` parameters (the `_out`
+// variants of bindings) bind too; other types by value.
 template <class T>
-T from_arg(const Arg& a) {
+using ArgOf = std::conditional_t<std::is_same_v<std::decay_t<T>, at::Tensor>, at::Tensor&, std::decay_t<T>>;
+
+template <class T>
+ArgOf<T> from_arg(Arg& a) {
     using D = std::decay_t<T>;
     if constexpr (std::is_same_v<D, at::Tensor>) {
         if (a.kind != 0) throw std::runtime_error("binding argument: expected a tensor, got a number");
@@ -300,7 +340,7 @@ std::vector<at::Tensor> results(R&& r) {
 }
 
 template <class R, class... A, size_t... I>
-std::vector<at::Tensor> invoke(R (*fn)(A...), const std::vector<Arg>& args, std::index_sequence<I...>) {
+std::vector<at::Tensor> invoke(R (*fn)(A...), std::vector<Arg> args, std::index_sequence<I...>) {
     if (args.size() != sizeof...(A))
         throw std::runtime_error("binding called with " + std::to_string(args.size()) + " arguments; it takes " +
                                  std::to_string(sizeof...(A)));

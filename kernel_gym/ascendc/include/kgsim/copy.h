@@ -172,4 +172,11 @@ void InitGlobalMemory(GlobalTensor<T>& gmWorkspaceAddr, const uint64_t size, con
                    kgsim_detail::bits_of(value), loc);
 }
 
+// Fill: the current name of the GM initialisation above (same semantics, same types).
+template <class T>
+void Fill(GlobalTensor<T>& gmWorkspaceAddr, const uint64_t size, const T value,
+          kgsim::Loc loc = kgsim::Loc::current()) {
+    InitGlobalMemory(gmWorkspaceAddr, size, value, loc);
+}
+
 }  // namespace AscendC

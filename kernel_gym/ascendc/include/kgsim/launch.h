@@ -2,6 +2,7 @@
 // `::kgsim::launch_at(__FILE__, __LINE__, "k", n, k, args)`; host code generated elsewhere
 // (operator projects) calls `kgsim::launch(n, k, args...)` directly.
 #pragma once
+#include <type_traits>
 #include <utility>
 #include "kgsim/base.h"
 
@@ -58,6 +59,17 @@ auto guard_call(F&& f) -> decltype(f()) {
     if constexpr (!std::is_void_v<R>) return R{};
 }
 
+// The generated aclrtlaunch_<k> functions take `void*` for each GM_ADDR parameter, so device
+// buffers from aclrtMalloc pass without a cast; other arguments pass as they are.
+template <class P, class A>
+KGSIM_UNINSTRUMENTED decltype(auto) launch_param(A&& a) {
+    if constexpr (std::is_pointer_v<P> && std::is_same_v<std::decay_t<A>, void*>) {
+        return static_cast<P>(a);
+    } else {
+        return std::forward<A>(a);
+    }
+}
+
 // `ACLRT_LAUNCH_KERNEL(k)(blockDim, stream, args...)` as generated for CANN kernel projects.
 template <class... P>
 struct LaunchProxy {
@@ -65,7 +77,8 @@ struct LaunchProxy {
     void (*fn)(P...);
     template <class... A>
     KGSIM_UNINSTRUMENTED int operator()(uint32_t block_dim, void* /*stream*/, A&&... args) const {
-        launch_at("<host>", 0, name, block_dim, fn, std::forward<A>(args)...);
+        static_assert(sizeof...(P) == sizeof...(A), "kernel launched with the wrong number of arguments");
+        launch_at("<host>", 0, name, block_dim, fn, launch_param<P>(std::forward<A>(args))...);
         return 0;
     }
 };

@@ -3,6 +3,7 @@
 // LayerNorm, RmsNorm, CumSum, Mean and Pad. The sizes come from the same functions the runtime
 // checks sharedTmpBuffer against (src/rt_math.cpp, src/rt_adv.cpp).
 #pragma once
+#include <algorithm>
 #include "graph/tensor.h"
 #include "kgsim/math.h"
 
@@ -270,5 +271,23 @@ inline void PadTilingFunc(const ge::Shape srcShape, const ge::Shape oriSrcShape,
     tiling.blocksPerRow = (tiling.srcWidth + epb - 1) / epb;
     tiling.widthWithoutLastBlock = tiling.blocksPerRow ? (tiling.blocksPerRow - 1) * epb : 0;
     tiling.maxRepeatTimes = 255;
+}
+// BroadCast's scratch: one 32-byte block per source element when a column is spread (each
+// element is first broadcast to a block), none when rows are copied; int8 data is widened to
+// half first, so it also needs both tensors in 16-bit form. The kernel side does not check the
+// size it is given (kgsim:partial), so the range is min == max.
+// kgsim:partial GetBroadCastMaxMinTmpSize: one size, not a performance range
+template <class Platform>
+void GetBroadCastMaxMinTmpSize(const Platform&, const ge::Shape& srcShape, const ge::Shape& dstShape,
+                               uint32_t typeSize, const bool /*isReuseSource*/, uint32_t& maxValue,
+                               uint32_t& minValue) {
+    auto align = [](uint64_t v, uint64_t a) { return (v + a - 1) / a * a; };
+    uint64_t src = uint64_t(std::max<int64_t>(srcShape.GetShapeSize(), 0));
+    uint64_t dst = uint64_t(std::max<int64_t>(dstShape.GetShapeSize(), 0));
+    size_t rank = srcShape.GetDimNum();
+    bool spreads_column = rank > 0 && srcShape.GetDim(rank - 1) == 1 && dstShape.GetDim(rank - 1) != 1;
+    uint64_t bytes = spreads_column ? align(src, 8) * 32 : 0;
+    if (typeSize == 1) bytes += (align(src, 16) + align(dst, 16)) * 2;
+    maxValue = minValue = uint32_t(bytes);
 }
 }  // namespace AscendC

@@ -258,3 +258,17 @@ public:
 inline TPipe* GetTPipePtr() { return static_cast<TPipe*>(kgsim::hot.tpipe); }
 
 }  // namespace AscendC
+
+// Ascend C declares GetTPipePtr at global scope too; kernels call it unqualified.
+using AscendC::GetTPipePtr;
+
+// The asc language's built-in `block_idx` / `block_num` (what GetBlockIdx / GetBlockNum
+// return), read at the point of use: each block sees its own index.
+struct KgsimBlockIdxVar {
+    operator int64_t() const { return AscendC::GetBlockIdx(); }  // NOLINT: implicit, as the built-in
+};
+struct KgsimBlockNumVar {
+    operator int64_t() const { return AscendC::GetBlockNum(); }  // NOLINT: implicit, as the built-in
+};
+[[maybe_unused]] inline constexpr KgsimBlockIdxVar block_idx{};
+[[maybe_unused]] inline constexpr KgsimBlockNumVar block_num{};

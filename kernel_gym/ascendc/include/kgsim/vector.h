@@ -756,6 +756,14 @@ inline void wait_flag(pipe_t src, pipe_t dst, event_t id, kgsim::Loc loc = kgsim
 #ifndef ASSERT
 #define ASSERT(x) ((void)0)
 #endif
+// ASCENDC_ASSERT(cond, { KERNEL_LOG(KERNEL_ERROR, ...); }) and KERNEL_LOG are debug-build checks
+// and logs too (active with ASCENDC_CPU_DEBUG / ASCENDC_DEBUG only): nothing in an NPU build.
+#ifndef ASCENDC_ASSERT
+#define ASCENDC_ASSERT(cond, ...) ((void)0)
+#endif
+#ifndef KERNEL_LOG
+#define KERNEL_LOG(level, ...) ((void)0)
+#endif
 #ifndef ascendc_assert
 #define ascendc_assert(x, ...) ((x) ? (void)0 : ::kgsim::kernel_assert_fail(#x, ::kgsim::Loc::current()))
 #endif

@@ -213,6 +213,8 @@ public:
     explicit InferDataTypeContext(KgsimOpIO* io) : io_(io) {}
     ge::DataType GetInputDataType(size_t i) const { return i < io_->in_desc.size() ? io_->in_desc[i].dtype_ : ge::DT_UNDEFINED; }
     ge::DataType GetOptionalInputDataType(size_t i) const { return GetInputDataType(i); }
+    // Dynamic inputs are flattened in order, as GetDynamicInputShape of the other contexts does.
+    ge::DataType GetDynamicInputDataType(size_t i, size_t j) const { return GetInputDataType(i + j); }
     ge::DataType GetOutputDataType(size_t i) const { return i < io_->out_desc.size() ? io_->out_desc[i].dtype_ : ge::DT_UNDEFINED; }
     ge::graphStatus SetOutputDataType(size_t i, ge::DataType d) {
         if (i < io_->out_desc.size()) io_->out_desc[i].dtype_ = d;

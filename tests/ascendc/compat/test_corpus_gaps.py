@@ -1,0 +1,304 @@
+"""Gaps found by running published vector kernels unmodified: each test is a small kernel of our
+own that uses the API or host-side form those kernels use, compared with PyTorch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+import kernel_gym.ascendc as asc
+
+from .six_string_answers import LEAKY_RELU
+
+# ---- the ATen shim: `_out` bindings taking at::Tensor&, device queries, host scalar tensors ------
+BINDING_WITH_OUT_VARIANT = r"""
+#include <torch/library.h>
+#include <torch/extension.h>
+#include "pytorch_npu_helper.hpp"
+
+at::Tensor& lrelu_out(const at::Tensor& x, double slope, at::Tensor& out)
+{
+    TORCH_CHECK(x.device().type() == c10::DeviceType::PrivateUse1, "x must be on the NPU");
+    TORCH_CHECK(out.device().is_privateuseone() && !out.device().is_cpu(), "out must be on the NPU");
+    TORCH_CHECK(x.device().type() == at::kPrivateUse1, "x must be on the NPU");
+    EXEC_NPU_CMD(aclnnLeakyReluCustom, x, slope, out);
+    return out;
+}
+
+at::Tensor lrelu(const at::Tensor& x, const at::Tensor& slope)
+{
+    // the slope arrives as a one-element tensor; read it back on the host as published bindings do
+    at::Tensor host = at::empty({1}, at::TensorOptions().dtype(at::kFloat).device(at::kCPU));
+    host.fill_(slope.to(at::kCPU).item<float>());
+    at::Tensor again = host.to(x.device(), /*non_blocking=*/false, /*copy=*/true);
+    at::Tensor y = at::empty_like(x);
+    lrelu_out(x, double(again.item<float>()), y);
+    return y;
+}
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+    m.def("lrelu", &lrelu, "leaky relu");
+    m.def("lrelu_out", &lrelu_out, "leaky relu into out");
+}
+"""
+
+
+def test_binding_out_variant_device_queries_and_host_scalars() -> None:
+    lib = asc.load_multikernelbench({**LEAKY_RELU, "python_bind_src": BINDING_WITH_OUT_VARIANT})
+    x = torch.randn(8, 1024)
+    torch.testing.assert_close(lib.ops.lrelu(x, torch.tensor([0.25])), F.leaky_relu(x, 0.25))
+    out = torch.empty_like(x)
+    torch.testing.assert_close(lib.ops.lrelu_out(x, 0.1, out), F.leaky_relu(x, 0.1))
+
+
+# ---- GM Fill, the asc built-ins block_idx/block_num, GetTPipePtr at global scope -----------------
+FILL_KERNEL = r"""
+#include "kernel_operator.h"
+constexpr uint32_t PER_BLOCK = 256;
+
+extern "C" __global__ __aicore__ void offset_copy(GM_ADDR x, GM_ADDR y)
+{
+    AscendC::GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x + block_idx * PER_BLOCK, PER_BLOCK);
+    yGm.SetGlobalBuffer((__gm__ float*)y + block_idx * PER_BLOCK, PER_BLOCK);
+    // every block first fills its slice of y with its index, then adds x atomically on top
+    AscendC::Fill(yGm, PER_BLOCK, static_cast<float>(block_idx));
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> buf;
+    GetTPipePtr()->InitBuffer(buf, PER_BLOCK * sizeof(float));
+    AscendC::LocalTensor<float> t = buf.Get<float>();
+    AscendC::DataCopy(t, xGm, PER_BLOCK);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::Muls(t, t, static_cast<float>(block_num), PER_BLOCK);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::SetAtomicAdd<float>();
+    AscendC::DataCopy(yGm, t, PER_BLOCK);
+    AscendC::SetAtomicNone();
+}
+
+extern "C" void run(GM_ADDR x, GM_ADDR y) { offset_copy<<<4, nullptr, nullptr>>>(x, y); }
+"""
+
+
+def test_gm_fill_block_idx_and_global_tpipe_ptr() -> None:
+    mod = asc.load(FILL_KERNEL)
+    x = torch.randn(4 * 256)
+    y = torch.full_like(x, -7.0)
+    mod.run(x, y)
+    want = x * 4 + torch.arange(4, dtype=torch.float32).repeat_interleave(256)
+    torch.testing.assert_close(y, want)
+
+
+# ---- the ACL shim's aclFloat16 and its conversions ----------------------------------------------
+HALF_KERNEL = r"""
+#include "kernel_operator.h"
+extern "C" __global__ __aicore__ void twice(GM_ADDR x, GM_ADDR y, uint32_t n)
+{
+    AscendC::GlobalTensor<half> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ half*)x, n);
+    yGm.SetGlobalBuffer((__gm__ half*)y, n);
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, n * sizeof(half));
+    AscendC::LocalTensor<half> t = buf.Get<half>();
+    AscendC::DataCopy(t, xGm, n);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::Add(t, t, t, n);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::DataCopy(yGm, t, n);
+}
+"""
+
+HALF_MAIN = r"""
+#include <cstdio>
+#include "acl/acl.h"
+#include "aclrtlaunch_twice.h"
+
+int main()
+{
+    const uint32_t n = 128;
+    aclFloat16 host[n];
+    for (uint32_t i = 0; i < n; ++i) host[i] = aclFloatToFloat16(0.5f * float(i) - 16.0f);
+    void *x = nullptr, *y = nullptr;
+    aclrtMalloc(&x, sizeof(host), ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMalloc(&y, sizeof(host), ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMemcpy(x, sizeof(host), host, sizeof(host), ACL_MEMCPY_HOST_TO_DEVICE);
+    ACLRT_LAUNCH_KERNEL(twice)(1, nullptr, x, y, n);
+    aclrtMemcpy(host, sizeof(host), y, sizeof(host), ACL_MEMCPY_DEVICE_TO_HOST);
+    float out[n];
+    for (uint32_t i = 0; i < n; ++i) out[i] = aclFloat16ToFloat(host[i]);
+    FILE* f = fopen("output/y.bin", "wb");
+    fwrite(out, sizeof(float), n, f);
+    fclose(f);
+    return 0;
+}
+"""
+
+
+def test_acl_float16_host_buffers() -> None:
+    run = asc.run_sample({"twice.cpp": HALF_KERNEL, "main.cpp": HALF_MAIN})
+    assert run.ok, (run.error, run.stderr[-1500:])
+    got = np.frombuffer(run.files["output/y.bin"], dtype=np.float32)
+    np.testing.assert_array_equal(got, 2 * (0.5 * np.arange(128, dtype=np.float32) - 16.0))
+
+
+# ---- operator projects: a kernel file with its own launcher and its own tiling struct -----------
+PROJECT_HOST = r"""
+#include "scale_custom_tiling.h"
+#include "register/op_def_registry.h"
+
+namespace optiling {
+static ge::graphStatus TilingFunc(gert::TilingContext* context)
+{
+    TilingData tiling;
+    tiling.set_total(context->GetInputShape(0)->GetOriginShape().GetShapeSize());
+    tiling.set_factor(3.0f);
+    context->SetBlockDim(1);
+    tiling.SaveToBuffer(context->GetRawTilingData()->GetData(), context->GetRawTilingData()->GetCapacity());
+    context->GetRawTilingData()->SetDataSize(tiling.GetDataSize());
+    return ge::GRAPH_SUCCESS;
+}
+}  // namespace optiling
+
+namespace ge {
+static ge::graphStatus InferShape(gert::InferShapeContext* context)
+{
+    *context->GetOutputShape(0) = *context->GetInputShape(0);
+    return GRAPH_SUCCESS;
+}
+static ge::graphStatus InferDataType(gert::InferDataTypeContext* context)
+{
+    context->SetOutputDataType(0, context->GetDynamicInputDataType(0, 0));
+    return GRAPH_SUCCESS;
+}
+}  // namespace ge
+
+namespace ops {
+class ScaleCustom : public OpDef {
+public:
+    explicit ScaleCustom(const char* name) : OpDef(name)
+    {
+        this->Input("x").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
+        this->Output("y").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
+        this->SetInferShape(ge::InferShape).SetInferDataType(ge::InferDataType);
+        this->AICore().SetTiling(optiling::TilingFunc).AddConfig("ascend910b");
+    }
+};
+OP_ADD(ScaleCustom);
+}  // namespace ops
+"""
+
+HOST_TILING = r"""
+#ifndef SCALE_CUSTOM_TILING_H
+#define SCALE_CUSTOM_TILING_H
+#include "register/tilingdata_base.h"
+namespace optiling {
+BEGIN_TILING_DATA_DEF(TilingData)
+TILING_DATA_FIELD_DEF(uint32_t, total);
+TILING_DATA_FIELD_DEF(float, factor);
+END_TILING_DATA_DEF;
+REGISTER_TILING_DATA_CLASS(ScaleCustom, TilingData)
+}  // namespace optiling
+#endif
+"""
+
+# the kernel's view of the same bytes: a plain struct, under the same include guard
+KERNEL_TILING = r"""
+#ifndef SCALE_CUSTOM_TILING_H
+#define SCALE_CUSTOM_TILING_H
+#include <cstdint>
+struct ScaleTiling {
+    uint32_t total;
+    float factor;
+};
+#endif
+"""
+
+PROJECT_KERNEL = r"""
+#include "kernel_operator.h"
+#include "scale_custom_tiling.h"
+
+extern "C" __global__ __aicore__ void scale_custom(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, GM_ADDR tiling)
+{
+    ScaleTiling t;
+    auto words = reinterpret_cast<__gm__ uint32_t*>(tiling);
+    auto dst = reinterpret_cast<uint32_t*>(&t);
+    for (uint32_t i = 0; i < sizeof(ScaleTiling) / sizeof(uint32_t); ++i) dst[i] = words[i];
+    AscendC::GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x, t.total);
+    yGm.SetGlobalBuffer((__gm__ float*)y, t.total);
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, t.total * sizeof(float));
+    AscendC::LocalTensor<float> v = buf.Get<float>();
+    AscendC::DataCopy(v, xGm, t.total);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::Muls(v, v, t.factor, t.total);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::DataCopy(yGm, v, t.total);
+}
+
+#ifndef ASCENDC_CPU_DEBUG
+void scale_custom_do(uint32_t blockDim, void* l2ctrl, void* stream, uint8_t* x, uint8_t* y, uint8_t* workspace,
+                     uint8_t* tiling)
+{
+    scale_custom<<<blockDim, l2ctrl, stream>>>(x, y, workspace, tiling);
+}
+#endif
+"""
+
+
+def test_op_project_kernel_with_launcher_and_own_tiling_struct() -> None:
+    op = asc.load_op_project(
+        {
+            "op_host/scale_custom.cpp": PROJECT_HOST,
+            "op_host/scale_custom_tiling.h": HOST_TILING,
+            "op_kernel/scale_custom.cpp": PROJECT_KERNEL,
+            "op_kernel/scale_custom_tiling.h": KERNEL_TILING,
+        }
+    )
+    x = torch.randn(512)
+    torch.testing.assert_close(op(x), 3 * x)
+
+
+def test_op_host_may_include_a_header_of_op_kernel() -> None:
+    kernel = PROJECT_KERNEL.replace('#include "scale_custom_tiling.h"', '#include "scale_custom_kernel_tiling.h"')
+    op = asc.load_op_project(
+        {
+            "op_host/scale_custom.cpp": PROJECT_HOST,
+            "op_kernel/scale_custom_tiling.h": HOST_TILING,  # the only copy of the tiling header
+            "op_kernel/scale_custom_kernel_tiling.h": KERNEL_TILING.replace("SCALE_CUSTOM_TILING_H", "SCALE_KERNEL_H"),
+            "op_kernel/scale_custom.cpp": kernel,
+        }
+    )
+    x = torch.randn(256)
+    torch.testing.assert_close(op(x), 3 * x)
+
+
+# ---- BroadCast's host sizing helper ------------------------------------------------------------
+SIZES = r"""
+#include "kernel_operator.h"
+#include "tiling/tiling_api.h"
+extern "C" void sizes(int64_t rows, int64_t cols, int64_t type_size, int64_t* out)
+{
+    platform_ascendc::PlatformAscendC platform(nullptr);
+    uint32_t maxValue = 0, minValue = 0;
+    ge::Shape src({rows, 1}), dst({rows, cols});
+    AscendC::GetBroadCastMaxMinTmpSize(platform, src, dst, uint32_t(type_size), false, maxValue, minValue);
+    out[0] = maxValue;
+    out[1] = minValue;
+    AscendC::GetBroadCastMaxMinTmpSize(platform, dst, dst, uint32_t(type_size), false, maxValue, minValue);
+    out[2] = maxValue;
+}
+"""
+
+
+@pytest.mark.parametrize("type_size", [2, 4, 1])
+def test_broadcast_tmp_size_covers_a_block_per_source_element(type_size: int) -> None:
+    out = torch.zeros(3, dtype=torch.int64)
+    asc.load(SIZES).sizes(64, 16, type_size, out)
+    assert out[1] >= 64 * 32 and out[0] >= out[1]  # a 32-byte block for each of the 64 source elements
+    assert out[2] == (0 if type_size != 1 else 2 * 2 * 64 * 16)  # no spread: only int8's widening

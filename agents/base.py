@@ -79,7 +79,7 @@ class Agent(ABC):
     def save(self, path: str | Path) -> None:
         """Write ``{"agent": name, "seed", "state", "rng"}`` as JSON to ``path``."""
         doc = {"agent": self.name, "seed": self.seed, "state": self.state_dict(), "rng": self.rng.bit_generator.state}
-        Path(path).write_text(json.dumps(doc, indent=1, default=_json_default))
+        Path(path).write_text(json.dumps(doc, indent=1, default=json_default))
 
     def load(self, path: str | Path) -> None:
         """Restore from :meth:`save`'s file; refuses a file written by another agent class."""
@@ -101,7 +101,8 @@ class Agent(ABC):
         return {"select": select, "parent": 0 if parent_slot is None else int(parent_slot) + 1}
 
 
-def _json_default(o: Any) -> Any:
+def json_default(o: Any) -> Any:
+    """``json.dumps`` default for numpy scalars and arrays (agent states, exported records)."""
     if isinstance(o, np.generic):
         return o.item()
     if isinstance(o, np.ndarray):

@@ -15,11 +15,12 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from experiments.metrics import median_or_nan
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -178,10 +179,6 @@ extern "C" void run(uint32_t blockDim, void* stream, uint8_t* x, uint8_t* y, uin
 """
 
 
-def _median(xs):
-    return statistics.median(xs) if xs else float("nan")
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=5)
@@ -263,8 +260,9 @@ def main() -> None:
             runs.append(time.perf_counter() - t)
         r = mod.last_run
         assert r is not None, label  # the call launched a kernel
-        host = _median(runs)
-        table.append((label, _median(cold), _median(cached), host, elems / host, r.latency_s * 1e6, r.bound))
+        host = median_or_nan(runs)
+        cold_s, cached_s = median_or_nan(cold), median_or_nan(cached)
+        table.append((label, cold_s, cached_s, host, elems / host, r.latency_s * 1e6, r.bound))
 
     print(
         f"one-time: runtime library build {rt_build:.2f} s, precompiled kernel_operator.h {pch_build:.2f} s "
@@ -281,8 +279,8 @@ def main() -> None:
     )
     print("| " + " | ".join(head) + " |")
     print("|" + "|".join("---" for _ in head) + "|")
-    for label, cold, cached, host, rate, lat, bound in table:
-        print(f"| {label} | {cold:.2f} | {cached * 1e3:.1f} | {host:.4f} | {rate:.3g} | {lat:.1f} | {bound} |")
+    for label, cold_s, cached_s, host, rate, lat, bound in table:
+        print(f"| {label} | {cold_s:.2f} | {cached_s * 1e3:.1f} | {host:.4f} | {rate:.3g} | {lat:.1f} | {bound} |")
     if tmp:
         shutil.rmtree(tmp, ignore_errors=True)
 

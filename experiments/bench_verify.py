@@ -16,18 +16,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import tempfile
 import time
 from collections import defaultdict
 
+from experiments.metrics import median_or_nan
 from kernel_gym.tasks import get_task
 from kernel_gym.verify import verify
 from solutions import available_answers, reference_answer
-
-
-def _median(values: list[float]) -> float:
-    return statistics.median(values) if values else float("nan")
 
 
 def main() -> None:
@@ -80,11 +76,11 @@ def main() -> None:
     for category in sorted(rows):
         r = rows[category]
         print(
-            f"| {category} | {len(r['cold'])} | {_median(r['cold']):.3f} | {_median(r['compile']):.3f} | "
-            f"{_median(r['warm']):.3f} | {_median(r['cached']):.4f} | {_median(r['sandbox']):.3f} | "
-            f"{_median(r['speedup']):.2f}x |"
+            f"| {category} | {len(r['cold'])} | {median_or_nan(r['cold']):.3f} | {median_or_nan(r['compile']):.3f} | "
+            f"{median_or_nan(r['warm']):.3f} | {median_or_nan(r['cached']):.4f} | {median_or_nan(r['sandbox']):.3f} | "
+            f"{median_or_nan(r['speedup']):.2f}x |"
         )
-    print(f"\nspawn sandbox (fresh interpreter per job), median over {len(spawn)}: {_median(spawn):.3f} s")
+    print(f"\nspawn sandbox (fresh interpreter per job), median over {len(spawn)}: {median_or_nan(spawn):.3f} s")
 
 
 if __name__ == "__main__":

@@ -34,6 +34,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from agents.base import json_default
+from experiments import metrics
 from kernel_gym.envs.experience import code_hash
 from kernel_gym.memory import MemoryStore
 
@@ -41,13 +43,12 @@ __all__ = ["find_runs", "iter_records", "export_trajectories", "main"]
 
 
 def find_runs(path: str | Path) -> list[Path]:
-    """Run directories under ``path`` (itself when it holds ``steps.jsonl``), sorted."""
+    """Run directories under ``path`` (itself when it holds ``steps.jsonl``); FileNotFoundError
+    naming the fix when there is none."""
     root = Path(path)
     if not root.exists():
         raise FileNotFoundError(f"{root}: no such directory")
-    if (root / "steps.jsonl").is_file():
-        return [root]
-    runs = sorted(p.parent for p in root.rglob("steps.jsonl") if p.is_file())
+    runs = metrics.find_runs(root)
     if not runs:
         raise FileNotFoundError(
             f"{root}: no steps.jsonl here or in any sub-directory; pass a run directory "
@@ -214,21 +215,8 @@ def export_trajectories(
             for r in iter_records(
                 run, Path(memory) if memory else None, min_gain, include_drafts, stats, progress, label
             ):
-                fh.write(json.dumps(r, default=_json_default) + "\n")
+                fh.write(json.dumps(r, default=json_default) + "\n")
     return {"out": str(out_path), "runs": len(runs), **stats}
-
-
-def _json_default(o: Any) -> Any:
-    try:
-        import numpy as np
-
-        if isinstance(o, np.generic):
-            return o.item()
-        if isinstance(o, np.ndarray):
-            return o.tolist()
-    except ImportError:  # pragma: no cover
-        pass
-    raise TypeError(f"not JSON-serialisable: {type(o).__name__}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -114,6 +114,11 @@ class RunFormatWarning(UserWarning):
     """A tolerated defect of a run file (e.g. a truncated last line of a killed run)."""
 
 
+def median_or_nan(values: Sequence[float]) -> float:
+    """Median of ``values``; NaN (printed as "nan" in benchmark tables) when there are none."""
+    return float(statistics.median(values)) if values else float("nan")
+
+
 # ====================================================================== loading
 
 

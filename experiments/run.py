@@ -27,7 +27,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 
 from experiments.metrics import llm_spend as spent
-from experiments.metrics import load_run, round_metrics
+from experiments.metrics import load_run, read_jsonl, round_metrics
 from kernel_gym._version import __version__
 
 STEP_KEYS = ("compiled", "correct", "hacked", "error_class", "latency_s", "reference_latency_s")
@@ -140,21 +140,6 @@ def agent_config(name: str) -> DictConfig:
         f"error: compare: no agent config {name}.yaml under agent/ in {searched}; add "
         f"hydra.searchpath=[file://<your conf dir>] or name the agent 'package.module:Class'"
     )
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """Records of a JSONL log; a torn last line (a killed run) is dropped."""
-    if not path.exists():
-        return []
-    lines = path.read_text().splitlines()
-    out = []
-    for i, line in enumerate(lines):
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
-            if i != len(lines) - 1:
-                raise ValueError(f"{path}: line {i + 1} is not JSON; the log is damaged") from None
-    return out
 
 
 def step_record(
@@ -274,8 +259,8 @@ def run_one(cfg: DictConfig, run_dir: Path, seed: int) -> Path:
     run_key = f"run{seed}:{cfg.agent.name}:"
 
     # resume: finished episodes are skipped, an unfinished one continues after its last logged step
-    steps = read_jsonl(steps_path)
-    episodes = read_jsonl(episodes_path)
+    steps = read_jsonl(steps_path) if steps_path.exists() else []
+    episodes = read_jsonl(episodes_path) if episodes_path.exists() else []
     logged = {s["trace_id"] for s in steps}
     removed = remove_orphans(env.memory, logged, run_key)
     if steps and (run_dir / "agent.json").exists():

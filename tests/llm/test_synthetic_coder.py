@@ -11,7 +11,15 @@ import pytest
 
 from kernel_gym.llm.base import Generator, GenerationRequest, ParentKernel
 from kernel_gym.llm.synthetic import SyntheticCoder
-from kernel_gym.llm.synthetic.skills import SKILL_RULES, detect_skills, item_blob
+from kernel_gym.llm.synthetic.skills import (
+    CUBE_SKILLS,
+    SKILL_RULES,
+    SKILLS,
+    TACTICS,
+    detect_skills,
+    item_blob,
+    skills_from_error,
+)
 from kernel_gym.memory import MemoryItem
 from kernel_gym.memory.seed.ascendc_vector import SEED_ITEMS
 from kernel_gym.tasks import get_task, load_suite
@@ -52,7 +60,7 @@ def test_seed_changes_choices_somewhere():
 
 
 def test_output_depends_on_context():
-    coder = SyntheticCoder(seed=0, prior_scale=0.0)
+    coder = SyntheticCoder(seed=0, prior_scale=0.0, distraction=False)
     empty = coder.generate(req("level1/021_relu", []))
     full = coder.generate(req("level1/021_relu", seed_items()))
     assert empty.source != full.source
@@ -111,8 +119,9 @@ def test_never_reads_stored_answers(monkeypatch):
     ("datacopy_align", "level1/076_matmul_irregular_tail", {"misaligned_copy"}),
 ])
 def test_removing_a_skill_brings_back_its_fault(skill, task_id, fault_classes):
-    coder = SyntheticCoder(seed=0, prior_scale=0.0)
-    full = seed_items()
+    coder = SyntheticCoder(seed=0, prior_scale=0.0, distraction=False)
+    # the vector-unit faults of a matmul: a context without the cube items keeps it on the vector unit
+    full = without("cube_api", seed_items()) if "matmul" in task_id else seed_items()
     ok = coder.generate(req(task_id, full))
     r_ok = verify(get_task(task_id), ok.source, backend="ascend_sim", **FAST)
     assert r_ok.feasible, (r_ok.error_class, r_ok.message)
@@ -122,17 +131,49 @@ def test_removing_a_skill_brings_back_its_fault(skill, task_id, fault_classes):
     assert not r_bad.feasible and r_bad.error_class in fault_classes, (r_bad.error_class, r_bad.message)
 
 
+@pytest.mark.parametrize("skill, task_id, fault_classes", [
+    ("nz_layout", "level1/075_matmul_rectangular", {"numerical_mismatch"}),
+    ("fixpipe", "level1/079_matmul_transposed_b", {"invalid_argument"}),
+    ("l0_budget", "level1/077_bmm", {"cube_memory_overflow"}),
+    ("cube_sync", "level1/082_tensor3d_matmul", {"queue_empty"}),
+    ("workspace_epilogue", "level2/001_matmul_bias_relu", {"numerical_mismatch"}),
+    ("cube_api", "level2/006_linear_clamp", {"compile_error"}),
+])
+def test_removing_a_cube_skill_brings_back_its_fault(skill, task_id, fault_classes):
+    # nothing from priors but the cube API itself (its one item also shows the queues between stages)
+    priors = {s: 0.0 for s in SKILLS + CUBE_SKILLS + TACTICS} | {"cube_api": float(skill != "cube_api")}
+    coder = SyntheticCoder(seed=0, priors=priors, distraction=False)
+    ok = coder.generate(req(task_id, seed_items()))
+    assert ok.notes["plan"] == "cube" and "Mmad(" in ok.source and "Fixpipe(" in ok.source
+    r_ok = verify(get_task(task_id), ok.source, backend="ascend_sim", **FAST)
+    assert r_ok.feasible, (r_ok.error_class, r_ok.message)
+    bad = coder.generate(req(task_id, without(skill, seed_items())))
+    assert skill in bad.notes["missing"]
+    r_bad = verify(get_task(task_id), bad.source, backend="ascend_sim", **FAST)
+    assert not r_bad.feasible and r_bad.error_class in fault_classes, (r_bad.error_class, r_bad.message)
+    # the error points back at the missing skill (what a failure experience of it teaches)
+    hint = f"{task_id} {get_task(task_id).category}"
+    assert skill == "cube_api" or skill in skills_from_error(r_bad.error_class, r_bad.message or "", hint)
+
+
+def test_level1_matmul_without_cube_skills_stays_on_the_vector_unit():
+    coder = SyntheticCoder(seed=0, prior_scale=0.0, distraction=False)
+    g = coder.generate(req("level1/074_matmul_square", without("cube_api", seed_items())))
+    assert g.notes["plan"] == "matmul" and "Mmad(" not in g.source
+
+
 @pytest.mark.parametrize("task_id, kind", [
     ("level1/093_cumsum", "scan"), ("level1/098_masked_cumsum", "scan"), ("level1/099_cumsum_fp16", "scan"),
     ("level1/088_max_pool_2d_padded", "pool"), ("level1/086_avg_pool_1d_tail", "pool"),
     ("level1/051_layer_norm", "norm"), ("level1/057_batch_norm_1d_eval", "norm"),
-    ("level1/078_matmul_transposed_a", "matmul"), ("level1/079_matmul_transposed_b", "matmul"),
+    ("level1/078_matmul_transposed_a", "matmul"), ("level1/079_matmul_transposed_b", "cube"),
 ])
 @pytest.mark.parametrize("backend", ["ascend_sim", "cpu"])
 def test_new_categories_feasible_with_seed_items(task_id, kind, backend):
-    coder = SyntheticCoder(seed=0, prior_scale=0.0)
+    coder = SyntheticCoder(seed=0, prior_scale=0.0, distraction=False)
     g = coder.generate(req(task_id, seed_items(), backend=backend))
-    assert g.notes["plan"] == kind and not g.notes["unsupported"] and g.notes["faults"] == []
+    expected = "matmul" if (kind == "cube" and backend == "cpu") else kind  # no cube unit on a CPU
+    assert g.notes["plan"] == expected and not g.notes["unsupported"] and g.notes["faults"] == []
     r = verify(get_task(task_id), g.source, backend=backend, **FAST)
     assert r.feasible, (r.error_class, r.message)
 
@@ -151,7 +192,7 @@ def test_compiled_failed_trace_teaches_compile_skills():
 
 def test_feedback_can_fix_a_fault():
     # the error message of the last step teaches the missing skill with probability feedback_fix
-    coder = SyntheticCoder(seed=0, prior_scale=0.0, feedback_fix=1.0)
+    coder = SyntheticCoder(seed=0, prior_scale=0.0, feedback_fix=1.0, distraction=False)
     mems = without("ub_budget", seed_items())
     g = coder.generate(req("level1/021_relu", mems, feedback={"feasible": False, "error_class": "ub_overflow",
                                                                "message": "UBOverflow: ub_overflow"}))
@@ -159,7 +200,7 @@ def test_feedback_can_fix_a_fault():
 
 
 def test_refining_applies_tactics_from_context():
-    coder = SyntheticCoder(seed=0, prior_scale=0.0)
+    coder = SyntheticCoder(seed=0, prior_scale=0.0, distraction=False)
     mems = seed_items()
     draft = coder.generate(req("level1/021_relu", mems))
     parent = ParentKernel(code=draft.source, verifier={"feasible": True})
@@ -172,7 +213,7 @@ def test_refining_applies_tactics_from_context():
 
 
 def test_cpu_backend_answer_is_verified():
-    coder = SyntheticCoder(seed=0, prior_scale=0.0)
+    coder = SyntheticCoder(seed=0, prior_scale=0.0, distraction=False)
     t = get_task("level1/023_sigmoid_tail")
     g = coder.generate(req(t.id, seed_items(), backend="cpu"))
     r = verify(t, g.source, backend="cpu", **FAST)

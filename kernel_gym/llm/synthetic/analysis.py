@@ -227,7 +227,7 @@ MAP_RECIPES: dict[str, tuple[list[str], str, tuple[str, ...], int]] = {
 class Plan:
     """What the coder will write for a task."""
 
-    kind: str  # map | rows | midreduce | reduceall | scan | pool | norm | matmul | unsupported
+    kind: str  # map | rows | midreduce | reduceall | scan | pool | norm | matmul | cube | unsupported
     recipe: str  # key of MAP_RECIPES or a row/reduce recipe name
     dtype: str  # "float" or "half" (element type in GM)
     n_inputs: int = 1
@@ -449,6 +449,10 @@ def analyze(task: TaskSpec) -> Plan:
             return Plan(kind="unsupported", recipe="+".join(ops), out_shape=(), **base)
         return Plan(kind="reduceall", recipe=rec, out_shape=(), consts=c, scale=1.0 / total, **base)
 
+    if cat == "matmul_epilogue":
+        ep = analyze_epilogue(src, ops, init, base)
+        if ep is not None:
+            return ep
     if cat in ("scan", "pooling", "matmul"):
         fn = {"scan": analyze_scan, "pooling": analyze_pool, "matmul": analyze_matmul}[cat]
         p = fn(src, fwd, ops, shapes, nums, init, base)
@@ -680,12 +684,93 @@ def analyze_matmul(
     if len(sa) == 3 and len(sb) == 3:
         out = (batch, M, N)
     form = "dot" if (tb or N == 1) else "axpy"
+    # the cube templates take A row-major (no A^T) and a full product (no tril pass), N > 1
+    cube = not ta and not tril and N > 1 and base["dtype"] == "float"
     return Plan(
         kind="matmul",
         recipe=f"mm_{form}",
         out_shape=out,
         rows=batch * M,
         cols=N,
-        extra=dict(mode=form, batch=batch, M=M, K=K, N=N, ta=ta, tril=tril, sbatch=sbatch),
+        extra=dict(mode=form, batch=batch, M=M, K=K, N=N, ta=ta, tb=tb, tril=tril, sbatch=sbatch, cube=cube),
+        **base,
+    )
+
+
+def _init_values(sig: str, init: list[Any]) -> dict[str, float]:
+    """``__init__`` parameter name -> its numeric value from ``get_init_inputs()``."""
+    names = [p.split(":")[0].split("=")[0].strip() for p in sig.split(",") if p.strip()]
+    pairs = zip(names, init, strict=False)  # a shorter init list leaves the last names out
+    return {n: float(v) for n, v in pairs if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+def analyze_epilogue(task_source: str, ops: tuple[str, ...], init: list[Any], base: _PlanBase) -> Plan | None:
+    """Level2 matmul + epilogue: C = A @ B (or x @ W^T of a Linear) on the cube unit into an fp32
+    workspace, then the element-wise tail on the vector unit, one row of C at a time.
+
+    ``extra["steps"]`` lists the epilogue: ``bias`` (Linear bias row), ``pbias`` (a bias
+    parameter row), ``scale`` / ``div`` (constant), ``residual`` (+ the input x), ``clamp``, an
+    activation recipe of :data:`MAP_RECIPES`, or ``rowsum`` (sum over the last dim, keepdim).
+    """
+    shapes = base["shapes"]
+    if base["dtype"] != "float" or not shapes:
+        return None
+    src = task_source
+    fwd = src.split("def forward", 1)[-1].split("\n\n")[0]
+    vals = _init_values(base["init_sig"], init)
+    lin = _attr(src, "Linear")
+    steps: list[str] = []
+    consts: dict[str, float] = {}
+    if lin is not None and len(shapes) == 1 and "addmm" in ops:
+        M, K = int(math.prod(shapes[0][:-1])), shapes[0][-1]
+        N = int(vals.get("out_features", vals.get("features", 0)))
+        batch, sbatch, tb = 1, False, True
+        b_expr, steps = f"self.{lin}.weight", ["bias"]
+        rest = ops[ops.index("addmm") + 1 :]
+    elif ops[:1] in (("bmm",), ("mm",)) and len(shapes) == 2 and len(shapes[0]) == 3:
+        batch, M, K = shapes[0]
+        N = shapes[1][-1]
+        sbatch, tb, lin, b_expr = True, False, None, "x1"
+        rest = ops[1:]
+    elif ops[:1] == ("mm",) and len(shapes) == 1 and re.search(r"self\.weight\s*=", src):
+        M, K = int(math.prod(shapes[0][:-1])), shapes[0][-1]
+        N = int(vals.get("out_features", 0))
+        batch, sbatch, tb, b_expr = 1, False, False, "self.weight"
+        rest = ops[1:]
+    else:
+        return None
+    if N <= 0:
+        return None
+    for op in rest:
+        if op in ("relu", "gelu", "sigmoid", "silu", "tanh"):
+            steps.append(op)
+        elif op == "mul":
+            consts["s"] = vals.get("scale", 1.0)
+            steps.append("scale")
+        elif op == "div":
+            consts["s"] = 1.0 / vals.get("divisor", 1.0)
+            steps.append("scale")
+        elif op == "add" and re.search(r"\+\s*x\b", fwd) and K == N:
+            steps.append("residual")
+        elif op == "add" and "self.bias" in fwd:
+            steps.append("pbias")
+        elif op == "clamp":
+            consts["a"], consts["b"] = vals.get("min_val", 0.0), vals.get("max_val", 0.0)
+            steps.append("clamp")
+        elif op == "sum" and "dim=1" in fwd.replace(" ", "") and "keepdim=True" in fwd.replace(" ", ""):
+            steps.append("rowsum")
+        else:
+            return None
+    out = (batch, M, N) if sbatch else (M, 1 if "rowsum" in steps else N)
+    return Plan(
+        kind="cube",
+        recipe="mm_" + "_".join(steps),
+        out_shape=out,
+        rows=batch * M,
+        cols=N,
+        consts=consts,
+        extra=dict(
+            mode="epilogue", batch=batch, M=M, K=K, N=N, tb=tb, sbatch=sbatch, steps=steps, b_expr=b_expr, cube=True
+        ),
         **base,
     )

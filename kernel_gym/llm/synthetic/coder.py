@@ -10,8 +10,8 @@ per-category template (:mod:`.ascendc_templates`, :mod:`.cpu_templates`). See
 from __future__ import annotations
 
 import hashlib
-import json
-import re
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -19,26 +19,29 @@ import numpy as np
 from kernel_gym.llm.base import Generation, GenerationRequest, Usage
 from kernel_gym.llm.synthetic.analysis import Plan, analyze
 from kernel_gym.llm.synthetic.ascendc_templates import render_ascendc
+from kernel_gym.llm.synthetic.context import ContextEffects, ContextReading, parse_knobs, read_context, unit
 from kernel_gym.llm.synthetic.cpu_templates import render_cpu
-from kernel_gym.llm.synthetic.faults import choose_knobs, relevant_skills
+from kernel_gym.llm.synthetic.faults import choose_knobs, choose_plan, relevant_skills
 from kernel_gym.llm.synthetic.skills import (
+    CUBE_SKILLS,
     PRIORS,
     SKILLS,
     TACTICS,
-    detect_skills,
     skills_from_error,
-    skills_in_code,
 )
 
 __all__ = ["SyntheticCoder"]
 
-_KNOBS_RX = re.compile(r"synthetic-coder knobs: (\{.*?\})")
 
+def _relevant_for(plan: Plan) -> Callable[[str], set[str]]:
+    """Skills a validated kernel of this task stands for: those of its form (cube or vector)."""
 
-def _unit(*parts: Any) -> float:
-    """A uniform number in [0, 1) from a hash of ``parts`` (no global state)."""
-    h = hashlib.blake2b(repr(parts).encode(), digest_size=8).digest()
-    return int.from_bytes(h, "little") / 2.0**64
+    def relevant(code: str) -> set[str]:
+        if plan.extra.get("cube") and "Mmad(" in code:
+            return relevant_skills(choose_plan(plan, {"cube_api"})) | {"cube_api"}
+        return relevant_skills(plan)
+
+    return relevant
 
 
 class SyntheticCoder:
@@ -50,6 +53,10 @@ class SyntheticCoder:
         priors: override of :data:`~kernel_gym.llm.synthetic.skills.PRIORS` entries.
         feedback_fix: probability that a failure in the last feedback teaches the skill that
             guards against its error class (an LLM reading the error message).
+        **options: the context-effect switches and strengths of
+            :class:`~kernel_gym.llm.synthetic.context.ContextEffects` (``copy_retrieved``,
+            ``distraction``, ``validated_attempts``, ``stage_specific``, all on by default;
+            ``cross_family``, ``dilution``, ``mislead``, ``off_stage``, ``validated_copy``).
     """
 
     name = "synthetic"
@@ -67,20 +74,32 @@ class SyntheticCoder:
         self.prior_scale = float(prior_scale)
         self.priors = {**PRIORS, **(priors or {})}
         self.feedback_fix = float(feedback_fix)
+        self.effects = ContextEffects.from_options(options)
         self.options = options
 
     # ------------------------------------------------------------------ knowledge
-    def knowledge(self, request: GenerationRequest) -> tuple[set[str], dict[str, Any]]:
+    def knowledge(self, request: GenerationRequest, plan: Plan | None = None) -> tuple[set[str], dict[str, Any]]:
         """The skills and tactics the coder has for this request, with where each came from."""
+        have, origin, _ = self._read(request, plan or analyze(request.task))
+        return have, origin
+
+    def _read(self, request: GenerationRequest, plan: Plan) -> tuple[set[str], dict[str, Any], ContextReading]:
         task = request.task
-        found = detect_skills(request.memories)
-        have = set(found.sources)
-        origin: dict[str, Any] = {s: ("context", ids) for s, ids in found.sources.items()}
         par = request.parent
-        if par is not None and par.code and (par.verifier or {}).get("feasible"):
-            for s in skills_in_code(par.code) - have:
-                have.add(s)
-                origin[s] = ("parent", None)
+        key = (self.seed, task.id, request.step, request.seed)
+        reading = read_context(
+            request.memories,
+            task_id=task.id,
+            category=task.category,
+            stage=request.stage,
+            relevant=_relevant_for(plan),
+            parent_code=par.code if par is not None else None,
+            parent_feasible=bool(par is not None and par.code and (par.verifier or {}).get("feasible")),
+            effects=self.effects,
+            draw_key=key,
+        )
+        have = set(reading.have)
+        origin: dict[str, Any] = dict(reading.origin)
         fb = request.feedback or {}
         if fb and not fb.get("feasible", False):
             hint = f"{task.id} {task.category} {task.dtype}"
@@ -89,37 +108,31 @@ class SyntheticCoder:
                     fb.get("error_class"), str(fb.get("message", "")) + str(fb.get("compile_log", "")), hint
                 )
             ):
-                if (
-                    s not in have
-                    and _unit(self.seed, task.id, request.step, request.seed, "feedback", s) < self.feedback_fix
-                ):
+                if s not in have and unit(*key, "feedback", s) < self.feedback_fix:
                     have.add(s)
                     origin[s] = ("feedback", fb.get("error_class"))
-        for s in SKILLS + TACTICS:
-            if s in have:
+        for s in SKILLS + TACTICS + CUBE_SKILLS:
+            if s in have or s in reading.misled:  # a copied fault is repeated whatever the coder knew
                 continue
-            if (
-                _unit(self.seed, task.id, request.step, request.seed, "prior", s)
-                < self.priors.get(s, 0.0) * self.prior_scale
-            ):
+            if unit(*key, "prior", s) < self.priors.get(s, 0.0) * self.prior_scale:
                 have.add(s)
                 origin[s] = ("prior", None)
-        return have, origin
+        return have, origin, reading
 
     # ------------------------------------------------------------------ generation
     def generate(self, request: GenerationRequest) -> Generation:
         task = request.task
         plan: Plan = analyze(task)
-        have, origin = self.knowledge(request)
+        have, origin, reading = self._read(request, plan)
+        if request.backend == "cpu":  # the cube unit is an NPU engine: C++ for a CPU has no cube form
+            if plan.kind == "cube":
+                plan = replace(plan, kind="unsupported", note="no cpu template for matmul + epilogue")
+        else:
+            plan = choose_plan(plan, have)
         tactics = {t for t in TACTICS if t in have}
-        parent_knobs = None
-        if request.parent is not None and request.parent.code:
-            m = _KNOBS_RX.search(request.parent.code)
-            if m:
-                try:
-                    parent_knobs = json.loads(m.group(1))
-                except ValueError:
-                    parent_knobs = None
+        parent_knobs = parse_knobs(request.parent.code) if request.parent is not None else None
+        if parent_knobs is None:
+            parent_knobs = reading.knobs  # the adapted trace's tiling
         rng = np.random.default_rng(
             [
                 self.seed & 0xFFFFFFFF,
@@ -145,6 +158,9 @@ class SyntheticCoder:
             "faults": knobs.faults(),
             "origin": {s: origin[s][0] for s in sorted(origin)},
             "knobs": {"tile": knobs.tile, "blocks": knobs.blocks, "bufn": knobs.bufn},
+            "misled": sorted(reading.misled),
+            "validated": reading.validated,
+            "distractors": reading.distractors,
         }
         usage = Usage(
             model=f"synthetic-{self.seed}",

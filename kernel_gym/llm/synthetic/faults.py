@@ -7,14 +7,14 @@ when refining. Everything here is a pure function of the skills, the plan and a 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from kernel_gym.llm.synthetic.analysis import MAP_RECIPES, Plan
 
-__all__ = ["ADVANCED_API", "FAULT_OF_SKILL", "Knobs", "choose_knobs", "UB_USABLE"]
+__all__ = ["ADVANCED_API", "FAULT_OF_SKILL", "Knobs", "choose_knobs", "choose_plan", "UB_USABLE"]
 
 #: usable UB bytes of the simulated 910B vector core (192 KB - 256 B - 8 KB)
 UB_USABLE = 192 * 1024 - 256 - 8 * 1024
@@ -49,7 +49,32 @@ FAULT_OF_SKILL: dict[str, str] = {
     "ub_budget": "ub_huge",
     "dtype_rules": "half_as_float",
     "reduction_workspace": "bad_workspace",
+    "cube_api": "matmul_api",
+    "nz_layout": "nd_layout",
+    "fixpipe": "no_fixpipe",
+    "l0_budget": "l0_huge",
+    "cube_sync": "cube_nosync",
+    "workspace_epilogue": "epilogue_in_l0c",
 }
+_FAULT_FLAGS = (
+    "cuda",
+    "ops_overload",
+    "advanced_api",
+    "ternary",
+    "leak",
+    "skip_enque",
+    "unaligned",
+    "no_tail",
+    "ub_huge",
+    "half_as_float",
+    "bad_workspace",
+    "matmul_api",
+    "nd_layout",
+    "no_fixpipe",
+    "l0_huge",
+    "cube_nosync",
+    "epilogue_in_l0c",
+)
 
 
 @dataclass
@@ -73,32 +98,39 @@ class Knobs:
     ub_huge: bool = False
     half_as_float: bool = False
     bad_workspace: bool = False
+    # cube faults
+    matmul_api: bool = False
+    nd_layout: bool = False
+    no_fixpipe: bool = False
+    l0_huge: bool = False
+    cube_nosync: bool = False
+    epilogue_in_l0c: bool = False
 
     def faults(self) -> list[str]:
-        return [
-            f
-            for f in (
-                "cuda",
-                "ops_overload",
-                "advanced_api",
-                "ternary",
-                "leak",
-                "skip_enque",
-                "unaligned",
-                "no_tail",
-                "ub_huge",
-                "half_as_float",
-                "bad_workspace",
-            )
-            if getattr(self, f)
-        ]
+        return [f for f in _FAULT_FLAGS if getattr(self, f)]
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
+def choose_plan(plan: Plan, have: set[str]) -> Plan:
+    """The cube form of a level1 matmul when the coder knows the cube API, else ``plan``."""
+    if plan.kind == "matmul" and plan.extra.get("cube") and "cube_api" in have:
+        return replace(plan, kind="cube", extra={**plan.extra, "mode": "plain", "steps": []})
+    return plan
+
+
 def relevant_skills(plan: Plan) -> set[str]:
     """Skills whose absence can show up as a fault on this plan."""
+    if plan.kind == "cube" or plan.extra.get("cube"):
+        cube = {"kernel_structure", "nz_layout", "fixpipe", "l0_budget", "cube_sync"}
+        if plan.kind == "cube" and plan.extra.get("mode") == "epilogue":
+            cube |= {"cube_api", "workspace_epilogue", "vector_api", "queue_protocol"}
+            if set(plan.extra["steps"]) & {"gelu", "sigmoid", "silu", "tanh"}:
+                cube.add("activation_compose")
+        if plan.kind == "cube":
+            return cube
+        # a level1 matmul: the vector template's skills, and the cube ones if it goes there
     s = {"kernel_structure", "vector_api", "queue_protocol", "datacopy_align", "tail_handling", "ub_budget"}
     if plan.kind in ("map", "reduceall"):
         needs = MAP_RECIPES.get(plan.recipe, ([], "", (), 0))[2]

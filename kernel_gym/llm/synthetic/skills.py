@@ -21,6 +21,7 @@ from kernel_gym.memory.types import MemoryItem
 
 __all__ = [
     "SKILLS",
+    "CUBE_SKILLS",
     "TACTICS",
     "PRIORS",
     "SKILL_RULES",
@@ -43,6 +44,16 @@ SKILLS: tuple[str, ...] = (
     "dtype_rules",  # fp16 via Cast to float                       -> else half buffers read as float (gm_out_of_bounds)
     "reduction_workspace",  # ReduceSum/ReduceMax work buffer, atomics -> else tiny work buffer (local_out_of_bounds)
 )
+#: Cube-unit skills: with ``cube_api`` the coder writes matmuls on the cube unit; a missing other
+#: one makes it commit that skill's fault in the cube kernel.
+CUBE_SKILLS: tuple[str, ...] = (
+    "cube_api",  # Mmad + LoadData + TQue on A1/B1/A2/B2/CO1   -> else vector matmul / Matmul<> (compile_error)
+    "nz_layout",  # Nd2NzParams: GM rows -> L1 fractals (NZ)     -> else ND rows in L1 (numerical_mismatch)
+    "fixpipe",  # Fixpipe L0C -> GM (NZ -> row-major)          -> else DataCopy out of CO1 (invalid_argument)
+    "l0_budget",  # L0A/L0B 64 KB, L0C 128 KB                   -> else 256 x 128 tiles (cube_memory_overflow)
+    "cube_sync",  # EnQue/DeQue between the cube stages          -> else DeQue of an empty A2 queue (queue_empty)
+    "workspace_epilogue",  # __cube__ -> fp32 workspace -> vector epilogue -> else epilogue on L0C (numerical_mismatch)
+)
 #: Optimisation tactics: applied when refining.
 TACTICS: tuple[str, ...] = ("multicore", "double_buffer", "large_tiles", "fusion")
 
@@ -62,6 +73,13 @@ PRIORS: dict[str, float] = {
     "double_buffer": 0.25,
     "large_tiles": 0.30,
     "fusion": 0.20,
+    # the cube unit is rarer in public code than the vector unit: low priors
+    "cube_api": 0.15,
+    "nz_layout": 0.15,
+    "fixpipe": 0.20,
+    "l0_budget": 0.30,
+    "cube_sync": 0.35,
+    "workspace_epilogue": 0.20,
 }
 
 
@@ -123,6 +141,18 @@ SKILL_RULES: dict[str, tuple[Callable[[str], bool], str]] = {
         "advice about larger tiles (`larger tile`, `tile-size` tag)",
     ),
     "fusion": (_has(r"(?i)\bfus(e|ion|ing)\b"), "`fuse` / `fusion`"),
+    "cube_api": (
+        _has(r"\bMmad\(", r"\bLoadData", r"TPosition::(A1|A2|B1|B2|CO1)"),
+        "`Mmad(`, `LoadData` and a queue at `TPosition::A1/A2/B1/B2/CO1`",
+    ),
+    "nz_layout": (_has(r"Nd2NzParams"), "`Nd2NzParams` (the GM -> L1 fractal copy)"),
+    "fixpipe": (_has(r"\bFixpipe\("), "`Fixpipe(` (L0C -> GM)"),
+    "l0_budget": (_has(r"\bL0[ABC]\b", r"(?i)\b(64|128)\s?KB"), "`L0A`/`L0B`/`L0C` with their `64 KB` / `128 KB`"),
+    "cube_sync": (
+        _has(r"TPosition::(A2|B2|CO1)", r"EnQue", r"DeQue"),
+        "`EnQue`/`DeQue` on an `A2`/`B2`/`CO1` queue",
+    ),
+    "workspace_epilogue": (_has(r"__cube__", r"(?i)workspace"), "`__cube__` with a `workspace`"),
 }
 
 #: error class of a failure -> skills that guard against it (a failure experience teaches them)
@@ -139,6 +169,11 @@ _ERROR_SKILLS: dict[str, tuple[str, ...]] = {
     "local_out_of_bounds": ("reduction_workspace",),
     "gm_race": ("reduction_workspace",),
     "unsupported_dtype": ("dtype_rules",),
+    "cube_memory_overflow": ("l0_budget",),
+    "local_memory_overflow": ("l0_budget",),
+    "fractal_layout": ("nz_layout",),
+    "pipe_race": ("cube_sync",),
+    "wrong_position": ("fixpipe",),
 }
 
 
@@ -163,6 +198,16 @@ def skills_from_error(error_class: str | None, message: str = "", task_hint: str
         out.add("dtype_rules" if ("float16" in task_hint or "fp16" in task_hint) else "tail_handling")
     if error_class == "numerical_mismatch" and "tail" in task_hint:
         out.add("tail_handling")
+    # the cube unit's failures, told apart by the message or the task
+    if error_class in ("queue_empty", "queue_full") and re.search(r"\((A1|A2|B1|B2|CO1)\)", msg):
+        out.discard("queue_protocol")
+        out.add("cube_sync")
+    if error_class == "invalid_argument" and re.search(r"must be in UB|CO1|L0C", msg):
+        out.add("fixpipe")
+    if error_class == "numerical_mismatch" and "matmul" in task_hint:
+        out.add("nz_layout")
+        if "matmul_epilogue" in task_hint:
+            out.add("workspace_epilogue")
     return out
 
 

@@ -1068,3 +1068,8 @@ input size of the task.
         "(64 float, 128 half); round the compared length up within a padded tile.",
     },
 ]
+
+# the cube-unit items (matrix products) are kept in their own module and served with these
+from .ascendc_cube import CUBE_SEED_ITEMS  # noqa: E402
+
+SEED_ITEMS.extend(CUBE_SEED_ITEMS)

@@ -9,6 +9,7 @@ returns an answer source: Python defining ``ModelNew`` that compiles the kernel 
 from __future__ import annotations
 
 from kernel_gym.llm.synthetic.analysis import Plan
+from kernel_gym.llm.synthetic.ascendc_templates.cube import render_cube
 from kernel_gym.llm.synthetic.ascendc_templates.elementwise import render_map
 from kernel_gym.llm.synthetic.ascendc_templates.fallbacks import (
     render_cuda,
@@ -34,6 +35,7 @@ _BY_KIND = {
     "pool": render_pool,
     "norm": render_norm,
     "matmul": render_matmul,
+    "cube": render_cube,
 }
 
 

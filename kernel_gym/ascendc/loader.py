@@ -512,7 +512,9 @@ def compile_module(
     """Compile a source (or {file name: text}, the first .cpp being the main unit) and bind it.
 
     This is :func:`load` for several files (operator projects); headers in the mapping are
-    written beside the main file.
+    written beside the main file. Further ``.cpp`` files are host code compiled as translation
+    units of their own (their file-scope names stay theirs) and linked in; kernels and launches
+    belong in the main unit.
     """
     unknown = set(opts) - set(_OPTION_DEFAULTS)
     if unknown:
@@ -537,9 +539,6 @@ def compile_module(
     funcs = _host_functions(source)
     rewritten = rewrite_source(source, main, funcs)
     compiled = {n: (rewritten if n == main else t) for n, t in files.items()}
-    for n in list(compiled):
-        if n != main and n.endswith((".cpp", ".cc", ".cxx")):
-            raise ValueError("only one .cpp file per module: include the others")
     rt_path, _ = runtime_library()
     base = _kernel_flags(o["opt_level"], o["extra_flags"], o["include_dirs"])
     pch = _pch_flags(base, o["pch"]) if o["use_pch"] and not o["include_dirs"] else []

@@ -79,10 +79,16 @@ def _unity_source(files: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
     if len(mains) != 1:
         raise ValueError(f"a sample needs exactly one .cpp defining main(); found {mains or 'none'}")
     kernels: list[str] = []
+    host_only: list[str] = []  # no kernel, no main (a host tiling .cpp): a translation unit of its own, as built
     for n in cpps:
-        kernels += [m.group(1) or m.group(2) for m in _KERNEL.finditer(files[n])]
-    order = [n for n in cpps if n not in mains] + mains
+        found = [m.group(1) or m.group(2) for m in _KERNEL.finditer(files[n])]
+        kernels += found
+        if not found and n not in mains and n.endswith((".cpp", ".cc", ".cxx")):
+            host_only.append(n)
+    order = [n for n in cpps if n not in mains and n not in host_only] + mains
     out = {n: t for n, t in files.items() if not n.endswith(_SOURCE_SUFFIXES)}
+    for n in host_only:
+        out[f"host_units/{n}"] = f'#line 1 "{n}"\n{files[n]}'
     lines = ['#include "kgsim/launch.h"']
     for n in order:
         inc = f"{n}.inc"

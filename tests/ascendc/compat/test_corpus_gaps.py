@@ -302,3 +302,125 @@ def test_broadcast_tmp_size_covers_a_block_per_source_element(type_size: int) ->
     asc.load(SIZES).sizes(64, 16, type_size, out)
     assert out[1] >= 64 * 32 and out[0] >= out[1]  # a 32-byte block for each of the 64 source elements
     assert out[2] == (0 if type_size != 1 else 2 * 2 * 64 * 16)  # no spread: only int8's widening
+
+
+# ---- CreateVecIndex, ReducePairElem / PairReduceSum argument order, Conditional, DataFormat -----
+INDEX_AND_PAIRS = r"""
+#include "kernel_operator.h"
+template <bool isFloat>
+__aicore__ inline void Body(GM_ADDR idx, GM_ADDR x, GM_ADDR pairs, GM_ADDR pairs_old)
+{
+    using T = typename AscendC::Conditional<isFloat, float, half>::type;
+    static_assert(AscendC::DataFormat::ND != AscendC::DataFormat::NZ, "two formats");
+    ASCENDC_ASSERT(AscendC::GetBlockNum() != 0, { KERNEL_LOG(KERNEL_ERROR, "no blocks"); });
+    AscendC::GlobalTensor<int32_t> idxGm;
+    AscendC::GlobalTensor<T> xGm, pGm, qGm;
+    idxGm.SetGlobalBuffer((__gm__ int32_t*)idx, 200);
+    xGm.SetGlobalBuffer((__gm__ T*)x, 128);
+    pGm.SetGlobalBuffer((__gm__ T*)pairs, 64);
+    qGm.SetGlobalBuffer((__gm__ T*)pairs_old, 64);
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> a, b, c, d;
+    pipe.InitBuffer(a, 256 * sizeof(int32_t));
+    pipe.InitBuffer(b, 128 * sizeof(T));
+    pipe.InitBuffer(c, 64 * sizeof(T));
+    pipe.InitBuffer(d, 64 * sizeof(T));
+    AscendC::LocalTensor<int32_t> ia = a.Get<int32_t>();
+    AscendC::LocalTensor<T> xb = b.Get<T>(), pc = c.Get<T>(), qd = d.Get<T>();
+    AscendC::CreateVecIndex(ia, int32_t(-7), 200);
+    AscendC::DataCopy(xb, xGm, 128);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    // 128 floats = two repeats of 64: each repeat gives 32 pair sums, the second at dst offset 32
+    AscendC::ReducePairElem<AscendC::ReduceType::SUM, T>(pc, xb, 64, 2, 1, 1, 8);
+    AscendC::PairReduceSum<T>(qd, xb, 2, 64, 1, 1, 8);  // the original name: repeat count first
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::DataCopy(idxGm, ia, 200);
+    AscendC::DataCopy(pGm, pc, 64);
+    AscendC::DataCopy(qGm, qd, 64);
+}
+
+extern "C" __global__ __aicore__ void index_and_pairs(GM_ADDR idx, GM_ADDR x, GM_ADDR pairs, GM_ADDR pairs_old)
+{
+    Body<true>(idx, x, pairs, pairs_old);
+}
+extern "C" void run(GM_ADDR idx, GM_ADDR x, GM_ADDR pairs, GM_ADDR pairs_old)
+{
+    index_and_pairs<<<1, nullptr, nullptr>>>(idx, x, pairs, pairs_old);
+}
+"""
+
+
+def test_create_vec_index_and_pair_reductions() -> None:
+    mod = asc.load(INDEX_AND_PAIRS)
+    idx = torch.zeros(200, dtype=torch.int32)
+    x = torch.randn(128)
+    pairs, pairs_old = torch.zeros(64), torch.zeros(64)
+    mod.run(idx, x, pairs, pairs_old)
+    torch.testing.assert_close(idx, torch.arange(-7, 193, dtype=torch.int32))
+    torch.testing.assert_close(pairs, x.view(64, 2).sum(1))
+    torch.testing.assert_close(pairs_old, x.view(64, 2).sum(1))
+
+
+# ---- run_sample: a host-only .cpp is a translation unit of its own ------------------------------
+HOST_TILING_CPP = r"""
+#include <cstdint>
+constexpr uint32_t BUFFER_NUM = 3;  // the kernel file has a BUFFER_NUM of its own, as samples do
+void GenerateTiling(uint32_t* tiling, uint32_t n) { tiling[0] = n * BUFFER_NUM; }
+"""
+
+SAMPLE_MAIN = r"""
+#include <cstdio>
+#include "acl/acl.h"
+#include "aclrtlaunch_twice.h"
+extern void GenerateTiling(uint32_t* tiling, uint32_t n);
+
+int main()
+{
+    uint32_t tiling[1];
+    GenerateTiling(tiling, 128);
+    const uint32_t n = tiling[0] / 3;
+    if (aclInit(nullptr) != ACL_ERROR_NONE) return 1;
+    float host[128];
+    for (uint32_t i = 0; i < n; ++i) host[i] = float(i);
+    void *x = nullptr, *y = nullptr;
+    aclrtMalloc(&x, sizeof(host), ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMalloc(&y, sizeof(host), ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMemcpy(x, sizeof(host), host, sizeof(host), ACL_MEMCPY_HOST_TO_DEVICE);
+    ACLRT_LAUNCH_KERNEL(twice)(1, nullptr, x, y, n);
+    aclrtMemcpy(host, sizeof(host), y, sizeof(host), ACL_MEMCPY_DEVICE_TO_HOST);
+    FILE* f = fopen("output/y.bin", "wb");
+    fwrite(host, sizeof(float), n, f);
+    fclose(f);
+    return 0;
+}
+"""
+
+
+def test_sample_host_cpp_is_its_own_unit() -> None:
+    kernel = "constexpr int BUFFER_NUM = 2;\n" + HALF_KERNEL.replace("half", "float")
+    run = asc.run_sample({"twice.cpp": kernel, "twice_tiling.cpp": HOST_TILING_CPP, "main.cpp": SAMPLE_MAIN})
+    assert run.ok, (run.error, run.stderr[-1500:])
+    np.testing.assert_array_equal(
+        np.frombuffer(run.files["output/y.bin"], dtype=np.float32), 2 * np.arange(128, dtype=np.float32)
+    )
+
+
+# ---- op projects: Int attributes read through a narrower integer type ---------------------------
+def test_int_attribute_read_as_uint32() -> None:
+    host = PROJECT_HOST.replace(
+        "tiling.set_factor(3.0f);",
+        "tiling.set_factor(float(*context->GetAttrs()->GetAttrPointer<uint32_t>(0)));",
+    ).replace(
+        'this->Output("y")',
+        'this->Attr("factor").AttrType(REQUIRED).Int(1);\n        this->Output("y")',
+    )
+    op = asc.load_op_project(
+        {
+            "op_host/scale_custom.cpp": host,
+            "op_host/scale_custom_tiling.h": HOST_TILING,
+            "op_kernel/scale_custom.cpp": PROJECT_KERNEL,
+            "op_kernel/scale_custom_tiling.h": KERNEL_TILING,
+        }
+    )
+    x = torch.randn(256)
+    torch.testing.assert_close(op(x, factor=5), 5 * x)

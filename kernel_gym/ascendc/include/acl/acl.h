@@ -32,6 +32,9 @@ inline aclFloat16 aclFloatToFloat16(float value) {
 #ifndef ACL_SUCCESS
 #define ACL_SUCCESS 0
 #endif
+#ifndef ACL_ERROR_NONE
+#define ACL_ERROR_NONE 0  // the older name of ACL_SUCCESS, still used by samples' data_utils.h
+#endif
 #define ACL_ERROR_INVALID_PARAM 100000
 #define ACL_ERROR_BAD_ALLOC 200000
 

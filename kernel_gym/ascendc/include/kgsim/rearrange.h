@@ -19,6 +19,7 @@ struct int4b_t {
 };
 
 namespace AscendC {
+using ::int4b_t;  // kernels spell it AscendC::int4b_t too
 
 struct GatherMaskParams {
     GatherMaskParams() {}

@@ -193,6 +193,20 @@ void Duplicate(const LocalTensor<T>& dst, const std::type_identity_t<T>& scalarV
                   kgsim::RepArg{repeatTime, dstBlockStride, 0, 0, dstRepeatStride, 0, 0}, loc);
 }
 
+// ---- CreateVecIndex -----------------------------------------------------------------------
+// dst[i] = firstValue + i for the first `count` elements. Checks, pipe and cost are those of a
+// Duplicate over the same elements (one vector instruction writing dst); the values are then
+// the index sequence.
+// kgsim:partial CreateVecIndex: the count form only (not the mask/repeat forms)
+template <class T>
+KGSIM_UNINSTRUMENTED void CreateVecIndex(LocalTensor<T> dst, const T& firstValue, uint32_t count,
+                                         kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("CreateVecIndex", T, int16_t, half, int32_t, float);
+    Duplicate(dst, firstValue, int32_t(count), loc);
+    T* out = reinterpret_cast<T*>(dst.GetPhyAddr());
+    for (uint32_t i = 0; i < count; ++i) out[i] = static_cast<T>(static_cast<double>(firstValue) + double(i));
+}
+
 // ---- Cast ---------------------------------------------------------------------------------
 template <class T, class U>
 inline constexpr bool kgsim_cast_ok =
@@ -379,16 +393,16 @@ KGSIM_REDUCE_MASKED(ReduceMin, 2, KGSIM_COMMA bool calIndex = 0, calIndex)
 KGSIM_REDUCE_REPEAT(WholeReduceSum, 0, 2, , 0)
 KGSIM_REDUCE_REPEAT(WholeReduceMax, 1, 2, KGSIM_COMMA ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX, int(order))
 KGSIM_REDUCE_REPEAT(WholeReduceMin, 2, 2, KGSIM_COMMA ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX, int(order))
-KGSIM_REDUCE_REPEAT(PairReduceSum, 0, 4, , 0)
 
-// BlockReduce*: note the (repeatTime, mask) argument order of the original API.
-#define KGSIM_BLOCK_REDUCE(NAME, KIND)                                                                             \
+
+// BlockReduce* and PairReduceSum: note the (repeatTime, mask) argument order of the original API.
+#define KGSIM_BLOCK_REDUCE(NAME, KIND, SHAPE)                                                                      \
     template <class T, bool isSetMask = true>                                                                      \
     void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeatTime, const int32_t mask,  \
               const int32_t dstRepStride, const int32_t srcBlkStride, const int32_t srcRepStride,                  \
               kgsim::Loc loc = kgsim::Loc::current()) {                                                            \
         KGSIM_DTYPES(#NAME, T, half, float);                                                                       \
-        kgsim::vec_reduce(KIND, 3, kgsim::dt_of<T>::v, dst.r_, src.r_, kgsim_detail::kNoRef,                       \
+        kgsim::vec_reduce(KIND, SHAPE, kgsim::dt_of<T>::v, dst.r_, src.r_, kgsim_detail::kNoRef,                   \
                           kgsim_detail::cont_mask(isSetMask, uint64_t(mask)), repeatTime, dstRepStride,            \
                           srcBlkStride, srcRepStride, 0, 0, loc);                                                  \
     }                                                                                                              \
@@ -397,13 +411,31 @@ KGSIM_REDUCE_REPEAT(PairReduceSum, 0, 4, , 0)
               const uint64_t mask[], const int32_t dstRepStride, const int32_t srcBlkStride,                       \
               const int32_t srcRepStride, kgsim::Loc loc = kgsim::Loc::current()) {                                \
         KGSIM_DTYPES(#NAME, T, half, float);                                                                       \
-        kgsim::vec_reduce(KIND, 3, kgsim::dt_of<T>::v, dst.r_, src.r_, kgsim_detail::kNoRef,                       \
+        kgsim::vec_reduce(KIND, SHAPE, kgsim::dt_of<T>::v, dst.r_, src.r_, kgsim_detail::kNoRef,                   \
                           kgsim_detail::bit_mask(isSetMask, mask), repeatTime, dstRepStride, srcBlkStride,         \
                           srcRepStride, 0, 0, loc);                                                                \
     }
-KGSIM_BLOCK_REDUCE(BlockReduceSum, 0)
-KGSIM_BLOCK_REDUCE(BlockReduceMax, 1)
-KGSIM_BLOCK_REDUCE(BlockReduceMin, 2)
+KGSIM_BLOCK_REDUCE(BlockReduceSum, 0, 3)
+KGSIM_BLOCK_REDUCE(BlockReduceMax, 1, 3)
+KGSIM_BLOCK_REDUCE(BlockReduceMin, 2, 3)
+KGSIM_BLOCK_REDUCE(PairReduceSum, 0, 4)
+
+// ReducePairElem<ReduceType::SUM>: the newer name of PairReduceSum, with the mask before the repeat count
+// (as ReduceRepeat / ReduceDataBlock take it); SUM is the only pair reduction.
+template <ReduceType reduceType, class T, bool isSetMask = true>
+void ReducePairElem(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t mask, const int32_t repeatTime,
+                    const int32_t dstRepStride, const int32_t srcBlkStride, const int32_t srcRepStride,
+                    kgsim::Loc loc = kgsim::Loc::current()) {
+    static_assert(reduceType == ReduceType::SUM, "[kgsim:unsupported_dtype] ReducePairElem: only ReduceType::SUM");
+    PairReduceSum<T, isSetMask>(dst, src, repeatTime, mask, dstRepStride, srcBlkStride, srcRepStride, loc);
+}
+template <ReduceType reduceType, class T, bool isSetMask = true>
+void ReducePairElem(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[],
+                    const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,
+                    const int32_t srcRepStride, kgsim::Loc loc = kgsim::Loc::current()) {
+    static_assert(reduceType == ReduceType::SUM, "[kgsim:unsupported_dtype] ReducePairElem: only ReduceType::SUM");
+    PairReduceSum<T, isSetMask>(dst, src, repeatTime, mask, dstRepStride, srcBlkStride, srcRepStride, loc);
+}
 
 // newer names: ReduceRepeat<ReduceType::X> == WholeReduceX, ReduceDataBlock<ReduceType::X> == BlockReduceX
 template <ReduceType reduceType, class T, class U = T, bool isSetMask = true>
@@ -767,5 +799,20 @@ inline void wait_flag(pipe_t src, pipe_t dst, event_t id, kgsim::Loc loc = kgsim
 #ifndef ascendc_assert
 #define ascendc_assert(x, ...) ((x) ? (void)0 : ::kgsim::kernel_assert_fail(#x, ::kgsim::Loc::current()))
 #endif
+
+namespace AscendC {
+// Conditional<cond, A, B>::type: Ascend C's own std::conditional, for kernels that pick a type.
+template <bool cond, class A, class B>
+struct Conditional {
+    using type = A;
+};
+template <class A, class B>
+struct Conditional<false, A, B> {
+    using type = B;
+};
+
+// Tensor data formats, as the advanced APIs' template flags and ShapeInfo name them.
+enum class DataFormat : uint8_t { ND = 0, NZ, NCHW, NC1HWC0, NHWC, NCDHW, NDC1HWC0, FRACTAL_Z_3D };
+}  // namespace AscendC
 
 #include "kgsim/sort.h"  // Gather/Sort/Transpose family (needs the whole of this header)

@@ -110,6 +110,12 @@ public:
         else if constexpr (std::is_same_v<T, char>) return a.s.c_str();
         else if constexpr (std::is_same_v<T, ContinuousVector>) return &a.cv;
         else if constexpr (std::is_same_v<T, int32_t>) { tmp32_ = int32_t(a.i); return &tmp32_; }
+        else if constexpr (std::is_integral_v<T>) {  // an Int attribute read through a narrower type
+            tmpn_ = a.i;
+            T* v = reinterpret_cast<T*>(&tmpn_);  // the low bytes, as reading the int64 in place does
+            *v = static_cast<T>(a.i);
+            return v;
+        }
         else if constexpr (std::is_same_v<T, double>) { tmpd_ = a.type == 1 ? double(a.f) : double(a.i); return &tmpd_; }
         else static_assert(sizeof(T) == 0, "kgsim: unsupported attribute type in GetAttrPointer");
     }
@@ -121,6 +127,7 @@ public:
     size_t GetAttrNum() const { return attrs_.size(); }
     std::vector<KgsimAttrValue> attrs_;
     mutable int32_t tmp32_ = 0;
+    mutable int64_t tmpn_ = 0;
     mutable double tmpd_ = 0;
 };
 

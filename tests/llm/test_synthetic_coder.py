@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from kernel_gym.llm.base import Generator, GenerationRequest, ParentKernel
+from kernel_gym.llm.base import GenerationRequest, Generator, ParentKernel
 from kernel_gym.llm.synthetic import SyntheticCoder
 from kernel_gym.llm.synthetic.skills import (
     CUBE_SKILLS,
@@ -29,8 +29,10 @@ FAST = dict(correctness_trials=2, timing_trials=3)
 
 
 def seed_items() -> list[MemoryItem]:
-    return [MemoryItem(kind=s["kind"], title=s["title"], text=s["text"], category=s["category"], id=i + 1)
-            for i, s in enumerate(SEED_ITEMS)]
+    return [
+        MemoryItem(kind=s["kind"], title=s["title"], text=s["text"], category=s["category"], id=i + 1)
+        for i, s in enumerate(SEED_ITEMS)
+    ]
 
 
 def without(skill: str, items: list[MemoryItem]) -> list[MemoryItem]:
@@ -70,21 +72,35 @@ def test_output_depends_on_context():
 
 def test_skill_detection_names_sources():
     found = detect_skills(seed_items())
-    for skill in ("kernel_structure", "queue_protocol", "tail_handling", "datacopy_align", "ub_budget",
-                  "reduction_workspace", "dtype_rules", "activation_compose", "multicore", "double_buffer"):
+    for skill in (
+        "kernel_structure",
+        "queue_protocol",
+        "tail_handling",
+        "datacopy_align",
+        "ub_budget",
+        "reduction_workspace",
+        "dtype_rules",
+        "activation_compose",
+        "multicore",
+        "double_buffer",
+    ):
         assert skill in found, skill
 
 
 def test_failure_experience_teaches_guard_skill():
-    exp = MemoryItem(kind="experience_failure", title="failure on elementwise task 001_add: ub_overflow",
-                     text="drafting step on level1/001_add (elementwise, float32) failed with error class ub_overflow: x",
-                     payload={"error_class": "ub_overflow"}, id=99)
+    exp = MemoryItem(
+        kind="experience_failure",
+        title="failure on elementwise task 001_add: ub_overflow",
+        text="drafting step on level1/001_add (elementwise, float32) failed with error class ub_overflow: x",
+        payload={"error_class": "ub_overflow"},
+        id=99,
+    )
     assert "ub_budget" in detect_skills([exp])
 
 
 def test_never_reads_stored_answers(monkeypatch):
     answers = pathlib.Path(__file__).resolve().parents[2] / "solutions"
-    real_open, real_io_open = builtins.open, io.open
+    real_open = builtins.open
 
     def guard(path, *a, **k):
         p = str(path)
@@ -95,29 +111,38 @@ def test_never_reads_stored_answers(monkeypatch):
     monkeypatch.setattr(io, "open", guard)
     monkeypatch.setattr(pathlib.Path, "read_text", lambda self, *a, **k: guard(self, *a, **k).read())
     coder = SyntheticCoder(seed=0)
-    for tid in ("level1/021_relu", "level1/047_sum_last_dim_tail", "level1/061_softmax", "level1/066_mse_loss",
-                "level1/074_matmul_square"):
+    for tid in (
+        "level1/021_relu",
+        "level1/047_sum_last_dim_tail",
+        "level1/061_softmax",
+        "level1/066_mse_loss",
+        "level1/074_matmul_square",
+    ):
         for backend in ("ascend_sim", "cpu"):
             g = coder.generate(req(tid, seed_items(), backend=backend))
             assert "ModelNew" in g.source
     import kernel_gym.llm.synthetic as pkg
+
     src = "".join(p.read_bytes().decode() for p in pathlib.Path(pkg.__file__).parent.glob("*.py"))
     # no import of the answers package and no path literal naming it (docstrings may mention it)
     assert not re.search(r"(from|import)\s+kernel_gym\.backends(\.answers|\s+import\s+answers)", src)
     assert not re.search(r"[\"']answers[\"'/]|[\"'][^\"'\n]*/answers\b", src)
 
 
-@pytest.mark.parametrize("skill, task_id, fault_classes", [
-    ("tail_handling", "level1/010_exp_tail", {"numerical_mismatch", "misaligned_copy", "gm_out_of_bounds"}),
-    ("ub_budget", "level1/021_relu", {"ub_overflow"}),
-    ("queue_protocol", "level1/021_relu", {"queue_full", "queue_empty", "tensor_leak", "queue_misuse"}),
-    ("kernel_structure", "level1/001_add", {"compile_error"}),
-    ("reduction_workspace", "level1/047_sum_last_dim_tail", {"numerical_mismatch"}),
-    ("tail_handling", "level1/094_cumsum_tail", {"numerical_mismatch", "misaligned_copy", "gm_out_of_bounds"}),
-    ("ub_budget", "level1/087_max_pool_2d", {"ub_overflow"}),
-    ("reduction_workspace", "level1/059_group_norm", {"numerical_mismatch"}),
-    ("datacopy_align", "level1/076_matmul_irregular_tail", {"misaligned_copy"}),
-])
+@pytest.mark.parametrize(
+    "skill, task_id, fault_classes",
+    [
+        ("tail_handling", "level1/010_exp_tail", {"numerical_mismatch", "misaligned_copy", "gm_out_of_bounds"}),
+        ("ub_budget", "level1/021_relu", {"ub_overflow"}),
+        ("queue_protocol", "level1/021_relu", {"queue_full", "queue_empty", "tensor_leak", "queue_misuse"}),
+        ("kernel_structure", "level1/001_add", {"compile_error"}),
+        ("reduction_workspace", "level1/047_sum_last_dim_tail", {"numerical_mismatch"}),
+        ("tail_handling", "level1/094_cumsum_tail", {"numerical_mismatch", "misaligned_copy", "gm_out_of_bounds"}),
+        ("ub_budget", "level1/087_max_pool_2d", {"ub_overflow"}),
+        ("reduction_workspace", "level1/059_group_norm", {"numerical_mismatch"}),
+        ("datacopy_align", "level1/076_matmul_irregular_tail", {"misaligned_copy"}),
+    ],
+)
 def test_removing_a_skill_brings_back_its_fault(skill, task_id, fault_classes):
     coder = SyntheticCoder(seed=0, prior_scale=0.0, distraction=False)
     # the vector-unit faults of a matmul: a context without the cube items keeps it on the vector unit
@@ -131,14 +156,17 @@ def test_removing_a_skill_brings_back_its_fault(skill, task_id, fault_classes):
     assert not r_bad.feasible and r_bad.error_class in fault_classes, (r_bad.error_class, r_bad.message)
 
 
-@pytest.mark.parametrize("skill, task_id, fault_classes", [
-    ("nz_layout", "level1/075_matmul_rectangular", {"numerical_mismatch"}),
-    ("fixpipe", "level1/079_matmul_transposed_b", {"invalid_argument"}),
-    ("l0_budget", "level1/077_bmm", {"cube_memory_overflow"}),
-    ("cube_sync", "level1/082_tensor3d_matmul", {"queue_empty"}),
-    ("workspace_epilogue", "level2/001_matmul_bias_relu", {"numerical_mismatch"}),
-    ("cube_api", "level2/006_linear_clamp", {"compile_error"}),
-])
+@pytest.mark.parametrize(
+    "skill, task_id, fault_classes",
+    [
+        ("nz_layout", "level1/075_matmul_rectangular", {"numerical_mismatch"}),
+        ("fixpipe", "level1/079_matmul_transposed_b", {"invalid_argument"}),
+        ("l0_budget", "level1/077_bmm", {"cube_memory_overflow"}),
+        ("cube_sync", "level1/082_tensor3d_matmul", {"queue_empty"}),
+        ("workspace_epilogue", "level2/001_matmul_bias_relu", {"numerical_mismatch"}),
+        ("cube_api", "level2/006_linear_clamp", {"compile_error"}),
+    ],
+)
 def test_removing_a_cube_skill_brings_back_its_fault(skill, task_id, fault_classes):
     # nothing from priors but the cube API itself (its one item also shows the queues between stages)
     priors = {s: 0.0 for s in SKILLS + CUBE_SKILLS + TACTICS} | {"cube_api": float(skill != "cube_api")}
@@ -162,12 +190,20 @@ def test_level1_matmul_without_cube_skills_stays_on_the_vector_unit():
     assert g.notes["plan"] == "matmul" and "Mmad(" not in g.source
 
 
-@pytest.mark.parametrize("task_id, kind", [
-    ("level1/093_cumsum", "scan"), ("level1/098_masked_cumsum", "scan"), ("level1/099_cumsum_fp16", "scan"),
-    ("level1/088_max_pool_2d_padded", "pool"), ("level1/086_avg_pool_1d_tail", "pool"),
-    ("level1/051_layer_norm", "norm"), ("level1/057_batch_norm_1d_eval", "norm"),
-    ("level1/078_matmul_transposed_a", "matmul"), ("level1/079_matmul_transposed_b", "cube"),
-])
+@pytest.mark.parametrize(
+    "task_id, kind",
+    [
+        ("level1/093_cumsum", "scan"),
+        ("level1/098_masked_cumsum", "scan"),
+        ("level1/099_cumsum_fp16", "scan"),
+        ("level1/088_max_pool_2d_padded", "pool"),
+        ("level1/086_avg_pool_1d_tail", "pool"),
+        ("level1/051_layer_norm", "norm"),
+        ("level1/057_batch_norm_1d_eval", "norm"),
+        ("level1/078_matmul_transposed_a", "matmul"),
+        ("level1/079_matmul_transposed_b", "cube"),
+    ],
+)
 @pytest.mark.parametrize("backend", ["ascend_sim", "cpu"])
 def test_new_categories_feasible_with_seed_items(task_id, kind, backend):
     coder = SyntheticCoder(seed=0, prior_scale=0.0, distraction=False)
@@ -179,10 +215,18 @@ def test_new_categories_feasible_with_seed_items(task_id, kind, backend):
 
 
 def test_compiled_failed_trace_teaches_compile_skills():
-    code = '__aicore__ void k(GM_ADDR x) { Add(z, x, y, n); }'
-    tr = MemoryItem(kind="trace", title="trace", text="failed", id=5,
-                    payload={"code": code, "error_class": "numerical_mismatch",
-                             "verifier": {"feasible": False, "compiled": True, "error_class": "numerical_mismatch"}})
+    code = "__aicore__ void k(GM_ADDR x) { Add(z, x, y, n); }"
+    tr = MemoryItem(
+        kind="trace",
+        title="trace",
+        text="failed",
+        id=5,
+        payload={
+            "code": code,
+            "error_class": "numerical_mismatch",
+            "verifier": {"feasible": False, "compiled": True, "error_class": "numerical_mismatch"},
+        },
+    )
     found = detect_skills([tr])
     assert "kernel_structure" in found and "vector_api" in found and "tail_handling" not in found
     tr.payload["verifier"]["compiled"] = False
@@ -194,8 +238,13 @@ def test_feedback_can_fix_a_fault():
     # the error message of the last step teaches the missing skill with probability feedback_fix
     coder = SyntheticCoder(seed=0, prior_scale=0.0, feedback_fix=1.0, distraction=False)
     mems = without("ub_budget", seed_items())
-    g = coder.generate(req("level1/021_relu", mems, feedback={"feasible": False, "error_class": "ub_overflow",
-                                                               "message": "UBOverflow: ub_overflow"}))
+    g = coder.generate(
+        req(
+            "level1/021_relu",
+            mems,
+            feedback={"feasible": False, "error_class": "ub_overflow", "message": "UBOverflow: ub_overflow"},
+        )
+    )
     assert "ub_huge" not in g.notes["faults"] and g.notes["origin"]["ub_budget"] == "feedback"
 
 
@@ -222,7 +271,7 @@ def test_cpu_backend_answer_is_verified():
 
 @pytest.mark.slow
 def test_compile_rate_rises_with_context():
-    tasks = load_suite("level1")[::7]          # 15 tasks over every category
+    tasks = load_suite("level1")[::7]  # 15 tasks over every category
     coder = SyntheticCoder(seed=0)
     rates = []
     for mems in ([], seed_items()):

@@ -2,7 +2,7 @@
 
 The API names (from the public CANN / asc-devkit docs) are in kernel_gym/ascendc/api_names.txt.
 Support is read from the simulator's headers, not from a hand-kept list: a name is *supported*
-when a header (comments removed) defines it - a function, class/struct, macro or alias, directly
+when a header (comments removed) defines it - a function, class/struct, macro, alias or constant, directly
 or through one of the headers' generator macros - and *partial* when a header carries a
 ``kgsim:partial NAME: what differs`` note for it. Everything else is *missing*.
 
@@ -72,6 +72,7 @@ def scan_headers(include: Path = INCLUDE) -> tuple[set[str], dict[str, str]]:
     decl = re.compile(
         r"(?:\b(?:class|struct|enum\s+class|enum|using)\s+(\w+))"  # types and aliases
         r"|(?:#\s*define\s+(\w+))"  # macros
+        r"|(?:\bconstexpr\s+[\w:<>]+\s+(\w+)\s*=)"  # named constants (CFG_NORM, TOTAL_UB_SIZE)
         r"|(?:\b[\w:<>,*&\s]+?[\s*&>](\w+)\s*\([^;{}]*\)\s*(?:const\s*)?(?:->[^{;]*)?\{)"  # function definitions
     )
     for m in decl.finditer(code):

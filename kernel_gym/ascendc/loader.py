@@ -359,6 +359,50 @@ def rewrite_chevrons(src: str) -> str:
     return src
 
 
+_QUALIFIER = re.compile(r"\b__mix__\s*\(\s*(\d+)\s*,\s*(\d+)\s*\)|\b__cube__\b|\b__vector__\b")
+_MIX_TYPES = {
+    (1, 0): "KERNEL_TYPE_MIX_AIC_1_0",
+    (1, 1): "KERNEL_TYPE_MIX_AIC_1_1",
+    (1, 2): "KERNEL_TYPE_MIX_AIC_1_2",
+    (0, 1): "KERNEL_TYPE_MIX_AIV_1_0",
+}
+
+
+def rewrite_kernel_qualifiers(src: str) -> str:
+    """``__global__ __mix__(1, 2)`` / ``__cube__`` / ``__vector__`` kernels (the asc-devkit .asc style)
+    get ``KERNEL_TASK_TYPE_DEFAULT(<type>);`` first in their body, on the same line, so the launch
+    starts the cores the qualifier names. Declarations without a body are left alone."""
+    masked = _mask(src)
+    inserts: list[tuple[int, str]] = []
+    for m in _QUALIFIER.finditer(masked):
+        if not re.search(r"__global__[^;{}()]*$", masked[max(0, m.start() - 200) : m.start()]) and not re.match(
+            r"[^;{}()]*__global__", masked[m.end() : m.end() + 200]
+        ):
+            continue  # not a kernel's declaration
+        if m.group(1) is not None:
+            ktype = _MIX_TYPES.get((int(m.group(1)), int(m.group(2))))
+            if ktype is None:
+                continue
+        else:
+            ktype = "KERNEL_TYPE_AIC_ONLY" if "cube" in m.group(0) else "KERNEL_TYPE_AIV_ONLY"
+        params = masked.find("(", m.end())
+        if params < 0:
+            continue
+        close = _match_forward(masked, params)
+        k = close + 1
+        while k < len(masked) and masked[k].isspace():
+            k += 1
+        if k >= len(masked) or masked[k] != "{":
+            continue
+        body_end = _match_forward(masked, k)
+        if "KERNEL_TASK_TYPE_DEFAULT" in masked[k:body_end]:
+            continue
+        inserts.append((k + 1, f" KERNEL_TASK_TYPE_DEFAULT({ktype});"))
+    for pos, text in reversed(inserts):
+        src = src[:pos] + text + src[pos:]
+    return src
+
+
 _LAUNCH_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]aclrtlaunch_[^>"]*[>"][^\n]*$', re.M)
 
 
@@ -390,7 +434,7 @@ def rewrite_source(source: str, name: str = "kernel.cpp", funcs: Sequence[CFunct
     """The source as compiled: chevron launches rewritten, trampolines appended; line numbers kept."""
     funcs = _host_functions(source) if funcs is None else funcs
     body = _LAUNCH_INCLUDE.sub("", source)
-    body = rewrite_chevrons(body)
+    body = rewrite_chevrons(rewrite_kernel_qualifiers(body))
     safe = name.replace("\\", "/").replace('"', "")
     return f'#include "kgsim/launch.h"\n#line 1 "{safe}"\n{body}\n{_trampolines(funcs)}'
 

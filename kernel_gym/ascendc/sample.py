@@ -27,14 +27,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kernel_gym.ascendc.loader import compile_module, rewrite_chevrons
+from kernel_gym.ascendc.loader import compile_module, rewrite_chevrons, rewrite_kernel_qualifiers
 from kernel_gym.ascendc.timing import LaunchReport
 
 __all__ = ["SampleRun", "run_sample"]
 
 _OUTPUT_CAP = 1 << 20  # bytes of stdout/stderr kept
 _FILES_CAP = 256 << 20  # bytes of written files read back, in all
-_KERNEL = re.compile(r"__global__\s+__aicore__\s+void\s+(\w+)\s*\(|__aicore__\s+__global__\s+void\s+(\w+)\s*\(")
+_KERNEL = re.compile(
+    r"__global__\s+(?:__aicore__|__cube__|__vector__|__mix__\s*\(\s*\d+\s*,\s*\d+\s*\))\s+void\s+(\w+)\s*\("
+    r"|__aicore__\s+__global__\s+void\s+(\w+)\s*\("
+)
 _MAIN_DEF = re.compile(r"\b(?:int|int32_t|signed|auto)\s+main\s*\(")
 _MAIN_NO_ARGS = re.compile(r"\b(?:int|int32_t|signed|auto)\s+main\s*\(\s*(void)?\s*\)")
 _SOURCE_SUFFIXES = (".cpp", ".cc", ".cxx", ".asc")  # .asc: asc-devkit sources, kernel and host in one
@@ -92,7 +95,8 @@ def _unity_source(files: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
     lines = ['#include "kgsim/launch.h"']
     for n in order:
         inc = f"{n}.inc"
-        out[inc] = f'#line 1 "{n}"\n' + rewrite_chevrons(files[n])  # kernel<<<blocks, l2ctrl, stream>>>(...)
+        # kernel<<<blocks, l2ctrl, stream>>>(...) and the __cube__ / __mix__(1, 2) kernel qualifiers
+        out[inc] = f'#line 1 "{n}"\n' + rewrite_chevrons(rewrite_kernel_qualifiers(files[n]))
         if n in mains:
             lines += ["#define main kgsim_sample_main", f'#include "{inc}"', "#undef main"]
         else:

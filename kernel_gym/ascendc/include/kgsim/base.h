@@ -12,6 +12,11 @@
 #include <source_location>
 #include <type_traits>
 
+// The simulated AI Core is an Atlas A2 (dav-c220): kernels choose their A2 code paths with
+// `#if __NPU_ARCH__ == 2201`, as a bisheng build for that target sees.
+#ifndef __NPU_ARCH__
+#define __NPU_ARCH__ 2201
+#endif
 // ---- device keywords: no meaning on the CPU --------------------------------------------
 #define __global__
 #define __aicore__

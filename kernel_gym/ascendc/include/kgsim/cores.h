@@ -6,6 +6,17 @@
 #include "kgsim/base.h"
 #include "kgsim/tensor.h"
 
+// Kernel-type qualifiers of the asc-devkit (.asc) style: `__global__ __mix__(1, 2) void k(...)`.
+// The loader turns them into KERNEL_TASK_TYPE_DEFAULT at the top of the kernel's body
+// (loader.rewrite_kernel_qualifiers); here they only have to vanish. __kfc_workspace__ marks the
+// workspace parameter of a Matmul kernel.
+#define __mix__(aic, aiv)
+#define __kfc_workspace__
+
+// TIK2: the pre-release name of Ascend C (2022-2023 samples write `using namespace tik2;`).
+namespace AscendC {}
+namespace tik2 = AscendC;
+
 namespace AscendC {
 // Core types as g_coreType reports them.
 constexpr int32_t AIC = 1;

@@ -56,6 +56,17 @@ void cube_fixpipe(int32_t buf, void* gm, const TRef* dst_local, DT dt, const TRe
 
 namespace AscendC {
 
+// Local memory sizes of the Atlas A2 AI Core (__NPU_ARCH__ 2201), as kernel_utils_constants.h names
+// them: kernels size Matmul's UB scratch (SetLocalWorkspace) or their own buffers from these.
+constexpr int32_t TOTAL_VEC_LOCAL_SIZE = 184 * 1024;  // UB less the 8 KB the library keeps
+constexpr uint32_t TOTAL_UB_SIZE = 192 * 1024;
+constexpr uint32_t TMP_UB_OFFSET = 184 * 1024;
+constexpr uint32_t TMP_UB_SIZE = 8 * 1024;
+constexpr uint32_t TOTAL_L1_SIZE = 512 * 1024 - 128;  // less the KFC message reserve
+constexpr uint32_t TOTAL_L0A_SIZE = 64 * 1024;
+constexpr uint32_t TOTAL_L0B_SIZE = 64 * 1024;
+constexpr uint32_t TOTAL_L0C_SIZE = 128 * 1024;
+
 enum class BlockMode : uint8_t { BLOCK_MODE_NORMAL = 0, BLOCK_MODE_MATRIX, BLOCK_MODE_VECTOR,
                                  BLOCK_MODE_SMALL_CHANNEL, BLOCK_MODE_DEPTHWISE };
 enum class DeqScale : uint8_t { DEQ_NONE = 0, DEQ, VDEQ, DEQ8, VDEQ8, DEQ16, VDEQ16 };

@@ -32,7 +32,10 @@ struct TCubeTiling {
     void SaveToBuffer(void* buf, size_t cap) const { std::memcpy(buf, this, std::min(sizeof(*this), cap)); }
 };
 namespace optiling { using ::TCubeTiling; }
-namespace AscendC { using ::TCubeTiling; }
+namespace AscendC {
+using ::TCubeTiling;
+namespace tiling { using ::TCubeTiling; }  // the name newer asc-devkit headers give it
+}  // namespace AscendC
 
 // Matrix formats: ND row-major; NZ the cube's fractal layout.
 enum class CubeFormat { ND = 0, NZ, ZN, ZZ, NN, ND_ALIGN, SCALAR, VECTOR };
@@ -117,12 +120,14 @@ public:
         int32_t org_m = org_m_ > 0 ? org_m_ : m_, org_n = org_n_ > 0 ? org_n_ : n_;
         int32_t org_ka = org_ka_ > 0 ? org_ka_ : k_, org_kb = org_kb_ > 0 ? org_kb_ : k_;
         // Split C over at most `dim` cores: the split with the least data per core (its C block
-        // plus the A rows and B columns it reads).
+        // plus the A rows and B columns it reads). Candidates go N factor outer, M factor inner, and
+        // only a strictly better one replaces the best, as CANN's GetDims enumerates them: of two
+        // equal splits the one over M wins.
         int32_t sm = single_m_ > 0 ? single_m_ : 0, sn = single_n_ > 0 ? single_n_ : 0;
         if (sm == 0 || sn == 0) {
             double best = -1;
-            for (int32_t md = 1; md <= dim; ++md)
-                for (int32_t nd = 1; md * nd <= dim; ++nd) {
+            for (int32_t nd = 1; nd <= dim; ++nd)
+                for (int32_t md = 1; md * nd <= dim; ++md) {
                     int32_t cm = Align(CeilDiv(m_, md), fix_m_ > 0 ? fix_m_ : 16);
                     int32_t cn = Align(CeilDiv(n_, nd), fix_n_ > 0 ? fix_n_ : 16);
                     cm = std::min(cm, Align(m_, 16)); cn = std::min(cn, Align(n_, 16));

@@ -313,6 +313,18 @@ void regist_matmul(TPipe* pipe, MM& mm, std::nullptr_t, Rest&&... rest) {
 }  // namespace AscendC
 
 using AscendC::GetSysWorkSpacePtr;
+// The configurations live in the global namespace in CANN's matmul/tiling.h; kernels name them
+// unqualified beside AscendC::Matmul.
+using AscendC::MatmulConfig;
+using AscendC::CFG_NORM;
+using AscendC::CFG_MDL;
+using AscendC::CFG_IBSHARE_NORM;
+using AscendC::MM_CFG_BB;
+using AscendC::GetNormalConfig;
+using AscendC::GetMDLConfig;
+using AscendC::GetSpecialMDLConfig;
+using AscendC::GetIBShareNormConfig;
+using AscendC::GetBasicConfig;
 using AscendC::SetSysWorkspace;
 
 namespace matmul {

@@ -1,0 +1,137 @@
+"""Cube-side gaps found by running public cube kernels unmodified: the asc-devkit (.asc) kernel
+qualifiers (`__cube__`, `__mix__(1, 2)`), names newer headers use (AscendC::tiling::TCubeTiling,
+CFG_NORM in the global namespace, TOTAL_VEC_LOCAL_SIZE), `__NPU_ARCH__`, the TIK2 namespace, and
+the host tiling's choice between equal splits. Each kernel here is our own, compared with PyTorch."""
+
+from __future__ import annotations
+
+import torch
+
+import kernel_gym.ascendc as asc
+
+# A pure-cube Matmul kernel in the asc-devkit style: the tiling passed by value, each AIC takes
+# singleCoreM rows of A and C and all of B (it relies on the tiling splitting M, not N).
+CUBE_ROWS_SPLIT = r"""
+#include "kernel_operator.h"
+#include "lib/matmul_intf.h"
+#include "tiling/tiling_api.h"
+
+__global__ __cube__ void mm_rows(__gm__ uint8_t* a, __gm__ uint8_t* b, __gm__ uint8_t* c,
+                                 AscendC::tiling::TCubeTiling tiling)
+{
+    AscendC::TPipe pipe;
+    AscendC::GlobalTensor<half> aGm, bGm;
+    AscendC::GlobalTensor<float> cGm;
+    aGm.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(a), tiling.M * tiling.Ka);
+    bGm.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(b), tiling.Kb * tiling.N);
+    cGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(c), tiling.M * tiling.N);
+    AscendC::Matmul<AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half>,
+                    AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half>,
+                    AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, float>,
+                    AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, float>, CFG_NORM> mm;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &tiling);
+    uint32_t rows = AscendC::GetBlockIdx() * tiling.singleCoreM;
+    mm.SetTensorA(aGm[rows * tiling.Ka]);
+    mm.SetTensorB(bGm);
+    mm.IterateAll(cGm[rows * tiling.N]);
+    mm.End();
+}
+
+extern "C" int64_t run(uint8_t* a, uint8_t* b, uint8_t* c, int32_t m, int32_t n, int32_t k) {
+    auto* platform = platform_ascendc::PlatformAscendCManager::GetInstance();
+    matmul_tiling::MultiCoreMatmulTiling api(*platform);
+    api.SetDim(2);
+    api.SetAType(matmul_tiling::TPosition::GM, CubeFormat::ND, matmul_tiling::DataType::DT_FLOAT16);
+    api.SetBType(matmul_tiling::TPosition::GM, CubeFormat::ND, matmul_tiling::DataType::DT_FLOAT16);
+    api.SetCType(matmul_tiling::TPosition::GM, CubeFormat::ND, matmul_tiling::DataType::DT_FLOAT);
+    api.SetShape(m, n, k);
+    api.SetOrgShape(m, n, k);
+    api.SetBufferSpace(-1, -1, -1);
+    AscendC::tiling::TCubeTiling tiling;
+    if (api.GetTiling(tiling) == -1) return -1;
+    mm_rows<<<tiling.usedCoreNum, nullptr, nullptr>>>(a, b, c, tiling);
+    return int64_t(tiling.singleCoreM) * 100000 + tiling.singleCoreN;
+}
+"""
+
+
+def test_cube_qualified_matmul_kernel_splits_rows_on_aic_cores() -> None:
+    torch.manual_seed(1)
+    m, n, k = 256, 256, 64
+    a = torch.randn(m, k).half()
+    b = torch.randn(k, n).half()
+    c = torch.zeros(m, n)
+    mod = asc.load(CUBE_ROWS_SPLIT)
+    split = mod.run(a, b, c, m, n, k)
+    # two equal splits (rows or columns over 2 cores): CANN's enumeration keeps the split over M
+    assert split == 128 * 100000 + 256
+    assert mod.last_run.num_blocks == 2
+    torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-3, atol=1e-3)
+
+
+# A mixed kernel declared with `__mix__(1, 2)`: one AI Core = one AIC and two AIVs. Each AIV
+# stamps its block and sub-block index; without the qualifier only one AIV would start.
+MIX_QUALIFIED = r"""
+#include "kernel_operator.h"
+
+__global__ __mix__(1, 2) void stamp(__gm__ uint8_t* out)
+{
+    AscendC::GlobalTensor<int32_t> o;
+    o.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(out), 16);
+    if ASCEND_IS_AIV {
+        int32_t idx = AscendC::GetBlockIdx();
+        o.SetValue(idx * 8, 100 + idx);
+        o.SetValue(idx * 8 + 1, AscendC::GetSubBlockIdx());
+        AscendC::DataCacheCleanAndInvalid<int32_t, AscendC::CacheLine::SINGLE_CACHE_LINE,
+                                          AscendC::DcciDst::CACHELINE_OUT>(o[idx * 8]);
+    }
+}
+
+extern "C" void run(uint8_t* out) { stamp<<<1, nullptr, nullptr>>>(out); }
+"""
+
+
+def test_mix_qualifier_starts_an_aic_and_two_aivs() -> None:
+    out = torch.zeros(16, dtype=torch.int32)
+    mod = asc.load(MIX_QUALIFIED)
+    mod.run(out)
+    assert out[[0, 1, 8, 9]].tolist() == [100, 0, 101, 1]
+
+
+# Constants and spellings of newer headers and of the TIK2 era, in one vector kernel: the UB size
+# named TOTAL_VEC_LOCAL_SIZE sizes a buffer, the A2 branch of `__NPU_ARCH__` is the one compiled,
+# and `using namespace tik2` reaches the Ascend C API.
+CONSTANTS = r"""
+#include "kernel_operator.h"
+using namespace tik2;
+
+extern "C" __global__ __aicore__ void scale(GM_ADDR x, GM_ADDR y)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> big;
+    pipe.InitBuffer(big, AscendC::TOTAL_VEC_LOCAL_SIZE);
+    LocalTensor<float> t = big.Get<float>();
+    GlobalTensor<float> xg, yg;
+    xg.SetGlobalBuffer((__gm__ float*)x, 64);
+    yg.SetGlobalBuffer((__gm__ float*)y, 64);
+    DataCopy(t, xg, 64);
+    PipeBarrier<PIPE_ALL>();
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 2201)
+    Muls(t, t, 3.0f, 64);
+#else
+    Muls(t, t, -1.0f, 64);
+#endif
+    PipeBarrier<PIPE_ALL>();
+    DataCopy(yg, t, 64);
+}
+
+extern "C" void run(uint8_t* x, uint8_t* y) { scale<<<1, nullptr, nullptr>>>(x, y); }
+"""
+
+
+def test_a2_constants_npu_arch_and_tik2_namespace() -> None:
+    x = torch.randn(64)
+    y = torch.zeros(64)
+    mod = asc.load(CONSTANTS)
+    mod.run(x, y)
+    torch.testing.assert_close(y, 3 * x)

@@ -88,7 +88,7 @@ void exec(::ops::OpDef* def, LaunchV launch, size_t kernel_params, const char* a
     std::vector<uint8_t*> ptrs;
     for (size_t k = 0; k < tensors.size(); ++k) {
         const auto& name = k < n_in ? def->inputs_[k].name_ : def->outputs_[k - n_in].name_;
-        kgsim_register_gm(name.c_str(), tensors[k].data_ptr(), tensors[k].nbytes());
+        kgsim_register_gm(name.c_str(), tensors[k].data_ptr(), tensors[k].storage_bytes());
         ptrs.push_back(static_cast<uint8_t*>(tensors[k].data_ptr()));
     }
     if (kernel_params == ptrs.size() + 2) ptrs.push_back(scratch(size_t(info[3]), "workspace"));

@@ -163,15 +163,38 @@ void copy_local_to_gm(int32_t buf, void* gm, const TRef& src, DT dt, uint32_t es
     const uint8_t* ub = mem_ptr(src.mem, src.addr);
     int atomic = rt.blk.atomic;
     DT adt = atomic && dt_size(rt.blk.atomic_dt) == es ? rt.blk.atomic_dt : dt;
+    // An atomic add of zero elements changes nothing, so zeros at either end of a block take no
+    // part in races: kernels for unaligned lengths add a zero-padded tail into the next block's
+    // range. Only the span between the first and the last non-zero element is recorded.
+    uint32_t aes = dt_size(adt);
+    auto nonzero = [&](const uint8_t* s, uint64_t k) {
+        for (uint32_t b = 0; b < aes; ++b)
+            if (s[k * aes + b]) return true;
+        return false;
+    };
+    uint64_t span_lo = UINT64_MAX, span_hi = 0;  // the atomic add's non-zero GM range (contiguous blocks)
     for (uint32_t i = 0; i < p.block_count; ++i) {
         const uint8_t* s = ub + i * ub_step;
         uint8_t* d = reinterpret_cast<uint8_t*>(g + i * gm_step);
         if (cfg.check_uninit) check_init_range(src, src.addr + uint32_t(i * ub_step), uint32_t(p.block_len), api, loc);
         if (atomic) atomic_apply(adt, d, s, p.block_len, atomic);
         else std::memcpy(d, s, p.block_len);
-        if (p.dst_gap != 0 || i == 0)
+        if (atomic == 1) {
+            uint64_t n = p.block_len / aes, lo = 0, hi = n;
+            while (lo < n && !nonzero(s, lo)) ++lo;
+            while (hi > lo && !nonzero(s, hi - 1)) --hi;
+            if (lo == hi) continue;  // all zeros: a no-op
+            if (p.dst_gap != 0) {
+                record_access(g + i * gm_step + lo * aes, (hi - lo) * aes, AK_ATOMIC, loc);
+            } else {
+                span_lo = std::min(span_lo, i * gm_step + lo * aes);
+                span_hi = std::max(span_hi, i * gm_step + hi * aes);
+            }
+        } else if (p.dst_gap != 0 || i == 0) {
             record_access(g + i * gm_step, p.dst_gap == 0 ? gm_span : p.block_len, atomic ? AK_ATOMIC : AK_WRITE, loc);
+        }
     }
+    if (span_hi > span_lo) record_access(g + span_lo, span_hi - span_lo, AK_ATOMIC, loc);
     uint64_t bytes = uint64_t(p.block_count) * p.block_len;
     if (rt.cur) rt.cur->gm_write += bytes;
     Span r{src.addr, uint32_t(ub_span)};

@@ -424,3 +424,243 @@ def test_int_attribute_read_as_uint32() -> None:
     )
     x = torch.randn(256)
     torch.testing.assert_close(op(x, factor=5), 5 * x)
+
+
+# ---- the binding's own allocations are 512-byte blocks; SetL2CacheHint; zeroed pinned host memory --
+SUM_INTO_FIRST_KERNEL = r"""
+#include "kernel_operator.h"
+#include "kgsim_sum_tiling.h"
+// writes a whole 32-byte block of results although the output holds one float, as published kernels do
+extern "C" __global__ __aicore__ void sum_first(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, GM_ADDR tiling)
+{
+    GET_TILING_DATA(t, tiling);
+    AscendC::GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x, t.total);
+    yGm.SetGlobalBuffer((__gm__ float*)y, 8);
+    xGm.SetL2CacheHint(AscendC::CacheMode::CACHE_MODE_DISABLE);
+    yGm.SetL2CacheHint<AscendC::CacheRwMode::WRITE>(AscendC::CacheMode::CACHE_MODE_NORMAL);
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> a, b, w;
+    pipe.InitBuffer(a, t.total * sizeof(float));
+    pipe.InitBuffer(b, 8 * sizeof(float));
+    pipe.InitBuffer(w, t.total * sizeof(float));
+    AscendC::LocalTensor<float> xa = a.Get<float>(), yb = b.Get<float>(), wk = w.Get<float>();
+    AscendC::DataCopy(xa, xGm, t.total);
+    AscendC::Duplicate(yb, 0.0f, 8);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::ReduceSum(yb, xa, wk, t.total);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::DataCopy(yGm, yb, 8);
+}
+"""
+
+SUM_HOST = r"""
+#include "kgsim_sum_tiling.h"
+#include "register/op_def_registry.h"
+namespace optiling {
+static ge::graphStatus TilingFunc(gert::TilingContext* context)
+{
+    SumTiling tiling;
+    tiling.set_total(context->GetInputShape(0)->GetOriginShape().GetShapeSize());
+    context->SetBlockDim(1);
+    tiling.SaveToBuffer(context->GetRawTilingData()->GetData(), context->GetRawTilingData()->GetCapacity());
+    context->GetRawTilingData()->SetDataSize(tiling.GetDataSize());
+    return ge::GRAPH_SUCCESS;
+}
+}  // namespace optiling
+namespace ops {
+class SumFirst : public OpDef {
+public:
+    explicit SumFirst(const char* name) : OpDef(name)
+    {
+        this->Input("x").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
+        this->Output("y").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
+        this->AICore().SetTiling(optiling::TilingFunc).AddConfig("ascend910b");
+    }
+};
+OP_ADD(SumFirst);
+}  // namespace ops
+"""
+
+SUM_TILING = r"""
+#pragma once
+#include "register/tilingdata_base.h"
+namespace optiling {
+BEGIN_TILING_DATA_DEF(SumTiling)
+TILING_DATA_FIELD_DEF(uint32_t, total);
+END_TILING_DATA_DEF;
+REGISTER_TILING_DATA_CLASS(SumFirst, SumTiling)
+}  // namespace optiling
+"""
+
+SUM_BINDING = r"""
+#include <torch/extension.h>
+#include "pytorch_npu_helper.hpp"
+at::Tensor sum_first_impl(const at::Tensor& x)
+{
+    at::Tensor y = at::empty({}, x.options());  // one float; the kernel stores a 32-byte block
+    EXEC_NPU_CMD(aclnnSumFirst, x, y);
+    return y;
+}
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("sum_first", &sum_first_impl, "sum"); }
+"""
+
+
+def test_binding_output_block_tail_and_l2_cache_hint() -> None:
+    lib = asc.load_multikernelbench(
+        {
+            "project_json_src": '[{"op": "SumFirst", "input_desc": [{"name": "x", "param_type": "required", '
+            '"format": ["ND"], "type": ["float"]}], "output_desc": [{"name": "y", "param_type": "required", '
+            '"format": ["ND"], "type": ["float"]}]}]',
+            "host_tiling_src": SUM_TILING,
+            "host_operator_src": SUM_HOST,
+            "kernel_src": SUM_INTO_FIRST_KERNEL,
+            "python_bind_src": SUM_BINDING,
+            "model_src": "class ModelNew:\n    pass\n",
+        }
+    )
+    x = torch.rand(1024)
+    torch.testing.assert_close(lib.ops.sum_first(x), x.sum(), rtol=1e-5, atol=1e-4)
+
+
+SHORT_INPUT_MAIN = r"""
+#include <cstdio>
+#include "acl/acl.h"
+#include "aclrtlaunch_twice.h"
+int main()
+{
+    const uint32_t n = 256;  // twice the elements the input file holds
+    float* host = nullptr;
+    aclrtMallocHost((void**)&host, n * sizeof(float));
+    FILE* in = fopen("input/x.bin", "rb");
+    size_t got = fread(host, sizeof(float), n, in);
+    fclose(in);
+    void *x = nullptr, *y = nullptr;
+    aclrtMalloc(&x, n * sizeof(float), ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMalloc(&y, n * sizeof(float), ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMemcpy(x, n * sizeof(float), host, n * sizeof(float), ACL_MEMCPY_HOST_TO_DEVICE);
+    ACLRT_LAUNCH_KERNEL(twice)(1, nullptr, x, y, n);
+    aclrtMemcpy(host, n * sizeof(float), y, n * sizeof(float), ACL_MEMCPY_DEVICE_TO_HOST);
+    FILE* f = fopen("output/y.bin", "wb");
+    fwrite(host, sizeof(float), n, f);
+    fclose(f);
+    printf("read %zu\n", got);
+    return 0;
+}
+"""
+
+
+def test_pinned_host_memory_starts_zeroed() -> None:
+    x = np.arange(1, 129, dtype=np.float32)
+    kernel = HALF_KERNEL.replace("half", "float")
+    # a fresh process heap would hand out zeroed pages anyway: dirty it first, as a long main would
+    main = SHORT_INPUT_MAIN.replace(
+        "int main()\n{",
+        "#include <cstdlib>\n#include <cstring>\nint main()\n{\n"
+        "    for (int k = 0; k < 64; ++k) { void* p = malloc(1024); memset(p, 0x7f, 1024); free(p); }",
+    )
+    run = asc.run_sample({"twice.cpp": kernel, "main.cpp": main}, {"input/x.bin": x.tobytes()})
+    assert run.ok, (run.error, run.stderr[-1500:])
+    y = np.frombuffer(run.files["output/y.bin"], dtype=np.float32)
+    np.testing.assert_array_equal(y, np.concatenate([2 * x, np.zeros(128, dtype=np.float32)]))
+
+
+# ---- an atomic add of zero padding into the next block's range is not a race --------------------
+PADDED_ATOMIC = r"""
+#include "kernel_operator.h"
+constexpr uint32_t PER_BLOCK = 100;  // not a 32-byte multiple of floats: each block copies out 104
+constexpr uint32_t PADDED = 104;
+
+extern "C" __global__ __aicore__ void padded_abs(GM_ADDR x, GM_ADDR y)
+{
+    AscendC::GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x + PER_BLOCK * AscendC::GetBlockIdx(), PADDED);
+    yGm.SetGlobalBuffer((__gm__ float*)y + PER_BLOCK * AscendC::GetBlockIdx(), PADDED);
+    AscendC::Fill(yGm, PER_BLOCK, 0.0f);  // each block clears only its own range
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, PADDED * sizeof(float));
+    AscendC::LocalTensor<float> t = buf.Get<float>();
+    AscendC::DataCopy(t, xGm, PADDED);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::Abs(t, t, PADDED);
+    for (uint32_t i = PER_BLOCK; i < PADDED; ++i) t.SetValue(i, 0.0f);  // zero the tail in the next block's range
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::SetAtomicAdd<float>();
+    AscendC::DataCopy(yGm, t, PADDED);
+    AscendC::SetAtomicNone();
+}
+extern "C" void run(GM_ADDR x, GM_ADDR y) { padded_abs<<<2, nullptr, nullptr>>>(x, y); }
+"""
+
+
+def test_atomic_add_of_zero_padding_is_not_a_race() -> None:
+    mod = asc.load(PADDED_ATOMIC)
+    x = torch.randn(2 * 100 + 4)
+    y = torch.zeros_like(x)
+    mod.run(x, y)
+    torch.testing.assert_close(y[:200], x[:200].abs())
+    # a non-zero tail added into the next block's range is still a race
+    racy = PADDED_ATOMIC.replace("t.SetValue(i, 0.0f);", "t.SetValue(i, 1.0f);")
+    x = torch.rand(2 * 100 + 4) + 1.0
+    with pytest.raises(asc.AscendCFault, match="gm_race"):
+        asc.load(racy).run(x, torch.zeros_like(x))
+
+
+# ---- ACLRT_LAUNCH_KERNEL with a tiling struct passed by pointer; AscendC::Std; Broadcast ----------
+STRUCT_KERNEL = r"""
+#include "kernel_operator.h"
+struct RowTiling {
+    uint32_t rows;
+    uint32_t cols;
+};
+extern "C" __global__ __aicore__ void spread(GM_ADDR x, GM_ADDR y, RowTiling t)
+{
+    AscendC::GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x, t.rows);
+    yGm.SetGlobalBuffer((__gm__ float*)y, t.rows * t.cols);
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> a, b;
+    pipe.InitBuffer(a, AscendC::Std::max(t.rows, 8u) * sizeof(float));
+    pipe.InitBuffer(b, t.rows * t.cols * sizeof(float));
+    AscendC::LocalTensor<float> xa = a.Get<float>(), yb = b.Get<float>();
+    AscendC::DataCopy(xa, xGm, t.rows);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    const uint32_t dst[2] = {t.rows, t.cols}, src[2] = {t.rows, 1};
+    AscendC::Broadcast<float, 2, 1>(yb, xa, dst, src);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::DataCopy(yGm, yb, t.rows * t.cols);
+}
+"""
+
+STRUCT_MAIN = r"""
+#include <cstdio>
+#include "acl/acl.h"
+#include "aclrtlaunch_spread.h"
+int main()
+{
+    RowTiling* tiling = nullptr;
+    aclrtMallocHost((void**)&tiling, sizeof(RowTiling));
+    tiling->rows = 16;
+    tiling->cols = 8;
+    float host[128];
+    for (int i = 0; i < 16; ++i) host[i] = float(i) - 4.0f;
+    void *x = nullptr, *y = nullptr;
+    aclrtMalloc(&x, 16 * sizeof(float), ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMalloc(&y, sizeof(host), ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMemcpy(x, 16 * sizeof(float), host, 16 * sizeof(float), ACL_MEMCPY_HOST_TO_DEVICE);
+    ACLRT_LAUNCH_KERNEL(spread)(1, nullptr, x, y, tiling);  // the generated launcher copies *tiling
+    aclrtMemcpy(host, sizeof(host), y, sizeof(host), ACL_MEMCPY_DEVICE_TO_HOST);
+    FILE* f = fopen("output/y.bin", "wb");
+    fwrite(host, sizeof(float), 128, f);
+    fclose(f);
+    return 0;
+}
+"""
+
+
+def test_launch_with_tiling_struct_pointer_std_max_and_broadcast() -> None:
+    run = asc.run_sample({"spread.cpp": STRUCT_KERNEL, "main.cpp": STRUCT_MAIN})
+    assert run.ok, (run.error, run.stderr[-1500:])
+    y = np.frombuffer(run.files["output/y.bin"], dtype=np.float32).reshape(16, 8)
+    np.testing.assert_array_equal(y, np.repeat((np.arange(16, dtype=np.float32) - 4.0)[:, None], 8, axis=1))

@@ -112,7 +112,9 @@ inline aclError aclrtFree(void* devPtr) {
 }
 inline aclError aclrtMallocHost(void** hostPtr, size_t size) {
     if (hostPtr == nullptr || size == 0) return ACL_ERROR_INVALID_PARAM;
-    *hostPtr = std::malloc(size);
+    // pinned host memory is fresh pages from the OS, which come zeroed: samples that read a
+    // shorter input file into a larger buffer see zeros past it, not recycled heap bytes
+    *hostPtr = std::calloc(1, size);
     return *hostPtr ? ACL_SUCCESS : ACL_ERROR_BAD_ALLOC;
 }
 inline aclError aclrtFreeHost(void* hostPtr) {

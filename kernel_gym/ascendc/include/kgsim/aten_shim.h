@@ -117,6 +117,10 @@ public:
     size_t element_size() const { return c10::element_size(dtype_); }
     size_t itemsize() const { return element_size(); }
     size_t nbytes() const { return size_t(numel()) * element_size(); }
+    // Bytes of the device allocation behind the tensor: what the binding allocated is rounded up
+    // to the NPU's 512-byte granularity (an access in that tail does not fault on the NPU); a
+    // caller's tensor is exactly its bytes.
+    size_t storage_bytes() const { return owner_ ? (std::max<size_t>(nbytes(), 1) + 511) / 512 * 512 : nbytes(); }
     ScalarType scalar_type() const { return dtype_; }
     ScalarType dtype() const { return dtype_; }
     TensorOptions options() const { return TensorOptions{}.dtype(dtype_); }

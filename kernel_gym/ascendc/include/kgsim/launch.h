@@ -60,11 +60,16 @@ auto guard_call(F&& f) -> decltype(f()) {
 }
 
 // The generated aclrtlaunch_<k> functions take `void*` for each GM_ADDR parameter, so device
-// buffers from aclrtMalloc pass without a cast; other arguments pass as they are.
+// buffers from aclrtMalloc pass without a cast, and a pointer for each parameter passed by value
+// (a tiling struct), whose pointee they copy; other arguments pass as they are.
 template <class P, class A>
 KGSIM_UNINSTRUMENTED decltype(auto) launch_param(A&& a) {
-    if constexpr (std::is_pointer_v<P> && std::is_same_v<std::decay_t<A>, void*>) {
+    using D = std::decay_t<A>;
+    if constexpr (std::is_pointer_v<P> && std::is_same_v<D, void*>) {
         return static_cast<P>(a);
+    } else if constexpr (std::is_class_v<P> && std::is_pointer_v<D> &&
+                         std::is_same_v<std::remove_cv_t<std::remove_pointer_t<D>>, P>) {
+        return *a;
     } else {
         return std::forward<A>(a);
     }

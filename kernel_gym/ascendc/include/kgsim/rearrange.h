@@ -93,6 +93,19 @@ void BroadCast(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint3
     kgsim::broadcast(kgsim::dt_of<T>::v, dst.r_, src.r_, dim, axis, dstShape, srcShape, loc);
 }
 
+// Broadcast: the newer spelling of BroadCast, same arguments.
+template <class T, int32_t dim, int32_t axis, bool isReuseSource = false>
+void Broadcast(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t dstShape[dim],
+               const uint32_t srcShape[dim], LocalTensor<uint8_t>& sharedTmpBuffer,
+               kgsim::Loc loc = kgsim::Loc::current()) {
+    BroadCast<T, dim, axis, isReuseSource>(dst, src, dstShape, srcShape, sharedTmpBuffer, loc);
+}
+template <class T, int32_t dim, int32_t axis, bool isReuseSource = false>
+void Broadcast(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t dstShape[dim],
+               const uint32_t srcShape[dim], kgsim::Loc loc = kgsim::Loc::current()) {
+    BroadCast<T, dim, axis, isReuseSource>(dst, src, dstShape, srcShape, loc);
+}
+
 // Copy: UB -> UB vector copy with a mask and block/repeat strides (in 32-byte blocks)
 struct CopyRepeatParams {
     CopyRepeatParams() {}

@@ -15,6 +15,10 @@ inline int64_t GetTaskRation() { return kgsim::hot.task_ratio; }
 inline int64_t GetSystemCycle() { return static_cast<int64_t>(kgsim::get_system_cycle()); }
 
 // ---- GlobalTensor -------------------------------------------------------------------------
+// L2 cache hints: whether a GlobalTensor's traffic is kept in L2 (rwMode is reserved in the docs).
+enum class CacheMode : uint8_t { CACHE_MODE_DISABLE = 0, CACHE_MODE_NORMAL = 1 };
+enum CacheRwMode { READ = 1, WRITE = 2, RW = 3 };
+
 template <class T>
 class GlobalTensor {
 public:
@@ -62,7 +66,9 @@ public:
     __gm__ T* GetPhyAddr() const { return ptr_; }
     __gm__ T* GetPhyAddr(uint64_t offset) const { return ptr_ + offset; }
     uint64_t GetSize() const { return size_; }
-    template <class M> void SetL2CacheHint(M) {}
+    // kgsim:partial SetL2CacheHint: accepted; the timing model does not separate L2-bypassing traffic
+    template <CacheRwMode rwMode = CacheRwMode::RW>
+    void SetL2CacheHint(CacheMode) {}
 };
 
 // ---- LocalTensor --------------------------------------------------------------------------

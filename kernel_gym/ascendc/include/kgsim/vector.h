@@ -811,6 +811,14 @@ struct Conditional<false, A, B> {
     using type = B;
 };
 
+// AscendC::Std: the few <algorithm>-style helpers kernels call on the scalar unit.
+namespace Std {
+template <class T>
+constexpr const T& min(const T& a, const T& b) { return b < a ? b : a; }
+template <class T>
+constexpr const T& max(const T& a, const T& b) { return a < b ? b : a; }
+}  // namespace Std
+
 // Tensor data formats, as the advanced APIs' template flags and ShapeInfo name them.
 enum class DataFormat : uint8_t { ND = 0, NZ, NCHW, NC1HWC0, NHWC, NCDHW, NDC1HWC0, FRACTAL_Z_3D };
 }  // namespace AscendC

@@ -135,3 +135,54 @@ def test_a2_constants_npu_arch_and_tik2_namespace() -> None:
     mod = asc.load(CONSTANTS)
     mod.run(x, y)
     torch.testing.assert_close(y, 3 * x)
+
+
+# C in the ND_ALIGN format: every row of C in GM starts 32-byte aligned (N = 20 floats -> 24).
+ND_ALIGN_OUT = r"""
+#include "kernel_operator.h"
+#include "lib/matmul_intf.h"
+#include "tiling/tiling_api.h"
+
+__global__ __cube__ void mm_align(__gm__ uint8_t* a, __gm__ uint8_t* b, __gm__ uint8_t* c, TCubeTiling tiling)
+{
+    AscendC::TPipe pipe;
+    AscendC::GlobalTensor<half> aGm, bGm;
+    AscendC::GlobalTensor<float> cGm;
+    aGm.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(a), tiling.M * tiling.Ka);
+    bGm.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(b), tiling.Kb * tiling.N);
+    cGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(c), tiling.M * 24);
+    AscendC::Matmul<AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half>,
+                    AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half>,
+                    AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND_ALIGN, float>> mm;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &tiling);
+    mm.SetTensorA(aGm);
+    mm.SetTensorB(bGm);
+    mm.IterateAll(cGm);
+    mm.End();
+}
+
+extern "C" void run(uint8_t* a, uint8_t* b, uint8_t* c, int32_t m, int32_t n, int32_t k) {
+    auto* platform = platform_ascendc::PlatformAscendCManager::GetInstance();
+    matmul_tiling::MatmulApiTiling api(*platform);
+    api.SetAType(matmul_tiling::TPosition::GM, CubeFormat::ND, matmul_tiling::DataType::DT_FLOAT16);
+    api.SetBType(matmul_tiling::TPosition::GM, CubeFormat::ND, matmul_tiling::DataType::DT_FLOAT16);
+    api.SetCType(matmul_tiling::TPosition::GM, CubeFormat::ND_ALIGN, matmul_tiling::DataType::DT_FLOAT);
+    api.SetShape(m, n, k);
+    api.SetOrgShape(m, n, k);
+    api.SetBufferSpace(-1, -1, -1);
+    TCubeTiling tiling;
+    if (api.GetTiling(tiling) == -1) return;
+    mm_align<<<1, nullptr, nullptr>>>(a, b, c, tiling);
+}
+"""
+
+
+def test_nd_align_output_rows_are_padded_to_32_bytes() -> None:
+    torch.manual_seed(2)
+    m, n, k = 16, 20, 32
+    a = torch.randn(m, k).half()
+    b = torch.randn(k, n).half()
+    c = torch.full((m, 24), -7.0)
+    asc.load(ND_ALIGN_OUT).run(a, b, c, m, n, k)
+    torch.testing.assert_close(c[:, :n], a.float() @ b.float(), rtol=1e-3, atol=1e-3)
+    assert bool((c[:, n:] == -7.0).all())  # the padding columns are not C's

@@ -130,7 +130,7 @@ public:
                 for (int32_t md = 1; md * nd <= dim; ++md) {
                     int32_t cm = Align(CeilDiv(m_, md), fix_m_ > 0 ? fix_m_ : 16);
                     int32_t cn = Align(CeilDiv(n_, nd), fix_n_ > 0 ? fix_n_ : 16);
-                    cm = std::min(cm, Align(m_, 16)); cn = std::min(cn, Align(n_, 16));
+                    cm = std::min(cm, m_); cn = std::min(cn, n_);  // an axis left whole keeps its size, as CANN's
                     double load = double(cm) * cn + double(cm + cn) * k_;
                     if (best < 0 || load < best - 1e-9) { best = load; sm = cm; sn = cn; }
                 }

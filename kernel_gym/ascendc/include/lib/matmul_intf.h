@@ -191,6 +191,8 @@ public:
     KGSIM_UNINSTRUMENTED void GetTensorC(const GlobalTensor<DstT>& gm, uint8_t enAtomic = 0,
                                          bool enSequentialWrite = false, kgsim::Loc loc = kgsim::Loc::current()) {
         kgsim::MmOperand o = Gm(gm.ptr_, gm.buf_, false);
+        // ND_ALIGN: C's rows in GM are padded to 32 bytes (N rounded up), the padding left as it was
+        if constexpr (C_TYPE::format == CubeFormat::ND_ALIGN) o.ld = PadRow(org_n_);
         int64_t off = 0;
         if (enSequentialWrite) o.ld = cur_n_;
         else off = int64_t(row0_) * o.ld + col0_;

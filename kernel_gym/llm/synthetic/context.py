@@ -8,8 +8,9 @@ Each effect stands for a published finding about LLM coders (sources in
   copies structure from relevant retrieved code). Off: traces only show their API calls.
 - ``distraction``: items of an unrelated op family teach at a reduced weight and every
   distractor in the context lowers the chance that any item is attended to (irrelevant context
-  dilutes the relevant one); a failed trace whose code carries a fault is copied with
-  probability ``mislead``, its fault with it, instead of being read as a lesson.
+  dilutes the relevant one); a failed trace of another task whose code carries a fault is
+  copied with probability ``mislead`` times its attention, its fault with it, instead of being
+  read as a lesson.
 - ``validated_attempts``: a feasible parent or a feasible trace of this very task is reused:
   with probability ``validated_copy`` every skill the plan needs is present and no misleading
   item can override it.
@@ -223,11 +224,15 @@ def read_context(
             out.have.add(s)
             out.origin[s] = ("parent" if parent_code else "context", None)
         out.knobs = parse_knobs(validated_code)
-    # ---- misleading items: a failed trace whose fault is copied
+    # ---- misleading items: a failed trace of another task whose fault is copied. Only an item the
+    # coder attends to can mislead it; a failed attempt at this very task comes with its verdict
+    # and is read as a lesson (as a reflection on one's own failure is).
     for i, item in enumerate(items):
-        if not faulty[i]:
+        if not faulty[i] or item.task_id == task_id:
             continue
-        if effects.distraction and unit(*draw_key, "mislead", _item_key(item, i)) < effects.mislead:
+        others = n_dis - (1 if distractor[i] else 0)
+        att = weight[i] / (1.0 + (effects.dilution * others if effects.distraction else 0.0))
+        if effects.distraction and unit(*draw_key, "mislead", _item_key(item, i)) < effects.mislead * att:
             out.misled |= faulty[i]
             taught[i] = taught[i] - faulty[i]  # copied, so not read as a lesson
     if out.validated:

@@ -211,18 +211,20 @@ def read_context(
     same_task = [
         i for i, it in enumerate(items) if it.kind == "trace" and it.task_id == task_id and _trace_feasible(it)
     ]
-    validated_code = parent_code if (parent_code and parent_feasible) else None
-    if validated_code is None and same_task:
+    from_parent = bool(parent_code and parent_feasible)
+    validated_code = parent_code if from_parent else None
+    if validated_code is None and same_task and effects.validated_attempts:
         validated_code = _payload(items[same_task[0]]).get("code")
     if validated_code and effects.validated_attempts and unit(*draw_key, "validated") < effects.validated_copy:
         out.validated = True
         for s in relevant(validated_code):
             out.have.add(s)
             out.origin[s] = ("validated", None)
-    if validated_code:  # a parent's code is read whatever the switches (the v1 behaviour)
-        for s in skills_in_code(validated_code) - out.have:
+    if from_parent and parent_code:  # a feasible parent's code is read whatever the switches (v1)
+        for s in skills_in_code(parent_code) - out.have:
             out.have.add(s)
-            out.origin[s] = ("parent" if parent_code else "context", None)
+            out.origin[s] = ("parent", None)
+    if validated_code:
         out.knobs = parse_knobs(validated_code)
     # ---- misleading items: a failed trace of another task whose fault is copied. Only an item the
     # coder attends to can mislead it; a failed attempt at this very task comes with its verdict

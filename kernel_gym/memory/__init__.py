@@ -8,15 +8,17 @@ Public API:
     HashingEmbedder    offline deterministic default embedder; LiteLLMEmbedder for API models.
     get_embedder       build an embedder from its name ("hashing", "hashing-v1-d512", "litellm:<model>").
     load_seed_knowledge  load the Ascend C seed knowledge M0 into a store (idempotent).
-    StorageBackend     the persistence protocol a database backend implements; SQLiteBackend implements it.
+    StorageBackend     the persistence protocol a database backend implements; SQLiteBackend and
+                       PostgresBackend (``MemoryStore("postgresql://...")``, psycopg 3) implement it.
 
-Modules: store (the facade), persistence (backend protocol), sqlite_backend, index (faiss index),
+Modules: store (the facade), persistence (backend protocol), sqlite_backend, postgres_backend, index (faiss index),
 index_sync (index kept in step with the database), values (Q rule, counters), export (JSON lines),
 embedders, types, seed.
 """
 
 from .embedders import Embedder, HashingEmbedder, LiteLLMEmbedder, get_embedder
 from .persistence import StorageBackend
+from .postgres_backend import PostgresBackend
 from .seed import SEED_ITEMS, load_seed_knowledge
 from .sqlite_backend import SQLiteBackend
 from .store import MemoryStore
@@ -37,4 +39,5 @@ __all__ = [
     "SEED_ITEMS",
     "StorageBackend",
     "SQLiteBackend",
+    "PostgresBackend",
 ]

@@ -131,12 +131,12 @@ class IndexSync:
         except FileNotFoundError:
             return None
         except OSError as e:
-            log.warning("memory index %s unreadable (%s); rebuilding from SQLite", self.index_path, e)
+            log.warning("memory index %s unreadable (%s); rebuilding from the database", self.index_path, e)
             return None
         recorded = self.backend.meta().index_sha256
         if recorded != hashlib.sha256(raw).hexdigest():
             log.warning(
-                "memory index %s does not match the digest recorded in the store (%s); rebuilding from SQLite",
+                "memory index %s does not match the digest recorded in the store (%s); rebuilding from the database",
                 self.index_path,
                 "modified since it was saved" if recorded else "no digest",
             )
@@ -144,7 +144,7 @@ class IndexSync:
         try:
             idx = VectorIndex.from_bytes(raw)
         except Exception as e:  # a damaged cache is rebuilt, never trusted
-            log.warning("memory index %s unreadable (%s); rebuilding from SQLite", self.index_path, e)
+            log.warning("memory index %s unreadable (%s); rebuilding from the database", self.index_path, e)
             return None
         st = idx.stamp
         if (

@@ -33,6 +33,7 @@ from .embedders import Embedder, LiteLLMEmbedder, get_embedder, l2_normalize
 from .export import read_jsonl, rewrite_references, write_jsonl
 from .index_sync import IndexSync
 from .persistence import SCHEMA_VERSION, UPDATABLE_FIELDS, ItemFilters, StorageBackend, StoreMeta, WriteReceipt
+from .postgres_backend import PostgresBackend, is_postgres_dsn
 from .sqlite_backend import SQLiteBackend
 from .types import MemoryItem, MemoryStoreError, normalize_kind
 
@@ -58,7 +59,11 @@ class MemoryStore:
 
     Args:
         path: the SQLite file (created with its directory when missing and ``create``); the vector
-            index is saved beside it as ``<path>.faiss``.
+            index is saved beside it as ``<path>.faiss``. A string starting with ``postgresql://``
+            is a PostgreSQL DSN instead: the store lives in that database
+            (:class:`~kernel_gym.memory.postgres_backend.PostgresBackend`, needs
+            ``pip install kernel-gym[postgres]``) and this process's index is saved in the cache
+            directory (``$KERNEL_GYM_CACHE/memory-index/<store uuid>.faiss``).
         embedder: an :class:`~kernel_gym.memory.embedders.Embedder`. None: the one recorded in the
             store (new stores: ``HashingEmbedder(512)``). One of another name or dimension than the
             store's is refused with :class:`MemoryStoreError`.
@@ -69,10 +74,14 @@ class MemoryStore:
         timeout: database busy timeout in seconds (a writer waiting for another retries for up to
             4 times this long).
         backend: an already opened :class:`~kernel_gym.memory.persistence.StorageBackend` to use
-            instead of opening SQLite at ``path`` (``path`` then only names the index file).
+            instead of opening SQLite at ``path`` (``path`` then only names the index file, or is
+            the backend's DSN).
 
     Attributes:
-        path: the database path; ``index_path``: ``<path>.faiss``.
+        path: the database path (a DSN: the index path without ``.faiss``); ``index_path``:
+            ``<path>.faiss``.
+        location: where the store lives, for messages (a path, or a DSN without password);
+            ``dsn``: the DSN it was opened with, or None for SQLite.
         uuid: the store's id (hex), fixed at creation.
         embedder: the embedder; ``dim``: its vector dimension.
         backend: the store of record; ``index_sync``: the vector index kept in step with it.
@@ -91,18 +100,30 @@ class MemoryStore:
         timeout: float = 30.0,
         backend: StorageBackend | None = None,
     ) -> None:
-        self.path = Path(path)
-        self.index_path = Path(str(self.path) + ".faiss")
         self.timeout = float(timeout)
         self.save_index_on_close = save_index_on_close
         self._lock = threading.RLock()
         self._pid = os.getpid()
         self._closed = False
-        self.backend: StorageBackend = backend or SQLiteBackend(
-            self.path, create=create, new_store_embedder=embedder, timeout=self.timeout
-        )
+        self.dsn: str | None = str(path) if is_postgres_dsn(path) else None
+        if backend is not None:
+            self.backend: StorageBackend = backend
+        elif self.dsn is not None:
+            self.backend = PostgresBackend(self.dsn, create=create, new_store_embedder=embedder, timeout=self.timeout)
+        else:
+            self.backend = SQLiteBackend(path, create=create, new_store_embedder=embedder, timeout=self.timeout)
+        self.location: str = self.backend.location
         meta = self.backend.meta()
         self.uuid: str = meta.store_uuid
+        if self.dsn is not None:
+            # a database server has no directory beside it: each machine keeps its index in its cache
+            from kernel_gym.native.compile import cache_root
+
+            self.path = cache_root() / "memory-index" / self.uuid
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        else:
+            self.path = Path(path)
+        self.index_path = Path(str(self.path) + ".faiss")
         self.embedder: Embedder = self._resolve_embedder(meta, embedder)
         self.dim: int = meta.embedder_dim
         self.index_sync = IndexSync(
@@ -121,12 +142,12 @@ class MemoryStore:
                 return get_embedder(name, dim=dim) if name.startswith("litellm") else get_embedder(name)
             except Exception as e:
                 raise MemoryStoreError(
-                    f"memory store {self.path}: was built with embedder {name!r} (dim {dim}) "
+                    f"memory store {self.location}: was built with embedder {name!r} (dim {dim}) "
                     f"which cannot be rebuilt from its name ({e}); pass that embedder"
                 ) from e
         if embedder.name != name:
             raise MemoryStoreError(
-                f"memory store {self.path}: embedder mismatch: the store was built with {name!r} (dim {dim}), "
+                f"memory store {self.location}: embedder mismatch: the store was built with {name!r} (dim {dim}), "
                 f"you passed {embedder.name!r}. Open it with the same embedder (or embedder=None), or export_jsonl "
                 "it and import_jsonl into a new store, which re-embeds the texts"
             )
@@ -134,7 +155,7 @@ class MemoryStore:
             embedder._dim = dim  # learnt from the store, so no API call is made just to learn it
         if int(embedder.dim) != dim:
             raise MemoryStoreError(
-                f"memory store {self.path}: embedder dimension mismatch: the store has {name!r} with dim {dim}, "
+                f"memory store {self.location}: embedder dimension mismatch: the store has {name!r} with dim {dim}, "
                 f"you passed {embedder.name!r} with dim {embedder.dim}. Use an embedder of dim {dim}"
             )
         return embedder
@@ -151,7 +172,7 @@ class MemoryStore:
         vecs = np.asarray(self.embedder.embed(list(texts)), dtype=np.float32)
         if vecs.shape != (len(texts), self.dim):
             raise MemoryStoreError(
-                f"memory store {self.path}: embedder {self.embedder.name!r} returned shape "
+                f"memory store {self.location}: embedder {self.embedder.name!r} returned shape "
                 f"{vecs.shape}, expected {(len(texts), self.dim)}"
             )
         return vecs
@@ -547,4 +568,4 @@ class MemoryStore:
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"{self.count()} items"
-        return f"MemoryStore({str(self.path)!r}, embedder={self.embedder.name!r}, {state})"
+        return f"MemoryStore({self.location!r}, embedder={self.embedder.name!r}, {state})"

@@ -15,13 +15,14 @@ import pytest
 from kernel_gym.memory import MemoryItem, MemoryStoreError
 from kernel_gym.memory.persistence import SCHEMA_VERSION, ItemFilters, StorageBackend
 from kernel_gym.memory.values import mc_step
-from tests.memory.backends import BACKEND_NAMES, new_location, open_backend
+from tests.memory.backends import BACKEND_NAMES, new_location, open_backend, require_server
 
 DIM = 512
 
 
 @pytest.fixture(params=BACKEND_NAMES)
 def backend(request, tmp_path):
+    require_server(request.param, request)
     b = open_backend(request.param, new_location(request.param, tmp_path))
     yield b
     b.close()
@@ -168,11 +169,12 @@ def test_index_support(backend):
 
 
 @pytest.mark.parametrize("name", BACKEND_NAMES)
-def test_two_processes_stepping_one_item_lose_no_update(name, tmp_path):
+def test_two_processes_stepping_one_item_lose_no_update(name, tmp_path, request):
     """Q steps with the same reward and alpha commute, so the result after 2n steps is exact
     whatever the interleaving; a lost update would leave one step (and one count) missing."""
     from tests.memory._workers import backend_value_steps
 
+    require_server(name, request)
     location = new_location(name, tmp_path)
     b = open_backend(name, location)
     [item] = insert(b, [MemoryItem(kind="best_practice", text="shared", q1=0.0)])

@@ -9,6 +9,14 @@ import pytest
 
 from kernel_gym.memory import MemoryItem, MemoryStore
 from kernel_gym.memory.values import counter_column, mc_step, per_id_values, q_column
+from tests.memory.backends import BACKEND_NAMES, new_location, require_server
+
+
+@pytest.fixture(params=BACKEND_NAMES)
+def location(request, tmp_path):
+    """A new store location (a SQLite path or a PostgreSQL DSN) for each backend."""
+    require_server(request.param, request)
+    return new_location(request.param, tmp_path)
 
 
 def test_rule_and_arguments():
@@ -27,8 +35,8 @@ def test_rule_and_arguments():
         per_id_values("q2", [1.0], 2)
 
 
-def test_store_value_updates_follow_the_rule(db):
-    with MemoryStore(db) as s:
+def test_store_value_updates_follow_the_rule(location):
+    with MemoryStore(location) as s:
         ids = s.add([MemoryItem(kind="best_practice", text=f"note {i}", q1=0.1 * i, q2=-0.2) for i in range(4)])
         rewards = [1.0, -1.0, 0.5, 0.0]
         expected = {i: (it_q1, -0.2) for i, it_q1 in zip(ids, [0.1 * i for i in range(4)], strict=True)}
@@ -52,15 +60,15 @@ def test_store_value_updates_follow_the_rule(db):
             s.increment(ids, "q1")
 
 
-def test_two_processes_updating_one_item_lose_nothing(db):
+def test_two_processes_updating_one_item_lose_nothing(location):
     """Identical steps commute, so 2n Monte-Carlo updates from two processes give one exact value."""
     from tests.memory._workers import store_value_steps
 
-    with MemoryStore(db) as s:
+    with MemoryStore(location) as s:
         item = s.add(MemoryItem(kind="best_practice", text="shared", q2=0.0))
     n, reward, alpha = 150, 1.0, 0.01
     ctx = mp.get_context("spawn")
-    procs = [ctx.Process(target=store_value_steps, args=(db, item, n, reward, alpha)) for _ in range(2)]
+    procs = [ctx.Process(target=store_value_steps, args=(location, item, n, reward, alpha)) for _ in range(2)]
     for p in procs:
         p.start()
     for p in procs:
@@ -69,7 +77,7 @@ def test_two_processes_updating_one_item_lose_nothing(db):
     q = [0.0]
     for _ in range(2 * n):
         q.append(mc_step(q[-1], reward, alpha))
-    with MemoryStore(db) as s:
+    with MemoryStore(location) as s:
         got = s.get(item)
     assert got.use_count == 2 * n
     assert got.q2 == pytest.approx(q[2 * n], rel=1e-12)

@@ -21,6 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any, cast
+from urllib.parse import urlsplit
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
@@ -99,14 +100,33 @@ def env_kwargs(cfg: DictConfig, seed: int) -> dict[str, Any]:
     )
 
 
+def memory_location(cfg: DictConfig, run_dir: Path) -> str | Path:
+    """Where the run's memory store lives: the DSN of ``memory.backend=postgres``, else the SQLite
+    file ``memory.path`` or ``<run dir>/memory.db`` (its directory is created)."""
+    if cfg.memory.get("backend", "sqlite") == "postgres":
+        return str(cfg.memory.dsn)
+    path = Path(cfg.memory.path) if cfg.memory.get("path") else run_dir / "memory.db"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def dsn_password(cfg: DictConfig) -> str | None:
+    """The password written into ``memory.dsn``, if any (it would be saved with the run)."""
+    dsn = cfg.memory.get("dsn") if "memory" in cfg else None
+    if not isinstance(dsn, str) or "://" not in dsn:
+        return None
+    try:
+        return urlsplit(dsn).password or None
+    except ValueError:
+        return None
+
+
 def make_env(cfg: DictConfig, run_dir: Path, seed: int, search_actions: bool = False):
     """The KernelSynthesisEnv a run uses (its memory lives in the run directory unless shared)."""
     from kernel_gym.envs import KernelSynthesisEnv
     from kernel_gym.memory import MemoryStore, get_embedder
 
-    mem_path = Path(cfg.memory.path) if cfg.memory.get("path") else run_dir / "memory.db"
-    mem_path.parent.mkdir(parents=True, exist_ok=True)
-    memory = MemoryStore(mem_path, embedder=get_embedder(cfg.memory.embedder))
+    memory = MemoryStore(memory_location(cfg, run_dir), embedder=get_embedder(cfg.memory.embedder))
     kw = env_kwargs(cfg, seed)
     kw["search_actions"] = bool(kw.get("search_actions")) or search_actions
     return KernelSynthesisEnv(memory=memory, **kw)
@@ -496,7 +516,20 @@ def config_problem(cfg: DictConfig) -> str | None:
         return "llm=litellm needs a model: add llm.model=<litellm model string>, e.g. llm.model=openai/gpt-4o-mini"
     if cfg.agent.name == "ppo" and OmegaConf.is_missing(cfg.agent.kwargs, "checkpoint"):
         return "agent=ppo needs a checkpoint: add agent.kwargs.checkpoint=<train dir>/ppo_final.zip"
-    if cfg.memory.get("path") is None and OmegaConf.is_missing(cfg.memory, "path"):
+    memory_backend = cfg.memory.get("backend", "sqlite")
+    if memory_backend not in ("sqlite", "postgres"):
+        return f"memory.backend must be sqlite or postgres, got {memory_backend!r}"
+    if memory_backend == "postgres":
+        if not cfg.memory.get("dsn"):
+            return "memory.backend=postgres needs a DSN: add memory.dsn=postgresql://USER@HOST:PORT/DATABASE"
+        if not str(cfg.memory.dsn).startswith(("postgresql://", "postgres://")):
+            return f"memory.dsn must be a URI starting with postgresql://, got {cfg.memory.dsn!r}"
+        if dsn_password(cfg):
+            return (
+                "memory.dsn holds a password, which would be saved with the run: remove it from the DSN "
+                "and export PGPASSWORD (or use ~/.pgpass), which PostgreSQL clients read"
+            )
+    elif cfg.memory.get("path") is None and OmegaConf.is_missing(cfg.memory, "path"):
         return "memory=shared needs a path: add memory.path=<file>.db"
     from agents import agent_class
 
@@ -521,6 +554,9 @@ def main(cfg: DictConfig) -> None:
         )
         sys.exit(2)
     problem = config_problem(cfg)
+    password = dsn_password(cfg)
+    if password:
+        scrub_secrets(Path(HydraConfig.get().runtime.output_dir), [password])
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         sys.exit(2)

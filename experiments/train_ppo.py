@@ -19,7 +19,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
 
-def make_env_fn(cfg: DictConfig, memory_path: Path, index: int):
+def make_env_fn(cfg: DictConfig, memory_path: str | Path, index: int):
     def _make():
         from stable_baselines3.common.monitor import Monitor
 
@@ -39,12 +39,12 @@ def main(cfg: DictConfig) -> None:
     from stable_baselines3.common.callbacks import CheckpointCallback
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
 
-    from experiments.run import config_dict
+    from experiments.run import config_dict, memory_location
 
     out = Path(HydraConfig.get().runtime.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     OmegaConf.save(cfg, out / "config.yaml", resolve=True)
-    memory_path = Path(cfg.memory.path) if cfg.memory.get("path") else out / "memory.db"
+    memory_path = memory_location(cfg, out)
     fns = [make_env_fn(cfg, memory_path, i) for i in range(cfg.n_envs)]
     venv: VecEnv
     if cfg.vec_env == "subproc":

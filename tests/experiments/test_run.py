@@ -112,6 +112,24 @@ def test_several_problems_are_listed_together():
     assert check_command_line(["--cfg", "job"]) == []  # Hydra's own flags are not checked here
 
 
+def test_memory_backend_overrides_select_the_store(tmp_path):
+    from hydra import compose, initialize_config_dir
+
+    from experiments.config_check import check_command_line
+    from experiments.run import memory_location
+    assert check_command_line(["memory=postgres"]) == [
+        "memory.backend=postgres needs a DSN: add memory.dsn=postgresql://USER@HOST:PORT/DATABASE"]
+    assert "PGPASSWORD" in check_command_line(["memory.backend=postgres", "memory.dsn=postgresql://u:pw@h/db"])[0]
+    assert "sqlite or postgres" in check_command_line(["memory.backend=mysql"])[0]
+    dsn = "postgresql://kg@db.example:5432/kernel_gym"
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
+        pg = compose("config", overrides=["memory.backend=postgres", f"memory.dsn={dsn}"])
+        sqlite = compose("config", overrides=["memory=shared", f"memory.path={tmp_path / 'sub' / 'm.db'}"])
+    assert check_command_line(["memory=postgres", f"memory.dsn={dsn}"]) == []
+    assert memory_location(pg, tmp_path) == dsn
+    assert memory_location(sqlite, tmp_path) == tmp_path / "sub" / "m.db" and (tmp_path / "sub").is_dir()
+
+
 @pytest.mark.slow
 def test_train_ppo_then_evaluate_as_agent(tmp_path):
     train = tmp_path / "ppo"

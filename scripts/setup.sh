@@ -11,11 +11,13 @@ command -v "$PYTHON" >/dev/null 2>&1 || PYTHON=python3
 import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)
 PY
 
-# System packages: g++ compiles kernels; bubblewrap (and libseccomp) isolate the answers.
+# System packages: g++ compiles kernels; bubblewrap (and libseccomp) isolate the answers;
+# postgresql gives the memory tests a real server (the store runs on SQLite without it).
 missing=""
 command -v g++ >/dev/null 2>&1 || missing="$missing g++"
 command -v bwrap >/dev/null 2>&1 || missing="$missing bubblewrap"
 ldconfig -p 2>/dev/null | grep -q libseccomp.so.2 || missing="$missing libseccomp2"
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || missing="$missing postgresql"
 if [ -n "$missing" ]; then
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
     echo "[setup] installing$missing"
@@ -24,7 +26,8 @@ if [ -n "$missing" ]; then
     echo "kernel-gym compiles kernels with g++; install it (Debian/Ubuntu: sudo apt-get install g++)" >&2
     exit 1
   else
-    echo "[setup] WARNING:$missing missing: verification runs with reduced isolation (sudo apt-get install$missing)" >&2
+    echo "[setup] WARNING:$missing missing: verification runs with reduced isolation without bubblewrap/libseccomp2," \
+      "the PostgreSQL memory tests skip without postgresql (sudo apt-get install$missing)" >&2
   fi
 fi
 

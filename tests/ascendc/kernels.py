@@ -348,11 +348,11 @@ __global__ __aicore__ void fault_kernel(GM_ADDR x, GM_ADDR y, uint32_t n)
         dst = q.DeQue<float>();
         DataCopy(yg, dst, 64);
         q.FreeTensor(dst);
-    } else if constexpr (CASE == 12) {  // gm_race: every block writes y[0:64]
+    } else if constexpr (CASE == 12) {  // gm_race: every block writes its own values to y[0:64]
         TQue<QuePosition::VECOUT, 1> q;
         pipe.InitBuffer(q, 1, 256);
         LocalTensor<float> t = q.AllocTensor<float>();
-        Duplicate(t, 1.0f, 64);
+        Duplicate(t, 1.0f + float(GetBlockIdx()), 64);  // identical bytes from every block would not race
         q.EnQue(t);
         t = q.DeQue<float>();
         DataCopy(yg, t, 64);  // @gm_race

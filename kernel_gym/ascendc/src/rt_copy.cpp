@@ -6,6 +6,19 @@ namespace {
 
 uint64_t round32(uint64_t x) { return (x + 31) / 32 * 32; }
 
+// Whether another block of this launch already wrote all of [lo, lo + n) (its last 4096 recorded
+// ranges are searched; beyond them the answer is no, which keeps the race check conservative).
+bool written_by_another_block(uintptr_t lo, uint64_t n) {
+    if (!cfg.race_check) return false;
+    const auto& ivs = rt.intervals;
+    size_t stop = ivs.size() > 4096 ? ivs.size() - 4096 : 0;
+    for (size_t k = ivs.size(); k-- > stop;) {
+        const Interval& iv = ivs[k];
+        if (iv.kind == AK_WRITE && iv.block != hot.core_uid && iv.lo <= lo && iv.hi >= lo + n) return true;
+    }
+    return false;
+}
+
 template <class T>
 void atomic_apply_t(uint8_t* g, const uint8_t* s, uint64_t bytes, int mode) {
     uint64_t n = bytes / sizeof(T);
@@ -172,14 +185,27 @@ void copy_local_to_gm(int32_t buf, void* gm, const TRef& src, DT dt, uint32_t es
             if (s[k * aes + b]) return true;
         return false;
     };
-    uint64_t span_lo = UINT64_MAX, span_hi = 0;  // the atomic add's non-zero GM range (contiguous blocks)
+    uint64_t span_lo = UINT64_MAX, span_hi = 0;  // the GM range recorded for contiguous blocks
     for (uint32_t i = 0; i < p.block_count; ++i) {
         const uint8_t* s = ub + i * ub_step;
         uint8_t* d = reinterpret_cast<uint8_t*>(g + i * gm_step);
         if (cfg.check_uninit) check_init_range(src, src.addr + uint32_t(i * ub_step), uint32_t(p.block_len), api, loc);
+        // Storing exactly the bytes another block of the launch stored there gives the same result
+        // in either order (kernels whose blocks all write the same result to the same place): that
+        // write is not recorded. A write equal to memory nobody wrote in this launch still is.
+        const bool changes = atomic != 0 || std::memcmp(d, s, p.block_len) != 0 ||
+                             !written_by_another_block(reinterpret_cast<uintptr_t>(d), p.block_len);
         if (atomic) atomic_apply(adt, d, s, p.block_len, atomic);
         else std::memcpy(d, s, p.block_len);
-        if (atomic == 1) {
+        if (!atomic) {
+            if (!changes) continue;
+            if (p.dst_gap != 0) {
+                record_access(g + i * gm_step, p.block_len, AK_WRITE, loc);
+            } else {
+                span_lo = std::min(span_lo, i * gm_step);
+                span_hi = std::max(span_hi, i * gm_step + p.block_len);
+            }
+        } else if (atomic == 1) {
             uint64_t n = p.block_len / aes, lo = 0, hi = n;
             while (lo < n && !nonzero(s, lo)) ++lo;
             while (hi > lo && !nonzero(s, hi - 1)) --hi;
@@ -191,10 +217,10 @@ void copy_local_to_gm(int32_t buf, void* gm, const TRef& src, DT dt, uint32_t es
                 span_hi = std::max(span_hi, i * gm_step + hi * aes);
             }
         } else if (p.dst_gap != 0 || i == 0) {
-            record_access(g + i * gm_step, p.dst_gap == 0 ? gm_span : p.block_len, atomic ? AK_ATOMIC : AK_WRITE, loc);
+            record_access(g + i * gm_step, p.dst_gap == 0 ? gm_span : p.block_len, AK_ATOMIC, loc);
         }
     }
-    if (span_hi > span_lo) record_access(g + span_lo, span_hi - span_lo, AK_ATOMIC, loc);
+    if (span_hi > span_lo) record_access(g + span_lo, span_hi - span_lo, atomic ? AK_ATOMIC : AK_WRITE, loc);
     uint64_t bytes = uint64_t(p.block_count) * p.block_len;
     if (rt.cur) rt.cur->gm_write += bytes;
     Span r{src.addr, uint32_t(ub_span)};

@@ -664,3 +664,133 @@ def test_launch_with_tiling_struct_pointer_std_max_and_broadcast() -> None:
     assert run.ok, (run.error, run.stderr[-1500:])
     y = np.frombuffer(run.files["output/y.bin"], dtype=np.float32).reshape(16, 8)
     np.testing.assert_array_equal(y, np.repeat((np.arange(16, dtype=np.float32) - 4.0)[:, None], 8, axis=1))
+
+
+# ---- blocks storing identical bytes to one place do not race; different bytes still do ----------
+SAME_RESULT = r"""
+#include "kernel_operator.h"
+extern "C" __global__ __aicore__ void same_result(GM_ADDR x, GM_ADDR y)
+{
+    AscendC::GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x, 64);
+    yGm.SetGlobalBuffer((__gm__ float*)y, 64);  // every block writes the whole output
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 64 * sizeof(float));
+    AscendC::LocalTensor<float> t = buf.Get<float>();
+    AscendC::DataCopy(t, xGm, 64);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::Muls(t, t, SCALE, 64);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::DataCopy(yGm, t, 64);
+}
+extern "C" void run(GM_ADDR x, GM_ADDR y) { same_result<<<4, nullptr, nullptr>>>(x, y); }
+"""
+
+
+def test_identical_stores_of_several_blocks_are_not_a_race() -> None:
+    x = torch.randn(64)
+    y = torch.zeros(64)
+    asc.load("#define SCALE 3.0f\n" + SAME_RESULT).run(x, y)
+    torch.testing.assert_close(y, 3 * x)
+    # block 0 stores zeros over zeros, the others their index: the order decides, so it is a race
+    varying = "#define SCALE float(AscendC::GetBlockIdx())\n" + SAME_RESULT
+    with pytest.raises(asc.AscendCFault, match="gm_race"):
+        asc.load(varying).run(x, torch.zeros(64))
+
+
+# ---- AdjustSoftMaxRes, GetSwishTmpSize, Power's whole-tensor forms with a temporary buffer --------
+ADJUST = r"""
+#include "kernel_operator.h"
+#include "tiling/tiling_api.h"
+extern "C" __global__ __aicore__ void adjust(GM_ADDR x, GM_ADDR y, GM_ADDR p, GM_ADDR flag)
+{
+    constexpr uint32_t M = 4, K = 16;
+    AscendC::GlobalTensor<float> xGm, yGm, pGm;
+    AscendC::GlobalTensor<int32_t> fGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x, M * K);
+    yGm.SetGlobalBuffer((__gm__ float*)y, M * K);
+    pGm.SetGlobalBuffer((__gm__ float*)p, M * K);
+    fGm.SetGlobalBuffer((__gm__ int32_t*)flag, 8);
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> a, s, m, w, q;
+    pipe.InitBuffer(a, M * K * 4);
+    pipe.InitBuffer(s, M * 8 * 4);
+    pipe.InitBuffer(m, M * 8 * 4);
+    pipe.InitBuffer(w, 8192);
+    pipe.InitBuffer(q, M * K * 4);
+    AscendC::LocalTensor<float> xa = a.Get<float>(), sum = s.Get<float>(), mx = m.Get<float>(), pw = q.Get<float>();
+    AscendC::LocalTensor<uint8_t> tmp = w.Get<uint8_t>();
+    AscendC::DataCopy(xa, xGm, M * K);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::Power<float, false>(pw, xa, 2.0f, tmp);  // whole tensor, with a temporary buffer
+    SoftMaxTiling tiling;
+    AscendC::SoftMaxShapeInfo shape = {M, K, M, K};
+    AscendC::SoftMax<float>(xa, sum, mx, xa, tmp, tiling, shape);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    // rows whose maximum is exactly 1.0f (0x3f800000) become -1
+    bool hit = AscendC::AdjustSoftMaxRes<float, float>(xa, mx, 0x3f800000u, -1.0f, shape);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    fGm.SetValue(0, hit ? 1 : 0);
+    AscendC::DataCopy(yGm, xa, M * K);
+    AscendC::DataCopy(pGm, pw, M * K);
+}
+extern "C" void run(GM_ADDR x, GM_ADDR y, GM_ADDR p, GM_ADDR flag) { adjust<<<1, nullptr, nullptr>>>(x, y, p, flag); }
+extern "C" int64_t swish_tmp(int64_t n)
+{
+    uint32_t maxValue = 7, minValue = 7;
+    AscendC::GetSwishTmpSize(ge::Shape({n}), 4, false, maxValue, minValue);
+    return int64_t(maxValue) + int64_t(minValue);
+}
+"""
+
+
+def test_adjust_softmax_res_power_with_tmp_and_swish_tmp_size() -> None:
+    mod = asc.load(ADJUST)
+    x = torch.rand(4, 16) * 0.5
+    x[1, 3] = 1.0  # row 1's maximum is exactly 1.0
+    y, p, flag = torch.zeros(4, 16), torch.zeros(4, 16), torch.zeros(8, dtype=torch.int32)
+    mod.run(x, y, p, flag)
+    want = torch.softmax(x, dim=1)
+    want[1] = -1.0
+    torch.testing.assert_close(y, want)
+    torch.testing.assert_close(p, x**2)
+    assert int(flag[0]) == 1
+    assert mod.swish_tmp(1024) == 0  # Swish takes no temporary buffer here
+
+
+# ---- aclrtMalloc gives ALIGN_UP(size, 32) + 32 bytes: a copy into that tail does not fault ---------
+TAIL_MAIN = r"""
+#include <cstdio>
+#include "acl/acl.h"
+#include "aclrtlaunch_twice.h"
+int main()
+{
+    const uint32_t n = COUNT;  // floats the kernel copies; the buffers hold 37 floats (148 bytes)
+    float host[64] = {0};
+    for (int i = 0; i < 37; ++i) host[i] = float(i);
+    void *x = nullptr, *y = nullptr;
+    aclrtMalloc(&x, 37 * sizeof(float), ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMalloc(&y, 37 * sizeof(float), ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMemcpy(x, 37 * sizeof(float), host, 37 * sizeof(float), ACL_MEMCPY_HOST_TO_DEVICE);
+    ACLRT_LAUNCH_KERNEL(twice)(1, nullptr, x, y, n);
+    aclrtMemcpy(host, 37 * sizeof(float), y, 37 * sizeof(float), ACL_MEMCPY_DEVICE_TO_HOST);
+    FILE* f = fopen("output/y.bin", "wb");
+    fwrite(host, sizeof(float), 37, f);
+    fclose(f);
+    return 0;
+}
+"""
+
+
+def test_acl_malloc_tail_is_part_of_the_allocation() -> None:
+    kernel = HALF_KERNEL.replace("half", "float")
+    # 40 floats = 160 B <= ALIGN_UP(148, 32) + 32 = 192 B: inside the allocation
+    run = asc.run_sample({"twice.cpp": kernel, "main.cpp": TAIL_MAIN.replace("COUNT", "40")})
+    assert run.ok, (run.error, run.stderr[-1500:])
+    np.testing.assert_array_equal(
+        np.frombuffer(run.files["output/y.bin"], dtype=np.float32)[:37], 2 * np.arange(37, dtype=np.float32)
+    )
+    # 56 floats = 224 B run past it: the NPU faults too
+    run = asc.run_sample({"twice.cpp": kernel, "main.cpp": TAIL_MAIN.replace("COUNT", "56")})
+    assert not run.ok and "gm_out_of_bounds" in (run.error or "")

@@ -95,16 +95,27 @@ inline aclError aclrtSynchronizeStream(aclrtStream) { return ACL_SUCCESS; }
 inline aclError aclrtSynchronizeDevice() { return ACL_SUCCESS; }
 
 // Device memory: host memory, 512-byte aligned like the NPU allocator, registered as a GM buffer.
-inline aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy /*policy*/ = ACL_MEM_MALLOC_HUGE_FIRST) {
+namespace kgsim_acl {
+// The ACL docs: aclrtMalloc gives ALIGN_UP(size, 32) + 32 bytes, aclrtMallocAlign32 ALIGN_UP(size, 32);
+// a kernel access inside that allocation does not fault on the NPU, so that is the GM buffer.
+inline aclError device_alloc(void** devPtr, size_t size, size_t usable, const char* api) {
     if (devPtr == nullptr || size == 0) return ACL_ERROR_INVALID_PARAM;
-    size_t rounded = (size + 511) / 512 * 512;
+    size_t rounded = (usable + 511) / 512 * 512;
     void* p = std::aligned_alloc(512, rounded);
     if (p == nullptr) return ACL_ERROR_BAD_ALLOC;
-    char name[32];
-    std::snprintf(name, sizeof(name), "aclrtMalloc#%u", kgsim_acl::device_buffers()++);
-    kgsim_register_gm(name, p, size);
+    char name[40];
+    std::snprintf(name, sizeof(name), "%s#%u", api, device_buffers()++);
+    kgsim_register_gm(name, p, usable);
     *devPtr = p;
     return ACL_SUCCESS;
+}
+}  // namespace kgsim_acl
+inline aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy /*policy*/ = ACL_MEM_MALLOC_HUGE_FIRST) {
+    return kgsim_acl::device_alloc(devPtr, size, (size + 31) / 32 * 32 + 32, "aclrtMalloc");
+}
+inline aclError aclrtMallocAlign32(void** devPtr, size_t size,
+                                   aclrtMemMallocPolicy /*policy*/ = ACL_MEM_MALLOC_HUGE_FIRST) {
+    return kgsim_acl::device_alloc(devPtr, size, (size + 31) / 32 * 32, "aclrtMallocAlign32");
 }
 inline aclError aclrtFree(void* devPtr) {
     std::free(devPtr);

@@ -278,6 +278,33 @@ void LogSoftMax(const LocalTensor<T>& dst, const LocalTensor<T>& sum, const Loca
 #undef KGSIM_SOFTMAX_TPL
 #undef KGSIM_SOFTMAX_NZ
 
+// AdjustSoftMaxRes<T1, T2, isDataFormatNZ, stepSizeMode>(res, max, from, to, shape): after a softmax,
+// every row whose max (the first element of its 32-byte block, or element r when stepSizeMode is
+// set) has the bit pattern `from` is set to `to`; returns whether any row was. Each adjusted row
+// costs a Duplicate.
+template <typename T1, typename T2, bool isDataFormatNZ = false, uint8_t stepSizeMode = 0>
+KGSIM_UNINSTRUMENTED bool AdjustSoftMaxRes(const LocalTensor<T1>& softMaxRes, const LocalTensor<T2>& maxTensor,
+                                           const uint32_t from, const T1 to, const SoftMaxShapeInfo& softmaxShapeInfo,
+                                           kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("AdjustSoftMaxRes", T1, half, float);
+    KGSIM_DTYPES("AdjustSoftMaxRes", T2, half, float);
+    static_assert(!isDataFormatNZ, "[kgsim:unsupported_dtype] AdjustSoftMaxRes: the NZ data format is not simulated");
+    const uint32_t rows = softmaxShapeInfo.srcM, cols = softmaxShapeInfo.srcK;
+    const uint32_t step = stepSizeMode != 0 ? 1u : uint32_t(32 / sizeof(T2));
+    if (uint64_t(rows) * step > maxTensor.GetSize())
+        kgsim::local_oob(maxTensor.r_, uint64_t(rows) * step * sizeof(T2), sizeof(T2), "AdjustSoftMaxRes", loc);
+    const T2* mx = reinterpret_cast<const T2*>(maxTensor.GetPhyAddr());
+    bool adjusted = false;
+    for (uint32_t r = 0; r < rows; ++r) {
+        uint32_t bits = 0;
+        std::memcpy(&bits, mx + uint64_t(r) * step, sizeof(T2));
+        if (bits != from) continue;
+        Duplicate(softMaxRes[r * cols], to, int32_t(cols), loc);
+        adjusted = true;
+    }
+    return adjusted;
+}
+
 // ---- LayerNorm / RmsNorm --------------------------------------------------------------------
 struct LayerNormConfig {
     bool isNoBeta = false;

@@ -208,6 +208,23 @@ void Power(const LocalTensor<T>& dst, const std::type_identity_t<T>& src0Scalar,
     kgsim::math_call<T>(kgsim::M_POWER_ST, dst, src1, &src1, nullptr, double(src0Scalar), calCount, loc);
 }
 
+// the whole-tensor forms with a temporary buffer (no calCount: the source tensor's size)
+template <class T, bool isReuseSource = false, auto config = 0>
+void Power(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+           const LocalTensor<uint8_t>& sharedTmpBuffer, kgsim::Loc loc = kgsim::Loc::current()) {
+    Power<T, isReuseSource, config>(dst, src0, src1, sharedTmpBuffer, src0.GetSize(), loc);
+}
+template <class T, bool isReuseSource = false, auto config = 0>
+void Power(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const std::type_identity_t<T>& src1Scalar,
+           const LocalTensor<uint8_t>& sharedTmpBuffer, kgsim::Loc loc = kgsim::Loc::current()) {
+    Power<T, isReuseSource, config>(dst, src0, src1Scalar, sharedTmpBuffer, src0.GetSize(), loc);
+}
+template <class T, bool isReuseSource = false, auto config = 0>
+void Power(const LocalTensor<T>& dst, const std::type_identity_t<T>& src0Scalar, const LocalTensor<T>& src1,
+           const LocalTensor<uint8_t>& sharedTmpBuffer, kgsim::Loc loc = kgsim::Loc::current()) {
+    Power<T, isReuseSource, config>(dst, src0Scalar, src1, sharedTmpBuffer, src1.GetSize(), loc);
+}
+
 // ClampMax(dst, src, [tmp,] scalar, calCount) = min(src, scalar); ClampMin = max(src, scalar)
 #define KGSIM_CLAMP(NAME, FN)                                                                                       \
     template <class T, bool isReuseSource = false>                                                                  \

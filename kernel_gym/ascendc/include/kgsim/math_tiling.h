@@ -272,6 +272,14 @@ inline void PadTilingFunc(const ge::Shape srcShape, const ge::Shape oriSrcShape,
     tiling.widthWithoutLastBlock = tiling.blocksPerRow ? (tiling.blocksPerRow - 1) * epb : 0;
     tiling.maxRepeatTimes = 255;
 }
+// Swish and Silu run without a temporary buffer here (their kernel forms take none): 0 and 0.
+inline void GetSwishTmpSize(const ge::Shape&, const uint32_t, const bool, uint32_t& maxValue, uint32_t& minValue) {
+    maxValue = minValue = 0;
+}
+inline void GetSiluTmpSize(const ge::Shape&, const uint32_t, const bool, uint32_t& maxValue, uint32_t& minValue) {
+    maxValue = minValue = 0;
+}
+
 // BroadCast's scratch: one 32-byte block per source element when a column is spread (each
 // element is first broadcast to a block), none when rows are copied; int8 data is widened to
 // half first, so it also needs both tensors in 16-bit form. The kernel side does not check the

@@ -176,8 +176,8 @@ class KernelSynthesisEnv(gym.Env):
     ## Arguments
     ``backend`` ("ascend_sim"), ``tasks`` (suite name or task ids), ``task_stream`` ("single",
     "suite", "curriculum", "mixed"), ``max_tasks``, ``budget`` (T = 30), ``n_select`` (N = 4),
-    ``recall_multiplier`` (lambda = 4), ``max_parents`` (P = 4), ``memory`` (a store path or a
-    MemoryStore; None = a temporary store), ``seed_knowledge`` (load M0), ``generator``
+    ``recall_multiplier`` (lambda = 4), ``max_parents`` (P = 4), ``memory`` (a store path, a
+    ``postgresql://`` DSN, or a MemoryStore; None = a temporary store), ``seed_knowledge`` (load M0), ``generator``
     ("synthetic", "litellm:<model>", "code", or a Generator), ``generator_options``,
     ``verify_settings`` (VerifySettings overrides), ``search_actions``, ``shard`` ((i, n): this copy
     streams tasks i, i + n, ... of the list, for vectorised copies), ``task_slots`` (candidate
@@ -264,7 +264,7 @@ class KernelSynthesisEnv(gym.Env):
         self._verify_kwargs = dict(verify_settings or {})
         self.stream = TaskStream(resolve_tasks(tasks), task_stream, max_tasks, shard)
 
-        # memory: a path (each process opens its own connection) or an open store
+        # memory: a path or DSN (each process opens its own connection) or an open store
         self._tmpdir: str | None = None
         if memory is None:
             self._tmpdir = tempfile.mkdtemp(prefix="kernel_gym_mem_")

@@ -71,8 +71,8 @@ def make_vector_env(
     :param num_envs: number of copies (>= 1).
     :param asynchronous: copies in subprocesses (``AsyncVectorEnv``) or in this process (``SyncVectorEnv``).
     :param context: multiprocessing start method for asynchronous copies ("spawn" or "forkserver").
-    :param memory: path of the shared SQLite store; None = a temporary one, deleted on ``close()``.
-        An open MemoryStore cannot cross processes: pass its path.
+    :param memory: path of the shared SQLite store, or a ``postgresql://`` DSN; None = a temporary
+        SQLite store, deleted on ``close()``. An open MemoryStore cannot cross processes: pass its path.
     :param kwargs: KernelSynthesisEnv arguments, the same for every copy (``shard`` is set per
         copy unless given; ``task_stream="single"`` gives every copy the same task).
     """
@@ -81,7 +81,10 @@ def make_vector_env(
     if not isinstance(num_envs, int) or num_envs < 1:
         raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
     if isinstance(memory, MemoryStore):
-        raise ValueError("make_vec copies cannot share an open MemoryStore object; pass its path: memory=store.path")
+        raise ValueError(
+            "make_vec copies cannot share an open MemoryStore object; pass its path or DSN: "
+            "memory=store.dsn or store.path"
+        )
     tmpdir = None
     if memory is None:
         tmpdir = tempfile.mkdtemp(prefix="kernel_gym_vec_")

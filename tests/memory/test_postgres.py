@@ -95,3 +95,40 @@ def test_two_envs_share_one_postgres_store(postgres_server, tmp_path, monkeypatc
     finally:
         env_a.close()
         env_b.close()
+
+
+def test_concurrent_writers_and_an_incrementally_synced_reader(postgres_server, tmp_path, monkeypatch):
+    """Four writer processes add, value-update and count on one PostgreSQL store while this process
+    keeps recalling, so its index catches up by "ids above my max id" many times: since ids become
+    visible in allocation order, the index ends holding exactly the stored ids, with nothing lost."""
+    import multiprocessing as mp
+
+    import numpy as np
+
+    from tests.memory._workers import concurrent_writer
+
+    monkeypatch.setenv("KERNEL_GYM_CACHE", str(tmp_path / "cache"))
+    dsn = postgres_server.new_database()
+    n = 60
+    with MemoryStore(dsn, save_index_on_close=False) as reader:
+        shared = reader.add(MemoryItem(kind="best_practice", text="shared counter item"))
+        ctx = mp.get_context("spawn")
+        procs = [ctx.Process(target=concurrent_writer, args=(dsn, w, n, shared)) for w in range(4)]
+        for p in procs:
+            p.start()
+        catch_ups = 0
+        while any(p.is_alive() for p in procs):
+            reader.recall("worker step softmax kernel", k=5)  # catches the index up with what committed
+            catch_ups += 1
+        for p in procs:
+            p.join(timeout=120)
+        assert [p.exitcode for p in procs] == [0, 0, 0, 0]
+        reader.recall("worker step softmax kernel", k=5)
+        stored = sorted(it.id for it in reader.iterate())
+        assert len(stored) == 1 + 4 * n and catch_ups > 1
+        assert np.sort(reader.index_sync.index.ids).tolist() == stored  # incremental == truth
+        assert reader.get(shared).use_count == 4 * n
+        for w in range(4):
+            items = reader.all(task_id=f"w{w}")
+            assert sorted(it.payload["i"] for it in items) == list(range(n))
+            assert all(it.q1 == 0.5 and it.q2 == it.payload["i"] for it in items)

@@ -186,3 +186,81 @@ def test_nd_align_output_rows_are_padded_to_32_bytes() -> None:
     asc.load(ND_ALIGN_OUT).run(a, b, c, m, n, k)
     torch.testing.assert_close(c[:, :n], a.float() @ b.float(), rtol=1e-3, atol=1e-3)
     assert bool((c[:, n:] == -7.0).all())  # the padding columns are not C's
+
+
+# Asynchronous Iterate in a mixed kernel: one Iterate<false> has the AIC compute all of this AIV's C
+# into the workspace, and each GetTensorC<false> copies the next baseM x baseN block (M fastest) to
+# UB; the AIV writes it to its place in C. WHILE_LOOP selects the `while (Iterate<false>())` form.
+ASYNC_ITERATE = r"""
+#include "kernel_operator.h"
+#include "lib/matmul_intf.h"
+#include "tiling/tiling_api.h"
+
+__global__ __mix__(1, 2) void mm_async(__gm__ uint8_t* a, __gm__ uint8_t* b, __gm__ uint8_t* c,
+                                       __gm__ uint8_t* ws, TCubeTiling tiling, int32_t whileLoop)
+{
+    AscendC::TPipe pipe;
+    AscendC::GlobalTensor<half> aGm, bGm;
+    AscendC::GlobalTensor<float> cGm, wsGm;
+    aGm.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(a), tiling.M * tiling.Ka);
+    bGm.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(b), tiling.Kb * tiling.N);
+    cGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(c), tiling.M * tiling.N);
+    wsGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(ws), tiling.M * tiling.N);
+    AscendC::Matmul<AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half>,
+                    AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half>,
+                    AscendC::MatmulType<AscendC::TPosition::VECIN, CubeFormat::ND, float>> mm;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &tiling);
+    AscendC::TQue<AscendC::TPosition::VECIN, 1> inQ;
+    pipe.InitBuffer(inQ, 1, tiling.baseM * tiling.baseN * sizeof(float));
+    int32_t row0 = AscendC::GetBlockIdx() * tiling.singleCoreM;
+    mm.SetWorkspace(wsGm[row0 * tiling.N]);
+    mm.SetTensorA(aGm[row0 * tiling.Ka]);
+    mm.SetTensorB(bGm);
+    int32_t mBlocks = tiling.singleCoreM / tiling.baseM;
+    int32_t blocks = mBlocks * (tiling.singleCoreN / tiling.baseN);
+    AscendC::DataCopyParams out{uint16_t(tiling.baseM), uint16_t(tiling.baseN * sizeof(float) / 32), 0,
+                                uint16_t((tiling.N - tiling.baseN) * sizeof(float) / 32)};
+    int32_t i = 0;
+    if (!whileLoop) mm.template Iterate<false>();
+    while (whileLoop ? mm.template Iterate<false>() : i < blocks) {
+        auto blk = inQ.AllocTensor<float>();
+        mm.template GetTensorC<false>(blk);
+        inQ.EnQue(blk);
+        blk = inQ.DeQue<float>();
+        int32_t r = row0 + (i % mBlocks) * tiling.baseM, col = (i / mBlocks) * tiling.baseN;
+        AscendC::DataCopy(cGm[r * tiling.N + col], blk, out);
+        inQ.FreeTensor(blk);
+        ++i;
+    }
+    mm.End();
+}
+
+extern "C" int32_t run(uint8_t* a, uint8_t* b, uint8_t* c, uint8_t* ws, int32_t m, int32_t n, int32_t k,
+                       int32_t whileLoop) {
+    matmul_tiling::MultiCoreMatmulTiling api;
+    api.SetDim(2);
+    api.SetAType(matmul_tiling::TPosition::GM, CubeFormat::ND, matmul_tiling::DataType::DT_FLOAT16);
+    api.SetBType(matmul_tiling::TPosition::GM, CubeFormat::ND, matmul_tiling::DataType::DT_FLOAT16);
+    api.SetCType(matmul_tiling::TPosition::VECIN, CubeFormat::ND, matmul_tiling::DataType::DT_FLOAT);
+    api.SetShape(m, n, k);
+    api.SetOrgShape(m, n, k);
+    api.SetFixSplit(32, 32, -1);
+    TCubeTiling tiling;
+    if (api.GetTiling(tiling) == -1 || tiling.singleCoreM * 2 != m) return -1;
+    mm_async<<<1, nullptr, nullptr>>>(a, b, c, ws, tiling, whileLoop);
+    return 0;
+}
+"""
+
+
+def test_async_iterate_fetches_each_block_once() -> None:
+    torch.manual_seed(2)
+    m, n, k = 128, 64, 32
+    a = torch.randint(-4, 5, (m, k)).half()
+    b = torch.randint(-4, 5, (k, n)).half()
+    mod = asc.load(ASYNC_ITERATE)
+    for while_loop in (0, 1):
+        c = torch.zeros(m, n)
+        ws = torch.zeros(m, n)
+        assert mod.run(a, b, c, ws, m, n, k, while_loop) == 0
+        torch.testing.assert_close(c, a.float() @ b.float(), rtol=0, atol=0)

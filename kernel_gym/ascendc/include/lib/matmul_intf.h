@@ -167,23 +167,53 @@ public:
     void SetSubBlockIdx(uint8_t idx) { sub_idx_ = idx; sub_set_ = true; }
     uint8_t GetSubBlockIdx() const { return sub_set_ ? sub_idx_ : uint8_t(GetSubBlockIdxOf()); }
     void WaitIterateAll() {}
-    void End() { Restart(); }
+    void End() {
+        Restart();
+        async_ = false;
+    }
 
-    // Compute the next baseM x baseN block; false when this core's C is done.
+    // Compute the next baseM x baseN block; false when this core's C is done. Iterate<false> (asynchronous, MIX
+    // kernels): the first call has the AIC compute all of this core's C into the SetWorkspace buffer, one baseM x
+    // baseN block after another; each GetTensorC<false> then copies the next block to UB; later calls only count
+    // the blocks (true while any is left), so both `Iterate<false>(); for (...) GetTensorC<false>(ub);` and
+    // `while (Iterate<false>()) GetTensorC<false>(ub);` walk every block once.
     template <bool sync = true>
     KGSIM_UNINSTRUMENTED bool Iterate(bool enPartialSum = false, kgsim::Loc loc = kgsim::Loc::current()) {
         (void)enPartialSum;
+        if constexpr (!sync) {
+            if (!async_) {
+                Restart();
+                async_ = true;
+                async_iter_ = 0;
+                return true;
+            }
+            if (++async_iter_ >= Blocks()) {
+                async_ = false;
+                return false;
+            }
+            return true;
+        }
+        async_ = false;
         if (!Next()) return false;
         Compute(loc);
         return true;
     }
-    // The current block into UB: cur_m rows of cur_n elements (rows padded to 32 bytes).
+    // The current block into UB: cur_m rows of cur_n elements (rows padded to 32 bytes). After Iterate<false>: the
+    // next block of the workspace, whose blocks are baseM x baseN with rows of baseN elements.
     template <bool sync = true>
     KGSIM_UNINSTRUMENTED void GetTensorC(const LocalTensor<DstT>& c, uint8_t enAtomic = 0,
                                          bool enSequentialWrite = false, kgsim::Loc loc = kgsim::Loc::current()) {
         (void)enSequentialWrite;
         kgsim::MmOperand o = Local(c, false);
         o.ld = PadRow(cur_n_);
+        if (async_) {
+            if (!Next()) {
+                kgsim::fault("invalid_argument", loc, "Matmul::GetTensorC: every block of this core's C was already "
+                             "fetched since Iterate<false>: call it singleCoreM/baseM * singleCoreN/baseN times");
+            }
+            Compute(loc);
+            o.ld = t_.baseN > 0 ? t_.baseN : PadRow(cur_n_);
+        }
         kgsim::mm_out(l0c_, cur_m_, cur_n_, o, 0, enAtomic, loc);
     }
     // The current block into GM: at its place in C (row stride orgN), or at the tensor's start.
@@ -262,6 +292,10 @@ private:
         iter_ = -1;
         cur_m_ = cur_n_ = 0;
     }
+    int64_t Blocks() const {
+        int64_t bm = t_.baseM > 0 ? t_.baseM : single_m_, bn = t_.baseN > 0 ? t_.baseN : single_n_;
+        return ((single_m_ + bm - 1) / bm) * ((single_n_ + bn - 1) / bn);
+    }
     bool Next() {
         int64_t bm = t_.baseM > 0 ? t_.baseM : single_m_, bn = t_.baseN > 0 ? t_.baseN : single_n_;
         int64_t mi = (single_m_ + bm - 1) / bm, ni = (single_n_ + bn - 1) / bn;
@@ -295,6 +329,8 @@ private:
     int64_t iter_ = -1, row0_ = 0, col0_ = 0, cur_m_ = 0, cur_n_ = 0;
     uint8_t sub_idx_ = 0;
     bool sub_set_ = false;
+    bool async_ = false;  // an Iterate<false> pass is under way
+    int64_t async_iter_ = 0;
     // L0C: written and read only by the runtime (kernel-side heap writes would meet the raw-GM guard)
     static constexpr int64_t kL0cFloats = 128 * 1024 / 4;
     float l0c_[kL0cFloats];

@@ -73,6 +73,40 @@ class SampleRun:
         return float(sum(r.latency_s for r in self.launches))
 
 
+def _main_returns_zero(text: str) -> str:
+    """main's text with ``return 0;`` before its closing brace, on the same line.
+
+    Renamed, main is an ordinary function, and one that ends without a return is undefined
+    behaviour: g++ -O2 lets the code run off its end (samples whose main omits the return crash).
+    """
+    found = _MAIN_DEF.search(text)
+    if not found:
+        return text
+    at = text.find("{", found.end())
+    depth, i, n = 0, at, len(text)
+    while 0 <= i < n:
+        ch = text[i]
+        if text.startswith("//", i):
+            i = text.find("\n", i)
+            continue
+        if text.startswith("/*", i):
+            end = text.find("*/", i)
+            i = end + 2 if end >= 0 else -1
+            continue
+        if ch in "\"'":  # a string or character literal, escapes skipped
+            i += 1
+            while i < n and text[i] != ch:
+                i += 2 if text[i] == "\\" else 1
+        elif ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return text[:i] + " return 0; " + text[i:]
+        i += 1
+    return text
+
+
 def _unity_source(files: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
     """The generated unit (kernel files first, ``main`` renamed) and the kernels it defines."""
     cpps = [n for n in files if n.endswith(_SOURCE_SUFFIXES)]
@@ -98,6 +132,7 @@ def _unity_source(files: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
         # kernel<<<blocks, l2ctrl, stream>>>(...) and the __cube__ / __mix__(1, 2) kernel qualifiers
         out[inc] = f'#line 1 "{n}"\n' + rewrite_chevrons(rewrite_kernel_qualifiers(files[n]))
         if n in mains:
+            out[inc] = _main_returns_zero(out[inc])
             lines += ["#define main kgsim_sample_main", f'#include "{inc}"', "#undef main"]
         else:
             lines.append(f'#include "{inc}"')

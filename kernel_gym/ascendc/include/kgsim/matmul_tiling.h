@@ -5,6 +5,7 @@
 // base block (baseM x baseN x baseK) each cube iteration computes, and the L1 staging depths.
 #pragma once
 #include <algorithm>
+#include <array>
 #include <cstdint>
 
 #include "kgsim/base.h"
@@ -107,6 +108,33 @@ public:
         order_ = t == MatrixTraverse::FIRSTN ? 1 : 0;
         return 0;
     }
+    // Batch Matmul (IterateBatch): the axes of A/B (B, S, N, G, D: one S x D matrix per batch) and C (B, S1, N,
+    // G, S2), and the most batches one IterateBatch call computes.
+    int32_t SetALayout(int32_t b, int32_t s, int32_t n, int32_t g, int32_t d) {
+        a_layout_ = {b, s, n, g, d};
+        return 0;
+    }
+    int32_t SetBLayout(int32_t b, int32_t s, int32_t n, int32_t g, int32_t d) {
+        b_layout_ = {b, s, n, g, d};
+        return 0;
+    }
+    int32_t SetCLayout(int32_t b, int32_t s1, int32_t n, int32_t g, int32_t s2) {
+        c_layout_ = {b, s1, n, g, s2};
+        return 0;
+    }
+    int32_t SetBatchNum(int32_t batch) {
+        batch_num_ = batch;
+        return 0;
+    }
+    // NORMAL layout (batches of whole M x K / K x N / M x N matrices one after another).
+    int32_t SetBatchInfoForNormal(int32_t batchA, int32_t batchB, int32_t m, int32_t n, int32_t k) {
+        a_layout_ = {batchA, m, 1, 1, k};
+        b_layout_ = {batchB, k, 1, 1, n};
+        c_layout_ = {std::max(batchA, batchB), m, 1, 1, n};
+        batch_num_ = std::max(batchA, batchB);
+        if (m_ <= 0 || n_ <= 0 || k_ <= 0) SetShape(m, n, k);
+        return 0;
+    }
     int32_t GetBaseM() const { return base_m_; }
     int32_t GetBaseN() const { return base_n_; }
     int32_t GetBaseK() const { return base_k_; }
@@ -156,7 +184,14 @@ public:
         t.shareL1Size = l1_ > 0 ? l1_ : 512 * 1024;
         t.shareL0CSize = l0c_ > 0 ? l0c_ : 128 * 1024;
         t.shareUbSize = ub_ > 0 ? ub_ : 0;
-        t.batchM = t.batchN = t.singleBatchM = t.singleBatchN = t.BatchNum = 1;
+        t.batchM = t.batchN = t.singleBatchM = t.singleBatchN = 1;
+        t.BatchNum = batch_num_ > 0 ? batch_num_ : 1;
+        t.ALayoutInfoB = a_layout_[0]; t.ALayoutInfoS = a_layout_[1]; t.ALayoutInfoN = a_layout_[2];
+        t.ALayoutInfoG = a_layout_[3]; t.ALayoutInfoD = a_layout_[4];
+        t.BLayoutInfoB = b_layout_[0]; t.BLayoutInfoS = b_layout_[1]; t.BLayoutInfoN = b_layout_[2];
+        t.BLayoutInfoG = b_layout_[3]; t.BLayoutInfoD = b_layout_[4];
+        t.CLayoutInfoB = c_layout_[0]; t.CLayoutInfoS1 = c_layout_[1]; t.CLayoutInfoN = c_layout_[2];
+        t.CLayoutInfoG = c_layout_[3]; t.CLayoutInfoS2 = c_layout_[4];
         t.dbL0A = 2; t.dbL0B = 2; t.dbL0C = 1;
         base_m_ = bm; base_n_ = bn; base_k_ = bk;
         return 0;
@@ -181,6 +216,8 @@ protected:
     int32_t single_m_ = 0, single_n_ = 0, single_k_ = 0;
     int32_t fix_m_ = -1, fix_n_ = -1, fix_k_ = -1, l1_ = -1, l0c_ = -1, ub_ = -1, order_ = 0;
     int32_t base_m_ = 0, base_n_ = 0, base_k_ = 0;
+    std::array<int32_t, 5> a_layout_{}, b_layout_{}, c_layout_{};
+    int32_t batch_num_ = 0;
     bool has_bias_ = false;
 };
 

@@ -256,7 +256,113 @@ public:
         Restart();
     }
 
+    // Batch Matmul: max(batchA, batchB) products of singleCoreM x singleCoreN, one per batch, each laid out as its
+    // MatmulType's LayoutMode says (the axes from the tiling's SetALayout/SetBLayout/SetCLayout): BSNGD and SBNGD
+    // hold one S x D matrix per (B, N, G) index with rows N*G*D (B*N*G*D) elements apart, BNGS1S2 and NORMAL hold
+    // whole matrices one after another (NORMAL: matrixStride elements apart when given). The operand with fewer
+    // batches is broadcast: batch i reads its batch i / (batches / its batches). The bias has one row per batch.
+    // enSequentialWrite: C's matrices are packed (singleCoreM x singleCoreN each) from the tensor's start.
+    template <bool sync = true, bool waitIterateBatch = false>
+    KGSIM_UNINSTRUMENTED void IterateBatch(const GlobalTensor<DstT>& gm, uint32_t batchA, uint32_t batchB,
+                                           bool enSequentialWrite, const uint32_t matrixStrideA = 0,
+                                           const uint32_t matrixStrideB = 0, const uint32_t matrixStrideC = 0,
+                                           const bool enPartialSum = false, const uint8_t enAtomic = 0,
+                                           kgsim::Loc loc = kgsim::Loc::current()) {
+        (void)enPartialSum;
+        RunBatch(Gm(gm.ptr_, gm.buf_, false), false, batchA, batchB, enSequentialWrite, matrixStrideA, matrixStrideB,
+                 matrixStrideC, enAtomic, loc);
+    }
+    // Into UB: the batches' C matrices packed, rows padded to 32 bytes.
+    template <bool sync = true>
+    KGSIM_UNINSTRUMENTED void IterateBatch(const LocalTensor<DstT>& ubCmatrix, uint32_t batchA, uint32_t batchB,
+                                           bool enSequentialWrite, const uint32_t matrixStrideA = 0,
+                                           const uint32_t matrixStrideB = 0, const uint32_t matrixStrideC = 0,
+                                           const bool enPartialSum = false, const uint8_t enAtomic = 0,
+                                           kgsim::Loc loc = kgsim::Loc::current()) {
+        (void)enPartialSum;
+        RunBatch(Local(ubCmatrix, false), true, batchA, batchB, enSequentialWrite, matrixStrideA, matrixStrideB,
+                 matrixStrideC, enAtomic, loc);
+    }
+    void WaitIterateBatch() {}
+
 private:
+    // Where matrix `idx` of an operand starts and its row stride, in elements, for layout `mode` with axes
+    // (b, s, n, g, d); `rows` x `cols` is the stored matrix for NORMAL, `stride` its explicit distance.
+    struct BatchPlace {
+        int64_t offset, ld;
+    };
+    static BatchPlace Place(LayoutMode mode, int64_t idx, int64_t b, int64_t s, int64_t n, int64_t g, int64_t d,
+                            int64_t rows, int64_t cols, int64_t stride) {
+        (void)b;
+        switch (mode) {
+            case LayoutMode::BSNGD: return {(idx / (n * g)) * s * n * g * d + (idx % (n * g)) * d, n * g * d};
+            case LayoutMode::SBNGD: return {idx * d, b * n * g * d};
+            case LayoutMode::BNGS1S2: return {idx * s * d, d};
+            default: return {idx * (stride > 0 ? stride : rows * cols), cols};
+        }
+    }
+    static void CheckLayout(LayoutMode mode, int64_t b, int64_t s, int64_t n, int64_t g, int64_t d, const char* what,
+                            const kgsim::Loc& loc) {
+        if (mode == LayoutMode::NONE || mode == LayoutMode::NORMAL) return;
+        if (b <= 0 || s <= 0 || n <= 0 || g <= 0 || d <= 0)
+            kgsim::fault("invalid_argument", loc, "Matmul::IterateBatch: %s has a BSNGD/SBNGD/BNGS1S2 layout but the "
+                         "tiling's %sLayoutInfo axes are unset (call Set%sLayout in the host tiling)", what, what, what);
+    }
+    KGSIM_UNINSTRUMENTED void RunBatch(kgsim::MmOperand c, bool local, uint32_t batchA, uint32_t batchB, bool seq,
+                                       uint32_t strideA, uint32_t strideB, uint32_t strideC, uint8_t atomic,
+                                       const kgsim::Loc& loc) {
+        if (batchA == 0 || batchB == 0 || (batchA % batchB != 0 && batchB % batchA != 0))
+            kgsim::fault("invalid_argument", loc, "Matmul::IterateBatch: batchA = %u and batchB = %u: both must be "
+                         "positive and one a multiple of the other", batchA, batchB);
+        CheckLayout(A_TYPE::layout, t_.ALayoutInfoB, t_.ALayoutInfoS, t_.ALayoutInfoN, t_.ALayoutInfoG,
+                    t_.ALayoutInfoD, "A", loc);
+        CheckLayout(B_TYPE::layout, t_.BLayoutInfoB, t_.BLayoutInfoS, t_.BLayoutInfoN, t_.BLayoutInfoG,
+                    t_.BLayoutInfoD, "B", loc);
+        if (!local && !seq)
+            CheckLayout(C_TYPE::layout, t_.CLayoutInfoB, t_.CLayoutInfoS1, t_.CLayoutInfoN, t_.CLayoutInfoG,
+                        t_.CLayoutInfoS2, "C", loc);
+        int64_t batches = std::max(batchA, batchB);
+        kgsim::MmOperand a0 = a_, b0 = b_, bias0 = bias_;
+        bool a_t = a0.trans, b_t = b0.trans;
+        for (int64_t i = 0; i < batches; ++i) {
+            int64_t ia = i / (batches / batchA), ib = i / (batches / batchB);
+            BatchPlace pa = Place(A_TYPE::layout, ia, t_.ALayoutInfoB, t_.ALayoutInfoS, t_.ALayoutInfoN,
+                                  t_.ALayoutInfoG, t_.ALayoutInfoD, a_t ? single_k_ : single_m_,
+                                  a_t ? single_m_ : single_k_, strideA);
+            BatchPlace pb = Place(B_TYPE::layout, ib, t_.BLayoutInfoB, t_.BLayoutInfoS, t_.BLayoutInfoN,
+                                  t_.BLayoutInfoG, t_.BLayoutInfoD, b_t ? single_n_ : single_k_,
+                                  b_t ? single_k_ : single_n_, strideB);
+            BatchPlace pc{0, 0};
+            if (local) pc = {i * single_m_ * PadRow(single_n_), PadRow(single_n_)};
+            else if (seq) pc = {i * single_m_ * single_n_, single_n_};
+            else
+                pc = Place(C_TYPE::layout, i, t_.CLayoutInfoB, t_.CLayoutInfoS1, t_.CLayoutInfoN, t_.CLayoutInfoG,
+                           t_.CLayoutInfoS2, single_m_, single_n_, strideC);
+            a_ = Shifted(a0, pa.offset, sizeof(SrcAT));
+            a_.ld = pa.ld;
+            b_ = Shifted(b0, pb.offset, sizeof(SrcBT));
+            b_.ld = pb.ld;
+            if (has_bias_) bias_ = Shifted(bias0, i * single_n_, sizeof(BiasT));
+            kgsim::MmOperand ci = Shifted(c, pc.offset, sizeof(DstT));
+            ci.ld = pc.ld;
+            batch_strides_ = true;
+            Restart();
+            while (Next()) {
+                Compute(loc);
+                kgsim::mm_out(l0c_, cur_m_, cur_n_, ci, row0_ * ci.ld + col0_, atomic, loc);
+            }
+            batch_strides_ = false;
+        }
+        a_ = a0;
+        b_ = b0;
+        bias_ = bias0;
+        Restart();
+    }
+    static kgsim::MmOperand Shifted(kgsim::MmOperand o, int64_t elems, size_t elem_bytes) {
+        if (o.is_local) o.local.addr += uint32_t(elems * int64_t(elem_bytes));
+        else if (o.gm) o.gm = static_cast<const uint8_t*>(o.gm) + elems * int64_t(elem_bytes);
+        return o;
+    }
     static int64_t GetSubBlockIdxOf() { return AscendC::GetSubBlockIdx(); }
     static int64_t PadRow(int64_t n) {
         int64_t per = 32 / int64_t(sizeof(DstT));
@@ -285,6 +391,7 @@ private:
     // Row strides in the original matrices: A is M x Ka (Ka x M transposed), B is Kb x N (N x Kb
     // transposed), C has N columns.
     void FixStrides() {
+        if (batch_strides_) return;  // IterateBatch placed the operands itself
         a_.ld = a_.trans ? org_m_ : org_ka_;
         b_.ld = b_.trans ? org_kb_ : org_n_;
     }
@@ -330,6 +437,7 @@ private:
     uint8_t sub_idx_ = 0;
     bool sub_set_ = false;
     bool async_ = false;  // an Iterate<false> pass is under way
+    bool batch_strides_ = false;
     int64_t async_iter_ = 0;
     // L0C: written and read only by the runtime (kernel-side heap writes would meet the raw-GM guard)
     static constexpr int64_t kL0cFloats = 128 * 1024 / 4;
@@ -354,6 +462,7 @@ using AscendC::GetSysWorkSpacePtr;
 // The configurations live in the global namespace in CANN's matmul/tiling.h; kernels name them
 // unqualified beside AscendC::Matmul.
 using AscendC::MatmulConfig;
+using AscendC::LayoutMode;
 using AscendC::CFG_NORM;
 using AscendC::CFG_MDL;
 using AscendC::CFG_IBSHARE_NORM;

@@ -190,7 +190,8 @@ def test_nd_align_output_rows_are_padded_to_32_bytes() -> None:
 
 # Asynchronous Iterate in a mixed kernel: one Iterate<false> has the AIC compute all of this AIV's C
 # into the workspace, and each GetTensorC<false> copies the next baseM x baseN block (M fastest) to
-# UB; the AIV writes it to its place in C. WHILE_LOOP selects the `while (Iterate<false>())` form.
+# UB; the AIV writes it to its place in C. whileLoop 1 selects the `while (Iterate<false>())` form,
+# 2 IterateAll<false> (asynchronous for the caller, but no workspace pass) straight into C.
 ASYNC_ITERATE = r"""
 #include "kernel_operator.h"
 #include "lib/matmul_intf.h"
@@ -220,6 +221,12 @@ __global__ __mix__(1, 2) void mm_async(__gm__ uint8_t* a, __gm__ uint8_t* b, __g
     int32_t blocks = mBlocks * (tiling.singleCoreN / tiling.baseN);
     AscendC::DataCopyParams out{uint16_t(tiling.baseM), uint16_t(tiling.baseN * sizeof(float) / 32), 0,
                                 uint16_t((tiling.N - tiling.baseN) * sizeof(float) / 32)};
+    if (whileLoop == 2) {  // IterateAll<false>: the AIV goes on at once and waits with WaitIterateAll
+        mm.template IterateAll<false>(cGm[row0 * tiling.N], 0, false, true);
+        mm.WaitIterateAll();
+        mm.End();
+        return;
+    }
     int32_t i = 0;
     if (!whileLoop) mm.template Iterate<false>();
     while (whileLoop ? mm.template Iterate<false>() : i < blocks) {
@@ -259,7 +266,7 @@ def test_async_iterate_fetches_each_block_once() -> None:
     a = torch.randint(-4, 5, (m, k)).half()
     b = torch.randint(-4, 5, (k, n)).half()
     mod = asc.load(ASYNC_ITERATE)
-    for while_loop in (0, 1):
+    for while_loop in (0, 1, 2):
         c = torch.zeros(m, n)
         ws = torch.zeros(m, n)
         assert mod.run(a, b, c, ws, m, n, k, while_loop) == 0

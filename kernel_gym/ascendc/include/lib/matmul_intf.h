@@ -231,8 +231,8 @@ public:
     template <bool sync = true>
     void GetTensorC(const GlobalTensor<DstT>& gm, const LocalTensor<DstT>& c, uint8_t enAtomic = 0,
                     bool enSequentialWrite = false, kgsim::Loc loc = kgsim::Loc::current()) {
-        GetTensorC<sync>(gm, enAtomic, enSequentialWrite, loc);
-        GetTensorC<sync>(c, enAtomic, enSequentialWrite, loc);
+        GetTensorC<true>(gm, enAtomic, enSequentialWrite, loc);
+        GetTensorC<true>(c, enAtomic, enSequentialWrite, loc);
     }
     // All of this core's C into GM (row stride orgN).
     template <bool sync = true>
@@ -241,7 +241,9 @@ public:
                                          bool fakeMsg = false, kgsim::Loc loc = kgsim::Loc::current()) {
         (void)waitIterateAll; (void)fakeMsg;
         Restart();
-        while (Iterate<sync>(false, loc)) GetTensorC<sync>(gm, enAtomic, enSequentialWrite, loc);
+        // IterateAll<false> only lets the caller go on before C is complete (WaitIterateAll): its blocks are the
+        // synchronous Iterate's, not an Iterate<false> workspace pass
+        while (Iterate<true>(false, loc)) GetTensorC<true>(gm, enAtomic, enSequentialWrite, loc);
         Restart();
     }
     // All of this core's C into UB: singleM rows of singleN elements (rows padded to 32 bytes).
@@ -251,7 +253,7 @@ public:
         Restart();
         kgsim::MmOperand o = Local(c, false);
         o.ld = PadRow(single_n_);
-        while (Iterate<sync>(false, loc)) kgsim::mm_out(l0c_, cur_m_, cur_n_, o, int64_t(row0_) * o.ld + col0_,
+        while (Iterate<true>(false, loc)) kgsim::mm_out(l0c_, cur_m_, cur_n_, o, int64_t(row0_) * o.ld + col0_,
                                                         enAtomic, loc);
         Restart();
     }

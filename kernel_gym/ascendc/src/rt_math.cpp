@@ -30,6 +30,8 @@ const MathInfo kInfo[M_COUNT] = {
     {"ClampMin", 1, 1, 2, 0},    {"Axpy", 4, 1, 2, 0},        {"Softplus", 2, 2, 3, 2},
     {"Asinh", 3, 3, 4, 2},       {"Acosh", 2, 1, 4, 2},       {"Atanh", 4, 1, 3, 2},
     {"Lgamma", 26, 8, 40, 6},    {"Digamma", 16, 7, 40, 4},   {"FasterGeluV2", 3, 3, 10, 1},
+    {"GeGLU", 4, 3, 7, 2},       {"SwiGLU", 2, 1, 5, 2},      {"Fmod", 6, 2, 6, 1},
+    {"Xor", 2, 1, 4, 0},
 };
 
 // digamma in double: reflection for x < 0, recurrence up to x >= 6, then the asymptotic series
@@ -99,11 +101,19 @@ float apply(MathFn fn, float x, float y, double s0) {
             float sg = (x + 1e-12f) / std::fabs(x + 1e-12f);
             return x * (sg * (-0.1444f * c * c + 0.5f) + 0.5f);
         }
+        case M_GEGLU: {  // src0 * Gelu(src1): the tanh form, x1 / (1 + exp(a * x1 * (b + x1^2)))
+            return x * (y / (1.0f + std::exp(-0.0713548162726f * y * (22.363860002236f + y * y))));
+        }
+        case M_SWIGLU: return x * (y / (1.0f + std::exp(-s * y)));
+        case M_FMOD: return std::fmod(x, y);
         default: return x;
     }
 }
 
-bool is_binary(MathFn fn) { return fn == M_POWER_TT || fn == M_POWER_ST || fn == M_AXPY; }
+bool is_binary(MathFn fn) {
+    return fn == M_POWER_TT || fn == M_POWER_ST || fn == M_AXPY || fn == M_GEGLU || fn == M_SWIGLU || fn == M_FMOD ||
+           fn == M_XOR;
+}
 
 double load_as(DT dt, const uint8_t* p) {
     switch (dt) {
@@ -204,6 +214,14 @@ void vec_math(MathFn fn, DT dt, DT src_dt, const MathArgs& a, const Loc& loc) {
     for (uint64_t i = 0; i < n; ++i) {
         float xv = src0_used ? float(load_as(src_dt, x + i * ses)) : 0.0f;
         float yv = second ? float(load_as(dt, y + i * es)) : 0.0f;
+        if (fn == M_XOR) {  // bitwise on the 16-bit patterns
+            uint16_t p, q;
+            std::memcpy(&p, x + i * es, 2);
+            std::memcpy(&q, y + i * es, 2);
+            p ^= q;
+            std::memcpy(d + i * es, &p, 2);
+            continue;
+        }
         if (dt == DT::I32 && (fn == M_POWER_TT || fn == M_POWER_TS || fn == M_POWER_ST)) {
             double b = fn == M_POWER_ST ? a.s0 : load_as(dt, x + i * es);
             double e = fn == M_POWER_TS ? a.s0 : load_as(dt, y + i * es);

@@ -13,7 +13,7 @@ import torch
 
 import kernel_gym.ascendc as asc
 
-COMMON = r'''
+COMMON = r"""
 #include "kernel_operator.h"
 #include "tiling/tiling_api.h"
 using namespace AscendC;
@@ -32,10 +32,12 @@ __aicore__ inline void store(GM_ADDR p, const LocalTensor<T>& t, uint32_t n)
     g.SetGlobalBuffer((__gm__ T*)p, n);
     DataCopy(g, t, n);
 }
-'''
+"""
 
 # ---- element-wise math ---------------------------------------------------------------------------
-ELEM = COMMON + r'''
+ELEM = (
+    COMMON
+    + r"""
 template <typename T>
 __global__ __aicore__ void elem_kernel(GM_ADDR x, GM_ADDR z, GM_ADDR y, uint32_t n, uint32_t cnt, int op, int withTmp,
                                        uint32_t tmpBytes)
@@ -90,7 +92,8 @@ extern "C" void elem_tmp_sizes(uint32_t* out, uint32_t n)
     GetLgammaMaxMinTmpSize(s, 4, false, out[6], out[7]);
     GetDigammaMaxMinTmpSize(s, 2, false, out[8], out[9]);
 }
-'''
+"""
+)
 
 F = torch.nn.functional
 
@@ -147,7 +150,9 @@ def test_elementwise_tmp_sizes_follow_the_tiling_helpers(elem_mod):
 
 def test_clamp_with_both_bounds_is_not_on_atlas_a2():
     # CANN documents Clamp(dst, src, min, max, count) for Ascend 950 only; its A2 build compiles the call to nothing
-    src = COMMON + r'''
+    src = (
+        COMMON
+        + r"""
 __global__ __aicore__ void k(GM_ADDR x)
 {
     TPipe pipe;
@@ -157,7 +162,8 @@ __global__ __aicore__ void k(GM_ADDR x)
     Clamp(t, t, -1.0f, 1.0f, 64);
 }
 extern "C" void run(uint8_t* x) { k<<<1, nullptr, nullptr>>>(x); }
-'''
+"""
+    )
     with pytest.raises(asc.UnsupportedDtypeError, match="Clamp: not available on Atlas A2"):
         asc.load(src, name="clamp_a2.cpp")
 
@@ -169,7 +175,9 @@ def test_lgamma_too_small_tmp_is_rejected(elem_mod):
 
 
 # ---- SoftMax family ----------------------------------------------------------------------------
-SOFTMAX = COMMON + r'''
+SOFTMAX = (
+    COMMON
+    + r"""
 template <typename T, typename S>
 __global__ __aicore__ void softmax_kernel(GM_ADDR x, GM_ADDR sum, GM_ADDR max, GM_ADDR y, SoftMaxTiling tiling,
                                           uint32_t m, uint32_t k, uint32_t oriK, int mode, uint32_t tmpBytes)
@@ -237,7 +245,8 @@ extern "C" void tiling_fields(uint32_t* out, uint32_t m, uint32_t k, uint32_t wo
     out[7] = GetSoftMaxMaxTmpSize(shape, 4, false);
     out[8] = GetLogSoftMaxMaxTmpSize(shape, 2, false);
 }
-'''
+"""
+)
 
 M, K, ORI_K = 5, 48, 40  # 5 rows, a padded last axis of 48 with 40 valid columns
 
@@ -254,8 +263,11 @@ def _softmax_inputs(dtype, seed=0):
     return x.to(dtype)
 
 
-SOFTMAX_RUNS = {"fp32": (torch.float32, torch.float32, "run_f32"), "fp16": (torch.float16, torch.float16, "run_f16"),
-                "fp16_data_fp32_stats": (torch.float16, torch.float32, "run_f16_f32")}
+SOFTMAX_RUNS = {
+    "fp32": (torch.float32, torch.float32, "run_f32"),
+    "fp16": (torch.float16, torch.float16, "run_f16"),
+    "fp16_data_fp32_stats": (torch.float16, torch.float32, "run_f16_f32"),
+}
 
 
 @pytest.mark.parametrize("mode", [0, 1], ids=["framework_tmp", "sharedTmpBuffer"])
@@ -336,7 +348,9 @@ def test_softmax_costs_more_than_a_copy_and_scales_with_rows(softmax_mod):
 
 
 # ---- LayerNorm, RmsNorm -----------------------------------------------------------------------------
-NORM = COMMON + r'''
+NORM = (
+    COMMON
+    + r"""
 template <typename T>
 __global__ __aicore__ void norm_kernel(GM_ADDR x, GM_ADDR gamma, GM_ADDR beta, GM_ADDR y, GM_ADDR mean, GM_ADDR var,
                                        LayerNormTiling ln, RmsNormTiling rms, uint32_t rows, uint32_t h, int mode,
@@ -394,7 +408,8 @@ extern "C" void run_f32(uint8_t* x, uint8_t* g, uint8_t* b, uint8_t* y, uint8_t*
 extern "C" void run_f16(uint8_t* x, uint8_t* g, uint8_t* b, uint8_t* y, uint8_t* mean, uint8_t* var, uint32_t bl,
                         uint32_t sl, uint32_t h, uint32_t oriH, int mode, int tmpMode, float eps)
 { run<half>(x, g, b, y, mean, var, bl, sl, h, oriH, mode, tmpMode, eps); }
-'''
+"""
+)
 
 B, S, H, ORI_H = 2, 3, 48, 40
 EPS = 1e-5
@@ -436,12 +451,15 @@ def test_norms_match_torch(norm_mod, mode, dtype):
 def test_norm_too_small_tmp_is_rejected(norm_mod, mode, api):
     x, gamma, beta = _norm_inputs(torch.float32, 0)
     with pytest.raises(asc.InvalidArgument, match=f"{api}: sharedTmpBuffer holds 32 B"):
-        norm_mod.run_f32(x, gamma, beta, torch.zeros(B * S, H), torch.zeros(64), torch.zeros(64), B, S, H, ORI_H, mode,
-                         2, EPS)
+        norm_mod.run_f32(
+            x, gamma, beta, torch.zeros(B * S, H), torch.zeros(64), torch.zeros(64), B, S, H, ORI_H, mode, 2, EPS
+        )
 
 
 # ---- CumSum, Mean, Pad --------------------------------------------------------------------------------
-MISC = COMMON + r'''
+MISC = (
+    COMMON
+    + r"""
 constexpr CumSumConfig kLast{true, false, true};
 constexpr CumSumConfig kFirst{false, false, true};
 template <typename T>
@@ -531,7 +549,8 @@ extern "C" void pad_f32(uint8_t* x, uint8_t* y, uint32_t h, uint32_t w, uint32_t
                         int32_t v, uint32_t outW, int tooSmall) { pad<float>(x, y, h, w, oriW, l, r, v, outW, tooSmall); }
 extern "C" void pad_f16(uint8_t* x, uint8_t* y, uint32_t h, uint32_t w, uint32_t oriW, uint16_t l, uint16_t r,
                         int32_t v, uint32_t outW, int tooSmall) { pad<half>(x, y, h, w, oriW, l, r, v, outW, tooSmall); }
-'''
+"""
+)
 
 
 @pytest.fixture(scope="module")
@@ -546,8 +565,9 @@ def test_cumsum_matches_torch(misc_mod, dtype, last_axis, with_tmp):
     outter, inner = 5, 48
     x = torch.randn(outter, inner).to(dtype)
     y, last = torch.zeros(outter, inner, dtype=dtype), torch.zeros(64, dtype=dtype)
-    (misc_mod.cumsum_f32 if dtype == torch.float32 else misc_mod.cumsum_f16)(x, y, last, outter, inner, last_axis,
-                                                                             with_tmp)
+    (misc_mod.cumsum_f32 if dtype == torch.float32 else misc_mod.cumsum_f16)(
+        x, y, last, outter, inner, last_axis, with_tmp
+    )
     expect = torch.cumsum(x.float(), dim=1 if last_axis else 0)
     tol = dict(rtol=1e-5, atol=1e-5) if dtype == torch.float32 else dict(rtol=5e-3, atol=1e-2)
     torch.testing.assert_close(y.float(), expect, **tol)
@@ -584,3 +604,80 @@ def test_pad_unaligned_rows_to_32_bytes(misc_mod):
     torch.testing.assert_close(y, F.pad(x, (0, 1), value=-3.0))
     with pytest.raises(asc.InvalidArgument, match="Pad: sharedTmpBuffer holds 32 B"):
         misc_mod.pad_f16(x, y, h, w, w, 0, 1, -3, 16, 1)
+
+
+# ---- GeGLU, SwiGLU, Fmod (float) and Xor (int16): binary element-wise advanced APIs ----------------
+GLU_FMOD_XOR = r"""
+#include "kernel_operator.h"
+#include "tiling/tiling_api.h"
+constexpr uint32_t N = 256;
+extern "C" __global__ __aicore__ void glu(GM_ADDR a, GM_ADDR b, GM_ADDR ia, GM_ADDR ib, GM_ADDR out, GM_ADDR iout,
+                                          uint32_t tmpBytes)
+{
+    AscendC::GlobalTensor<float> aGm, bGm, oGm;
+    AscendC::GlobalTensor<int16_t> iaGm, ibGm, ioGm;
+    aGm.SetGlobalBuffer((__gm__ float*)a, N);
+    bGm.SetGlobalBuffer((__gm__ float*)b, N);
+    oGm.SetGlobalBuffer((__gm__ float*)out, 3 * N);
+    iaGm.SetGlobalBuffer((__gm__ int16_t*)ia, N);
+    ibGm.SetGlobalBuffer((__gm__ int16_t*)ib, N);
+    ioGm.SetGlobalBuffer((__gm__ int16_t*)iout, N);
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> fb, sb, tb;
+    pipe.InitBuffer(fb, 5 * N * 4);
+    pipe.InitBuffer(sb, 3 * N * 2);
+    pipe.InitBuffer(tb, tmpBytes);
+    AscendC::LocalTensor<float> x0 = fb.Get<float>(), x1 = x0[N], y0 = x0[2 * N], y1 = x0[3 * N], y2 = x0[4 * N];
+    AscendC::LocalTensor<int16_t> i0 = sb.Get<int16_t>(), i1 = i0[N], i2 = i0[2 * N];
+    AscendC::LocalTensor<uint8_t> tmp = tb.Get<uint8_t>();
+    AscendC::DataCopy(x0, aGm, N);
+    AscendC::DataCopy(x1, bGm, N);
+    AscendC::DataCopy(i0, iaGm, N);
+    AscendC::DataCopy(i1, ibGm, N);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::GeGLU<float, false>(y0, x0, x1, tmp, N);
+    AscendC::SwiGLU<float, false>(y1, x0, x1, 1.5f, tmp, N);
+    AscendC::Fmod(y2, x0, x1, tmp, N);
+    AscendC::Xor(i2, i0, i1, N);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::DataCopy(oGm, y0, 3 * N);
+    AscendC::DataCopy(ioGm, i2, N);
+}
+extern "C" void run(GM_ADDR a, GM_ADDR b, GM_ADDR ia, GM_ADDR ib, GM_ADDR out, GM_ADDR iout, uint32_t tmpBytes)
+{
+    glu<<<1, nullptr, nullptr>>>(a, b, ia, ib, out, iout, tmpBytes);
+}
+extern "C" int64_t min_tmp()
+{
+    // the largest minimum of the three float APIs that take the caller's buffer
+    uint32_t maxValue = 0, minValue = 0, need = 0;
+    ge::Shape shape({int64_t(N)});
+    AscendC::GetGeGLUMaxMinTmpSize(shape, 4, false, maxValue, minValue);
+    need = minValue;
+    AscendC::GetSwiGLUMaxMinTmpSize(shape, 4, maxValue, minValue, false);
+    need = minValue > need ? minValue : need;
+    AscendC::GetFmodMaxMinTmpSize(shape, 4, false, maxValue, minValue);
+    return int64_t(minValue > need ? minValue : need);
+}
+"""
+
+
+def test_geglu_swiglu_fmod_xor() -> None:
+    mod = asc.load(GLU_FMOD_XOR)
+    a, b = torch.randn(256) * 3, torch.randn(256) + 0.1
+    b[b.abs() < 0.05] = 0.5
+    ia, ib = (
+        torch.randint(-30000, 30000, (256,), dtype=torch.int16),
+        torch.randint(-30000, 30000, (256,), dtype=torch.int16),
+    )
+    out, iout = torch.zeros(3 * 256), torch.zeros(256, dtype=torch.int16)
+    need = mod.min_tmp()
+    assert need > 0
+    mod.run(a, b, ia, ib, out, iout, need)
+    torch.testing.assert_close(out[:256], a * torch.nn.functional.gelu(b, approximate="tanh"), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(out[256:512], a * b * torch.sigmoid(1.5 * b), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(out[512:], torch.fmod(a, b), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(iout, ia ^ ib)
+    # a sharedTmpBuffer below the documented minimum is a fault, as on the NPU
+    with pytest.raises(asc.InvalidArgument, match="GeGLU: sharedTmpBuffer holds 32 B"):
+        mod.run(a, b, ia, ib, out, iout, 32)

@@ -12,7 +12,7 @@ enum MathFn : uint16_t {
     M_TANH, M_SIGMOID, M_LOG, M_LOG2, M_LOG10, M_EXP, M_POWER_TT, M_POWER_TS, M_POWER_ST, M_ERF, M_ERFC, M_GELU,
     M_FASTER_GELU, M_SILU, M_SWISH, M_SIN, M_COS, M_TAN, M_ASIN, M_ACOS, M_ATAN, M_SINH, M_COSH, M_FLOOR, M_CEIL,
     M_ROUND, M_TRUNC, M_FRAC, M_SIGN, M_CLAMP_MAX, M_CLAMP_MIN, M_AXPY, M_SOFTPLUS, M_ASINH, M_ACOSH, M_ATANH,
-    M_LGAMMA, M_DIGAMMA, M_FASTER_GELU_V2, M_COUNT
+    M_LGAMMA, M_DIGAMMA, M_FASTER_GELU_V2, M_GEGLU, M_SWIGLU, M_FMOD, M_XOR, M_COUNT
 };
 struct MathArgs {
     TRef dst, src0, src1, tmp;
@@ -223,6 +223,76 @@ template <class T, bool isReuseSource = false, auto config = 0>
 void Power(const LocalTensor<T>& dst, const std::type_identity_t<T>& src0Scalar, const LocalTensor<T>& src1,
            const LocalTensor<uint8_t>& sharedTmpBuffer, kgsim::Loc loc = kgsim::Loc::current()) {
     Power<T, isReuseSource, config>(dst, src0Scalar, src1, sharedTmpBuffer, src1.GetSize(), loc);
+}
+
+// Binary element-wise advanced APIs: F(dst, src0, src1, [sharedTmpBuffer,] [calCount]).
+// GeGLU = src0 * Gelu_tanh(src1); Fmod = C fmod (the sign of src0); Xor = bitwise exclusive or.
+#define KGSIM_ADV_BINARY(NAME, FN, TPARAMS, ...)                                                                    \
+    template <class T, TPARAMS>                                                                                     \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,                    \
+              const LocalTensor<uint8_t>& sharedTmpBuffer, const uint32_t calCount,                                 \
+              kgsim::Loc loc = kgsim::Loc::current()) {                                                             \
+        KGSIM_DTYPES(#NAME, T, __VA_ARGS__);                                                                        \
+        kgsim::math_call<T>(kgsim::FN, dst, src0, &src1, &sharedTmpBuffer, 0, calCount, loc);                       \
+    }                                                                                                               \
+    template <class T, TPARAMS>                                                                                     \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,                    \
+              const LocalTensor<uint8_t>& sharedTmpBuffer, kgsim::Loc loc = kgsim::Loc::current()) {                \
+        KGSIM_DTYPES(#NAME, T, __VA_ARGS__);                                                                        \
+        kgsim::math_call<T>(kgsim::FN, dst, src0, &src1, &sharedTmpBuffer, 0, src0.GetSize(), loc);                 \
+    }                                                                                                               \
+    template <class T, TPARAMS>                                                                                     \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,                    \
+              const uint32_t calCount, kgsim::Loc loc = kgsim::Loc::current()) {                                    \
+        KGSIM_DTYPES(#NAME, T, __VA_ARGS__);                                                                        \
+        kgsim::math_call<T>(kgsim::FN, dst, src0, &src1, nullptr, 0, calCount, loc);                                \
+    }                                                                                                               \
+    template <class T, TPARAMS>                                                                                     \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,                    \
+              kgsim::Loc loc = kgsim::Loc::current()) {                                                             \
+        KGSIM_DTYPES(#NAME, T, __VA_ARGS__);                                                                        \
+        kgsim::math_call<T>(kgsim::FN, dst, src0, &src1, nullptr, 0, src0.GetSize(), loc);                          \
+    }
+
+// FmodConfig: only the Ascend 950 reads algo / iterationNum; A2 always uses the normal algorithm
+constexpr uint32_t FMOD_ITERATION_NUM_MAX = 11;
+enum class FmodAlgo { NORMAL = 0, ITERATION_COMPENSATION = 1 };
+struct FmodConfig {
+    FmodAlgo algo = FmodAlgo::NORMAL;
+    uint32_t iterationNum = FMOD_ITERATION_NUM_MAX;
+};
+constexpr FmodConfig DEFAULT_FMOD_CONFIG = {};
+#define KGSIM_FMOD_CFG bool isReuseSource = false, const FmodConfig& config = DEFAULT_FMOD_CONFIG
+KGSIM_ADV_BINARY(GeGLU, M_GEGLU, KGSIM_REUSE, half, float)
+KGSIM_ADV_BINARY(Fmod, M_FMOD, KGSIM_FMOD_CFG, half, float)
+KGSIM_ADV_BINARY(Xor, M_XOR, KGSIM_REUSE, int16_t, uint16_t)
+#undef KGSIM_FMOD_CFG
+
+// SwiGLU(dst, src0, src1, beta, [sharedTmpBuffer,] [calCount]) = src0 * Swish(src1, beta)
+template <class T, bool isReuseSource = false>
+void SwiGLU(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, const float& beta,
+            const LocalTensor<uint8_t>& sharedTmpBuffer, const uint32_t calCount,
+            kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("SwiGLU", T, half, float);
+    kgsim::math_call<T>(kgsim::M_SWIGLU, dst, src0, &src1, &sharedTmpBuffer, beta, calCount, loc);
+}
+template <class T, bool isReuseSource = false>
+void SwiGLU(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, const float& beta,
+            const LocalTensor<uint8_t>& sharedTmpBuffer, kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("SwiGLU", T, half, float);
+    kgsim::math_call<T>(kgsim::M_SWIGLU, dst, src0, &src1, &sharedTmpBuffer, beta, src0.GetSize(), loc);
+}
+template <class T, bool isReuseSource = false>
+void SwiGLU(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, const float& beta,
+            const uint32_t calCount, kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("SwiGLU", T, half, float);
+    kgsim::math_call<T>(kgsim::M_SWIGLU, dst, src0, &src1, nullptr, beta, calCount, loc);
+}
+template <class T, bool isReuseSource = false>
+void SwiGLU(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, const float& beta,
+            kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("SwiGLU", T, half, float);
+    kgsim::math_call<T>(kgsim::M_SWIGLU, dst, src0, &src1, nullptr, beta, src0.GetSize(), loc);
 }
 
 // ClampMax(dst, src, [tmp,] scalar, calCount) = min(src, scalar); ClampMin = max(src, scalar)

@@ -60,8 +60,23 @@ KGSIM_TMP_HELPERS(Acosh, M_ACOSH)
 KGSIM_TMP_HELPERS(Atanh, M_ATANH)
 KGSIM_TMP_HELPERS(Lgamma, M_LGAMMA)
 KGSIM_TMP_HELPERS(Digamma, M_DIGAMMA)
+KGSIM_TMP_HELPERS(GeGLU, M_GEGLU)
+KGSIM_TMP_HELPERS(Fmod, M_FMOD)
+KGSIM_TMP_HELPERS(Xor, M_XOR)
 #undef KGSIM_TMP_HELPERS
 
+// SwiGLU's helpers take isReuseSource last
+inline void GetSwiGLUMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t typeSize, uint32_t& maxValue,
+                                   uint32_t& minValue, const bool isReuseSource = false) {
+    (void)isReuseSource;
+    kgsim_detail::math_tmp_range(kgsim::M_SWIGLU, srcShape.GetShapeSize(), typeSize, maxValue, minValue);
+}
+inline void GetSwiGLUTmpBufferFactorSize(const uint32_t typeSize, uint32_t& maxLiveNodeCount, uint32_t& extraBuf,
+                                         const bool isReuseSource = false) {
+    (void)isReuseSource;
+    maxLiveNodeCount = kgsim::math_tmp_bytes(kgsim::M_SWIGLU, typeSize, 0, 0) / 256;
+    extraBuf = 0;
+}
 inline void GetGeluMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t typeSize, uint32_t& maxValue,
                                  uint32_t& minValue) {
     kgsim_detail::math_tmp_range(kgsim::M_GELU, srcShape.GetShapeSize(), typeSize, maxValue, minValue);

@@ -370,3 +370,64 @@ def test_sample_main_without_return_exits_zero() -> None:
     run = asc.run_sample({"fill.asc": MAIN_WITHOUT_RETURN})
     assert run.error is None, run.error
     assert run.files["output/out.bin"] == (42).to_bytes(4, "little")
+
+
+# Matrix A from UB (MatmulType position VECOUT, ND): the AIV loads its rows with DataCopyPad, which pads
+# each row to 32 bytes, so a K of 31 halves leaves rows 32 elements apart; the Matmul reads them so.
+A_FROM_UB = r"""
+#include "kernel_operator.h"
+#include "lib/matmul_intf.h"
+#include "tiling/tiling_api.h"
+
+__global__ __mix__(1, 2) void mm_ub_a(__gm__ uint8_t* a, __gm__ uint8_t* b, __gm__ uint8_t* c, TCubeTiling tiling)
+{
+    AscendC::TPipe pipe;
+    AscendC::Matmul<AscendC::MatmulType<AscendC::TPosition::VECOUT, CubeFormat::ND, half>,
+                    AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half>,
+                    AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, float>> mm;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &tiling);
+    if (AscendC::GetBlockIdx() != 0) return;
+    AscendC::GlobalTensor<half> aGm, bGm;
+    AscendC::GlobalTensor<float> cGm;
+    aGm.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(a), tiling.M * tiling.Ka);
+    bGm.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(b), tiling.Kb * tiling.N);
+    cGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(c), tiling.M * tiling.N);
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> q;
+    int32_t kPad = (tiling.Ka + 15) / 16 * 16;
+    pipe.InitBuffer(q, 1, tiling.M * kPad * sizeof(half));
+    auto aLocal = q.AllocTensor<half>();
+    AscendC::DataCopyPad(aLocal, aGm, {uint16_t(tiling.M), uint32_t(tiling.Ka * sizeof(half)), 0, 0, 0},
+                         {false, 0, 0, 0});
+    q.EnQue(aLocal);
+    aLocal = q.DeQue<half>();
+    mm.SetTensorA(aLocal);
+    mm.SetTensorB(bGm);
+    mm.IterateAll(cGm);
+    mm.End();
+    q.FreeTensor(aLocal);
+}
+
+extern "C" int32_t run(uint8_t* a, uint8_t* b, uint8_t* c, int32_t m, int32_t n, int32_t k) {
+    matmul_tiling::MultiCoreMatmulTiling api;
+    api.SetDim(1);
+    api.SetAType(matmul_tiling::TPosition::VECOUT, CubeFormat::ND, matmul_tiling::DataType::DT_FLOAT16);
+    api.SetBType(matmul_tiling::TPosition::GM, CubeFormat::ND, matmul_tiling::DataType::DT_FLOAT16);
+    api.SetCType(matmul_tiling::TPosition::GM, CubeFormat::ND, matmul_tiling::DataType::DT_FLOAT);
+    api.SetShape(m, n, k);
+    api.SetOrgShape(m, n, k);
+    TCubeTiling tiling;
+    if (api.GetTiling(tiling) == -1) return -1;
+    mm_ub_a<<<1, nullptr, nullptr>>>(a, b, c, tiling);
+    return 0;
+}
+"""
+
+
+def test_matmul_reads_ub_matrix_a_with_rows_padded_to_32_bytes() -> None:
+    torch.manual_seed(4)
+    m, n, k = 16, 32, 31
+    a = torch.randint(-4, 5, (m, k)).half()
+    b = torch.randint(-4, 5, (k, n)).half()
+    c = torch.zeros(m, n)
+    assert asc.load(A_FROM_UB).run(a, b, c, m, n, k) == 0
+    torch.testing.assert_close(c, a.float() @ b.float(), rtol=0, atol=0)

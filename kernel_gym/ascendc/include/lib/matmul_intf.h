@@ -396,6 +396,14 @@ private:
         if (batch_strides_) return;  // IterateBatch placed the operands itself
         a_.ld = a_.trans ? org_m_ : org_ka_;
         b_.ld = b_.trans ? org_kb_ : org_n_;
+        // An ND operand in UB holds this core's part only, each row padded to 32 bytes (as DataCopyPad leaves it)
+        if (a_.is_local) a_.ld = AlignRow<SrcAT>(a_.trans ? single_m_ : single_k_);
+        if (b_.is_local) b_.ld = AlignRow<SrcBT>(b_.trans ? single_k_ : single_n_);
+    }
+    template <class T>
+    static int64_t AlignRow(int64_t n) {
+        int64_t per = 32 / int64_t(sizeof(T));
+        return (n + per - 1) / per * per;
     }
     void Restart() {
         iter_ = -1;

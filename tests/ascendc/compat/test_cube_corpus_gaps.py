@@ -431,3 +431,77 @@ def test_matmul_reads_ub_matrix_a_with_rows_padded_to_32_bytes() -> None:
     c = torch.zeros(m, n)
     assert asc.load(A_FROM_UB).run(a, b, c, m, n, k) == 0
     torch.testing.assert_close(c, a.float() @ b.float(), rtol=0, atol=0)
+
+
+# Configurations spelled the newer ways: GetMMConfig<MatmulConfigMode> with parameter groups, the full
+# GetMDLConfig argument list, IterateOrder/ScheduleType unqualified. The results do not depend on them.
+MM_CONFIG_FORMS = r"""
+#include "kernel_operator.h"
+#include "lib/matmul_intf.h"
+#include "tiling/tiling_api.h"
+
+constexpr MatmulShapeParams kShape = {32, 32, 64, 32, 32, 64};
+constexpr MatmulConfig kShapeCfg = GetMMConfig<MatmulConfigMode::CONFIG_MDL>(kShape);
+constexpr MatmulConfig kReorderCfg = GetMDLConfig(false, false, 0, false, false, false, false, true, true, false,
+                                                  false, true);
+constexpr MatmulConfig OrderedCfg() {
+    MatmulConfig c = CFG_MDL;
+    c.iterateOrder = IterateOrder::ORDER_M;
+    c.scheduleType = ScheduleType::OUTER_PRODUCT;
+    return c;
+}
+constexpr MatmulConfig kOrderedCfg = OrderedCfg();
+static_assert(kShapeCfg.singleCoreK == 64 && kShapeCfg.basicM == 32 && !kShapeCfg.doNorm);
+static_assert(!kReorderCfg.doNorm && kOrderedCfg.iterateOrder == IterateOrder::ORDER_M);
+
+template <const auto& CFG>
+__aicore__ void run_one(__gm__ uint8_t* a, __gm__ uint8_t* b, __gm__ uint8_t* c, const TCubeTiling& tiling) {
+    AscendC::TPipe pipe;
+    AscendC::GlobalTensor<half> aGm, bGm;
+    AscendC::GlobalTensor<float> cGm;
+    aGm.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(a), tiling.M * tiling.Ka);
+    bGm.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(b), tiling.Kb * tiling.N);
+    cGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(c), tiling.M * tiling.N);
+    AscendC::Matmul<AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half>,
+                    AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half>,
+                    AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, float>,
+                    AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, float>, CFG> mm;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &tiling);
+    mm.SetTensorA(aGm);
+    mm.SetTensorB(bGm);
+    mm.IterateAll(cGm);
+    mm.End();
+}
+
+__global__ __cube__ void mm_cfg(__gm__ uint8_t* a, __gm__ uint8_t* b, __gm__ uint8_t* c, TCubeTiling tiling,
+                                int32_t which) {
+    if (which == 0) run_one<kShapeCfg>(a, b, c, tiling);
+    else if (which == 1) run_one<kReorderCfg>(a, b, c, tiling);
+    else run_one<kOrderedCfg>(a, b, c, tiling);
+}
+
+extern "C" int32_t run(uint8_t* a, uint8_t* b, uint8_t* c, int32_t which) {
+    matmul_tiling::MultiCoreMatmulTiling api;
+    api.SetDim(1);
+    api.SetAType(matmul_tiling::TPosition::GM, CubeFormat::ND, matmul_tiling::DataType::DT_FLOAT16);
+    api.SetBType(matmul_tiling::TPosition::GM, CubeFormat::ND, matmul_tiling::DataType::DT_FLOAT16);
+    api.SetCType(matmul_tiling::TPosition::GM, CubeFormat::ND, matmul_tiling::DataType::DT_FLOAT);
+    api.SetShape(32, 32, 64);
+    api.SetOrgShape(32, 32, 64);
+    TCubeTiling tiling;
+    if (api.GetTiling(tiling) == -1) return -1;
+    mm_cfg<<<1, nullptr, nullptr>>>(a, b, c, tiling, which);
+    return 0;
+}
+"""
+
+
+def test_matmul_config_forms_compile_and_compute_alike() -> None:
+    torch.manual_seed(5)
+    a = torch.randint(-4, 5, (32, 64)).half()
+    b = torch.randint(-4, 5, (64, 32)).half()
+    mod = asc.load(MM_CONFIG_FORMS)
+    for which in (0, 1, 2):
+        c = torch.zeros(32, 32)
+        assert mod.run(a, b, c, which) == 0
+        torch.testing.assert_close(c, a.float() @ b.float(), rtol=0, atol=0)

@@ -68,7 +68,8 @@ constexpr MatmulConfig GetNormalConfig(bool intrinsicsLimit = false, bool batchL
     return c;
 }
 constexpr MatmulConfig GetMDLConfig(bool intrinsicsLimit = false, bool batchLoop = false, uint32_t preload = 0,
-                                    bool isVecND2NZ = false, bool = false, bool = false, bool = false) {
+                                    bool isVecND2NZ = false, bool = false, bool = false, bool = false,
+                                    bool = true, bool = true, bool = false, bool = false, bool = false, bool = false) {
     MatmulConfig c{};
     c.doNorm = false;
     c.doMultiDataLoad = true;
@@ -83,6 +84,61 @@ constexpr MatmulConfig GetIBShareNormConfig() { MatmulConfig c{}; c.doNorm = fal
 constexpr MatmulConfig GetBasicConfig(uint32_t m, uint32_t n, uint32_t k, bool = false, bool = false) {
     MatmulConfig c{};
     c.doNorm = false; c.doBasicBlock = true; c.basicM = m; c.basicN = n; c.basicK = k;
+    return c;
+}
+// GetMMConfig<mode>(params...): a configuration built from a template and parameter groups (the simulator
+// computes alike under every configuration; the fields are kept for kernels that read them).
+enum class MatmulConfigMode { CONFIG_NORM, CONFIG_MDL, CONFIG_SPECIALMDL, CONFIG_IBSHARE };
+enum class BatchMode { NONE = 0, BATCH_LESS_THAN_L1, BATCH_LARGE_THAN_L1, SINGLE_LARGE_THAN_L1 };
+enum class BatchOutMode { SINGLE_BATCH = 0, MULTI_BATCH, DYNAMIC };
+struct MatmulShapeParams {
+    uint32_t singleCoreM, singleCoreN, singleCoreK, basicM, basicN, basicK;
+};
+struct MatmulQuantParams {
+    bool isPerTensor, hasAntiQuantOffset;
+};
+struct MatmulBatchParams {
+    bool isNBatch;
+    BatchMode batchMode;
+    bool isBiasBatch = true;
+    BatchOutMode bmmOutMode = BatchOutMode::SINGLE_BATCH;
+};
+struct MatmulFuncParams {
+    bool intrinsicsCheck, enVecND2NZ, enableDoubleCache, enableL1CacheUB;
+    uint32_t doMTE2Preload;
+    IterateOrder iterateOrder;
+    ScheduleType scheduleType;
+    bool enableReuse = true;
+    bool enableUBReuse;
+    bool isPartialOutput = false, isA2B2Shared = false, isEnableChannelSplit = false, enableKdimReorderLoad = false;
+    bool enableL1BankConflictOptimise = false, enableRelu = false;
+};
+namespace kgsim_detail {
+constexpr void apply_params(MatmulConfig& c, const MatmulShapeParams& p) {
+    c.singleCoreM = p.singleCoreM; c.singleCoreN = p.singleCoreN; c.singleCoreK = p.singleCoreK;
+    c.basicM = p.basicM; c.basicN = p.basicN; c.basicK = p.basicK;
+}
+constexpr void apply_params(MatmulConfig& c, const MatmulQuantParams& p) {
+    c.isPerTensor = p.isPerTensor; c.hasAntiQuantOffset = p.hasAntiQuantOffset;
+}
+constexpr void apply_params(MatmulConfig& c, const MatmulBatchParams& p) {
+    c.isNBatch = p.isNBatch; c.batchMode = uint32_t(p.batchMode); c.isBiasBatch = p.isBiasBatch;
+}
+constexpr void apply_params(MatmulConfig& c, const MatmulFuncParams& p) {
+    c.intrinsicsCheck = p.intrinsicsCheck; c.enVecND2NZ = p.enVecND2NZ; c.enableDoubleCache = p.enableDoubleCache;
+    c.enableL1CacheUB = p.enableL1CacheUB; c.doMTE2Preload = p.doMTE2Preload; c.iterateOrder = p.iterateOrder;
+    c.scheduleType = p.scheduleType; c.enableReuse = p.enableReuse; c.enableUBReuse = p.enableUBReuse;
+    c.isPartialOutput = p.isPartialOutput; c.isA2B2Shared = p.isA2B2Shared;
+    c.isEnableChannelSplit = p.isEnableChannelSplit; c.enableKdimReorderLoad = p.enableKdimReorderLoad;
+}
+}  // namespace kgsim_detail
+template <MatmulConfigMode MODE, class... Params>
+constexpr MatmulConfig GetMMConfig(Params&&... params) {
+    MatmulConfig c = MODE == MatmulConfigMode::CONFIG_MDL          ? GetMDLConfig()
+                     : MODE == MatmulConfigMode::CONFIG_SPECIALMDL ? GetSpecialMDLConfig()
+                     : MODE == MatmulConfigMode::CONFIG_IBSHARE    ? GetIBShareNormConfig()
+                                                                   : GetNormalConfig();
+    (kgsim_detail::apply_params(c, params), ...);
     return c;
 }
 constexpr MatmulConfig CFG_NORM = GetNormalConfig();
@@ -473,6 +529,16 @@ using AscendC::GetSysWorkSpacePtr;
 // unqualified beside AscendC::Matmul.
 using AscendC::MatmulConfig;
 using AscendC::LayoutMode;
+using AscendC::IterateOrder;
+using AscendC::ScheduleType;
+using AscendC::MatmulConfigMode;
+using AscendC::MatmulShapeParams;
+using AscendC::MatmulQuantParams;
+using AscendC::MatmulBatchParams;
+using AscendC::MatmulFuncParams;
+using AscendC::BatchMode;
+using AscendC::BatchOutMode;
+using AscendC::GetMMConfig;
 using AscendC::CFG_NORM;
 using AscendC::CFG_MDL;
 using AscendC::CFG_IBSHARE_NORM;

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kernel_gym.ascendc.loader import compile_module, rewrite_chevrons, rewrite_kernel_qualifiers
+from kernel_gym.ascendc.loader import compile_module, default_options, rewrite_chevrons, rewrite_kernel_qualifiers
 from kernel_gym.ascendc.timing import LaunchReport
 
 __all__ = ["SampleRun", "run_sample"]
@@ -40,6 +40,7 @@ _KERNEL = re.compile(
 )
 _MAIN_DEF = re.compile(r"\b(?:int|int32_t|signed|auto)\s+main\s*\(")
 _MAIN_NO_ARGS = re.compile(r"\b(?:int|int32_t|signed|auto)\s+main\s*\(\s*(void)?\s*\)")
+_MAIN_LAUNCHES = re.compile(r"<<<|\bACLRT_LAUNCH_KERNEL\b")  # a main that launches kernels itself
 _SOURCE_SUFFIXES = (".cpp", ".cc", ".cxx", ".asc")  # .asc: asc-devkit sources, kernel and host in one
 
 
@@ -107,7 +108,7 @@ def _main_returns_zero(text: str) -> str:
     return text
 
 
-def _unity_source(files: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+def _unity_source(files: Mapping[str, str], soc_name: str = "Ascend910B2") -> tuple[dict[str, str], list[str]]:
     """The generated unit (kernel files first, ``main`` renamed) and the kernels it defines."""
     cpps = [n for n in files if n.endswith(_SOURCE_SUFFIXES)]
     if not cpps:
@@ -122,11 +123,20 @@ def _unity_source(files: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
         kernels += found
         if not found and n not in mains and n.endswith((".cpp", ".cc", ".cxx")):
             host_only.append(n)
-    order = [n for n in cpps if n not in mains and n not in host_only] + mains
+    kernel_files = [n for n in cpps if n not in mains and n not in host_only]
+    # Several kernel files whose main only calls their host wrappers (no launch of its own): a CANN build
+    # compiles each as a unit of its own, so their file-scope names (anonymous-namespace constants) may repeat.
+    separate = len(kernel_files) > 1 and not _MAIN_LAUNCHES.search(files[mains[0]])
+    order = ([] if separate else kernel_files) + mains
     out = {n: t for n, t in files.items() if not n.endswith(_SOURCE_SUFFIXES)}
     for n in host_only:
         out[f"host_units/{n}"] = f'#line 1 "{n}"\n{files[n]}'
-    lines = ['#include "kgsim/launch.h"']
+    for n in kernel_files if separate else []:
+        unit = n if n.endswith(".cpp") else f"{n}.cpp"
+        body = rewrite_chevrons(rewrite_kernel_qualifiers(files[n]))
+        out[f"kernel_units/{unit}"] = f'#include "kgsim/launch.h"\n#line 1 "{n}"\n{body}'
+    # SOC_VERSION: the string a sample's CMake build defines from its --soc option (some mains read it)
+    lines = ['#include "kgsim/launch.h"', "#ifndef SOC_VERSION", f'#define SOC_VERSION "{soc_name}"', "#endif"]
     for n in order:
         inc = f"{n}.inc"
         # kernel<<<blocks, l2ctrl, stream>>>(...) and the __cube__ / __mix__(1, 2) kernel qualifiers
@@ -198,7 +208,8 @@ def run_sample(
     for name in list(files) + list(inputs or {}):
         if name.startswith("/") or ".." in Path(name).parts:
             raise ValueError(f"file name {name!r} must be relative, without '..'")
-    sources, _ = _unity_source(files)
+    soc_name = soc if soc is not None else str(default_options()["soc"])
+    sources, _ = _unity_source(files, soc_name)
     main = "kgsim_sample.cpp"
     ordered = {main: sources.pop(main), **sources}
     compile_module(ordered, soc=soc)  # compile errors surface here, in the caller

@@ -161,6 +161,64 @@ void adv_softmax(DT dt, DT sdt, const SoftmaxArgs& a, const Loc& loc) {
     issue(P_V, occ, 0, rd, nr, wr, nw, api, loc);
 }
 
+// SoftmaxGrad (front = 0): dst = src * (grad - rowsum(grad * src)); SoftmaxGradFront / isFront (front = 1):
+// dst = rowsum(grad * src), one 32-byte block per row. a.sum carries the grad tensor.
+void adv_softmax_grad(DT dt, const SoftmaxArgs& a, int front, const Loc& loc) {
+    const char* api = front ? "SoftmaxGradFront" : "SoftmaxGrad";
+    check_in_launch(loc, api);
+    tick(loc);
+    const uint32_t es = dt_size(dt), epb = 32 / es;
+    const uint32_t m = a.m, k = a.k, ok = a.ori_k;
+    if (m == 0 || k == 0)
+        fault("invalid_argument", loc, "%s: the shape [%u, %u] is empty (fill SoftMaxShapeInfo or the tiling's srcM/srcK)",
+              api, m, k);
+    if ((uint64_t(k) * es) % 32)
+        fault("invalid_argument", loc, "%s: srcK (%u) * sizeof(T) must be a multiple of 32 B; pad the last axis and pass "
+              "the valid length as SoftMaxShapeInfo.oriSrcK", api, k);
+    if (ok == 0 || ok > k) fault("invalid_argument", loc, "%s: oriSrcK (%u) must be in [1, srcK = %u]", api, ok, k);
+    const uint64_t nbytes = uint64_t(m) * k * es, dbytes = front ? uint64_t(m) * 32 : nbytes;
+    check_local(a.src, 0, nbytes, 32, api, "srcTensor", loc);
+    check_local(a.sum, 0, nbytes, 32, api, "gradTensor", loc);
+    check_local(a.dst, 0, dbytes, 32, api, "dstTensor", loc);
+    check_tmp(api, "GetSoftMaxGradMinTmpSize", a.tmp, a.has_tmp, a.tmp_bytes, softmax_grad_tmp_bytes(1, k, es, front, 0),
+              loc);
+    if (cfg.check_uninit)
+        for (uint32_t r = 0; r < m; ++r) {
+            check_init_range(a.src, a.src.addr + r * k * es, ok * es, api, loc);
+            check_init_range(a.sum, a.sum.addr + r * k * es, ok * es, api, loc);
+        }
+    const uint8_t* s = mem_ptr(a.src.mem, a.src.addr);
+    const uint8_t* g = mem_ptr(a.sum.mem, a.sum.addr);
+    std::vector<uint8_t> out(dbytes);
+    for (uint32_t r = 0; r < m; ++r) {
+        float dot = 0;
+        for (uint32_t c = 0; c < ok; ++c)
+            dot += float(ld(dt, g + (uint64_t(r) * k + c) * es)) * float(ld(dt, s + (uint64_t(r) * k + c) * es));
+        if (front) {
+            for (uint32_t e = 0; e < epb; ++e) st(dt, out.data() + (uint64_t(r) * epb + e) * es, dot);
+            continue;
+        }
+        for (uint32_t c = 0; c < k; ++c) {
+            float x = float(ld(dt, s + (uint64_t(r) * k + c) * es)), gr = float(ld(dt, g + (uint64_t(r) * k + c) * es));
+            st(dt, out.data() + (uint64_t(r) * k + c) * es, x * (gr - dot));
+        }
+    }
+    std::memcpy(mem_ptr(a.dst.mem, a.dst.addr), out.data(), dbytes);
+    mark_init_range(a.dst.mem, a.dst.addr, uint32_t(dbytes));
+    // mul, reducesum + broadcast (front); then sub and mul
+    const double elems = double(m) * k, red = double(m) * std::ceil(k / 64.0);
+    double occ = vcost(elems, dt, front ? 1 : 3, 0, red, 3 * m);
+    Span rd[2] = {{a.src.addr, uint32_t(nbytes)}, {a.sum.addr, uint32_t(nbytes)}};
+    Span wr{a.dst.addr, uint32_t(dbytes)};
+    issue(P_V, occ, 0, rd, 2, &wr, 1, api, loc);
+}
+
+uint32_t softmax_grad_tmp_bytes(uint32_t m, uint32_t k, uint32_t type_size, int front, int want_max) {
+    // one float row of the product (plus a float copy of each input for half) and a 32-byte row result per row
+    uint64_t per_row = uint64_t(k) * 4 * (type_size == 2 ? 3 : 1) + (front ? 32 : 64);
+    return uint32_t(want_max ? per_row * m : per_row);
+}
+
 // ---- LayerNorm / RmsNorm ---------------------------------------------------------------------
 // GetLayerNormMaxMinTmpSize: 3 (2 with isReuseSource and float) float buffers of one row (min) or of
 // the whole input (max), plus two 32-byte aligned [B*S] float buffers for mean and variance.
@@ -419,6 +477,44 @@ void adv_pad(DT dt, const TRef& dst, const TRef& src, const TRef& tmp, int has_t
     mark_init_range(dst.mem, dst.addr, uint32_t(dst_bytes));
     Span rd{src.addr, uint32_t(src_bytes)}, w{dst.addr, uint32_t(dst_bytes)};
     double repeats = std::ceil(double(dst_bytes) / 256.0);
+    issue(P_V, 3 * cfg.vec_issue_cycles + 3 * repeats * 256.0 / cfg.vec_simple_bytes_per_cycle, 0, &rd, 1, &w, 1, api,
+          loc);
+}
+
+uint32_t unpad_tmp_bytes(uint32_t height, uint32_t width, uint32_t ts, int want_max) {
+    // one 32-byte block per row of a group of 16 rows (the minimum), or per row of the whole tensor
+    uint64_t rows = want_max ? std::max<uint64_t>(height, 16) : 16;
+    (void)width;
+    return uint32_t(rows * 32 * (ts == 4 ? 2 : 1));
+}
+
+void adv_unpad(DT dt, const TRef& dst, const TRef& src, const TRef& tmp, int has_tmp, uint32_t tmp_bytes,
+               uint32_t height, uint32_t width, uint16_t left, uint16_t right, const Loc& loc) {
+    const char* api = "UnPad";
+    check_in_launch(loc, api);
+    tick(loc);
+    const uint32_t es = dt_size(dt), epb = 32 / es;
+    if (height == 0 || width == 0)
+        fault("invalid_argument", loc, "UnPad: the tiling's shape (srcHeight %u, srcWidth %u) is invalid; fill it with "
+              "UnPadTilingFunc", height, width);
+    if ((uint64_t(width) * es) % 32)
+        fault("invalid_argument", loc, "UnPad: srcWidth (%u) * sizeof(T) must be 32-byte aligned", width);
+    if (left != 0 || right == 0 || right >= epb)
+        fault("invalid_argument", loc, "UnPad: only a rightPad in (0, %u) elements (under 32 B) is possible on this SoC "
+              "(leftPad %u, rightPad %u)", epb, left, right);
+    const uint64_t out_w = width - right, src_bytes = uint64_t(height) * width * es, dst_bytes = height * out_w * es;
+    check_local(src, 0, src_bytes, 32, api, "srcTensor", loc);
+    check_local(dst, 0, dst_bytes, 32, api, "dstTensor", loc);
+    check_tmp(api, "GetUnPadMaxMinTmpSize", tmp, has_tmp, tmp_bytes, unpad_tmp_bytes(height, width, es, 0), loc);
+    if (cfg.check_uninit)
+        for (uint32_t r = 0; r < height; ++r) check_init_range(src, src.addr + r * width * es, uint32_t(out_w * es), api, loc);
+    const uint8_t* s = mem_ptr(src.mem, src.addr);
+    std::vector<uint8_t> buf(dst_bytes);
+    for (uint32_t r = 0; r < height; ++r) std::memcpy(buf.data() + r * out_w * es, s + uint64_t(r) * width * es, out_w * es);
+    std::memcpy(mem_ptr(dst.mem, dst.addr), buf.data(), dst_bytes);
+    mark_init_range(dst.mem, dst.addr, uint32_t(dst_bytes));
+    Span rd{src.addr, uint32_t(src_bytes)}, w{dst.addr, uint32_t(dst_bytes)};
+    double repeats = std::ceil(double(src_bytes) / 256.0);
     issue(P_V, 3 * cfg.vec_issue_cycles + 3 * repeats * 256.0 / cfg.vec_simple_bytes_per_cycle, 0, &rd, 1, &w, 1, api,
           loc);
 }

@@ -498,9 +498,11 @@ int32_t que_init(uint8_t src_pos, uint8_t dst_pos, int32_t depth, uint32_t num, 
     uint32_t addr = alloc_local(q.mem, len, num, what.c_str(), loc);
     uint32_t each = (len + mem_align(q.mem) - 1) / mem_align(q.mem) * mem_align(q.mem);
     q.slots.resize(num);
+    // InitBuffer pads each buffer up to the memory's alignment (32 B in UB, CANN InitBuffer docs): the padding
+    // is part of the buffer, so a 32-byte-granular DataCopyPad into it stays inside
     for (uint32_t i = 0; i < num; ++i) {
         q.slots[i].addr = addr + i * each;
-        q.slots[i].len = len;
+        q.slots[i].len = each;
     }
     rt.blk.queues.push_back(std::move(q));
     return int32_t(rt.blk.queues.size() - 1);
@@ -650,7 +652,7 @@ BufInfo tbuf_init(uint8_t pos, uint32_t len, const Loc& loc) {
     std::string what = fmt("InitBuffer(TBuf %s, %u)", pos_name(pos), len);
     BufInfo b;
     b.addr = alloc_local(mem, len, 1, what.c_str(), loc);
-    b.len = len;
+    b.len = (len + mem_align(mem) - 1) / mem_align(mem) * mem_align(mem);  // padded, as for queues
     b.que = -1;
     b.slot = -1;
     b.mem = mem;
@@ -687,6 +689,26 @@ BufInfo static_tensor(uint8_t pos, uint32_t addr, uint64_t bytes, const Loc& loc
     b.mem = mem;
     b.pos = pos;
     b.gen = hot.gen;
+    return b;
+}
+
+// PopStackBuffer: all of the position's memory above what TPipe allocated (len 0 when none is left)
+BufInfo stack_buffer(uint8_t pos, const Loc& loc) {
+    check_in_launch(loc, "PopStackBuffer");
+    tick(loc);
+    uint8_t mem = mem_of_pos(pos);
+    uint32_t al = mem_align(mem);
+    uint64_t addr = (uint64_t(rt.blk.top[mem]) + al - 1) / al * al;
+    double cap = mem_capacity(mem);
+    BufInfo b;
+    b.addr = uint32_t(addr);
+    b.len = double(addr) < cap ? uint32_t(cap - double(addr)) : 0;
+    b.que = -1;
+    b.slot = -1;
+    b.mem = mem;
+    b.pos = pos;
+    b.gen = hot.gen;
+    if (b.len) rt.blk.high[mem] = std::max<uint32_t>(rt.blk.high[mem], uint32_t(addr + b.len));
     return b;
 }
 

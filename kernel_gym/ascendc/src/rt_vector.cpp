@@ -609,6 +609,11 @@ void vec_select(DT dt, const TRef& dst, const TRef& sel, const TRef& src0, const
     time_v(s, 256.0 / cfg.vec_simple_bytes_per_cycle, rd, scalar_form ? 2 : 3, &w, 1, api, loc);
 }
 
+double reduce_spr(int which, const Loc& loc) {
+    check_in_launch(loc, which == 0 ? "GetReduceRepeatSumSpr" : "GetReduceRepeatMaxMinSpr");
+    return rt.blk.reduce_spr[which < 0 || which > 2 ? 0 : which];
+}
+
 void vec_reduce(int kind, int shape, DT dt, const TRef& dst, const TRef& src, const TRef& work, const MaskArg& m,
                 uint32_t repeat, int32_t dst_rep, int32_t src_blk, int32_t src_rep, int order, int cal_index,
                 const Loc& loc) {
@@ -685,6 +690,13 @@ void vec_reduce(int kind, int shape, DT dt, const TRef& dst, const TRef& src, co
         check_local(dst, 0, dst_bytes, es, api, "dst", loc);
         store_val(dt, out, res.value);
         if (kind != 0 && cal_index) store_idx(dt, out + es, res.index);
+        // the special registers GetReduceRepeatSumSpr / GetReduceRepeatMaxMinSpr read back
+        if (kind == 0) {
+            rt.blk.reduce_spr[0] = res.value;
+        } else {
+            rt.blk.reduce_spr[1] = res.value;
+            rt.blk.reduce_spr[2] = double(res.index);
+        }
     } else if (shape == 2) {  // one result per repeat
         uint32_t unit = kind == 0 ? 1 : (order <= 1 ? 2 : 1);
         dst_bytes = (uint64_t(s.R - 1) * uint32_t(dst_rep) * unit + unit) * es;

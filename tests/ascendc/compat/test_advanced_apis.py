@@ -681,3 +681,114 @@ def test_geglu_swiglu_fmod_xor() -> None:
     # a sharedTmpBuffer below the documented minimum is a fault, as on the NPU
     with pytest.raises(asc.InvalidArgument, match="GeGLU: sharedTmpBuffer holds 32 B"):
         mod.run(a, b, ia, ib, out, iout, 32)
+
+
+# ---- UnPad: drop rightPad columns of each 32-byte aligned row; its host tiling helpers ------------------
+UNPAD = r"""
+#include "kernel_operator.h"
+#include "tiling/tiling_api.h"
+#include "tiling/platform/platform_ascendc.h"
+constexpr uint32_t H = 8, W = 16, RIGHT = RIGHT_PAD;
+extern "C" __global__ __aicore__ void unpad(GM_ADDR x, GM_ADDR y, GM_ADDR tilingGm)
+{
+    UnPadTiling tiling = *reinterpret_cast<__gm__ UnPadTiling*>(tilingGm);
+    AscendC::GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x, H * W);
+    yGm.SetGlobalBuffer((__gm__ float*)y, H * W);
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> a, b, t;
+    pipe.InitBuffer(a, H * W * 4);
+    pipe.InitBuffer(b, H * W * 4);
+    pipe.InitBuffer(t, 4096);
+    AscendC::LocalTensor<float> src = a.Get<float>(), dst = b.Get<float>();
+    AscendC::LocalTensor<uint8_t> tmp = t.Get<uint8_t>();
+    AscendC::DataCopy(src, xGm, H * W);
+    AscendC::Duplicate(dst, -1.0f, H * W);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::UnPadParams params;
+    params.rightPad = RIGHT;
+    AscendC::UnPad<float>(dst, src, params, tmp, tiling);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::DataCopy(yGm, dst, H * W);
+}
+extern "C" void run(GM_ADDR x, GM_ADDR y)
+{
+    auto* platform = platform_ascendc::PlatformAscendCManager::GetInstance();
+    ge::Shape shape({int64_t(H), int64_t(W)});
+    uint32_t maxValue = 0, minValue = 0;
+    AscendC::GetUnPadMaxMinTmpSize(*platform, shape, 4, maxValue, minValue);
+    optiling::UnPadTiling tiling;
+    AscendC::UnPadTilingFunc(shape, minValue, 4, tiling);
+    UnPadTiling* dev = (UnPadTiling*)malloc(sizeof(UnPadTiling));
+    *dev = tiling;
+    unpad<<<1, nullptr, nullptr>>>(x, y, (GM_ADDR)dev);
+    free(dev);
+}
+"""
+
+
+def test_unpad_drops_right_columns() -> None:
+    mod = asc.load(UNPAD.replace("RIGHT_PAD", "3"))
+    x, y = torch.randn(8, 16), torch.zeros(8 * 16)
+    mod.run(x, y)
+    torch.testing.assert_close(y[: 8 * 13], x[:, :13].reshape(-1))
+    assert bool((y[8 * 13 :] == -1.0).all())  # the rest of dst is untouched
+    # a rightPad of a whole 32-byte block (8 floats) is not an unpad the API does
+    with pytest.raises(asc.InvalidArgument, match="UnPad: only a rightPad"):
+        asc.load(UNPAD.replace("RIGHT_PAD", "8")).run(x, y)
+
+
+# ---- SoftmaxGrad / SoftmaxGradFront: the softmax backward pass, with their host sizing and tiling -------
+SOFTMAX_GRAD = r"""
+#include "kernel_operator.h"
+#include "tiling/tiling_api.h"
+constexpr uint32_t M = 4, K = 64;
+extern "C" __global__ __aicore__ void sgrad(GM_ADDR g, GM_ADDR s, GM_ADDR y, GM_ADDR f, GM_ADDR t, uint32_t tmpBytes)
+{
+    SoftMaxTiling tiling = *reinterpret_cast<__gm__ SoftMaxTiling*>(t);
+    AscendC::GlobalTensor<float> gGm, sGm, yGm, fGm;
+    gGm.SetGlobalBuffer((__gm__ float*)g, M * K);
+    sGm.SetGlobalBuffer((__gm__ float*)s, M * K);
+    yGm.SetGlobalBuffer((__gm__ float*)y, M * K);
+    fGm.SetGlobalBuffer((__gm__ float*)f, M * 8);
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> gb, sb, yb, fb, tb;
+    pipe.InitBuffer(gb, M * K * 4);
+    pipe.InitBuffer(sb, M * K * 4);
+    pipe.InitBuffer(yb, M * K * 4);
+    pipe.InitBuffer(fb, M * 32);
+    pipe.InitBuffer(tb, tmpBytes);
+    AscendC::LocalTensor<float> gl = gb.Get<float>(), sl = sb.Get<float>(), yl = yb.Get<float>(), fl = fb.Get<float>();
+    AscendC::LocalTensor<uint8_t> tmp = tb.Get<uint8_t>();
+    AscendC::DataCopy(gl, gGm, M * K);
+    AscendC::DataCopy(sl, sGm, M * K);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::SoftMaxShapeInfo shape = {M, K, M, K};
+    AscendC::SoftmaxGrad<float, false>(yl, gl, sl, tmp, tiling, false, shape);
+    AscendC::SoftmaxGradFront<float>(fl, gl, sl, tmp, tiling, shape);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::DataCopy(yGm, yl, M * K);
+    AscendC::DataCopy(fGm, fl, M * 8);
+}
+extern "C" void run(GM_ADDR g, GM_ADDR s, GM_ADDR y, GM_ADDR f, uint32_t tmpBytes)
+{
+    ge::Shape shape({int64_t(M), int64_t(K)});
+    uint32_t need = AscendC::GetSoftMaxGradMinTmpSize(shape, 4, false, false);
+    SoftMaxTiling* tiling = (SoftMaxTiling*)malloc(sizeof(SoftMaxTiling));
+    AscendC::SoftMaxGradTilingFunc(shape, 4, need, *tiling, false);
+    sgrad<<<1, nullptr, nullptr>>>(g, s, y, f, (GM_ADDR)tiling, tmpBytes ? tmpBytes : need);
+    free(tiling);
+}
+"""
+
+
+def test_softmax_grad_and_front() -> None:
+    mod = asc.load(SOFTMAX_GRAD)
+    grad, s = torch.randn(4, 64), torch.softmax(torch.randn(4, 64), dim=1)
+    y, front = torch.zeros(4, 64), torch.zeros(4, 8)
+    mod.run(grad, s, y, front, 0)
+    dot = (grad * s).sum(dim=1, keepdim=True)
+    torch.testing.assert_close(y, s * (grad - dot), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(front, dot.expand(4, 8), rtol=1e-5, atol=1e-5)
+    with pytest.raises(asc.InvalidArgument, match="SoftmaxGrad: sharedTmpBuffer holds 32 B"):
+        mod.run(grad, s, y, front, 32)

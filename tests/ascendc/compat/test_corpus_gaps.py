@@ -794,3 +794,255 @@ def test_acl_malloc_tail_is_part_of_the_allocation() -> None:
     # 56 floats = 224 B run past it: the NPU faults too
     run = asc.run_sample({"twice.cpp": kernel, "main.cpp": TAIL_MAIN.replace("COUNT", "56")})
     assert not run.ok and "gm_out_of_bounds" in (run.error or "")
+
+
+# ---- GetReduceRepeatSumSpr / GetReduceRepeatMaxMinSpr read back the last ReduceSum / ReduceMax -------
+REDUCE_SPR = r"""
+#include "kernel_operator.h"
+extern "C" __global__ __aicore__ void spr(GM_ADDR x, GM_ADDR y, uint32_t n)
+{
+    AscendC::GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x, n);
+    yGm.SetGlobalBuffer((__gm__ float*)y, 8);
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> a, b, w;
+    pipe.InitBuffer(a, n * 4);
+    pipe.InitBuffer(b, 64);
+    pipe.InitBuffer(w, n * 4);
+    AscendC::LocalTensor<float> src = a.Get<float>(), dst = b.Get<float>(), work = w.Get<float>();
+    AscendC::DataCopy(src, xGm, n);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::ReduceSum<float>(dst, src, work, n);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    float sum = AscendC::GetReduceRepeatSumSpr<float>();
+    AscendC::ReduceMax<float>(dst, src, work, n, true);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    float mx = 0, idx = 0;
+    AscendC::GetReduceRepeatMaxMinSpr<float>(mx, idx);
+    uint32_t index = 0;
+    memcpy(&index, &idx, 4);  // the index register holds an integer
+    dst.SetValue(0, sum);
+    dst.SetValue(1, mx);
+    dst.SetValue(2, float(index));
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::DataCopy(yGm, dst, 8);
+}
+extern "C" void run(GM_ADDR x, GM_ADDR y, uint32_t n) { spr<<<1, nullptr, nullptr>>>(x, y, n); }
+"""
+
+
+def test_reduce_result_special_registers() -> None:
+    mod = asc.load(REDUCE_SPR)
+    x = torch.rand(512)
+    x[300] = 5.0
+    y = torch.zeros(8)
+    mod.run(x, y, 512)
+    torch.testing.assert_close(y[0], x.sum(), rtol=1e-5, atol=1e-4)
+    assert float(y[1]) == 5.0 and int(y[2]) == 300
+
+
+# ---- aclrtMalloc memory starts zeroed: a sample that copies a shorter file in reads zeros past it ---
+ZERO_MAIN = r"""
+#include <cstdio>
+#include "acl/acl.h"
+#include "aclrtlaunch_twice.h"
+int main()
+{
+    aclFloat16 host[128];
+    for (int i = 0; i < 128; ++i) host[i] = aclFloatToFloat16(1.0f);
+    void *x = nullptr, *y = nullptr;
+    aclrtMalloc(&x, sizeof(host), ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMalloc(&y, sizeof(host), ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMemcpy(x, sizeof(host), host, 64 * sizeof(aclFloat16), ACL_MEMCPY_HOST_TO_DEVICE);  // half of it
+    ACLRT_LAUNCH_KERNEL(twice)(1, nullptr, x, y, 128);
+    aclrtMemcpy(host, sizeof(host), y, sizeof(host), ACL_MEMCPY_DEVICE_TO_HOST);
+    FILE* f = fopen("output/y.bin", "wb");
+    fwrite(host, sizeof(aclFloat16), 128, f);
+    fclose(f);
+    return 0;
+}
+"""
+
+
+def test_acl_malloc_starts_zeroed() -> None:
+    run = asc.run_sample({"twice.cpp": HALF_KERNEL, "main.cpp": ZERO_MAIN})
+    assert run.ok, (run.error, run.stderr[-1500:])
+    y = np.frombuffer(run.files["output/y.bin"], dtype=np.float16)
+    np.testing.assert_array_equal(y, np.r_[np.full(64, 2.0), np.zeros(64)].astype(np.float16))
+
+
+# ---- PopStackBuffer, LocalTensor ShapeInfo, InitBuffer padding to 32 B, BroadCast of 2-byte integers -
+STACK_SHAPE = r"""
+#include "kernel_operator.h"
+constexpr uint32_t ROWS = 4, H = 64, BYTES = 511;
+extern "C" __global__ __aicore__ void stack(GM_ADDR x, GM_ADDR g, GM_ADDR y, GM_ADDR b, GM_ADDR by, GM_ADDR bo,
+                                            GM_ADDR info)
+{
+    AscendC::GlobalTensor<float> xGm, gGm, yGm;
+    AscendC::GlobalTensor<int8_t> bGm, boGm;
+    AscendC::GlobalTensor<int16_t> byGm;
+    AscendC::GlobalTensor<uint32_t> infoGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x, ROWS * H);
+    gGm.SetGlobalBuffer((__gm__ float*)g, H);
+    yGm.SetGlobalBuffer((__gm__ float*)y, ROWS * H);
+    bGm.SetGlobalBuffer((__gm__ int8_t*)b, BYTES);
+    boGm.SetGlobalBuffer((__gm__ int8_t*)bo, BYTES);
+    byGm.SetGlobalBuffer((__gm__ int16_t*)by, 4 * 16);
+    infoGm.SetGlobalBuffer((__gm__ uint32_t*)info, 8);
+    AscendC::TPipe pipe;
+    AscendC::TQue<AscendC::TPosition::VECIN, 1> q;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> xb, gb, ib, ob;
+    pipe.InitBuffer(q, 1, BYTES);  // padded to 512 B
+    pipe.InitBuffer(xb, ROWS * H * 4);
+    pipe.InitBuffer(gb, H * 4);
+    pipe.InitBuffer(ib, 64);
+    pipe.InitBuffer(ob, 4 * 16 * 2);
+    // a 511-byte DataCopyPad into the 511-byte buffer fills whole 32-byte blocks of UB
+    AscendC::LocalTensor<int8_t> bytes = q.AllocTensor<int8_t>();
+    AscendC::DataCopyPad(bytes, bGm, {1, BYTES, 0, 0, 0}, {false, 0, 0, 0});
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::DataCopyPad(boGm, bytes, {1, BYTES, 0, 0, 0});
+    AscendC::LocalTensor<float> xl = xb.Get<float>(), gl = gb.Get<float>();
+    uint32_t shape[3] = {1, ROWS, H};
+    xl.SetShapeInfo(AscendC::ShapeInfo(3, shape, AscendC::DataFormat::ND));
+    AscendC::LocalTensor<uint8_t> stackBuf;
+    bool popped = AscendC::PopStackBuffer<uint8_t, AscendC::TPosition::LCM>(stackBuf);
+    AscendC::DataCopy(xl, xGm, ROWS * H);
+    AscendC::DataCopy(gl, gGm, H);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::ShapeInfo si = xl.GetShapeInfo();
+    RmsNormTiling tiling;
+    tiling.bLength = si.shape[0];
+    tiling.sLength = si.shape[1];
+    tiling.hLength = si.shape[2];
+    tiling.originalHLength = si.originalShape[2];
+    AscendC::RmsNorm<float>(xl, xl, gl, stackBuf, 1e-5f, tiling);
+    // BroadCast of int16_t: one row of 16 to 4 rows
+    AscendC::LocalTensor<int16_t> row = ib.Get<int16_t>(), rows = ob.Get<int16_t>();
+    AscendC::Duplicate(row, int16_t(0), 32);
+    for (int i = 0; i < 16; ++i) row.SetValue(i, int16_t(i * 100 - 700));
+    uint32_t dstShape[2] = {4, 16}, srcShape[2] = {1, 16};
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::BroadCast<int16_t, 2, 0>(rows, row, dstShape, srcShape);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::DataCopy(yGm, xl, ROWS * H);
+    AscendC::DataCopy(byGm, rows, 4 * 16);
+    infoGm.SetValue(0, popped ? 1u : 0u);
+    infoGm.SetValue(1, bytes.GetSize());
+    infoGm.SetValue(2, si.shapeDim);
+    infoGm.SetValue(3, stackBuf.GetSize());
+    q.FreeTensor(bytes);
+}
+extern "C" void run(GM_ADDR x, GM_ADDR g, GM_ADDR y, GM_ADDR b, GM_ADDR by, GM_ADDR bo, GM_ADDR info)
+{
+    stack<<<1, nullptr, nullptr>>>(x, g, y, b, by, bo, info);
+}
+"""
+
+
+def test_pop_stack_buffer_shape_info_padded_init_buffer_int16_broadcast() -> None:
+    mod = asc.load(STACK_SHAPE)
+    x, g = torch.randn(4, 64), torch.rand(64) + 0.5
+    b = torch.randint(-100, 100, (511,), dtype=torch.int8)
+    y, by, bo = torch.zeros(4, 64), torch.zeros(4, 16, dtype=torch.int16), torch.zeros(511, dtype=torch.int8)
+    info = torch.zeros(8, dtype=torch.int32)
+    mod.run(x, g, y, b, by, bo, info)
+    want = x / torch.sqrt((x * x).mean(dim=1, keepdim=True) + 1e-5) * g
+    torch.testing.assert_close(y, want, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(bo, b)
+    torch.testing.assert_close(by, (torch.arange(16, dtype=torch.int16) * 100 - 700).expand(4, 16))
+    popped, padded_size, shape_dim, stack_bytes = (int(v) for v in info[:4])
+    assert (popped, padded_size, shape_dim) == (1, 512, 3)
+    # the stack buffer is the rest of the usable UB above what TPipe allocated
+    assert 100_000 < stack_bytes < 192 * 1024
+
+
+# ---- a sample with several kernel files whose file-scope names repeat: each is a unit of its own -----
+SCALE_KERNEL = r"""
+#include "kernel_operator.h"
+namespace {
+constexpr uint32_t N = 256;  // the same name in each kernel file
+constexpr float FACTOR = FACTOR_VALUE;
+}
+extern "C" __global__ __aicore__ void KERNEL_NAME(GM_ADDR x, GM_ADDR y)
+{
+    AscendC::GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x, N);
+    yGm.SetGlobalBuffer((__gm__ float*)y, N);
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, N * sizeof(float));
+    AscendC::LocalTensor<float> t = buf.Get<float>();
+    AscendC::DataCopy(t, xGm, N);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::Muls(t, t, FACTOR, N);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::DataCopy(yGm, t, N);
+}
+void KERNEL_NAME_do(uint32_t blocks, void* stream, uint8_t* x, uint8_t* y)
+{
+    KERNEL_NAME<<<blocks, nullptr, stream>>>(x, y);
+}
+"""
+
+TWO_KERNELS_MAIN = r"""
+#include <cstdio>
+#include "acl/acl.h"
+extern void scale2_do(uint32_t blocks, void* stream, uint8_t* x, uint8_t* y);
+extern void scale3_do(uint32_t blocks, void* stream, uint8_t* x, uint8_t* y);
+int main()
+{
+    float host[256];
+    for (int i = 0; i < 256; ++i) host[i] = float(i);
+    uint8_t *x = nullptr, *y2 = nullptr, *y3 = nullptr;
+    aclrtMalloc((void**)&x, sizeof(host), ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMalloc((void**)&y2, sizeof(host), ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMalloc((void**)&y3, sizeof(host), ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMemcpy(x, sizeof(host), host, sizeof(host), ACL_MEMCPY_HOST_TO_DEVICE);
+    scale2_do(1, nullptr, x, y2);
+    scale3_do(1, nullptr, x, y3);
+    FILE* f = fopen("output/y.bin", "wb");
+    aclrtMemcpy(host, sizeof(host), y2, sizeof(host), ACL_MEMCPY_DEVICE_TO_HOST);
+    fwrite(host, sizeof(float), 256, f);
+    aclrtMemcpy(host, sizeof(host), y3, sizeof(host), ACL_MEMCPY_DEVICE_TO_HOST);
+    fwrite(host, sizeof(float), 256, f);
+    fclose(f);
+    return 0;
+}
+"""
+
+
+def test_sample_kernel_files_with_repeated_file_scope_names() -> None:
+    def kernel(name: str, factor: str) -> str:
+        return SCALE_KERNEL.replace("KERNEL_NAME", name).replace("FACTOR_VALUE", factor)
+
+    files = {
+        "scale2.cpp": kernel("scale2", "2.0f"),
+        "scale3.cpp": kernel("scale3", "3.0f"),
+        "main.cpp": TWO_KERNELS_MAIN,
+    }
+    run = asc.run_sample(files)
+    assert run.ok, (run.error, run.stderr[-1500:])
+    y = np.frombuffer(run.files["output/y.bin"], dtype=np.float32)
+    x = np.arange(256, dtype=np.float32)
+    np.testing.assert_array_equal(y, np.r_[2 * x, 3 * x])
+
+
+SOC_MAIN = r"""
+#include <cstdio>
+#include "acl/acl.h"
+int main()
+{
+    const char* soc = SOC_VERSION;  // defined by the sample's CMake build
+    FILE* f = fopen("output/soc.txt", "w");
+    fputs(soc, f);
+    fclose(f);
+    return 0;
+}
+"""
+
+
+def test_sample_soc_version_macro() -> None:
+    run = asc.run_sample({"twice.cpp": HALF_KERNEL, "main.cpp": SOC_MAIN})
+    assert run.ok, (run.error, run.stderr[-1500:])
+    assert run.files["output/soc.txt"] == b"Ascend910B2"

@@ -103,6 +103,9 @@ inline aclError device_alloc(void** devPtr, size_t size, size_t usable, const ch
     size_t rounded = (usable + 511) / 512 * 512;
     void* p = std::aligned_alloc(512, rounded);
     if (p == nullptr) return ACL_ERROR_BAD_ALLOC;
+    // a new process's device pages come cleared by the driver, as its pinned host pages do: samples
+    // that copy a shorter input file into a larger buffer read zeros past it (asc-devkit reduce)
+    std::memset(p, 0, rounded);
     char name[40];
     std::snprintf(name, sizeof(name), "%s#%u", api, device_buffers()++);
     kgsim_register_gm(name, p, usable);

@@ -49,6 +49,11 @@ KGSIM_TILING_STRUCT(SoftMaxTiling, KGSIM_SOFTMAX_TILING_FIELDS)
 KGSIM_TILING_STRUCT(LayerNormTiling, KGSIM_LAYERNORM_TILING_FIELDS)
 KGSIM_TILING_STRUCT(RmsNormTiling, KGSIM_RMSNORM_TILING_FIELDS)
 KGSIM_TILING_STRUCT(PadTiling, KGSIM_PAD_TILING_FIELDS)
+// UnPadTiling: the shape UnPad reads and the documented split of its temporary buffer
+#define KGSIM_UNPAD_TILING_FIELDS(X)                                                                               \
+    X(uint32_t, srcHeight) X(uint32_t, srcWidth) X(uint32_t, tmpBuffer1BlockNum) X(uint32_t, tmpBuffer1RowNum)     \
+    X(uint32_t, tmpBuffer2Offset) X(uint32_t, widthTiling) X(uint32_t, widthFractal) X(uint32_t, widthFractalTail)
+KGSIM_TILING_STRUCT(UnPadTiling, KGSIM_UNPAD_TILING_FIELDS)
 using LogSoftMaxTiling = SoftMaxTiling;  // the documented LogSoftMaxTiling has the same fields
 namespace optiling {
 using ::SoftMaxTiling;
@@ -56,6 +61,7 @@ using ::LogSoftMaxTiling;
 using ::LayerNormTiling;
 using ::RmsNormTiling;
 using ::PadTiling;
+using ::UnPadTiling;
 }  // namespace optiling
 
 namespace kgsim {
@@ -67,6 +73,9 @@ struct SoftmaxArgs {
     uint32_t m = 0, k = 0, ori_k = 0;  // rows, row pitch (32-byte aligned), valid columns
 };
 void adv_softmax(DT dt, DT stat_dt, const SoftmaxArgs& a, const Loc& loc);
+// SoftmaxGrad / SoftmaxGradFront: a.sum is the grad tensor
+void adv_softmax_grad(DT dt, const SoftmaxArgs& a, int front, const Loc& loc);
+uint32_t softmax_grad_tmp_bytes(uint32_t m, uint32_t k, uint32_t type_size, int front, int want_max);
 uint32_t softmax_tmp_bytes(uint32_t m, uint32_t k, uint32_t stat_type_size, int want_max);
 struct NormArgs {
     TRef dst, mean, var, src, gamma, beta, tmp;
@@ -93,6 +102,10 @@ void adv_pad(DT dt, const TRef& dst, const TRef& src, const TRef& tmp, int has_t
              uint32_t height, uint32_t width, uint32_t ori_width, uint16_t left, uint16_t right, double value,
              const Loc& loc);
 uint32_t pad_tmp_bytes(uint32_t height, uint32_t width, uint32_t type_size, int want_max);
+// UnPad: [height, width] rows (32-byte aligned) to [height, width - rightPad], packed
+void adv_unpad(DT dt, const TRef& dst, const TRef& src, const TRef& tmp, int has_tmp, uint32_t tmp_bytes,
+               uint32_t height, uint32_t width, uint16_t left, uint16_t right, const Loc& loc);
+uint32_t unpad_tmp_bytes(uint32_t height, uint32_t width, uint32_t type_size, int want_max);
 }  // namespace kgsim
 
 namespace AscendC {
@@ -101,12 +114,14 @@ using ::LogSoftMaxTiling;
 using ::LayerNormTiling;
 using ::RmsNormTiling;
 using ::PadTiling;
+using ::UnPadTiling;
 namespace tiling {
 using ::SoftMaxTiling;
 using ::LogSoftMaxTiling;
 using ::LayerNormTiling;
 using ::RmsNormTiling;
 using ::PadTiling;
+using ::UnPadTiling;
 }  // namespace tiling
 
 // ---- SoftMax family -------------------------------------------------------------------------
@@ -165,7 +180,65 @@ inline void softmax_call(uint8_t kind, const LocalTensor<T>& dst, const LocalTen
     softmax_shape(a, tiling, shape);
     ::kgsim::adv_softmax(::kgsim::dt_of<T>::v, ::kgsim::dt_of<U>::v, a, loc);
 }
+template <class T>
+inline void softmax_grad_call(int front, const LocalTensor<T>& dst, const LocalTensor<T>& grad,
+                              const LocalTensor<T>& src, const LocalTensor<uint8_t>* tmp, const SoftMaxTiling& tiling,
+                              const SoftMaxShapeInfo& shape, const ::kgsim::Loc& loc) {
+    ::kgsim::SoftmaxArgs a;
+    a.dst = dst.r_;
+    a.sum = grad.r_;
+    a.src = src.r_;
+    if (tmp) {
+        a.tmp = tmp->r_;
+        a.tmp_bytes = tmp->GetSize();
+        a.has_tmp = 1;
+    }
+    softmax_shape(a, tiling, shape);
+    ::kgsim::adv_softmax_grad(::kgsim::dt_of<T>::v, a, front, loc);
+}
 }  // namespace kgsim_detail
+
+// SoftmaxGrad(dst, grad, src, [tmp,] tiling, isFront, shape) and SoftmaxGradFront(dst, grad, src, [tmp,] tiling,
+// shape): the softmax backward pass over rows (ND format)
+template <typename T, bool isReuseSource = false, bool isDataFormatNZ = false>
+void SoftmaxGrad(const LocalTensor<T>& dstTensor, const LocalTensor<T>& gradTensor, const LocalTensor<T>& srcTensor,
+                 const LocalTensor<uint8_t>& sharedTmpBuffer, const SoftMaxTiling& tiling, bool isFront = false,
+                 const SoftMaxShapeInfo& softmaxShapeInfo = SoftMaxShapeInfo(),
+                 ::kgsim::Loc loc = ::kgsim::Loc::current()) {
+    KGSIM_DTYPES("SoftmaxGrad", T, half, float);
+    static_assert(!isDataFormatNZ, "[kgsim:unsupported_dtype] SoftmaxGrad: the NZ data format is not simulated");
+    kgsim_detail::softmax_grad_call<T>(isFront ? 1 : 0, dstTensor, gradTensor, srcTensor, &sharedTmpBuffer, tiling,
+                                       softmaxShapeInfo, loc);
+}
+template <typename T, bool isReuseSource = false, bool isDataFormatNZ = false>
+void SoftmaxGrad(const LocalTensor<T>& dstTensor, const LocalTensor<T>& gradTensor, const LocalTensor<T>& srcTensor,
+                 const SoftMaxTiling& tiling, bool isFront = false,
+                 const SoftMaxShapeInfo& softmaxShapeInfo = SoftMaxShapeInfo(),
+                 ::kgsim::Loc loc = ::kgsim::Loc::current()) {
+    KGSIM_DTYPES("SoftmaxGrad", T, half, float);
+    static_assert(!isDataFormatNZ, "[kgsim:unsupported_dtype] SoftmaxGrad: the NZ data format is not simulated");
+    kgsim_detail::softmax_grad_call<T>(isFront ? 1 : 0, dstTensor, gradTensor, srcTensor, nullptr, tiling,
+                                       softmaxShapeInfo, loc);
+}
+template <typename T, bool isBasicBlock = false, bool isDataFormatNZ = false>
+void SoftmaxGradFront(const LocalTensor<T>& dstTensor, const LocalTensor<T>& gradTensor,
+                      const LocalTensor<T>& srcTensor, const LocalTensor<uint8_t>& sharedTmpBuffer,
+                      const SoftMaxTiling& tiling, const SoftMaxShapeInfo& softmaxShapeInfo = SoftMaxShapeInfo(),
+                      ::kgsim::Loc loc = ::kgsim::Loc::current()) {
+    KGSIM_DTYPES("SoftmaxGradFront", T, half, float);
+    static_assert(!isDataFormatNZ, "[kgsim:unsupported_dtype] SoftmaxGradFront: the NZ data format is not simulated");
+    kgsim_detail::softmax_grad_call<T>(1, dstTensor, gradTensor, srcTensor, &sharedTmpBuffer, tiling, softmaxShapeInfo,
+                                       loc);
+}
+template <typename T, bool isBasicBlock = false, bool isDataFormatNZ = false>
+void SoftmaxGradFront(const LocalTensor<T>& dstTensor, const LocalTensor<T>& gradTensor,
+                      const LocalTensor<T>& srcTensor, const SoftMaxTiling& tiling,
+                      const SoftMaxShapeInfo& softmaxShapeInfo = SoftMaxShapeInfo(),
+                      ::kgsim::Loc loc = ::kgsim::Loc::current()) {
+    KGSIM_DTYPES("SoftmaxGradFront", T, half, float);
+    static_assert(!isDataFormatNZ, "[kgsim:unsupported_dtype] SoftmaxGradFront: the NZ data format is not simulated");
+    kgsim_detail::softmax_grad_call<T>(1, dstTensor, gradTensor, srcTensor, nullptr, tiling, softmaxShapeInfo, loc);
+}
 
 // kgsim:partial SoftMax: ND format only (isDataFormatNZ is a compile error); without SoftMaxShapeInfo the shape is the tiling's srcM x srcK (a LocalTensor carries no ShapeInfo here)
 // kgsim:partial SimpleSoftMax: ND format only; the shape comes from SoftMaxShapeInfo or the tiling, as for SoftMax
@@ -497,6 +570,27 @@ void Pad(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, PadPa
     ::kgsim::adv_pad(::kgsim::dt_of<T>::v, dstTensor.r_, srcTensor.r_, ::kgsim::TRef{}, 0, 0, tiling.srcHeight,
                      tiling.srcWidth, tiling.srcOriWidth, padParams.leftPad, padParams.rightPad,
                      double(padParams.padValue), loc);
+}
+
+// ---- UnPad: drop rightPad columns of each 32-byte aligned row --------------------------------
+struct UnPadParams {
+    uint16_t leftPad = 0;
+    uint16_t rightPad = 0;
+};
+template <typename T>
+void UnPad(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, UnPadParams& unPadParams,
+           LocalTensor<uint8_t>& sharedTmpBuffer, UnPadTiling& tiling, ::kgsim::Loc loc = ::kgsim::Loc::current()) {
+    KGSIM_DTYPES("UnPad", T, half, float, int16_t, uint16_t, int32_t, uint32_t);
+    ::kgsim::adv_unpad(::kgsim::dt_of<T>::v, dstTensor.r_, srcTensor.r_, sharedTmpBuffer.r_, 1,
+                       sharedTmpBuffer.GetSize(), tiling.srcHeight, tiling.srcWidth, unPadParams.leftPad,
+                       unPadParams.rightPad, loc);
+}
+template <typename T>
+void UnPad(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, UnPadParams& unPadParams,
+           UnPadTiling& tiling, ::kgsim::Loc loc = ::kgsim::Loc::current()) {
+    KGSIM_DTYPES("UnPad", T, half, float, int16_t, uint16_t, int32_t, uint32_t);
+    ::kgsim::adv_unpad(::kgsim::dt_of<T>::v, dstTensor.r_, srcTensor.r_, ::kgsim::TRef{}, 0, 0, tiling.srcHeight,
+                       tiling.srcWidth, unPadParams.leftPad, unPadParams.rightPad, loc);
 }
 
 }  // namespace AscendC

@@ -200,6 +200,7 @@ struct BufInfo {
     uint32_t gen;
 };
 BufInfo static_tensor(uint8_t pos, uint32_t addr, uint64_t bytes, const Loc& loc);
+BufInfo stack_buffer(uint8_t pos, const Loc& loc);
 void tpipe_init(void* self, const Loc& loc);
 void tpipe_reset(void* self, const Loc& loc);
 void tpipe_release(void* self);
@@ -293,6 +294,8 @@ void vec_select(DT dt, const TRef& dst, const TRef& sel, const TRef& src0, const
 void vec_reduce(int kind, int shape, DT dt, const TRef& dst, const TRef& src, const TRef& work, const MaskArg& m,
                 uint32_t repeat, int32_t dst_rep, int32_t src_blk, int32_t src_rep, int order, int cal_index,
                 const Loc& loc);
+// the result registers of the last ReduceSum (which 0) and ReduceMax/ReduceMin (1 value, 2 index)
+double reduce_spr(int which, const Loc& loc);
 
 // launches
 bool launch_begin(const char* name, int64_t num_blocks, const char* file, int line);

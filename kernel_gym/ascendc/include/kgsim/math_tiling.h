@@ -158,6 +158,27 @@ inline bool IsBasicBlockInSoftMax(SoftMaxTiling& tiling, const uint32_t dataType
     (void)dataTypeSize;
     return tiling.splitM % 8 == 0 && tiling.splitK % 64 == 0 && tiling.splitM * tiling.splitK < 64 * 256;
 }
+// SoftmaxGrad / SoftmaxGradFront sizing and tiling (the tiling is SoftMax's, over the same [m, k])
+inline uint32_t GetSoftMaxGradMaxTmpSize(const ge::Shape& srcShape, const uint32_t dataTypeSize, const bool isFront,
+                                         const bool isReuseSource) {
+    (void)isReuseSource;
+    uint32_t m, k;
+    kgsim_detail::last_axis_mk(srcShape, m, k);
+    return kgsim::softmax_grad_tmp_bytes(m, k, dataTypeSize, isFront ? 1 : 0, 1);
+}
+inline uint32_t GetSoftMaxGradMinTmpSize(const ge::Shape& srcShape, const uint32_t dataTypeSize, const bool isFront,
+                                         const bool isReuseSource) {
+    (void)isReuseSource;
+    uint32_t m, k;
+    kgsim_detail::last_axis_mk(srcShape, m, k);
+    return kgsim::softmax_grad_tmp_bytes(m, k, dataTypeSize, isFront ? 1 : 0, 0);
+}
+inline void SoftMaxGradTilingFunc(const ge::Shape& srcShape, const uint32_t dataTypeSize,
+                                  const uint32_t localWorkSpaceSize, SoftMaxTiling& softmaxGradTiling,
+                                  const bool isFront = false) {
+    (void)isFront;
+    kgsim_detail::softmax_tiling(srcShape, dataTypeSize, localWorkSpaceSize, softmaxGradTiling);
+}
 inline uint32_t GetLogSoftMaxMaxTmpSize(const ge::Shape srcShape, const uint32_t dataTypeSize, const bool isReuseSource) {
     return GetSoftMaxMaxTmpSize(srcShape, dataTypeSize, isReuseSource);
 }
@@ -286,6 +307,21 @@ inline void PadTilingFunc(const ge::Shape srcShape, const ge::Shape oriSrcShape,
     tiling.blocksPerRow = (tiling.srcWidth + epb - 1) / epb;
     tiling.widthWithoutLastBlock = tiling.blocksPerRow ? (tiling.blocksPerRow - 1) * epb : 0;
     tiling.maxRepeatTimes = 255;
+}
+template <class Platform>  // platform_ascendc::PlatformAscendC, whose header this one does not need
+void GetUnPadMaxMinTmpSize(const Platform&, const ge::Shape& srcShape, const uint32_t typeSize, uint32_t& maxValue,
+                           uint32_t& minValue) {
+    maxValue = kgsim::unpad_tmp_bytes(uint32_t(srcShape.GetDim(0)), uint32_t(srcShape.GetDim(1)), typeSize, 1);
+    minValue = kgsim::unpad_tmp_bytes(uint32_t(srcShape.GetDim(0)), uint32_t(srcShape.GetDim(1)), typeSize, 0);
+}
+// kgsim:partial UnPadTilingFunc: fills the shape fields the simulated UnPad reads (srcHeight, srcWidth)
+inline void UnPadTilingFunc(const ge::Shape srcShape, const uint32_t stackBufferSize, const uint32_t typeSize,
+                            UnPadTiling& tiling) {
+    tiling = UnPadTiling{};
+    tiling.srcHeight = uint32_t(srcShape.GetDim(0));
+    tiling.srcWidth = uint32_t(srcShape.GetDim(1));
+    tiling.tmpBuffer1BlockNum = stackBufferSize / 32;
+    tiling.widthTiling = 32 / (typeSize ? typeSize : 2);
 }
 // Swish and Silu run without a temporary buffer here (their kernel forms take none): 0 and 0.
 inline void GetSwishTmpSize(const ge::Shape&, const uint32_t, const bool, uint32_t& maxValue, uint32_t& minValue) {

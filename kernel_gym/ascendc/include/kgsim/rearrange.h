@@ -79,17 +79,19 @@ void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint8_t re
 
 // BroadCast<T, dim, axis>(dst, src, dstShape, srcShape[, sharedTmpBuffer])
 // kgsim:partial BroadCast: dim 1 and 2 only; sharedTmpBuffer is not checked for size
+// the A2 library moves 2- and 4-byte elements by width (bfloat16_t, int16_t, int32_t as half or float), so those
+// types compile and work there too, though its table lists only half, float, int8_t and uint8_t
 template <class T, int32_t dim, int32_t axis, bool isReuseSource = false>
 void BroadCast(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t dstShape[dim],
                const uint32_t srcShape[dim], LocalTensor<uint8_t>& sharedTmpBuffer,
                kgsim::Loc loc = kgsim::Loc::current()) {
-    KGSIM_DTYPES("BroadCast", T, half, float, int8_t, uint8_t);
+    KGSIM_DTYPES("BroadCast", T, half, bfloat16_t, float, int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t);
     kgsim::broadcast(kgsim::dt_of<T>::v, dst.r_, src.r_, dim, axis, dstShape, srcShape, loc);
 }
 template <class T, int32_t dim, int32_t axis, bool isReuseSource = false>
 void BroadCast(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t dstShape[dim],
                const uint32_t srcShape[dim], kgsim::Loc loc = kgsim::Loc::current()) {
-    KGSIM_DTYPES("BroadCast", T, half, float, int8_t, uint8_t);
+    KGSIM_DTYPES("BroadCast", T, half, bfloat16_t, float, int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t);
     kgsim::broadcast(kgsim::dt_of<T>::v, dst.r_, src.r_, dim, axis, dstShape, srcShape, loc);
 }
 

@@ -71,6 +71,30 @@ public:
     void SetL2CacheHint(CacheMode) {}
 };
 
+// Tensor data formats, as the advanced APIs' template flags and ShapeInfo name them.
+enum class DataFormat : uint8_t { ND = 0, NZ, NCHW, NC1HWC0, NHWC, NCDHW, NDC1HWC0, FRACTAL_Z_3D };
+
+// ShapeInfo: the shape a LocalTensor carries for the advanced APIs (SetShapeInfo / GetShapeInfo)
+constexpr int32_t K_MAX_SHAPE_DIM = 8;
+struct ShapeInfo {
+    ShapeInfo() = default;
+    ShapeInfo(const uint8_t inputShapeDim, const uint32_t inputShape[], const uint8_t inputOriginalShapeDim,
+              const uint32_t inputOriginalShape[], const DataFormat inputFormat)
+        : shapeDim(inputShapeDim), originalShapeDim(inputOriginalShapeDim), dataFormat(inputFormat) {
+        for (int i = 0; i < shapeDim && i < K_MAX_SHAPE_DIM; ++i) shape[i] = inputShape[i];
+        for (int i = 0; i < originalShapeDim && i < K_MAX_SHAPE_DIM; ++i) originalShape[i] = inputOriginalShape[i];
+    }
+    ShapeInfo(const uint8_t inputShapeDim, const uint32_t inputShape[], const DataFormat inputFormat)
+        : ShapeInfo(inputShapeDim, inputShape, inputShapeDim, inputShape, inputFormat) {}
+    ShapeInfo(const uint8_t inputShapeDim, const uint32_t inputShape[])
+        : ShapeInfo(inputShapeDim, inputShape, inputShapeDim, inputShape, DataFormat::ND) {}
+    uint8_t shapeDim = 0;
+    uint8_t originalShapeDim = 0;
+    uint32_t shape[K_MAX_SHAPE_DIM] = {};
+    uint32_t originalShape[K_MAX_SHAPE_DIM] = {};
+    DataFormat dataFormat = DataFormat::ND;
+};
+
 // ---- LocalTensor --------------------------------------------------------------------------
 template <class T>
 class LocalTensor {
@@ -79,6 +103,7 @@ public:
     kgsim::TRef r_{};
     uint32_t size_ = 0;  // elements
     int32_t tag_ = 0;
+    ShapeInfo shape_info_{};
 
     LocalTensor() = default;
     // A static tensor at byte `addr` of the position's memory, `tileSize` elements (no TPipe).
@@ -139,6 +164,8 @@ public:
         return *host_ptr(index);
     }
     uint32_t GetSize() const { return size_; }
+    void SetShapeInfo(const ShapeInfo& shapeInfo) { shape_info_ = shapeInfo; }
+    ShapeInfo GetShapeInfo() const { return shape_info_; }
     uint32_t GetLength() const { return size_ * static_cast<uint32_t>(sizeof(T)); }
     void SetSize(uint32_t size) { size_ = size; }
     uint64_t GetPhyAddr() const { return reinterpret_cast<uint64_t>(host_ptr(0)); }
@@ -263,6 +290,15 @@ public:
 
 inline TPipe* GetTPipePtr() { return static_cast<TPipe*>(kgsim::hot.tpipe); }
 
+// PopStackBuffer<T, pos>(popLocal): popLocal becomes the whole rest of the position's memory after what TPipe
+// allocated; false when nothing is left
+template <class T, TPosition pos>
+bool PopStackBuffer(LocalTensor<T>& popLocal, kgsim::Loc loc = kgsim::Loc::current()) {
+    kgsim::BufInfo b = kgsim::stack_buffer(static_cast<uint8_t>(pos), loc);
+    if (b.len < sizeof(T)) return false;
+    popLocal = LocalTensor<T>::from(b, 0, b.len / uint32_t(sizeof(T)) * uint32_t(sizeof(T)));
+    return true;
+}
 }  // namespace AscendC
 
 // Ascend C declares GetTPipePtr at global scope too; kernels call it unqualified.

@@ -480,6 +480,26 @@ void ReduceDataBlock(const LocalTensor<T>& dst, const LocalTensor<U>& src, const
                       0, 0, loc);
 }
 
+// GetReduceRepeatSumSpr / GetReduceRepeatMaxMinSpr: the results of the last count-form ReduceSum, ReduceMax or
+// ReduceMin, kept in a special register
+template <class T>
+T GetReduceRepeatSumSpr(kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("GetReduceRepeatSumSpr", T, half, float);
+    return T(kgsim::reduce_spr(0, loc));
+}
+template <class T>
+void GetReduceRepeatMaxMinSpr(T& maxMinValue, T& maxMinIndex, kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("GetReduceRepeatMaxMinSpr", T, half, float);
+    maxMinValue = T(kgsim::reduce_spr(1, loc));
+    uint32_t idx = uint32_t(kgsim::reduce_spr(2, loc));
+    std::memcpy(&maxMinIndex, &idx, sizeof(T));  // the index register holds an integer bit pattern
+}
+template <class T>
+void GetReduceRepeatMaxMinSpr(T& maxMinValue, kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("GetReduceRepeatMaxMinSpr", T, half, float);
+    maxMinValue = T(kgsim::reduce_spr(1, loc));
+}
+
 // ---- masks ------------------------------------------------------------------------------------
 inline void SetMaskCount(kgsim::Loc loc = kgsim::Loc::current()) { kgsim::set_mask_mode(1, loc); }
 inline void SetMaskNorm(kgsim::Loc loc = kgsim::Loc::current()) { kgsim::set_mask_mode(0, loc); }
@@ -819,8 +839,6 @@ template <class T>
 constexpr const T& max(const T& a, const T& b) { return a < b ? b : a; }
 }  // namespace Std
 
-// Tensor data formats, as the advanced APIs' template flags and ShapeInfo name them.
-enum class DataFormat : uint8_t { ND = 0, NZ, NCHW, NC1HWC0, NHWC, NCDHW, NDC1HWC0, FRACTAL_Z_3D };
 }  // namespace AscendC
 
 #include "kgsim/sort.h"  // Gather/Sort/Transpose family (needs the whole of this header)

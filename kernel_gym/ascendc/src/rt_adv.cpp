@@ -219,6 +219,88 @@ uint32_t softmax_grad_tmp_bytes(uint32_t m, uint32_t k, uint32_t type_size, int 
     return uint32_t(want_max ? per_row * m : per_row);
 }
 
+// SoftmaxFlashV2 (FlashAttention-2 row update). update = 0: max = rowmax(x), dst = exp(x - max), sum = rowsum(dst).
+// update = 1: max = max(inMax, rowmax(x)), dst = exp(x - max), expMax = exp(inMax - max),
+// sum = expMax * inSum + rowsum(dst). max/sum/inMax/inSum: one 32-byte block per row of the stat type;
+// expMax: one block per row of T. a.sum / a.max are the outputs, in_sum / in_max / exp_max the others.
+void adv_softmax_flash_v2(DT dt, DT sdt, const SoftmaxArgs& a, const TRef& exp_max, const TRef& in_sum,
+                          const TRef& in_max, int update, const Loc& loc) {
+    const char* api = "SoftmaxFlashV2";
+    check_in_launch(loc, api);
+    tick(loc);
+    const uint32_t es = dt_size(dt), ses = dt_size(sdt), sepb = 32 / ses, epb = 32 / es;
+    const uint32_t m = a.m, k = a.k, ok = a.ori_k;
+    if (m == 0 || k == 0)
+        fault("invalid_argument", loc, "%s: the shape [%u, %u] is empty (fill SoftMaxShapeInfo or the tiling's srcM/srcK)",
+              api, m, k);
+    if ((uint64_t(k) * es) % 32)
+        fault("invalid_argument", loc, "%s: srcK (%u) * sizeof(T) must be a multiple of 32 B", api, k);
+    if (ok == 0 || ok > k) fault("invalid_argument", loc, "%s: oriSrcK (%u) must be in [1, srcK = %u]", api, ok, k);
+    const uint64_t nbytes = uint64_t(m) * k * es, sbytes = uint64_t(m) * 32, ebytes = uint64_t(m) * 32;
+    check_local(a.src, 0, nbytes, 32, api, "srcTensor", loc);
+    check_local(a.dst, 0, nbytes, 32, api, "dstTensor", loc);
+    check_local(a.sum, 0, sbytes, 32, api, "expSumTensor", loc);
+    check_local(a.max, 0, sbytes, 32, api, "maxTensor", loc);
+    if (update) {
+        check_local(exp_max, 0, ebytes, 32, api, "expMaxTensor", loc);
+        check_local(in_sum, 0, sbytes, 32, api, "inExpSumTensor", loc);
+        check_local(in_max, 0, sbytes, 32, api, "inMaxTensor", loc);
+    }
+    check_tmp(api, "GetSoftMaxFlashV2MinTmpSize", a.tmp, a.has_tmp, a.tmp_bytes, softmax_tmp_bytes(1, k, 4, 0), loc);
+    if (cfg.check_uninit) {
+        for (uint32_t r = 0; r < m; ++r) check_init_range(a.src, a.src.addr + r * k * es, ok * es, api, loc);
+        if (update) {
+            check_init_range(in_sum, in_sum.addr, uint32_t(sbytes), api, loc);
+            check_init_range(in_max, in_max.addr, uint32_t(sbytes), api, loc);
+        }
+    }
+    const uint8_t* s = mem_ptr(a.src.mem, a.src.addr);
+    const uint8_t* pis = update ? mem_ptr(in_sum.mem, in_sum.addr) : nullptr;
+    const uint8_t* pim = update ? mem_ptr(in_max.mem, in_max.addr) : nullptr;
+    std::vector<uint8_t> out(nbytes), osum(sbytes), omax(sbytes), oexp(ebytes);
+    std::vector<float> row(k);
+    for (uint32_t r = 0; r < m; ++r) {
+        for (uint32_t c = 0; c < k; ++c) row[c] = float(ld(dt, s + (uint64_t(r) * k + c) * es));
+        float mx = -std::numeric_limits<float>::infinity();
+        for (uint32_t c = 0; c < ok; ++c) mx = std::max(mx, row[c]);
+        float in_mx = 0, in_sm = 0, emax = 1;
+        if (update) {
+            in_mx = float(ld(sdt, pim + uint64_t(r) * sepb * ses));
+            in_sm = float(ld(sdt, pis + uint64_t(r) * sepb * ses));
+            mx = std::max(mx, in_mx);
+            emax = std::exp(in_mx - mx);
+        }
+        float sum = 0;
+        for (uint32_t c = 0; c < k; ++c) {
+            float v = std::exp(row[c] - mx);
+            if (c < ok) sum += v;
+            st(dt, out.data() + (uint64_t(r) * k + c) * es, v);
+        }
+        if (update) sum = emax * in_sm + sum;
+        for (uint32_t e = 0; e < sepb; ++e) {
+            st(sdt, osum.data() + (uint64_t(r) * sepb + e) * ses, sum);
+            st(sdt, omax.data() + (uint64_t(r) * sepb + e) * ses, mx);
+        }
+        for (uint32_t e = 0; e < epb; ++e) st(dt, oexp.data() + (uint64_t(r) * epb + e) * es, emax);
+    }
+    std::memcpy(mem_ptr(a.dst.mem, a.dst.addr), out.data(), nbytes);
+    std::memcpy(mem_ptr(a.sum.mem, a.sum.addr), osum.data(), sbytes);
+    std::memcpy(mem_ptr(a.max.mem, a.max.addr), omax.data(), sbytes);
+    mark_init_range(a.dst.mem, a.dst.addr, uint32_t(nbytes));
+    mark_init_range(a.sum.mem, a.sum.addr, uint32_t(sbytes));
+    mark_init_range(a.max.mem, a.max.addr, uint32_t(sbytes));
+    if (update) {
+        std::memcpy(mem_ptr(exp_max.mem, exp_max.addr), oexp.data(), ebytes);
+        mark_init_range(exp_max.mem, exp_max.addr, uint32_t(ebytes));
+    }
+    const double elems = double(m) * k, red = double(m) * std::ceil(k / 64.0);
+    double occ = vcost(elems, dt, 2, 1, 2 * red, (update ? 10 : 5) * m);
+    Span rd[3] = {{a.src.addr, uint32_t(nbytes)}, {in_sum.addr, uint32_t(sbytes)}, {in_max.addr, uint32_t(sbytes)}};
+    Span wr[4] = {{a.dst.addr, uint32_t(nbytes)}, {a.sum.addr, uint32_t(sbytes)}, {a.max.addr, uint32_t(sbytes)},
+                  {exp_max.addr, uint32_t(ebytes)}};
+    issue(P_V, occ, 0, rd, update ? 3 : 1, wr, update ? 4 : 3, api, loc);
+}
+
 // ---- LayerNorm / RmsNorm ---------------------------------------------------------------------
 // GetLayerNormMaxMinTmpSize: 3 (2 with isReuseSource and float) float buffers of one row (min) or of
 // the whole input (max), plus two 32-byte aligned [B*S] float buffers for mean and variance.

@@ -792,3 +792,75 @@ def test_softmax_grad_and_front() -> None:
     torch.testing.assert_close(front, dot.expand(4, 8), rtol=1e-5, atol=1e-5)
     with pytest.raises(asc.InvalidArgument, match="SoftmaxGrad: sharedTmpBuffer holds 32 B"):
         mod.run(grad, s, y, front, 32)
+
+
+# ---- SoftmaxFlashV2: a row's max and sum updated chunk by chunk (FlashAttention-2); memcpy_s on the host -
+FLASH_V2 = r"""
+#include "acl/acl.h"
+#include "kernel_operator.h"
+#include "tiling/tiling_api.h"
+constexpr uint32_t M = 8, K = 64, CHUNKS = 2;
+extern "C" __global__ __aicore__ void flash(GM_ADDR x, GM_ADDR y, GM_ADDR stats, GM_ADDR t)
+{
+    SoftMaxTiling tiling = *reinterpret_cast<__gm__ SoftMaxTiling*>(t);
+    AscendC::GlobalTensor<float> xGm, yGm, sGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x, M * K * CHUNKS);
+    yGm.SetGlobalBuffer((__gm__ float*)y, M * K * CHUNKS);
+    sGm.SetGlobalBuffer((__gm__ float*)stats, 3 * M * 8);
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> xb, sb, mb, eb, tb;
+    pipe.InitBuffer(xb, M * K * 4);
+    pipe.InitBuffer(sb, M * 32);
+    pipe.InitBuffer(mb, M * 32);
+    pipe.InitBuffer(eb, M * 32);
+    pipe.InitBuffer(tb, 8192);
+    AscendC::LocalTensor<float> xl = xb.Get<float>(), sum = sb.Get<float>(), mx = mb.Get<float>(),
+                                expMax = eb.Get<float>();
+    AscendC::LocalTensor<uint8_t> tmp = tb.Get<uint8_t>();
+    AscendC::SoftMaxShapeInfo shape = {M, K, M, K};
+    for (uint32_t c = 0; c < CHUNKS; ++c) {
+        for (uint32_t r = 0; r < M; ++r) AscendC::DataCopy(xl[r * K], xGm[r * K * CHUNKS + c * K], K);
+        AscendC::PipeBarrier<PIPE_ALL>();
+        if (c == 0) {
+            AscendC::SoftmaxFlashV2<float, false>(xl, sum, mx, xl, expMax, sum, mx, tmp, tiling, shape);
+        } else {
+            AscendC::SoftmaxFlashV2<float, true>(xl, sum, mx, xl, expMax, sum, mx, tmp, tiling, shape);
+        }
+        AscendC::PipeBarrier<PIPE_ALL>();
+        for (uint32_t r = 0; r < M; ++r) AscendC::DataCopy(yGm[r * K * CHUNKS + c * K], xl[r * K], K);
+        AscendC::PipeBarrier<PIPE_ALL>();
+    }
+    AscendC::DataCopy(sGm, mx, M * 8);
+    AscendC::DataCopy(sGm[M * 8], sum, M * 8);
+    AscendC::DataCopy(sGm[2 * M * 8], expMax, M * 8);
+}
+extern "C" void run(GM_ADDR x, GM_ADDR y, GM_ADDR stats)
+{
+    ge::Shape shape({int64_t(M), int64_t(K)});
+    uint32_t need = AscendC::GetSoftMaxFlashV2MinTmpSize(shape, 4, 4, true, false);
+    SoftMaxTiling tiling;
+    AscendC::SoftMaxFlashV2TilingFunc(shape, 4, 4, need, tiling, true, false);
+    SoftMaxTiling* dev = (SoftMaxTiling*)malloc(sizeof(SoftMaxTiling));
+    if (memcpy_s(dev, sizeof(SoftMaxTiling), &tiling, sizeof(SoftMaxTiling)) != 0) return;
+    flash<<<1, nullptr, nullptr>>>(x, y, stats, (GM_ADDR)dev);
+    free(dev);
+}
+"""
+
+
+def test_softmax_flash_v2_updates_row_stats() -> None:
+    mod = asc.load(FLASH_V2)
+    x = torch.randn(8, 128) * 2
+    y, stats = torch.zeros(8, 128), torch.zeros(3, 8, 8)
+    mod.run(x, y, stats)
+    first, second = x[:, :64], x[:, 64:]
+    max1 = first.max(dim=1, keepdim=True).values
+    full_max = x.max(dim=1, keepdim=True).values
+    torch.testing.assert_close(y[:, :64], torch.exp(first - max1), rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(y[:, 64:], torch.exp(second - full_max), rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(stats[0], full_max.expand(8, 8))
+    # the running sum, rescaled by exp(old max - new max), equals the sum over the whole row
+    torch.testing.assert_close(
+        stats[1], torch.exp(x - full_max).sum(dim=1, keepdim=True).expand(8, 8), rtol=1e-5, atol=1e-5
+    )
+    torch.testing.assert_close(stats[2], torch.exp(max1 - full_max).expand(8, 8), rtol=1e-5, atol=1e-6)

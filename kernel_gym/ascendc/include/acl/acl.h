@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include "securec.h"  // CANN host code sees memcpy_s and friends through its headers
 #ifndef KGSIM_ACL_TYPES
 #define KGSIM_ACL_TYPES
 typedef void* aclrtStream;

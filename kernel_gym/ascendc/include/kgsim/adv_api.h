@@ -75,6 +75,9 @@ struct SoftmaxArgs {
 void adv_softmax(DT dt, DT stat_dt, const SoftmaxArgs& a, const Loc& loc);
 // SoftmaxGrad / SoftmaxGradFront: a.sum is the grad tensor
 void adv_softmax_grad(DT dt, const SoftmaxArgs& a, int front, const Loc& loc);
+// SoftmaxFlashV2: a.sum / a.max are the outputs
+void adv_softmax_flash_v2(DT dt, DT sdt, const SoftmaxArgs& a, const TRef& exp_max, const TRef& in_sum,
+                          const TRef& in_max, int update, const Loc& loc);
 uint32_t softmax_grad_tmp_bytes(uint32_t m, uint32_t k, uint32_t type_size, int front, int want_max);
 uint32_t softmax_tmp_bytes(uint32_t m, uint32_t k, uint32_t stat_type_size, int want_max);
 struct NormArgs {
@@ -197,6 +200,67 @@ inline void softmax_grad_call(int front, const LocalTensor<T>& dst, const LocalT
     ::kgsim::adv_softmax_grad(::kgsim::dt_of<T>::v, a, front, loc);
 }
 }  // namespace kgsim_detail
+
+// SoftmaxFlashV2<T, isUpdate, ...>(dst, expSum, max, src, expMax, inExpSum, inMax, [tmp,] tiling, shape): ND only
+#define KGSIM_FLASHV2_TPL                                                                                         \
+    template <typename T, bool isUpdate = false, bool isReuseSource = false, bool isBasicBlock = false,            \
+              bool isDataFormatNZ = false, const SoftmaxConfig& config = SOFTMAX_DEFAULT_CFG>
+namespace kgsim_detail {
+template <class T, class U, class E>
+inline void flash_v2_call(int update, const LocalTensor<T>& dst, const LocalTensor<U>& sum, const LocalTensor<U>& max,
+                          const LocalTensor<T>& src, const LocalTensor<E>& expMax, const LocalTensor<U>& inSum,
+                          const LocalTensor<U>& inMax, const LocalTensor<uint8_t>* tmp, const SoftMaxTiling& tiling,
+                          const SoftMaxShapeInfo& shape, const ::kgsim::Loc& loc) {
+    ::kgsim::SoftmaxArgs a;
+    a.dst = dst.r_;
+    a.sum = sum.r_;
+    a.max = max.r_;
+    a.src = src.r_;
+    if (tmp) {
+        a.tmp = tmp->r_;
+        a.tmp_bytes = tmp->GetSize();
+        a.has_tmp = 1;
+    }
+    softmax_shape(a, tiling, shape);
+    ::kgsim::adv_softmax_flash_v2(::kgsim::dt_of<T>::v, ::kgsim::dt_of<U>::v, a, expMax.r_, inSum.r_, inMax.r_, update,
+                                  loc);
+}
+}  // namespace kgsim_detail
+KGSIM_FLASHV2_TPL
+void SoftmaxFlashV2(const LocalTensor<T>& dstTensor, const LocalTensor<T>& expSumTensor,
+                    const LocalTensor<T>& maxTensor, const LocalTensor<T>& srcTensor,
+                    const LocalTensor<T>& expMaxTensor, const LocalTensor<T>& inExpSumTensor,
+                    const LocalTensor<T>& inMaxTensor, const LocalTensor<uint8_t>& sharedTmpBuffer,
+                    const SoftMaxTiling& tiling, const SoftMaxShapeInfo& softmaxShapeInfo = SoftMaxShapeInfo(),
+                    ::kgsim::Loc loc = ::kgsim::Loc::current()) {
+    KGSIM_DTYPES("SoftmaxFlashV2", T, half, float);
+    static_assert(!isDataFormatNZ, "[kgsim:unsupported_dtype] SoftmaxFlashV2: the NZ data format is not simulated");
+    kgsim_detail::flash_v2_call(isUpdate ? 1 : 0, dstTensor, expSumTensor, maxTensor, srcTensor, expMaxTensor,
+                                inExpSumTensor, inMaxTensor, &sharedTmpBuffer, tiling, softmaxShapeInfo, loc);
+}
+KGSIM_FLASHV2_TPL
+void SoftmaxFlashV2(const LocalTensor<T>& dstTensor, const LocalTensor<T>& expSumTensor,
+                    const LocalTensor<T>& maxTensor, const LocalTensor<T>& srcTensor,
+                    const LocalTensor<T>& expMaxTensor, const LocalTensor<T>& inExpSumTensor,
+                    const LocalTensor<T>& inMaxTensor, const SoftMaxTiling& tiling,
+                    const SoftMaxShapeInfo& softmaxShapeInfo = SoftMaxShapeInfo(),
+                    ::kgsim::Loc loc = ::kgsim::Loc::current()) {
+    KGSIM_DTYPES("SoftmaxFlashV2", T, half, float);
+    static_assert(!isDataFormatNZ, "[kgsim:unsupported_dtype] SoftmaxFlashV2: the NZ data format is not simulated");
+    kgsim_detail::flash_v2_call(isUpdate ? 1 : 0, dstTensor, expSumTensor, maxTensor, srcTensor, expMaxTensor,
+                                inExpSumTensor, inMaxTensor, nullptr, tiling, softmaxShapeInfo, loc);
+}
+KGSIM_FLASHV2_TPL
+void SoftmaxFlashV2(const LocalTensor<half>& dstTensor, const LocalTensor<float>& expSumTensor,
+                    const LocalTensor<float>& maxTensor, const LocalTensor<half>& srcTensor,
+                    const LocalTensor<half>& expMaxTensor, const LocalTensor<float>& inExpSumTensor,
+                    const LocalTensor<float>& inMaxTensor, const LocalTensor<uint8_t>& sharedTmpBuffer,
+                    const SoftMaxTiling& tiling, const SoftMaxShapeInfo& softmaxShapeInfo = SoftMaxShapeInfo(),
+                    ::kgsim::Loc loc = ::kgsim::Loc::current()) {
+    static_assert(!isDataFormatNZ, "[kgsim:unsupported_dtype] SoftmaxFlashV2: the NZ data format is not simulated");
+    kgsim_detail::flash_v2_call(isUpdate ? 1 : 0, dstTensor, expSumTensor, maxTensor, srcTensor, expMaxTensor,
+                                inExpSumTensor, inMaxTensor, &sharedTmpBuffer, tiling, softmaxShapeInfo, loc);
+}
 
 // SoftmaxGrad(dst, grad, src, [tmp,] tiling, isFront, shape) and SoftmaxGradFront(dst, grad, src, [tmp,] tiling,
 // shape): the softmax backward pass over rows (ND format)

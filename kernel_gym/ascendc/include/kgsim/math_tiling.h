@@ -158,6 +158,30 @@ inline bool IsBasicBlockInSoftMax(SoftMaxTiling& tiling, const uint32_t dataType
     (void)dataTypeSize;
     return tiling.splitM % 8 == 0 && tiling.splitK % 64 == 0 && tiling.splitM * tiling.splitK < 64 * 256;
 }
+// SoftmaxFlashV2 sizing and tiling: SoftMax's (dataTypeSize2 is the max/sum type)
+inline uint32_t GetSoftMaxFlashV2MaxTmpSize(const ge::Shape& srcShape, const uint32_t dataTypeSize1,
+                                            const uint32_t dataTypeSize2, const bool isUpdate,
+                                            const bool isBasicBlock = false, const bool isFlashOutputBrc = false) {
+    (void)dataTypeSize1, (void)isUpdate, (void)isBasicBlock, (void)isFlashOutputBrc;
+    uint32_t m, k;
+    kgsim_detail::last_axis_mk(srcShape, m, k);
+    return kgsim::softmax_tmp_bytes(m, k, dataTypeSize2, 1);
+}
+inline uint32_t GetSoftMaxFlashV2MinTmpSize(const ge::Shape& srcShape, const uint32_t dataTypeSize1,
+                                            const uint32_t dataTypeSize2, const bool isUpdate,
+                                            const bool isBasicBlock = false, const bool isFlashOutputBrc = false) {
+    (void)dataTypeSize1, (void)isUpdate, (void)isBasicBlock, (void)isFlashOutputBrc;
+    uint32_t m, k;
+    kgsim_detail::last_axis_mk(srcShape, m, k);
+    return kgsim::softmax_tmp_bytes(m, k, 4, 0);
+}
+inline void SoftMaxFlashV2TilingFunc(const ge::Shape& srcShape, const uint32_t dataTypeSize1,
+                                     const uint32_t dataTypeSize2, const uint32_t localWorkSpaceSize,
+                                     SoftMaxTiling& softmaxFlashTiling, const bool isUpdate,
+                                     const bool isBasicBlock = false, const bool isFlashOutputBrc = false) {
+    (void)dataTypeSize2, (void)isUpdate, (void)isBasicBlock, (void)isFlashOutputBrc;
+    kgsim_detail::softmax_tiling(srcShape, dataTypeSize1, localWorkSpaceSize, softmaxFlashTiling);
+}
 // SoftmaxGrad / SoftmaxGradFront sizing and tiling (the tiling is SoftMax's, over the same [m, k])
 inline uint32_t GetSoftMaxGradMaxTmpSize(const ge::Shape& srcShape, const uint32_t dataTypeSize, const bool isFront,
                                          const bool isReuseSource) {

@@ -9,14 +9,18 @@ forward suffices; a second one checks that the simulation is repeatable.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import shutil
 import sys
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import torch
+from kernel_gym.backends.base import Backend, BackendUnavailable, SandboxPolicy
 
-from kernel_gym.backends.base import Backend, BackendUnavailable
+if TYPE_CHECKING:  # imported on use: registering the backend must not import torch
+    import torch
 
 __all__ = ["AscendSimBackend", "ASCEND_ANSWER_FORMAT"]
 
@@ -27,6 +31,34 @@ class AscendSimBackend(Backend):
     simulated = True
     compile_kinds = ("ascendc",)  # a plain C++ module would compute outside the simulated clock
     answer_formats = ("python", "six_string")  # six_string: a MultiKernelBench answer
+    env_id = "KernelBench-Ascend-v0"
+    answer_imports = {"kernel_gym.ascendc": None}
+    compile_source_rules = {"ascendc": "simulator"}  # kernel code may not reach the simulator's accounting
+    sandbox = SandboxPolicy(env_vars=("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME"))
+    no_launch_message = (
+        "ModelNew.forward launched no Ascend C kernel: build the kernel with kernel_gym.ascendc.load "
+        "and call its host function"
+    )
+
+    def seed_items(self) -> list[dict[str, Any]]:
+        from kernel_gym.backends.seeds.ascendc_vector import SEED_ITEMS
+
+        return SEED_ITEMS
+
+    def compile_flags(self, cache_subdir: str) -> tuple[str, ...]:
+        """Kernel code always carries the scalar instrumentation (the simulated clock of scalar code)."""
+        from kernel_gym.ascendc.loader import SCALAR_INSTRUMENTATION
+
+        return tuple(SCALAR_INSTRUMENTATION) if cache_subdir == "ascendc" else ()
+
+    def trusted_compile_sources(self, cache_subdir: str) -> frozenset[str]:
+        """The simulator's own runtime sources, which the loader sends to be built verbatim."""
+        return _runtime_source_digests() if cache_subdir == "ascendc" else frozenset()
+
+    def launch_recorder(self) -> Any:
+        import kernel_gym.ascendc as asc
+
+        return asc.record_launches()
 
     def answer_source(self, answer: str, answer_format: str = "python") -> str:
         self.check_answer_format(answer_format)
@@ -45,6 +77,8 @@ class AscendSimBackend(Backend):
             raise BackendUnavailable("ascend_sim compiles Ascend C with g++; install it (Debian: apt-get install g++)")
 
     def setup_worker(self, options: dict[str, Any]) -> None:
+        import torch
+
         import kernel_gym.ascendc as asc
 
         torch.set_num_threads(int(options.get("threads", 1)))
@@ -129,10 +163,7 @@ class AscendSimBackend(Backend):
             del out
         assert last is not None  # the loop ran
         if not last.launches:
-            raise RuntimeError(
-                "ModelNew.forward launched no Ascend C kernel: build the kernel with "
-                "kernel_gym.ascendc.load and call its host function"
-            )
+            raise RuntimeError(self.no_launch_message)
         details = {
             "simulated": True,
             "soc": self.soc,
@@ -158,6 +189,12 @@ class AscendSimBackend(Backend):
 
     def answer_format(self) -> str:
         return ASCEND_ANSWER_FORMAT
+
+
+@functools.lru_cache(maxsize=1)
+def _runtime_source_digests() -> frozenset[str]:
+    root = Path(__file__).resolve().parent.parent / "ascendc" / "src"
+    return frozenset(hashlib.sha256(p.read_bytes()).hexdigest() for p in root.iterdir() if p.is_file())
 
 
 def _launch_summary(report: Any) -> dict[str, Any]:

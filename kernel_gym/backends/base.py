@@ -10,12 +10,40 @@ A backend is used in two places:
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
-from typing import Any, ClassVar
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import torch
+if TYPE_CHECKING:  # torch is imported where a backend is used, not where it is registered
+    import torch
 
-__all__ = ["Backend", "BackendUnavailable"]
+__all__ = ["Backend", "BackendUnavailable", "SandboxPolicy"]
+
+
+@dataclass(frozen=True)
+class SandboxPolicy:
+    """What the verifier's sandbox must let a backend's answer process reach.
+
+    Attributes:
+        env_vars: names of environment variables passed from the caller's environment into the
+            verification server, the judge and the answer's process (e.g. ``CUDA_VISIBLE_DEVICES``).
+            Everything else is cleared.
+        devices: device files bound into the sandbox (e.g. ``/dev/nvidia0``); glob patterns allowed.
+        read_only_paths: more paths visible read-only (a toolchain's install directory).
+        limit_address_space: cap the answer process's virtual memory at the memory limit
+            (RLIMIT_AS). GPU runtimes reserve far more virtual memory than they use, so a GPU
+            backend turns it off and relies on the device's own memory limit.
+        import_roots: directories of backend packages outside kernel_gym, bound read-only with
+            their parents on PYTHONPATH so the verifier's processes import the backend. Filled
+            by the registry (:func:`kernel_gym.backends.sandbox_policy`); a backend leaves it empty.
+    """
+
+    env_vars: tuple[str, ...] = ()
+    devices: tuple[str, ...] = ()
+    read_only_paths: tuple[str, ...] = ()
+    limit_address_space: bool = True
+    import_roots: tuple[str, ...] = ()
 
 
 class BackendUnavailable(RuntimeError):
@@ -37,6 +65,17 @@ class Backend(ABC):
     compile_kinds: ClassVar[tuple[str, ...]] = ("cpp", "native")
     #: answer formats this backend accepts (``answer_format`` of the env); the first is the default
     answer_formats: ClassVar[tuple[str, ...]] = ("python",)
+    #: Gymnasium id registered for this backend (None: reachable only with ``backend=``)
+    env_id: ClassVar[str | None] = None
+    #: kernel_gym modules an answer may import, each with the names it may use from it (None: any)
+    answer_imports: ClassVar[Mapping[str, frozenset[str] | None]] = {}
+    #: compile cache -> the static rule set its sources are checked with before g++ runs
+    #: ("kernel": no OS access; "simulator": that plus no reach into the simulator's accounting)
+    compile_source_rules: ClassVar[Mapping[str, str]] = {"cpp": "kernel", "native": "kernel"}
+    #: what the verifier's sandbox must allow
+    sandbox: ClassVar[SandboxPolicy] = SandboxPolicy()
+    #: shown when a simulated backend's answer launched no kernel
+    no_launch_message: ClassVar[str] = "ModelNew.forward launched no kernel"
 
     def check_answer_format(self, answer_format: str) -> None:
         """Raise ValueError naming the accepted formats when ``answer_format`` is not one."""
@@ -50,6 +89,26 @@ class Backend(ABC):
         self.check_answer_format(answer_format)
         return answer
 
+    def seed_items(self) -> list[dict[str, Any]]:
+        """Seed knowledge (M0) for this backend's memory: dicts with ``slug``, ``kind``, ``title``,
+        ``text``, ``category`` and optional ``tags``. Default: none."""
+        return []
+
+    def compile_flags(self, cache_subdir: str) -> tuple[str, ...]:
+        """Flags the judge's compile service adds to every answer build into ``cache_subdir``
+        (whatever the answer asked for). Default: none."""
+        return ()
+
+    def trusted_compile_sources(self, cache_subdir: str) -> frozenset[str]:
+        """SHA-256 digests of the package's own sources that answers' loaders send to the compile
+        service verbatim (a runtime library); they skip the answer rules. Default: none."""
+        return frozenset()
+
+    def launch_recorder(self) -> AbstractContextManager[Any] | None:
+        """(Simulated backends) a context manager recording the launches of one call; its value has
+        ``total_latency_s`` and ``launches``. Default: None (latency is measured, not recorded)."""
+        return None
+
     def check_available(self) -> None:  # noqa: B027  (optional hook)
         """Raise BackendUnavailable (with the fix) when this machine cannot run the backend.
         Default: always available."""
@@ -59,6 +118,8 @@ class Backend(ABC):
 
     def setup_judge(self, options: dict[str, Any]) -> None:
         """Prepare the judge's process (reference, timing model): same options as the worker."""
+        import torch
+
         torch.set_num_threads(int(options.get("threads", 1)))
 
     def lock_options(self) -> None:  # noqa: B027  (optional hook)

@@ -8,13 +8,14 @@ g++ (about 0.3-1 s), where a torch C++ extension build costs tens of seconds.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
-
-import torch
+from typing import TYPE_CHECKING, Any
 
 from kernel_gym.backends.base import Backend
-from kernel_gym.backends.timing import median_wallclock
-from kernel_gym.native import NativeLibrary, compile_shared, parse_extern_c
+
+if TYPE_CHECKING:  # imported on use: registering the backend must not import torch
+    import torch
+
+    from kernel_gym.native import NativeLibrary
 
 __all__ = ["CpuBackend", "load_cpp", "DEFAULT_CPP_FLAGS"]
 
@@ -37,6 +38,8 @@ def load_cpp(source: str, *, openmp: bool = True, extra_flags: Sequence[str] = (
     Raises:
         kernel_gym.native.CompileError: g++ rejected the source (``.log`` has the output).
     """
+    from kernel_gym.native import compile_shared, parse_extern_c
+
     flags = [*DEFAULT_CPP_FLAGS, *(["-fopenmp"] if openmp else []), *extra_flags]
     functions = parse_extern_c(source)
     if not functions:
@@ -45,23 +48,33 @@ def load_cpp(source: str, *, openmp: bool = True, extra_flags: Sequence[str] = (
             'point as: extern "C" void my_kernel(const float* x, float* y, int64_t n) {...}'
         )
     path = compile_shared(source, flags=flags, cache_subdir="cpp")
+    from kernel_gym.native import NativeLibrary
+
     return NativeLibrary(path, functions)
 
 
 class CpuBackend(Backend):
     name = "cpu"
     language = "cpp"
+    env_id = "KernelBench-CPU-v0"
+    # the module also holds the raw compiler: answers use the loader only
+    answer_imports = {"kernel_gym.backends.cpu": frozenset({"load_cpp", "CPU_ANSWER_FORMAT", "DEFAULT_CPP_FLAGS"})}
 
     def setup_worker(self, options: dict[str, Any]) -> None:
-        threads = int(options.get("threads", 1))
-        torch.set_num_threads(threads)
+        import torch
+
+        torch.set_num_threads(int(options.get("threads", 1)))
 
     def time_answer(self, run: Callable[[], Any], settings: Any) -> tuple[float, dict[str, Any]]:
+        from kernel_gym.backends.timing import median_wallclock
+
         return median_wallclock(run, settings.warmup_runs, settings.timing_trials, settings.flush_cache_mb)
 
     def time_reference(
         self, run: Callable[[], Any], model: torch.nn.Module, inputs: list[Any], settings: Any
     ) -> tuple[float, dict[str, Any]]:
+        from kernel_gym.backends.timing import median_wallclock
+
         return median_wallclock(run, settings.warmup_runs, settings.timing_trials, settings.flush_cache_mb)
 
     def answer_format(self) -> str:

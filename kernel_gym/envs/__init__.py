@@ -1,8 +1,8 @@
 """Gymnasium environments: KernelSynthesisEnv (KernelBench-Ascend-v0, KernelBench-CPU-v0) and wrappers."""
 
-from kernel_gym.envs.registration import ENV_IDS, register_envs
+from kernel_gym.envs.registration import env_ids, register_envs
 
-__all__ = ["ENV_IDS", "FlatKernelEnv", "KernelSynthesisEnv", "register_envs"]
+__all__ = ["FlatKernelEnv", "KernelSynthesisEnv", "env_ids", "register_envs"]
 
 
 def __getattr__(name: str):  # lazy: `import kernel_gym` must not import torch

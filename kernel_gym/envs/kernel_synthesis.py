@@ -271,8 +271,8 @@ class KernelSynthesisEnv(gym.Env):
             memory = Path(self._tmpdir) / "memory.db"
         self._owns_memory = not isinstance(memory, MemoryStore)
         self.memory: MemoryStore = memory if isinstance(memory, MemoryStore) else MemoryStore(memory)
-        if seed_knowledge and self.backend in ("ascend_sim", "ascend_npu"):
-            load_seed_knowledge(self.memory, backend=self.backend)
+        if seed_knowledge:  # the backend's own M0 (none for cpu)
+            load_seed_knowledge(self.memory, backend=self.backend, entries=self._backend_impl.seed_items())
         self._projection = TaskProjection(self.memory.embedder.dim, TASK_EMBED_DIM)
 
         # generator

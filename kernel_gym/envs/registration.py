@@ -1,18 +1,26 @@
-"""The one place where kernel-gym's environment ids are registered with Gymnasium."""
+"""The one place where kernel-gym's environment ids are registered with Gymnasium: one per
+registered backend that declares an ``env_id`` (kernel_gym.backends)."""
 
 from __future__ import annotations
 
 import gymnasium as gym
 
-ENV_IDS: dict[str, dict] = {
-    "KernelBench-Ascend-v0": {"backend": "ascend_sim"},
-    "KernelBench-CPU-v0": {"backend": "cpu"},
-}
+from kernel_gym.backends import BACKENDS, backend_class
+
+
+def env_ids() -> dict[str, dict]:
+    """Environment id -> the env's keyword arguments, from the backend registry."""
+    out: dict[str, dict] = {}
+    for name in sorted(BACKENDS):
+        env_id = backend_class(name).env_id
+        if env_id:
+            out[env_id] = {"backend": name}
+    return out
 
 
 def register_envs() -> None:
-    """Register every id of :data:`ENV_IDS` (idempotent)."""
-    for env_id, kwargs in ENV_IDS.items():
+    """Register the id of every registered backend that has one (idempotent)."""
+    for env_id, kwargs in env_ids().items():
         if env_id not in gym.registry:
             gym.register(
                 id=env_id,

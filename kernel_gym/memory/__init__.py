@@ -7,7 +7,7 @@ Public API:
     ITEM_KINDS         the item kinds as strings (ItemKind is the Enum).
     HashingEmbedder    offline deterministic default embedder; LiteLLMEmbedder for API models.
     get_embedder       build an embedder from its name ("hashing", "hashing-v1-d512", "litellm:<model>").
-    load_seed_knowledge  load the Ascend C seed knowledge M0 into a store (idempotent).
+    load_seed_knowledge  load a backend's seed knowledge M0 into a store (idempotent).
     StorageBackend     the persistence protocol a database backend implements; SQLiteBackend and
                        PostgresBackend (``MemoryStore("postgresql://...")``, psycopg 3) implement it.
 
@@ -19,7 +19,7 @@ embedders, types, seed.
 from .embedders import Embedder, HashingEmbedder, LiteLLMEmbedder, get_embedder
 from .persistence import StorageBackend
 from .postgres_backend import PostgresBackend
-from .seed import SEED_ITEMS, load_seed_knowledge
+from .seed import load_seed_knowledge
 from .sqlite_backend import SQLiteBackend
 from .store import MemoryStore
 from .types import ID_REF_KEYS, ITEM_KINDS, ItemKind, MemoryItem, MemoryStoreError
@@ -36,7 +36,6 @@ __all__ = [
     "LiteLLMEmbedder",
     "get_embedder",
     "load_seed_knowledge",
-    "SEED_ITEMS",
     "StorageBackend",
     "SQLiteBackend",
     "PostgresBackend",

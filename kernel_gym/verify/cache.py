@@ -7,6 +7,7 @@ which the verification sandbox cannot read: a forged or edited entry is ignored 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -27,9 +28,24 @@ __all__ = ["ResultCache", "cache_key"]
 _UNCACHED = {"internal_error", "timeout", "memory_limit", "crash"}
 
 
+@functools.lru_cache(maxsize=1)
+def judge_code_digest() -> str:
+    """Digest of the code a verdict depends on (the verifier, the backends, the simulator and its
+    runtime, the native loaders): a changed judge, even at the same version (a checkout under
+    development), never reuses an old verdict."""
+    root = Path(__file__).resolve().parent.parent
+    h = hashlib.sha256()
+    for sub in ("verify", "backends", "ascendc", "native"):
+        for path in sorted((root / sub).rglob("*")):
+            if path.suffix in (".py", ".cpp", ".h", ".hpp", ".txt") and "__pycache__" not in path.parts:
+                h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
 def cache_key(task: TaskSpec, answer: str, backend: str, settings: VerifySettings) -> str:
     h = hashlib.sha256()
-    for part in (__version__, task.id, task.source_hash, backend, settings.cache_key_part()):
+    parts = (__version__, judge_code_digest(), task.id, task.source_hash, backend, settings.cache_key_part())
+    for part in parts:
         h.update(part.encode() + b"\0")
     h.update(answer.encode())
     return h.hexdigest()[:32]

@@ -9,22 +9,21 @@ the path, which the runner's view has read-only.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import re
 from pathlib import Path
 from typing import Any
 
-from kernel_gym.ascendc.loader import SCALAR_INSTRUMENTATION
+from kernel_gym.backends import Backend, compile_cache_dirs
 from kernel_gym.native import CompileError, cache_root
 from kernel_gym.native.compile import _compile_local
-from kernel_gym.verify.static_checks import RULES, check_compiler_flags, check_kernel_source, check_simulator_access
+from kernel_gym.verify.static_checks import RULES, SOURCE_RULE_SETS, check_compiler_flags
 
 __all__ = ["CompileService"]
 
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/]{0,200}")
-_SUBDIRS = ("cpp", "ascendc", "native")
+_CACHE_NAME = re.compile(r"[a-z][a-z0-9_]{0,40}")
 # flags the package's own loaders add beyond the answer-visible optimisation flags
 _LOADER_FLAGS = re.compile(
     r"-fsanitize-coverage=trace-pc|-fsanitize=kernel-address|--param=asan-[a-z-]+=0|"
@@ -32,29 +31,21 @@ _LOADER_FLAGS = re.compile(
 )
 
 
-@functools.lru_cache(maxsize=1)
-def _package_source_digests() -> frozenset[str]:
-    root = _PACKAGE_DIR / "ascendc" / "src"
-    return frozenset(hashlib.sha256(p.read_bytes()).hexdigest() for p in root.iterdir() if p.is_file())
-
-
-def _is_package_source(text: str) -> bool:
-    return hashlib.sha256(text.encode()).hexdigest() in _package_source_digests()
-
-
 def _refused(rule: str, message: str) -> dict[str, Any]:
     return {"error_class": "hacked", "hack_rule": rule, "message": f"{RULES.get(rule, rule)}: {message}"}
 
 
 class CompileService:
-    """Answers a runner's compile requests; ``sandboxed`` runs g++ under bubblewrap.
+    """Answers a runner's compile requests for ``backend``; ``sandboxed`` runs g++ under bubblewrap.
 
-    ``kinds`` are the compile caches the backend under test uses: an ascend_sim answer that
-    built a plain C++ module could compute outside the simulator's clock."""
+    The backend names the compile caches its answers may build into (an ascend_sim answer that
+    built a plain C++ module could compute outside the simulator's clock), the static rule set
+    each cache's sources are checked with, flags added to every build, and its own trusted sources."""
 
-    def __init__(self, sandboxed: bool, kinds: tuple[str, ...] = _SUBDIRS) -> None:
+    def __init__(self, sandboxed: bool, backend: Backend) -> None:
         self.sandboxed = sandboxed
-        self.kinds = tuple(k for k in kinds if k in _SUBDIRS)
+        self.backend = backend
+        self.kinds = tuple(backend.compile_kinds)
 
     def _allowed_path(self, value: str) -> bool:
         path = Path(value)
@@ -98,7 +89,11 @@ class CompileService:
             return _refused("protocol", "malformed compile request (sources)")
         if not (isinstance(flags, list) and all(isinstance(f, str) for f in flags)):
             return _refused("protocol", "malformed compile request (flags)")
-        if subdir not in _SUBDIRS or compiler not in ("g++", "gcc"):
+        if (
+            not isinstance(subdir, str)
+            or not re.fullmatch(r"[a-z][a-z0-9_]{0,40}", subdir)
+            or compiler not in ("g++", "gcc")
+        ):
             return _refused("protocol", f"compile request for cache {subdir!r} with compiler {compiler!r}")
         if subdir not in self.kinds:
             return _refused(
@@ -112,15 +107,19 @@ class CompileService:
         bad_flag = self._check_flags(flags, subdir)
         if bad_flag:
             return _refused("os_access", bad_flag)
+        trusted = self.backend.trusted_compile_sources(subdir)
+        check = SOURCE_RULE_SETS[self.backend.compile_source_rules.get(subdir, "kernel")]
+        answer_code = False
         for name, text in sources.items():
-            if _is_package_source(text):
-                continue  # the simulator's own runtime, sent back verbatim
-            found = check_simulator_access(text) if subdir == "ascendc" else check_kernel_source(text)
+            if hashlib.sha256(text.encode()).hexdigest() in trusted:
+                continue  # the backend's own runtime, sent back verbatim
+            answer_code = True
+            found = check(text)
             if found:
                 return {**_refused(found[0].rule, f"{found[0]} (in {name}, checked at compile time)")}
-        if subdir == "ascendc" and not all(_is_package_source(t) for t in sources.values()):
-            # Kernel code always carries the scalar instrumentation, whatever the runner asked for.
-            flags = [*flags, *(f for f in SCALAR_INSTRUMENTATION if f not in flags)]
+        if answer_code:
+            # e.g. the simulator's scalar instrumentation: added whatever the runner asked for
+            flags = [*flags, *(f for f in self.backend.compile_flags(subdir) if f not in flags)]
         timeout = float(request.get("timeout_s", 120.0))
         timeout = min(max(timeout, 1.0), 600.0)
         try:
@@ -147,7 +146,7 @@ class CompileService:
             os.chown(build_dir, RUNNER_UID, RUNNER_UID)  # the compiler runs as nobody
         return sandbox_command(
             cmd,
-            read_only=[cache_root() / sub for sub in _SUBDIRS if (cache_root() / sub).exists()],
+            read_only=[d for d in compile_cache_dirs() if d.exists()],
             env={"PATH": "/usr/bin:/bin", "TMPDIR": "/tmp", "LANG": "C"},
             writable=[build_dir],
             chdir=build_dir,

@@ -164,17 +164,20 @@ def sandbox_command(
     env: dict[str, str],
     writable: Sequence[Path] = (),
     chdir: Path | None = None,
+    devices: Sequence[str] = (),
 ) -> list[str]:
     """The bubblewrap command line that runs ``command`` in the sandbox.
 
     ``read_only`` are extra paths visible read-only (compile caches, include dirs); the
     kernel_gym package is always visible. ``writable`` paths are bound
-    read-write (a compiler's build directory).
+    read-write (a compiler's build directory); ``devices`` are device files bound in.
     """
     ro = [_PACKAGE_DIR, *read_only]  # the package holds no answers (they are in solutions/, outside it)
     args = [*_bwrap_prefix(), *_view_args(_existing(ro))]
     for path in writable:
         args += ["--bind", str(path), str(path)]
+    for device in devices:  # after --dev /dev: a backend's device files (a GPU's)
+        args += ["--dev-bind", device, device]
     if chdir is not None:
         args += ["--chdir", str(chdir)]
     for key, value in env.items():
@@ -255,9 +258,13 @@ def install_runner_filter() -> None:
     _filter(_RUNNER_DENIED, deny_process_clone=True).load()
 
 
-def set_runner_limits(memory_limit_mb: int, cpu_seconds: int, file_size_mb: int) -> None:
+def set_runner_limits(
+    memory_limit_mb: int, cpu_seconds: int, file_size_mb: int, limit_address_space: bool = True
+) -> None:
+    """Resource limits of an answer process. ``limit_address_space`` False (a GPU backend's policy:
+    its runtime reserves far more virtual memory than it uses) caps the data segment instead."""
     mem = memory_limit_mb << 20
-    resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+    resource.setrlimit(resource.RLIMIT_AS if limit_address_space else resource.RLIMIT_DATA, (mem, mem))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
     fsize = file_size_mb << 20

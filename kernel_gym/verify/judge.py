@@ -20,7 +20,6 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -496,11 +495,7 @@ def measure_latency(
             sim = reply.get("simulated") or {}
             latency = sim.get("latency_s")
             if not isinstance(latency, (int, float)) or not latency > 0 or int(sim.get("launches", 0)) < 1:
-                raise StageFailure(
-                    "runtime_error",
-                    "ModelNew.forward launched no Ascend C kernel: build the "
-                    "kernel with kernel_gym.ascendc.load and call its host function",
-                )
+                raise StageFailure("runtime_error", backend.no_launch_message)
             floor = backend.latency_floor_s(s.inputs, s.expected)
             if latency < floor:
                 raise StageFailure(
@@ -537,7 +532,7 @@ def run_job(job: dict[str, Any], link_factory: Callable[[], RunnerLink]) -> dict
     """Verify one answer; always returns a result dict (never raises for the answer's doing)."""
     task = TaskSpec.from_dict(job["task"])
     settings = VerifySettings.from_kwargs(**job["settings"])
-    backend = get_backend(job["backend"])
+    backend = get_backend(job["backend"], job.get("backend_target"))
     result: dict[str, Any] = {
         "task_id": task.id,
         "backend": backend.name,
@@ -567,6 +562,7 @@ def run_job(job: dict[str, Any], link_factory: Callable[[], RunnerLink]) -> dict
                 "op": "init",
                 "task_source": task.source,
                 "backend": backend.name,
+                "backend_target": job.get("backend_target"),
                 "threads": settings.threads,
                 "backend_options": settings.backend_options,
                 "weight_seed": plan.weight_seed,
@@ -625,10 +621,3 @@ def run_job(job: dict[str, Any], link_factory: Callable[[], RunnerLink]) -> dict
     progress("done")
     result["details"]["stage_seconds"] = stage_seconds
     return result
-
-
-def cache_dirs() -> list[Path]:
-    """Compile caches the sandbox may read (never the result cache or the judge's key)."""
-    from kernel_gym.native import cache_root
-
-    return [cache_root() / sub for sub in ("cpp", "ascendc", "native")]

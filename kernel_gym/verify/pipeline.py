@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from kernel_gym.backends import get_backend
+from kernel_gym.backends import backend_target, get_backend
 from kernel_gym.tasks.spec import TaskSpec
 from kernel_gym.verify.cache import ResultCache, cache_key
 from kernel_gym.verify.result import VerifyResult
@@ -27,7 +27,7 @@ __all__ = ["verify", "static_stage", "sandbox_stage"]
 def static_stage(task: TaskSpec, answer_source: str, backend: str) -> VerifyResult | None:
     """A failed result when the source does not parse or breaks a static rule, else None."""
     try:
-        violations = check_answer_source(answer_source)
+        violations = check_answer_source(answer_source, backend)
     except SyntaxError as exc:
         return VerifyResult(task.id, backend, error_class="syntax_error", message=f"line {exc.lineno}: {exc.msg}")
     if not violations:
@@ -46,7 +46,14 @@ def static_stage(task: TaskSpec, answer_source: str, backend: str) -> VerifyResu
 
 def sandbox_stage(task: TaskSpec, answer_source: str, backend: str, settings: VerifySettings) -> VerifyResult:
     """Compile, check and time the answer in the sandboxed worker."""
-    job = {"task": task.to_dict(), "answer": answer_source, "backend": backend, "settings": settings.to_dict()}
+    job = {
+        "task": task.to_dict(),
+        "answer": answer_source,
+        "backend": backend,
+        # the verifier's processes import the backend by this name, plug-ins included
+        "backend_target": backend_target(backend),
+        "settings": settings.to_dict(),
+    }
     raw = run_in_sandbox(job, SandboxLimits(settings.timeout_s, settings.memory_limit_mb, settings.threads))
     raw.pop("stage", None)
     raw.setdefault("details", {})["worker_seconds"] = raw.pop("worker_seconds", None)

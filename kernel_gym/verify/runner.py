@@ -129,7 +129,7 @@ class _Runner:
 
         native_compile.set_compile_service(self.compile_remote)
         native_compile.KNOWN_COMPILER_VERSIONS.update(msg.get("compiler_versions", {}))
-        self.backend = get_backend(msg["backend"])
+        self.backend = get_backend(msg["backend"], msg.get("backend_target"))
         self.backend.setup_worker({"threads": int(msg.get("threads", 1)), **msg.get("backend_options", {})})
         lock = getattr(self.backend, "lock_options", None)
         if lock is not None:
@@ -185,9 +185,7 @@ class _Runner:
         threads_before = threading.active_count()
         recorder = rec = None
         if msg.get("record"):
-            import kernel_gym.ascendc as asc
-
-            recorder = asc.record_launches()
+            recorder = self.backend.launch_recorder()
         guard = ComputeGuard() if guarded else None
         # timed calls of distinct input sets, every output checked: the NaN fill of torch.empty
         # (a pass over each output that the reference's own allocations skip) is off

@@ -21,6 +21,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from kernel_gym.backends import BACKENDS, SandboxPolicy, sandbox_policy
 from kernel_gym.native import cache_root
 
 __all__ = ["SandboxLimits", "run_in_sandbox", "server_info", "shutdown_zygote"]
@@ -35,10 +36,10 @@ _ENV_ALLOW = (
     "VIRTUAL_ENV",
     "KERNEL_GYM_ISOLATION",
     "KERNEL_GYM_CACHE",
-    "ASCEND_HOME_PATH",
-    "ASCEND_TOOLKIT_HOME",
     "LD_LIBRARY_PATH",
-)
+)  # plus each registered backend's SandboxPolicy.env_vars
+# the caller's backend registry (name -> "module:Class"), plug-ins registered at run time included
+BACKENDS_ENV = "KERNEL_GYM_BACKENDS"
 _REDUCED = (
     "kernel-gym: VERIFICATION ISOLATION IS REDUCED ({why}). Answers run without namespaces "
     "(seccomp and resource limits only) and can read this machine's files. Set "
@@ -58,12 +59,23 @@ class IsolationRefused(RuntimeError):
     """KERNEL_GYM_ISOLATION=require and this machine cannot create the sandbox."""
 
 
+def python_path(policy: SandboxPolicy) -> str:
+    """PYTHONPATH of the verification processes: the package's parent and the parents of the
+    plug-in backends' packages."""
+    dirs = [str(Path(__file__).resolve().parent.parent.parent)]
+    dirs += [str(Path(p).parent) for p in policy.import_roots]
+    return os.pathsep.join(dict.fromkeys(dirs))
+
+
 class _Server:
     def __init__(self) -> None:
         self.owner = os.getpid()
-        env = {k: os.environ[k] for k in _ENV_ALLOW if k in os.environ}
+        # the registered backends when the server started: a backend registered later restarts it
+        self.policy = sandbox_policy()
+        env = {k: os.environ[k] for k in (*_ENV_ALLOW, *self.policy.env_vars) if k in os.environ}
         env["KERNEL_GYM_CACHE"] = str(cache_root())
-        env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent.parent)
+        env["PYTHONPATH"] = python_path(self.policy)
+        env[BACKENDS_ENV] = json.dumps(BACKENDS, sort_keys=True)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "kernel_gym.verify.zygote"],
             env=env,
@@ -128,6 +140,8 @@ def server_info() -> dict[str, Any]:
 
 def _server() -> _Server:
     global _SERVER
+    if _SERVER is not None and _SERVER.owner == os.getpid() and _SERVER.policy != sandbox_policy():
+        shutdown_zygote()
     if _SERVER is None or _SERVER.owner != os.getpid() or _SERVER.proc.poll() is not None:
         _SERVER = _Server()
     return _SERVER

@@ -70,12 +70,16 @@ def _start_runner(request: dict[str, Any], fds: list[int], host_socket: socket.s
                 "KERNEL_GYM_SANDBOXED": "1",
                 "PYTHONDONTWRITEBYTECODE": "1",
                 "KERNEL_GYM_CACHE": request["cache_root"],
+                **{str(k): str(v) for k, v in dict(request.get("env") or {}).items()},
             }
         )
         from kernel_gym.verify import isolation, runner
 
         isolation.set_runner_limits(
-            int(request["memory_limit_mb"]), int(request["cpu_seconds"]), int(request["file_size_mb"])
+            int(request["memory_limit_mb"]),
+            int(request["cpu_seconds"]),
+            int(request["file_size_mb"]),
+            limit_address_space=bool(request.get("limit_address_space", True)),
         )
         if request.get("seccomp", True):
             isolation.install_runner_filter()

@@ -9,9 +9,18 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["Violation", "check_answer_source", "check_compiler_flags", "check_kernel_source", "RULES"]
+__all__ = [
+    "RULES",
+    "SOURCE_RULE_SETS",
+    "Violation",
+    "answer_imports",
+    "check_answer_source",
+    "check_compiler_flags",
+    "check_kernel_source",
+]
 
 RULES: dict[str, str] = {
     "torch_compute": "ModelNew computes with torch ops instead of its kernel",
@@ -29,8 +38,21 @@ RULES: dict[str, str] = {
     "protocol": "the answer's process broke the verification protocol",
 }
 
-# kernel_gym modules an answer may import: the kernel loaders.
-ALLOWED_KERNEL_GYM_IMPORTS = ("kernel_gym.backends.cpu", "kernel_gym.ascendc")
+
+def answer_imports(backend: str | None = None) -> dict[str, frozenset[str] | None]:
+    """kernel_gym modules an answer may import (its backend's kernel loaders), each with the names
+    it may use from it (None: any). Without ``backend``: what any registered backend allows."""
+    from kernel_gym.backends import BACKENDS, backend_class
+
+    merged: dict[str, frozenset[str] | None] = {}
+    for name in [backend] if backend else sorted(BACKENDS):
+        for module, names in backend_class(name).answer_imports.items():
+            if names is None or (module in merged and merged[module] is None):
+                merged[module] = None  # any name
+            else:
+                merged[module] = (merged.get(module) or frozenset()) | names
+    return merged
+
 
 _FORBIDDEN_MODULES = {
     "subprocess": "os_access",
@@ -77,8 +99,6 @@ _FORBIDDEN_MODULES = {
     "torch._dynamo": "monkey_patch",
     "torch.utils._python_dispatch": "tensor_subclass",
 }
-# names of kernel_gym.backends.cpu an answer may use (the module also holds the raw compiler)
-_CPU_LOADER_NAMES = {"load_cpp", "CPU_ANSWER_FORMAT", "DEFAULT_CPP_FLAGS"}
 _FORBIDDEN_CALLS = {
     "eval",
     "exec",
@@ -213,14 +233,15 @@ def _dotted(node: ast.AST) -> str | None:
 
 
 class _AnswerVisitor(ast.NodeVisitor):
-    def __init__(self) -> None:
+    def __init__(self, allowed_imports: dict[str, frozenset[str] | None]) -> None:
+        self.allowed_imports = allowed_imports
         self.violations: list[Violation] = []
         self.torch_aliases = {"torch"}
         self.functional_aliases: set[str] = set()
         self.os_aliases: set[str] = set()
         self.torch_family: set[str] = {"torch"}  # torch and its submodules (torch.nn as nn ...)
         self.numpy_aliases: set[str] = set()
-        self.cpu_loader_aliases: set[str] = set()
+        self.loader_aliases: dict[str, str] = {}  # alias -> a loader module whose names are restricted
         self.called_names: set[int] = set()
         self.in_model_new = False
         self.in_init = False
@@ -235,12 +256,16 @@ class _AnswerVisitor(ast.NodeVisitor):
                 self.add(rule, f"import of {name!r} is not allowed in an answer", node)
                 return
         if name == "kernel_gym" or name.startswith("kernel_gym."):
-            if not any(name == a or name.startswith(a + ".") for a in ALLOWED_KERNEL_GYM_IMPORTS):
-                self.add(
-                    "forbidden_import",
-                    f"import of {name!r}: answers may import only {', '.join(ALLOWED_KERNEL_GYM_IMPORTS)}",
-                    node,
-                )
+            if not any(name == a or name.startswith(a + ".") for a in self.allowed_imports):
+                allowed = ", ".join(self.allowed_imports) or "no kernel_gym module"
+                self.add("forbidden_import", f"import of {name!r}: answers may import only {allowed}", node)
+
+    def _restricted(self, module: str, name: str) -> str | None:
+        """The message when ``name`` of loader ``module`` is not one an answer may use."""
+        names = self.allowed_imports.get(module)
+        if names is None or name in names:
+            return None
+        return f"answers use only {', '.join(sorted(names))} of {module}"
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
@@ -255,8 +280,8 @@ class _AnswerVisitor(ast.NodeVisitor):
                 self.torch_family.add(alias.asname or "torch")
             if alias.name == "numpy" or alias.name.startswith("numpy."):
                 self.numpy_aliases.add(alias.asname or "numpy")
-            if alias.name == "kernel_gym.backends.cpu":
-                self.cpu_loader_aliases.add(alias.asname or alias.name)
+            if self.allowed_imports.get(alias.name) is not None:
+                self.loader_aliases[alias.asname or alias.name] = alias.name
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         module = node.module or ""
@@ -275,12 +300,9 @@ class _AnswerVisitor(ast.NodeVisitor):
                 self.add("torch_compute", f"'from torch import {alias.name}': answers compute in their kernel", node)
             if module == "torch" or module.startswith("torch."):
                 self.torch_family.add(alias.asname or alias.name)
-            if module == "kernel_gym.backends.cpu" and alias.name not in _CPU_LOADER_NAMES:
-                self.add(
-                    "forbidden_import",
-                    f"'from {module} import {alias.name}': answers build kernels with load_cpp only",
-                    node,
-                )
+            restricted = self._restricted(module, alias.name)
+            if restricted:
+                self.add("forbidden_import", f"'from {module} import {alias.name}': {restricted}", node)
 
     # -- structure -------------------------------------------------------------------------
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
@@ -356,9 +378,14 @@ class _AnswerVisitor(ast.NodeVisitor):
             self.add("os_access", f"{name}: answers may not read or write files", node)
         if head in self.torch_family and attr in _GLOBAL_STATE_ATTRS:
             self.add("monkey_patch", f"{name}: changes torch for every model, the reference's included", node)
-        cpu_module = head in self.cpu_loader_aliases or name.startswith("kernel_gym.backends.cpu.")
-        if cpu_module and attr not in _CPU_LOADER_NAMES and name != "kernel_gym.backends.cpu":
-            self.add("forbidden_import", f"{name}: answers build kernels with load_cpp only", node)
+        loader = self.loader_aliases.get(head)
+        prefix = head
+        if loader is None:
+            loader = prefix = next((m for m in self.allowed_imports if name.startswith(m + ".")), "")
+        if loader and name != prefix:
+            restricted = self._restricted(loader, name[len(prefix) + 1 :].split(".")[0])
+            if restricted:
+                self.add("forbidden_import", f"{name}: {restricted}", node)
 
     def _check_assign_target(self, target: ast.AST, node: ast.AST) -> None:
         if isinstance(target, ast.Attribute):
@@ -553,13 +580,15 @@ def _string_literals(tree: ast.AST) -> list[tuple[str, int]]:
     return out
 
 
-def check_answer_source(source: str) -> list[Violation]:
+def check_answer_source(source: str, backend: str | None = None) -> list[Violation]:
     """All static violations in an answer (Python source defining ModelNew). Empty: clean.
 
-    Raises SyntaxError when the source does not parse (the caller reports ``syntax_error``).
+    ``backend`` names the backend it answers for: it may import only that backend's kernel
+    loaders (None: any registered backend's). Raises SyntaxError when the source does not parse
+    (the caller reports ``syntax_error``).
     """
     tree = ast.parse(source)
-    visitor = _AnswerVisitor()
+    visitor = _AnswerVisitor(answer_imports(backend))
     visitor.visit(tree)
     violations = list(visitor.violations)
     for text, lineno in _string_literals(tree):
@@ -618,3 +647,10 @@ def check_simulator_access(source: str) -> list[Violation]:
             )
         )
     return found + check_kernel_source(source)
+
+
+# static rule sets a backend names for its compile caches (Backend.compile_source_rules)
+SOURCE_RULE_SETS: dict[str, Callable[[str], list[Violation]]] = {
+    "kernel": check_kernel_source,
+    "simulator": check_simulator_access,
+}

@@ -38,12 +38,20 @@ class SandboxHost:
     """The sandbox host process and the socket to it."""
 
     def __init__(self, isolated: bool) -> None:
+        from kernel_gym.backends import BACKENDS, compile_cache_dirs, register_backend, sandbox_policy
         from kernel_gym.native import cache_root
         from kernel_gym.verify.isolation import sandbox_command
-        from kernel_gym.verify.judge import cache_dirs
+        from kernel_gym.verify.sandbox import BACKENDS_ENV, python_path
 
-        for d in cache_dirs():
+        # the caller's registry: plug-in backends registered at run time are known here too
+        for name, target in json.loads(os.environ.get(BACKENDS_ENV, "{}")).items():
+            if name not in BACKENDS:
+                register_backend(name, target)
+
+        caches = compile_cache_dirs()
+        for d in caches:
             d.mkdir(parents=True, exist_ok=True)
+        policy = sandbox_policy()
         self.isolated = isolated
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         command = [sys.executable, "-m", "kernel_gym.verify.sandbox_host", str(theirs.fileno())]
@@ -54,10 +62,12 @@ class SandboxHost:
             "KERNEL_GYM_CACHE": str(cache_root()),
             "OMP_NUM_THREADS": "1",
             "LANG": "C.UTF-8",
-            "PYTHONPATH": str(Path(__file__).resolve().parent.parent.parent),
+            "PYTHONPATH": python_path(policy),
+            **{k: os.environ[k] for k in policy.env_vars if k in os.environ},
         }
         if isolated:
-            command = sandbox_command(command, read_only=cache_dirs(), env=env)
+            read_only = [*caches, *(Path(p) for p in (*policy.read_only_paths, *policy.import_roots))]
+            command = sandbox_command(command, read_only=read_only, env=env, devices=policy.devices)
             env = {}
         else:
             env = {**env, "HOME": os.environ.get("TMPDIR", "/tmp")}
@@ -141,8 +151,9 @@ def _judge_process(request: dict[str, Any], ends: dict[str, int], runner_pid: in
     try:
         from kernel_gym.backends import get_backend
 
+        job = request["job"]
         service = CompileService(
-            sandboxed=request["isolated"], kinds=get_backend(request["job"]["backend"]).compile_kinds
+            sandboxed=request["isolated"], backend=get_backend(job["backend"], job.get("backend_target"))
         )
         deadline = time.monotonic() + float(request["timeout_s"])
 
@@ -187,6 +198,18 @@ def _wait_verdict(pid: int, fd: int, timeout_s: float) -> tuple[dict[str, Any] |
         return None, False
 
 
+def _backend_limits(job: dict[str, Any]) -> dict[str, Any]:
+    """What the answer's process gets from its backend's SandboxPolicy: its environment
+    variables (from this process's environment) and whether its address space is capped."""
+    from kernel_gym.backends import get_backend
+
+    policy = get_backend(job["backend"], job.get("backend_target")).sandbox
+    return {
+        "env": {k: os.environ[k] for k in policy.env_vars if k in os.environ},
+        "limit_address_space": policy.limit_address_space,
+    }
+
+
 def run_request(host: SandboxHost, request: dict[str, Any]) -> dict[str, Any]:
     job = request["job"]
     commands_r, commands_w = os.pipe()
@@ -197,6 +220,7 @@ def run_request(host: SandboxHost, request: dict[str, Any]) -> dict[str, Any]:
     limits["cpu_seconds"] = int(float(request["timeout_s"])) + 5
     limits["cache_root"] = request["cache_root"]
     limits["seccomp"] = request.get("seccomp", True)
+    limits.update(_backend_limits(job))
     runner_pid = host.start_runner(limits, [commands_r, replies_w, os.dup(shared), os.dup(log_fd)])
     os.close(commands_r)
     os.close(replies_w)

@@ -9,7 +9,7 @@ from kernel_gym.llm.base import GenerationRequest, ParentKernel
 from kernel_gym.llm.synthetic import SyntheticCoder
 from kernel_gym.llm.synthetic.context import ContextEffects, family_of
 from kernel_gym.memory import MemoryItem
-from kernel_gym.memory.seed.ascendc_vector import SEED_ITEMS
+from kernel_gym.backends.seeds.ascendc_vector import SEED_ITEMS
 from kernel_gym.tasks import get_task
 
 RELU = "level1/021_relu"

@@ -27,7 +27,7 @@ from kernel_gym.llm.base import GenerationRequest, ParentKernel
 from kernel_gym.llm.synthetic import SyntheticCoder
 from kernel_gym.llm.synthetic.context import family_of
 from kernel_gym.memory import MemoryItem
-from kernel_gym.memory.seed.ascendc_vector import SEED_ITEMS
+from kernel_gym.backends.seeds.ascendc_vector import SEED_ITEMS
 from kernel_gym.tasks import get_task
 from kernel_gym.tasks.spec import TaskSpec
 from kernel_gym.verify import verify

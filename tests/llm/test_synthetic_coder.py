@@ -21,7 +21,7 @@ from kernel_gym.llm.synthetic.skills import (
     skills_from_error,
 )
 from kernel_gym.memory import MemoryItem
-from kernel_gym.memory.seed.ascendc_vector import SEED_ITEMS
+from kernel_gym.backends.seeds.ascendc_vector import SEED_ITEMS
 from kernel_gym.tasks import get_task, load_suite
 from kernel_gym.verify import verify
 

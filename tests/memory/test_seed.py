@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from kernel_gym.memory import SEED_ITEMS, MemoryStore, load_seed_knowledge
+from kernel_gym.backends.seeds.ascendc_vector import SEED_ITEMS
+from kernel_gym.memory import MemoryStore, load_seed_knowledge
 
 
 def test_seed_items_are_well_formed():
@@ -72,8 +73,9 @@ def test_load_seed_knowledge_is_idempotent(db):
         assert all(it.backend == "ascend_sim" and it.category and it.title and it.key for it in items)
         assert {it.kind for it in items} == {"api_template", "best_practice", "validity_rule"}
         assert [it.payload["seed_key"] for it in items] == [d["slug"] for d in SEED_ITEMS]
-        # another backend gets its own copy
-        other = load_seed_knowledge(s, backend="ascend_npu")
+        # another backend gets its own copy; a backend without seed knowledge adds nothing
+        other = load_seed_knowledge(s, backend="ascend_npu", entries=SEED_ITEMS)
         assert not set(other) & set(ids) and s.count(backend="ascend_npu") == len(SEED_ITEMS)
+        assert load_seed_knowledge(s, backend="cpu") == [] and s.count(backend="cpu") == 0
     with MemoryStore(db) as s:  # and across processes / reopen
         assert load_seed_knowledge(s) == ids

@@ -124,7 +124,8 @@ class SyntheticCoder:
         task = request.task
         plan: Plan = analyze(task)
         have, origin, reading = self._read(request, plan)
-        if request.backend == "cpu":  # the cube unit is an NPU engine: C++ for a CPU has no cube form
+        language = coder_language(request.backend)
+        if language == "cpp":  # the cube unit is an NPU engine: C++ for a CPU has no cube form
             if plan.kind == "cube":
                 plan = replace(plan, kind="unsupported", note="no cpu template for matmul + epilogue")
         else:
@@ -142,7 +143,7 @@ class SyntheticCoder:
             ]
         )
         knobs, applied = choose_knobs(plan, have, tactics, request.stage, rng, parent_knobs)
-        if request.backend == "cpu":
+        if language == "cpp":
             source = render_cpu(plan, knobs)
         else:
             source = render_ascendc(plan, knobs)
@@ -168,3 +169,17 @@ class SyntheticCoder:
             completion_tokens=len(source.split()),
         )
         return Generation(source=source, usage=usage, raw=None, notes=notes)
+
+
+def coder_language(backend: str) -> str:
+    """The language the synthetic coder writes for ``backend``: its ``language`` if the coder has
+    templates for it (``cpp``, ``ascendc``); otherwise one clear error."""
+    from kernel_gym.backends import backend_class
+
+    language = backend_class(backend).language
+    if language not in ("cpp", "ascendc"):
+        raise ValueError(
+            f"the synthetic coder writes cpp and ascendc kernels; backend {backend!r} takes {language!r}: "
+            "use an LLM generator (generator=litellm) or add templates for it"
+        )
+    return language

@@ -176,6 +176,28 @@ def compile_shared(
     )
 
 
+_FLOAT16_PROBE = "void f(const _Float16* x, _Float16* y, long n) { for (long i = 0; i < n; ++i) y[i] = x[i] > 0 ? x[i] : 0; }"
+
+
+@functools.cache
+def _native_arch_fixes(compiler: str) -> tuple[str, ...]:
+    """Flags that keep ``-march=native`` code assemblable on this machine. Some virtual CPUs report
+    AVX512-FP16; GCC 12 then emits masked ``vmovsh`` for _Float16 loops, which binutils 2.40 rejects,
+    so every half-precision answer would fail to build. Probed once per process."""
+
+    def builds(extra: list[str]) -> bool:
+        cmd = [compiler, "-x", "c++", "-O3", "-march=native", *extra, "-c", "-", "-o", os.devnull]
+        try:
+            run = subprocess.run(cmd, input=_FLOAT16_PROBE, capture_output=True, text=True, timeout=60, check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            return True  # nothing to fix that a probe can see
+        return run.returncode == 0
+
+    if builds([]) or not builds(["-mno-avx512fp16"]):
+        return ()
+    return ("-mno-avx512fp16",)
+
+
 def _compile_local(
     sources: str | Mapping[str, str],
     *,
@@ -189,6 +211,8 @@ def _compile_local(
     if isinstance(sources, str):
         sources = {"kernel.cpp": sources}
     flags = list(flags)
+    if "-march=native" in flags and compiler in ("g++", "gcc"):
+        flags += _native_arch_fixes(compiler)
     key = _hash_inputs(sources, flags, compiler, depends_on)
     out_dir = cache_root() / cache_subdir
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -203,12 +203,18 @@ def _launch_summary(report: Any) -> dict[str, Any]:
 
 
 ASCEND_ANSWER_FORMAT = '''\
+A simulated Huawei Ascend AI Core (Ascend C vector programming, one kernel launched over several
+AI-core blocks). Latency is the simulated time of the kernel.
+
 Answer: one Python file defining `class ModelNew(nn.Module)` with the same constructor and
 forward signatures as the reference `Model`. The computation runs in an Ascend C kernel
 (vector API: TPipe, TQue, GlobalTensor/LocalTensor, DataCopy, Add/Mul/Exp/...), launched
 from an `extern "C"` host function with `kernel<<<blockDim, nullptr, stream>>>(...)`.
 ModelNew builds it with `kernel_gym.ascendc.load` and its forward only allocates outputs
 and calls the host function. No torch compute, no try/except, no threads, no OS access.
+
+For example, for a reference whose forward returns `2 * x + 1` (an illustration of the form; no
+task asks for it):
 
 ```python
 import torch
@@ -220,7 +226,7 @@ SOURCE = r"""
 using namespace AscendC;
 constexpr int32_t TILE = 2048;   // elements per tile (8 KB of float: 32-byte aligned)
 
-class KernelRelu {
+class KernelScaleShift {
 public:
     __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, uint32_t total) {
         uint32_t per = total / GetBlockNum();
@@ -237,7 +243,8 @@ public:
             inQ.EnQue(xl);
             LocalTensor<float> xin = inQ.DeQue<float>();
             LocalTensor<float> yl = outQ.AllocTensor<float>();
-            Relu(yl, xin, TILE);
+            Muls(yl, xin, 2.0f, TILE);          // y = 2x
+            Adds(yl, yl, 1.0f, TILE);           // y = 2x + 1
             outQ.EnQue(yl);
             inQ.FreeTensor(xin);
             LocalTensor<float> yout = outQ.DeQue<float>();
@@ -253,16 +260,17 @@ private:
     uint32_t tiles;
 };
 
-extern "C" __global__ __aicore__ void relu_kernel(GM_ADDR x, GM_ADDR y, uint32_t total) {
-    KernelRelu op;
+extern "C" __global__ __aicore__ void scale_shift_kernel(GM_ADDR x, GM_ADDR y, uint32_t total) {
+    KernelScaleShift op;
     op.Init(x, y, total);
     op.Process();
 }
 
-extern "C" void relu_do(uint32_t blockDim, void* stream, uint8_t* x, uint8_t* y, uint32_t total) {
-    relu_kernel<<<blockDim, nullptr, stream>>>(x, y, total);
+extern "C" void scale_shift_do(uint32_t blockDim, void* stream, uint8_t* x, uint8_t* y, uint32_t total) {
+    scale_shift_kernel<<<blockDim, nullptr, stream>>>(x, y, total);
 }
 """
+
 
 class ModelNew(nn.Module):
     def __init__(self):
@@ -271,7 +279,14 @@ class ModelNew(nn.Module):
 
     def forward(self, x):
         y = torch.empty_like(x)
-        self.mod.relu_do(8, None, x, y, x.numel())   # assumes numel divisible by 8 * TILE
+        self.mod.scale_shift_do(8, None, x, y, x.numel())  # assumes numel divisible by 8 * TILE
         return y
 ```
-Sizes that do not divide evenly need tail handling (DataCopyPad or a last partial tile).'''
+Sizes that do not divide evenly need tail handling (DataCopyPad or a last partial tile).
+
+Ascend C rules the simulator enforces: Unified Buffer (UB) allocations made with
+`pipe.InitBuffer` must fit in the UB; `DataCopy` between global memory and UB moves whole
+32-byte blocks, so use `DataCopyPad` (or a padded tile) for lengths that are not a multiple of
+32 bytes; every tensor taken with `AllocTensor`/`DeQue` must be released with `FreeTensor`; use
+only the dtypes the vector instructions support.
+'''

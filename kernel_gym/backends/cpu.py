@@ -82,10 +82,16 @@ class CpuBackend(Backend):
 
 
 CPU_ANSWER_FORMAT = '''\
+C++ compiled with the system compiler (OpenMP available). Latency is the measured wall-clock
+time of one forward.
+
 Answer: one Python file defining `class ModelNew(nn.Module)` with the same constructor and
 forward signatures as the reference `Model`. The computation runs in C++ (OpenMP allowed)
 that ModelNew compiles with kernel_gym's loader; the forward only allocates outputs and
 calls the kernel. No torch compute, no try/except, no threads, no file or OS access.
+
+For example, for a reference whose forward returns `2 * x + 1` (an illustration of the form; no
+task asks for it):
 
 ```python
 import torch
@@ -94,11 +100,12 @@ from kernel_gym.backends.cpu import load_cpp
 
 CPP = r"""
 #include <cstdint>
-extern "C" void relu_kernel(const float* x, float* y, int64_t n) {
+extern "C" void scale_shift_kernel(const float* x, float* y, int64_t n) {
     #pragma omp parallel for
-    for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0.f ? x[i] : 0.f;
+    for (int64_t i = 0; i < n; ++i) y[i] = 2.f * x[i] + 1.f;
 }
 """
+
 
 class ModelNew(nn.Module):
     def __init__(self):
@@ -108,6 +115,7 @@ class ModelNew(nn.Module):
     def forward(self, x):
         x = x.contiguous()
         y = torch.empty_like(x)
-        self.lib.relu_kernel(x, y, x.numel())
+        self.lib.scale_shift_kernel(x, y, x.numel())
         return y
-```'''
+```
+'''

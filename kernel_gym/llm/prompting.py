@@ -6,9 +6,10 @@ placeholders); this module only selects templates and fills them. A ``prompt_dir
 ``llm.options.prompt_dir``) holds a user's files that replace the package's of the same name:
 
 * ``drafting.md`` / ``refining.md``: the user message of each stage;
-* ``format_<backend>.md``: the answer format with an example answer for an operator that no task
-  of any suite computes (tests/llm/test_prompt_leaks.py checks it against every task);
-  ``format_default.md`` wraps the backend's own ``answer_format()`` for a backend without a file;
+* ``format_default.md`` wraps the backend's own ``answer_format()`` (the backend owns its format and
+  its example answer, for an operator that no task of any suite computes: tests/llm/
+  test_prompt_leaks.py checks it against every task); a ``format_<backend>.md`` replaces it for
+  that backend;
 * ``mode_small.md`` / ``mode_large.md`` / ``mode_scratch.md``: what a refining step asks for;
 * ``sections/*.md``: memories, parent kernel, pool, verifier feedback.
 

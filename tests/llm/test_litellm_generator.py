@@ -268,8 +268,7 @@ def test_extract_fallbacks():
 
 # ---------------------------------------------------------------------------- prompts
 def test_prompt_files_exist_and_render_without_leftover_placeholders(task):
-    for name in ("system.md", "drafting.md", "refining.md", "format_ascend_sim.md", "format_cpu.md",
-                 "mode_small.md", "mode_large.md"):
+    for name in ("system.md", "drafting.md", "refining.md", "format_default.md", "mode_small.md", "mode_large.md"):
         assert (PROMPT_DIR / name).is_file(), name
     req = GenerationRequest(task=task, backend="cpu")
     system, user = build_messages(req)

@@ -11,13 +11,13 @@ import time
 
 import pytest
 
-from kernel_gym.backends.cpu import CPU_ANSWER_FORMAT
 from kernel_gym.tasks import get_task
 from kernel_gym.verify import VerifySettings, sandbox_stage, verify
+from solutions import reference_answer
 
 RELU = get_task("level1/021_relu")
 FAST = {"measure_time": False, "use_cache": False, "timeout_s": 60}
-GOOD = CPU_ANSWER_FORMAT.split("```python\n", 1)[1].split("```", 1)[0]
+GOOD = reference_answer("level1/021_relu", "cpu")
 
 
 def relu_answer(kernel_body: str, prelude: str = "", forward_extra: str = "") -> str:

@@ -38,8 +38,8 @@ def get_init_inputs():
 '''
 
 
-def example(backend: str) -> str:
-    (block,) = [b for b in find_code_blocks(answer_format(backend)) if b.defines_model_new]
+def example(backend: str, form: str = "python") -> str:
+    (block,) = [b for b in find_code_blocks(answer_format(backend, form)) if b.defines_model_new]
     return block.code
 
 
@@ -54,6 +54,14 @@ def test_format_example_is_a_valid_answer_to_its_own_operator(backend):
                    source=EXAMPLE_SOURCE, description="y = 2 x + 1")
     answer = get_backend(backend).answer_source(example(backend), "python")
     result = verify(own, answer, backend=backend)
+    assert result.feasible, (result.error_class, result.message)
+
+
+def test_six_string_format_example_is_a_valid_answer_to_its_own_operator():
+    own = TaskSpec(id="format_example/scale_shift", level=1, category="elementwise", dtype="float32",
+                   source=EXAMPLE_SOURCE, description="y = 2 x + 1")
+    answer = get_backend("ascend_sim").answer_source(example("ascend_sim", "six_string"), "six_string")
+    result = verify(own, answer, backend="ascend_sim")
     assert result.feasible, (result.error_class, result.message)
 
 

@@ -83,7 +83,8 @@ class StepRecord:
     generation_error: dict[str, Any] | None  #: ``{error_class, message}`` when every generation failed
     reply: str | None  #: the model's raw reply
     reasoning: str | None  #: the model's reasoning text, apart from the reply
-    candidates_tried: list[dict[str, Any]]  #: per candidate: ``outcome`` and ``latency_s`` or the error
+    #: per candidate: ``outcome``, ``latency_s``, its raw ``reply`` and ``reasoning``; or the error
+    candidates_tried: list[dict[str, Any]]
     timing: StepTiming
 
 

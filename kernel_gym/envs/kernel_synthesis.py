@@ -689,7 +689,10 @@ class KernelSynthesisEnv(gym.Env):
                 tried.append({"outcome": "generation_error", "error_class": g.error_class, "message": g.message})
                 continue
             res = self._no_code_result(g) if g.no_code else self._verify(g.source)
-            tried.append({"outcome": _outcome(res), "latency_s": res.get("latency_s")})
+            # every candidate's reply is kept, not only the chosen one's: a run is re-scored from them
+            tried.append(
+                {"outcome": _outcome(res), "latency_s": res.get("latency_s"), "reply": g.raw, "reasoning": g.reasoning}
+            )
             # best-of-k: a feasible kernel, fastest first; else one that was verified; else no_code
             rank = (
                 0 if res.get("feasible") else 1 if not g.no_code else 2,

@@ -138,6 +138,10 @@ def test_env_best_of_k_candidates_concurrently(tmp_path, monkeypatch):
                 obs, reward, terminated, _, info = env.step(env.action_space.sample())
                 outcomes.append(info["outcome"])
                 assert len(info["candidates_tried"]) == 4 and info["usage"]["attempts"] == 4
+                # every candidate's raw reply is kept, the losers' too
+                for cand in info["candidates_tried"]:
+                    if cand["outcome"] != "generation_error":
+                        assert cand["reply"] in (BROKEN, "prose only")
             assert terminated and len(srv.requests) == 80
             assert set(outcomes) <= {"syntax_error", "no_code"}  # a verified candidate wins over errors
         finally:

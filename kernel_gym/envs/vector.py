@@ -19,6 +19,7 @@ import functools
 import os
 import shutil
 import tempfile
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,20 @@ class _SharedStoreVectorEnv(gym.vector.VectorWrapper):
             self._tmpdir = None
 
 
+def _share_llm_concurrency(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """An LLM generator named by string or dict gets one ``concurrency_group`` for all copies, so
+    they keep its ``max_concurrency`` requests in flight together (not each)."""
+    generator = kwargs.get("generator")
+    name = generator.get("name") if isinstance(generator, dict) else generator
+    if not (isinstance(name, str) and name.startswith("litellm:")):
+        return kwargs
+    options = dict(kwargs.get("generator_options") or {})
+    in_dict = isinstance(generator, dict) and "concurrency_group" in generator
+    if not in_dict and "concurrency_group" not in options:
+        options["concurrency_group"] = f"vector-env-{uuid.uuid4().hex}"
+    return {**kwargs, "generator_options": options}
+
+
 def make_vector_env(
     num_envs: int = 1,
     *,
@@ -74,7 +89,8 @@ def make_vector_env(
     :param memory: path of the shared SQLite store, or a ``postgresql://`` DSN; None = a temporary
         SQLite store, deleted on ``close()``. An open MemoryStore cannot cross processes: pass its path.
     :param kwargs: KernelSynthesisEnv arguments, the same for every copy (``shard`` is set per
-        copy unless given; ``task_stream="single"`` gives every copy the same task).
+        copy unless given; ``task_stream="single"`` gives every copy the same task). An LLM
+        generator's ``max_concurrency`` is shared by all copies (one ``concurrency_group``).
     """
     from kernel_gym.memory import MemoryStore
 
@@ -89,6 +105,7 @@ def make_vector_env(
     if memory is None:
         tmpdir = tempfile.mkdtemp(prefix="kernel_gym_vec_")
         memory = Path(tmpdir) / "memory.db"
+    kwargs = _share_llm_concurrency(kwargs)
     split = "shard" not in kwargs and kwargs.get("task_stream", "suite") != "single" and num_envs > 1
     fns = []
     for i in range(num_envs):

@@ -36,6 +36,7 @@ includes the import, while ``import kernel_gym.llm`` stays cheap.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import random
@@ -48,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel_gym.llm.base import BudgetExhausted, Generation, GenerationError, GenerationRequest, Usage
+from kernel_gym.llm.concurrency import slots_for_group
 from kernel_gym.llm.extract import CodeExtractionError, extract_code
 from kernel_gym.llm.prompting import build_messages
 from kernel_gym.llm.response_cache import ResponseCache, cache_key
@@ -206,6 +208,9 @@ class LiteLLMGenerator:
             provider default (``OPENAI_API_KEY``...).
         token_limit: most tokens (prompt + completion) this generator may use; None = no limit.
         max_concurrency: most requests in flight at once (:meth:`generate_many`, threads).
+        concurrency_group: a name shared by generators in several processes (the copies of a
+            vector env: ``make_vec`` sets one) that keep ``max_concurrency`` requests in flight
+            together, through lock files under the cache root; None = this object's limit only.
         fallback_usd_per_mtok: (input, output) US dollars per million tokens charged against
             ``cost_limit_usd`` for a model litellm has no price for.
         prompt_dir: a directory of prompt files overriding the package's by name.
@@ -235,6 +240,7 @@ class LiteLLMGenerator:
         api_key_env: str | None = None,
         token_limit: int | None = None,
         max_concurrency: int = 4,
+        concurrency_group: str | None = None,
         fallback_usd_per_mtok: Sequence[float] = (1.0, 4.0),
         prompt_dir: str | Path | None = None,
     ) -> None:
@@ -297,6 +303,11 @@ class LiteLLMGenerator:
         self._rng = random.Random()
         self._lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(self.max_concurrency)
+        # generators of every process that name the same group share max_concurrency (a vector env)
+        self.concurrency_group = concurrency_group
+        self._shared_slots = (
+            None if concurrency_group is None else slots_for_group(concurrency_group, self.max_concurrency)
+        )
         self.total_cost_usd = 0.0  # priced spend (litellm's table)
         self.total_estimated_usd = 0.0  # unpriced tokens at fallback_usd_per_mtok
         self.total_prompt_tokens = 0
@@ -493,7 +504,7 @@ class LiteLLMGenerator:
 
         state: dict[str, Any] = {}
         start = time.perf_counter()
-        with self._slots:
+        with self._slots, self._shared_slots.hold() if self._shared_slots else contextlib.nullcontext():
             try:
                 response = run_with_retries(
                     attempt, self.policy, retryable_errors(), sleep=self.sleep_fn, rng=self._rng, state=state

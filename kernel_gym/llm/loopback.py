@@ -66,6 +66,8 @@ class LoopbackServer:
         self.script = list(script or [])
         self.latency_s = float(latency_s)
         self.requests: list[dict[str, Any]] = []
+        self.in_flight = 0  # chat requests being answered now
+        self.max_in_flight = 0  # the most at once so far (a concurrency limit's test reads it)
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -110,7 +112,12 @@ class LoopbackServer:
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     return self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
                 reply = server._next(body)
+                with server._lock:
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
                 time.sleep(server.latency_s + reply.delay_s)
+                with server._lock:
+                    server.in_flight -= 1
                 if reply.status != 200:
                     return self._send(
                         reply.status,

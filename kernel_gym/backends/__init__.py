@@ -16,13 +16,14 @@ import sys
 from importlib.metadata import entry_points
 from pathlib import Path
 
-from kernel_gym.backends.base import Backend, BackendUnavailable, SandboxPolicy
+from kernel_gym.backends.base import Backend, BackendUnavailable, SandboxPolicy, TimingRejected
 
 __all__ = [
     "BACKENDS",
     "Backend",
     "BackendUnavailable",
     "SandboxPolicy",
+    "TimingRejected",
     "backend_class",
     "backend_target",
     "compile_cache_dirs",
@@ -38,6 +39,8 @@ _TARGET = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
 BACKENDS: dict[str, str] = {
     "cpu": "kernel_gym.backends.cpu:CpuBackend",
     "ascend_sim": "kernel_gym.backends.ascend_sim:AscendSimBackend",
+    "cuda": "kernel_gym.backends.cuda:CudaBackend",
+    "triton": "kernel_gym.backends.triton:TritonBackend",
 }
 
 

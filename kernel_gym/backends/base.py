@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 if TYPE_CHECKING:  # torch is imported where a backend is used, not where it is registered
     import torch
 
-__all__ = ["Backend", "BackendUnavailable", "SandboxPolicy"]
+__all__ = ["Backend", "BackendUnavailable", "SandboxPolicy", "TimingRejected"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,11 @@ class SandboxPolicy:
         import_roots: directories of backend packages outside kernel_gym, bound read-only with
             their parents on PYTHONPATH so the verifier's processes import the backend. Filled
             by the registry (:func:`kernel_gym.backends.sandbox_policy`); a backend leaves it empty.
+        runner_exec: the answer's process may run programs (a JIT such as Triton's runs ptxas and
+            the host compiler in-process); the namespace sandbox still bounds what they reach.
+        open_files: the answer process's file-descriptor limit (a GPU runtime opens device files).
+        unix_sockets: the answer process may create, bind and listen on AF_UNIX sockets (the
+            CUDA driver does at initialisation); connecting and every other family stay denied.
     """
 
     env_vars: tuple[str, ...] = ()
@@ -44,10 +49,22 @@ class SandboxPolicy:
     read_only_paths: tuple[str, ...] = ()
     limit_address_space: bool = True
     import_roots: tuple[str, ...] = ()
+    runner_exec: bool = False
+    open_files: int = 64
+    unix_sockets: bool = False
 
 
 class BackendUnavailable(RuntimeError):
     """The backend cannot run on this machine; the message says what to install or set."""
+
+
+class TimingRejected(RuntimeError):
+    """A device-timed call whose timing report breaks a rule (work left running after the call,
+    a latency below the physical floor); the judge turns it into a ``hacked`` verdict."""
+
+    def __init__(self, hack_rule: str, message: str) -> None:
+        super().__init__(message)
+        self.hack_rule = hack_rule
 
 
 class Backend(ABC):
@@ -76,6 +93,8 @@ class Backend(ABC):
     sandbox: ClassVar[SandboxPolicy] = SandboxPolicy()
     #: shown when a simulated backend's answer launched no kernel
     no_launch_message: ClassVar[str] = "ModelNew.forward launched no kernel"
+    #: compilers the judge's compile service may run for this backend's caches
+    compilers: ClassVar[tuple[str, ...]] = ("g++", "gcc")
 
     def check_answer_format(self, answer_format: str) -> None:
         """Raise ValueError naming the accepted formats when ``answer_format`` is not one."""
@@ -109,6 +128,10 @@ class Backend(ABC):
         ``total_latency_s`` and ``launches``. Default: None (latency is measured, not recorded)."""
         return None
 
+    def configure(self, options: dict[str, Any]) -> None:  # noqa: B027  (optional hook)
+        """(Caller) the verification's ``backend_options``, before :meth:`check_available` (an
+        option may change what the machine needs, e.g. an interpreter instead of a GPU)."""
+
     def check_available(self) -> None:  # noqa: B027  (optional hook)
         """Raise BackendUnavailable (with the fix) when this machine cannot run the backend.
         Default: always available."""
@@ -129,6 +152,28 @@ class Backend(ABC):
     def latency_floor_s(self, inputs: list[Any], expected: torch.Tensor) -> float:
         """(Simulated backends) the least latency any correct kernel can report for these tensors."""
         return 0.0
+
+    def device_session(self) -> Any:
+        """(Device-timed backends, in the answer's process) an object that moves models and inputs
+        to the device and times each call there: ``place_model(model)``, ``stage(inputs)``,
+        ``run(call) -> (output, report)``, ``to_host(output, staged, inputs)``. Default: None
+        (the model runs on the host and the judge's clock times it)."""
+        return None
+
+    def untimed_reason(self, options: dict[str, Any]) -> str | None:
+        """Why these backend options allow functional checks only (an interpreter), or None."""
+        return None
+
+    def call_latency(self, reply: dict[str, Any], wall_s: float, cpu_s: float) -> float:
+        """(In the judge) the latency of one timed call from the judge's wall clock, the runner's
+        CPU time per thread and the runner's reply. Device-timed backends read the device's
+        timing report from the reply and may raise TimingRejected."""
+        return max(wall_s, cpu_s)
+
+    def summarize_timing(self, reports: list[dict[str, Any]]) -> dict[str, Any]:
+        """(In the judge) extra details from the timed calls' device reports; may raise
+        TimingRejected for a rule that only the whole series shows. Default: none."""
+        return {}
 
     def timing_details(self) -> dict[str, Any]:
         """Extra details of the answer's timing (e.g. the simulated SoC)."""

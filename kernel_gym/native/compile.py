@@ -23,6 +23,7 @@ __all__ = [
     "cache_root",
     "cache_key_file",
     "compile_shared",
+    "compiler_path",
     "compiler_version",
     "set_compile_service",
     "sign_artefact",
@@ -102,15 +103,33 @@ def artefact_is_signed(path: Path) -> bool:
 KNOWN_COMPILER_VERSIONS: dict[str, str] = {}
 
 
+def compiler_path(compiler: str) -> str | None:
+    """The executable of ``compiler``: on PATH, and for nvcc also under $CUDA_HOME / $CUDA_PATH
+    and /usr/local/cuda (where the toolkit installs it without touching PATH)."""
+    exe = shutil.which(compiler)
+    if exe is None and compiler == "nvcc":
+        homes = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"]
+        for home in filter(None, homes):
+            candidate = Path(home) / "bin" / "nvcc"
+            if candidate.is_file() and os.access(candidate, os.X_OK):
+                return str(candidate)
+    return exe
+
+
 @functools.lru_cache(maxsize=8)
 def compiler_version(compiler: str) -> str:
     if compiler in KNOWN_COMPILER_VERSIONS:
         return KNOWN_COMPILER_VERSIONS[compiler]
-    exe = shutil.which(compiler)
+    exe = compiler_path(compiler)
     if exe is None:
+        if compiler == "nvcc":
+            raise CompileError("nvcc not found (PATH, $CUDA_HOME/bin, /usr/local/cuda/bin); install the CUDA toolkit")
         raise CompileError(f"C++ compiler {compiler!r} not found on PATH; install it (Debian: apt-get install g++)")
     out = subprocess.run([exe, "--version"], capture_output=True, text=True, check=False)
-    return out.stdout.splitlines()[0] if out.stdout else compiler
+    lines = out.stdout.strip().splitlines()
+    if compiler == "nvcc":  # the release line ("Cuda compilation tools, release 13.0, V13.0.88")
+        return next((ln for ln in lines if "release" in ln), lines[-1] if lines else compiler)
+    return lines[0] if lines else compiler
 
 
 def _hash_inputs(sources: Mapping[str, str], flags: Sequence[str], compiler: str, extra_files: Sequence[Path]) -> str:
@@ -176,7 +195,9 @@ def compile_shared(
     )
 
 
-_FLOAT16_PROBE = "void f(const _Float16* x, _Float16* y, long n) { for (long i = 0; i < n; ++i) y[i] = x[i] > 0 ? x[i] : 0; }"
+_FLOAT16_PROBE = (
+    "void f(const _Float16* x, _Float16* y, long n) { for (long i = 0; i < n; ++i) y[i] = x[i] > 0 ? x[i] : 0; }"
+)
 
 
 @functools.cache
@@ -230,12 +251,18 @@ def _compile_local(
             path = tmp_path / name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
-            if path.suffix in (".cpp", ".cc", ".cxx", ".c"):
+            if path.suffix in (".cpp", ".cc", ".cxx", ".c", *((".cu",) if compiler == "nvcc" else ())):
                 units.append(str(path))
         if not units:
             raise CompileError("no .cpp/.cc/.c file among the sources: nothing to compile")
         lib = tmp_path / "lib.so"
-        cmd = [compiler, "-shared", "-fPIC", *flags, "-I", str(tmp_path), *units, "-o", str(lib)]
+        if compiler == "nvcc":  # nvcc drives the host compiler: position-independent code through it
+            exe = compiler_path("nvcc")
+            if exe is None:
+                raise CompileError("nvcc not found; install the CUDA toolkit or set CUDA_HOME")
+            cmd = [exe, "-shared", "-Xcompiler", "-fPIC", *flags, "-I", str(tmp_path), *units, "-o", str(lib)]
+        else:
+            cmd = [compiler, "-shared", "-fPIC", *flags, "-I", str(tmp_path), *units, "-o", str(lib)]
         if wrap is not None:
             cmd = wrap(cmd, tmp_path)
         try:

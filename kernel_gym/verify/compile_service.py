@@ -92,7 +92,8 @@ class CompileService:
         if (
             not isinstance(subdir, str)
             or not re.fullmatch(r"[a-z][a-z0-9_]{0,40}", subdir)
-            or compiler not in ("g++", "gcc")
+            or compiler not in ("g++", "gcc", "nvcc")
+            or compiler not in self.backend.compilers
         ):
             return _refused("protocol", f"compile request for cache {subdir!r} with compiler {compiler!r}")
         if subdir not in self.kinds:

@@ -30,6 +30,7 @@ import logging
 import os
 import resource
 import shutil
+import socket
 import subprocess
 import sys
 import sysconfig
@@ -231,15 +232,24 @@ _RUNNER_DENIED = ("execve", "execveat", "fork", "vfork")
 _CLONE_THREAD = 0x00010000
 
 
-def _filter(extra_denied: Sequence[str], deny_process_clone: bool):  # noqa: ANN202
+# what a GPU driver does at initialisation: a UNIX socket of its own, bound and listening
+# (cudaGetDeviceCount fails with error 304 when any of these is refused); connect stays denied
+_UNIX_LISTEN = ("socket", "bind", "listen")
+
+
+def _filter(extra_denied: Sequence[str], deny_process_clone: bool, unix_sockets: bool = False):  # noqa: ANN202
     import pyseccomp as seccomp
 
     flt = seccomp.SyscallFilter(seccomp.ALLOW)
     for name in (*_ALWAYS_DENIED, *extra_denied):
+        if unix_sockets and name in _UNIX_LISTEN:
+            continue
         try:
             flt.add_rule(seccomp.ERRNO(errno.EPERM), name)
         except (RuntimeError, ValueError, OSError):  # a syscall this kernel/arch does not have
             continue
+    if unix_sockets:  # every other address family stays out of reach
+        flt.add_rule(seccomp.ERRNO(errno.EPERM), "socket", seccomp.Arg(0, seccomp.NE, socket.AF_UNIX))
     if deny_process_clone:
         # threads (CLONE_THREAD) stay allowed; a new process does not. clone3 passes its flags in
         # memory that seccomp cannot read: ENOSYS makes glibc fall back to clone.
@@ -253,20 +263,34 @@ def install_host_filter() -> None:
     _filter((), deny_process_clone=False).load()
 
 
-def install_runner_filter() -> None:
-    """Seccomp for an answer runner: the host's rules plus no exec and no new processes."""
-    _filter(_RUNNER_DENIED, deny_process_clone=True).load()
+def install_runner_filter(allow_exec: bool = False, unix_sockets: bool = False) -> None:
+    """Seccomp for an answer runner: the host's rules plus no exec and no new processes
+    (``allow_exec``: a backend whose JIT runs its compiler in-process, Triton's, may;
+    ``unix_sockets``: a GPU backend's driver may create, bind and listen on AF_UNIX sockets)."""
+    if allow_exec:
+        _filter((), deny_process_clone=False, unix_sockets=unix_sockets).load()
+    else:
+        _filter(_RUNNER_DENIED, deny_process_clone=True, unix_sockets=unix_sockets).load()
 
 
 def set_runner_limits(
-    memory_limit_mb: int, cpu_seconds: int, file_size_mb: int, limit_address_space: bool = True
+    memory_limit_mb: int,
+    cpu_seconds: int,
+    file_size_mb: int,
+    limit_address_space: bool = True,
+    open_files: int = 64,
 ) -> None:
     """Resource limits of an answer process. ``limit_address_space`` False (a GPU backend's policy:
-    its runtime reserves far more virtual memory than it uses) caps the data segment instead."""
+    its runtime reserves far more virtual memory than it uses) leaves memory uncapped by rlimits."""
     mem = memory_limit_mb << 20
-    resource.setrlimit(resource.RLIMIT_AS if limit_address_space else resource.RLIMIT_DATA, (mem, mem))
+    if limit_address_space:
+        resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+    # else (a GPU runtime): no cap here; the CUDA driver maps device-sized writable regions at
+    # initialisation, which a data-segment cap refuses (cudaGetDeviceCount fails)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
     fsize = file_size_mb << 20
     resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
-    resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    files = open_files if hard == resource.RLIM_INFINITY else min(open_files, hard)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (files, files))

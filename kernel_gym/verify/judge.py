@@ -442,15 +442,36 @@ def time_reference(
         model = task_module.Model(*task_module.get_init_inputs()).eval()
         return backend.time_reference(lambda: None, model, plan.timing_sets[0].inputs, settings)
     link.request({"op": "load_reference"})
-    samples, timings = [], []
+    samples, timings, reports = [], [], []
     for j, s in enumerate(plan.reference_timing_sets):
         _flush_caches(settings.flush_cache_mb)
-        _, _, timing = slots.call(s.inputs, record=False, fill=False)
+        _, reply, timing = slots.call(s.inputs, record=False, fill=False)
         link.resume()
         if j >= settings.warmup_runs:
-            samples.append(max(timing.wall_s, timing.cpu_s / settings.threads))
+            samples.append(_call_latency(backend, reply, timing, settings))
             timings.append(timing)
-    return statistics.median(samples), _timing_summary(samples, settings.threads, timings)
+            reports.append(reply.get("device_timing") or {})
+    details = _timing_summary(samples, settings.threads, timings)
+    return statistics.median(samples), {**details, **_device_summary(backend, reports)}
+
+
+def _call_latency(backend: Backend, reply: dict[str, Any], timing: CallTiming, settings: VerifySettings) -> float:
+    """The backend's latency of one timed call (the judge's clock, or a device's report it checks)."""
+    from kernel_gym.backends import TimingRejected
+
+    try:
+        return backend.call_latency(reply, timing.wall_s, timing.cpu_s / settings.threads)
+    except TimingRejected as exc:
+        raise StageFailure("hacked", str(exc), hack_rule=exc.hack_rule) from None
+
+
+def _device_summary(backend: Backend, reports: list[dict[str, Any]]) -> dict[str, Any]:
+    from kernel_gym.backends import TimingRejected
+
+    try:
+        return backend.summarize_timing(reports)
+    except TimingRejected as exc:
+        raise StageFailure("hacked", str(exc), hack_rule=exc.hack_rule) from None
 
 
 def measure_latency(
@@ -459,7 +480,7 @@ def measure_latency(
     """Median latency over distinct input sets, every timed output checked (a wrong output
     while timed fails the answer). Simulated backends report the simulated latency, which must
     not fall below the memory-traffic floor the judge computes itself."""
-    samples, timings, simulated = [], [], []
+    samples, timings, simulated, reports = [], [], [], []
     # The in-process compute guard costs a Python dispatch per torch op, which the reference does
     # not pay: it watches a random quarter of the timed calls (left out of the samples), which
     # the answer cannot tell from the others, so torch compute used only while timed is caught.
@@ -509,8 +530,9 @@ def measure_latency(
             if len(samples) >= 2:
                 break  # deterministic: a second call checks repeatability
         else:
-            samples.append(max(timing.wall_s, timing.cpu_s / settings.threads))
+            samples.append(_call_latency(backend, reply, timing, settings))
             timings.append(timing)
+            reports.append(reply.get("device_timing") or {})
     slots.link.request({"op": "audit"})  # a patch made while timed shows here
     if backend.simulated:
         details = {
@@ -521,13 +543,27 @@ def measure_latency(
             "outputs_checked": len(samples),
         }
         return samples[-1], {**details, **backend.timing_details()}
-    details = _timing_summary(samples, settings.threads, timings)
+    details = {**_timing_summary(samples, settings.threads, timings), **_device_summary(backend, reports)}
     details["input_sets"] = len(plan.timing_sets)
     details["outputs_checked"] = len(plan.timing_sets)
     return statistics.median(samples), details
 
 
 # ------------------------------------------------------------------------------ driver
+def _compiler_versions(backend: Backend) -> dict[str, str]:
+    """Versions of the compilers the backend builds with (the runner cannot run them to ask)."""
+    from kernel_gym.native import CompileError
+
+    versions = {}
+    for c in dict.fromkeys(("g++", *backend.compilers)):
+        try:
+            versions[c] = compiler_version(c)
+        except CompileError:
+            if c == "g++":
+                raise
+    return versions
+
+
 def run_job(job: dict[str, Any], link_factory: Callable[[], RunnerLink]) -> dict[str, Any]:
     """Verify one answer; always returns a result dict (never raises for the answer's doing)."""
     task = TaskSpec.from_dict(job["task"])
@@ -553,6 +589,10 @@ def run_job(job: dict[str, Any], link_factory: Callable[[], RunnerLink]) -> dict
 
     try:
         backend.setup_judge({"threads": settings.threads, **settings.backend_options})
+        untimed = backend.untimed_reason(dict(settings.backend_options))
+        if untimed and settings.measure_time:  # e.g. an interpreter: functional checks only
+            settings = VerifySettings.from_kwargs(**{**job["settings"], "measure_time": False})
+            result["details"] = {"untimed": untimed}
         task_module = task.module()
         progress("reference")
         plan = prepare_reference(task_module, settings, backend.simulated)
@@ -566,7 +606,7 @@ def run_job(job: dict[str, Any], link_factory: Callable[[], RunnerLink]) -> dict
                 "threads": settings.threads,
                 "backend_options": settings.backend_options,
                 "weight_seed": plan.weight_seed,
-                "compiler_versions": {c: compiler_version(c) for c in ("g++",)},
+                "compiler_versions": _compiler_versions(backend),
             }
         )
         slots = CallSlots(link, plan)

@@ -77,6 +77,7 @@ def verify(task: TaskSpec, answer_source: str, backend: str = "cpu", **settings:
         raise TypeError(f"task must be a TaskSpec (kernel_gym.tasks.get_task), got {type(task).__name__}")
     config = VerifySettings.from_kwargs(**settings)
     backend_obj = get_backend(backend)
+    backend_obj.configure(dict(config.backend_options))
     backend_obj.check_available()
     cache = ResultCache() if config.use_cache else None
     key = cache_key(task, answer_source, backend_obj.name, config)

@@ -80,9 +80,13 @@ def _start_runner(request: dict[str, Any], fds: list[int], host_socket: socket.s
             int(request["cpu_seconds"]),
             int(request["file_size_mb"]),
             limit_address_space=bool(request.get("limit_address_space", True)),
+            open_files=int(request.get("open_files", 64)),
         )
         if request.get("seccomp", True):
-            isolation.install_runner_filter()
+            isolation.install_runner_filter(
+                allow_exec=bool(request.get("runner_exec", False)),
+                unix_sockets=bool(request.get("unix_sockets", False)),
+            )
         runner.serve(commands, replies, shared)
     finally:
         os._exit(70)

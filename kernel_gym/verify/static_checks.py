@@ -206,7 +206,11 @@ _ALLOWED_CPP_FLAG = re.compile(
     r"vect-cost-model(=[a-z]+)?|simd-cost-model(=[a-z]+)?|exceptions|rtti)|"
     r"-ffp-contract=(fast|on|off)|-march=[\w.-]+|-mtune=[\w.-]+|-mprefer-vector-width=\d+|"
     r"-m(no-)?(avx\w*|sse\w*|fma|f16c|bmi2?|popcnt|lzcnt|amx\w*)|-std=(c|gnu)\+\+\d\w|"
-    r"-D[A-Za-z_]\w*(=[\w.+-]*)?|-U[A-Za-z_]\w*|-W[\w=-]*|-w|-g[0-3]?|--param=[\w-]+=\d+"
+    r"-D[A-Za-z_]\w*(=[\w.+-]*)?|-U[A-Za-z_]\w*|-W[\w=-]*|-w|-g[0-3]?|--param=[\w-]+=\d+|"
+    # nvcc (load_cuda): device code generation only
+    r"-arch=sm_\d+a?|--?use_fast_math|-lineinfo|--?maxrregcount=\d+|--extra-device-vectorization|"
+    r"--?ftz=(true|false)|--?prec-div=(true|false)|--?prec-sqrt=(true|false)|--?fmad=(true|false)|"
+    r"-Xptxas=-O[0-3]|--?restrict|--?expt-relaxed-constexpr|--?expt-extended-lambda"
 )
 
 
@@ -374,6 +378,9 @@ class _AnswerVisitor(ast.NodeVisitor):
             self.add("os_access", f"{name} is not allowed in an answer", node)
         if any(s in name for s in ("cuda.Stream", "npu.Stream", ".stream(", "cuda.stream", "npu.stream")):
             self.add("threads_or_streams", f"{name}: side streams are not allowed", node)
+        if any(s in name for s in ("cuda.graph", "CUDAGraph", "make_graphed_callables", "cuda.Event")):
+            what = "CUDA graphs and events replay or time work off the timed stream"
+            self.add("threads_or_streams", f"{name}: {what}", node)
         if head in self.torch_family | self.numpy_aliases and attr in _FILE_ATTRS:
             self.add("os_access", f"{name}: answers may not read or write files", node)
         if head in self.torch_family and attr in _GLOBAL_STATE_ATTRS:
@@ -490,6 +497,14 @@ _CPP_FORBIDDEN: list[tuple[str, str, str]] = [
         r"\b(omp_set_num_threads|omp_set_dynamic|omp_set_nested|omp_set_max_active_levels|num_threads)\b",
         "threads_or_streams",
         "{0}: the thread count is the verifier's setting (both sides get the same)",
+    ),
+    (
+        r"\b(cudaStreamCreate\w*|cudaStreamAddCallback|cudaLaunchHostFunc|cudaStreamBeginCapture\w*|"
+        r"cudaGraph\w*|cudaEventCreate\w*|cudaStreamPerThread|cudaStreamWaitEvent|cuStream\w*|cuGraph\w*|"
+        r"cuLaunchHostFunc|cudaSetDevice|cudaDeviceReset|cudaDeviceSetLimit|cudaCtx\w*|cuCtx\w*)\b",
+        "threads_or_streams",
+        "{0}: kernels run on the verifier's stream (the default stream); no streams, events, graphs or "
+        "host callbacks of their own",
     ),
     (r"\b(asm|__asm__|__asm)\b", "os_access", "inline assembly is not allowed"),
     (

@@ -207,6 +207,9 @@ def _backend_limits(job: dict[str, Any]) -> dict[str, Any]:
     return {
         "env": {k: os.environ[k] for k in policy.env_vars if k in os.environ},
         "limit_address_space": policy.limit_address_space,
+        "runner_exec": policy.runner_exec,
+        "unix_sockets": policy.unix_sockets,
+        "open_files": policy.open_files,
     }
 
 

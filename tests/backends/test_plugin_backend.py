@@ -22,7 +22,7 @@ RELU = "level1/021_relu"
 
 # A host-C++ backend of its own: same loader as cpu, its own timing (a plain best-of-N wall clock),
 # its own env id and seed knowledge. The module lives in a directory of the test's, not in kernel_gym.
-TOY_MODULE = '''
+TOY_MODULE = """
 from __future__ import annotations
 
 import time
@@ -57,7 +57,7 @@ class ToyBackend(Backend):
 
     def answer_format(self):
         return "A Python module defining ModelNew that builds its kernel with load_cpp."
-'''
+"""
 
 
 @pytest.fixture(scope="module")

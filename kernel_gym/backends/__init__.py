@@ -134,6 +134,7 @@ def sandbox_policy() -> SandboxPolicy:
         read_only_paths=tuple(sorted(paths)),
         limit_address_space=all(backend_class(n).sandbox.limit_address_space for n in BACKENDS),
         import_roots=tuple(sorted(roots)),
+        unix_sockets=any(backend_class(n).sandbox.unix_sockets for n in BACKENDS),
     )
 
 

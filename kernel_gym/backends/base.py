@@ -42,6 +42,8 @@ class SandboxPolicy:
         open_files: the answer process's file-descriptor limit (a GPU runtime opens device files).
         unix_sockets: the answer process may create, bind and listen on AF_UNIX sockets (the
             CUDA driver does at initialisation); connecting and every other family stay denied.
+        runner_programs: file names of programs the backend's runtime starts from the answer's
+            process (Triton's JIT: ptxas, ldconfig); with ``runner_exec``. Others stay refused.
     """
 
     env_vars: tuple[str, ...] = ()
@@ -52,6 +54,7 @@ class SandboxPolicy:
     runner_exec: bool = False
     open_files: int = 64
     unix_sockets: bool = False
+    runner_programs: tuple[str, ...] = ()
 
 
 class BackendUnavailable(RuntimeError):

@@ -56,6 +56,7 @@ class TritonBackend(GpuBackend):
         read_only_paths=GPU_SANDBOX.read_only_paths,
         limit_address_space=False,
         runner_exec=True,  # Triton's JIT runs ptxas and compiles its launcher with the host compiler
+        runner_programs=("ptxas", "ldconfig", "ldconfig.real", "file"),  # and lists the linker cache for libcuda
         open_files=GPU_SANDBOX.open_files,
         unix_sockets=GPU_SANDBOX.unix_sockets,
     )

@@ -258,9 +258,10 @@ def _filter(extra_denied: Sequence[str], deny_process_clone: bool, unix_sockets:
     return flt
 
 
-def install_host_filter() -> None:
-    """Seccomp for the sandbox host (it still forks runners)."""
-    _filter((), deny_process_clone=False).load()
+def install_host_filter(unix_sockets: bool = False) -> None:
+    """Seccomp for the sandbox host (it still forks runners). Filters stack, so the host's must
+    let through what any runner's may allow (``unix_sockets``: a registered GPU backend's)."""
+    _filter((), deny_process_clone=False, unix_sockets=unix_sockets).load()
 
 
 def install_runner_filter(allow_exec: bool = False, unix_sockets: bool = False) -> None:

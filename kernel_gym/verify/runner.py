@@ -133,6 +133,10 @@ class _Runner:
         self.backend = get_backend(msg["backend"], msg.get("backend_target"))
         self.backend.setup_worker({"threads": int(msg.get("threads", 1)), **msg.get("backend_options", {})})
         self.session = self.backend.device_session()
+        if self.backend.sandbox.runner_exec:
+            from kernel_gym.verify.runtime_guards import allow_backend_programs
+
+            allow_backend_programs(self.backend.sandbox.runner_programs)
         lock = getattr(self.backend, "lock_options", None)
         if lock is not None:
             lock()

@@ -17,6 +17,7 @@ import re
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -199,11 +200,34 @@ COMPILER_EXECUTABLES = re.compile(r"(g\+\+|gcc|c\+\+|cc|clang|clang\+\+)(-\d+)?"
 _COMPILER_ESCAPES = ("-wrapper", "--wrapper", "-fplugin", "-B", "-specs", "--specs", "@")
 
 
+# Programs the backend's runtime starts itself (SandboxPolicy.runner_programs: Triton's JIT runs
+# ptxas and lists the linker cache), set once by the runner before any answer code runs
+BACKEND_PROGRAMS: frozenset[str] = frozenset()
+
+
+def allow_backend_programs(names: Sequence[str]) -> None:
+    """Let ``subprocess`` start these programs (by file name) while the guard is armed."""
+    global BACKEND_PROGRAMS
+    BACKEND_PROGRAMS = frozenset(names)
+
+
+_SPAWN_EVENTS = ("subprocess.Popen", "os.posix_spawn", "os.exec")  # (program, argv, ...) each
+
+
+def _program(args: tuple[Any, ...]) -> str:
+    argv = args[1] if len(args) > 1 else None
+    if isinstance(argv, (str, bytes)) or not argv:
+        return ""
+    return os.path.basename(os.fsdecode(argv[0]))
+
+
 def _is_compiler_call(args: tuple[Any, ...]) -> bool:
     argv = args[1] if len(args) > 1 else None
     if isinstance(argv, (str, bytes)) or not argv:
         return False
     argv = [os.fsdecode(a) for a in argv]
+    if os.path.basename(argv[0]) in BACKEND_PROGRAMS:
+        return True
     return COMPILER_EXECUTABLES.fullmatch(os.path.basename(argv[0])) is not None and not any(
         a.startswith(_COMPILER_ESCAPES) for a in argv[1:]
     )
@@ -242,9 +266,11 @@ class AuditGuard:
         if event == "ctypes.dlsym" and len(args) > 1 and isinstance(args[1], str) and _LIBC_ESCAPES.fullmatch(args[1]):
             self._refuse("os_access", f"resolving the native symbol {args[1]!r}")
         rule = AUDIT_RULES.get(event)
-        if rule is None or (event == "subprocess.Popen" and _is_compiler_call(args)):
+        # subprocess may start the program through os.posix_spawn (Python 3.12): the same argv
+        if rule is None or (event in _SPAWN_EVENTS and _is_compiler_call(args)):
             return
-        self._refuse(rule, event)
+        program = _program(args) if event in _SPAWN_EVENTS else ""
+        self._refuse(rule, f"{event} ({program})" if program else event)
 
     def _wrap_thread_start(self) -> None:
         # Python 3.11 has no audit event for thread starts; threading calls this alias

@@ -149,7 +149,7 @@ def main(argv: list[str]) -> int:
     host_socket = socket.socket(fileno=int(argv[1]))
     _prctl(_PR_SET_DUMPABLE, 0)  # runners forked from here cannot open this process's memory
     if os.environ.get("KERNEL_GYM_SANDBOX_SECCOMP", "1") == "1":
-        isolation.install_host_filter()
+        isolation.install_host_filter(unix_sockets=os.environ.get("KERNEL_GYM_SANDBOX_UNIX_SOCKETS") == "1")
     runner: int | None = None
     host_socket.send(json.dumps({"ready": True, "pid": os.getpid()}).encode())
     while True:

@@ -63,6 +63,8 @@ class SandboxHost:
             "OMP_NUM_THREADS": "1",
             "LANG": "C.UTF-8",
             "PYTHONPATH": python_path(policy),
+            # the host's seccomp must let through what a runner's may allow (filters stack)
+            "KERNEL_GYM_SANDBOX_UNIX_SOCKETS": "1" if policy.unix_sockets else "0",
             **{k: os.environ[k] for k in policy.env_vars if k in os.environ},
         }
         if isolated:

@@ -128,3 +128,24 @@ def test_exploits_are_rejected_on_the_gpu(name):
         result.message,
     )
     print(name, "->", result.error_class, result.hack_rule, (result.message or "")[:160])
+
+
+@pytest.mark.skipif(not (GPU and HAS_TRITON), reason=NO_GPU + " and triton")
+def test_an_episode_on_the_triton_env(tmp_path):
+    gym = pytest.importorskip("gymnasium")
+    pytest.importorskip("faiss")
+    from kernel_gym.llm.fixed import FixedGenerator
+
+    answer = reference_answer("level1/021_relu", "triton")
+    env = gym.make(
+        "KernelBench-Triton-v0",
+        tasks=["level1/021_relu"],
+        budget=1,
+        memory=str(tmp_path / "mem.db"),
+        generator=FixedGenerator([answer]),
+        verify_settings=GPU_SETTINGS,
+    )
+    env.reset(seed=0)
+    _, reward, _, _, info = env.step(env.action_space.sample())
+    assert reward == 1.0 and info["best_speedup"] > 0
+    env.close()

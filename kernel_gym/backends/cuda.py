@@ -13,7 +13,6 @@ device-wide synchronisation check (:mod:`kernel_gym.backends.gpu_timing`). TF32 
 
 from __future__ import annotations
 
-import ast
 import ctypes
 import os
 import re
@@ -34,7 +33,6 @@ __all__ = [
     "CudaBackend",
     "CudaLibrary",
     "DEFAULT_CUDA_FLAGS",
-    "compile_only",
     "cuda_arch",
     "load_cuda",
 ]
@@ -192,42 +190,6 @@ def load_cuda(source: str, functions: Sequence[str] | None = None, *, extra_flag
     return CudaLibrary(path, found)
 
 
-def _cuda_strings(answer: str) -> list[str]:
-    """The string constants of an answer that hold CUDA source."""
-    return [
-        node.value
-        for node in ast.walk(ast.parse(answer))
-        if isinstance(node, ast.Constant)
-        and isinstance(node.value, str)
-        and re.search(r"__global__|extern\s+\"C\"", node.value)
-    ]
-
-
-def compile_only(answer: str, arch: str | None = None) -> list[dict[str, Any]]:
-    """Compile every CUDA source string of an answer with nvcc, without a GPU: compile errors as
-    feedback on a machine that has the toolkit but no device. One entry per source:
-    ``{"ok": bool, "message": str, "log": str, "seconds": float}``. Static rules apply first."""
-    import time
-
-    from kernel_gym.native import CompileError, compile_shared
-    from kernel_gym.verify.static_checks import check_kernel_source
-
-    results = []
-    for text in _cuda_strings(answer):
-        t0 = time.perf_counter()
-        violations = check_kernel_source(text)
-        if violations:
-            results.append({"ok": False, "message": str(violations[0]), "log": "", "seconds": 0.0})
-            continue
-        flags = [*DEFAULT_CUDA_FLAGS, f"-arch={arch or cuda_arch()}"]
-        try:
-            compile_shared({"kernel.cu": text + _ERROR_PROBE}, flags=flags, compiler="nvcc", cache_subdir="cuda")
-            results.append({"ok": True, "message": "compiled", "log": "", "seconds": time.perf_counter() - t0})
-        except CompileError as exc:
-            results.append({"ok": False, "message": str(exc), "log": exc.log, "seconds": time.perf_counter() - t0})
-    return results
-
-
 def _cuda_home() -> tuple[str, ...]:
     from kernel_gym.native.compile import compiler_path
 
@@ -376,7 +338,7 @@ class CudaBackend(GpuBackend):
             if nvcc:
                 raise BackendUnavailable(
                     f"{exc}. nvcc is installed ({nvcc}): compile-only checks work without a GPU "
-                    "(kernel_gym.backends.cuda.compile_only(answer) returns the compile errors)"
+                    "(kernel_gym.verify.compile_only.compile_only(answer) returns the compile errors)"
                 ) from None
             raise BackendUnavailable(f"{exc}; nvcc is not installed either (install the CUDA toolkit)") from None
         if nvcc is None:

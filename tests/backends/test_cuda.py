@@ -81,7 +81,7 @@ def test_check_available_names_what_is_missing(monkeypatch):
 @pytest.mark.skipif(not NVCC, reason="needs nvcc (the CUDA toolkit) for compile-only checks")
 def test_compile_only_reports_nvcc_errors_without_a_gpu(tmp_path, monkeypatch):
     monkeypatch.setenv("KERNEL_GYM_CACHE", str(tmp_path))
-    from kernel_gym.backends.cuda import compile_only
+    from kernel_gym.verify.compile_only import compile_only
 
     answer = reference_answer("level1/021_relu", "cuda")
     assert answer is not None

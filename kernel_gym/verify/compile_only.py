@@ -1,0 +1,48 @@
+"""Compile-only checks: an answer's kernel sources built without running them, so a machine with a
+toolchain but no device (nvcc without a GPU) still turns compile errors into feedback. The static
+kernel rules apply first, as in a full verification."""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+__all__ = ["compile_only"]
+
+
+def _cuda_strings(answer: str) -> list[str]:
+    """The string constants of an answer that hold CUDA source."""
+    return [
+        node.value
+        for node in ast.walk(ast.parse(answer))
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and re.search(r"__global__|extern\s+\"C\"", node.value)
+    ]
+
+
+def compile_only(answer: str, arch: str | None = None) -> list[dict[str, Any]]:
+    """Compile every CUDA source string of an answer with nvcc, without a GPU: compile errors as
+    feedback on a machine that has the toolkit but no device. One entry per source:
+    ``{"ok": bool, "message": str, "log": str, "seconds": float}``. Static rules apply first."""
+    import time
+
+    from kernel_gym.backends.cuda import _ERROR_PROBE, DEFAULT_CUDA_FLAGS, cuda_arch
+    from kernel_gym.native import CompileError, compile_shared
+    from kernel_gym.verify.static_checks import check_kernel_source
+
+    results = []
+    for text in _cuda_strings(answer):
+        t0 = time.perf_counter()
+        violations = check_kernel_source(text)
+        if violations:
+            results.append({"ok": False, "message": str(violations[0]), "log": "", "seconds": 0.0})
+            continue
+        flags = [*DEFAULT_CUDA_FLAGS, f"-arch={arch or cuda_arch()}"]
+        try:
+            compile_shared({"kernel.cu": text + _ERROR_PROBE}, flags=flags, compiler="nvcc", cache_subdir="cuda")
+            results.append({"ok": True, "message": "compiled", "log": "", "seconds": time.perf_counter() - t0})
+        except CompileError as exc:
+            results.append({"ok": False, "message": str(exc), "log": exc.log, "seconds": time.perf_counter() - t0})
+    return results

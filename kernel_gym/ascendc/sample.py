@@ -181,6 +181,15 @@ def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
     return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
 
 
+def _define_flags(defines: Mapping[str, str | int] | None) -> tuple[str, ...]:
+    flags = []
+    for name, value in (defines or {}).items():
+        if not re.fullmatch(r"[A-Za-z_]\w*", str(name)):
+            raise ValueError(f"define {name!r} is not a macro name")
+        flags.append(f"-D{name}" if value is None else f"-D{name}={value}")
+    return tuple(flags)
+
+
 def run_sample(
     files: Mapping[str, str],
     inputs: Mapping[str, bytes] | None = None,
@@ -189,6 +198,7 @@ def run_sample(
     timeout_s: float = 120.0,
     soc: str | None = None,
     memory_bytes: int = 8 << 30,
+    defines: Mapping[str, str | int] | None = None,
 ) -> SampleRun:
     """Compile a direct-launch sample unmodified, run its ``main`` and return what it wrote.
 
@@ -201,6 +211,8 @@ def run_sample(
         timeout_s: wall-clock limit of the run, seconds.
         soc: the simulated SoC (default: the loader's default).
         memory_bytes: address-space limit of the child process.
+        defines: preprocessor definitions the sample's build passes (``-DNAME=value``, as a CMake
+            ``target_compile_definitions`` line or ``-DSCENARIO_NUM=1`` on its command line does).
     Raises:
         AscendCCompileError: the sample does not compile (with the compiler's log).
         ValueError: not a sample (no ``main``, bad file names).
@@ -212,7 +224,8 @@ def run_sample(
     sources, _ = _unity_source(files, soc_name)
     main = "kgsim_sample.cpp"
     ordered = {main: sources.pop(main), **sources}
-    compile_module(ordered, soc=soc)  # compile errors surface here, in the caller
+    flags = _define_flags(defines)
+    compile_module(ordered, soc=soc, extra_flags=flags)  # compile errors surface here, in the caller
     with tempfile.TemporaryDirectory(prefix="kgsim-sample-") as tmp:
         work = Path(tmp) / "work"
         for sub in ("input", "output"):
@@ -223,7 +236,7 @@ def run_sample(
             path.write_bytes(data)
         spec = Path(tmp) / "spec.json"
         report = Path(tmp) / "report.json"
-        spec.write_text(json.dumps({"sources": ordered, "soc": soc, "report": str(report)}))
+        spec.write_text(json.dumps({"sources": ordered, "soc": soc, "report": str(report), "flags": flags}))
         before = _snapshot(work)
         env = {**os.environ, "KGSIM_SAMPLE_ARGV": "\x1f".join(argv)}
         cmd = [
@@ -273,7 +286,7 @@ def _child(spec_path: str) -> int:
     from kernel_gym.ascendc.errors import AscendCFault
 
     spec = json.loads(Path(spec_path).read_text())
-    module = compile_module(spec["sources"], soc=spec["soc"])
+    module = compile_module(spec["sources"], soc=spec["soc"], extra_flags=tuple(spec.get("flags", ())))
     fault, code = None, 0
     try:
         code = int(module.kgsim_run_sample())

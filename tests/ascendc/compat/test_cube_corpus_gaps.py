@@ -213,16 +213,18 @@ __global__ __mix__(1, 2) void mm_async(__gm__ uint8_t* a, __gm__ uint8_t* b, __g
     REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &tiling);
     AscendC::TQue<AscendC::TPosition::VECIN, 1> inQ;
     pipe.InitBuffer(inQ, 1, tiling.baseM * tiling.baseN * sizeof(float));
-    int32_t row0 = AscendC::GetBlockIdx() * tiling.singleCoreM;
-    mm.SetWorkspace(wsGm[row0 * tiling.N]);
+    // this core's part of C: the tiling may split M or N over the two AIVs
+    int32_t mCores = tiling.M / tiling.singleCoreM, bi = AscendC::GetBlockIdx();
+    int32_t row0 = (bi % mCores) * tiling.singleCoreM, col0 = (bi / mCores) * tiling.singleCoreN;
+    mm.SetWorkspace(wsGm[bi * tiling.singleCoreM * tiling.singleCoreN]);
     mm.SetTensorA(aGm[row0 * tiling.Ka]);
-    mm.SetTensorB(bGm);
+    mm.SetTensorB(bGm[col0]);
     int32_t mBlocks = tiling.singleCoreM / tiling.baseM;
     int32_t blocks = mBlocks * (tiling.singleCoreN / tiling.baseN);
     AscendC::DataCopyParams out{uint16_t(tiling.baseM), uint16_t(tiling.baseN * sizeof(float) / 32), 0,
                                 uint16_t((tiling.N - tiling.baseN) * sizeof(float) / 32)};
     if (whileLoop == 2) {  // IterateAll<false>: the AIV goes on at once and waits with WaitIterateAll
-        mm.template IterateAll<false>(cGm[row0 * tiling.N], 0, false, true);
+        mm.template IterateAll<false>(cGm[row0 * tiling.N + col0], 0, false, true);
         mm.WaitIterateAll();
         mm.End();
         return;
@@ -234,7 +236,7 @@ __global__ __mix__(1, 2) void mm_async(__gm__ uint8_t* a, __gm__ uint8_t* b, __g
         mm.template GetTensorC<false>(blk);
         inQ.EnQue(blk);
         blk = inQ.DeQue<float>();
-        int32_t r = row0 + (i % mBlocks) * tiling.baseM, col = (i / mBlocks) * tiling.baseN;
+        int32_t r = row0 + (i % mBlocks) * tiling.baseM, col = col0 + (i / mBlocks) * tiling.baseN;
         AscendC::DataCopy(cGm[r * tiling.N + col], blk, out);
         inQ.FreeTensor(blk);
         ++i;
@@ -253,7 +255,7 @@ extern "C" int32_t run(uint8_t* a, uint8_t* b, uint8_t* c, uint8_t* ws, int32_t 
     api.SetOrgShape(m, n, k);
     api.SetFixSplit(32, 32, -1);
     TCubeTiling tiling;
-    if (api.GetTiling(tiling) == -1 || tiling.singleCoreM * 2 != m) return -1;
+    if (api.GetTiling(tiling) == -1 || tiling.usedCoreNum != 2) return -1;
     mm_async<<<1, nullptr, nullptr>>>(a, b, c, ws, tiling, whileLoop);
     return 0;
 }

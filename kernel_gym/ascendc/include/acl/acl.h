@@ -94,6 +94,10 @@ inline aclError aclrtCreateStream(aclrtStream* stream) {
 inline aclError aclrtDestroyStream(aclrtStream /*stream*/) { return ACL_SUCCESS; }
 inline aclError aclrtSynchronizeStream(aclrtStream) { return ACL_SUCCESS; }
 inline aclError aclrtSynchronizeDevice() { return ACL_SUCCESS; }
+// error queries: a fault of a launch ends the run in the simulator, so none is left to report
+typedef enum aclrtLastErrLevel { ACL_RT_THREAD_LEVEL = 0 } aclrtLastErrLevel;
+inline aclError aclrtGetLastError(aclrtLastErrLevel) { return ACL_SUCCESS; }
+inline aclError aclrtPeekAtLastError(aclrtLastErrLevel) { return ACL_SUCCESS; }
 
 // Device memory: host memory, 512-byte aligned like the NPU allocator, registered as a GM buffer.
 namespace kgsim_acl {

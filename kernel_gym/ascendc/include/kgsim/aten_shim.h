@@ -26,7 +26,14 @@ namespace c10 {
 enum class ScalarType : int64_t {
     Float = 0, Half = 1, Char = 2, Int = 3, Byte = 4, Short = 6, Long = 9, Double = 11, Bool = 12, BFloat16 = 27,
 };
-using IntArrayRef = std::vector<int64_t>;
+// A list of sizes; `.vec()` gives the std::vector, as c10::ArrayRef does.
+struct IntArrayRef : std::vector<int64_t> {
+    using std::vector<int64_t>::vector;
+    IntArrayRef() = default;
+    IntArrayRef(const std::vector<int64_t>& v) : std::vector<int64_t>(v) {}
+    IntArrayRef(std::vector<int64_t>&& v) : std::vector<int64_t>(std::move(v)) {}
+    std::vector<int64_t> vec() const { return *this; }
+};
 template <class T>
 using optional = std::optional<T>;
 using Scalar = double;
@@ -150,6 +157,42 @@ public:
         return t;
     }
     Tensor reshape(IntArrayRef shape) const { return view(std::move(shape)); }
+    // expand / expand_as / broadcast_to: the shim's tensors are contiguous, so the broadcast is
+    // materialised (a fresh tensor of the new shape; size-1 and missing leading dimensions repeat).
+    Tensor expand(IntArrayRef shape, bool /*implicit*/ = false) const {
+        const size_t nd = shape.size(), od = sizes_.size();
+        if (nd < od) throw std::runtime_error("expand: the number of sizes is less than the tensor's dimensions");
+        IntArrayRef src_stride(nd, 0);
+        const IntArrayRef st = strides();
+        for (size_t j = 0; j < nd; ++j) {
+            if (j < nd - od) {
+                if (shape[j] < 0) throw std::runtime_error("expand: -1 is not allowed in a new leading dimension");
+                continue;
+            }
+            const size_t k = j - (nd - od);
+            if (shape[j] == -1) shape[j] = sizes_[k];
+            if (sizes_[k] == shape[j]) src_stride[j] = st[k];
+            else if (sizes_[k] != 1) throw std::runtime_error("expand: a non-singleton dimension must match");
+        }
+        Tensor out = allocate(shape, dtype_);
+        const size_t es = element_size();
+        IntArrayRef idx(nd, 0);
+        for (int64_t i = 0; i < out.numel(); ++i) {
+            int64_t off = 0;
+            for (size_t j = 0; j < nd; ++j) off += idx[j] * src_stride[j];
+            std::memcpy(out.data_ + size_t(i) * es, data_ + size_t(off) * es, es);
+            for (size_t j = nd; j-- > 0;) {
+                if (++idx[j] < shape[j]) break;
+                idx[j] = 0;
+            }
+        }
+        return out;
+    }
+    Tensor expand(std::initializer_list<int64_t> shape, bool implicit = false) const {
+        return expand(IntArrayRef(shape), implicit);
+    }
+    Tensor expand_as(const Tensor& other) const { return expand(other.sizes()); }
+    Tensor broadcast_to(IntArrayRef shape) const { return expand(std::move(shape)); }
     Tensor flatten() const { return view({numel()}); }
     Tensor clone() const {
         Tensor t = allocate(sizes_, dtype_);

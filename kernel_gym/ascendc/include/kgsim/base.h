@@ -7,6 +7,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cassert>
 #include <cstring>
 #include <exception>
 #include <source_location>

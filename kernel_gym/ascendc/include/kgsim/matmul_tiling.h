@@ -6,6 +6,8 @@
 #pragma once
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <vector>
 #include <cstdint>
 
 #include "kgsim/base.h"
@@ -104,6 +106,11 @@ public:
         fix_m_ = baseM; fix_n_ = baseN; fix_k_ = baseK;
         return 0;
     }
+    // Split K over the cores as well (MultiCoreMatmulTiling); the partial products are summed by the kernel.
+    int32_t EnableMultiCoreSplitK(bool flag) {
+        split_k_ = flag;
+        return 0;
+    }
     int32_t SetTraverse(MatrixTraverse t) {
         order_ = t == MatrixTraverse::FIRSTN ? 1 : 0;
         return 0;
@@ -153,27 +160,46 @@ public:
         // equal splits the one over M wins.
         int32_t sm = single_m_ > 0 ? single_m_ : 0, sn = single_n_ > 0 ? single_n_ : 0;
         if (sm == 0 || sn == 0) {
-            double best = -1;
-            for (int32_t nd = 1; nd <= dim; ++nd)
-                for (int32_t md = 1; md * nd <= dim; ++md) {
-                    int32_t cm = Align(CeilDiv(m_, md), fix_m_ > 0 ? fix_m_ : 16);
-                    int32_t cn = Align(CeilDiv(n_, nd), fix_n_ > 0 ? fix_n_ : 16);
-                    cm = std::min(cm, m_); cn = std::min(cn, n_);  // an axis left whole keeps its size, as CANN's
-                    double load = double(cm) * cn + double(cm + cn) * k_;
-                    if (best < 0 || load < best - 1e-9) { best = load; sm = cm; sn = cn; }
-                }
+            auto core_shape = [&](int32_t md, int32_t nd, int32_t& cm, int32_t& cn) {
+                // whole 16-row fractals per core (CANN counts the axes in them); an axis left whole keeps its size
+                cm = std::min(Align(CeilDiv(m_, md), 16), m_);
+                cn = std::min(Align(CeilDiv(n_, nd), 16), n_);
+            };
+            int32_t md = 0, nd = 0;
+            if (!split_k_ && GetDimsSplit(dim, md, nd)) {
+                core_shape(md, nd, sm, sn);
+            } else {
+                double best = -1;
+                for (int32_t n_f = 1; n_f <= dim; ++n_f)
+                    for (int32_t m_f = 1; m_f * n_f <= dim; ++m_f) {
+                        int32_t cm = 0, cn = 0;
+                        core_shape(m_f, n_f, cm, cn);
+                        double load = double(cm) * cn + double(cm + cn) * k_;
+                        if (best < 0 || load < best - 1e-9) { best = load; sm = cm; sn = cn; }
+                    }
+            }
         }
         int32_t sk = single_k_ > 0 ? single_k_ : k_;
+        if (split_k_ && single_k_ <= 0) {
+            // EnableMultiCoreSplitK: the cores the M x N split leaves idle share K, each a contiguous chunk
+            // (equal, whole 32-byte fractal rows); the kernel accumulates the partial C (atomic add)
+            int32_t spare = dim / std::max(1, CeilDiv(m_, sm) * CeilDiv(n_, sn));
+            int32_t k_unit = 32 / dtype_bytes(a_.dt);
+            // the most cores that cut K into equal whole-fractal chunks (no K tail on any core)
+            for (int32_t kd = std::min(spare, k_ / k_unit); kd > 1; --kd)
+                if (k_ % kd == 0 && (k_ / kd) % k_unit == 0) { sk = k_ / kd; break; }
+        }
         int32_t in_bytes = dtype_bytes(a_.dt);
-        int32_t bm = fix_m_ > 0 ? fix_m_ : std::min(128, Align(sm, 16));
-        int32_t bn = fix_n_ > 0 ? fix_n_ : std::min(256, Align(sn, 16));
+        // a fixed base block larger than the core's share is cut down to it
+        int32_t bm = std::min(fix_m_ > 0 ? fix_m_ : 128, Align(sm, 16));
+        int32_t bn = std::min(fix_n_ > 0 ? fix_n_ : 256, Align(sn, 16));
         int32_t k0 = 32 / in_bytes;  // elements of K per 32-byte fractal row
         int32_t bk = fix_k_ > 0 ? fix_k_ : std::max(k0, (32768 / (std::max(bm, bn) * in_bytes)) / k0 * k0);
         bk = std::min(bk, Align(sk, k0));
         int32_t k_iters = CeilDiv(sk, bk);
         int32_t step_k = std::min(k_iters, 4);
         t = TCubeTiling{};
-        t.usedCoreNum = CeilDiv(m_, sm) * CeilDiv(n_, sn);
+        t.usedCoreNum = CeilDiv(m_, sm) * CeilDiv(n_, sn) * CeilDiv(k_, sk);
         t.M = org_m; t.N = org_n; t.Ka = org_ka; t.Kb = org_kb;
         t.singleCoreM = sm; t.singleCoreN = sn; t.singleCoreK = sk;
         t.baseM = bm; t.baseN = bn; t.baseK = bk;
@@ -199,6 +225,71 @@ public:
     int64_t GetTiling(TCubeTiling* t) { return t ? GetTiling(*t) : -1; }
 
 protected:
+    // How CANN's multi-core tiling splits C (its GetDims pass, one batch, K whole): candidate core counts
+    // per axis, ascending, N outer and M inner, each a divisor of the axis (in 16-row fractals), of its
+    // power-of-two rounding or of the core count, or the square-root balance point. A candidate replaces
+    // the best while no split with big packages (B's per-core columns at least 16 fractals when B has that
+    // many; likewise A's rows for a transposed A) has been found and this one keeps them (the later such
+    // candidate wins), or, once one has, when it needs fewer L0 passes, or as many on more cores, or moves
+    // less data on as many cores. False when dim < 2 (one core).
+    bool GetDimsSplit(int32_t dim, int32_t& md, int32_t& nd) const {
+        if (dim <= 1) return false;
+        int32_t m32 = CeilDiv(m_, 16), n32 = CeilDiv(n_, 16), k32 = CeilDiv(k_, 32 / dtype_bytes(a_.dt));
+        auto pow2 = [](int32_t v) {
+            if (v < 32) return v;
+            int32_t seed = 32;
+            while (seed < 1024 && !(seed < v && 2 * seed >= v)) seed *= 2;
+            return seed * 2;
+        };
+        auto factors = [&](int32_t units) {
+            std::vector<int32_t> f;
+            int32_t mapped = pow2(units);
+            for (int32_t i = 1; i <= std::min(dim, units); ++i)
+                if (units % i == 0 || mapped % i == 0 || dim % i == 0) f.push_back(i);
+            return f;
+        };
+        std::vector<int32_t> mf = factors(m32), nf = factors(n32);
+        {  // the balance point between the axes, as CANN adds it
+            double opt = std::sqrt(double(m32) / double(n32) * dim);
+            int32_t mo = int32_t(std::ceil(opt)), no = int32_t(std::ceil(dim / opt));
+            auto add = [](std::vector<int32_t>& v, int32_t x) {
+                if (x > 0 && std::find(v.begin(), v.end(), x) == v.end()) { v.push_back(x); std::sort(v.begin(), v.end()); }
+            };
+            add(mf, mo); add(mf, no == 0 ? 1 : dim / no);
+            add(nf, no); add(nf, mo == 0 ? 1 : dim / mo);
+        }
+        auto l0_loops = [&](int32_t cm, int32_t cn) {
+            int32_t n0 = std::min(std::min(16, cn), 64);
+            int32_t m0 = n0 ? std::min(std::min(cm, 128 / n0), 64) : 0;
+            n0 = m0 ? std::min(std::min(cn, 128 / m0), 64) : 0;
+            m0 = n0 ? std::min(std::min(cm, 128 / n0), 64) : 0;
+            int32_t k0 = (m0 && n0) ? std::min(std::min(64 / m0, 64 / n0), k32) : k32;
+            return CeilDiv(cm, m0) * CeilDiv(cn, n0) * CeilDiv(k32, std::max(k0, 1));
+        };
+        int32_t best_m = 1, best_n = 1, best_use = 1, best_loops = 1;
+        int64_t best_load = 1;
+        bool big = false;
+        for (int32_t f_n : nf) {
+            if (f_n > dim) continue;
+            for (int32_t f_m : mf) {
+                if (f_m * f_n > dim) continue;
+                int32_t cm = CeilDiv(m32, f_m), cn = CeilDiv(n32, f_n);
+                bool keeps = !(!b_.trans && n32 >= 16 && cn < 16) && !(a_.trans && m32 >= 16 && cm < 16);
+                int flag = !big ? (keeps ? 2 : 0) : (keeps ? 0 : 1);
+                int32_t loops = l0_loops(cm, cn), use = f_m * f_n;
+                int64_t load = int64_t(m32) * f_n + int64_t(n32) * f_m;
+                bool by_cores = flag == 0 && (loops < best_loops || (use > best_use && loops == best_loops));
+                bool by_load = !by_cores && use == best_use && load < best_load;
+                bool by_n = !by_cores && use == best_use && load == best_load && best_n * best_m < f_m * f_n;
+                if ((flag == 2 || by_cores || by_load || by_n) && flag != 1) {
+                    best_m = f_m; best_n = f_n; best_use = use; best_loops = loops; best_load = load;
+                    big = (!b_.trans ? cn >= 16 : true) && (a_.trans ? cm >= 16 : true) && use > 1;
+                }
+            }
+        }
+        md = best_m; nd = best_n;
+        return true;
+    }
     struct Operand {
         TPosition pos = TPosition::GM;
         CubeFormat fmt = CubeFormat::ND;
@@ -219,6 +310,7 @@ protected:
     std::array<int32_t, 5> a_layout_{}, b_layout_{}, c_layout_{};
     int32_t batch_num_ = 0;
     bool has_bias_ = false;
+    bool split_k_ = false;
 };
 
 // One core computes the whole C.

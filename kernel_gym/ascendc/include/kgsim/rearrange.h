@@ -146,8 +146,12 @@ void GetCmpMask(const LocalTensor<T>& dst, kgsim::Loc loc = kgsim::Loc::current(
 template <class T>
 void SetCmpMask(const LocalTensor<T>& src, kgsim::Loc loc = kgsim::Loc::current()) { kgsim::cmp_mask(1, src.r_, loc); }
 
-// kgsim:partial SetPadValue: accepted; DataCopyPad pads with its own paddingValue argument
-template <class T>
-void SetPadValue(T paddingValue) { (void)paddingValue; }
+// SetPadValue: the value DataCopyPad (GM -> UB) pads with when its isPad is false
+template <class T, TPosition pos = TPosition::MAX>
+void SetPadValue(T paddingValue) {
+    kgsim_detail::pad_value_bits = kgsim_detail::bits_of(paddingValue);
+    kgsim_detail::pad_value_gen = kgsim::hot.gen;
+    kgsim_detail::pad_value_set = true;
+}
 
 }  // namespace AscendC

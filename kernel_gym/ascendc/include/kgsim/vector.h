@@ -636,6 +636,25 @@ void DataCacheCleanAndInvalid(const GlobalTensor<T>&) {}
 template <class T, CacheLine entire = CacheLine::SINGLE_CACHE_LINE, DcciDst dst = DcciDst::CACHELINE_OUT>
 void DataCacheCleanAndInvalid(const LocalTensor<T>&) {}
 
+// Scalar GM access around the data cache (the simulator has none) and the scalar memory barrier:
+// a GM read/write through a raw pointer (bounds-checked and timed like one; as the documented way for
+// cores to hand flags to each other, not recorded by the race detector), a no-op barrier.
+template <class T>
+KGSIM_UNINSTRUMENTED T ReadGmByPassDCache(__gm__ T* addr, kgsim::Loc loc = kgsim::Loc::current()) {
+    kgsim::gm_scalar(kgsim::gm_lookup(addr), reinterpret_cast<uint8_t*>(addr), sizeof(T), 3, loc);
+    T v;
+    std::memcpy(&v, addr, sizeof(T));
+    return v;
+}
+template <class T>
+KGSIM_UNINSTRUMENTED void WriteGmByPassDCache(__gm__ T* addr, T value, kgsim::Loc loc = kgsim::Loc::current()) {
+    kgsim::gm_scalar(kgsim::gm_lookup(addr), reinterpret_cast<uint8_t*>(addr), sizeof(T), 4, loc);
+    std::memcpy(addr, &value, sizeof(T));
+}
+enum class MemDsbT : uint8_t { ALL = 0, DDR, UB, SEQ };
+template <MemDsbT arg0>
+inline void DataSyncBarrier() {}
+
 // ---- debugging helpers ----------------------------------------------------------------------------
 template <class... Args>
 void printf(const char* fmt, Args... args) { kgsim::kernel_printf(fmt, args...); }

@@ -14,7 +14,7 @@ echo "[lint] ruff check, ruff format --check, mypy"
 .venv/bin/ruff format --check --quiet kernel_gym agents experiments || lint=1
 .venv/bin/mypy --no-error-summary || lint=1
 
-.venv/bin/python -m pytest -q -p no:cacheprovider --capture=sys --timeout=900 "$@"
+.venv/bin/python -m pytest -q -p no:cacheprovider --capture=sys --timeout=900 --durations=30 "$@"
 rc=$?
 if [ "$rc" = "5" ]; then
   echo "pytest collected no tests: treating as a failure" >&2

@@ -39,6 +39,7 @@ _TARGET = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
 BACKENDS: dict[str, str] = {
     "cpu": "kernel_gym.backends.cpu:CpuBackend",
     "ascend_sim": "kernel_gym.backends.ascend_sim:AscendSimBackend",
+    "ascend_npu": "kernel_gym.backends.ascend_npu:AscendNpuBackend",
     "cuda": "kernel_gym.backends.cuda:CudaBackend",
     "triton": "kernel_gym.backends.triton:TritonBackend",
 }

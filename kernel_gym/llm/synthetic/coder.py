@@ -3,7 +3,7 @@
 It reads only what a prompt would show (the task's reference source and traced ops, the chosen
 memories, the parent kernel, the last verifier feedback), finds the skills its context teaches
 (:mod:`.skills`), commits the fault of every relevant missing skill (:mod:`.faults`) and fills a
-per-category template (:mod:`.ascendc_templates`, :mod:`.cpu_templates`). See
+per-category template (:mod:`.ascendc_templates`, :mod:`.cpu_templates`, :mod:`.gpu_templates`). See
 ``docs/synthetic_coder.md``. It is a test double and an ablation tool, not a model of any LLM.
 """
 
@@ -22,6 +22,7 @@ from kernel_gym.llm.synthetic.ascendc_templates import render_ascendc
 from kernel_gym.llm.synthetic.context import ContextEffects, ContextReading, parse_knobs, read_context, unit
 from kernel_gym.llm.synthetic.cpu_templates import render_cpu
 from kernel_gym.llm.synthetic.faults import choose_knobs, choose_plan, relevant_skills
+from kernel_gym.llm.synthetic.gpu_templates import GPU_KINDS, gpu_relevant_skills, render_cuda, render_triton
 from kernel_gym.llm.synthetic.skills import (
     CUBE_SKILLS,
     PRIORS,
@@ -30,7 +31,10 @@ from kernel_gym.llm.synthetic.skills import (
     skills_from_error,
 )
 
-__all__ = ["SyntheticCoder"]
+__all__ = ["LANGUAGES", "SyntheticCoder", "coder_language"]
+
+#: kernel languages the coder has templates for
+LANGUAGES = ("cpp", "ascendc", "cuda", "triton")
 
 
 def _relevant_for(plan: Plan) -> Callable[[str], set[str]]:
@@ -125,9 +129,13 @@ class SyntheticCoder:
         plan: Plan = analyze(task)
         have, origin, reading = self._read(request, plan)
         language = coder_language(request.backend)
+        gpu = language in ("cuda", "triton")
         if language == "cpp":  # the cube unit is an NPU engine: C++ for a CPU has no cube form
             if plan.kind == "cube":
                 plan = replace(plan, kind="unsupported", note="no cpu template for matmul + epilogue")
+        elif gpu:  # GPU templates: the C++ families; no cube form, no statistics normalisation
+            if plan.kind not in GPU_KINDS or (plan.kind == "matmul" and plan.dtype != "float"):
+                plan = replace(plan, kind="unsupported", note=f"no {language} template for {plan.kind}")
         else:
             plan = choose_plan(plan, have)
         tactics = {t for t in TACTICS if t in have}
@@ -142,12 +150,16 @@ class SyntheticCoder:
                 int(hashlib.blake2b(task.id.encode(), digest_size=4).hexdigest(), 16),
             ]
         )
-        knobs, applied = choose_knobs(plan, have, tactics, request.stage, rng, parent_knobs)
+        rel = gpu_relevant_skills(plan, language) if gpu else relevant_skills(plan)
+        knobs, applied = choose_knobs(plan, have, tactics, request.stage, rng, parent_knobs, rel if gpu else None)
         if language == "cpp":
             source = render_cpu(plan, knobs)
+        elif language == "cuda":
+            source = render_cuda(plan, knobs)
+        elif language == "triton":
+            source = render_triton(plan, knobs)
         else:
             source = render_ascendc(plan, knobs)
-        rel = relevant_skills(plan)
         notes = {
             "plan": plan.kind,
             "recipe": plan.recipe,
@@ -173,13 +185,13 @@ class SyntheticCoder:
 
 def coder_language(backend: str) -> str:
     """The language the synthetic coder writes for ``backend``: its ``language`` if the coder has
-    templates for it (``cpp``, ``ascendc``); otherwise one clear error."""
+    templates for it (:data:`LANGUAGES`); otherwise one clear error."""
     from kernel_gym.backends import backend_class
 
     language = backend_class(backend).language
-    if language not in ("cpp", "ascendc"):
+    if language not in LANGUAGES:
         raise ValueError(
-            f"the synthetic coder writes cpp and ascendc kernels; backend {backend!r} takes {language!r}: "
+            f"the synthetic coder writes {', '.join(LANGUAGES)} kernels; backend {backend!r} takes {language!r}: "
             "use an LLM generator (generator=litellm) or add templates for it"
         )
     return language

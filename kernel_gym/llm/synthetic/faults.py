@@ -188,10 +188,13 @@ def choose_knobs(
     stage: str,
     rng: np.random.Generator,
     parent: dict[str, Any] | None = None,
+    relevant: set[str] | None = None,
 ) -> tuple[Knobs, list[str]]:
     """Knobs for one generation: faults from missing skills, tiling from tactics.
 
-    Returns the knobs and the list of tactics applied.
+    ``relevant`` overrides the skills whose absence causes a fault (default:
+    :func:`relevant_skills` of the plan; the GPU templates pass their own). Returns the knobs and
+    the list of tactics applied.
     """
     k = Knobs()
     applied: list[str] = []
@@ -223,7 +226,7 @@ def choose_knobs(
                 k.bufn = 1 if k.bufn == 2 else 2
             applied.append("perturb")
     # faults: every relevant skill that is missing
-    rel = relevant_skills(plan)
+    rel = relevant_skills(plan) if relevant is None else relevant
     for skill, flag in FAULT_OF_SKILL.items():
         if skill in rel and skill not in have:
             setattr(k, flag, True)

@@ -104,16 +104,22 @@ def _any(*fs: Callable[[str], bool]) -> Callable[[str], bool]:
 #: skill -> (rule over an item's text blob, human-readable description for the docs)
 SKILL_RULES: dict[str, tuple[Callable[[str], bool], str]] = {
     "kernel_structure": (
-        _any(_has(r"__aicore__", r"GM_ADDR"), _has(r'extern "C"', r"load_cpp")),
-        '`__aicore__` and `GM_ADDR` both appear (cpu: `extern "C"` with `load_cpp`)',
+        _any(
+            _has(r"__aicore__", r"GM_ADDR"),
+            _has(r'extern "C"', r"load_cpp"),
+            _has(r'extern "C"', r"load_cuda", r"__global__"),
+            _has(r"@triton\.jit", r"program_id"),
+        ),
+        '`__aicore__` and `GM_ADDR` both appear (cpu: `extern "C"` with `load_cpp`; cuda: `extern "C"`, '
+        "`__global__` and `load_cuda`; triton: `@triton.jit` with `program_id`)",
     ),
     "vector_api": (
         _has(r"\b(Add|Mul|Muls|Adds|Exp|Sub|Maxs)\(\s*\w+\s*,\s*\w+"),
         "a count-form vector call such as `Add(z, x, y, n)` / `Muls(y, x, a, n)`",
     ),
     "activation_compose": (
-        _has(r"(?i)sigmoid", r"Reciprocal\(|Div\(", r"Exp\("),
-        "sigmoid/tanh composed from `Exp` and `Reciprocal`/`Div`",
+        _any(_has(r"(?i)sigmoid", r"Reciprocal\(|Div\(", r"Exp\("), _has(r"(?i)sigmoid", r"\b(expf|tl\.exp)\(")),
+        "sigmoid/tanh composed from `Exp` and `Reciprocal`/`Div` (cuda, triton: sigmoid with `expf(`/`tl.exp(`)",
     ),
     "compare_select": (_has(r"\bCompares?\(", r"\bSelect\("), "`Compare`/`Compares` together with `Select`"),
     "queue_protocol": (_has(r"EnQue", r"DeQue", r"FreeTensor"), "`EnQue`, `DeQue` and `FreeTensor` all appear"),
@@ -121,15 +127,32 @@ SKILL_RULES: dict[str, tuple[Callable[[str], bool], str]] = {
         _has(r"DataCopy", r"(?i)32[- ]?(B\b|byte)|ALIGN\b"),
         "`DataCopy` together with the 32-byte rule (`32 B`, `32-byte`, `ALIGN`)",
     ),
-    "tail_handling": (_has(r"DataCopyPad"), "`DataCopyPad` appears (tail copies)"),
+    "tail_handling": (
+        _any(
+            _has(r"DataCopyPad"),
+            _has(r"tl\.(load|store)\([^\n]*mask="),
+            _has(r"threadIdx", r"if\s*\(\s*!?\(?\s*\w+\s*<\s*\w+"),
+        ),
+        "`DataCopyPad` appears (tail copies; triton: a masked `tl.load`/`tl.store`; cuda: a bounds guard "
+        "`if (i < n)` in a kernel using `threadIdx`)",
+    ),
     "ub_budget": (
         _any(_has(r"\bUB\b", r"(?i)192\s?KB|capacity"), _has(r"(?i)UB capacity|ub_overflow")),
         "UB capacity (`UB` with `192 KB` or `capacity`)",
     ),
-    "dtype_rules": (_has(r"\bCast\(", r"\bhalf\b"), "`Cast(` with `half`"),
+    "dtype_rules": (
+        _any(_has(r"\bCast\(", r"\bhalf\b"), _has(r"__half2float|__float2half")),
+        "`Cast(` with `half` (cuda: `__half2float`/`__float2half`)",
+    ),
     "reduction_workspace": (
-        _any(_has(r"Reduce(Sum|Max|Min)\(\s*\w+\s*,\s*\w+\s*,\s*\w+"), _has(r"SetAtomicAdd")),
-        "`ReduceSum/Max/Min(dst, src, work, n)` or `SetAtomicAdd`",
+        _any(
+            _has(r"Reduce(Sum|Max|Min)\(\s*\w+\s*,\s*\w+\s*,\s*\w+"),
+            _has(r"SetAtomicAdd"),
+            _has(r"__shared__", r"__syncthreads\(\)"),
+            _has(r"tl\.atomic_add"),
+        ),
+        "`ReduceSum/Max/Min(dst, src, work, n)` or `SetAtomicAdd` (cuda: `__shared__` with `__syncthreads()`; "
+        "triton: `tl.atomic_add`)",
     ),
     "multicore": (_has(r"GetBlockIdx|GetBlockNum"), "`GetBlockIdx` or `GetBlockNum`"),
     "double_buffer": (

@@ -1,0 +1,1012 @@
+"""Calibrate the Ascend C simulator's timing model against published 910B measurements.
+
+The data is a local copy of a dataset of Ascend C operator projects measured on a real 910B
+(EvoKernel's export: ``ops-<collection>-910b/<Op>Custom/`` with ``op_host/``, ``op_kernel/``,
+``CppExtension/csrc/op.cpp`` and ``result.json``, plus ``pytorch-references/``). Nothing of it is
+vendored here; the path is given on the command line.
+
+Stages (all by default, each reusing what earlier runs left in ``--out``):
+
+``run``     every kernel in a child process: the operator project and its binding built by the
+            simulator's operator-project loader, run at the shapes the kernel was written for
+            (the reference's ``get_inputs``) when they fit ``--max-bytes``, checked against the
+            PyTorch reference, simulated latency recorded next to the measured one
+            (``results_default.jsonl``).
+``fit``     a few timing constants fitted (least squares on log latency, bounded to plausible
+            values) on the attention, MHC and KernelBench level-2/3 kernels only; KernelBench
+            level-1 is the validation set and never enters the fit (``fit_overrides.json``, a flat
+            ``{constant: value}`` file for ``soc_overrides``; ``fit_provenance.json``).
+``verify``  the kernels that ran correctly, again with the fitted constants (``results_fitted.jsonl``).
+``report``  the fidelity report (``--report docs/timing_fidelity.md``).
+
+    python -m experiments.calibrate_timing --data <EvoKernel dir> --out <dir> --report docs/timing_fidelity.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import io
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import time
+import traceback
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+COLLECTIONS = {  # exported folder -> (collection, reference folders)
+    "ops-kernelbench-910b": ("kernelbench", ["KernelBench/level1", "KernelBench/level2", "KernelBench/level3"]),
+    "ops-attention-910b": ("attention", ["Attention"]),
+    "ops-mhc-910b": ("mhc", ["MHC"]),
+}
+VALIDATION_LEVEL = "level1"  # KernelBench level 1: never fitted on
+DEFAULT_SOC = "Ascend910B2"
+RESULTS_DEFAULT = "results_default.jsonl"
+RESULTS_FITTED = "results_fitted.jsonl"
+OVERRIDES = "fit_overrides.json"
+PROVENANCE = "fit_provenance.json"
+
+
+# ---------------------------------------------------------------------------------------------
+# the dataset
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class KernelSpec:
+    name: str  # the project folder, e.g. ReluCustom
+    collection: str  # kernelbench | attention | mhc
+    level: str  # KernelBench level1/2/3, or the collection for the others
+    category: str
+    project_dir: str
+    reference: str  # path of the PyTorch reference
+    measured_s: float | None
+    baseline_s: float | None = None  # eager PyTorch on the 910B, where the dataset gives it
+    note: str = ""
+
+    @property
+    def split(self) -> str:
+        return "validation" if self.collection == "kernelbench" and self.level == VALIDATION_LEVEL else "fit"
+
+
+def _norm(s: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", s.lower())
+
+
+def _dataset_root(path: Path) -> Path:
+    if (path / "pytorch-references").is_dir():
+        return path
+    for sub in sorted(path.glob("*/")):
+        if (sub / "pytorch-references").is_dir():
+            return sub
+    raise FileNotFoundError(f"{path}: no pytorch-references/ folder here or one level below")
+
+
+def _categories(ref_dir: Path) -> dict[str, str]:
+    """Reference file stem -> category, from the folder's dataset.json when there is one."""
+    meta = ref_dir / "dataset.json"
+    if not meta.is_file():
+        meta = ref_dir.parent / "dataset.json"
+    if not meta.is_file():
+        return {}
+    try:
+        ops = json.loads(meta.read_text()).get("ops", {})
+    except (json.JSONDecodeError, AttributeError):
+        return {}
+    return {k: str(v.get("category", "")) for k, v in ops.items() if isinstance(v, dict)}
+
+
+def _measured(result: dict[str, Any]) -> tuple[float | None, float | None, str]:
+    """(measured seconds, baseline seconds, note) from a result.json; the dataset's unit is ms."""
+    if result.get("compiled") is False or result.get("correctness") is False:
+        return None, None, "not compiled or not correct on the 910B"
+    perf = result.get("performance")
+    mean = perf.get("mean") if isinstance(perf, dict) else result.get("mean_ms")
+    base = result.get("baseline_mean_ms")
+
+    def to_s(v: Any) -> float | None:
+        return float(v) * 1e-3 if isinstance(v, (int, float)) and v > 0 else None
+
+    return to_s(mean), to_s(base), "" if to_s(mean) else "no measured latency"
+
+
+def discover(data: Path, categories: Sequence[str] | None = None) -> list[KernelSpec]:
+    """The dataset's kernels, each with its reference, level, category and measured latency."""
+    root = _dataset_root(data)
+    specs: list[KernelSpec] = []
+    for folder, (collection, ref_subs) in COLLECTIONS.items():
+        coll_dir = root / folder
+        if not coll_dir.is_dir():
+            continue
+        refs: dict[str, list[tuple[Path, str, str]]] = {}
+        for sub in ref_subs:
+            ref_dir = root / "pytorch-references" / sub
+            if not ref_dir.is_dir():
+                continue
+            cats = _categories(ref_dir)
+            level = sub.split("/")[-1] if collection == "kernelbench" else collection
+            for f in sorted(ref_dir.glob("*.py")):
+                key = _norm(re.sub(r"^\d+_", "", f.stem))
+                refs.setdefault(key, []).append((f, level, cats.get(f.stem, "") or collection))
+        for proj in sorted(p for p in coll_dir.iterdir() if p.is_dir()):
+            rfile = proj / "result.json"
+            if not rfile.is_file():
+                continue
+            try:
+                result = json.loads(rfile.read_text())
+            except json.JSONDecodeError:
+                continue
+            measured, baseline, note = _measured(result)
+            base = proj.name[: -len("Custom")] if proj.name.endswith("Custom") else proj.name
+            found = refs.get(_norm(base), [])
+            if not found:
+                note = note or "no PyTorch reference of that name"
+            ref, level, cat = found[0] if found else (Path(""), collection, collection)
+            if len(found) > 1:
+                note = note or f"{len(found)} references of that name; the first one ({ref.name}) is used"
+            spec = KernelSpec(proj.name, collection, level, cat, str(proj), str(ref), measured, baseline, note)
+            if categories and not ({collection, level, cat, spec.split} & set(categories)):
+                continue
+            specs.append(spec)
+    return specs
+
+
+# ---------------------------------------------------------------------------------------------
+# one kernel (runs in a child process)
+# ---------------------------------------------------------------------------------------------
+_TORCH_TYPE = re.compile(r"Tensor")
+
+
+def _binding_signature(bind_src: str, name: str) -> list[str] | None:
+    """'tensor' / 'scalar' per parameter of the C++ function bound as ``name``."""
+    m = re.search(r'm\.(?:def|impl)\s*\(\s*"' + re.escape(name) + r'"\s*,\s*&?\s*([\w:]+)', bind_src)
+    if not m:
+        return None
+    fn = m.group(1).split("::")[-1]
+    d = re.search(r"\b" + re.escape(fn) + r"\s*\(([^)]*)\)\s*(?:->[^{]*)?\{", bind_src)
+    if not d:
+        return None
+    params = [p.strip() for p in d.group(1).split(",") if p.strip()]
+    return ["tensor" if _TORCH_TYPE.search(p) else "scalar" for p in params]
+
+
+def _candidates(kinds: list[str], inputs: list[Any], model: Any, init: list[Any]) -> list[tuple[str, list[Any]]]:
+    """Argument lists for the binding built from the reference's inputs, parameters, buffers and
+    numeric init arguments, in order, that match the binding's parameter kinds."""
+    import torch
+
+    params = [p.detach() for p in model.parameters()] if model is not None else []
+    buffers = [b.detach() for b in model.buffers()] if model is not None else []
+    in_tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
+    in_numbers = [x for x in inputs if isinstance(x, (int, float)) and not isinstance(x, bool)]
+    flat: list[Any] = []
+    for x in init:
+        flat.extend(x if isinstance(x, (list, tuple)) else [x])
+    numbers = in_numbers + [x for x in flat if isinstance(x, (int, float)) and not isinstance(x, bool)]
+    out: list[tuple[str, list[Any]]] = []
+    for label, pool in (
+        ("inputs", in_tensors),
+        ("inputs+parameters", in_tensors + params),
+        ("inputs+parameters+buffers", in_tensors + params + buffers),
+    ):
+        if len(pool) != kinds.count("tensor"):
+            continue
+        if kinds.count("scalar") > len(numbers):
+            continue
+        ti, si, args = iter(pool), iter(numbers), []
+        for k in kinds:
+            args.append(next(ti) if k == "tensor" else next(si))
+        if label not in (c[0] for c in out):
+            out.append((label + ("+numbers" if "scalar" in kinds else ""), args))
+    return out
+
+
+def _tensor_bytes(values: Iterable[Any]) -> int:
+    import torch
+
+    return sum(int(v.numel()) * v.element_size() for v in values if isinstance(v, torch.Tensor))
+
+
+def _compare(got: Any, want: Any, atol: float, rtol: float) -> tuple[bool, str]:
+    import torch
+
+    gots = list(got) if isinstance(got, (tuple, list)) else [got]
+    wants = list(want) if isinstance(want, (tuple, list)) else [want]
+    if len(gots) < len(wants):  # a binding may return fewer outputs than the model (e.g. hidden only)
+        return False, f"{len(gots)} outputs, the reference has {len(wants)}"
+    for i, (g, w) in enumerate(zip(gots, wants, strict=False)):
+        if not isinstance(g, torch.Tensor) or not isinstance(w, torch.Tensor):
+            continue
+        if g.numel() != w.numel():
+            return False, f"output {i}: shape {tuple(g.shape)}, the reference's {tuple(w.shape)}"
+        g32, w32 = g.reshape(w.shape).double(), w.double()
+        if not torch.allclose(g32, w32, atol=atol, rtol=rtol, equal_nan=True):
+            err = (g32 - w32).abs()
+            return False, f"output {i}: max abs error {float(err.nan_to_num(float('inf')).max()):.3g}"
+    return True, ""
+
+
+def run_one(spec: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
+    """Build and run one kernel; returns its result record (never raises)."""
+    t0 = time.monotonic()
+    rec: dict[str, Any] = {"status": "error", "cause": "", "detail": ""}
+    try:
+        rec.update(_run_one(spec, opts))
+    except Exception as exc:  # noqa: BLE001 - every failure is recorded, the run goes on
+        rec.update(status="error", cause="harness_error", detail=f"{type(exc).__name__}: {exc}"[:600])
+        rec["traceback"] = traceback.format_exc()[-1500:]
+    rec["host_s"] = round(time.monotonic() - t0, 2)
+    return rec
+
+
+def _run_one(spec: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
+    import torch
+
+    import kernel_gym.ascendc as asc
+    from kernel_gym.ascendc.errors import AscendCCompileError, AscendCFault
+    from kernel_gym.ascendc.op_project import OpTilingError
+
+    if not spec.get("reference"):
+        return {"status": "skipped", "cause": "no_reference", "detail": spec.get("note", "")}
+    ref_src = Path(spec["reference"]).read_text()
+    ns: dict[str, Any] = {"__name__": "reference"}
+    # sizes first, on the meta device: the shapes can be far too large to allocate
+    try:
+        nbytes = reference_bytes(spec["reference"])
+    except Exception as exc:  # noqa: BLE001
+        return {"status": "error", "cause": "reference_error", "detail": f"{type(exc).__name__}: {exc}"[:400]}
+    out: dict[str, Any] = {"input_bytes": nbytes}
+    if nbytes > opts["max_bytes"]:
+        return {
+            **out,
+            "status": "skipped",
+            "cause": "too_large",
+            "detail": f"{nbytes / 2**20:.0f} MiB of inputs, weights and outputs > {opts['max_bytes'] / 2**20:.0f} MiB",
+        }
+
+    proj = Path(spec["project_dir"])
+    try:
+        jsons = [p for p in proj.glob("*.json") if p.name != "result.json"]
+        files = {
+            "project_json_src": jsons[0].read_text() if jsons else "[]",
+            "host_tiling_src": next(proj.glob("op_host/*tiling*.h")).read_text(),
+            "host_operator_src": next(proj.glob("op_host/*.cpp")).read_text(),
+            "kernel_src": next(proj.glob("op_kernel/*.cpp")).read_text(),
+            "python_bind_src": (proj / "CppExtension" / "csrc" / "op.cpp").read_text(),
+            "model_src": "class ModelNew:\n    pass\n",
+        }
+    except (StopIteration, OSError) as exc:
+        return {**out, "status": "error", "cause": "project_layout", "detail": str(exc)[:300]}
+
+    load_opts: dict[str, Any] = {
+        "align_mode": "npu",
+        "watchdog_s": opts["timeout_s"],
+        "watchdog_cycles": opts["max_sim_cycles"],
+        "race_check": False,
+    }
+    if opts.get("overrides"):
+        load_opts["soc_overrides"] = opts["overrides"]
+    tb = time.monotonic()
+    try:
+        lib = asc.load_multikernelbench(files, opts.get("soc", DEFAULT_SOC), **load_opts)
+        names = lib._names()
+    except AscendCCompileError as exc:
+        return {**out, "status": "error", "cause": "compile_error", "detail": _first_error(str(exc))}
+    except Exception as exc:  # noqa: BLE001
+        return {**out, "status": "error", "cause": "build_error", "detail": f"{type(exc).__name__}: {exc}"[:400]}
+    out["build_s"] = round(time.monotonic() - tb, 2)
+    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", spec["name"]).lower()
+    fn = (
+        snake
+        if snake in names
+        else next((n for n in names if _norm(n) == _norm(spec["name"])), names[0] if names else "")
+    )
+    kinds = _binding_signature(files["python_bind_src"], fn)
+    if kinds is None:
+        return {**out, "status": "error", "cause": "arg_mapping", "detail": f"cannot read the signature of {fn}"}
+
+    torch.manual_seed(0)
+    exec(compile(ref_src, spec["reference"], "exec"), ns)  # noqa: S102 - the dataset's reference, real tensors now
+    init = list(ns["get_init_inputs"]()) if "get_init_inputs" in ns else []
+    model = ns["Model"](*init)
+    inputs = list(ns["get_inputs"]())
+    with torch.no_grad():
+        tr = time.monotonic()
+        try:
+            want = model(*inputs)
+        except Exception as exc:  # noqa: BLE001
+            return {
+                **out,
+                "status": "error",
+                "cause": "reference_error",
+                "detail": f"{type(exc).__name__}: {exc}"[:300],
+            }
+        out["reference_host_s"] = round(time.monotonic() - tr, 2)
+    cands = _candidates(kinds, inputs, model, init)
+    if not cands:
+        return {
+            **out,
+            "status": "error",
+            "cause": "arg_mapping",
+            "detail": f"binding {fn}({', '.join(kinds)}): no mapping from {len(inputs)} inputs, "
+            f"{len(list(model.parameters()))} parameters, {len(init)} init args",
+        }
+    last: dict[str, Any] = {}
+    for label, args in cands:
+        ts = time.monotonic()
+        try:
+            with asc.record_launches() as launches, contextlib.redirect_stdout(io.StringIO()):
+                got = lib.call(fn, *args)
+        except AscendCFault as exc:
+            cls = getattr(exc, "error_class", type(exc).__name__)
+            msg = str(exc)
+            if cls == "host_exception" or "TORCH_CHECK" in msg or "must" in msg:
+                last = {"status": "error", "cause": "binding_check", "detail": f"[{label}] {msg}"[:400]}
+                continue  # wrong mapping: the binding's own checks refuse it
+            cause = "too_long" if cls == "watchdog" else f"fault:{cls}"
+            status = "skipped" if cls == "watchdog" else "error"
+            return {**out, "status": status, "cause": cause, "detail": msg[:400], "mapping": label}
+        except OpTilingError as exc:
+            last = {"status": "error", "cause": "tiling_error", "detail": f"[{label}] {exc}"[:400]}
+            continue
+        except Exception as exc:  # noqa: BLE001
+            last = {"status": "error", "cause": "call_error", "detail": f"[{label}] {type(exc).__name__}: {exc}"[:400]}
+            continue
+        sim_s = time.monotonic() - ts
+        ok, why = _compare(got, want, opts["atol"], opts["rtol"])
+        res = {**out, "mapping": label, "sim_host_s": round(sim_s, 2), **_timing(launches)}
+        if ok:
+            return {**res, "status": "ok", "cause": ""}
+        last = {**res, "status": "mismatch", "cause": "mismatch", "detail": why}
+    return {**out, **last}
+
+
+def _first_error(text: str) -> str:
+    for line in text.splitlines():
+        if "error" in line:
+            return line.strip()[:400]
+    return text.strip()[:400]
+
+
+def _timing(rec: Any) -> dict[str, Any]:
+    """What the fit needs of each launch, and the simulated total."""
+    launches = []
+    for r in rec.launches:
+        launches.append(
+            {
+                "kernel": r.kernel,
+                "blocks": r.num_blocks,
+                "cores": r.cores_used,
+                "bound": r.bound,
+                "compute_s": r.compute_s,
+                "hbm_s": r.hbm_s,
+                "launch_s": r.launch_s,
+                "latency_s": r.latency_s,
+                "gm_bytes": r.gm_bytes,
+                "busy": {k: v for k, v in r.per_pipe_busy.items() if v},
+                "pipe_race_warnings": sum(1 for w in r.warnings if w.get("error_class") == "pipe_race"),
+            }
+        )
+    return {"simulated_s": rec.total_latency_s, "host_side_s": rec.host_s, "launches": launches}
+
+
+# ---------------------------------------------------------------------------------------------
+# running the dataset
+# ---------------------------------------------------------------------------------------------
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    rows = []
+    for line in path.read_text().splitlines():
+        with contextlib.suppress(json.JSONDecodeError):
+            rows.append(json.loads(line))
+    return rows
+
+
+def run_all(
+    specs: list[KernelSpec],
+    out_file: Path,
+    opts: dict[str, Any],
+    *,
+    only: set[str] | None = None,
+    log: Callable[[str], None] = print,
+) -> list[dict[str, Any]]:
+    """Run the kernels not yet in ``out_file`` (one child process each), appending their records."""
+    rows = _read_jsonl(out_file)
+    # a kernel skipped as too large is tried again under a larger bound
+    names = {s.name for s in specs}
+    keep = [
+        r
+        for r in rows
+        if not (r.get("cause") == "too_large" and r["name"] in names and r.get("input_bytes", 0) <= opts["max_bytes"])
+    ]
+    if len(keep) != len(rows):
+        out_file.write_text("".join(json.dumps(r) + "\n" for r in keep))
+    done = {r["name"] for r in keep}
+    todo = [s for s in specs if s.name not in done and (only is None or s.name in only)]
+    out_file.parent.mkdir(parents=True, exist_ok=True)
+    t_start = time.monotonic()
+    for i, spec in enumerate(todo, 1):
+        if opts.get("budget_s") and time.monotonic() - t_start > opts["budget_s"]:
+            log(f"time budget of {opts['budget_s']:.0f} s spent; {len(todo) - i + 1} kernels left for a later run")
+            break
+        row = {**asdict(spec), "split": spec.split}
+        size = _size_hint(spec)
+        if spec.measured_s is None:
+            row.update(status="skipped", cause="no_measurement", detail=spec.note)
+        elif size != float("inf") and size > opts["max_bytes"]:
+            row.update(
+                status="skipped",
+                cause="too_large",
+                input_bytes=int(size),
+                detail=f"{size / 2**20:.0f} MiB of inputs, weights and outputs > {opts['max_bytes'] / 2**20:.0f} MiB",
+            )
+        elif opts.get("inline"):  # in this process (tests): no protection against crashes or hangs
+            row.update(run_one(asdict(spec), opts))
+        else:
+            row.update(_run_child(spec, opts))
+        with out_file.open("a") as f:
+            f.write(json.dumps(row) + "\n")
+        sim = row.get("simulated_s")
+        meas = spec.measured_s
+        extra = f" sim {sim * 1e3:.4g} ms / measured {meas * 1e3:.4g} ms" if sim and meas else ""
+        log(
+            f"[{i}/{len(todo)}] {spec.name} ({spec.level}): {row['status']}"
+            f"{' ' + row['cause'] if row.get('cause') else ''}{extra} ({row.get('host_s', 0):.0f} s)"
+        )
+    return _read_jsonl(out_file)
+
+
+def _run_child(spec: KernelSpec, opts: dict[str, Any]) -> dict[str, Any]:
+    payload = json.dumps({"spec": asdict(spec), "opts": opts})
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "experiments.calibrate_timing", "--worker"],
+            input=payload,
+            capture_output=True,
+            text=True,
+            timeout=opts["timeout_s"] + 60,
+            cwd=str(Path(__file__).resolve().parents[1]),
+        )
+    except subprocess.TimeoutExpired:
+        return {
+            "status": "skipped",
+            "cause": "too_long",
+            "detail": "the child process ran past its time limit",
+            "host_s": round(time.monotonic() - t0, 1),
+        }
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith("KGCAL_RESULT "):
+            return dict(json.loads(line[len("KGCAL_RESULT ") :]))
+    tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+    return {
+        "status": "error",
+        "cause": "crash",
+        "detail": f"exit {proc.returncode}: {' | '.join(tail)}"[:400],
+        "host_s": round(time.monotonic() - t0, 1),
+    }
+
+
+def _worker() -> None:
+    job = json.loads(sys.stdin.read())
+    rec = run_one(job["spec"], job["opts"])
+    sys.stdout.write("\nKGCAL_RESULT " + json.dumps(rec) + "\n")
+    sys.stdout.flush()
+    os._exit(0)  # skip interpreter teardown of the loaded kernel modules
+
+
+# ---------------------------------------------------------------------------------------------
+# the fit
+# ---------------------------------------------------------------------------------------------
+PIPE_GROUPS = {"S": "scalar", "V": "vector", "MTE1": "mte", "MTE2": "mte", "MTE3": "mte", "M": "cube", "FIX": "cube"}
+# each group's scale multiplies these cycle costs and divides these rates (so that k = 2 means
+# that pipe group's work takes twice as long)
+SCALED = {
+    "scalar": (
+        ["scalar_issue_cycles", "scalar_block_cycles", "scalar_gm_access_cycles", "scalar_ub_access_cycles"],
+        [],
+    ),
+    "vector": (
+        ["vec_issue_cycles", "vec_reduce_cycles_per_repeat"],
+        [
+            "vec_simple_bytes_per_cycle",
+            "vec_transcendental_elems_per_cycle",
+            "vec_cast_elems_per_cycle",
+            "vec_gather_elems_per_cycle",
+            "vec_sort_elems_per_cycle",
+            "ub_copy_bytes_per_cycle",
+        ],
+    ),
+    "mte": (
+        [
+            "mte2_startup_cycles",
+            "mte3_startup_cycles",
+            "dma_issue_cycles",
+            "dma_burst_cycles",
+            "mte1_issue_cycles",
+            "mte1_latency_cycles",
+        ],
+        ["mte2_bytes_per_cycle", "mte3_bytes_per_cycle", "l1_to_l0a_bytes_per_cycle", "l1_to_l0b_bytes_per_cycle"],
+    ),
+    "cube": (["cube_issue_cycles", "fix_startup_cycles"], ["cube_fp16_macs_per_cycle", "fix_bytes_per_cycle"]),
+}
+# name: (lower bound, upper bound); scales are unitless, bandwidth in B/s, launch in s
+PARAM_BOUNDS = {
+    "scalar": (0.25, 8.0),
+    "vector": (0.25, 8.0),
+    "mte": (0.61, 8.0),
+    "cube": (0.25, 8.0),
+    "hbm_bytes_per_s": (0.5e12, 1.8e12),
+    "launch_base_s": (1e-6, 40e-6),
+}
+
+
+def _predict(row: dict[str, Any], p: dict[str, float], base: dict[str, float]) -> float:
+    """Surrogate of the simulator's latency under scaled constants: each launch's compute time is
+    scaled by its critical core's busy-cycle mix, HBM time by the bandwidth, plus launch costs."""
+    total = float(row.get("host_side_s") or 0.0)
+    for ln in row.get("launches", []):
+        busy = ln.get("busy", {})
+        tot = sum(busy.values())
+        scale = sum(v * p[PIPE_GROUPS.get(k, "vector")] for k, v in busy.items()) / tot if tot else 1.0
+        hbm = ln["hbm_s"] * base["hbm_bytes_per_s"] / p["hbm_bytes_per_s"]
+        launch = ln["launch_s"] - base["launch_base_s"] + p["launch_base_s"]
+        total += max(ln["compute_s"] * scale, hbm) + launch
+    return total
+
+
+def _huber(r: np.ndarray, delta: float = 0.5) -> np.ndarray:
+    a = np.abs(r)
+    return np.where(a <= delta, 0.5 * r * r, delta * (a - 0.5 * delta))
+
+
+def fit(rows: list[dict[str, Any]], soc: str = DEFAULT_SOC, sweeps: int = 30) -> dict[str, Any]:
+    """Fit the constants on the fit split's correct kernels (never the validation split).
+
+    Bounded coordinate descent in log space on a Huber loss of log(predicted / measured), with a
+    weak pull toward the default (so constants the data does not inform stay where they are).
+    """
+    from kernel_gym.ascendc.soc import get_profile
+
+    prof = get_profile(soc)
+    train = [
+        r
+        for r in rows
+        if r.get("split") == "fit" and r.get("status") == "ok" and r.get("launches") and r.get("measured_s")
+    ]
+    if any(r.get("split") == "validation" for r in train):  # belt and braces
+        raise AssertionError("validation kernels reached the fit")
+    base = {"hbm_bytes_per_s": float(prof.hbm_bytes_per_s), "launch_base_s": float(prof.launch_base_s)}
+    p0 = {"scalar": 1.0, "vector": 1.0, "mte": 1.0, "cube": 1.0, **base}
+    names = list(PARAM_BOUNDS)
+    meas = np.log(np.array([r["measured_s"] for r in train], dtype=float)) if train else np.zeros(0)
+
+    def loss(p: dict[str, float]) -> float:
+        if not train:
+            return 0.0
+        pred = np.log(np.array([max(_predict(r, p, base), 1e-12) for r in train]))
+        prior = sum(math.log(p[n] / p0[n]) ** 2 for n in names)
+        return float(_huber(pred - meas).sum() + 0.05 * prior)
+
+    p = dict(p0)
+    best = loss(p)
+    start = best
+    for _ in range(sweeps):
+        improved = False
+        for n in names:
+            lo, hi = (math.log(b) for b in PARAM_BOUNDS[n])
+            cur = math.log(p[n])
+            for width in (1.0, 0.25, 0.05):
+                grid = np.clip(np.linspace(cur - width * (hi - lo), cur + width * (hi - lo), 21), lo, hi)
+                for g in grid:
+                    trial = {**p, n: float(math.exp(g))}
+                    val = loss(trial)
+                    if val < best - 1e-12:
+                        best, p, improved = val, trial, True
+                cur = math.log(p[n])
+        if not improved:
+            break
+    overrides: dict[str, float] = {}
+    for group, (costs, rates) in SCALED.items():
+        k = p[group]
+        if abs(k - 1.0) < 1e-3:
+            continue
+        for c in costs:
+            overrides[c] = float(getattr(prof, c)) * k
+        for c in rates:
+            overrides[c] = float(getattr(prof, c)) / k
+    for n in ("hbm_bytes_per_s", "launch_base_s"):
+        if abs(p[n] / p0[n] - 1.0) > 1e-3:
+            overrides[n] = p[n]
+    check = max(
+        (abs(_predict(r, p0, base) / r["simulated_s"] - 1.0) for r in train if r.get("simulated_s")), default=0.0
+    )
+    return {
+        "params": p,
+        "defaults": p0,
+        "bounds": PARAM_BOUNDS,
+        "loss_before": start,
+        "loss_after": best,
+        "n_fit": len(train),
+        "fit_kernels": sorted(r["name"] for r in train),
+        "overrides": overrides,
+        "surrogate_max_rel_dev_at_defaults": check,
+        "soc": soc,
+        "method": "bounded coordinate descent, Huber(0.5) on log(pred/measured) + 0.05 * sum(log(p/p0)^2); "
+        "pipe-group scales applied to each launch's compute time by its critical core's busy-cycle mix",
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# the report
+# ---------------------------------------------------------------------------------------------
+def _ranks(x: np.ndarray) -> np.ndarray:
+    order = np.argsort(x, kind="mergesort")
+    ranks = np.empty(len(x), dtype=float)
+    ranks[order] = np.arange(len(x), dtype=float)
+    for v in np.unique(x):  # average ranks of ties
+        idx = np.where(x == v)[0]
+        if len(idx) > 1:
+            ranks[idx] = ranks[idx].mean()
+    return ranks
+
+
+def _pearson(a: np.ndarray, b: np.ndarray) -> float:
+    if len(a) < 3 or a.std() == 0 or b.std() == 0:
+        return float("nan")
+    return float(np.corrcoef(a, b)[0, 1])
+
+
+def stats(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    pts = [(r["simulated_s"], r["measured_s"]) for r in rows if r.get("simulated_s") and r.get("measured_s")]
+    if not pts:
+        return {"n": 0}
+    sim, meas = (np.array(v, dtype=float) for v in zip(*pts, strict=True))
+    ratio = sim / meas
+    q25, q50, q75 = np.percentile(ratio, [25, 50, 75])
+    return {
+        "n": len(pts),
+        "spearman": _pearson(_ranks(sim), _ranks(meas)),
+        "log_pearson": _pearson(np.log(sim), np.log(meas)),
+        "ratio_median": float(q50),
+        "ratio_q25": float(q25),
+        "ratio_q75": float(q75),
+        "log10_ratio_iqr": float(np.log10(q75) - np.log10(q25)),
+    }
+
+
+def _fmt(v: Any, spec: str = ".3g") -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "n/a"
+    return format(v, spec) if isinstance(v, float) else str(v)
+
+
+def _stats_line(label: str, s: dict[str, Any]) -> str:
+    if not s.get("n"):
+        return f"| {label} | 0 | | | | |"
+    return (
+        f"| {label} | {s['n']} | {_fmt(s['spearman'], '.2f')} | {_fmt(s['log_pearson'], '.2f')} | "
+        f"{_fmt(s['ratio_median'])} | {_fmt(s['ratio_q25'])} to {_fmt(s['ratio_q75'])} |"
+    )
+
+
+def _why(r: dict[str, Any]) -> str:
+    lns = r.get("launches") or []
+    if not lns:
+        return ""
+    bounds = Counter(ln["bound"] for ln in lns)
+    busy: Counter[str] = Counter()
+    for ln in lns:
+        busy.update(ln.get("busy", {}))
+    top = busy.most_common(1)[0][0] if busy else "?"
+    ratio = r["simulated_s"] / r["measured_s"]
+    parts = [f"{len(lns)} launch(es), {'/'.join(bounds)}-bound, busiest pipe {top}"]
+    if ratio < 1 and bounds.get("hbm"):
+        parts.append("the model is at its HBM bound; the kernel is slower on the NPU than its traffic needs")
+    if top == "S":
+        parts.append("scalar-dominated: scalar code cost is a per-basic-block guess")
+    if r.get("launches") and sum(ln.get("pipe_race_warnings", 0) for ln in lns):
+        parts.append("pipe_race warnings (missing synchronisation can make simulated pipes overlap)")
+    return "; ".join(parts)
+
+
+def write_report(
+    path: Path, before: list[dict[str, Any]], after: list[dict[str, Any]], fitinfo: dict[str, Any] | None, command: str
+) -> str:
+    lines = ["# Timing fidelity of the Ascend C simulator against measured 910B latencies", ""]
+    lines += [
+        "Generated by `experiments/calibrate_timing.py`; regenerate with",
+        "",
+        "```",
+        command,
+        "```",
+        "",
+        "Data: EvoKernel's exported Ascend C operator projects with their latency measured on an Ascend 910B "
+        "(`result.json`, mean over trials, in ms) and the PyTorch references (KernelBench levels 1-3, attention, MHC). "
+        "Each project runs unmodified through the simulator's operator-project loader with its own binding "
+        "(`CppExtension/csrc/op.cpp`), at the shapes the kernel was written for, and is checked against the reference "
+        "(atol = rtol = 1e-2). The simulated latency is the sum of the launches' modelled latencies (profile "
+        f"{(fitinfo or {}).get('soc', DEFAULT_SOC)}).",
+        "",
+        "Split: the fit uses the attention, MHC and KernelBench level-2/3 kernels only; **KernelBench level 1 is the "
+        "validation set** and never enters the fit.",
+        "",
+    ]
+    # counts
+    lines += [
+        "## What ran",
+        "",
+        "| split | kernels | ran correctly | mismatched | failed | skipped |",
+        "|---|---|---|---|---|---|",
+    ]
+    for split in ("validation", "fit"):
+        rs = [r for r in before if r.get("split") == split]
+        c = Counter(r["status"] for r in rs)
+        lines.append(f"| {split} | {len(rs)} | {c['ok']} | {c['mismatch']} | {c['error']} | {c['skipped']} |")
+    lines += [
+        "",
+        "By cause (all kernels, default profile):",
+        "",
+        "| status | cause | n | example |",
+        "|---|---|---|---|",
+    ]
+    causes = Counter((r["status"], r.get("cause") or "") for r in before if r["status"] != "ok")
+    for (st, cause), n in sorted(causes.items(), key=lambda kv: (-kv[1], kv[0])):
+        ex = next(r for r in before if r["status"] == st and (r.get("cause") or "") == cause)
+        detail = str(ex.get("detail", "")).replace("|", "/").replace("\n", " ")[:140]
+        lines.append(f"| {st} | {cause} | {n} | {ex['name']}: {detail} |")
+    # figures
+    val_b = [r for r in before if r.get("split") == "validation" and r["status"] == "ok"]
+    fit_b = [r for r in before if r.get("split") == "fit" and r["status"] == "ok"]
+    after_by = {r["name"]: r for r in after if r["status"] == "ok"}
+    lines += [
+        "",
+        "## Validation set (KernelBench level 1, kernels that ran correctly)",
+        "",
+        "Ratio = simulated / measured latency; IQR = 25th to 75th percentile.",
+        "",
+        "| profile | n | Spearman | Pearson (log latency) | median ratio | ratio IQR |",
+        "|---|---|---|---|---|---|",
+    ]
+    lines.append(_stats_line("default", stats(val_b)))
+    if after_by:
+        lines.append(_stats_line("fitted", stats([after_by[r["name"]] for r in val_b if r["name"] in after_by])))
+    lines += [
+        "",
+        "Fit set (in-sample, for reference):",
+        "",
+        "| profile | n | Spearman | Pearson (log latency) | median ratio | ratio IQR |",
+        "|---|---|---|---|---|---|",
+    ]
+    lines.append(_stats_line("default", stats(fit_b)))
+    if after_by:
+        lines.append(_stats_line("fitted", stats([after_by[r["name"]] for r in fit_b if r["name"] in after_by])))
+    lines += [
+        "",
+        "### Per category (validation, default profile; fitted in the last columns)",
+        "",
+        "| category | n | Spearman | log Pearson | median ratio | ratio IQR | fitted median ratio |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for cat in sorted({r["category"] for r in val_b}):
+        rs = [r for r in val_b if r["category"] == cat]
+        s = stats(rs)
+        fa = stats([after_by[r["name"]] for r in rs if r["name"] in after_by])
+        lines.append(_stats_line(cat, s) + f" {_fmt(fa.get('ratio_median'))} |")
+    lines += [
+        "",
+        "### Per collection / level (fit set, default profile)",
+        "",
+        "| group | n | Spearman | log Pearson | median ratio | ratio IQR |",
+        "|---|---|---|---|---|---|",
+    ]
+    for lvl in sorted({r["level"] for r in fit_b}):
+        lines.append(_stats_line(lvl, stats([r for r in fit_b if r["level"] == lvl])))
+    # worst
+    lines += [
+        "",
+        "### Kernels the model gets most wrong (validation, default profile)",
+        "",
+        "| kernel | category | measured ms | simulated ms | ratio | what the simulation shows |",
+        "|---|---|---|---|---|---|",
+    ]
+    worst = sorted(val_b, key=lambda r: -abs(math.log(r["simulated_s"] / r["measured_s"])))[:8]
+    for r in worst:
+        lines.append(
+            f"| {r['name']} | {r['category']} | {r['measured_s'] * 1e3:.4g} | {r['simulated_s'] * 1e3:.4g} | "
+            f"{r['simulated_s'] / r['measured_s']:.3g} | {_why(r)} |"
+        )
+    worst_fit = sorted(fit_b, key=lambda r: -abs(math.log(r["simulated_s"] / r["measured_s"])))[:5]
+    if worst_fit:
+        lines += [
+            "",
+            "Most wrong in the fit set:",
+            "",
+            "| kernel | group | measured ms | simulated ms | ratio | what the simulation shows |",
+            "|---|---|---|---|---|---|",
+        ]
+        for r in worst_fit:
+            lines.append(
+                f"| {r['name']} | {r['level']} | {r['measured_s'] * 1e3:.4g} | {r['simulated_s'] * 1e3:.4g} | "
+                f"{r['simulated_s'] / r['measured_s']:.3g} | {_why(r)} |"
+            )
+    # fit
+    lines += ["", "## The fit", ""]
+    if fitinfo:
+        lines += [
+            f"{fitinfo['n_fit']} kernels of the fit set (never KernelBench level 1). Method: {fitinfo['method']}. "
+            f"Loss {fitinfo['loss_before']:.3g} -> {fitinfo['loss_after']:.3g}. The surrogate reproduces the "
+            f"simulator at the default constants within {fitinfo['surrogate_max_rel_dev_at_defaults']:.1%}; the "
+            "fitted figures above come from re-running the simulator with the fitted override file.",
+            "",
+            "| parameter | default | fitted | bounds |",
+            "|---|---|---|---|",
+        ]
+        for n, (lo, hi) in fitinfo["bounds"].items():
+            lines.append(f"| {n} | {fitinfo['defaults'][n]:.4g} | {fitinfo['params'][n]:.4g} | {lo:.3g} to {hi:.3g} |")
+        lines += [
+            "",
+            "A pipe-group scale k multiplies that group's cycle costs and divides its rates "
+            "(scalar: issue/basic-block/GM-access costs; vector: vector rates and issue; mte: DMA rates, "
+            "start-up, issue and burst costs; cube: cube and fixpipe rates). The override file is a flat "
+            "`{constant: value}` JSON for `asc.load(..., soc_overrides=...)`.",
+        ]
+    else:
+        lines.append("No fit yet (no fit-set kernel ran correctly).")
+    lines += [
+        "",
+        "## What the model cannot capture",
+        "",
+        "- Shapes: the kernels are specialised to the benchmark's shapes, which are mostly far too large for a CPU "
+        "simulation (hundreds of MB to GB); only the kernels that fit the size bound are compared, and they "
+        "are biased toward small inputs, where launch overhead and scalar code dominate.",
+        "- The measured figure is a host-side mean per call, including the binding's own work (output allocation, "
+        "extra aten ops in the binding, the aclnn dispatch); the simulator times the kernel launches and the "
+        "kernel file's host code only.",
+        "- Scalar code is charged per basic block and per raw GM access with guessed costs; a kernel dominated by "
+        "scalar loops (many EvoKernel kernels are) is timed by that guess. No instruction cache, branch or "
+        "scalar-data-cache model.",
+        "- Memory: a single HBM bandwidth bound per launch and L2 reuse only for cube copies; no bank conflicts, "
+        "no MTE2 contention between cores beyond the HBM bound, no unaligned or small-burst DMA inefficiency "
+        "beyond a per-burst cost.",
+        "- Cube work of the high-level Matmul API is a model of its own (`rt_matmul.cpp`), not the real "
+        "iteration order; AIC/AIV overlap and cross-core waits are modelled coarsely.",
+        "- A fit of a few global constants cannot fix per-kernel structure errors; its value is in the "
+        "median ratio, not the ranking.",
+        "",
+    ]
+    text = "\n".join(lines)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return text
+
+
+# ---------------------------------------------------------------------------------------------
+# the command line
+# ---------------------------------------------------------------------------------------------
+def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None and "--worker" in sys.argv[1:]:
+        _worker()
+        return 0
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", required=True, type=Path, help="local copy of the EvoKernel dataset")
+    ap.add_argument("--out", type=Path, default=Path("calibration_out"), help="results folder (JSONL, fit)")
+    ap.add_argument("--report", type=Path, help="write the fidelity report (markdown) here")
+    ap.add_argument("--limit", type=int, help="run at most N kernels (smallest inputs first)")
+    ap.add_argument("--categories", nargs="*", help="keep kernels of these collections/levels/categories/splits")
+    ap.add_argument("--stages", default="run,fit,verify,report", help="comma list of run,fit,verify,report")
+    ap.add_argument("--max-bytes", type=float, default=64 * 2**20, help="skip kernels with more input+weight bytes")
+    ap.add_argument("--max-sim-cycles", type=float, default=2e9, help="simulated cycles per block before a skip")
+    ap.add_argument("--timeout-s", type=float, default=90.0, help="host seconds per kernel run")
+    ap.add_argument("--budget-s", type=float, default=0.0, help="stop starting kernels after this many seconds")
+    ap.add_argument("--soc", default=DEFAULT_SOC)
+    ap.add_argument("--atol", type=float, default=1e-2)
+    ap.add_argument("--rtol", type=float, default=1e-2)
+    ap.add_argument("--inline", action="store_true", help="run kernels in this process (no child processes)")
+    ap.add_argument("--fresh", action="store_true", help="discard earlier results in --out")
+    ap.add_argument("--command-label", help="the command the report shows (default: this one)")
+    a = ap.parse_args(argv)
+    stages = set(a.stages.split(","))
+    specs = discover(a.data, a.categories)
+    specs = _interleave(specs)
+    if a.limit:
+        specs = specs[: a.limit]
+    a.out.mkdir(parents=True, exist_ok=True)
+    if a.fresh:
+        for f in (RESULTS_DEFAULT, RESULTS_FITTED, OVERRIDES, PROVENANCE):
+            (a.out / f).unlink(missing_ok=True)
+    opts = {
+        "max_bytes": a.max_bytes,
+        "max_sim_cycles": a.max_sim_cycles,
+        "timeout_s": a.timeout_s,
+        "soc": a.soc,
+        "atol": a.atol,
+        "rtol": a.rtol,
+        "budget_s": a.budget_s,
+        "inline": a.inline,
+    }
+    print(f"{len(specs)} kernels ({Counter(s.split for s in specs)})", flush=True)
+    before = _read_jsonl(a.out / RESULTS_DEFAULT)
+    if "run" in stages:
+        before = run_all(specs, a.out / RESULTS_DEFAULT, opts, log=lambda m: print(m, flush=True))
+    fitinfo = json.loads((a.out / PROVENANCE).read_text()) if (a.out / PROVENANCE).is_file() else None
+    if "fit" in stages:
+        fitinfo = fit(before, a.soc)
+        (a.out / OVERRIDES).write_text(json.dumps(fitinfo["overrides"], indent=1, sort_keys=True) + "\n")
+        (a.out / PROVENANCE).write_text(json.dumps(fitinfo, indent=1) + "\n")
+        print(f"fit on {fitinfo['n_fit']} kernels: {json.dumps(fitinfo['params'])}", flush=True)
+    after = _read_jsonl(a.out / RESULTS_FITTED)
+    if "verify" in stages and fitinfo and fitinfo["overrides"]:
+        ok = {r["name"] for r in before if r["status"] == "ok"}
+        after = run_all(
+            specs,
+            a.out / RESULTS_FITTED,
+            {**opts, "overrides": fitinfo["overrides"]},
+            only=ok,
+            log=lambda m: print("fitted " + m, flush=True),
+        )
+    for label, rows in (("default", before), ("fitted", after)):
+        val = stats([r for r in rows if r.get("split") == "validation" and r.get("status") == "ok"])
+        print(f"validation ({label}): {json.dumps(val)}", flush=True)
+    if "report" in stages and a.report:
+        shown = a.report if not a.report.is_absolute() else Path("<report path>")
+        cmd = a.command_label or (
+            "python -m experiments.calibrate_timing --data <path to EvoKernel> --out <dir> "
+            f"--max-bytes {int(a.max_bytes)} --timeout-s {a.timeout_s:g} --report {shown}"
+        )
+        write_report(a.report, before, after, fitinfo, cmd)
+        print(f"report: {a.report}", flush=True)
+    return 0
+
+
+def _interleave(specs: list[KernelSpec]) -> list[KernelSpec]:
+    """Smallest inputs first, validation and fit kernels alternating (so that a time-bounded run
+    gets both)."""
+    parts = [
+        sorted((s for s in specs if s.split == split), key=lambda s: (s.measured_s is None, _size_hint(s)))
+        for split in ("validation", "fit")
+    ]
+    out: list[KernelSpec] = []
+    for i in range(max(len(p) for p in parts) if specs else 0):
+        out += [p[i] for p in parts if i < len(p)]
+    return out
+
+
+@functools.cache
+def reference_bytes(reference: str) -> int:
+    """Bytes of the reference's inputs, parameters, buffers and outputs, from a meta-device run (no data)."""
+    import torch
+
+    ns: dict[str, Any] = {"__name__": "reference"}
+    with torch.device("meta"), contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(Path(reference).read_text(), reference, "exec"), ns)  # noqa: S102 - the dataset's reference
+        init = list(ns["get_init_inputs"]()) if "get_init_inputs" in ns else []
+        model = ns["Model"](*init)
+        inputs = ns["get_inputs"]()
+        try:  # the outputs too, where the meta device can run the forward (a matmul's can dwarf its inputs)
+            with torch.no_grad():
+                outputs = model(*inputs)
+            outs = _tensor_bytes(outputs if isinstance(outputs, (tuple, list)) else [outputs])
+        except Exception:  # noqa: BLE001 - not every operator has a meta kernel
+            outs = 0
+    return _tensor_bytes(inputs) + _tensor_bytes(model.parameters()) + _tensor_bytes(model.buffers()) + outs
+
+
+def _size_hint(spec: KernelSpec) -> float:
+    try:
+        return float(reference_bytes(spec.reference)) if spec.reference else float("inf")
+    except Exception:  # noqa: BLE001 - the child records the reason
+        return float("inf")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,214 @@
+"""experiments.calibrate_timing on a tiny dataset of our own: three elementwise operator projects
+laid out like the published one, with made-up "measured" latencies."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from experiments import calibrate_timing as C
+
+_TILING = """#ifndef {guard}
+#define {guard}
+#include "register/tilingdata_base.h"
+namespace optiling {{
+BEGIN_TILING_DATA_DEF({op}TilingData)
+  TILING_DATA_FIELD_DEF(uint32_t, total);
+END_TILING_DATA_DEF;
+REGISTER_TILING_DATA_CLASS({op}, {op}TilingData)
+}}
+#endif
+"""
+
+_HOST = """#include "{snake}_tiling.h"
+#include "register/op_def_registry.h"
+namespace optiling {{
+static ge::graphStatus TilingFunc(gert::TilingContext* context)
+{{
+    {op}TilingData tiling;
+    tiling.set_total(context->GetInputShape(0)->GetStorageShape().GetShapeSize());
+    context->SetBlockDim(1);
+    tiling.SaveToBuffer(context->GetRawTilingData()->GetData(), context->GetRawTilingData()->GetCapacity());
+    context->GetRawTilingData()->SetDataSize(tiling.GetDataSize());
+    size_t* ws = context->GetWorkspaceSizes(1);
+    ws[0] = 0;
+    return ge::GRAPH_SUCCESS;
+}}
+}}
+namespace ops {{
+class {op} : public OpDef {{
+public:
+    explicit {op}(const char* name) : OpDef(name)
+    {{
+        this->Input("a").ParamType(REQUIRED).DataType({{ge::DT_FLOAT}}).Format({{ge::FORMAT_ND}});
+        this->Input("b").ParamType(REQUIRED).DataType({{ge::DT_FLOAT}}).Format({{ge::FORMAT_ND}});
+        this->Output("y").ParamType(REQUIRED).DataType({{ge::DT_FLOAT}}).Format({{ge::FORMAT_ND}});
+        this->AICore().SetTiling(optiling::TilingFunc);
+        this->AICore().AddConfig("ascend910b");
+    }}
+}};
+OP_ADD({op});
+}}
+"""
+
+_KERNEL = """#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void {snake}(GM_ADDR a, GM_ADDR b, GM_ADDR y, GM_ADDR ws, GM_ADDR tiling)
+{{
+    GET_TILING_DATA(t, tiling);
+    GlobalTensor<float> ag, bg, yg;
+    ag.SetGlobalBuffer((__gm__ float*)a, t.total);
+    bg.SetGlobalBuffer((__gm__ float*)b, t.total);
+    yg.SetGlobalBuffer((__gm__ float*)y, t.total);
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 1> qa, qb;
+    TQue<QuePosition::VECOUT, 1> qy;
+    pipe.InitBuffer(qa, 1, t.total * sizeof(float));
+    pipe.InitBuffer(qb, 1, t.total * sizeof(float));
+    pipe.InitBuffer(qy, 1, t.total * sizeof(float));
+    LocalTensor<float> la = qa.AllocTensor<float>();
+    LocalTensor<float> lb = qb.AllocTensor<float>();
+    DataCopy(la, ag, t.total);
+    DataCopy(lb, bg, t.total);
+    qa.EnQue(la);
+    qb.EnQue(lb);
+    la = qa.DeQue<float>();
+    lb = qb.DeQue<float>();
+    LocalTensor<float> ly = qy.AllocTensor<float>();
+    {vec}(ly, la, lb, t.total);
+    qy.EnQue(ly);
+    qa.FreeTensor(la);
+    qb.FreeTensor(lb);
+    ly = qy.DeQue<float>();
+    DataCopy(yg, ly, t.total);
+    qy.FreeTensor(ly);
+}}
+"""
+
+_BIND = """#include <torch/extension.h>
+#include "pytorch_npu_helper.hpp"
+at::Tensor {snake}_impl_npu(const at::Tensor& a, const at::Tensor& b)
+{{
+    TORCH_CHECK(a.sizes() == b.sizes(), "a and b must have the same shape");
+    at::Tensor y = at::empty_like(a);
+    EXEC_NPU_CMD(aclnn{op}, a, b, y);
+    return y;
+}}
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {{
+    m.def("{snake}", &{snake}_impl_npu, "{op}");
+}}
+"""
+
+# (folder, op, vector API, reference folder, reference file, reference text, made-up ms); the
+# level-2 project is the level-1 one under another folder (one compile fewer: the test stays fast)
+_TWO_INPUTS = "def get_inputs():\n    return [torch.rand(8, 256), torch.rand(8, 256)]\n"
+_KERNELS = [
+    (
+        "ops-kernelbench-910b",
+        "PlusCustom",
+        "Add",
+        "KernelBench/level1",
+        "1_Plus.py",
+        "class Model(torch.nn.Module):\n    def forward(self, a, b):\n        return a + b\n" + _TWO_INPUTS,
+        0.004,
+    ),
+    (
+        "ops-kernelbench-910b",
+        "BiasPlusCustom",
+        "Add",
+        "KernelBench/level2",
+        "7_Bias_Plus.py",
+        "class Model(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.bias = torch.nn.Parameter(torch.randn(8, 256))\n"
+        "    def forward(self, x):\n        return x + self.bias\n"
+        "def get_inputs():\n    return [torch.rand(8, 256)]\n",
+        0.005,
+    ),
+    (
+        "ops-attention-910b",
+        "GateCustom",
+        "Mul",
+        "Attention",
+        "3_Gate.py",
+        "class Model(torch.nn.Module):\n    def forward(self, a, b):\n        return a * b\n" + _TWO_INPUTS,
+        0.006,
+    ),
+]
+
+
+def _snake(op: str) -> str:
+    return "".join("_" + c.lower() if c.isupper() and i else c.lower() for i, c in enumerate(op))
+
+
+def _dataset(root: Path) -> Path:
+    data = root / "EvoKernel"
+    for folder, op, vec, ref_dir, ref_file, ref_text, ms in _KERNELS:
+        proj = data / folder / op
+        op = op.replace("BiasPlus", "Plus")
+        snake = _snake(op)
+        for sub in ("op_host", "op_kernel", "CppExtension/csrc"):
+            (proj / sub).mkdir(parents=True, exist_ok=True)
+        fmt = {"op": op, "snake": snake, "vec": vec, "guard": snake.upper() + "_TILING_H"}
+        (proj / "op_host" / f"{snake}_tiling.h").write_text(_TILING.format(**fmt))
+        (proj / "op_host" / f"{snake}.cpp").write_text(_HOST.format(**fmt))
+        (proj / "op_kernel" / f"{snake}.cpp").write_text(_KERNEL.format(**fmt))
+        (proj / "CppExtension" / "csrc" / "op.cpp").write_text(_BIND.format(**fmt))
+        (proj / f"{snake}.json").write_text(json.dumps([{"op": op}]))
+        result = {"compiled": True, "correctness": True, "performance": {"mean": ms}}
+        (proj / "result.json").write_text(json.dumps(result))
+        ref = data / "pytorch-references" / ref_dir / ref_file
+        ref.parent.mkdir(parents=True, exist_ok=True)
+        ref.write_text("import torch\n" + ref_text + "def get_init_inputs():\n    return []\n")
+    meta = {"ops": {"1_Plus": {"level": "level1", "category": "elementwise"}}}
+    (data / "pytorch-references" / "KernelBench" / "dataset.json").write_text(json.dumps(meta))
+    return data
+
+
+@pytest.mark.slow  # builds and simulates three operator projects in child processes: minutes on 2 cores
+def test_harness_runs_fits_without_validation_and_reports(tmp_path: Path) -> None:
+    data = _dataset(tmp_path)
+    specs = {s.name: s for s in C.discover(data)}
+    assert specs["PlusCustom"].split == "validation" and specs["PlusCustom"].category == "elementwise"
+    assert specs["BiasPlusCustom"].split == "fit" and specs["GateCustom"].split == "fit"
+    assert abs((specs["GateCustom"].measured_s or 0) - 6e-6) < 1e-12  # the dataset's ms -> s
+
+    out, report = tmp_path / "out", tmp_path / "fidelity.md"
+    assert C.main(["--data", str(tmp_path), "--out", str(out), "--report", str(report), "--inline"]) == 0
+    rows = {r["name"]: r for r in C._read_jsonl(out / C.RESULTS_DEFAULT)}
+    assert set(rows) == {"PlusCustom", "BiasPlusCustom", "GateCustom"}
+    for r in rows.values():
+        assert r["status"] == "ok", r
+        assert r["simulated_s"] > 0 and r["launches"]
+    assert rows["BiasPlusCustom"]["mapping"] == "inputs+parameters"  # the weight comes from the model
+
+    prov = json.loads((out / C.PROVENANCE).read_text())
+    assert prov["fit_kernels"] == ["BiasPlusCustom", "GateCustom"] and prov["n_fit"] == 2  # level 1 excluded
+    overrides = json.loads((out / C.OVERRIDES).read_text())
+    assert all(isinstance(v, float) for v in overrides.values())
+    lo, hi = C.PARAM_BOUNDS["hbm_bytes_per_s"]
+    assert lo <= prov["params"]["hbm_bytes_per_s"] <= hi
+    if overrides:  # the fitted profile was run on the kernels that passed
+        assert {r["name"] for r in C._read_jsonl(out / C.RESULTS_FITTED)} == set(rows)
+    text = report.read_text()
+    assert "Validation set" in text and "| default | 1 |" in text
+    assert str(tmp_path) not in text  # the report names no local path
+
+
+def test_fit_ignores_validation_rows() -> None:
+    row = {
+        "status": "ok",
+        "simulated_s": 1e-5,
+        "host_side_s": 0.0,
+        "launches": [{"compute_s": 7e-6, "hbm_s": 1e-6, "launch_s": 3e-6, "busy": {"V": 100.0}}],
+    }
+    rows = [
+        {**row, "name": "a", "split": "fit", "measured_s": 2e-5},
+        {**row, "name": "b", "split": "validation", "measured_s": 1.0},
+    ]
+    info = C.fit(rows)
+    assert info["fit_kernels"] == ["a"]
+    assert info["surrogate_max_rel_dev_at_defaults"] < 1e-9
+    only_fit = C.fit(rows[:1])
+    assert info["params"] == only_fit["params"]  # the validation row changed nothing

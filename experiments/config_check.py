@@ -9,6 +9,7 @@ option of a group, a value of the wrong type, an unknown task suite, a missing m
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import re
 from pathlib import Path
@@ -91,7 +92,14 @@ def check_config(cfg: DictConfig) -> list[str]:
     if not isinstance(cfg.get("seed"), int) or isinstance(cfg.get("seed"), bool):
         errors.append(f"seed={cfg.get('seed')!r}: must be an integer")
     tasks = cfg.get("tasks") or {}
-    if not tasks.get("ids") and tasks.get("suite") not in suite_names():
+    if tasks.get("name") == "kernelbench":
+        root = tasks.get("root")
+        if not root or not Path(str(root)).is_dir():
+            errors.append(
+                f"tasks.root={root!r}: not a directory; point it at a KernelBench checkout "
+                "(the folder holding level1/, level2/, level3/)"
+            )
+    elif not tasks.get("ids") and tasks.get("suite") not in suite_names():
         errors.append(
             f"tasks.suite={tasks.get('suite')!r}: unknown suite; use one of {', '.join(suite_names())} "
             "or tasks.ids=[level1/001_add,...]"
@@ -107,6 +115,15 @@ def check_config(cfg: DictConfig) -> list[str]:
                 get_task(str(task_id))
             except KeyError as exc:
                 errors.append(f"tasks.ids: {exc.args[0]}")
+    verifier = cfg.get("verifier") or {}
+    if verifier.get("name") == "ray":
+        for key in ("num_workers", "num_gpu_workers", "max_retries"):
+            v = verifier.get(key)
+            low = 1 if key == "num_workers" else 0
+            if not isinstance(v, int) or isinstance(v, bool) or v < low:
+                errors.append(f"verifier.{key}={v!r}: must be an integer >= {low}")
+        if importlib.util.find_spec("ray") is None:
+            errors.append("verifier=ray needs Ray: pip install 'kernel-gym[ray]' (or use verifier=local)")
     return errors
 
 

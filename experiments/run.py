@@ -76,9 +76,33 @@ def config_dict(node: Any) -> dict[str, Any]:
     return cast(dict[str, Any], out)
 
 
+def task_list(cfg: DictConfig) -> Any:
+    """The run's tasks: ids, a built-in suite's name, or (``tasks=kernelbench``) the TaskSpecs of a
+    KernelBench checkout's level folders at ``tasks.root``."""
+    if cfg.tasks.get("root"):
+        from kernel_gym.tasks.kernelbench import load_kernelbench_dir
+
+        specs = []
+        for level in cfg.tasks.get("levels") or [1]:
+            found = load_kernelbench_dir(
+                str(cfg.tasks.root),
+                level,
+                max_elements=int(cfg.tasks.get("max_elements") or 2_000_000),
+                shrink=bool(cfg.tasks.get("shrink", False)),
+            )
+            for failure in found.failures:
+                print(f"[tasks] skipped {failure.path.name}: {failure.reason}", file=sys.stderr)
+            specs.extend(found.tasks)
+        if not specs:
+            levels = list(cfg.tasks.get("levels") or [1])
+            raise ValueError(f"tasks.root={cfg.tasks.root}: no KernelBench task loaded from levels {levels}")
+        return specs
+    return list(cfg.tasks.ids) if cfg.tasks.get("ids") else cfg.tasks.suite
+
+
 def env_kwargs(cfg: DictConfig, seed: int) -> dict[str, Any]:
     """KernelSynthesisEnv arguments from the config groups (all but ``memory``)."""
-    tasks = list(cfg.tasks.ids) if cfg.tasks.get("ids") else cfg.tasks.suite
+    tasks = task_list(cfg)
     generator: Any
     if cfg.llm.name == "synthetic":
         generator = {"name": "synthetic", "seed": seed, **config_dict(cfg.llm.options)}
@@ -96,6 +120,7 @@ def env_kwargs(cfg: DictConfig, seed: int) -> dict[str, Any]:
         seed_knowledge=cfg.memory.seed_knowledge,
         generator=generator,
         verify_settings=config_dict(cfg.backend.verify),
+        verifier=config_dict(cfg.verifier) if cfg.get("verifier") is not None else "local",
         **kw,
     )
 

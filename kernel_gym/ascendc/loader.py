@@ -60,7 +60,7 @@ _OPTION_DEFAULTS: dict[str, Any] = {
     "check_uninit": False,  # error on reads of never-written UB bytes
     "sync_check": "warn",  # unsynchronised pipe access to the same UB bytes: "off" | "warn" | "error"
     "race_check": True,  # cross-block GM write/write and read/write overlap detector
-    "watchdog_calls": 5e7,  # API calls per launch before a watchdog fault
+    "watchdog_calls": 5e7,  # API calls per block before a watchdog fault
     "watchdog_s": 60.0,  # host seconds per launch before a watchdog fault
     "watchdog_cycles": 2e10,  # simulated cycles per block before a watchdog fault
     "opt_level": "-O2",

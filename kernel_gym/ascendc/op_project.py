@@ -372,7 +372,16 @@ class OpProjectOp:
         if rc < 0:
             raise OpTilingError(f"{self.op_type}: InferShape failed (status {rc})")
         out_shapes = [tuple(int(odims[k * _MAX_DIMS + d]) for d in range(int(ond[k]))) for k in range(n_out)]
-        out_dt = [int(v) for v in odt.tolist()]
+        inferred = [int(v) for v in odt.tolist()]
+        # An aclnn caller allocates each output with the dtype of the OpDef column its inputs
+        # select (the generated aclnn op checks it); InferDataType only runs in graph mode, so it
+        # decides only where the OpDef declares no dtype for that output.
+        decl = self.meta.get("outputs", [])
+        out_dt = [
+            decl[k]["dtypes"][col] if col is not None and k < len(decl) and decl[k]["dtypes"] else inferred[k]
+            for k in range(len(inferred))
+        ]
+        odt = torch.tensor(out_dt or [in_dt[0]] * n_out, dtype=torch.int64)
         info = torch.zeros(4, dtype=torch.int64)
         tbuf = torch.zeros(_TILING_CAP, dtype=torch.uint8)
         rc = mod.kgsim_gen_op_tiling(

@@ -187,3 +187,50 @@ def test_unknown_agent_target_is_one_clear_error(tmp_path):
     assert p.returncode == 2 and p.stderr.strip().startswith("error:") and len(p.stderr.strip().splitlines()) == 1
     assert "no_such_module" in p.stderr and "PYTHONPATH" in p.stderr
     assert not (tmp_path / "r" / "steps.jsonl").exists()  # refused before any work
+
+
+KB_TASK = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.relu(x)
+
+
+batch_size = 16
+dim = 16384
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_tasks_from_a_kernelbench_checkout(tmp_path):
+    """tasks=kernelbench reads a checkout's level folders; at published shapes unless shrink=true."""
+    from hydra import compose, initialize_config_dir
+
+    from experiments.config_check import check_config
+    from experiments.run import task_list
+
+    (tmp_path / "level1").mkdir()
+    (tmp_path / "level1" / "19_ReLU.py").write_text(KB_TASK)
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
+        cfg = compose("config", overrides=["tasks=kernelbench", f"tasks.root={tmp_path}"])
+        small = compose("config", overrides=["tasks=kernelbench", f"tasks.root={tmp_path}", "tasks.shrink=true",
+                                             "tasks.max_elements=4096"])
+        missing = compose("config", overrides=["tasks=kernelbench"])
+    assert check_config(cfg) == []
+    [full] = task_list(cfg)
+    assert full.build(0)[1][0].shape == (16, 16384)  # KernelBench's own shape
+    [shrunk] = task_list(small)
+    assert shrunk.build(0)[1][0].numel() <= 4096
+    assert any("tasks.root=None: not a directory" in e for e in check_config(missing))

@@ -6,6 +6,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -129,6 +130,11 @@ struct BlockState {
     void* tpipe = nullptr;
     std::vector<CubeAccess> cube_acc;  // cleared lazily when cube_gen != hot.gen
     uint32_t cube_gen = 0;
+    // Load3D registers: the feature map (l1H, l1W, padList) left [0] / right [1] (SetFmatrix) and the
+    // pad value's bits (SetLoadDataPaddingValue)
+    uint16_t fm_h[2] = {0, 0}, fm_w[2] = {0, 0};
+    uint8_t fm_pad[2][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
+    uint64_t load3d_pad = 0;
 };
 
 struct Runtime {
@@ -136,11 +142,21 @@ struct Runtime {
     std::vector<LaunchRec> launches;
     std::vector<FaultRec> host_faults;
     std::vector<Interval> intervals;
+    // Who wrote each GM byte last (disjoint [lo, hi) -> (hi, block)), painted from `intervals`' plain
+    // writes on demand (written_by_another_block); painted_upto: intervals painted so far.
+    std::map<uintptr_t, std::pair<uintptr_t, int64_t>> last_writer;
+    size_t painted_upto = 0;
+    void clear_intervals() {
+        intervals.clear();
+        last_writer.clear();
+        painted_upto = 0;
+    }
     bool race_overflow = false;
     bool faulted = false;  // a fault ended a launch of this call: later launches are skipped
     LaunchRec* cur = nullptr;
     BlockState blk;
     double launch_wall_start = 0;
+    uint64_t block_calls_base = 0;  // hot.api_calls when the current block started (watchdog_calls is per block)
     std::string printf_buf;
     // UB shadow state (per 32-byte block) for the synchronisation check
     std::vector<double> w_end;
@@ -189,6 +205,13 @@ void mark_uninit_range(uint8_t mem, uint32_t addr, uint32_t nbytes);
 int32_t gm_check(int32_t buf, uintptr_t p, uint64_t nbytes, uint32_t es, const char* api, const char* dir,
                  const Loc& loc);
 void record_access(uintptr_t lo, uint64_t n, uint8_t kind, const Loc& loc);
+// Whether another block of this launch already wrote all of [lo, lo + n) (its last 4096 recorded
+// ranges are searched; beyond them the answer is no, which keeps the race check conservative).
+bool written_by_another_block(uintptr_t lo, uint64_t n);
+// A plain (non-atomic) GM store of n bytes at lo whose previous contents were `before`: recorded
+// for the race detector unless it stored exactly the bytes another block of the launch had stored
+// there (then either order gives the same result: kernels whose blocks all write the same output).
+void record_store(uintptr_t lo, uint64_t n, const uint8_t* before, const Loc& loc);
 void record_fault(const char* cls, const char* file, uint32_t line, const std::string& msg);
 void race_sweep();
 // Cube side (rt_cube.cpp): record an access of a cube memory by a pipe and check it against the

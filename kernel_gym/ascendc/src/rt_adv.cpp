@@ -601,4 +601,49 @@ void adv_unpad(DT dt, const TRef& dst, const TRef& src, const TRef& tmp, int has
           loc);
 }
 
+// ---- ReduceSum/Max/Min/Prod/Mean over one axis of a 2-D tensor (pattern AR or RA) ----------------
+// AR: dst[i] = reduce_j src[i][j], RA: dst[j] = reduce_i src[i][j]. With srcInnerPad the rows are
+// the inner length rounded up to 32 bytes apart. Sums accumulate in float.
+void adv_reduce_axis(int op, DT dt, const TRef& dst, const TRef& src, const TRef& tmp, int has_tmp, uint32_t tmp_bytes,
+                     uint32_t d0, uint32_t d1, int ra, int inner_pad, const Loc& loc) {
+    static const char* names[] = {"ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceMean"};
+    const char* api = names[op];
+    check_in_launch(loc, api);
+    tick(loc);
+    const uint32_t es = dt_size(dt);
+    if (d0 == 0 || d1 == 0) fault("invalid_argument", loc, "%s: srcShape {%u, %u} has an empty axis", api, d0, d1);
+    const uint32_t stride = inner_pad ? align_up(uint64_t(d1) * es, 32) / es : d1;
+    const uint32_t n_out = ra ? d1 : d0, n_red = ra ? d0 : d1;
+    check_local(src, 0, uint64_t(d0 - 1) * stride * es + uint64_t(d1) * es, 32, api, "srcTensor", loc);
+    check_local(dst, 0, uint64_t(n_out) * es, 32, api, "dstTensor", loc);
+    check_tmp(api, "the Get<Api>MaxMinTmpSize helper", tmp, has_tmp, tmp_bytes, 0, loc);
+    if (cfg.check_uninit)
+        for (uint32_t r = 0; r < d0; ++r) check_init_range(src, src.addr + r * stride * es, d1 * es, api, loc);
+    const uint8_t* s = mem_ptr(src.mem, src.addr);
+    std::vector<double> out(n_out);
+    for (uint32_t o = 0; o < n_out; ++o) {
+        double acc = 0;
+        for (uint32_t k = 0; k < n_red; ++k) {
+            uint64_t at = ra ? uint64_t(k) * stride + o : uint64_t(o) * stride + k;
+            double v = ld(dt, s + at * es);
+            if (k == 0) { acc = v; continue; }
+            switch (op) {
+                case 1: acc = (v > acc || v != v) ? v : acc; break;
+                case 2: acc = (v < acc || v != v) ? v : acc; break;
+                case 3: acc = double(float(acc) * float(v)); break;
+                default: acc = double(float(acc) + float(v)); break;
+            }
+        }
+        out[o] = op == 4 ? double(float(acc) / float(n_red)) : acc;
+    }
+    uint8_t* d = mem_ptr(dst.mem, dst.addr);
+    for (uint32_t o = 0; o < n_out; ++o) st(dt, d + uint64_t(o) * es, out[o]);
+    mark_init_range(dst.mem, dst.addr, n_out * es);
+    // RA: one element-wise op per row; AR: a repeat reduction per 256 bytes of each row
+    double elems = double(d0) * stride;
+    double occ = ra ? vcost(elems, dt, 1, 0, 0, d0) : vcost(elems, dt, 0, 0, std::ceil(elems * es / 256.0), d0);
+    Span rd{src.addr, uint32_t(uint64_t(d0) * stride * es)}, w{dst.addr, n_out * es};
+    issue(P_V, occ, 0, &rd, 1, &w, 1, api, loc);
+}
+
 }  // namespace kgsim

@@ -99,17 +99,34 @@ void exec(::ops::OpDef* def, LaunchV launch, size_t kernel_params, const char* a
 int64_t call(const Invoker& fn, int64_t nargs, const int64_t* kinds, const int64_t* ptrs, const int64_t* dims,
              const int64_t* ndims, const int64_t* dtypes, const double* numbers) {
     std::vector<Arg> args(static_cast<size_t>(nargs));
+    // The caller's tensors live in NPU allocator blocks on the device (with their tail, see
+    // Tensor::npu_block_bytes): each is copied into one and back after the call, so a kernel's
+    // over-read of a block's tail does not fault and its writes (out= arguments) reach the caller.
+    std::vector<std::pair<at::Tensor, at::Tensor>> copies;
     for (int64_t k = 0; k < nargs; ++k) {
         if (kinds[k] == 0) {
             const int64_t* d = dims + size_t(k) * kMaxDims;
             at::IntArrayRef sizes(d, d + ndims[k]);
-            args[size_t(k)].tensor = at::Tensor(reinterpret_cast<void*>(ptrs[k]), sizes, at::ScalarType(dtypes[k]));
+            at::Tensor caller(reinterpret_cast<void*>(ptrs[k]), sizes, at::ScalarType(dtypes[k]));
+            auto same = std::find_if(copies.begin(), copies.end(), [&](const auto& c) {
+                return c.first.data_ptr() == caller.data_ptr() && c.first.nbytes() == caller.nbytes();
+            });
+            if (same != copies.end()) {  // one tensor passed twice stays one buffer
+                args[size_t(k)].tensor = same->second;
+                continue;
+            }
+            at::Tensor device = at::Tensor::allocate(sizes, at::ScalarType(dtypes[k]));
+            if (caller.nbytes()) std::memcpy(device.data_ptr(), caller.data_ptr(), caller.nbytes());
+            args[size_t(k)].tensor = device;
+            copies.emplace_back(caller, device);
         } else {
             args[size_t(k)].kind = 1;
             args[size_t(k)].number = numbers[k];
         }
     }
     g_results = fn(args);
+    for (auto& [caller, device] : copies)
+        if (caller.nbytes()) std::memcpy(caller.data_ptr(), device.data_ptr(), caller.nbytes());
     return int64_t(g_results.size());
 }
 

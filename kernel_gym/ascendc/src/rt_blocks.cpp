@@ -263,7 +263,7 @@ Scheduler& sched(const Loc& loc, const char* api) {
 // Accesses on either side of a synchronisation are ordered: check what came before, then forget it.
 void sweep_races() {
     if (cfg.race_check && !rt.faulted) race_sweep();
-    rt.intervals.clear();
+    rt.clear_intervals();
 }
 
 void gather_set(Scheduler& s, std::tuple<int, int64_t, int> key, const std::vector<Fiber*>& parts,
@@ -341,7 +341,7 @@ void reset_launch_record() {
     rt.cur->block_busy.clear();
     rt.cur->blocks_run = 0;
     rt.cur->gm_read = rt.cur->gm_write = 0;
-    rt.intervals.clear();
+    rt.clear_intervals();
 }
 
 }  // namespace

@@ -6,19 +6,6 @@ namespace {
 
 uint64_t round32(uint64_t x) { return (x + 31) / 32 * 32; }
 
-// Whether another block of this launch already wrote all of [lo, lo + n) (its last 4096 recorded
-// ranges are searched; beyond them the answer is no, which keeps the race check conservative).
-bool written_by_another_block(uintptr_t lo, uint64_t n) {
-    if (!cfg.race_check) return false;
-    const auto& ivs = rt.intervals;
-    size_t stop = ivs.size() > 4096 ? ivs.size() - 4096 : 0;
-    for (size_t k = ivs.size(); k-- > stop;) {
-        const Interval& iv = ivs[k];
-        if (iv.kind == AK_WRITE && iv.block != hot.core_uid && iv.lo <= lo && iv.hi >= lo + n) return true;
-    }
-    return false;
-}
-
 template <class T>
 void atomic_apply_t(uint8_t* g, const uint8_t* s, uint64_t bytes, int mode) {
     uint64_t n = bytes / sizeof(T);

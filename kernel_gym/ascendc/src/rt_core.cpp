@@ -148,11 +148,11 @@ std::string fmt(const char* f, ...) {
 }
 const char* dt_name(DT dt) {
     static const char* names[] = {"float", "half", "bfloat16_t", "int8_t", "uint8_t", "int16_t", "uint16_t",
-                                  "int32_t", "uint32_t", "int64_t", "uint64_t", "double", "bool"};
+                                  "int32_t", "uint32_t", "int64_t", "uint64_t", "double", "bool", "int4b_t"};
     return names[int(dt)];
 }
 uint32_t dt_size(DT dt) {
-    static const uint32_t sizes[] = {4, 2, 2, 1, 1, 2, 2, 4, 4, 8, 8, 8, 1};
+    static const uint32_t sizes[] = {4, 2, 2, 1, 1, 2, 2, 4, 4, 8, 8, 8, 1, 1};  // int4b_t: two per byte
     return sizes[int(dt)];
 }
 const char* pipe_name(int p) {
@@ -187,9 +187,10 @@ void check_in_launch(const Loc& loc, const char* api) {
 void slow_tick(const Loc& loc) {
     hot.next_check = hot.api_calls + 4096;
     if (!hot.in_launch) return;
-    if (double(hot.api_calls) > cfg.watchdog_calls)
-        fault("watchdog", loc, "the launch made more than %.0f API calls (watchdog_calls): an endless loop? On the NPU "
-              "the kernel would hang until the device watchdog kills it", cfg.watchdog_calls);
+    if (double(hot.api_calls - rt.block_calls_base) > cfg.watchdog_calls)
+        fault("watchdog", loc, "block %lld made more than %.0f API calls (watchdog_calls): an endless loop? On the "
+              "NPU the kernel would hang until the device watchdog kills it", (long long)hot.block_idx,
+              cfg.watchdog_calls);
     if (now_s() - rt.launch_wall_start > cfg.watchdog_s)
         fault("watchdog", loc, "the launch ran for more than %.0f s of host time (watchdog_s): an endless loop?",
               cfg.watchdog_s);
@@ -307,6 +308,54 @@ void record_access(uintptr_t lo, uint64_t n, uint8_t kind, const Loc& loc) {
         return;
     }
     rt.intervals.push_back(Interval{lo, hi, hot.core_uid, kind, loc});
+}
+
+namespace {
+// Mark [lo, hi) as last written by block b.
+void paint_writer(uintptr_t lo, uintptr_t hi, int64_t b) {
+    auto& seg = rt.last_writer;
+    auto split = [&](uintptr_t x) {
+        auto it = seg.upper_bound(x);
+        if (it == seg.begin()) return;
+        --it;
+        if (it->first < x && it->second.first > x) {
+            auto tail = it->second;
+            it->second.first = x;
+            seg.emplace(x, tail);
+        }
+    };
+    split(lo);
+    split(hi);
+    seg.erase(seg.lower_bound(lo), seg.lower_bound(hi));
+    seg.emplace(lo, std::make_pair(hi, b));
+}
+}  // namespace
+
+bool written_by_another_block(uintptr_t lo, uint64_t n) {
+    if (!cfg.race_check || rt.race_overflow) return false;
+    // Intervals are in program order (blocks run one at a time); record_access may still widen
+    // any of the last 8, so those are painted again (in order, so later writers still win).
+    auto& ivs = rt.intervals;
+    size_t from = rt.painted_upto > 8 ? rt.painted_upto - 8 : 0;
+    for (size_t k = from; k < ivs.size(); ++k)
+        if (ivs[k].kind == AK_WRITE) paint_writer(ivs[k].lo, ivs[k].hi, ivs[k].block);
+    rt.painted_upto = ivs.size();
+    const auto& seg = rt.last_writer;
+    auto it = seg.upper_bound(lo);
+    if (it == seg.begin()) return false;
+    --it;
+    for (uintptr_t pos = lo, hi = lo + n; pos < hi; ++it) {
+        if (it == seg.end() || it->first > pos || it->second.first <= pos || it->second.second == hot.core_uid)
+            return false;
+        pos = it->second.first;
+    }
+    return true;
+}
+
+void record_store(uintptr_t lo, uint64_t n, const uint8_t* before, const Loc& loc) {
+    if (!cfg.race_check || n == 0) return;
+    if (std::memcmp(before, reinterpret_cast<const void*>(lo), n) == 0 && written_by_another_block(lo, n)) return;
+    record_access(lo, n, AK_WRITE, loc);
 }
 
 void gm_scalar(int32_t buf, const void* p, uint32_t nbytes, int write, const Loc& loc) {
@@ -686,7 +735,10 @@ BufInfo static_tensor(uint8_t pos, uint32_t addr, uint64_t bytes, const Loc& loc
     rt.blk.high[mem] = std::max<uint32_t>(rt.blk.high[mem], uint32_t(addr + bytes));
     BufInfo b;
     b.addr = addr;
-    b.len = uint32_t(bytes);
+    // A static tensor in a cube memory (L1, L0A/L0B/L0C, bias table, fixpipe buffer) is a view the
+    // kernel placed itself: a cube instruction may run past its declared size (e.g. Mmad's n rounded
+    // up to 32 int8 columns over an L0C tile sized for 16) and stays within the memory, as on the NPU.
+    b.len = mem == MEM_UB ? uint32_t(bytes) : uint32_t(cap - double(addr));
     b.que = -1;
     b.slot = -1;
     b.mem = mem;
@@ -873,7 +925,7 @@ bool launch_begin(const char* name, int64_t nb, const char* file, int line) {
     hot.check_uninit = cfg.check_uninit != 0;
     hot.scalar_ub_cycles = cfg.scalar_ub_access_cycles;
     hot.scalar_gm_cycles = cfg.scalar_gm_access_cycles;
-    rt.intervals.clear();
+    rt.clear_intervals();
     rt.race_overflow = false;
     rt.sync_warned = false;
     cube_launch_reset();
@@ -896,6 +948,11 @@ void block_begin(int64_t blk) {
     b.atomic = 0;
     b.atomic_dt = DT::F32;
     b.deq_scale = 1.0;
+    for (int f = 0; f < 2; ++f) {
+        b.fm_h[f] = b.fm_w[f] = 0;
+        for (int i = 0; i < 4; ++i) b.fm_pad[f][i] = 0;
+    }
+    b.load3d_pad = 0;
     b.events.clear();
     std::memset(b.next_event, 0, sizeof b.next_event);
     b.tpipe = nullptr;
@@ -903,6 +960,7 @@ void block_begin(int64_t blk) {
     hot.block_idx = blk;
     hot.s_time = 0;
     hot.gen++;
+    rt.block_calls_base = hot.api_calls;
     if (cfg.sync_check > 0) {
         uint32_t n = uint32_t(std::min<double>(cfg.ub_bytes, double(kMemBytes)) / 32) + 1;
         std::fill(rt.w_pipe.begin(), rt.w_pipe.begin() + n, kNoPipe);
@@ -949,7 +1007,7 @@ void launch_end() {
     bool ran = hot.in_launch;
     hot.in_launch = 0;
     if (ran && L.faults.empty() && cfg.race_check) race_sweep();
-    rt.intervals.clear();
+    rt.clear_intervals();
     // AIV blocks (block_cycles[0, n_aiv)) run on the AIV cores, AIC blocks (the rest) on the AIC
     // cores, round robin: a core's time is the sum of its blocks; the kernel's is the slowest core's.
     int64_t nb = std::max<int64_t>(0, L.num_blocks);
@@ -1102,7 +1160,7 @@ void kgsim_call_begin() {
     rt.gm.clear();
     rt.launches.clear();
     rt.host_faults.clear();
-    rt.intervals.clear();
+    rt.clear_intervals();
     rt.faulted = false;
     rt.cur = nullptr;
     hot.in_launch = 0;

@@ -322,6 +322,105 @@ void cube_load2d(const TRef& dst, const TRef& src, int32_t buf, const void* gm, 
                nullptr, 0, nullptr, 0, api, loc);
 }
 
+// ---- Load3D v2: image to column, L1 -> L0A/L0B ------------------------------------------------------
+void cube_set_fmatrix(uint16_t l1h, uint16_t l1w, const uint8_t pad[4], int right, const Loc& loc) {
+    check_in_launch(loc, "SetFmatrix");
+    tick(loc);
+    const int f = right ? 1 : 0;
+    rt.blk.fm_h[f] = l1h;
+    rt.blk.fm_w[f] = l1w;
+    for (int i = 0; i < 4; ++i) rt.blk.fm_pad[f][i] = pad[i];
+}
+
+void cube_set_pad_value(uint64_t bits, const Loc& loc) {
+    check_in_launch(loc, "SetLoadDataPaddingValue");
+    tick(loc);
+    rt.blk.load3d_pad = bits;
+}
+
+// The source is an NC1HWC0 feature map (C1 x H x W x C0, C0 = 32 B of elements). Its image to
+// column matrix has Hout x Wout rows (output pixels, row-major) and C1 x Kh x Kw x C0 columns (in
+// that order); the [m_start, +m_ext) x [k_start, +k_ext) block X is written, in fractals:
+//   L0A:              Zz of X (16 x C0 fractals);
+//   L0A, enTranspose: Zz of X^T (b16/b32);
+//   L0B:              Zn of X read as B (K = X's rows, N = its columns; b16/b32).
+void cube_load3d(const TRef& dst, const TRef& src, DT dt, const CubeLoad3d& p, const char* api, const Loc& loc) {
+    check_in_launch(loc, api);
+    tick(loc);
+    require_aic(api, loc);
+    if (dst.mem != MEM_L0A && dst.mem != MEM_L0B) wrong_position(api, "dst", dst, "A2 (L0A) or B2 (L0B)", loc);
+    if (src.mem != MEM_L1) wrong_position(api, "src", src, "A1/B1 (L1)", loc);
+    BlockState& blk = rt.blk;
+    const int f = p.right_fm ? 1 : 0;
+    if (p.set_fm) {
+        blk.fm_h[f] = p.l1h;
+        blk.fm_w[f] = p.l1w;
+        for (int i = 0; i < 4; ++i) blk.fm_pad[f][i] = p.pad[i];
+    }
+    if (p.set_pad) blk.load3d_pad = p.pad_bits;
+    const int64_t H = blk.fm_h[f], W = blk.fm_w[f];
+    const int64_t pl = blk.fm_pad[f][0], pr = blk.fm_pad[f][1], pt = blk.fm_pad[f][2], pb = blk.fm_pad[f][3];
+    // documented NOPs
+    if (H == 0 || W == 0 || p.channel == 0 || p.k_ext == 0 || p.m_ext == 0 || p.filter_w == 0 || p.filter_h == 0)
+        return;
+    const uint32_t es = dt_size(dt), c0n = 32 / es;
+    const bool to_b = dst.mem == MEM_L0B, trans = !to_b && p.transpose;
+    if (es == 1 && (to_b || trans))
+        fault("fractal_layout", loc, "%s: on Atlas A2 the %s path does not take 8-bit data", api,
+              to_b ? "L1 -> L0B" : "transposed L1 -> L0A");
+    if (p.channel % c0n)
+        cube_unsupported("Load3D v2 with channelSize not a multiple of C0 (32 B of elements: the small-channel forms)",
+                         loc);
+    if (p.k_start % c0n)
+        fault("invalid_argument", loc, "%s: kStartPt %u must be a multiple of C0 = %u for %s", api, p.k_start, c0n,
+              dt_name(dt));
+    if (p.stride_w == 0 || p.stride_h == 0 || p.dil_w == 0 || p.dil_h == 0)
+        fault("invalid_argument", loc, "%s: strides and dilations must be at least 1", api);
+    const int64_t fw = p.filter_w, fh = p.filter_h, kh_d = (fh - 1) * p.dil_h + 1, kw_d = (fw - 1) * p.dil_w + 1;
+    const int64_t h_out = (H + pt + pb - kh_d) / p.stride_h + 1, w_out = (W + pl + pr - kw_d) / p.stride_w + 1;
+    if (H + pt + pb < kh_d || W + pl + pr < kw_d || h_out <= 0 || w_out <= 0)
+        fault("invalid_argument", loc, "%s: the %lld x %lld filter (dilated) does not fit the padded %lld x %lld feature "
+              "map", api, (long long)kh_d, (long long)kw_d, (long long)(H + pt + pb), (long long)(W + pl + pr));
+    const int64_t c1n = p.channel / c0n, k_total = c1n * fh * fw * c0n;
+    if (int64_t(p.k_start) + p.k_ext > k_total)
+        fault("invalid_argument", loc, "%s: kStartPt %u + kExtension %u exceeds the image-to-column width %lld "
+              "(channelSize x filterH x filterW)", api, p.k_start, p.k_ext, (long long)k_total);
+    const uint64_t src_bytes = uint64_t(c1n) * H * W * 32;
+    operand(src, src_bytes, 32, api, "src", loc);
+    const uint32_t mf = (p.m_ext + 15) / 16, k1 = (p.k_ext + c0n - 1) / c0n;  // 16-row and C0-column blocks
+    const uint32_t rows = mf * 16, cols = k1 * c0n, cols16 = (cols + 15) / 16;
+    uint64_t dst_bytes;
+    if (to_b) dst_bytes = uint64_t(rows / c0n) * cols16 * kFractalBytes;
+    else if (trans) dst_bytes = uint64_t(cols16) * (rows / c0n) * kFractalBytes;
+    else dst_bytes = uint64_t(mf) * k1 * kFractalBytes;
+    operand(dst, dst_bytes, align_of(dst.mem), api, "dst", loc);
+    const uint8_t* S = mem_ptr(MEM_L1, src.addr);
+    uint8_t* D = mem_ptr(dst.mem, dst.addr);
+    const uint64_t padv = blk.load3d_pad;
+    const int64_t khw = fh * fw;
+    for (uint32_t r = 0; r < rows; ++r) {
+        const int64_t m = int64_t(p.m_start) + r, ho = m / w_out, wo = m % w_out;
+        for (uint32_t c = 0; c < cols; ++c) {
+            const int64_t k = int64_t(p.k_start) + c, kb = k / c0n, c0 = k % c0n;
+            const int64_t c1 = kb / khw, kidx = kb % khw, kh = kidx / fw, kw = kidx % fw;
+            const int64_t h = ho * p.stride_h + kh * p.dil_h - pt, w = wo * p.stride_w + kw * p.dil_w - pl;
+            const bool inside = m < h_out * w_out && c1 < c1n && h >= 0 && h < H && w >= 0 && w < W;
+            uint64_t off;
+            if (to_b) off = (uint64_t(r / c0n) * cols16 + c / 16) * 16 * c0n + (c % 16) * c0n + r % c0n;
+            else if (trans) off = (uint64_t(c / 16) * (rows / c0n) + r / c0n) * 16 * c0n + (c % 16) * c0n + r % c0n;
+            else off = (uint64_t(r / 16) * k1 + c / c0n) * 16 * c0n + (r % 16) * c0n + c % c0n;
+            uint8_t* o = D + off * es;
+            if (inside) std::memcpy(o, S + (uint64_t((c1 * H + h) * W + w) * c0n + c0) * es, es);
+            else std::memcpy(o, &padv, es);
+        }
+    }
+    double rate = dst.mem == MEM_L0A ? cfg.l1_to_l0a_bytes_per_cycle : cfg.l1_to_l0b_bytes_per_cycle;
+    double occ = cfg.mte1_issue_cycles + double(dst_bytes) / rate;
+    issue_cube(P_MTE1, occ, cfg.mte1_latency_cycles,
+               {{src.mem, src.addr, uint32_t(src_bytes), false}, {dst.mem, dst.addr, uint32_t(dst_bytes), true}},
+               nullptr, 0, nullptr, 0, api, loc);
+}
+
 // ---- local copies that involve a cube memory (DataCopy C1 -> C2 / C2PIPE2GM) ------------------------
 void cube_local_copy(const TRef& dst, const TRef& src, const CopyParams& p0, const char* api, const Loc& loc) {
     if (src.mem != MEM_L1 || (dst.mem != MEM_BT && dst.mem != MEM_FB))
@@ -512,8 +611,13 @@ void cube_fixpipe(int32_t buf, void* gm, const TRef* dst_local, DT dt, const TRe
     const float scale = std::bit_cast<float>(uint32_t(p.deq_scalar & 0xffffffffu));
     const int atomic = dst_local ? 0 : rt.blk.atomic;
     const uint8_t* S = mem_ptr(MEM_L0C, src.addr);
+    // NZ2ND plain stores to GM are recorded row by row after the row is written (record_store: a row
+    // of exactly the bytes another block stored there is not a race)
+    const bool plain_rows = !dst_local && !atomic && p.nz2nd;
+    std::vector<uint8_t> before(plain_rows ? size_t(p.n) * ds : 0);
     for (uint32_t nd = 0; nd < p.nd_num; ++nd)
         for (uint32_t i = 0; i < p.m; ++i) {
+            if (plain_rows) std::memcpy(before.data(), out + d_off(nd, i, 0) * ds, before.size());
             for (uint32_t j = 0; j < p.n; ++j) {
                 const uint8_t* sp = S + nd * src_nd_bytes + ((uint64_t(j / 16) * p.src_stride + i) * 16 + j % 16) * 4;
                 uint8_t* op = out + d_off(nd, i, j) * ds;
@@ -532,7 +636,9 @@ void cube_fixpipe(int32_t buf, void* gm, const TRef* dst_local, DT dt, const TRe
                     default: break;
                 }
             }
-            if (!dst_local)
+            if (plain_rows)
+                record_store(g + d_off(nd, i, 0) * ds, before.size(), before.data(), loc);
+            else if (!dst_local)
                 record_access(g + d_off(nd, i, 0) * ds, p.nz2nd ? uint64_t(p.n) * ds : uint64_t(16) * ds,
                               atomic ? AK_ATOMIC : AK_WRITE, loc);
         }

@@ -35,8 +35,9 @@ double load(const MmOperand& o, int64_t idx) {
 
 // Check the bytes an operand's rows [r0, r0 + rows) x cols [c0, c0 + cols) cover (row stride ld).
 // An atomic write (GetTensorC/IterateAll with enAtomic) is an atomic access for the race detector.
+// record = false: the caller records the plain stores itself (record_store, after writing).
 void check_operand(const MmOperand& o, int64_t r0, int64_t rows, int64_t c0, int64_t cols, bool write,
-                   const char* what, const Loc& loc, bool atomic = false) {
+                   const char* what, const Loc& loc, bool atomic = false, bool record = true) {
     if (rows <= 0 || cols <= 0) return;
     uint32_t es = dt_size(o.dt);
     uint64_t first = uint64_t(r0 * o.ld + c0) * es;
@@ -47,7 +48,7 @@ void check_operand(const MmOperand& o, int64_t r0, int64_t rows, int64_t c0, int
     }
     uintptr_t p = reinterpret_cast<uintptr_t>(o.gm) + first;
     gm_check(o.buf, p, span, es, "Matmul", write ? "writes" : "reads", loc);
-    for (int64_t r = 0; r < rows; ++r)
+    for (int64_t r = 0; r < rows && record; ++r)
         record_access(p + uint64_t(r * o.ld) * es, uint64_t(cols) * es,
                       write ? (atomic ? AK_ATOMIC : AK_WRITE) : AK_READ, loc);
     if (rt.cur) (write ? rt.cur->gm_write : rt.cur->gm_read) += uint64_t(rows * cols) * es;
@@ -106,10 +107,14 @@ void mm_block(const MmOperand& a, const MmOperand& b, const MmOperand* bias, int
 void mm_out(const float* l0c, int64_t m, int64_t n, const MmOperand& c, int64_t offset, int atomic, const Loc& loc) {
     check_in_launch(loc, "Matmul::GetTensorC");
     tick(loc);
-    check_operand(c, 0, m, offset, n, true, "C", loc, atomic != 0);
+    const bool plain_gm = !c.is_local && !atomic;  // plain GM stores: recorded row by row below
+    check_operand(c, 0, m, offset, n, true, "C", loc, atomic != 0, !plain_gm);
     uint32_t es = dt_size(c.dt);
     uint8_t* base = c.is_local ? mem_ptr(c.local.mem, c.local.addr) : static_cast<uint8_t*>(const_cast<void*>(c.gm));
-    for (int64_t i = 0; i < m; ++i)
+    std::vector<uint8_t> before(plain_gm ? size_t(n) * es : 0);
+    for (int64_t i = 0; i < m; ++i) {
+        uint8_t* row = base + (i * c.ld + offset) * int64_t(es);
+        if (plain_gm) std::memcpy(before.data(), row, before.size());
         for (int64_t j = 0; j < n; ++j) {
             uint8_t* p = base + (i * c.ld + offset + j) * int64_t(es);
             float v = l0c[i * n + j];
@@ -132,6 +137,8 @@ void mm_out(const float* l0c, int64_t m, int64_t n, const MmOperand& c, int64_t 
                 std::memcpy(p, &r, 4);
             }
         }
+        if (plain_gm) record_store(reinterpret_cast<uintptr_t>(row), before.size(), before.data(), loc);
+    }
     BlockState& blk = rt.blk;
     blk.free_[P_FIX] = std::max(blk.free_[P_FIX], blk.done_[P_M]);
     Span w{c.local.addr, uint32_t(((m - 1) * c.ld + n) * es)};

@@ -473,10 +473,69 @@ void vec_cast(DT dt, DT st, const TRef& dst, const TRef& src, int mode, const Ma
     cast_impl(dt, st, dst, src, mode, m, r, "Cast", loc);
 }
 namespace {
+// half <-> int4b_t. Two int4b_t share a byte, the even element in the low nibble; a repeat covers 128
+// elements (the half side's 256 bytes), so the int4b_t side of a repeat is 64 bytes: two 32-byte blocks.
+// half -> int4b_t rounds by the mode and saturates to [-8, 7].
+void cast_s4(DT dt, const TRef& dst, const TRef& src, int mode, const MaskArg& m, const RepArg& r, const char* api,
+             const Loc& loc) {
+    const uint32_t epr = 128;
+    Sel s = make_sel(m, r.repeat, epr, api, loc);
+    if (s.R == 0) return;
+    for (uint32_t rr : {0u, s.R - 1})
+        for (uint32_t e = 0; e < epr; e += 2)
+            if (s.enabled(rr, e) != s.enabled(rr, e + 1))
+                fault("invalid_argument", loc, "%s with int4b_t: element %u of a repeat is selected and element %u is "
+                      "not; two int4b_t share a byte, so the count, a continuous mask and each pair of mask bits must "
+                      "select elements in pairs", api, s.enabled(rr, e) ? e : e + 1, s.enabled(rr, e) ? e + 1 : e);
+    const bool to_s4 = dt == DT::S4;
+    const TRef& h = to_s4 ? src : dst;  // the half operand
+    const TRef& q = to_s4 ? dst : src;  // the int4b_t operand
+    Opnd H = make_opnd(h, 2, s, to_s4 ? r.src0_blk : r.dst_blk, to_s4 ? r.src0_rep : r.dst_rep);
+    Opnd Q = make_opnd(q, 1, s, to_s4 ? r.dst_blk : r.src0_blk, to_s4 ? r.dst_rep : r.src0_rep);
+    if (s.count_form) {
+        H.rep = epr * 2;
+        Q.blk = 32;
+        Q.rep = epr / 2;
+    }
+    auto qbyte = [&](uint32_t rr, uint32_t e) {
+        return uint64_t(rr) * Q.rep + uint64_t(e / 64) * Q.blk + (e % 64) / 2;
+    };
+    uint64_t qspan = 0;
+    for (uint32_t rr : {s.R >= 2 ? s.R - 2 : 0u, s.R - 1})
+        for (uint32_t e = 0; e < epr; ++e)
+            if (s.enabled(rr, e)) qspan = std::max(qspan, qbyte(rr, e) + 1);
+    check_operand(h, H, s, 32, api, to_s4 ? "src" : "dst", loc);
+    check_local(q, 0, qspan, 32, api, to_s4 ? "dst" : "src", loc);
+    if (to_s4) check_src_init(H, h, s, api, loc);
+    else if (cfg.check_uninit && q.mem == MEM_UB)
+        for_each(s, [&](uint32_t rr, uint32_t e) { check_init_range(q, q.addr + uint32_t(qbyte(rr, e)), 1, api, loc); });
+    for_each(s, [&](uint32_t rr, uint32_t e) {
+        uint8_t* qp = Q.base + qbyte(rr, e);
+        const int shift = (e & 1) * 4;
+        if (to_s4) {
+            double x = load(DT::F16, H.at(rr, e));
+            int v = x != x ? 0 : int(std::min(7.0, std::max(-8.0, round_int(x, mode))));
+            *qp = uint8_t((*qp & ~(0xF << shift)) | ((v & 0xF) << shift));
+        } else {
+            int v = (*qp >> shift) & 0xF;
+            store_cast(DT::F16, DT::I8, H.at(rr, e), double(v >= 8 ? v - 16 : v), mode);
+        }
+    });
+    if (to_s4) {
+        if (cfg.check_uninit && q.mem == MEM_UB)
+            for_each(s, [&](uint32_t rr, uint32_t e) { mark_init_range(q.mem, q.addr + uint32_t(qbyte(rr, e)), 1); });
+    } else {
+        mark_dst_init(H, h, s);
+    }
+    Span hs{h.addr, uint32_t(span(H, s))}, qs{q.addr, uint32_t(qspan)};
+    time_v(s, double(epr) / cfg.vec_cast_elems_per_cycle, to_s4 ? &hs : &qs, 1, to_s4 ? &qs : &hs, 1, api, loc);
+}
+
 void cast_impl(DT dt, DT st, const TRef& dst, const TRef& src, int mode, const MaskArg& m, const RepArg& r,
                const char* api, const Loc& loc) {
     check_in_launch(loc, api);
     tick(loc);
+    if (dt == DT::S4 || st == DT::S4) return cast_s4(dt, dst, src, mode, m, r, api, loc);
     uint32_t esd = dt_size(dt), ess = dt_size(st), epr = 256 / std::max(esd, ess);
     Sel s = make_sel(m, r.repeat, epr, api, loc);
     if (s.R == 0) return;

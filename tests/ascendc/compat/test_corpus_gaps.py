@@ -1239,3 +1239,167 @@ def test_binding_expand_and_sizes_vec() -> None:
     row = torch.randn(4, 1024)[:1].reshape(1, 1, 1024).expand(1, 4, 1024).contiguous()
     got = lib.ops.mse_row(pred, row)
     torch.testing.assert_close(got, torch.nn.functional.mse_loss(pred, row.expand_as(pred)), rtol=1e-4, atol=1e-5)
+
+
+# ---- Cast half <-> int4b_t: two elements a byte, even element in the low nibble, saturating -----------
+INT4_CAST_KERNEL = r"""
+#include "kernel_operator.h"
+constexpr uint32_t N = 512;
+extern "C" __global__ __aicore__ void int4_round_trip(GM_ADDR x, GM_ADDR packed, GM_ADDR back)
+{
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> xb, qb, hb;
+    pipe.InitBuffer(xb, N * sizeof(half));
+    pipe.InitBuffer(qb, N / 2);
+    pipe.InitBuffer(hb, N * sizeof(half));
+    AscendC::LocalTensor<half> xt = xb.Get<half>();
+    AscendC::LocalTensor<int8_t> q8 = qb.Get<int8_t>();
+    AscendC::LocalTensor<half> ht = hb.Get<half>();
+    AscendC::GlobalTensor<half> xGm, backGm;
+    AscendC::GlobalTensor<int8_t> packedGm;
+    xGm.SetGlobalBuffer((__gm__ half*)x, N);
+    packedGm.SetGlobalBuffer((__gm__ int8_t*)packed, N / 2);
+    backGm.SetGlobalBuffer((__gm__ half*)back, N);
+    AscendC::DataCopy(xt, xGm, N);
+    AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID0);
+    AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID0);
+    AscendC::LocalTensor<AscendC::int4b_t> q4 = q8.ReinterpretCast<AscendC::int4b_t>();  // N elements
+    // the first half by count; the second by mask and repeats (a repeat's int4b_t side is 2 blocks)
+    AscendC::Cast(q4, xt, AscendC::RoundMode::CAST_FLOOR, N / 2);
+    AscendC::Cast<AscendC::int4b_t, half>(q4[N / 2], xt[N / 2], AscendC::RoundMode::CAST_FLOOR, 128, 2, {1, 1, 2, 8});
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::Cast(ht, q4, AscendC::RoundMode::CAST_NONE, q4.GetSize());
+    AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
+    AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
+    AscendC::DataCopy(packedGm, q8, N / 2);
+    AscendC::DataCopy(backGm, ht, N);
+}
+extern "C" void run(GM_ADDR x, GM_ADDR p, GM_ADDR b) { int4_round_trip<<<1, nullptr, nullptr>>>(x, p, b); }
+"""
+
+
+def test_cast_half_to_int4_and_back() -> None:
+    mod = asc.load(INT4_CAST_KERNEL, check_uninit=True, sync_check="error")
+    x = (torch.rand(512) * 24 - 12).half()
+    packed = torch.zeros(256, dtype=torch.int8)
+    back = torch.zeros(512, dtype=torch.half)
+    mod.run(x, packed, back)
+    q = torch.floor(x.float()).clamp(-8, 7).to(torch.int8)
+    torch.testing.assert_close(packed, (q[0::2] & 0xF) | (q[1::2] << 4))
+    torch.testing.assert_close(back, q.half())
+
+
+# ---- the API-call watchdog counts per block: many busy blocks are not an endless loop ----------------
+BUSY_BLOCKS_KERNEL = r"""
+#include "kernel_operator.h"
+extern "C" __global__ __aicore__ void busy_blocks(GM_ADDR x, GM_ADDR y)
+{
+    AscendC::GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x, 1024);
+    yGm.SetGlobalBuffer((__gm__ float*)y, AscendC::GetBlockNum());
+    float acc = 0.0f;
+    for (uint32_t i = 0; i < 30000; ++i) acc += xGm.GetValue((i + AscendC::GetBlockIdx()) % 1024);
+    yGm.SetValue(AscendC::GetBlockIdx(), acc);
+}
+extern "C" void run(GM_ADDR x, GM_ADDR y) { busy_blocks<<<8, nullptr, nullptr>>>(x, y); }
+"""
+
+
+def test_watchdog_call_budget_is_per_block() -> None:
+    mod = asc.load(BUSY_BLOCKS_KERNEL, watchdog_calls=5e4)  # 8 blocks x 30000 calls: over 5e4 only in sum
+    x = torch.randint(0, 4, (1024,)).float()
+    y = torch.zeros(8)
+    mod.run(x, y)
+    reps = torch.arange(30000)
+    want = torch.stack([x[(reps + b) % 1024].sum() for b in range(8)])
+    torch.testing.assert_close(y, want)
+
+
+# ---- ReduceMax/Min/Sum/Prod/Mean with Pattern::Reduce::AR / RA (rows 32-byte padded) ----------------
+PATTERN_REDUCE_KERNEL = r"""
+#include "kernel_operator.h"
+constexpr uint32_t R = 6, C = 13, CP = 16;  // a 6 x 13 tensor, rows padded to 16 floats
+extern "C" __global__ __aicore__ void pattern_reduce(GM_ADDR x, GM_ADDR y)
+{
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> xb, yb, tb;
+    pipe.InitBuffer(xb, R * CP * sizeof(float));
+    pipe.InitBuffer(yb, 7 * 32 * sizeof(float));
+    pipe.InitBuffer(tb, 1024);
+    AscendC::LocalTensor<float> xt = xb.Get<float>();
+    AscendC::LocalTensor<float> yt = yb.Get<float>();
+    AscendC::LocalTensor<uint8_t> tmp = tb.Get<uint8_t>();
+    AscendC::GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x, R * CP);
+    yGm.SetGlobalBuffer((__gm__ float*)y, 7 * 32);
+    AscendC::Duplicate(yt, 0.0f, 7 * 32);
+    AscendC::DataCopy(xt, xGm, R * CP);
+    AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID0);
+    AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID0);
+    uint32_t shape[2] = {R, C};
+    AscendC::ReduceMax<float, AscendC::Pattern::Reduce::AR>(yt, xt, tmp, shape, true);
+    AscendC::ReduceMin<float, AscendC::Pattern::Reduce::RA, true>(yt[32], xt, shape, true);
+    AscendC::ReduceSum<float, AscendC::Pattern::Reduce::AR>(yt[64], xt, tmp, shape, true);
+    AscendC::ReduceSum<float, AscendC::Pattern::Reduce::RA>(yt[96], xt, tmp, shape, true);
+    AscendC::ReduceProd<float, AscendC::Pattern::Reduce::RA>(yt[128], xt, tmp, shape, true);
+    AscendC::ReduceMean<float, AscendC::Pattern::Reduce::AR>(yt[160], xt, shape, true);
+    AscendC::ReduceMax<float, AscendC::Pattern::Reduce::RA>(yt[192], xt, tmp, shape, true);
+    AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
+    AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
+    AscendC::DataCopy(yGm, yt, 7 * 32);
+}
+extern "C" void run(GM_ADDR x, GM_ADDR y) { pattern_reduce<<<1, nullptr, nullptr>>>(x, y); }
+"""
+
+
+def test_pattern_reductions_ar_and_ra() -> None:
+    mod = asc.load(PATTERN_REDUCE_KERNEL, sync_check="error")
+    x = torch.rand(6, 16) + 0.5
+    y = torch.zeros(7, 32)
+    mod.run(x, y)
+    v = x[:, :13]
+    want = [v.amax(1), v.amin(0), v.sum(1), v.sum(0), v.prod(0), v.mean(1), v.amax(0)]
+    for row, w in zip(y, want, strict=True):
+        torch.testing.assert_close(row[: w.numel()], w)
+
+
+def test_pattern_reduction_data_types_follow_the_a2_table() -> None:
+    # ReduceSum with a pattern takes float only on Atlas A2; ReduceMax takes half too
+    half_sum = PATTERN_REDUCE_KERNEL.replace(
+        "AscendC::ReduceSum<float, AscendC::Pattern::Reduce::AR>(yt[64], xt, tmp, shape, true);",
+        "AscendC::LocalTensor<half> xh = xt.ReinterpretCast<half>();\n"
+        "    AscendC::ReduceMax<half, AscendC::Pattern::Reduce::AR>(xh[256], xh, tmp, shape, true);\n"
+        "    AscendC::ReduceSum<half, AscendC::Pattern::Reduce::AR>(xh[256], xh, tmp, shape, true);",
+    )
+    with pytest.raises(asc.AscendCCompileError, match="ReduceSum"):
+        asc.load(half_sum)
+
+
+# ---- a DataCopy that reads a few bytes past a tensor's end, inside torch_npu's allocation block ----
+# torch_npu's caching allocator gives a tensor of n bytes a block of (n + 32) rounded up to 512 B, so a
+# kernel that copies whole 32-byte blocks past the end of a 16384-byte input (4096 floats, a 512-B
+# multiple) reads memory of its own block: no fault on the NPU. This kernel shifts x left by 4 and
+# reads 16 bytes past x's end; y's last 4 elements are whatever the block's tail held.
+SHIFT_KERNEL = r"""
+#include "kernel_operator.h"
+extern "C" __global__ __aicore__ void leaky_relu_custom(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, GM_ADDR tiling)
+{
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 4096 * sizeof(float));
+    AscendC::LocalTensor<float> t = buf.Get<float>();
+    AscendC::GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x, 4100);
+    yGm.SetGlobalBuffer((__gm__ float*)y, 4096);
+    AscendC::DataCopy(t, xGm[4], 4096);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::DataCopy(yGm, t, 4096);
+}
+"""
+
+
+def test_read_past_a_tensor_end_within_its_npu_block():
+    lib = asc.load_multikernelbench({**LEAKY_RELU, "kernel_src": SHIFT_KERNEL})
+    x = torch.randn(4096)
+    y = lib.ops.leaky_relu_custom(x, 0.0)
+    torch.testing.assert_close(y[:4092], x[4:])

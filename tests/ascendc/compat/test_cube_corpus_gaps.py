@@ -5,6 +5,7 @@ the host tiling's choice between equal splits. Each kernel here is our own, comp
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 import kernel_gym.ascendc as asc
@@ -507,3 +508,250 @@ def test_matmul_config_forms_compile_and_compute_alike() -> None:
         c = torch.zeros(32, 32)
         assert mod.run(a, b, c, which) == 0
         torch.testing.assert_close(c, a.float() @ b.float(), rtol=0, atol=0)
+
+
+# Load3D v2 (image to column) into L0A with a 3 x 3 filter and padding 1, and into L0B with a
+# 1 x 1 filter (the documented way to load an NZ matrix), then Mmad and Fixpipe: a convolution.
+# The feature map arrives in NC1HWC0 (C1 = 1, C0 = 16); the weights as a 144 x 16 ND matrix.
+LOAD3D_CONV = r"""
+#include "kernel_operator.h"
+
+constexpr uint32_t H = 4, W = 4, C = 16, N = 16, K = C * 9, M = H * W;
+
+__global__ __cube__ void conv(__gm__ uint8_t* fm, __gm__ uint8_t* w, __gm__ uint8_t* out)
+{
+    AscendC::GlobalTensor<half> fmGm, wGm;
+    AscendC::GlobalTensor<float> outGm;
+    fmGm.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(fm), C * H * W);
+    wGm.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(w), K * N);
+    outGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(out), M * N);
+    AscendC::LocalTensor<half> fmL1(AscendC::TPosition::A1, 0, C * H * W);
+    AscendC::LocalTensor<half> wL1(AscendC::TPosition::B1, 1024, K * N);
+    AscendC::LocalTensor<half> a2(AscendC::TPosition::A2, 0, M * K);
+    AscendC::LocalTensor<half> b2(AscendC::TPosition::B2, 0, K * N);
+    AscendC::LocalTensor<float> c1(AscendC::TPosition::CO1, 0, M * N);
+    AscendC::DataCopy(fmL1, fmGm, C * H * W);
+    AscendC::Nd2NzParams nd;
+    nd.ndNum = 1; nd.nValue = K; nd.dValue = N; nd.srcNdMatrixStride = 0; nd.srcDValue = N;
+    nd.dstNzC0Stride = K; nd.dstNzNStride = 1; nd.dstNzMatrixStride = 0;
+    AscendC::DataCopy(wL1, wGm, nd);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::LoadData3DParamsV2<half> pa;
+    for (int i = 0; i < 4; ++i) pa.padList[i] = 1;
+    pa.l1H = H; pa.l1W = W; pa.channelSize = C; pa.kExtension = K; pa.mExtension = M;
+    pa.filterW = 3; pa.filterH = 3;
+    AscendC::LoadData(a2, fmL1, pa);
+    AscendC::LoadData3DParamsV2<half> pb;
+    pb.l1H = 1; pb.l1W = K; pb.channelSize = N; pb.kExtension = N; pb.mExtension = K;
+    AscendC::LoadData(b2, wL1, pb);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::MmadParams mp;
+    mp.m = M; mp.n = N; mp.k = K;
+    AscendC::Mmad(c1, a2, b2, mp);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::FixpipeParamsV220 fp;
+    fp.nSize = N; fp.mSize = M; fp.srcStride = M; fp.dstStride = N;
+    AscendC::Fixpipe(outGm, c1, fp);
+}
+
+extern "C" void run(uint8_t* fm, uint8_t* w, uint8_t* out) { conv<<<1, nullptr, nullptr>>>(fm, w, out); }
+"""
+
+
+def test_load3dv2_im2col_convolution_and_nz_matrix_load() -> None:
+    torch.manual_seed(3)
+    x = torch.randn(1, 16, 4, 4).half()
+    weight = torch.randn(16, 16, 3, 3).half()
+    fm = x[0].permute(1, 2, 0).contiguous()  # NC1HWC0 with C1 = 1: H x W x C0
+    w = weight.permute(2, 3, 1, 0).reshape(144, 16).contiguous()  # K = (kh, kw, c), N = out channel
+    out = torch.zeros(16, 16)
+    asc.load(LOAD3D_CONV).run(fm, w, out)
+    ref = torch.nn.functional.conv2d(x.float(), weight.float(), padding=1)[0].permute(1, 2, 0).reshape(16, 16)
+    torch.testing.assert_close(out, ref, rtol=1e-3, atol=1e-2)
+
+
+# Every AIV of a mixed kernel runs the same Matmul into the same C (a tiling for one core launched
+# on one AI Core, whose two AIVs both compute): the stores carry identical bytes, so the result does
+# not depend on their order and it is not a race. Different bytes at the same place still are.
+SAME_C_TWICE = r"""
+#include "kernel_operator.h"
+#include "lib/matmul_intf.h"
+#include "tiling/tiling_api.h"
+
+__global__ __aicore__ void mm_same(GM_ADDR a, GM_ADDR b, GM_ADDR c, AscendC::tiling::TCubeTiling tiling, int32_t skew)
+{
+    AscendC::TPipe pipe;
+    AscendC::GlobalTensor<float> aGm, bGm, cGm;
+    aGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(a), tiling.M * tiling.Ka);
+    bGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(b), tiling.Kb * tiling.N * 2);
+    cGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(c), tiling.M * tiling.N);
+    AscendC::Matmul<AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, float>,
+                    AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, float>,
+                    AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, float>> mm;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &tiling);
+    mm.SetTensorA(aGm);
+    mm.SetTensorB(bGm[skew * AscendC::GetBlockIdx() * tiling.Kb * tiling.N]);  // skew 1: another B per AIV
+    mm.IterateAll(cGm);
+    mm.End();
+}
+
+extern "C" int64_t run(uint8_t* a, uint8_t* b, uint8_t* c, int32_t m, int32_t n, int32_t k, int32_t skew) {
+    auto* platform = platform_ascendc::PlatformAscendCManager::GetInstance();
+    matmul_tiling::MultiCoreMatmulTiling api(*platform);
+    api.SetDim(1);
+    api.SetAType(matmul_tiling::TPosition::GM, CubeFormat::ND, matmul_tiling::DataType::DT_FLOAT);
+    api.SetBType(matmul_tiling::TPosition::GM, CubeFormat::ND, matmul_tiling::DataType::DT_FLOAT);
+    api.SetCType(matmul_tiling::TPosition::GM, CubeFormat::ND, matmul_tiling::DataType::DT_FLOAT);
+    api.SetShape(m, n, k);
+    api.SetOrgShape(m, n, k);
+    api.SetFixSplit(16, 16, -1);
+    api.SetBufferSpace(-1, -1, -1);
+    AscendC::tiling::TCubeTiling tiling;
+    if (api.GetTiling(tiling) == -1) return -1;
+    mm_same<<<1, nullptr, nullptr>>>(a, b, c, tiling, skew);
+    return 0;
+}
+"""
+
+
+def test_blocks_storing_identical_matmul_results_are_not_a_race() -> None:
+    torch.manual_seed(4)
+    m, n, k = 128, 96, 64  # 48 base blocks of 16 x 16 per AIV: more stores than a short window holds
+    a, b = torch.randn(m, k), torch.randn(2, k, n)
+    mod = asc.load(SAME_C_TWICE)
+    c = torch.zeros(m, n)
+    assert mod.run(a, b, c, m, n, k, 0) == 0
+    assert mod.last_run.num_blocks == 1
+    torch.testing.assert_close(c, a @ b[0], rtol=1e-4, atol=1e-4)
+    with pytest.raises(asc.AscendCFault) as err:  # the two AIVs store different products
+        mod.run(a, b, torch.zeros(m, n), m, n, k, 1)
+    assert err.value.error_class == "gm_race"
+
+
+# asc-devkit's type utilities (AscendC::IsSameType, PrimT) and a static CO1 tensor that an Mmad
+# runs past: int8 Mmad rounds n up to 32 columns while the kernel sized its L0C tile for n = 16
+# (the asc-devkit mmad sample does this); the tensor is a view the kernel placed, L0C is 128 KB.
+INT8_MMAD_WIDE_N = r"""
+#include "kernel_operator.h"
+
+template <class U>
+__aicore__ inline uint32_t MmadN(uint32_t n) { return AscendC::IsSameType<U, int8_t>::value ? (n + 31) / 32 * 32 : n; }
+
+__global__ __cube__ void mm8(__gm__ uint8_t* a, __gm__ uint8_t* b, __gm__ uint8_t* c)
+{
+    using T = AscendC::PrimT<int8_t>;
+    AscendC::GlobalTensor<T> aGm, bGm;
+    AscendC::GlobalTensor<int32_t> cGm;
+    aGm.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(a), 16 * 32);
+    bGm.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(b), 32 * 32);
+    cGm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(c), 16 * 16);
+    AscendC::LocalTensor<T> a2(AscendC::TPosition::A2, 0, 16 * 32);
+    AscendC::LocalTensor<T> b2(AscendC::TPosition::B2, 0, 32 * 32);
+    AscendC::LocalTensor<int32_t> c1(AscendC::TPosition::CO1, 0, 16 * 16);  // sized for n = 16
+    AscendC::LoadData2DParams la;
+    la.repeatTimes = 1;
+    AscendC::LoadData(a2, aGm, la);  // one 16 x 32 fractal: A row-major is already Zz
+    AscendC::LoadData2DParams lb;
+    lb.repeatTimes = 2;
+    AscendC::LoadData(b2, bGm, lb);  // two 16 (n) x 32 (k) fractals: B^T row-major is Zn
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::MmadParams mp;
+    mp.m = 16; mp.k = 32; mp.n = MmadN<T>(16);
+    AscendC::Mmad(c1, a2, b2, mp);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::FixpipeParamsV220 fp;
+    fp.nSize = 16; fp.mSize = 16; fp.srcStride = 16; fp.dstStride = 16;
+    AscendC::Fixpipe(cGm, c1, fp);
+}
+
+extern "C" void run(uint8_t* a, uint8_t* b, uint8_t* c) { mm8<<<1, nullptr, nullptr>>>(a, b, c); }
+"""
+
+
+def test_is_same_type_and_mmad_past_a_static_l0c_tile() -> None:
+    torch.manual_seed(5)
+    a = torch.randint(-8, 8, (16, 32), dtype=torch.int8)
+    bt = torch.randint(-8, 8, (32, 32), dtype=torch.int8)  # B^T: n x k
+    c = torch.zeros(16, 16, dtype=torch.int32)
+    asc.load(INT8_MMAD_WIDE_N).run(a, bt, c)
+    torch.testing.assert_close(c, (a.int() @ bt.int().T)[:, :16])
+
+
+# An aclnn caller allocates outputs with the dtype of the OpDef column its inputs select;
+# InferDataType (graph mode) copying the input's dtype does not decide it (cann-ops mmad does this).
+WIDEN_FILES = {
+    "op_host/widen_custom_tiling.h": """
+#include "register/tilingdata_base.h"
+namespace optiling {
+BEGIN_TILING_DATA_DEF(WidenTiling)
+  TILING_DATA_FIELD_DEF(uint32_t, n);
+END_TILING_DATA_DEF;
+REGISTER_TILING_DATA_CLASS(WidenCustom, WidenTiling)
+}
+""",
+    "op_host/widen_custom.cpp": """
+#include "widen_custom_tiling.h"
+#include "register/op_def_registry.h"
+namespace optiling {
+static ge::graphStatus TilingFunc(gert::TilingContext* context) {
+    WidenTiling t;
+    t.set_n(context->GetInputShape(0)->GetStorageShape().GetShapeSize());
+    context->SetBlockDim(1);
+    t.SaveToBuffer(context->GetRawTilingData()->GetData(), context->GetRawTilingData()->GetCapacity());
+    context->GetRawTilingData()->SetDataSize(t.GetDataSize());
+    return ge::GRAPH_SUCCESS;
+}
+}
+namespace ge {
+static ge::graphStatus InferShape(gert::InferShapeContext* context) {
+    *context->GetOutputShape(0) = *context->GetInputShape(0);
+    return GRAPH_SUCCESS;
+}
+static ge::graphStatus InferDataType(gert::InferDataTypeContext* context) {
+    context->SetOutputDataType(0, context->GetInputDataType(0));
+    return GRAPH_SUCCESS;
+}
+}
+namespace ops {
+class WidenCustom : public OpDef {
+public:
+    explicit WidenCustom(const char* name) : OpDef(name) {
+        this->Input("x").ParamType(REQUIRED).DataType({ge::DT_FLOAT16}).Format({ge::FORMAT_ND});
+        this->Output("y").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
+        this->SetInferShape(ge::InferShape).SetInferDataType(ge::InferDataType);
+        this->AICore().SetTiling(optiling::TilingFunc).AddConfig("ascend910b");
+    }
+};
+OP_ADD(WidenCustom);
+}
+""",
+    "op_kernel/widen_custom.cpp": """
+#include "kernel_operator.h"
+extern "C" __global__ __aicore__ void widen_custom(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, GM_ADDR tiling) {
+    GET_TILING_DATA(t, tiling);
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> hb, fb;
+    pipe.InitBuffer(hb, t.n * sizeof(half));
+    pipe.InitBuffer(fb, t.n * sizeof(float));
+    AscendC::GlobalTensor<half> xGm;
+    AscendC::GlobalTensor<float> yGm;
+    xGm.SetGlobalBuffer((__gm__ half*)x, t.n);
+    yGm.SetGlobalBuffer((__gm__ float*)y, t.n);
+    AscendC::LocalTensor<half> h = hb.Get<half>();
+    AscendC::LocalTensor<float> f = fb.Get<float>();
+    AscendC::DataCopy(h, xGm, t.n);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::Cast(f, h, AscendC::RoundMode::CAST_NONE, t.n);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::DataCopy(yGm, f, t.n);
+}
+""",
+}
+
+
+def test_op_project_outputs_take_the_opdef_column_dtype() -> None:
+    op = asc.load_op_project(WIDEN_FILES)
+    x = torch.randn(4, 64).half()
+    y = op(x)
+    assert y.dtype == torch.float32 and y.shape == x.shape
+    torch.testing.assert_close(y, x.float())

@@ -99,6 +99,9 @@ void cumsum_tmp_bytes(uint32_t outter, uint32_t inner, uint32_t type_size, int l
 void adv_mean(DT dt, DT acc_dt, const TRef& dst, const TRef& src, const TRef& tmp, int has_tmp, uint32_t tmp_bytes,
               uint32_t outter, uint32_t inner, uint32_t n, const Loc& loc);
 uint32_t mean_tmp_bytes(uint32_t n, uint32_t type_size, uint32_t acc_size);
+// ReduceSum/Max/Min/Prod/Mean (op 0..4) of a 2-D tensor {d0, d1} along axis 1 (AR) or axis 0 (ra = 1)
+void adv_reduce_axis(int op, DT dt, const TRef& dst, const TRef& src, const TRef& tmp, int has_tmp, uint32_t tmp_bytes,
+                     uint32_t d0, uint32_t d1, int ra, int inner_pad, const Loc& loc);
 // Pad: [height, width] rows whose first oriWidth columns are data, the rest of the row up to width
 // (at most one 32-byte block past oriWidth) filled with padValue.
 void adv_pad(DT dt, const TRef& dst, const TRef& src, const TRef& tmp, int has_tmp, uint32_t tmp_bytes,
@@ -596,6 +599,48 @@ void Mean(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, cons
     ::kgsim::adv_mean(::kgsim::dt_of<T>::v, ::kgsim::dt_of<accType>::v, dstTensor.r_, srcTensor.r_, ::kgsim::TRef{},
                       0, 0, meanParams.outter, meanParams.inner, meanParams.n, loc);
 }
+
+// ---- ReduceSum/ReduceMax/ReduceMin/ReduceProd/ReduceMean with a pattern (AR or RA, 2-D shapes) ------
+namespace Pattern {
+namespace Reduce {
+struct AR {
+    static constexpr int kRA = 0;
+};
+struct RA {
+    static constexpr int kRA = 1;
+};
+}  // namespace Reduce
+}  // namespace Pattern
+namespace kgsim_detail {
+template <class pattern, class T>
+void reduce_axis(int op, const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint8_t>* tmp,
+                 const uint32_t srcShape[], bool srcInnerPad, ::kgsim::Loc loc) {
+    ::kgsim::adv_reduce_axis(op, ::kgsim::dt_of<T>::v, dst.r_, src.r_, tmp ? tmp->r_ : ::kgsim::TRef{}, tmp ? 1 : 0,
+                             tmp ? tmp->GetSize() : 0, srcShape[0], srcShape[1], pattern::kRA, srcInnerPad ? 1 : 0,
+                             loc);
+}
+}  // namespace kgsim_detail
+#define KGSIM_REDUCE_AXIS(NAME, OP, ...)                                                                       \
+    template <class T, class pattern, bool isReuseSource = false>                                              \
+    void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor,                                \
+              const LocalTensor<uint8_t>& sharedTmpBuffer, const uint32_t srcShape[], bool srcInnerPad,        \
+              ::kgsim::Loc loc = ::kgsim::Loc::current()) {                                                    \
+        KGSIM_DTYPES(#NAME, T, __VA_ARGS__);                                                                   \
+        kgsim_detail::reduce_axis<pattern>(OP, dstTensor, srcTensor, &sharedTmpBuffer, srcShape, srcInnerPad,  \
+                                           loc);                                                               \
+    }                                                                                                          \
+    template <class T, class pattern, bool isReuseSource = false>                                              \
+    void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, const uint32_t srcShape[],     \
+              bool srcInnerPad, ::kgsim::Loc loc = ::kgsim::Loc::current()) {                                  \
+        KGSIM_DTYPES(#NAME, T, __VA_ARGS__);                                                                   \
+        kgsim_detail::reduce_axis<pattern>(OP, dstTensor, srcTensor, nullptr, srcShape, srcInnerPad, loc);     \
+    }
+KGSIM_REDUCE_AXIS(ReduceSum, 0, float)
+KGSIM_REDUCE_AXIS(ReduceMax, 1, half, float)
+KGSIM_REDUCE_AXIS(ReduceMin, 2, half, float)
+KGSIM_REDUCE_AXIS(ReduceProd, 3, float)
+KGSIM_REDUCE_AXIS(ReduceMean, 4, float)
+#undef KGSIM_REDUCE_AXIS
 
 // ---- Clamp(dst, src, min, max, count) --------------------------------------------------------------
 // Clamp with both bounds exists only on Ascend 950 (CANN Clamp docs: "Atlas A2: not supported"; the A2

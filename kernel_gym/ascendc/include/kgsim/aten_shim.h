@@ -95,7 +95,7 @@ public:
         t.sizes_ = std::move(sizes);
         t.dtype_ = dtype;
         size_t bytes = std::max<size_t>(t.nbytes(), 1);
-        size_t rounded = (bytes + 511) / 512 * 512;  // NPU allocations are 512-byte aligned
+        size_t rounded = npu_block_bytes(bytes);
         t.owner_ = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(std::aligned_alloc(512, rounded)), std::free);
         t.data_ = t.owner_.get();
         return t;
@@ -124,10 +124,11 @@ public:
     size_t element_size() const { return c10::element_size(dtype_); }
     size_t itemsize() const { return element_size(); }
     size_t nbytes() const { return size_t(numel()) * element_size(); }
-    // Bytes of the device allocation behind the tensor: what the binding allocated is rounded up
-    // to the NPU's 512-byte granularity (an access in that tail does not fault on the NPU); a
-    // caller's tensor is exactly its bytes.
-    size_t storage_bytes() const { return owner_ ? (std::max<size_t>(nbytes(), 1) + 511) / 512 * 512 : nbytes(); }
+    // Bytes of the device allocation behind the tensor: torch_npu's caching allocator hands out
+    // blocks of (size + 32) rounded up to 512 B, and an access in that tail does not fault on the
+    // NPU; a view of memory owned elsewhere is exactly its bytes.
+    static size_t npu_block_bytes(size_t bytes) { return (std::max<size_t>(bytes, 1) + 32 + 511) / 512 * 512; }
+    size_t storage_bytes() const { return owner_ ? npu_block_bytes(nbytes()) : nbytes(); }
     ScalarType scalar_type() const { return dtype_; }
     ScalarType dtype() const { return dtype_; }
     TensorOptions options() const { return TensorOptions{}.dtype(dtype_); }

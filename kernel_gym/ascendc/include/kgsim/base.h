@@ -72,6 +72,8 @@ enum pipe_t : uint8_t { PIPE_S = 0, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_M
                         PIPE_V2, PIPE_FIX, PIPE_UNASSIGNED };
 enum event_t : uint8_t { EVENT_ID0 = 0, EVENT_ID1, EVENT_ID2, EVENT_ID3, EVENT_ID4, EVENT_ID5, EVENT_ID6, EVENT_ID7 };
 
+struct int4b_t;  // 4-bit signed integer (kgsim/rearrange.h)
+
 namespace AscendC {
 enum class TPosition : uint8_t { GM, A1, A2, B1, B2, C1, C2, CO1, CO2, VECIN, VECOUT, VECCALC, LCM = VECCALC, SPM,
                                  SHM = SPM, TSCM, C2PIPE2GM, C2PIPE2LOCAL, MAX };
@@ -108,6 +110,10 @@ constexpr uint16_t DEFAULT_DATA_COPY_STRIDE = 0;
 constexpr uint32_t ONE_BLOCK_SIZE = 32;
 constexpr uint32_t ONE_BLK_FLOAT_NUM = 8;
 constexpr uint32_t ONE_BLK_HALF_NUM = 16;
+// type utilities of the kernel API: IsSameType<T, U>::value; PrimT<T>, the element type of T
+// (T itself: the simulator has no TensorTrait wrappers)
+template <class T, class U> struct IsSameType : std::is_same<T, U> {};
+template <class T> using PrimT = T;
 }  // namespace AscendC
 
 // ---- the runtime interface ---------------------------------------------------------------
@@ -118,8 +124,11 @@ using Loc = std::source_location;
 // so that scalar work costs simulated time. Simulator API code that charges for itself opts out.
 #define KGSIM_UNINSTRUMENTED __attribute__((no_sanitize_coverage, no_sanitize("kernel-address")))
 
-enum class DT : uint8_t { F32, F16, BF16, I8, U8, I16, U16, I32, U32, I64, U64, F64, B8 };
+enum class DT : uint8_t { F32, F16, BF16, I8, U8, I16, U16, I32, U32, I64, U64, F64, B8, S4 };
 template <class T> struct dt_of;
+// bits per element: sizeof(T) * 8, except int4b_t (two per byte)
+template <class T> inline constexpr uint32_t kBits = uint32_t(sizeof(T) * 8);
+template <> inline constexpr uint32_t kBits<::int4b_t> = 4;
 template <> struct dt_of<float> { static constexpr DT v = DT::F32; };
 template <> struct dt_of<half> { static constexpr DT v = DT::F16; };
 template <> struct dt_of<bfloat16_t> { static constexpr DT v = DT::BF16; };

@@ -52,6 +52,18 @@ void cube_mmad(const TRef& c, const TRef& a, const TRef& b, const TRef* bias, DT
 void cube_fixpipe(int32_t buf, void* gm, const TRef* dst_local, DT dt, const TRef& src, DT st, const CubeFixpipe& p,
                   const Loc& loc);
 [[noreturn]] void cube_unsupported(const char* what, const Loc& loc);
+// Load3D v2 (image to column) L1 -> L0A/L0B. set_fm: the call's l1H/l1W/padList go to the left
+// feature-map register first (isSetFMatrix); set_pad: pad_bits go to the pad register (isSetPadding).
+struct CubeLoad3d {
+    uint8_t pad[4];  // left, right, top, bottom
+    uint16_t l1h, l1w, channel, k_ext, m_ext, k_start, m_start;
+    uint16_t stride_w, stride_h, filter_w, filter_h, dil_w, dil_h;  // filter sizes with the +256 applied
+    uint8_t transpose, right_fm, set_fm, set_pad;
+    uint64_t pad_bits;
+};
+void cube_load3d(const TRef& dst, const TRef& src, DT dt, const CubeLoad3d& p, const char* api, const Loc& loc);
+void cube_set_fmatrix(uint16_t l1h, uint16_t l1w, const uint8_t pad[4], int right, const Loc& loc);
+void cube_set_pad_value(uint64_t bits, const Loc& loc);
 }  // namespace kgsim
 
 namespace AscendC {
@@ -238,6 +250,101 @@ void LoadDataWithTranspose(const LocalTensor<T>& dst, const LocalTensor<T>& src,
                  uint32_t);
     kgsim::cube_load2d(dst.r_, src.r_, -1, nullptr, kgsim::dt_of<T>::v, p.startIndex, p.repeatTimes, p.srcStride,
                        p.dstGap, p.dstFracGap, 2, "LoadDataWithTranspose", loc);
+}
+
+// ---- L1 -> L0A/L0B image to column (LoadData 3D v2), its registers ------------------------------
+constexpr int32_t PAD_SIZE = 4;
+struct IsResetLoad3dConfig {
+    bool isSetFMatrix = true;
+    bool isSetPadding = true;
+};
+constexpr IsResetLoad3dConfig IS_RESER_LOAD3D_DEFAULT_CONFIG = {true, true};
+enum class FmatrixMode : uint8_t { FMATRIX_LEFT = 0, FMATRIX_RIGHT = 1 };
+
+template <class T>
+struct LoadData3DParamsV2 {
+    LoadData3DParamsV2() {}
+    LoadData3DParamsV2(const uint8_t padListIn[PAD_SIZE], uint16_t l1HIn, uint16_t l1WIn, uint16_t channelSizeIn,
+                       uint16_t kExtensionIn, uint16_t mExtensionIn, uint16_t kStartPtIn, uint16_t mStartPtIn,
+                       uint8_t strideWIn, uint8_t strideHIn, uint8_t filterWIn, uint8_t filterHIn,
+                       uint8_t dilationFilterWIn, uint8_t dilationFilterHIn, bool enTransposeIn, bool enSmallKIn,
+                       T padValueIn, bool filterSizeWIn = false, bool filterSizeHIn = false, bool fMatrixCtrlIn = false)
+        : l1H(l1HIn), l1W(l1WIn), channelSize(channelSizeIn), kExtension(kExtensionIn), mExtension(mExtensionIn),
+          kStartPt(kStartPtIn), mStartPt(mStartPtIn), strideW(strideWIn), strideH(strideHIn), filterW(filterWIn),
+          filterH(filterHIn), dilationFilterW(dilationFilterWIn), dilationFilterH(dilationFilterHIn),
+          enTranspose(enTransposeIn), enSmallK(enSmallKIn), padValue(padValueIn), filterSizeW(filterSizeWIn),
+          filterSizeH(filterSizeHIn), fMatrixCtrl(fMatrixCtrlIn) {
+        for (int32_t i = 0; i < PAD_SIZE; ++i) padList[i] = padListIn[i];
+    }
+    uint8_t padList[PAD_SIZE] = {0, 0, 0, 0};
+    uint16_t l1H = 0;
+    uint16_t l1W = 0;
+    uint16_t channelSize = 0;
+    uint16_t kExtension = 0;
+    uint16_t mExtension = 0;
+    uint16_t kStartPt = 0;
+    uint16_t mStartPt = 0;
+    uint8_t strideW = 1;
+    uint8_t strideH = 1;
+    uint8_t filterW = 1;
+    uint8_t filterH = 1;
+    uint8_t dilationFilterW = 1;
+    uint8_t dilationFilterH = 1;
+    bool enTranspose = false;
+    bool enSmallK = false;
+    T padValue = 0;
+    bool filterSizeW = false;
+    bool filterSizeH = false;
+    bool fMatrixCtrl = false;
+};
+
+namespace kgsim_cube {
+template <class T>
+uint64_t pad_bits(const T& v) {
+    uint64_t b = 0;
+    std::memcpy(&b, &v, sizeof(T) < 8 ? sizeof(T) : 8);
+    return b;
+}
+}  // namespace kgsim_cube
+
+// Image to column of an NC1HWC0 feature map in L1 (C0 = 32 B of elements), then the
+// [mStartPt, +mExtension) x [kStartPt, +kExtension) block into L0A (Zz; enTranspose: the block's
+// transpose, b16/b32) or L0B (always transposed into its Zn layout; b16/b32). With a 1 x 1 filter,
+// stride 1 and no padding this loads an NZ matrix of l1W rows and channelSize columns.
+template <class T, const IsResetLoad3dConfig& defaultConfig = IS_RESER_LOAD3D_DEFAULT_CONFIG, class U = PrimT<T>,
+          typename std::enable_if<IsSameType<PrimT<T>, U>::value, bool>::type = true>
+void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData3DParamsV2<U>& p,
+              kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("LoadData(LoadData3DParamsV2)", T, half, bfloat16_t, float, int8_t, uint8_t, int32_t, uint32_t);
+    kgsim::CubeLoad3d a{};
+    for (int i = 0; i < 4; ++i) a.pad[i] = p.padList[i];
+    a.l1h = p.l1H;
+    a.l1w = p.l1W;
+    a.channel = p.channelSize;
+    a.k_ext = p.kExtension;
+    a.m_ext = p.mExtension;
+    a.k_start = p.kStartPt;
+    a.m_start = p.mStartPt;
+    a.stride_w = p.strideW;
+    a.stride_h = p.strideH;
+    a.filter_w = uint16_t(p.filterW + (p.filterSizeW ? 256 : 0));
+    a.filter_h = uint16_t(p.filterH + (p.filterSizeH ? 256 : 0));
+    a.dil_w = p.dilationFilterW;
+    a.dil_h = p.dilationFilterH;
+    a.transpose = p.enTranspose;
+    a.right_fm = p.fMatrixCtrl;
+    a.set_fm = defaultConfig.isSetFMatrix;
+    a.set_pad = defaultConfig.isSetPadding;
+    a.pad_bits = kgsim_cube::pad_bits(p.padValue);
+    kgsim::cube_load3d(dst.r_, src.r_, kgsim::dt_of<T>::v, a, "LoadData(LoadData3DParamsV2)", loc);
+}
+inline void SetFmatrix(uint16_t l1H, uint16_t l1W, const uint8_t padList[4], const FmatrixMode& fmatrixMode,
+                       kgsim::Loc loc = kgsim::Loc::current()) {
+    kgsim::cube_set_fmatrix(l1H, l1W, padList, fmatrixMode == FmatrixMode::FMATRIX_RIGHT, loc);
+}
+template <class T>
+void SetLoadDataPaddingValue(const T padValue, kgsim::Loc loc = kgsim::Loc::current()) {
+    kgsim::cube_set_pad_value(kgsim_cube::pad_bits(padValue), loc);
 }
 
 // ---- Mmad ------------------------------------------------------------------------------------

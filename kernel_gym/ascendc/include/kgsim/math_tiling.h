@@ -5,6 +5,7 @@
 #pragma once
 #include <algorithm>
 #include "graph/tensor.h"
+#include "graph/types.h"
 #include "kgsim/math.h"
 
 namespace AscendC {
@@ -64,6 +65,32 @@ KGSIM_TMP_HELPERS(GeGLU, M_GEGLU)
 KGSIM_TMP_HELPERS(Fmod, M_FMOD)
 KGSIM_TMP_HELPERS(Xor, M_XOR)
 #undef KGSIM_TMP_HELPERS
+
+// The pattern reductions (ReduceSum/Max/Min/Prod/Mean with AR or RA). The simulator needs no
+// temporary space for them: minValue is one 256-byte repeat, maxValue a float copy of the input.
+// kgsim:partial GetReduceSumMaxMinTmpSize: the simulator's own sizes, not CANN's
+// kgsim:partial GetReduceMaxMaxMinTmpSize: the simulator's own sizes, not CANN's
+// kgsim:partial GetReduceMinMaxMinTmpSize: the simulator's own sizes, not CANN's
+// kgsim:partial GetReduceProdMaxMinTmpSize: the simulator's own sizes, not CANN's
+// kgsim:partial GetReduceMeanMaxMinTmpSize: the simulator's own sizes, not CANN's
+using TensorDataType = ge::DataType;
+enum class ReducePattern : uint32_t { AR = 0, RA = 1, R, ARA, ARAR, ARARA, ARARAR, ARARARA, ARARARAR, ARARARARA, RAR,
+                                      RARA, RARAR, RARARA, RARARAR, RARARARA };
+#define KGSIM_REDUCE_TMP_HELPER(NAME)                                                                             \
+    inline void Get##NAME##MaxMinTmpSize(const ge::Shape& srcShape, const TensorDataType dataType,                 \
+                                         ReducePattern pattern, bool isSrcInnerPad, bool isReuseSource,            \
+                                         uint32_t& maxValue, uint32_t& minValue) {                                 \
+        (void)dataType, (void)pattern, (void)isSrcInnerPad, (void)isReuseSource;                                  \
+        uint64_t n = srcShape.GetShapeSize() > 0 ? uint64_t(srcShape.GetShapeSize()) : 0;                         \
+        minValue = 256;                                                                                           \
+        maxValue = uint32_t(std::max<uint64_t>(256, (n * 4 + 31) / 32 * 32));                                     \
+    }
+KGSIM_REDUCE_TMP_HELPER(ReduceSum)
+KGSIM_REDUCE_TMP_HELPER(ReduceMax)
+KGSIM_REDUCE_TMP_HELPER(ReduceMin)
+KGSIM_REDUCE_TMP_HELPER(ReduceProd)
+KGSIM_REDUCE_TMP_HELPER(ReduceMean)
+#undef KGSIM_REDUCE_TMP_HELPER
 
 // SwiGLU's helpers take isReuseSource last
 inline void GetSwiGLUMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t typeSize, uint32_t& maxValue,

@@ -17,6 +17,9 @@ void cmp_mask(int set, const TRef& t, const Loc& loc);
 struct int4b_t {
     uint8_t bits_ = 0;
 };
+namespace kgsim {
+template <> struct dt_of<::int4b_t> { static constexpr DT v = DT::S4; };
+}  // namespace kgsim
 
 namespace AscendC {
 using ::int4b_t;  // kernels spell it AscendC::int4b_t too

@@ -120,12 +120,12 @@ public:
         t.r_.que = b.que;
         t.r_.slot = b.slot;
         t.r_.gen = b.gen;
-        t.size_ = nbytes / sizeof(T);
+        t.size_ = static_cast<uint32_t>(uint64_t(nbytes) * 8 / kgsim::kBits<T>);
         return t;
     }
     LocalTensor operator[](uint32_t offset) const {
         LocalTensor t = *this;
-        t.r_.addr += offset * static_cast<uint32_t>(sizeof(T));
+        t.r_.addr += static_cast<uint32_t>(uint64_t(offset) * kgsim::kBits<T> / 8);
         t.size_ = offset <= size_ ? size_ - offset : 0;
         return t;
     }
@@ -133,7 +133,7 @@ public:
     LocalTensor<U> ReinterpretCast() const {
         LocalTensor<U> t;
         t.r_ = r_;
-        t.size_ = static_cast<uint32_t>(static_cast<uint64_t>(size_) * sizeof(T) / sizeof(U));
+        t.size_ = static_cast<uint32_t>(static_cast<uint64_t>(size_) * kgsim::kBits<T> / kgsim::kBits<U>);
         t.tag_ = tag_;
         return t;
     }
@@ -166,7 +166,7 @@ public:
     uint32_t GetSize() const { return size_; }
     void SetShapeInfo(const ShapeInfo& shapeInfo) { shape_info_ = shapeInfo; }
     ShapeInfo GetShapeInfo() const { return shape_info_; }
-    uint32_t GetLength() const { return size_ * static_cast<uint32_t>(sizeof(T)); }
+    uint32_t GetLength() const { return static_cast<uint32_t>(uint64_t(size_) * kgsim::kBits<T> / 8); }
     void SetSize(uint32_t size) { size_ = size; }
     uint64_t GetPhyAddr() const { return reinterpret_cast<uint64_t>(host_ptr(0)); }
     uint64_t GetPhyAddr(uint32_t offset) const { return reinterpret_cast<uint64_t>(host_ptr(offset)); }

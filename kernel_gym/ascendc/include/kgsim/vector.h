@@ -210,6 +210,7 @@ KGSIM_UNINSTRUMENTED void CreateVecIndex(LocalTensor<T> dst, const T& firstValue
 // ---- Cast ---------------------------------------------------------------------------------
 template <class T, class U>
 inline constexpr bool kgsim_cast_ok =
+    (std::is_same_v<U, ::int4b_t> && std::is_same_v<T, half>) || (std::is_same_v<U, half> && std::is_same_v<T, ::int4b_t>) ||
     (std::is_same_v<U, int8_t> && std::is_same_v<T, half>) || (std::is_same_v<U, uint8_t> && std::is_same_v<T, half>) ||
     (std::is_same_v<U, int16_t> && kgsim::one_of_v<T, half, float>) ||
     (std::is_same_v<U, half> && kgsim::one_of_v<T, int8_t, uint8_t, int16_t, int32_t, float>) ||

@@ -8,7 +8,7 @@ import shutil
 import string
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,7 +48,8 @@ from kernel_gym.llm.base import (
 )
 from kernel_gym.memory import ITEM_KINDS, MemoryItem, MemoryStore, load_seed_knowledge
 from kernel_gym.tasks import TaskSpec
-from kernel_gym.verify import VerifySettings, verify
+from kernel_gym.verify import VerifySettings
+from kernel_gym.verify.verifiers import Verifier, VerifyJob, get_verifier
 
 __all__ = ["KernelSynthesisEnv"]
 
@@ -187,8 +188,9 @@ class KernelSynthesisEnv(gym.Env):
     "six_string": a MultiKernelBench answer, ascend_sim only, for generators that write it),
     ``candidates_per_step`` (the generator writes this many candidates per step, concurrently when
     it can (``generate_many``); each is verified and the best is the step's kernel: best-of-k),
-    ``reward`` (a name of :data:`~kernel_gym.envs.rewards.REWARDS` or a callable). See
-    docs/environment.md.
+    ``reward`` (a name of :data:`~kernel_gym.envs.rewards.REWARDS` or a callable), ``verifier``
+    ("local", "ray", ``{"name": "ray", "address": "auto", ...}`` or a Verifier: where verifications
+    run; a step's candidates are verified together). See docs/environment.md.
 
     ## Outcomes
     ``info["outcome"]`` says how the step ended: ``"feasible"``, the verifier's error class
@@ -228,6 +230,7 @@ class KernelSynthesisEnv(gym.Env):
         answer_format: str = "python",
         candidates_per_step: int = 1,
         reward: str | Reward = "evokernel",
+        verifier: str | Mapping[str, Any] | Verifier | None = "local",
     ) -> None:
         for name, value in (
             ("budget", budget),
@@ -262,6 +265,9 @@ class KernelSynthesisEnv(gym.Env):
         self.search_actions = bool(search_actions)
         self.verify_settings = VerifySettings(**(verify_settings or {}))  # validates the overrides now
         self._verify_kwargs = dict(verify_settings or {})
+        # where verifications run: this process (local) or a Ray cluster; a verifier built here is ours to close
+        self._owns_verifier = not isinstance(verifier, Verifier) or isinstance(verifier, (str, Mapping))
+        self._verifier: Verifier = get_verifier(verifier)
         self.stream = TaskStream(resolve_tasks(tasks), task_stream, max_tasks, shard)
 
         # memory: a path or DSN (each process opens its own connection) or an open store
@@ -684,11 +690,14 @@ class KernelSynthesisEnv(gym.Env):
         t_ver = time.perf_counter()
         tried: list[dict[str, Any]] = []
         best: tuple[tuple[int, float, int], Generation, dict[str, Any]] | None = None
+        # the candidates with code are verified together (concurrently on a Ray verifier)
+        to_verify = [g.source for g in gens if not isinstance(g, GenerationError) and not g.no_code]
+        verified = iter(self._verify_many(to_verify) if to_verify else [])
         for i, g in enumerate(gens):
             if isinstance(g, GenerationError):
                 tried.append({"outcome": "generation_error", "error_class": g.error_class, "message": g.message})
                 continue
-            res = self._no_code_result(g) if g.no_code else self._verify(g.source)
+            res = self._no_code_result(g) if g.no_code else next(verified)
             # every candidate's reply is kept, not only the chosen one's: a run is re-scored from them
             tried.append(
                 {"outcome": _outcome(res), "latency_s": res.get("latency_s"), "reply": g.raw, "reasoning": g.reasoning}
@@ -735,9 +744,18 @@ class KernelSynthesisEnv(gym.Env):
         )
 
     def _verify(self, code: str) -> dict[str, Any]:
+        return self._verify_many([code])[0]
+
+    def _verify_many(self, codes: list[str]) -> list[dict[str, Any]]:
+        """Verify several answers at once (on a Ray verifier they run concurrently)."""
         assert self.task is not None
-        answer = self._backend_impl.answer_source(code, self.answer_format)
-        return verify(self.task, answer, backend=self.backend, **self._verify_kwargs).to_dict()
+        jobs = [
+            VerifyJob(
+                self.task, self._backend_impl.answer_source(c, self.answer_format), self.backend, self._verify_kwargs
+            )
+            for c in codes
+        ]
+        return [r.to_dict() for r in self._verifier.verify_many(jobs)]
 
     @staticmethod
     def _no_code_result(gen: Generation) -> dict[str, Any]:
@@ -853,6 +871,8 @@ class KernelSynthesisEnv(gym.Env):
     def close(self) -> None:
         if getattr(self, "memory", None) is not None and self._owns_memory:
             self.memory.close()
+        if getattr(self, "_verifier", None) is not None and self._owns_verifier:
+            self._verifier.close()
         tmpdir = getattr(self, "_tmpdir", None)
         if tmpdir:
             shutil.rmtree(tmpdir, ignore_errors=True)

@@ -65,6 +65,8 @@ class RayVerifier:
         max_in_flight: most jobs submitted at once (None: one per actor).
         max_retries: reruns of a job whose actor died (then ``internal_error``).
         init_kwargs: more ``ray.init`` arguments for a local cluster (e.g. ``num_cpus``).
+        actor_start_timeout_s: seconds an actor may wait for the cluster's resources before a
+            clear error (a cluster with no free CPU would otherwise hang the run).
     """
 
     name = "ray"
@@ -77,6 +79,7 @@ class RayVerifier:
         max_in_flight: int | None = None,
         max_retries: int = 1,
         init_kwargs: dict[str, Any] | None = None,
+        actor_start_timeout_s: float = 120.0,
     ) -> None:
         for label, value in (("num_workers", num_workers), ("num_gpu_workers", num_gpu_workers)):
             if not isinstance(value, int) or value < (1 if label == "num_workers" else 0):
@@ -100,6 +103,7 @@ class RayVerifier:
         self.num_gpu_workers = num_gpu_workers
         self.max_in_flight = max_in_flight
         self.max_retries = max_retries
+        self.actor_start_timeout_s = float(actor_start_timeout_s)
         self._pools: dict[bool, list[Any]] = {}
         self.replaced = 0  # actors replaced after dying
 
@@ -109,14 +113,33 @@ class RayVerifier:
 
         ray = _ray()
         cls = ray.remote(num_cpus=1, num_gpus=1 if gpu else 0, max_restarts=0)(_VerifyWorker)
-        return cls.remote(dict(BACKENDS))
+        actor = cls.remote(dict(BACKENDS))
+        try:  # an actor the cluster has no room for would wait forever: say so instead
+            ray.get(actor.pid.remote(), timeout=self.actor_start_timeout_s)
+        except ray.exceptions.GetTimeoutError:
+            ray.kill(actor)
+            need = "1 GPU and 1 CPU" if gpu else "1 CPU"
+            raise RuntimeError(
+                f"the Ray cluster started no verification actor within {self.actor_start_timeout_s:g} s: each "
+                f"needs {need} free ({ray.available_resources()} available); lower verifier.num_workers "
+                "or add resources to the cluster"
+            ) from None
+        return actor
 
     def _pool(self, gpu: bool) -> list[Any]:
         if gpu not in self._pools:
             n = self.num_gpu_workers if gpu else self.num_workers
             if n < 1:
                 raise ValueError("a GPU backend's job needs num_gpu_workers >= 1")
-            self._pools[gpu] = [self._new_actor(gpu) for _ in range(n)]
+            pool: list[Any] = []
+            try:
+                for _ in range(n):
+                    pool.append(self._new_actor(gpu))
+            except BaseException:
+                for actor in pool:  # no half-made pool holds the cluster's resources
+                    _ray().kill(actor)
+                raise
+            self._pools[gpu] = pool
         return self._pools[gpu]
 
     @staticmethod

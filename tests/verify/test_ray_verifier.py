@@ -70,18 +70,26 @@ def test_a_killed_worker_is_replaced_and_its_job_rerun(verifier):
     assert [r.error_class for r in results] == ["ok", "ok"]
 
 
-def test_a_job_lost_twice_is_an_infrastructure_error():
-    v = get_verifier({"name": "ray", "num_workers": 1, "max_retries": 0})  # joins the module's cluster
+def test_a_job_lost_twice_is_an_infrastructure_error(verifier):
+    verifier.max_retries = 0  # the first loss is final
     try:
-        v.verify_many([VerifyJob(RELU, GOOD, "cpu", SETTINGS)])
-        killer = _kill_all_soon(v, 0.5)
-        [r] = v.verify_many([VerifyJob(RELU, GOOD, "cpu", {**SETTINGS, "timing_trials": 60})])
+        killer = _kill_all_soon(verifier, 0.5)
+        [r] = verifier.verify_many([VerifyJob(RELU, GOOD, "cpu", {**SETTINGS, "timing_trials": 60})])
         killer.join()
         assert r.error_class == "internal_error" and r.details["infrastructure_error"]
         assert "not the answer's doing" in r.message
     finally:
-        for actor in v.actors():
-            ray.kill(actor)
+        verifier.max_retries = 1
+
+
+def test_an_actor_the_cluster_has_no_room_for_is_a_clear_error(verifier):
+    # three more one-CPU actors on a two-CPU cluster whose CPUs the module's verifier holds
+    crowded = get_verifier({"name": "ray", "num_workers": 3, "actor_start_timeout_s": 5})
+    try:
+        with pytest.raises(RuntimeError, match="lower verifier.num_workers"):
+            crowded.verify_many([VerifyJob(RELU, GOOD, "cpu", SETTINGS)])
+    finally:
+        crowded.close()
 
 
 def test_bad_verifier_config_is_one_clear_error():

@@ -167,11 +167,12 @@ class DeviceSession:
     def run(self, call: Callable[[], Any]) -> tuple[Any, dict[str, Any]]:
         """``call()`` on the timed stream after an L2 flush; the output and the timing report."""
         torch, stream = self.torch, self.stream
-        with torch.cuda.stream(stream):
-            self.flush_l2()
         stream.synchronize()
         t0 = _PERF_COUNTER()
         with torch.cuda.stream(stream):
+            # no wait after the flush (as Triton's do_bench): the GPU is busy flushing while the host
+            # enqueues the call, so the events time the call's kernels, not the host's launch jitter
+            self.flush_l2()
             self._start.record(stream)
             out = call()
             self._end.record(stream)

@@ -209,6 +209,7 @@ def test_agent_state_roundtrip(tmp_path):
     assert b.trees["t"].select() == 2 and dict(b.trees["t"].ucb_arms(ROOT)) == dict(a.trees["t"].ucb_arms(ROOT))
 
 
+@pytest.mark.slow  # a real env and verifier end to end: about 30 s on 2 cores
 def test_smoke_real_env(tmp_path):
     import gymnasium as gym
     import kernel_gym  # noqa: F401

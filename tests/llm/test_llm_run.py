@@ -93,6 +93,7 @@ def test_consecutive_generation_errors_stop_the_run(tmp_path):
     assert json.loads((out / "summary.json").read_text())["stopped"]
 
 
+@pytest.mark.slow  # two experiments.run processes (stop, then resume): about 25 s on 2 cores
 def test_cost_limit_stops_and_resume_continues(tmp_path):
     out = tmp_path / "run"
     # each call: 1M prompt tokens of gpt-4o-mini = $0.15 (+ a little output)

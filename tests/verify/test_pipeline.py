@@ -66,7 +66,7 @@ def test_compile_error_has_log_excerpt(relu_answer):
 def test_bad_settings_and_backend_fail_clearly(relu_answer):
     with pytest.raises(TypeError, match="unknown verify setting"):
         verify(get_task("relu"), relu_answer, trials=3)
-    with pytest.raises(ValueError, match="choose one of ascend_sim, cpu"):
+    with pytest.raises(ValueError, match="choose one of ascend_npu, ascend_sim, cpu, cuda, triton"):
         verify(get_task("relu"), relu_answer, backend="tpu")
     with pytest.raises(ValueError, match="tolerance preset"):
         VerifySettings(tolerance="loose")

@@ -13,12 +13,12 @@ from kernel_gym.backends import BACKENDS, BackendUnavailable, get_backend
 from kernel_gym.tasks import get_task
 from kernel_gym.verify.static_checks import check_answer_source
 from solutions import available_answers, reference_answer
+from tests.backends.gpu_checks import check_episode, check_exploit_rejected, check_reference_answer
 from tests.backends.gpu_exploits import triton_exploits
 
 GPU = torch.cuda.is_available()
 HAS_TRITON = importlib.util.find_spec("triton") is not None
 NO_GPU = "needs an NVIDIA GPU (torch.cuda.is_available() is False)"
-GPU_SETTINGS = {"correctness_trials": 3, "warmup_runs": 3, "timing_trials": 20, "memory_limit_mb": 16384}
 
 
 def test_registered_with_its_env_id():
@@ -97,55 +97,15 @@ def test_interpreter_functional_check_on_the_cpu():
 @pytest.mark.skipif(not (GPU and HAS_TRITON), reason=NO_GPU + " and triton")
 @pytest.mark.parametrize("task_id", available_answers("triton"))
 def test_reference_answers_verify_and_are_timed_on_the_gpu(task_id):
-    from kernel_gym.verify import verify
-
-    answer = reference_answer(task_id, "triton")
-    assert answer is not None
-    result = verify(get_task(task_id), answer, backend="triton", use_cache=False, **GPU_SETTINGS)
-    assert result.correct, (result.error_class, result.message)
-    timing = result.details["answer_timing"]
-    for key in ("device_median_s", "device_iqr_s", "device_trials", "gpu", "sync_check"):
-        assert key in timing, key
-    print(
-        task_id,
-        f"{result.latency_s * 1e6:.1f} us vs eager {result.reference_latency_s * 1e6:.1f} us",
-        f"speedup {result.speedup:.2f}",
-    )
+    check_reference_answer("triton", task_id)
 
 
 @pytest.mark.skipif(not (GPU and HAS_TRITON), reason=NO_GPU + " and triton")
 @pytest.mark.parametrize("name", sorted(triton_exploits()))
 def test_exploits_are_rejected_on_the_gpu(name):
-    from kernel_gym.verify import verify
-
-    task_id, answer, accepted, extra = triton_exploits()[name]
-    result = verify(get_task(task_id), answer, backend="triton", use_cache=False, **{**GPU_SETTINGS, **extra})
-    assert not result.correct, name
-    assert {result.error_class, result.hack_rule} & accepted, (
-        name,
-        result.error_class,
-        result.hack_rule,
-        result.message,
-    )
-    print(name, "->", result.error_class, result.hack_rule, (result.message or "")[:160])
+    check_exploit_rejected("triton", name, triton_exploits()[name])
 
 
 @pytest.mark.skipif(not (GPU and HAS_TRITON), reason=NO_GPU + " and triton")
 def test_an_episode_on_the_triton_env(tmp_path):
-    gym = pytest.importorskip("gymnasium")
-    pytest.importorskip("faiss")
-    from kernel_gym.llm.fixed import FixedGenerator
-
-    answer = reference_answer("level1/021_relu", "triton")
-    env = gym.make(
-        "KernelBench-Triton-v0",
-        tasks=["level1/021_relu"],
-        budget=1,
-        memory=str(tmp_path / "mem.db"),
-        generator=FixedGenerator([answer]),
-        verify_settings=GPU_SETTINGS,
-    )
-    env.reset(seed=0)
-    _, reward, _, _, info = env.step(env.action_space.sample())
-    assert reward == 1.0 and info["best_speedup"] > 0
-    env.close()
+    check_episode("KernelBench-Triton-v0", "triton", tmp_path)

@@ -24,7 +24,10 @@ class LaunchReport:
     latency_s / latency_cycles: simulated kernel time (slowest core, or the HBM bound, plus the
     launch overhead); per_pipe_busy: busy cycles per pipe (S, V, MTE1, MTE2, MTE3, M, FIX) of
     the critical core; bound: "pipe" | "hbm" | "launch"; faults / warnings: records with
-    error_class, message, file, line, block.
+    error_class, message, file, line, block. Under sampled simulation (:mod:`.sampling`),
+    ``blocks_skipped`` blocks did not run: their time and GM bytes are those of the nearest sampled
+    block, and [latency_lo_s, latency_hi_s] is the latency with every skipped block at the
+    cheapest and at the dearest sampled one (both equal latency_s when nothing was skipped).
     """
 
     kernel: str
@@ -48,6 +51,9 @@ class LaunchReport:
     blocks_run: int = 0
     file: str = ""
     line: int = 0
+    blocks_skipped: int = 0
+    latency_lo_s: float = 0.0
+    latency_hi_s: float = 0.0
 
     @classmethod
     def from_json(cls, d: dict[str, Any], soc: str) -> LaunchReport:
@@ -73,6 +79,9 @@ class LaunchReport:
             blocks_run=int(d.get("blocks_run", 0)),
             file=d.get("file", ""),
             line=int(d.get("line", 0)),
+            blocks_skipped=int(d.get("blocks_skipped", 0)),
+            latency_lo_s=float(d.get("latency_lo_s", d.get("latency_s", 0.0))),
+            latency_hi_s=float(d.get("latency_hi_s", d.get("latency_s", 0.0))),
         )
 
     @property

@@ -85,6 +85,7 @@ struct LaunchRec {
     int line = 0;
     int64_t num_blocks = 0;
     int64_t aic_blocks = 0;  // AIC cores of a mixed or AIC-only launch: block_cycles holds AIV cores first
+    int64_t aiv_blocks = -1;  // AIV cores of the launch's layout (-1: not laid out by the scheduler)
     int64_t blocks_run = 0;
     std::vector<double> block_cycles;
     std::vector<std::array<double, P_COUNT>> block_busy;
@@ -94,6 +95,13 @@ struct LaunchRec {
     int64_t cores_used = 0, waves = 0;
     std::array<double, P_COUNT> critical_busy{};
     std::string bound;
+    // Sampled simulation (rt_sampling.cpp): which blocks ran (by core uid), the GM bytes each moved,
+    // and the latency with every skipped block at the cheapest and at the dearest sampled block.
+    std::vector<uint8_t> block_ran;
+    std::vector<uint64_t> block_gm;
+    uint64_t gm_mark = 0;  // gm_read + gm_write when the running block began
+    int64_t blocks_skipped = 0;
+    double latency_lo_s = 0, latency_hi_s = 0;
 };
 
 struct EventQ {
@@ -230,5 +238,13 @@ void block_barrier(const Loc& loc, bool aiv_only);
 // Stop the current block at once, without unwinding its stack (rt_blocks.cpp): for faults raised
 // where no C++ exception may pass. False when no block is running.
 bool trap_block();
+// Sampled simulation (rt_sampling.cpp): how many AI Core groups (blocks of an AIV- or AIC-only
+// launch) to run, 0 for all; whether group `g` of `n` runs; the launch's timing from its sampled
+// blocks, the skipped ones estimated (called by launch_end).
+extern int64_t g_sample_groups;
+extern bool g_track_writes;
+void track_write(uintptr_t lo, uint64_t n);  // a GM store by the current core (record_access)
+bool group_sampled(int64_t g, int64_t n);
+void time_launch(LaunchRec& L);
 
 }  // namespace kgsim

@@ -77,6 +77,8 @@ struct Scheduler {
     int restart_type = -1;
     std::map<std::tuple<int, int64_t, int>, Gather> gathers;  // (mode, scope, flag)
     std::map<std::pair<int64_t, int32_t>, double> ib_flags;   // (AIV block, event) -> set time
+    int64_t groups = 0;    // AI Core groups of the launch (numBlocks)
+    bool sampled = false;  // sampled simulation skipped some of them
 };
 
 Scheduler* g_sched = nullptr;
@@ -291,6 +293,14 @@ void report_deadlock(Scheduler& s) {
     }
     if (!w) return;
     const char* core = w->core == CORE_AIC ? "AIC" : "AIV";
+    if (s.sampled) {  // the blocks it waits for may be among those sampling skipped
+        record_fault("unsupported_api", w->wait_loc.file_name(), w->wait_loc.line(),
+                     fmt("%s block %lld waits for other blocks (SyncAll, CrossCoreWaitFlag or IBWait), but sampled "
+                         "simulation runs %lld of the %lld block groups: a kernel whose blocks wait for each other "
+                         "cannot be sampled; simulate it in full (sampled_simulation(blocks=0))", core,
+                         (long long)w->block, (long long)g_sample_groups, (long long)s.groups));
+        return;
+    }
     if (w->state == Fiber::AT_BARRIER) {
         record_fault("syncall_deadlock", w->wait_loc.file_name(), w->wait_loc.line(),
                      fmt("%s block %lld waits at SyncAll but %lld of the %zu blocks ended without reaching it: the NPU "
@@ -339,6 +349,8 @@ void reset_launch_record() {
     if (!rt.cur) return;
     rt.cur->block_cycles.clear();
     rt.cur->block_busy.clear();
+    rt.cur->block_ran.clear();
+    rt.cur->block_gm.clear();
     rt.cur->blocks_run = 0;
     rt.cur->gm_read = rt.cur->gm_write = 0;
     rt.clear_intervals();
@@ -494,7 +506,10 @@ void run_blocks(int64_t num_blocks, void (*body)(void*), void* ctx, const void* 
         s.body = body;
         s.ctx = ctx;
         lay_out(s, num_blocks, kernel_type);
-        if (rt.cur) rt.cur->aic_blocks = s.n_aic;
+        if (rt.cur) rt.cur->aic_blocks = s.n_aic, rt.cur->aiv_blocks = s.n_aiv;
+        s.groups = num_blocks;
+        for (Fiber& f : s.fibers)  // sampled simulation: the groups it skips count as done, unrun
+            if (!group_sampled(f.group, num_blocks)) f.state = Fiber::DONE, s.sampled = true;
         g_sched = &s;
         bool go = true;
         while (go) {

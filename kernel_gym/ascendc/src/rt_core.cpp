@@ -290,6 +290,7 @@ int32_t gm_check(int32_t buf, uintptr_t p, uint64_t nbytes, uint32_t es, const c
 }
 
 void record_access(uintptr_t lo, uint64_t n, uint8_t kind, const Loc& loc) {
+    if (g_track_writes && kind != AK_READ && n) track_write(lo, n);
     if (!cfg.race_check || n == 0 || rt.race_overflow) return;
     uintptr_t hi = lo + n;
     size_t sz = rt.intervals.size();
@@ -958,6 +959,7 @@ void block_begin(int64_t blk) {
     b.tpipe = nullptr;
     hot.tpipe = nullptr;
     hot.block_idx = blk;
+    if (rt.cur) rt.cur->gm_mark = rt.cur->gm_read + rt.cur->gm_write;
     hot.s_time = 0;
     hot.gen++;
     rt.block_calls_base = hot.api_calls;
@@ -994,9 +996,15 @@ bool block_end(int64_t uid) {
         if (rt.cur->block_cycles.size() <= i) {
             rt.cur->block_cycles.resize(i + 1, 0.0);
             rt.cur->block_busy.resize(i + 1, std::array<double, P_COUNT>{});
+            rt.cur->block_ran.resize(i + 1, 0);
+            rt.cur->block_gm.resize(i + 1, 0);
         }
         rt.cur->block_cycles[i] = t;
         rt.cur->block_busy[i] = busy;
+        rt.cur->block_ran[i] = 1;
+        // exact for blocks that run start to end; a block that waited shares its span with others,
+        // which only matters to sampled simulation, and that cannot sample waiting kernels
+        rt.cur->block_gm[i] = rt.cur->gm_read + rt.cur->gm_write - rt.cur->gm_mark;
         rt.cur->blocks_run++;
     }
     return !rt.faulted;
@@ -1008,42 +1016,7 @@ void launch_end() {
     hot.in_launch = 0;
     if (ran && L.faults.empty() && cfg.race_check) race_sweep();
     rt.clear_intervals();
-    // AIV blocks (block_cycles[0, n_aiv)) run on the AIV cores, AIC blocks (the rest) on the AIC
-    // cores, round robin: a core's time is the sum of its blocks; the kernel's is the slowest core's.
-    int64_t nb = std::max<int64_t>(0, L.num_blocks);
-    int64_t n_aic = std::min<int64_t>(L.aic_blocks, int64_t(L.block_cycles.size()));
-    int64_t n_aiv = L.aic_blocks > 0 ? int64_t(L.block_cycles.size()) - n_aic : nb;
-    struct Kind { int64_t first, count, cores, used; };
-    Kind kinds[2] = {{0, n_aiv, std::max<int64_t>(1, int64_t(cfg.aiv_cores)), 0},
-                     {n_aiv, n_aic, std::max<int64_t>(1, int64_t(cfg.aic_cores)), 0}};
-    double max_core = 0;
-    L.critical_busy.fill(0);
-    L.waves = 0;
-    for (Kind& k : kinds) {
-        k.used = std::min(k.count, k.cores);
-        if (k.count == 0) continue;
-        L.waves = std::max(L.waves, (k.count + k.cores - 1) / k.cores);
-        std::vector<double> core_t(size_t(k.used), 0.0);
-        for (int64_t i = 0; i < k.count && size_t(k.first + i) < L.block_cycles.size(); ++i)
-            core_t[size_t(i % k.used)] += L.block_cycles[size_t(k.first + i)];
-        size_t crit = 0;
-        for (size_t c = 1; c < core_t.size(); ++c)
-            if (core_t[c] > core_t[crit]) crit = c;
-        if (core_t[crit] < max_core) continue;
-        max_core = core_t[crit];
-        L.critical_busy.fill(0);
-        for (size_t i = crit; i < size_t(k.count) && size_t(k.first) + i < L.block_busy.size(); i += core_t.size())
-            for (int p = 0; p < P_COUNT; ++p) L.critical_busy[p] += L.block_busy[size_t(k.first) + i][p];
-    }
-    L.cores_used = kinds[0].used + kinds[1].used;
-    double clock = cfg.clock_hz > 0 ? cfg.clock_hz : 1.85e9;
-    L.compute_s = max_core / clock;
-    L.hbm_s = cfg.hbm_bytes_per_s > 0 ? double(L.gm_read + L.gm_write) / cfg.hbm_bytes_per_s : 0;
-    L.launch_s = cfg.launch_base_s + cfg.launch_per_core_s * double(L.cores_used);
-    double body = std::max(L.compute_s, L.hbm_s);
-    L.latency_s = body + L.launch_s;
-    L.cycles = L.latency_s * clock;
-    L.bound = L.launch_s > body ? "launch" : (L.hbm_s > L.compute_s ? "hbm" : "pipe");
+    time_launch(L);
     rt.cur = nullptr;
 }
 
@@ -1103,6 +1076,9 @@ static std::string report_json() {
         o += ",\"hbm_s\":"; jnum(o, L.hbm_s);
         o += ",\"launch_s\":"; jnum(o, L.launch_s);
         o += ",\"bound\":"; jstr(o, L.bound);
+        o += fmt(",\"blocks_skipped\":%lld", (long long)L.blocks_skipped);
+        o += ",\"latency_lo_s\":"; jnum(o, L.latency_lo_s);
+        o += ",\"latency_hi_s\":"; jnum(o, L.latency_hi_s);
         o += ",\"per_pipe_busy\":{";
         for (int p = 0; p < P_COUNT; ++p) {
             if (p) o += ',';

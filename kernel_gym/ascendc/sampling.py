@@ -1,0 +1,255 @@
+"""Sampled simulation: kernels at KernelBench's published shapes in bounded time and memory.
+
+A 910B kernel over 12 GiB of tensors cannot be simulated by computing all of it on two CPU
+cores. Three pieces make it tractable (the runtime side is ``src/rt_sampling.cpp``):
+
+- **Block sampling** (:func:`sampled_simulation`): a launch of more than ``blocks`` AI Core
+  groups runs ``blocks`` of them, evenly spaced, always the first and the last. Each skipped
+  block gets the cycles, pipe busy time and GM bytes of the nearest sampled block of its core
+  type, and every launch report carries ``blocks_skipped`` and the latency bracket
+  ``[latency_lo_s, latency_hi_s]`` (every skipped block at the cheapest / the dearest sampled
+  one). Kernels whose blocks wait for each other (SyncAll, cross-core flags) cannot be sampled:
+  that is an ``unsupported_api`` fault naming the fix (``blocks=0`` simulates in full).
+- **Lazy GM** (:func:`lazy_tensor`): a tensor whose memory is filled 64 KiB at a time when first
+  touched, by the kernel or by PyTorch. Inputs are a counter-based pseudo-random stream (a
+  value depends only on its index and the seed, so evicted chunks refill identically and the
+  reference can be computed on any slice); resident clean input chunks are evicted above
+  ``resident_cap_bytes``. Outputs fill with the verifier's poison (NaN, the type's max, true),
+  so a kernel that does not write its share cannot match.
+- **Checking the sampled share** (:func:`check_sampled_output`): the hull of GM bytes each
+  sampled block stored into the output is compared with the reference computed on just the
+  rows covering it.
+
+Example (a 12 GiB ReLU; ``relu_do`` is the kernel's host function)::
+
+    with sampled_simulation(blocks=5):
+        x = lazy_tensor((4096, 393216), torch.float32, "normal", seed=1)
+        y = lazy_tensor((4096, 393216), torch.float32, "poison")
+        mod.relu_do(40, None, x, y, x.numel())
+        check = check_sampled_output(y, lambda r0, r1: torch.relu(x[r0:r1]))
+    mod.last_run.latency_s, mod.last_run.latency_lo_s, mod.last_run.latency_hi_s, check.ok
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import weakref
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from kernel_gym.ascendc.loader import runtime_library
+
+__all__ = [
+    "SampledCheck",
+    "check_sampled_output",
+    "lazy_stats",
+    "lazy_tensor",
+    "sampled_simulation",
+    "written_spans",
+]
+
+_FILLS = {"zeros": 0, "normal": 1, "uniform": 2, "randint": 3, "poison": 4}
+_DTYPES = {
+    torch.float32: 0,
+    torch.float16: 1,
+    torch.bfloat16: 2,
+    torch.float64: 3,
+    torch.int8: 4,
+    torch.uint8: 5,
+    torch.int16: 6,
+    torch.int32: 7,
+    torch.int64: 8,
+    torch.bool: 9,
+}
+
+
+_TYPED: set[int] = set()  # runtime libraries whose sampling functions have their ctypes signatures
+
+
+def _rt() -> ctypes.CDLL:
+    _, rt = runtime_library()
+    if id(rt) not in _TYPED:
+        rt.kgsim_set_sampling.argtypes = [ctypes.c_longlong]
+        rt.kgsim_get_sampling.restype = ctypes.c_longlong
+        rt.kgsim_lazy_alloc.restype = ctypes.c_void_p
+        rt.kgsim_lazy_alloc.argtypes = [
+            ctypes.c_ulonglong,
+            ctypes.c_int,
+            ctypes.c_int,
+            ctypes.c_ulonglong,
+            ctypes.c_double,
+            ctypes.c_double,
+        ]
+        rt.kgsim_lazy_free.argtypes = [ctypes.c_void_p]
+        rt.kgsim_lazy_set_cap.argtypes = [ctypes.c_ulonglong]
+        rt.kgsim_lazy_stats.argtypes = [ctypes.POINTER(ctypes.c_double)]
+        rt.kgsim_track_writes.argtypes = [ctypes.c_int]
+        rt.kgsim_written_spans.restype = ctypes.c_ulonglong
+        rt.kgsim_written_spans.argtypes = [ctypes.POINTER(ctypes.c_ulonglong), ctypes.c_ulonglong]
+        _TYPED.add(id(rt))
+    return rt
+
+
+@contextmanager
+def sampled_simulation(blocks: int = 5, resident_cap_bytes: int = 2 << 30) -> Iterator[None]:
+    """Run launches made inside the block on a sample of ``blocks`` block groups (0: all).
+
+    :param blocks: AI Core groups simulated per launch (launches with no more run in full);
+        at least 2 so that the first and the last block, where tails live, are both sampled.
+    :param resident_cap_bytes: bytes of clean lazy input chunks kept resident before the oldest
+        are evicted (they refill identically when touched again).
+    Written-span tracking is on inside the block (see :func:`written_spans`).
+    """
+    if blocks == 1 or blocks < 0:
+        raise ValueError(
+            "sampled_simulation(blocks=...) needs 0 (simulate in full) or at least 2 (first and last block)"
+        )
+    rt = _rt()
+    before = int(rt.kgsim_get_sampling())
+    rt.kgsim_set_sampling(int(blocks))
+    rt.kgsim_lazy_set_cap(int(resident_cap_bytes))
+    rt.kgsim_track_writes(1)
+    try:
+        yield
+    finally:
+        rt.kgsim_set_sampling(before)
+        rt.kgsim_track_writes(0)
+
+
+def lazy_tensor(
+    shape: tuple[int, ...] | torch.Size,
+    dtype: torch.dtype = torch.float32,
+    fill: str = "normal",
+    *,
+    seed: int = 0,
+    low: float = 0.0,
+    high: float = 1.0,
+    mean: float = 0.0,
+    std: float = 1.0,
+) -> torch.Tensor:
+    """A CPU tensor whose memory is filled when first touched (see the module docstring).
+
+    :param shape: the tensor's shape (any size the address space holds; nothing is resident yet).
+    :param fill: "normal" (mean, std), "uniform" [low, high), "randint" [low, high) (integers),
+        "zeros", or "poison" (NaN / the type's max / true: for outputs).
+    :param seed: the pseudo-random stream; element i of two tensors with the same seed, fill and
+        dtype holds the same value.
+    """
+    if fill not in _FILLS:
+        raise ValueError(f"lazy_tensor fill must be one of {sorted(_FILLS)}, not {fill!r}")
+    if dtype not in _DTYPES:
+        raise ValueError(f"lazy_tensor dtype must be one of {sorted(str(d) for d in _DTYPES)}, not {dtype}")
+    numel = math.prod(int(s) for s in shape)
+    esize = torch.empty((), dtype=dtype).element_size()
+    nbytes = max(1, numel * esize)
+    a, b = (mean, std) if fill == "normal" else (low, high)
+    rt = _rt()
+    addr = rt.kgsim_lazy_alloc(nbytes, _FILLS[fill], _DTYPES[dtype], seed & (2**64 - 1), float(a), float(b))
+    if not addr:
+        raise MemoryError(f"cannot reserve {nbytes} bytes of address space for a lazy tensor (or 256 are live already)")
+    raw = np.ctypeslib.as_array((ctypes.c_uint8 * nbytes).from_address(addr))
+    weakref.finalize(raw, rt.kgsim_lazy_free, addr)  # the torch tensor keeps `raw` alive
+    return torch.from_numpy(raw)[: numel * esize].view(dtype).view(tuple(int(s) for s in shape))
+
+
+@dataclass
+class LazyStats:
+    resident_bytes: int
+    peak_resident_bytes: int
+    chunk_fills: int
+    evictions: int
+
+
+def lazy_stats() -> LazyStats:
+    """Resident bytes of lazy tensors now and at peak, chunk fills (faults) and evictions."""
+    out = (ctypes.c_double * 4)()
+    _rt().kgsim_lazy_stats(out)
+    return LazyStats(int(out[0]), int(out[1]), int(out[2]), int(out[3]))
+
+
+def written_spans(t: torch.Tensor) -> list[tuple[int, int, int, int]]:
+    """The hulls of ``t``'s memory stored into by each core since :func:`sampled_simulation` began.
+
+    Rows of (core uid, first element, end element, elements stored); element offsets count from
+    ``t.data_ptr()`` in ``t``'s element size.
+    """
+    rt = _rt()
+    n = int(rt.kgsim_written_spans(None, 0))
+    buf = (ctypes.c_ulonglong * (4 * max(n, 1)))()
+    n = int(rt.kgsim_written_spans(buf, n))
+    base, es = t.data_ptr(), t.element_size()
+    end = base + t.numel() * es
+    rows = []
+    for i in range(n):
+        uid, lo, hi, nbytes = (int(buf[4 * i + k]) for k in range(4))
+        if lo >= base and hi <= end:
+            rows.append((uid, (lo - base) // es, -(-(hi - base) // es), nbytes // es))
+    return rows
+
+
+@dataclass
+class SampledCheck:
+    """Outcome of :func:`check_sampled_output`: ``ok``, what was compared and the worst error."""
+
+    ok: bool
+    message: str
+    elements_checked: int = 0
+    output_fraction: float = 0.0  # of the output's elements, the share the sampled blocks cover
+    max_abs_error: float = 0.0
+    spans: list[tuple[int, int, int, int]] = field(default_factory=list)
+
+
+def check_sampled_output(
+    out: torch.Tensor,
+    reference_rows: Callable[[int, int], torch.Tensor],
+    *,
+    atol: float = 1e-2,
+    rtol: float = 1e-2,
+    max_rows: int = 1 << 16,
+) -> SampledCheck:
+    """Compare what the sampled blocks stored into ``out`` with the reference on those rows.
+
+    :param out: a contiguous output tensor (dim 0 is the row dimension; a 1-D output has rows of
+        one element).
+    :param reference_rows: ``(r0, r1) -> tensor`` of the reference output rows ``[r0, r1)``.
+    :param max_rows: rows computed per reference call (bounds the reference's memory).
+    Each core's hull is compared in full: bytes in it the block never wrote are poison and fail.
+    A kernel that stored nothing into ``out`` fails.
+    """
+    if not out.is_contiguous():
+        raise ValueError("check_sampled_output needs a contiguous output tensor")
+    spans = written_spans(out)
+    if not spans:
+        return SampledCheck(False, "the sampled blocks stored nothing into the output")
+    flat = out.reshape(-1)
+    row = max(1, out[0].numel()) if out.dim() > 1 else 1
+    checked = 0
+    worst = 0.0
+    for uid, lo, hi, _ in spans:
+        for r0 in range(lo // row, -(-hi // row), max_rows):
+            r1 = min(-(-hi // row), r0 + max_rows)
+            e0, e1 = max(lo, r0 * row), min(hi, r1 * row)
+            ref = reference_rows(r0, r1).reshape(-1)[e0 - r0 * row : e1 - r0 * row]
+            got = flat[e0:e1]
+            if got.dtype != ref.dtype or not got.is_floating_point():
+                got, ref = got.double(), ref.double()
+            diff = (got - ref).abs()
+            bad = ~(diff <= atol + rtol * ref.abs())  # NaN anywhere (poison) is bad
+            if bool(bad.any()):
+                i = int(bad.nonzero()[0, 0]) + e0
+                return SampledCheck(
+                    False,
+                    f"core {uid}: element {i} is {float(flat[i])}, the reference {float(ref[i - e0])}",
+                    checked,
+                    max_abs_error=max(worst, float(diff.nan_to_num(nan=float("inf")).max())),
+                    spans=spans,
+                )
+            worst = max(worst, float(diff.max())) if diff.numel() else worst
+            checked += e1 - e0
+    covered = sum(hi - lo for _, lo, hi, _ in spans)
+    return SampledCheck(True, "ok", checked, covered / max(1, out.numel()), worst, spans)

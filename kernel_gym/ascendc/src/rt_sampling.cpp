@@ -1,0 +1,477 @@
+// Sampled simulation: KernelBench-scale shapes in bounded time and memory.
+//
+// Two parts, independent of each other:
+//  - Block sampling. With g_sample_groups = k > 0, a launch of more than k AI Core groups (blocks
+//    of an AIV- or AIC-only launch; AIC plus its AIVs in a mixed one) runs k of them, evenly spaced
+//    and always the first and the last (where tails live). time_launch gives every skipped block
+//    the cycles, pipe busy time and GM bytes of the nearest sampled block of its core type, and
+//    brackets the latency: every skipped block at the cheapest and at the dearest sampled block.
+//  - Lazy GM regions. A region is reserved PROT_NONE and filled 64 KiB at a time when first
+//    touched, through a SIGSEGV handler, whoever touches it (the runtime's copies, raw __gm__
+//    pointers, the host, PyTorch). Input regions fill with a counter-based pseudo-random stream
+//    (a value is a function of its index and the seed, so an evicted chunk refills identically)
+//    and stay read-only until written; clean chunks are evicted first-in first-out above a
+//    resident cap. Output regions fill with the verifier's poison (NaN / the type's max / true).
+//  - Written spans. While tracking is on, every GM store the race detector sees (copies, atomics,
+//    Fixpipe, scalar and raw-pointer stores) widens its core's hull of that GM buffer, so the
+//    caller can compare exactly the sampled blocks' share of an output with the reference; bytes
+//    in a hull that the block did not write are still poison, and fail.
+#include <sched.h>
+#include <signal.h>
+#include <sys/mman.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstring>
+
+#include "rt.h"
+
+namespace kgsim {
+
+int64_t g_sample_groups = 0;
+bool g_track_writes = false;
+
+namespace {
+struct Written {
+    int64_t uid;
+    uintptr_t lo, hi;
+    uint64_t bytes;
+};
+std::vector<Written> g_written;  // one hull per (core, GM buffer), in first-write order
+}  // namespace
+
+void track_write(uintptr_t lo, uint64_t n) {
+    // the GM buffer the store lands in (hulls never span two buffers)
+    uintptr_t blo = 0, bhi = UINTPTR_MAX;
+    for (const GmBuf& b : rt.gm)
+        if (lo >= b.base && lo < b.base + b.size) { blo = b.base, bhi = b.base + b.size; break; }
+    for (auto it = g_written.rbegin(); it != g_written.rend(); ++it)
+        if (it->uid == hot.core_uid && it->lo >= blo && it->hi <= bhi) {
+            it->lo = std::min(it->lo, lo), it->hi = std::max(it->hi, uintptr_t(lo + n)), it->bytes += n;
+            return;
+        }
+    g_written.push_back(Written{hot.core_uid, lo, uintptr_t(lo + n), n});
+}
+
+bool group_sampled(int64_t g, int64_t n) {
+    int64_t k = g_sample_groups;
+    if (k <= 0 || n <= k) return true;
+    if (k == 1) return g == 0;
+    // the groups round(j (n-1) / (k-1)), j = 0..k-1
+    for (int64_t j = 0; j < k; ++j)
+        if ((j * (n - 1) * 2 + (k - 1)) / (2 * (k - 1)) == g) return true;
+    return false;
+}
+
+namespace {
+
+struct Kind {
+    int64_t first, count, cores, used;
+};
+
+struct CoreTimes {
+    double max_core = 0;
+    std::array<double, P_COUNT> busy{};
+    int64_t waves = 0, used = 0;
+};
+
+// AIV blocks (uids [0, n_aiv)) run on the AIV cores, AIC blocks (the rest) on the AIC cores, round
+// robin: a core's time is the sum of its blocks; the kernel's is the slowest core's.
+CoreTimes time_cores(const Kind (&kinds)[2], const std::vector<double>& cyc,
+                     const std::vector<std::array<double, P_COUNT>>& busy) {
+    CoreTimes r;
+    for (const Kind& k : kinds) {
+        int64_t used = std::min(k.count, k.cores);
+        r.used += used;
+        if (k.count == 0) continue;
+        r.waves = std::max(r.waves, (k.count + k.cores - 1) / k.cores);
+        std::vector<double> core_t(size_t(used), 0.0);
+        for (int64_t i = 0; i < k.count && size_t(k.first + i) < cyc.size(); ++i)
+            core_t[size_t(i % used)] += cyc[size_t(k.first + i)];
+        size_t crit = 0;
+        for (size_t c = 1; c < core_t.size(); ++c)
+            if (core_t[c] > core_t[crit]) crit = c;
+        if (core_t[crit] < r.max_core) continue;
+        r.max_core = core_t[crit];
+        r.busy.fill(0);
+        for (size_t i = crit; i < size_t(k.count) && size_t(k.first) + i < busy.size(); i += core_t.size())
+            for (int p = 0; p < P_COUNT; ++p) r.busy[p] += busy[size_t(k.first) + i][p];
+    }
+    return r;
+}
+
+}  // namespace
+
+void time_launch(LaunchRec& L) {
+    int64_t nb = std::max<int64_t>(0, L.num_blocks);
+    size_t rec = L.block_cycles.size();
+    int64_t n_aic = std::min<int64_t>(L.aic_blocks, int64_t(rec));
+    int64_t n_aiv = L.aic_blocks > 0 ? int64_t(rec) - n_aic : nb;
+    if (L.aiv_blocks >= 0) {  // the scheduler's own count: sampled launches leave trailing blocks unrecorded
+        n_aiv = L.aiv_blocks;
+        n_aic = L.aic_blocks;
+    }
+    Kind kinds[2] = {{0, n_aiv, std::max<int64_t>(1, int64_t(cfg.aiv_cores)), 0},
+                     {n_aiv, n_aic, std::max<int64_t>(1, int64_t(cfg.aic_cores)), 0}};
+    std::vector<double> cyc = L.block_cycles;
+    std::vector<std::array<double, P_COUNT>> busy = L.block_busy;
+    double gm_bytes = double(L.gm_read + L.gm_write);
+    double clock = cfg.clock_hz > 0 ? cfg.clock_hz : 1.85e9;
+    auto latency = [&](double max_core, double bytes, int64_t used, double* compute, double* hbm, double* launch) {
+        *compute = max_core / clock;
+        *hbm = cfg.hbm_bytes_per_s > 0 ? bytes / cfg.hbm_bytes_per_s : 0;
+        *launch = cfg.launch_base_s + cfg.launch_per_core_s * double(used);
+        return std::max(*compute, *hbm) + *launch;
+    };
+
+    L.blocks_skipped = 0;
+    std::vector<double> lo_cyc, hi_cyc;
+    double lo_gm = 0, hi_gm = 0;
+    if (L.blocks_run < n_aiv + n_aic && L.faults.empty()) {
+        size_t total = size_t(n_aiv + n_aic);
+        cyc.resize(total, 0.0);
+        busy.resize(total, std::array<double, P_COUNT>{});
+        std::vector<uint8_t> ran = L.block_ran;
+        ran.resize(total, 0);
+        std::vector<uint64_t> gm = L.block_gm;
+        gm.resize(total, 0);
+        lo_cyc = hi_cyc = cyc;
+        double est_gm = 0;
+        lo_gm = hi_gm = 0;
+        for (const Kind& k : kinds) {
+            std::vector<int64_t> sampled;
+            double cmin = 0, cmax = 0, gmin = 0, gmax = 0;
+            for (int64_t i = k.first; i < k.first + k.count; ++i)
+                if (ran[size_t(i)]) {
+                    double c = cyc[size_t(i)], g = double(gm[size_t(i)]);
+                    if (sampled.empty()) cmin = cmax = c, gmin = gmax = g;
+                    cmin = std::min(cmin, c), cmax = std::max(cmax, c);
+                    gmin = std::min(gmin, g), gmax = std::max(gmax, g);
+                    sampled.push_back(i);
+                }
+            size_t j = 0;  // sampled[j]: the sampled block nearest to i (i only grows)
+            for (int64_t i = k.first; i < k.first + k.count; ++i) {
+                if (ran[size_t(i)]) {
+                    double g = double(gm[size_t(i)]);
+                    est_gm += g, lo_gm += g, hi_gm += g;
+                    continue;
+                }
+                ++L.blocks_skipped;
+                if (sampled.empty()) continue;
+                while (j + 1 < sampled.size() && std::llabs(sampled[j + 1] - i) <= std::llabs(sampled[j] - i)) ++j;
+                size_t s = size_t(sampled[j]);
+                cyc[size_t(i)] = cyc[s];
+                busy[size_t(i)] = busy[s];
+                lo_cyc[size_t(i)] = cmin;
+                hi_cyc[size_t(i)] = cmax;
+                est_gm += double(gm[s]);
+                lo_gm += gmin, hi_gm += gmax;
+            }
+        }
+        // the report describes the whole launch: GM traffic scaled to the estimate
+        double measured = double(L.gm_read + L.gm_write);
+        if (measured > 0) {
+            L.gm_read = uint64_t(double(L.gm_read) * est_gm / measured + 0.5);
+            L.gm_write = uint64_t(double(L.gm_write) * est_gm / measured + 0.5);
+        }
+        gm_bytes = est_gm;
+    }
+
+    CoreTimes t = time_cores(kinds, cyc, busy);
+    L.waves = t.waves;
+    L.cores_used = t.used;
+    L.critical_busy = t.busy;
+    L.latency_s = latency(t.max_core, gm_bytes, t.used, &L.compute_s, &L.hbm_s, &L.launch_s);
+    L.cycles = L.latency_s * clock;
+    double body = std::max(L.compute_s, L.hbm_s);
+    L.bound = L.launch_s > body ? "launch" : (L.hbm_s > L.compute_s ? "hbm" : "pipe");
+    L.latency_lo_s = L.latency_hi_s = L.latency_s;
+    if (L.blocks_skipped > 0) {
+        double c, h, l;
+        L.latency_lo_s = latency(time_cores(kinds, lo_cyc, busy).max_core, lo_gm, t.used, &c, &h, &l);
+        L.latency_hi_s = latency(time_cores(kinds, hi_cyc, busy).max_core, hi_gm, t.used, &c, &h, &l);
+    }
+}
+
+// ---- lazy GM regions -------------------------------------------------------------------------
+namespace {
+
+constexpr size_t kChunk = size_t(64) << 10;
+constexpr int kMaxRegions = 256;
+constexpr size_t kRing = size_t(1) << 20;  // clean chunks in fill order, for eviction
+
+enum Fill : int { FILL_ZERO = 0, FILL_NORMAL = 1, FILL_UNIFORM = 2, FILL_RANDINT = 3, FILL_POISON = 4 };
+// dtype codes shared with sampling.py
+enum Dtype : int { D_F32 = 0, D_F16, D_BF16, D_F64, D_I8, D_U8, D_I16, D_I32, D_I64, D_BOOL };
+enum ChunkState : uint8_t { C_EMPTY = 0, C_CLEAN = 1, C_DIRTY = 2 };
+
+struct Region {
+    uintptr_t base = 0;
+    size_t size = 0, chunks = 0;
+    int fill = 0, dtype = 0;
+    uint64_t seed = 0;
+    double a = 0, b = 1;
+    uint8_t* state = nullptr;
+    bool live = false;
+};
+
+Region g_regions[kMaxRegions];
+uint64_t* g_ring = nullptr;  // (region << 40) | chunk
+size_t g_ring_head = 0, g_ring_tail = 0;
+std::atomic_flag g_lock = ATOMIC_FLAG_INIT;
+struct sigaction g_prev {};
+bool g_installed = false;
+size_t g_cap = size_t(2) << 30;
+size_t g_resident = 0, g_peak = 0, g_faults = 0, g_evictions = 0;
+double g_quantile[65537];  // standard normal quantiles at (i + 0.5) / 65537 ... see init_quantiles
+
+uint64_t mix(uint64_t z) {  // splitmix64's finaliser
+    z += 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+// Inverse normal CDF by bisection on erfc: done once, outside any signal handler.
+void init_quantiles() {
+    for (int i = 0; i <= 65536; ++i) {
+        double p = (double(i) + 0.5) / 65537.0, lo = -9, hi = 9;
+        for (int it = 0; it < 60; ++it) {
+            double mid = 0.5 * (lo + hi);
+            (0.5 * std::erfc(-mid / std::sqrt(2.0)) < p ? lo : hi) = mid;
+        }
+        g_quantile[i] = 0.5 * (lo + hi);
+    }
+}
+
+uint64_t stream(const Region& r, uint64_t index) {  // splitmix64's stream for the region's seed
+    return mix(r.seed * 0x2545F4914F6CDD1Dull + index * 0x9E3779B97F4A7C15ull);
+}
+
+size_t dtype_size(int d) {
+    switch (d) {
+        case D_F32: case D_I32: return 4;
+        case D_F16: case D_BF16: case D_I16: return 2;
+        case D_F64: case D_I64: return 8;
+        default: return 1;
+    }
+}
+
+uint16_t to_bf16(float x) {
+    uint32_t u;
+    std::memcpy(&u, &x, 4);
+    if (x != x) return uint16_t(0x7FC0);
+    return uint16_t((u + 0x7FFF + ((u >> 16) & 1)) >> 16);  // round to nearest even
+}
+
+// Store value(i) for the n elements of type `d` at p (element i of the chunk is first + i).
+template <class V>
+void store_all(int d, uint8_t* p, size_t n, uint64_t first, V value) {
+    auto put = [&](auto* q, auto conv) {
+        for (size_t i = 0; i < n; ++i) q[i] = conv(value(first + i));
+    };
+    switch (d) {
+        case D_F32: put(reinterpret_cast<float*>(p), [](double v) { return float(v); }); break;
+        case D_F64: put(reinterpret_cast<double*>(p), [](double v) { return v; }); break;
+        case D_F16: put(reinterpret_cast<_Float16*>(p), [](double v) { return _Float16(float(v)); }); break;
+        case D_BF16: put(reinterpret_cast<uint16_t*>(p), [](double v) { return to_bf16(float(v)); }); break;
+        case D_I8: put(reinterpret_cast<int8_t*>(p), [](double v) { return int8_t(v); }); break;
+        case D_U8: put(reinterpret_cast<uint8_t*>(p), [](double v) { return uint8_t(v); }); break;
+        case D_I16: put(reinterpret_cast<int16_t*>(p), [](double v) { return int16_t(v); }); break;
+        case D_I32: put(reinterpret_cast<int32_t*>(p), [](double v) { return int32_t(v); }); break;
+        case D_I64: put(reinterpret_cast<int64_t*>(p), [](double v) { return int64_t(v); }); break;
+        default: put(reinterpret_cast<uint8_t*>(p), [](double v) { return uint8_t(v != 0); }); break;
+    }
+}
+
+void fill_chunk(const Region& r, size_t c) {
+    uint8_t* p = reinterpret_cast<uint8_t*>(r.base + c * kChunk);
+    size_t es = dtype_size(r.dtype);
+    size_t n = std::min(kChunk, r.size - c * kChunk) / es;
+    uint64_t first = c * kChunk / es;
+    switch (r.fill) {
+        case FILL_ZERO: return;  // fresh anonymous pages read as zero
+        case FILL_POISON: {
+            bool fp = r.dtype <= D_F64;
+            double v = fp ? __builtin_nan("")
+                          : r.dtype == D_I8 ? INT8_MAX : r.dtype == D_U8 ? UINT8_MAX : r.dtype == D_I16 ? INT16_MAX
+                          : r.dtype == D_I32 ? INT32_MAX : r.dtype == D_I64 ? 0 : 1;
+            if (r.dtype == D_I64) {  // INT64_MAX is not a double
+                std::fill_n(reinterpret_cast<int64_t*>(p), n, INT64_MAX);
+                return;
+            }
+            store_all(r.dtype, p, n, first, [v](uint64_t) { return v; });
+            return;
+        }
+        case FILL_NORMAL:  // a 16-bit quantile table, interpolated with 16 more bits
+            store_all(r.dtype, p, n, first, [&r](uint64_t i) {
+                uint64_t h = stream(r, i);
+                size_t q = size_t(h >> 48);
+                double f = double((h >> 32) & 0xFFFF) * (1.0 / 65536.0);
+                return r.a + r.b * (g_quantile[q] + f * (g_quantile[q + 1] - g_quantile[q]));
+            });
+            return;
+        case FILL_UNIFORM:
+            store_all(r.dtype, p, n, first,
+                      [&r](uint64_t i) { return r.a + (r.b - r.a) * double(stream(r, i) >> 11) * 0x1.0p-53; });
+            return;
+        default: {  // FILL_RANDINT
+            uint64_t span = uint64_t(std::max(1.0, r.b - r.a));
+            store_all(r.dtype, p, n, first, [&r, span](uint64_t i) { return r.a + double(stream(r, i) % span); });
+        }
+    }
+}
+
+bool evictable(const Region& r) { return r.fill != FILL_POISON && r.fill != FILL_ZERO; }
+
+void evict_down_to(size_t cap) {
+    while (g_resident > cap && g_ring_tail != g_ring_head) {
+        uint64_t e = g_ring[g_ring_tail++ % kRing];
+        Region& r = g_regions[e >> 40];
+        size_t c = size_t(e & ((uint64_t(1) << 40) - 1));
+        if (!r.live || c >= r.chunks || r.state[c] != C_CLEAN) continue;  // gone, dirtied or evicted already
+        void* p = reinterpret_cast<void*>(r.base + c * kChunk);
+        size_t n = std::min(kChunk, r.size - c * kChunk);
+        mprotect(p, n, PROT_NONE);  // first: a reader now faults and refills rather than seeing zeros
+        madvise(p, n, MADV_DONTNEED);
+        r.state[c] = C_EMPTY;
+        g_resident -= n;
+        ++g_evictions;
+    }
+}
+
+struct Lock {
+    Lock() {
+        while (g_lock.test_and_set(std::memory_order_acquire)) sched_yield();  // the holder may need our core
+    }
+    ~Lock() { g_lock.clear(std::memory_order_release); }
+};
+
+void on_segv(int sig, siginfo_t* info, void* uctx) {
+    uintptr_t a = reinterpret_cast<uintptr_t>(info->si_addr);
+    {
+        Lock lock;
+        for (Region& r : g_regions) {
+            if (!r.live || a < r.base || a >= r.base + r.size) continue;
+            size_t c = (a - r.base) / kChunk;
+            void* p = reinterpret_cast<void*>(r.base + c * kChunk);
+            size_t n = std::min(kChunk, r.size - c * kChunk);
+            ++g_faults;
+            if (r.state[c] == C_CLEAN) {  // a write to a filled input chunk: it now holds data of its own
+                mprotect(p, n, PROT_READ | PROT_WRITE);
+                r.state[c] = C_DIRTY;
+                return;
+            }
+            if (r.state[c] == C_DIRTY) break;  // writable already: not our fault
+            mprotect(p, n, PROT_READ | PROT_WRITE);
+            fill_chunk(r, c);
+            g_resident += n;
+            g_peak = std::max(g_peak, g_resident);
+            if (evictable(r)) {
+                mprotect(p, n, PROT_READ);
+                r.state[c] = C_CLEAN;
+                if (g_ring_head - g_ring_tail >= kRing) evict_down_to(0);  // only with a cap above kRing chunks
+                g_ring[g_ring_head++ % kRing] = (uint64_t(&r - g_regions) << 40) | c;
+                evict_down_to(g_cap);
+            } else {
+                r.state[c] = C_DIRTY;
+            }
+            return;
+        }
+    }
+    // not a lazy region: whoever handled SIGSEGV before us (a crash stays a crash)
+    if (g_prev.sa_flags & SA_SIGINFO) {
+        if (g_prev.sa_sigaction) return g_prev.sa_sigaction(sig, info, uctx);
+    } else if (g_prev.sa_handler != SIG_DFL && g_prev.sa_handler != SIG_IGN) {
+        return g_prev.sa_handler(sig);
+    }
+    signal(SIGSEGV, SIG_DFL);  // returning re-runs the access, which now takes the default action
+}
+
+void install() {
+    if (g_installed) return;
+    init_quantiles();
+    g_ring = new uint64_t[kRing];
+    struct sigaction sa {};
+    sa.sa_sigaction = on_segv;
+    sa.sa_flags = SA_SIGINFO;  // a fault inside the handler is a crash, not a deadlock on the lock
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, &g_prev);
+    g_installed = true;
+}
+
+Region* find(const void* base) {
+    for (Region& r : g_regions)
+        if (r.live && r.base == reinterpret_cast<uintptr_t>(base)) return &r;
+    return nullptr;
+}
+
+}  // namespace
+}  // namespace kgsim
+
+using namespace kgsim;
+
+extern "C" {
+
+void kgsim_set_sampling(long long groups) { g_sample_groups = groups < 0 ? 0 : groups; }
+long long kgsim_get_sampling() { return g_sample_groups; }
+
+// Written-span tracking: on/off (clearing what was recorded), and the hulls as
+// (core uid, first address, end address, bytes stored) rows; returns how many there are.
+void kgsim_track_writes(int on) {
+    g_track_writes = on != 0;
+    g_written.clear();
+}
+unsigned long long kgsim_written_spans(unsigned long long* out, unsigned long long max_rows) {
+    for (size_t i = 0; i < g_written.size() && i < max_rows; ++i) {
+        out[4 * i] = uint64_t(g_written[i].uid), out[4 * i + 1] = g_written[i].lo;
+        out[4 * i + 2] = g_written[i].hi, out[4 * i + 3] = g_written[i].bytes;
+    }
+    return g_written.size();
+}
+
+// A lazily filled region of `nbytes`; nullptr when no slot or address space is left.
+void* kgsim_lazy_alloc(unsigned long long nbytes, int fill, int dtype, unsigned long long seed, double a, double b) {
+    install();
+    Lock lock;
+    Region* slot = nullptr;
+    for (Region& r : g_regions)
+        if (!r.live) { slot = &r; break; }
+    if (!slot || nbytes == 0) return nullptr;
+    void* p = mmap(nullptr, nbytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return nullptr;
+    Region& r = *slot;
+    r = Region{};
+    r.base = reinterpret_cast<uintptr_t>(p);
+    r.size = nbytes;
+    r.chunks = (nbytes + kChunk - 1) / kChunk;
+    r.fill = fill, r.dtype = dtype, r.seed = seed, r.a = a, r.b = b;
+    r.state = new uint8_t[r.chunks]();
+    r.live = true;
+    return p;
+}
+
+void kgsim_lazy_free(void* base) {
+    Lock lock;
+    Region* r = find(base);
+    if (!r) return;
+    for (size_t c = 0; c < r->chunks; ++c)
+        if (r->state[c] != C_EMPTY) g_resident -= std::min(kChunk, r->size - c * kChunk);
+    munmap(base, r->size);
+    delete[] r->state;
+    *r = Region{};
+}
+
+void kgsim_lazy_set_cap(unsigned long long bytes) {
+    Lock lock;
+    g_cap = bytes;
+    evict_down_to(g_cap);
+}
+
+// resident bytes, peak resident bytes, chunk faults, evictions
+void kgsim_lazy_stats(double* out) {
+    out[0] = double(g_resident), out[1] = double(g_peak), out[2] = double(g_faults), out[3] = double(g_evictions);
+}
+
+void kgsim_lazy_reset_peak() { g_peak = g_resident; }
+}

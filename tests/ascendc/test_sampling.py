@@ -1,0 +1,318 @@
+"""Sampled simulation (kernel_gym.ascendc.sampling): latency against full simulation,
+correctness of the sampled share, lazy GM, and the 12 GiB memory bound."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import kernel_gym.ascendc as asc
+from kernel_gym.ascendc.errors import AscendCFault
+from kernel_gym.ascendc.sampling import (
+    check_sampled_output,
+    lazy_stats,
+    lazy_tensor,
+    sampled_simulation,
+    written_spans,
+)
+from tests.ascendc import kernels
+
+# ReLU over `total` floats: block b takes a contiguous share of whole tiles (the first
+# `tiles % blocks` blocks one tile more), the last tile shorter; SKIP_LAST=1 makes every block
+# drop its last tile, SKIP_WRITE=1 store nothing, OFF_BY=k add k to every result.
+RELU = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+#ifndef SKIP_LAST
+#define SKIP_LAST 0
+#endif
+#ifndef SKIP_WRITE
+#define SKIP_WRITE 0
+#endif
+#ifndef OFF_BY
+#define OFF_BY 0
+#endif
+
+class KernelRelu {
+public:
+    __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, uint64_t total, uint32_t tile)
+    {
+        uint64_t blocks = GetBlockNum(), b = GetBlockIdx();
+        uint64_t tiles = (total + tile - 1) / tile;
+        uint64_t per = tiles / blocks, extra = tiles % blocks;
+        uint64_t first = (b * per + (b < extra ? b : extra)) * tile;
+        uint64_t mine = (per + (b < extra ? 1 : 0)) * tile;
+        if (first >= total) mine = 0;
+        else if (first + mine > total) mine = total - first;
+        count = SKIP_LAST && mine > tile ? mine - tile : mine;
+        this->tile = tile;
+        xGm.SetGlobalBuffer((__gm__ float*)x + first, mine);
+        yGm.SetGlobalBuffer((__gm__ float*)y + first, mine);
+        pipe.InitBuffer(qx, 2, tile * sizeof(float));
+        pipe.InitBuffer(qy, 2, tile * sizeof(float));
+    }
+    __aicore__ inline void Process()
+    {
+        for (uint64_t off = 0; off < count; off += tile) {
+            uint32_t n = (uint32_t)(count - off < tile ? count - off : tile);
+            DataCopyExtParams cp{1, (uint32_t)(n * sizeof(float)), 0, 0, 0};
+            LocalTensor<float> xl = qx.AllocTensor<float>();
+            DataCopyPad(xl, xGm[off], cp, DataCopyPadExtParams<float>{false, 0, 0, 0});
+            qx.EnQue(xl);
+            xl = qx.DeQue<float>();
+            LocalTensor<float> yl = qy.AllocTensor<float>();
+            Relu(yl, xl, (int32_t)n);
+            if (OFF_BY) Adds(yl, yl, (float)OFF_BY, (int32_t)n);
+            qy.EnQue(yl);
+            qx.FreeTensor(xl);
+            yl = qy.DeQue<float>();
+            if (!SKIP_WRITE) DataCopyPad(yGm[off], yl, cp);
+            qy.FreeTensor(yl);
+        }
+    }
+private:
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 2> qx;
+    TQue<QuePosition::VECOUT, 2> qy;
+    GlobalTensor<float> xGm, yGm;
+    uint64_t count;
+    uint32_t tile;
+};
+
+extern "C" __global__ __aicore__ void relu_kernel(GM_ADDR x, GM_ADDR y, uint64_t total, uint32_t tile)
+{
+    KernelRelu op;
+    op.Init(x, y, total, tile);
+    op.Process();
+}
+
+extern "C" void relu_do(uint32_t blockDim, uint8_t* x, uint8_t* y, uint64_t total, uint32_t tile)
+{
+    relu_kernel<<<blockDim, nullptr, nullptr>>>(x, y, total, tile);
+}
+"""
+
+# out[r] = sum of row r of a rows x cols matrix (cols * 4 bytes a multiple of 32); rows are
+# dealt to blocks in contiguous runs, the first `rows % blocks` blocks one row more.
+ROW_SUM = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+
+extern "C" __global__ __aicore__ void row_sum(GM_ADDR x, GM_ADDR y, uint32_t rows, uint32_t cols)
+{
+    uint32_t blocks = GetBlockNum(), b = GetBlockIdx();
+    uint32_t per = rows / blocks, extra = rows % blocks;
+    uint32_t first = b * per + (b < extra ? b : extra), mine = per + (b < extra ? 1 : 0);
+    GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x, (uint64_t)rows * cols);
+    yGm.SetGlobalBuffer((__gm__ float*)y, rows);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> in, work, out;
+    pipe.InitBuffer(in, cols * sizeof(float));
+    pipe.InitBuffer(work, cols * sizeof(float));
+    pipe.InitBuffer(out, 32);
+    LocalTensor<float> xl = in.Get<float>(), wl = work.Get<float>(), ol = out.Get<float>();
+    for (uint32_t r = first; r < first + mine; ++r) {
+        DataCopy(xl, xGm[(uint64_t)r * cols], cols);
+        SetFlag<HardEvent::MTE2_V>(0);
+        WaitFlag<HardEvent::MTE2_V>(0);
+        ReduceSum<float>(ol, xl, wl, cols);
+        SetFlag<HardEvent::V_S>(0);
+        WaitFlag<HardEvent::V_S>(0);
+        yGm.SetValue(r, ol.GetValue(0));
+        SetFlag<HardEvent::S_MTE2>(0);
+        WaitFlag<HardEvent::S_MTE2>(0);
+    }
+}
+
+extern "C" void row_sum_do(uint32_t blockDim, uint8_t* x, uint8_t* y, uint32_t rows, uint32_t cols)
+{
+    row_sum<<<blockDim, nullptr, nullptr>>>(x, y, rows, cols);
+}
+"""
+
+SYNC_ALL = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+
+extern "C" __global__ __aicore__ void twice(GM_ADDR y)
+{
+    GlobalTensor<float> yGm;
+    yGm.SetGlobalBuffer((__gm__ float*)y, GetBlockNum());
+    yGm.SetValue(GetBlockIdx(), 1.0f);
+    SyncAll();
+    yGm.SetValue(GetBlockIdx(), 2.0f);
+}
+
+extern "C" void twice_do(uint32_t blockDim, uint8_t* y) { twice<<<blockDim, nullptr, nullptr>>>(y); }
+"""
+
+
+@pytest.fixture(scope="module")
+def relu_mod():
+    return asc.load(RELU, name="relu.cpp")
+
+
+@pytest.fixture(scope="module")
+def row_sum_mod():
+    return asc.load(ROW_SUM, name="row_sum.cpp")
+
+
+def _run_relu(mod, blocks, n, tile, sample):
+    x = torch.randn(n)
+    y = torch.full((n,), float("nan"))
+    with sampled_simulation(blocks=sample):
+        mod.relu_do(blocks, x, y, n, tile)
+    return mod.last_run
+
+
+# (blocks, elements, tile): even splits, uneven tails, more blocks than cores, a lone block
+RELU_CASES = [
+    (40, 1_000_003, 4096),
+    (48, 2_000_000, 4096),
+    (40, 40 * 8 * 4096, 4096),
+    (13, 777_777, 2048),
+    (96, 3_000_000, 4096),
+]
+
+
+@pytest.mark.parametrize("blocks,n,tile", RELU_CASES)
+def test_sampled_latency_is_within_5_percent_of_full_simulation(relu_mod, blocks, n, tile):
+    full = _run_relu(relu_mod, blocks, n, tile, sample=0)
+    sampled = _run_relu(relu_mod, blocks, n, tile, sample=5)
+    assert full.blocks_skipped == 0 and full.blocks_run == blocks
+    assert sampled.blocks_run == 5 and sampled.blocks_skipped == blocks - 5
+    assert sampled.latency_s == pytest.approx(full.latency_s, rel=0.05)
+    assert sampled.latency_lo_s <= full.latency_s * 1.0001 and full.latency_s <= sampled.latency_hi_s * 1.0001
+    assert sampled.gm_bytes == pytest.approx(full.gm_bytes, rel=0.05)
+
+
+@pytest.mark.parametrize("blocks,rows,cols", [(40, 1000, 512), (24, 96, 2048), (7, 333, 256)])
+def test_sampled_latency_of_a_row_reduction(row_sum_mod, blocks, rows, cols):
+    x = torch.randn(rows, cols)
+    runs = {}
+    for sample in (0, 4):
+        y = lazy_tensor((rows,), torch.float32, "poison")
+        with sampled_simulation(blocks=sample):
+            row_sum_mod.row_sum_do(blocks, x, y, rows, cols)
+            check = check_sampled_output(y, lambda r0, r1: x[r0:r1].sum(1), atol=1e-3, rtol=1e-4)
+        assert check.ok, check.message
+        runs[sample] = row_sum_mod.last_run
+    assert runs[4].blocks_run == 4
+    assert runs[4].latency_s == pytest.approx(runs[0].latency_s, rel=0.05)
+
+
+def test_stream_add_sampled_matches_full():
+    mod = asc.load(kernels.STREAM_ADD, name="stream_add.cpp")
+    n = 40 * 16 * 2048
+    x, y = torch.randn(n), torch.randn(n)
+    lat = {}
+    for sample in (0, 3):
+        z = torch.empty(n)
+        with sampled_simulation(blocks=sample):
+            mod.add_double(40, x, y, z, n, 2048)
+        lat[sample] = mod.last_run.latency_s
+    assert lat[3] == pytest.approx(lat[0], rel=0.05)
+
+
+def test_the_sampled_share_is_checked_against_the_reference(relu_mod):
+    n = 40 * 4096 * 3 + 1000
+    x = lazy_tensor((n,), torch.float32, "normal", seed=7)
+    y = lazy_tensor((n,), torch.float32, "poison")
+    with sampled_simulation(blocks=4):
+        relu_mod.relu_do(40, x, y, n, 4096)
+        check = check_sampled_output(y, lambda a, b: torch.relu(x[a:b]))
+        spans = written_spans(y)
+    assert check.ok, check.message
+    assert len(spans) == 4 and check.elements_checked == sum(hi - lo for _, lo, hi, _ in spans)
+    assert 0.05 < check.output_fraction < 0.2
+    # block 1 (121 tiles over 40 blocks: block 0 has 4, the others 3) was skipped: its share
+    # is still poison, block 0's is not
+    assert torch.isnan(y[4 * 4096 : 7 * 4096]).all() and not torch.isnan(y[: 4 * 4096]).any()
+
+
+@pytest.mark.parametrize("defines,reason", [("-DSKIP_WRITE=1", "stored nothing"), ("-DOFF_BY=1", "element")])
+def test_a_wrong_or_silent_kernel_fails_the_sampled_check(defines, reason):
+    mod = asc.load(RELU, name="relu_bad.cpp", extra_flags=(defines,))
+    n = 40 * 4096 * 2
+    x = lazy_tensor((n,), torch.float32, "normal", seed=1)
+    y = lazy_tensor((n,), torch.float32, "poison")
+    with sampled_simulation(blocks=3):
+        mod.relu_do(40, x, y, n, 4096)
+        check = check_sampled_output(y, lambda a, b: torch.relu(x[a:b]))
+    assert not check.ok and reason in check.message
+
+
+def test_a_kernel_whose_blocks_wait_for_each_other_cannot_be_sampled():
+    mod = asc.load(SYNC_ALL, name="sync_all.cpp")
+    y = torch.zeros(40)
+    mod.twice_do(40, y)  # in full: fine
+    assert torch.equal(y, torch.full((40,), 2.0))
+    with sampled_simulation(blocks=4), pytest.raises(AscendCFault, match="cannot be sampled") as err:
+        mod.twice_do(40, y)
+    assert err.value.error_class == "unsupported_api"
+    with sampled_simulation(blocks=40):  # as many as the launch has: runs in full
+        mod.twice_do(40, y)
+
+
+def test_lazy_inputs_are_deterministic_across_eviction():
+    with sampled_simulation(blocks=2, resident_cap_bytes=1 << 20):
+        x = lazy_tensor((4 << 20,), torch.float32, "normal", seed=11)
+        head = x[:1000].clone()
+        total = float(x.sum())  # touches 16 MiB: most chunks are evicted on the way
+        assert lazy_stats().evictions > 0
+        assert torch.equal(x[:1000], head)  # refilled identically
+        assert float(x.sum()) == total
+    assert abs(float(head.mean())) < 0.15 and 0.85 < float(head.std()) < 1.15
+    other = lazy_tensor((1000,), torch.float32, "normal", seed=12)
+    assert not torch.equal(other, head)
+    ints = lazy_tensor((10000,), torch.int64, "randint", low=3, high=9)
+    assert int(ints.min()) == 3 and int(ints.max()) == 8
+    half = lazy_tensor((1000,), torch.float16, "uniform", low=-2, high=2)
+    assert -2 <= float(half.min()) and float(half.max()) <= 2
+    poison = lazy_tensor((10,), torch.int32, "poison")
+    assert int(poison.min()) == torch.iinfo(torch.int32).max
+
+
+def test_a_write_to_a_lazy_input_survives_eviction():
+    with sampled_simulation(blocks=2, resident_cap_bytes=1 << 20):
+        x = lazy_tensor((4 << 20,), torch.float32, "normal", seed=3)
+        x[:10] = 42.0
+        x.sum()  # pushes the clean chunks out
+        assert torch.equal(x[:10], torch.full((10,), 42.0))
+
+
+BIG = """
+import json, resource, sys, time, torch
+import kernel_gym.ascendc as asc
+from kernel_gym.ascendc.sampling import check_sampled_output, lazy_tensor, sampled_simulation
+sys.path.insert(0, sys.argv[1])
+from tests.ascendc.test_sampling import RELU
+mod = asc.load(RELU, name="relu.cpp")
+t0 = time.time()
+with sampled_simulation(blocks=5):
+    x = lazy_tensor((4096, 393216), torch.float32, "normal", seed=3)  # KernelBench's ReLU shape
+    y = lazy_tensor((4096, 393216), torch.float32, "poison")
+    mod.relu_do(40, x, y, x.numel(), 8192)
+    check = check_sampled_output(y, lambda r0, r1: torch.relu(x[r0:r1]), max_rows=128)
+r = mod.last_run
+print(json.dumps({"ok": check.ok, "msg": check.message, "gib": (x.numel() + y.numel()) * 4 / 2**30,
+                  "rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, "s": time.time() - t0,
+                  "latency_s": r.latency_s, "lo": r.latency_lo_s, "hi": r.latency_hi_s, "gm": r.gm_bytes}))
+"""
+
+
+@pytest.mark.slow
+def test_a_12_gib_elementwise_kernel_stays_under_4_gib():
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    p = subprocess.run([sys.executable, "-c", BIG, root], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    res = json.loads(p.stdout.strip().splitlines()[-1])
+    assert res["ok"], res["msg"]
+    assert res["gib"] >= 12 and res["rss_gib"] <= 4.0, res
+    # every byte of the kernel's traffic counted at the HBM bound: 2 x 6.4 GB at 1.6 TB/s
+    assert res["gm"] == pytest.approx(2 * 4096 * 393216 * 4, rel=0.01)
+    assert res["lo"] <= res["latency_s"] <= res["hi"]

@@ -31,6 +31,7 @@ from typing import Any
 import torch
 
 from kernel_gym.ascendc.op_project import _GE_DTYPES, _MAX_DIMS, _TORCH_DTYPES, OpProjectOp, _snake
+from kernel_gym.ascendc.sampling import handover_lazy_result
 from kernel_gym.native.cabi import strip_comments
 
 __all__ = [
@@ -223,6 +224,10 @@ class MultiKernelBenchOp:
             rdt = torch.zeros(1, dtype=torch.int64)
             mod.kgsim_gen_bind_result(i, rdims, rnd, rdt)
             shape = tuple(int(v) for v in rdims[: int(rnd)].tolist())
+            lazy = handover_lazy_result(i, shape, _TORCH_DTYPES[int(rdt)])
+            if lazy is not None:
+                outs.append(lazy)
+                continue
             out = torch.empty(shape, dtype=_TORCH_DTYPES[int(rdt)])
             mod.kgsim_gen_bind_copy(
                 i, out.reshape(-1).view(torch.uint8) if out.numel() else torch.empty(1, dtype=torch.uint8)

@@ -38,15 +38,20 @@ import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
+from torch.overrides import TorchFunctionMode
 
 from kernel_gym.ascendc.loader import runtime_library
 
 __all__ = [
+    "LazyOutputs",
     "SampledCheck",
     "check_sampled_output",
+    "input_specs",
+    "lazy_inputs",
     "lazy_stats",
     "lazy_tensor",
     "sampled_simulation",
@@ -91,6 +96,12 @@ def _rt() -> ctypes.CDLL:
         rt.kgsim_track_writes.argtypes = [ctypes.c_int]
         rt.kgsim_written_spans.restype = ctypes.c_ulonglong
         rt.kgsim_written_spans.argtypes = [ctypes.POINTER(ctypes.c_ulonglong), ctypes.c_ulonglong]
+        rt.kgsim_lazy_is.argtypes = [ctypes.c_void_p]
+        rt.kgsim_gen_bind_data.restype = ctypes.c_void_p
+        rt.kgsim_gen_bind_data.argtypes = [ctypes.c_int64]
+        rt.kgsim_gen_bind_detach.restype = ctypes.c_void_p
+        rt.kgsim_gen_bind_detach.argtypes = [ctypes.c_int64]
+        rt.kgsim_gen_bind_drop.argtypes = [ctypes.c_void_p]
         _TYPED.add(id(rt))
     return rt
 
@@ -152,9 +163,98 @@ def lazy_tensor(
     addr = rt.kgsim_lazy_alloc(nbytes, _FILLS[fill], _DTYPES[dtype], seed & (2**64 - 1), float(a), float(b))
     if not addr:
         raise MemoryError(f"cannot reserve {nbytes} bytes of address space for a lazy tensor (or 256 are live already)")
-    raw = np.ctypeslib.as_array((ctypes.c_uint8 * nbytes).from_address(addr))
-    weakref.finalize(raw, rt.kgsim_lazy_free, addr)  # the torch tensor keeps `raw` alive
-    return torch.from_numpy(raw)[: numel * esize].view(dtype).view(tuple(int(s) for s in shape))
+    return _wrap(addr, numel * esize, tuple(int(s) for s in shape), dtype, lambda: rt.kgsim_lazy_free(addr))
+
+
+def _wrap(
+    addr: int, nbytes: int, shape: tuple[int, ...], dtype: torch.dtype, release: Callable[[], None]
+) -> torch.Tensor:
+    raw = np.ctypeslib.as_array((ctypes.c_uint8 * max(1, nbytes)).from_address(addr))
+    weakref.finalize(raw, release)  # the torch tensor keeps `raw` alive
+    return torch.from_numpy(raw)[:nbytes].view(dtype).view(shape)
+
+
+def handover_lazy_result(index: int, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor | None:
+    """Result ``index`` of the last MultiKernelBench binding call, without copying, when its
+    buffer is a lazy output (sampled simulation); None for an ordinary buffer (copy it)."""
+    if not _sampling_active():
+        return None
+    rt = _rt()
+    addr = rt.kgsim_gen_bind_data(index)
+    if not addr or not rt.kgsim_lazy_is(addr):
+        return None
+    handle = rt.kgsim_gen_bind_detach(index)
+    nbytes = math.prod(shape) * torch.empty((), dtype=dtype).element_size()
+    return _wrap(addr, nbytes, shape, dtype, lambda: rt.kgsim_gen_bind_drop(handle))
+
+
+def _sampling_active() -> bool:
+    return bool(_TYPED) and int(_rt().kgsim_get_sampling()) > 0
+
+
+def input_specs(get_inputs: Callable[[], Any], seed: int) -> list[dict[str, Any]]:
+    """Describe a task's inputs at their real shapes without allocating them (a meta-device run
+    of ``get_inputs``): per input either ``{"value": x}`` or the :func:`lazy_tensor` arguments
+    (floats standard normal, integers in [0, 2) so that indices and labels stay in range)."""
+    with torch.device("meta"):
+        values = list(get_inputs())
+    specs: list[dict[str, Any]] = []
+    for i, x in enumerate(values):
+        if not isinstance(x, torch.Tensor):
+            specs.append({"value": x})
+            continue
+        spec: dict[str, Any] = {"shape": list(x.shape), "dtype": str(x.dtype).removeprefix("torch."), "seed": seed + i}
+        spec.update({"fill": "normal"} if x.is_floating_point() else {"fill": "randint", "low": 0, "high": 2})
+        specs.append(spec)
+    return specs
+
+
+def lazy_inputs(specs: list[dict[str, Any]]) -> list[Any]:
+    """The inputs :func:`input_specs` describes; equal specs give equal values in any process."""
+    out: list[Any] = []
+    for spec in specs:
+        if "value" in spec:
+            out.append(spec["value"])
+            continue
+        dtype = getattr(torch, str(spec["dtype"]))
+        kw = {k: float(spec[k]) for k in ("low", "high") if k in spec}
+        out.append(lazy_tensor(tuple(spec["shape"]), dtype, spec["fill"], seed=int(spec["seed"]), **kw))
+    return out
+
+
+def spec_bytes(specs: list[dict[str, Any]]) -> int:
+    """Bytes of the tensors ``specs`` describes."""
+    total = 0
+    for spec in specs:
+        if "shape" in spec:
+            total += math.prod(spec["shape"]) * torch.empty((), dtype=getattr(torch, spec["dtype"])).element_size()
+    return total
+
+
+class LazyOutputs(TorchFunctionMode):
+    """Inside it, large ``torch.empty``/``empty_like``/``zeros``/``zeros_like``/``new_empty``/
+    ``new_zeros`` CPU allocations are lazy tensors: poisoned for the empty family, zeros for the
+    zeros family (as their contracts say), so an answer's output buffer at published shapes costs
+    only what its sampled blocks write."""
+
+    _EMPTY = {torch.empty, torch.empty_like, torch.Tensor.new_empty}
+    _ZEROS = {torch.zeros, torch.zeros_like, torch.Tensor.new_zeros}
+
+    def __init__(self, min_bytes: int = 16 << 20) -> None:
+        super().__init__()
+        self.min_bytes = min_bytes
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        kwargs = dict(kwargs or {})
+        if func in self._EMPTY or func in self._ZEROS:
+            like = args[0] if args and isinstance(args[0], torch.Tensor) else None
+            device = kwargs.get("device", like.device if like is not None else None)
+            if device is None or torch.device(device).type == "cpu":
+                meta = func(*args, **{**kwargs, "device": "meta"})  # the shape and dtype it would have
+                if meta.numel() * meta.element_size() >= self.min_bytes and meta.dtype in _DTYPES:
+                    fill = "poison" if func in self._EMPTY else "zeros"
+                    return lazy_tensor(tuple(meta.shape), meta.dtype, fill)
+        return func(*args, **kwargs)
 
 
 @dataclass

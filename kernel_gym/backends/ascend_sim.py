@@ -29,6 +29,7 @@ class AscendSimBackend(Backend):
     name = "ascend_sim"
     language = "ascendc"
     simulated = True
+    published_shapes = True
     compile_kinds = ("ascendc",)  # a plain C++ module would compute outside the simulated clock
     answer_formats = ("python", "six_string")  # six_string: a MultiKernelBench answer
     env_id = "KernelBench-Ascend-v0"
@@ -186,6 +187,40 @@ class AscendSimBackend(Backend):
             "estimate": "eager per-op",
             "ops": [(o.op, round(o.seconds * 1e6, 3), o.bound) for o in ops if o.bound != "free"][:16],
         }
+
+    def lazy_inputs(self, specs: list[dict[str, Any]]) -> list[Any]:
+        from kernel_gym.ascendc.sampling import lazy_inputs
+
+        return lazy_inputs(specs)
+
+    def run_sampled(self, forward: Callable[[], Any], blocks: int) -> tuple[Any, dict[str, Any], list[list[int]]]:
+        import torch
+
+        import kernel_gym.ascendc as asc
+        from kernel_gym.ascendc.sampling import LazyOutputs, sampled_simulation, written_spans
+
+        with sampled_simulation(blocks=blocks), asc.record_launches() as rec:
+            with LazyOutputs():
+                out = forward()
+            spans = [[uid, lo, hi] for uid, lo, hi, _ in written_spans(out)] if isinstance(out, torch.Tensor) else []
+        if not rec.launches:
+            raise RuntimeError(self.no_launch_message)
+        summary = {
+            "latency_s": rec.total_latency_s,
+            "latency_lo_s": sum(r.latency_lo_s for r in rec.launches) + rec.host_s,
+            "latency_hi_s": sum(r.latency_hi_s for r in rec.launches) + rec.host_s,
+            "launches": len(rec.launches),
+            "blocks_run": sum(r.blocks_run for r in rec.launches),
+            "blocks_skipped": sum(r.blocks_skipped for r in rec.launches),
+            "per_launch": [_launch_summary(r) for r in rec.launches[:8]],
+        }
+        return out, summary, spans
+
+    def estimate_reference_meta(self, model: Any, inputs: list[Any]) -> float:
+        import kernel_gym.ascendc as asc
+        from kernel_gym.ascendc.reference_estimate import estimate_reference
+
+        return estimate_reference(model, inputs, asc.SOC_PROFILES[self.soc])[0]
 
     def answer_format(self) -> str:
         return ASCEND_ANSWER_FORMAT

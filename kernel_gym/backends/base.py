@@ -98,6 +98,9 @@ class Backend(ABC):
     no_launch_message: ClassVar[str] = "ModelNew.forward launched no kernel"
     #: compilers the judge's compile service may run for this backend's caches
     compilers: ClassVar[tuple[str, ...]] = ("g++", "gcc")
+    #: (simulated backends) can run an answer at a task's published shapes: lazy inputs, a sample
+    #: of each launch's blocks (``run_sampled``; verify setting ``published_shapes``)
+    published_shapes: ClassVar[bool] = False
 
     def check_answer_format(self, answer_format: str) -> None:
         """Raise ValueError naming the accepted formats when ``answer_format`` is not one."""
@@ -130,6 +133,21 @@ class Backend(ABC):
         """(Simulated backends) a context manager recording the launches of one call; its value has
         ``total_latency_s`` and ``launches``. Default: None (latency is measured, not recorded)."""
         return None
+
+    def lazy_inputs(self, specs: list[dict[str, Any]]) -> list[Any]:
+        """(published_shapes backends) the inputs ``specs`` describe, allocated lazily."""
+        raise NotImplementedError(f"backend {self.name!r} cannot run published shapes")
+
+    def run_sampled(self, forward: Callable[[], Any], blocks: int) -> tuple[Any, dict[str, Any], list[list[int]]]:
+        """(published_shapes backends) ``forward()`` under sampled simulation of ``blocks`` block
+        groups: its output, the launches' summary (``latency_s``, ``latency_lo_s``, ``latency_hi_s``,
+        ``launches``, ``blocks_run``, ``blocks_skipped``) and the output's written hulls as
+        [core, first element, end element] rows."""
+        raise NotImplementedError(f"backend {self.name!r} cannot run published shapes")
+
+    def estimate_reference_meta(self, model: Any, inputs: list[Any]) -> float:
+        """(published_shapes backends) the reference's latency estimate from meta tensors."""
+        raise NotImplementedError(f"backend {self.name!r} cannot run published shapes")
 
     def configure(self, options: dict[str, Any]) -> None:  # noqa: B027  (optional hook)
         """(Caller) the verification's ``backend_options``, before :meth:`check_available` (an

@@ -209,7 +209,7 @@ def load_kernelbench_dir(
         if file.name.startswith("__"):
             continue
         try:
-            source = file.read_text()
+            source = published = file.read_text()
             numels = _input_numels(source)
             if numels and max(numels) > max_elements:
                 if not shrink:
@@ -228,6 +228,7 @@ def load_kernelbench_dir(
                     source=source,
                     description=f"KernelBench level{level_num} task {file.stem}",
                     path=file,
+                    published_source=published if source != published else None,
                 )
             )
         except Exception as exc:  # noqa: BLE001 - every failure is reported, none dropped

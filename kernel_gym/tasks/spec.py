@@ -57,6 +57,8 @@ class TaskSpec:
         source: the task file's text.
         description: one sentence saying what the operator computes.
         path: the file it came from, if any.
+        published_source: the task file at its published shapes where ``source`` was shrunk to
+            simulation scale (KernelBench files loaded with ``shrink=True``), else None.
     """
 
     id: str
@@ -66,6 +68,7 @@ class TaskSpec:
     source: str
     description: str = ""
     path: Path | None = field(default=None, compare=False)
+    published_source: str | None = None
 
     @property
     def name(self) -> str:
@@ -105,6 +108,7 @@ class TaskSpec:
             "dtype": self.dtype,
             "description": self.description,
             "source": self.source,
+            "published_source": self.published_source,
         }
 
     @classmethod
@@ -116,6 +120,7 @@ class TaskSpec:
             dtype=d["dtype"],
             source=d["source"],
             description=d.get("description", ""),
+            published_source=d.get("published_source"),
         )
 
 

@@ -44,7 +44,16 @@ def judge_code_digest() -> str:
 
 def cache_key(task: TaskSpec, answer: str, backend: str, settings: VerifySettings) -> str:
     h = hashlib.sha256()
-    parts = (__version__, judge_code_digest(), task.id, task.source_hash, backend, settings.cache_key_part())
+    parts: tuple[str, ...] = (
+        __version__,
+        judge_code_digest(),
+        task.id,
+        task.source_hash,
+        backend,
+        settings.cache_key_part(),
+    )
+    if settings.published_shapes and task.published_source:
+        parts += (hashlib.sha256(task.published_source.encode()).hexdigest()[:16],)
     for part in parts:
         h.update(part.encode() + b"\0")
     h.update(answer.encode())

@@ -9,7 +9,7 @@ import torch
 
 from kernel_gym.tasks.spec import TaskSpec
 
-__all__ = ["Comparison", "compare_outputs", "draw_inputs", "poison_", "seed_cpu"]
+__all__ = ["Comparison", "compare_outputs", "draw_inputs", "poison_", "row_reference", "seed_cpu"]
 
 
 def seed_cpu(seed: int) -> None:
@@ -186,3 +186,40 @@ def compare_outputs(out: Any, expected: torch.Tensor, atol: float, rtol: float) 
 
 def output_dtype_name(task: TaskSpec, expected: torch.Tensor) -> str:
     return str(expected.dtype).removeprefix("torch.")
+
+
+def row_reference(model: Any, inputs: list[Any]) -> Any:
+    """``(r0, r1) -> output rows`` computed on input rows [r0, r1), or None where the model is not
+    row-separable. Rows are sliced from every tensor whose dim 0 is the first input's, or failing
+    that from the first input alone (a matmul's A); a rule is kept when rows 0-1 computed together
+    equal rows 0 and 1 computed apart."""
+    tensors = [x for x in inputs if isinstance(x, torch.Tensor) and x.dim() > 0]
+    if not tensors or tensors[0].shape[0] < 2:
+        return None
+    first, batch = tensors[0], tensors[0].shape[0]
+
+    def rule(all_rows: bool) -> Any:
+        def rows(r0: int, r1: int) -> Any:
+            args = [
+                x[r0:r1]
+                if isinstance(x, torch.Tensor) and x.dim() > 0 and x.shape[0] == batch and (all_rows or x is first)
+                else x
+                for x in inputs
+            ]
+            with torch.no_grad():
+                y = model(*args)
+            return y[0] if isinstance(y, (tuple, list)) else y
+
+        return rows
+
+    for all_rows in (True, False):
+        rows = rule(all_rows)
+        try:
+            both, one, two = rows(0, 2), rows(0, 1), rows(1, 2)
+        except Exception:  # noqa: BLE001 - a model that cannot run on this slicing
+            continue
+        if not (isinstance(both, torch.Tensor) and both.dim() > 0 and both.shape[0] == 2):
+            continue
+        if torch.allclose(both[:1], one, equal_nan=True) and torch.allclose(both[1:], two, equal_nan=True):
+            return rows
+    return None

@@ -549,6 +549,133 @@ def measure_latency(
     return statistics.median(samples), details
 
 
+def _published_windows(spans: Any, numel: int, budget: int) -> list[tuple[int, int]]:
+    """Windows [first, end) of the output to compare: each sampled core's hull in full when the
+    budget allows, else its head, its tail and a window at a place drawn here (the runner cannot
+    know which), all within ``budget`` elements."""
+    if not isinstance(spans, list) or not spans:
+        return []
+    hulls = []
+    for row in spans:
+        if not (isinstance(row, list) and len(row) == 3 and all(isinstance(v, int) for v in row)):
+            raise StageFailure("hacked", "malformed written spans from the runner", hack_rule="protocol")
+        _, lo, hi = row
+        if not 0 <= lo < hi <= numel:
+            raise StageFailure("hacked", "written spans outside the output", hack_rule="protocol")
+        hulls.append((lo, hi))
+    per = max(3, budget // len(hulls))
+    rng = random.SystemRandom()
+    windows: list[tuple[int, int]] = []
+    for lo, hi in hulls:
+        if hi - lo <= per:
+            windows.append((lo, hi))
+            continue
+        w = per // 3
+        mid = rng.randrange(lo + w, hi - 2 * w + 1)
+        windows += [(lo, lo + w), (mid, mid + w), (hi - w, hi)]
+    return windows
+
+
+def check_published(
+    backend: Backend, link: RunnerLink, slots: CallSlots, task: TaskSpec, plan: ReferencePlan, settings: VerifySettings
+) -> dict[str, Any]:
+    """The answer at the task's published shapes, under sampled simulation: its latency (with the
+    bracket the sampling leaves), the reference's estimate there, and the sampled blocks' output
+    compared with the reference computed here on the same lazy inputs (same seeds). A mismatch
+    fails the answer; what could not be checked is said in the returned record."""
+    from kernel_gym.ascendc.sampling import input_specs, spec_bytes
+    from kernel_gym.tasks.spec import load_task_module
+    from kernel_gym.verify.correctness import row_reference
+
+    assert task.published_source is not None
+    module = load_task_module(task.published_source, "published")
+    init = list(module.get_init_inputs())
+    specs = input_specs(module.get_inputs, seed=_entropy_seed() % (1 << 31))
+    with torch.device("meta"), torch.no_grad():
+        meta_inputs = [
+            torch.empty(sp["shape"], dtype=getattr(torch, sp["dtype"])) if "shape" in sp else sp["value"]
+            for sp in specs
+        ]
+        meta_model = module.Model(*init).eval()
+        meta_out = meta_model(*meta_inputs)
+    if not isinstance(meta_out, torch.Tensor):
+        return {"ok": False, "error": "the reference returns no single tensor at published shapes"}
+    need = spec_bytes(specs) + meta_out.numel() * meta_out.element_size()
+    if need + (1 << 30) > settings.memory_limit_mb << 20:
+        return {
+            "ok": False,
+            "error": f"the published tensors take {need >> 20} MiB of address space: set memory_limit_mb to at "
+            f"least {(need >> 20) + 2048} (it is {settings.memory_limit_mb})",
+        }
+    reply = link.request(
+        {
+            "op": "published_call",
+            "task_source": task.published_source,
+            "inputs": specs,
+            "blocks": settings.sampled_blocks,
+        }
+    )
+    want = str(meta_out.dtype).removeprefix("torch.")
+    if tuple(reply.get("shape", ())) != tuple(meta_out.shape) or reply.get("dtype") != want:
+        raise StageFailure(
+            "shape_mismatch",
+            f"at published shapes the output is {reply.get('dtype')} {tuple(reply.get('shape', ()))}, "
+            f"the reference's {want} {tuple(meta_out.shape)}",
+        )
+    sim = reply.get("simulated") or {}
+    latency = sim.get("latency_s")
+    if not isinstance(latency, (int, float)) or not latency > 0 or int(sim.get("launches", 0)) < 1:
+        raise StageFailure("runtime_error", f"at published shapes: {backend.no_launch_message}")
+    floor = backend.latency_floor_s(meta_inputs, meta_out)
+    if latency < floor:
+        raise StageFailure(
+            "hacked",
+            f"simulated latency {latency * 1e6:.3f} us at published shapes is below the memory-traffic floor "
+            f"of {floor * 1e6:.3f} us",
+            hack_rule="timing_forgery",
+        )
+    reference_latency = backend.estimate_reference_meta(meta_model, meta_inputs)
+    record: dict[str, Any] = {
+        "ok": True,
+        "latency_s": float(latency),
+        "latency_bracket_s": [sim.get("latency_lo_s"), sim.get("latency_hi_s")],
+        "reference_latency_s": reference_latency,
+        "speedup": reference_latency / float(latency),
+        "blocks_run": sim.get("blocks_run"),
+        "blocks_skipped": sim.get("blocks_skipped"),
+        "tensor_bytes": need,
+    }
+    # correctness of the sampled share
+    numel = meta_out.numel()
+    windows = _published_windows(reply.get("spans"), numel, slots.out_capacity // meta_out.element_size())
+    if not windows:
+        raise StageFailure(
+            "numerical_mismatch", "at published shapes the sampled blocks stored nothing into the output"
+        )
+    seed_cpu(plan.weight_seed)
+    reference = module.Model(*init).eval()
+    inputs = backend.lazy_inputs(specs)
+    rows = row_reference(reference, inputs)
+    if rows is None:
+        record["checked_elements"] = 0
+        record["unchecked"] = "the reference is not row-separable, so it cannot be computed on the sampled rows alone"
+        return record
+    link.request(
+        {"op": "published_read", "windows": windows, "out_offset": slots.out_offset, "out_capacity": slots.out_capacity}
+    )
+    total = sum(hi - lo for lo, hi in windows)
+    got = link.buffer.read(TensorSlot(slots.out_offset, want, (total,)))
+    row = max(1, numel // meta_out.shape[0]) if meta_out.dim() > 0 else 1
+    at = 0
+    for lo, hi in windows:
+        r0, r1 = lo // row, -(-hi // row)
+        ref = rows(r0, r1).reshape(-1)[lo - r0 * row : hi - r0 * row]
+        judge_output(got[at : at + hi - lo], ref, settings, f"at published shapes, output elements [{lo}, {hi})")
+        at += hi - lo
+    record["checked_elements"] = total
+    return record
+
+
 # ------------------------------------------------------------------------------ driver
 def _compiler_versions(backend: Backend) -> dict[str, str]:
     """Versions of the compilers the backend builds with (the runner cannot run them to ask)."""
@@ -645,6 +772,11 @@ def run_job(job: dict[str, Any], link_factory: Callable[[], RunnerLink]) -> dict
                 if failure.error_class in ("numerical_mismatch", "shape_mismatch", "dtype_mismatch"):
                     raise StageFailure("nondeterministic", failure.message) from None
                 raise
+            if settings.published_shapes and task.published_source and backend.published_shapes:
+                progress("published")
+                result.setdefault("details", {})["published"] = check_published(
+                    backend, link, slots, task, plan, settings
+                )
         result["error_class"] = "ok"
     except StageFailure as failure:
         result["error_class"] = failure.error_class
@@ -652,8 +784,8 @@ def run_job(job: dict[str, Any], link_factory: Callable[[], RunnerLink]) -> dict
         if failure.error_class == "hacked":
             result["hacked"] = True
             result["correct"] = False
-        if failure.error_class == "nondeterministic":
-            result["correct"] = False
+        if failure.error_class in ("nondeterministic", "numerical_mismatch", "shape_mismatch", "dtype_mismatch"):
+            result["correct"] = False  # also when the published-shape run finds the answer wrong at scale
         for key, value in failure.extra.items():
             if value is not None:
                 result[key] = value

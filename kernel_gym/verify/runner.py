@@ -86,6 +86,8 @@ class _Runner:
         self.weight_seed = 0
         self.guards: Any = None
         self.session: Any = None  # a device backend's: places models/inputs and times calls there
+        self.answer_cls: Any = None  # ModelNew, for the published-shape run's own instance
+        self.published_out: torch.Tensor | None = None
 
     # ------------------------------------------------------------------ compile through the judge
     def compile_remote(
@@ -178,6 +180,7 @@ class _Runner:
         model_new = module.__dict__.get("ModelNew")
         if not isinstance(model_new, type):
             raise _Refused("no_model_new", "the answer defines no class ModelNew")
+        self.answer_cls = model_new
         seed_cpu(self.weight_seed)  # the reference's weights come from the same seed
         try:
             answer = model_new(*self.init_inputs)
@@ -269,6 +272,68 @@ class _Runner:
             }
         return reply
 
+    def published_call(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """The answer at the task's published shapes (a ModelNew of its own, from that source's
+        init inputs and the weight seed) on lazy inputs, under sampled simulation; the output stays
+        here for ``published_read``."""
+        from kernel_gym.verify.runtime_guards import ComputeGuard
+
+        if self.answer_cls is None or self.backend is None or not self.backend.published_shapes:
+            raise _Refused("runtime_error", "published_call before an answer was loaded on a published-shape backend")
+        module = load_task_module(msg["task_source"], "task_published")
+        init = list(module.get_init_inputs())
+        seed_cpu(self.weight_seed)
+        try:
+            model = self.answer_cls(*init)
+        except BaseException as exc:  # noqa: BLE001
+            raise self._audited(_classify(exc, "init_error")) from None
+        inputs = self.backend.lazy_inputs(msg["inputs"])
+        guard = ComputeGuard()
+        # outputs are poisoned lazily (LazyOutputs): NaN-filling torch.empty would touch every byte
+        torch.utils.deterministic.fill_uninitialized_memory = False  # type: ignore[attr-defined]  # torch sets it through a module-class property that mypy cannot see
+        try:
+            with torch.no_grad():
+
+                def forward() -> Any:
+                    with guard:
+                        return model(*inputs)
+
+                out, summary, spans = self.backend.run_sampled(forward, int(msg["blocks"]))
+        except BaseException as exc:  # noqa: BLE001
+            raise self._audited(_classify(exc, "runtime_error")) from None
+        finally:
+            torch.utils.deterministic.fill_uninitialized_memory = True  # type: ignore[attr-defined]  # torch sets it through a module-class property that mypy cannot see
+        if guard.violations:
+            ops = ", ".join(dict.fromkeys(guard.violations))
+            raise _Refused(
+                "hacked", f"ModelNew.forward ran torch ops {ops}; compute in the kernel", hack_rule="torch_compute"
+            )
+        if type(out) is not torch.Tensor:
+            raise _Refused("runtime_error", f"forward returned {type(out).__name__}, expected a torch.Tensor")
+        if not out.is_contiguous() or out.device.type != "cpu":
+            raise _Refused("runtime_error", "at published shapes the output must be a contiguous CPU tensor")
+        self.published_out = out.reshape(-1)
+        return {
+            "dtype": str(out.dtype).removeprefix("torch."),
+            "shape": list(out.shape),
+            "spans": spans,
+            "simulated": summary,
+        }
+
+    def published_read(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """Copy the judge's windows [first, end) of the published output into the shared buffer."""
+        out = self.published_out
+        if out is None:
+            raise _Refused("runtime_error", "published_read before published_call")
+        windows = [(int(lo), int(hi)) for lo, hi in msg["windows"]]
+        if any(not 0 <= lo < hi <= out.numel() for lo, hi in windows):
+            raise _Refused("runtime_error", "a window outside the published output")
+        values = torch.cat([out[lo:hi] for lo, hi in windows])
+        if values.numel() * values.element_size() > int(msg["out_capacity"]):
+            raise _Refused("runtime_error", "the windows exceed the shared buffer")
+        self.buffer.write(int(msg["out_offset"]), values)
+        return {"elements": int(values.numel())}
+
     def shm(self, msg: dict[str, Any]) -> dict[str, Any]:
         """Map the shared tensor buffer at the size the judge asks for."""
         self.buffer.remap(int(msg["size"]))
@@ -308,6 +373,8 @@ class _Runner:
             "call": self.call,
             "audit": self.audit,
             "shm": self.shm,
+            "published_call": self.published_call,
+            "published_read": self.published_read,
         }
         while True:
             try:

@@ -41,6 +41,13 @@ class VerifySettings:
         threads: torch / OpenMP threads inside the worker (the reference gets the same).
         backend_options: backend-specific settings (e.g. soc, align_mode for ascend_sim).
         use_cache: read and write the result cache.
+        published_shapes: for a simulated backend and a task that carries its published shapes
+            (``TaskSpec.published_source``, e.g. a shrunk KernelBench file), also run the answer
+            at those shapes under sampled simulation (lazy inputs, ``sampled_blocks`` block groups)
+            and report its latency, the reference's estimate and the speedup there
+            (``details["published"]`` of the result). The lazy tensors take address space: memory_limit_mb must
+            cover the task's published tensor bytes on top of the usual limit.
+        sampled_blocks: block groups simulated per launch at published shapes (>= 2).
     """
 
     correctness_trials: int = 5
@@ -58,6 +65,8 @@ class VerifySettings:
     threads: int = 1
     backend_options: dict[str, Any] = field(default_factory=dict)
     use_cache: bool = True
+    published_shapes: bool = False
+    sampled_blocks: int = 5
 
     def __post_init__(self) -> None:
         if not isinstance(self.correctness_trials, int) or self.correctness_trials < 1:
@@ -88,6 +97,10 @@ class VerifySettings:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0):
                 raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+        if not isinstance(self.sampled_blocks, int) or isinstance(self.sampled_blocks, bool) or self.sampled_blocks < 2:
+            raise ValueError(
+                f"sampled_blocks must be an integer >= 2 (the first and the last block), got {self.sampled_blocks!r}"
+            )
         if not isinstance(self.backend_options, dict):
             raise ValueError("backend_options must be a dict")
 

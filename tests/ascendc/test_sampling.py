@@ -10,6 +10,7 @@ import pytest
 import torch
 
 import kernel_gym.ascendc as asc
+from experiments.bench_sampled import RELU, ROW_SUM
 from kernel_gym.ascendc.errors import AscendCFault
 from kernel_gym.ascendc.sampling import (
     check_sampled_output,
@@ -19,120 +20,6 @@ from kernel_gym.ascendc.sampling import (
     written_spans,
 )
 from tests.ascendc import kernels
-
-# ReLU over `total` floats: block b takes a contiguous share of whole tiles (the first
-# `tiles % blocks` blocks one tile more), the last tile shorter; SKIP_LAST=1 makes every block
-# drop its last tile, SKIP_WRITE=1 store nothing, OFF_BY=k add k to every result.
-RELU = r"""
-#include "kernel_operator.h"
-using namespace AscendC;
-#ifndef SKIP_LAST
-#define SKIP_LAST 0
-#endif
-#ifndef SKIP_WRITE
-#define SKIP_WRITE 0
-#endif
-#ifndef OFF_BY
-#define OFF_BY 0
-#endif
-
-class KernelRelu {
-public:
-    __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, uint64_t total, uint32_t tile)
-    {
-        uint64_t blocks = GetBlockNum(), b = GetBlockIdx();
-        uint64_t tiles = (total + tile - 1) / tile;
-        uint64_t per = tiles / blocks, extra = tiles % blocks;
-        uint64_t first = (b * per + (b < extra ? b : extra)) * tile;
-        uint64_t mine = (per + (b < extra ? 1 : 0)) * tile;
-        if (first >= total) mine = 0;
-        else if (first + mine > total) mine = total - first;
-        count = SKIP_LAST && mine > tile ? mine - tile : mine;
-        this->tile = tile;
-        xGm.SetGlobalBuffer((__gm__ float*)x + first, mine);
-        yGm.SetGlobalBuffer((__gm__ float*)y + first, mine);
-        pipe.InitBuffer(qx, 2, tile * sizeof(float));
-        pipe.InitBuffer(qy, 2, tile * sizeof(float));
-    }
-    __aicore__ inline void Process()
-    {
-        for (uint64_t off = 0; off < count; off += tile) {
-            uint32_t n = (uint32_t)(count - off < tile ? count - off : tile);
-            DataCopyExtParams cp{1, (uint32_t)(n * sizeof(float)), 0, 0, 0};
-            LocalTensor<float> xl = qx.AllocTensor<float>();
-            DataCopyPad(xl, xGm[off], cp, DataCopyPadExtParams<float>{false, 0, 0, 0});
-            qx.EnQue(xl);
-            xl = qx.DeQue<float>();
-            LocalTensor<float> yl = qy.AllocTensor<float>();
-            Relu(yl, xl, (int32_t)n);
-            if (OFF_BY) Adds(yl, yl, (float)OFF_BY, (int32_t)n);
-            qy.EnQue(yl);
-            qx.FreeTensor(xl);
-            yl = qy.DeQue<float>();
-            if (!SKIP_WRITE) DataCopyPad(yGm[off], yl, cp);
-            qy.FreeTensor(yl);
-        }
-    }
-private:
-    TPipe pipe;
-    TQue<QuePosition::VECIN, 2> qx;
-    TQue<QuePosition::VECOUT, 2> qy;
-    GlobalTensor<float> xGm, yGm;
-    uint64_t count;
-    uint32_t tile;
-};
-
-extern "C" __global__ __aicore__ void relu_kernel(GM_ADDR x, GM_ADDR y, uint64_t total, uint32_t tile)
-{
-    KernelRelu op;
-    op.Init(x, y, total, tile);
-    op.Process();
-}
-
-extern "C" void relu_do(uint32_t blockDim, uint8_t* x, uint8_t* y, uint64_t total, uint32_t tile)
-{
-    relu_kernel<<<blockDim, nullptr, nullptr>>>(x, y, total, tile);
-}
-"""
-
-# out[r] = sum of row r of a rows x cols matrix (cols * 4 bytes a multiple of 32); rows are
-# dealt to blocks in contiguous runs, the first `rows % blocks` blocks one row more.
-ROW_SUM = r"""
-#include "kernel_operator.h"
-using namespace AscendC;
-
-extern "C" __global__ __aicore__ void row_sum(GM_ADDR x, GM_ADDR y, uint32_t rows, uint32_t cols)
-{
-    uint32_t blocks = GetBlockNum(), b = GetBlockIdx();
-    uint32_t per = rows / blocks, extra = rows % blocks;
-    uint32_t first = b * per + (b < extra ? b : extra), mine = per + (b < extra ? 1 : 0);
-    GlobalTensor<float> xGm, yGm;
-    xGm.SetGlobalBuffer((__gm__ float*)x, (uint64_t)rows * cols);
-    yGm.SetGlobalBuffer((__gm__ float*)y, rows);
-    TPipe pipe;
-    TBuf<TPosition::VECCALC> in, work, out;
-    pipe.InitBuffer(in, cols * sizeof(float));
-    pipe.InitBuffer(work, cols * sizeof(float));
-    pipe.InitBuffer(out, 32);
-    LocalTensor<float> xl = in.Get<float>(), wl = work.Get<float>(), ol = out.Get<float>();
-    for (uint32_t r = first; r < first + mine; ++r) {
-        DataCopy(xl, xGm[(uint64_t)r * cols], cols);
-        SetFlag<HardEvent::MTE2_V>(0);
-        WaitFlag<HardEvent::MTE2_V>(0);
-        ReduceSum<float>(ol, xl, wl, cols);
-        SetFlag<HardEvent::V_S>(0);
-        WaitFlag<HardEvent::V_S>(0);
-        yGm.SetValue(r, ol.GetValue(0));
-        SetFlag<HardEvent::S_MTE2>(0);
-        WaitFlag<HardEvent::S_MTE2>(0);
-    }
-}
-
-extern "C" void row_sum_do(uint32_t blockDim, uint8_t* x, uint8_t* y, uint32_t rows, uint32_t cols)
-{
-    row_sum<<<blockDim, nullptr, nullptr>>>(x, y, rows, cols);
-}
-"""
 
 SYNC_ALL = r"""
 #include "kernel_operator.h"
@@ -290,7 +177,7 @@ import json, resource, sys, time, torch
 import kernel_gym.ascendc as asc
 from kernel_gym.ascendc.sampling import check_sampled_output, lazy_tensor, sampled_simulation
 sys.path.insert(0, sys.argv[1])
-from tests.ascendc.test_sampling import RELU
+from experiments.bench_sampled import RELU
 mod = asc.load(RELU, name="relu.cpp")
 t0 = time.time()
 with sampled_simulation(blocks=5):

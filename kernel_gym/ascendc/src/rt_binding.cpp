@@ -14,6 +14,7 @@
 #include "kgsim/op_host_entry.h"
 
 extern "C" void kgsim_register_gm(const char* name, const void* base, unsigned long long size);
+extern "C" int kgsim_lazy_is(const void* base);
 
 namespace kgsim_gen_binding {
 namespace {
@@ -115,6 +116,10 @@ int64_t call(const Invoker& fn, int64_t nargs, const int64_t* kinds, const int64
                 args[size_t(k)].tensor = same->second;
                 continue;
             }
+            if (kgsim_lazy_is(caller.data_ptr())) {  // sampled simulation: copying would read all of it
+                args[size_t(k)].tensor = caller;
+                continue;
+            }
             at::Tensor device = at::Tensor::allocate(sizes, at::ScalarType(dtypes[k]));
             if (caller.nbytes()) std::memcpy(device.data_ptr(), caller.data_ptr(), caller.nbytes());
             args[size_t(k)].tensor = device;
@@ -144,3 +149,9 @@ void copy_result(int64_t i, uint8_t* dst) {
 }
 
 }  // namespace kgsim_gen_binding
+
+// Zero-copy handover of a result (sampled simulation: a lazy output must not be read in full):
+// its data, and a handle that keeps its storage alive until kgsim_gen_bind_drop.
+extern "C" const void* kgsim_gen_bind_data(int64_t i) { return kgsim_gen_binding::g_results.at(size_t(i)).data_ptr(); }
+extern "C" void* kgsim_gen_bind_detach(int64_t i) { return new at::Tensor(kgsim_gen_binding::g_results.at(size_t(i))); }
+extern "C" void kgsim_gen_bind_drop(void* handle) { delete static_cast<at::Tensor*>(handle); }

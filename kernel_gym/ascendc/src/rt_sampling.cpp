@@ -462,6 +462,19 @@ void kgsim_lazy_free(void* base) {
     *r = Region{};
 }
 
+// Under sampled simulation, an output buffer of at least 16 MiB that a binding allocates
+// (at::empty & co.) is a poisoned lazy region, so only what the sampled blocks touch is resident;
+// nullptr otherwise (the caller allocates as usual). `dtype` is a lazy dtype code.
+void* kgsim_lazy_output(unsigned long long nbytes, int dtype) {
+    if (g_sample_groups <= 0 || nbytes < (16ull << 20)) return nullptr;
+    return kgsim_lazy_alloc(nbytes, FILL_POISON, dtype, 0, 0, 0);
+}
+
+int kgsim_lazy_is(const void* base) {
+    Lock lock;
+    return find(base) != nullptr;
+}
+
 void kgsim_lazy_set_cap(unsigned long long bytes) {
     Lock lock;
     g_cap = bytes;

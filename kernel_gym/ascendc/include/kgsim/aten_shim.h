@@ -21,11 +21,30 @@
 
 #include "kernel_operator.h"
 
+// sampled simulation's lazy output buffers (src/rt_sampling.cpp)
+extern "C" void* kgsim_lazy_output(unsigned long long nbytes, int dtype);
+extern "C" void kgsim_lazy_free(void* base);
+
 namespace c10 {
 // Codes are the GE data types the operator-project shims use (ge::DataType).
 enum class ScalarType : int64_t {
     Float = 0, Half = 1, Char = 2, Int = 3, Byte = 4, Short = 6, Long = 9, Double = 11, Bool = 12, BFloat16 = 27,
 };
+// The runtime's lazy dtype codes (rt_sampling.cpp) of each ScalarType.
+inline int lazy_dtype(ScalarType t) {
+    switch (t) {
+        case ScalarType::Float: return 0;
+        case ScalarType::Half: return 1;
+        case ScalarType::BFloat16: return 2;
+        case ScalarType::Double: return 3;
+        case ScalarType::Char: return 4;
+        case ScalarType::Byte: return 5;
+        case ScalarType::Short: return 6;
+        case ScalarType::Int: return 7;
+        case ScalarType::Long: return 8;
+        default: return 9;
+    }
+}
 // A list of sizes; `.vec()` gives the std::vector, as c10::ArrayRef does.
 struct IntArrayRef : std::vector<int64_t> {
     using std::vector<int64_t>::vector;
@@ -96,7 +115,11 @@ public:
         t.dtype_ = dtype;
         size_t bytes = std::max<size_t>(t.nbytes(), 1);
         size_t rounded = npu_block_bytes(bytes);
-        t.owner_ = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(std::aligned_alloc(512, rounded)), std::free);
+        // sampled simulation: a large output is a lazy, poisoned region (rt_sampling.cpp)
+        if (void* lazy = kgsim_lazy_output(rounded, lazy_dtype(dtype)))
+            t.owner_ = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(lazy), [](uint8_t* q) { kgsim_lazy_free(q); });
+        else
+            t.owner_ = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(std::aligned_alloc(512, rounded)), std::free);
         t.data_ = t.owner_.get();
         return t;
     }

@@ -411,9 +411,9 @@ def _run_sampled(
                     **_timing(launches),
                 }
                 res["sampled_blocks"] = [r.blocks_run for r in launches.launches]
-                res["latency_bracket_s"] = [
-                    sum(r.latency_lo_s for r in launches.launches),
-                    sum(r.latency_hi_s for r in launches.launches),
+                res["latency_bracket_s"] = [  # the host-side share is no estimate: it is in both ends
+                    sum(r.latency_lo_s for r in launches.launches) + launches.host_s,
+                    sum(r.latency_hi_s for r in launches.launches) + launches.host_s,
                 ]
                 rows = row_reference(model, inputs)
                 out = got[0] if isinstance(got, (tuple, list)) else got
@@ -836,13 +836,20 @@ def write_report(
     lines += [
         "## What ran",
         "",
-        "| split | kernels | ran correctly | mismatched | failed | skipped |",
-        "|---|---|---|---|---|---|",
+        "| split | kernels | ran correctly | ran, output unchecked | mismatched | failed | skipped |",
+        "|---|---|---|---|---|---|---|",
     ]
     for split in ("validation", "fit"):
         rs = [r for r in before if r.get("split") == split]
         c = Counter(r["status"] for r in rs)
-        lines.append(f"| {split} | {len(rs)} | {c['ok']} | {c['mismatch']} | {c['error']} | {c['skipped']} |")
+        counts = " | ".join(str(c[k]) for k in ("ok", "ok_unchecked", "mismatch", "error", "skipped"))
+        lines.append(f"| {split} | {len(rs)} | {counts} |")
+    lines += [
+        "",
+        "Kernels over the full-simulation bound run at their real shapes under sampled simulation "
+        "(docs/ascendc_simulator.md); their output is checked on the sampled blocks' rows where the reference is "
+        'row-separable, otherwise they are timed only ("output unchecked", not counted as ran correctly).',
+    ]
     lines += [
         "",
         "By cause (all kernels, default profile):",
@@ -850,7 +857,7 @@ def write_report(
         "| status | cause | n | example |",
         "|---|---|---|---|",
     ]
-    causes = Counter((r["status"], r.get("cause") or "") for r in before if r["status"] != "ok")
+    causes = Counter((r["status"], r.get("cause") or "") for r in before if r["status"] not in ("ok", "ok_unchecked"))
     for (st, cause), n in sorted(causes.items(), key=lambda kv: (-kv[1], kv[0])):
         ex = next(r for r in before if r["status"] == st and (r.get("cause") or "") == cause)
         detail = str(ex.get("detail", "")).replace("|", "/").replace("\n", " ")[:140]
@@ -869,6 +876,9 @@ def write_report(
         "|---|---|---|---|---|---|",
     ]
     lines.append(_stats_line("default", stats(val_b)))
+    unchecked = [r for r in before if r.get("split") == "validation" and r["status"] == "ok_unchecked"]
+    if unchecked:
+        lines.append(_stats_line("default, with the output-unchecked ones", stats(val_b + unchecked)))
     if after_by:
         lines.append(_stats_line("fitted", stats([after_by[r["name"]] for r in val_b if r["name"] in after_by])))
     lines += [

@@ -175,13 +175,14 @@ def _wrap(
 
 
 def handover_lazy_result(index: int, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor | None:
-    """Result ``index`` of the last MultiKernelBench binding call, without copying, when its
-    buffer is a lazy output (sampled simulation); None for an ordinary buffer (copy it)."""
+    """Under sampled simulation, result ``index`` of the last MultiKernelBench binding call as a
+    view of the binding's own buffer (kept alive with it): a lazy output is not read in full, and
+    the written spans refer to that buffer. None otherwise (the caller copies)."""
     if not _sampling_active():
         return None
     rt = _rt()
     addr = rt.kgsim_gen_bind_data(index)
-    if not addr or not rt.kgsim_lazy_is(addr):
+    if not addr:
         return None
     handle = rt.kgsim_gen_bind_detach(index)
     nbytes = math.prod(shape) * torch.empty((), dtype=dtype).element_size()

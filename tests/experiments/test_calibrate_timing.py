@@ -196,6 +196,24 @@ def test_harness_runs_fits_without_validation_and_reports(tmp_path: Path) -> Non
     assert str(tmp_path) not in text  # the report names no local path
 
 
+@pytest.mark.slow  # builds and simulates three operator projects
+def test_kernels_over_the_bound_run_at_their_shapes_under_sampled_simulation(tmp_path: Path) -> None:
+    _dataset(tmp_path)
+    out = tmp_path / "out"
+    args = ["--data", str(tmp_path), "--out", str(out), "--inline", "--stages", "run", "--max-bytes", "1024"]
+    assert C.main(args) == 0
+    rows = {r["name"]: r for r in C._read_jsonl(out / C.RESULTS_DEFAULT)}
+    for r in rows.values():  # 8 KiB of tensors each: over the bound, so sampled
+        assert r["sampled"] and r["simulated_s"] > 0, r
+        assert r["latency_bracket_s"][0] <= r["simulated_s"] <= r["latency_bracket_s"][1]
+    assert rows["PlusCustom"]["status"] == rows["GateCustom"]["status"] == "ok"
+    assert rows["PlusCustom"]["checked_fraction"] == 1.0  # one launch of few blocks: all of it ran
+    # x + bias with a bias of the batch's shape: the reference cannot be computed on rows alone
+    assert rows["BiasPlusCustom"]["status"] == "ok_unchecked"
+    assert C.main([*args, "--sampled-blocks", "0", "--fresh"]) == 0
+    assert {r["cause"] for r in C._read_jsonl(out / C.RESULTS_DEFAULT)} == {"too_large"}
+
+
 def test_fit_ignores_validation_rows() -> None:
     row = {
         "status": "ok",

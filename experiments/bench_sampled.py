@@ -175,6 +175,7 @@ def fidelity(blocks: int) -> list[str]:
 
     import kernel_gym.ascendc as asc
     from kernel_gym.ascendc.sampling import sampled_simulation
+    from kernel_gym.ascendc.timing import LaunchReport
 
     relu = asc.load(RELU, name="relu.cpp")
     row_sum = asc.load(ROW_SUM, name="row_sum.cpp")
@@ -182,31 +183,34 @@ def fidelity(blocks: int) -> list[str]:
         "| kernel | blockDim | full (us) | sampled (us) | sampled / full | full in bracket |",
         "|---|---|---|---|---|---|",
     ]
-    cases = [
-        ("relu", 40, 1_000_003),
-        ("relu", 48, 2_000_000),
-        ("relu", 13, 777_777),
-        ("relu", 96, 3_000_000),
+    cases: list[tuple[str, int, tuple[int, ...]]] = [
+        ("relu", 40, (1_000_003,)),
+        ("relu", 48, (2_000_000,)),
+        ("relu", 13, (777_777,)),
+        ("relu", 96, (3_000_000,)),
         ("row_sum", 40, (1000, 512)),
         ("row_sum", 7, (333, 256)),
     ]
     for kind, dim, size in cases:
-        lat = {}
+        lat: dict[int, LaunchReport] = {}
         for sample in (0, blocks):
             with sampled_simulation(blocks=sample):
+                x = torch.randn(*size)
                 if kind == "relu":
-                    x, y = torch.randn(size), torch.empty(size)
-                    relu.relu_do(dim, x, y, size, 4096)
+                    y = torch.empty(size)
+                    relu.relu_do(dim, x, y, size[0], 4096)
                     r = relu.last_run
                 else:
-                    x, y = torch.randn(*size), torch.empty(size[0])
+                    y = torch.empty(size[0])
                     row_sum.row_sum_do(dim, x, y, size[0], size[1])
                     r = row_sum.last_run
+            assert r is not None  # the host function launched
             lat[sample] = r
         full, s = lat[0], lat[blocks]
         inside = s.latency_lo_s <= full.latency_s * 1.0001 and full.latency_s <= s.latency_hi_s * 1.0001
+        shape = size if len(size) > 1 else size[0]
         rows.append(
-            f"| {kind} {size} | {dim} | {full.latency_s * 1e6:.2f} | {s.latency_s * 1e6:.2f} | "
+            f"| {kind} {shape} | {dim} | {full.latency_s * 1e6:.2f} | {s.latency_s * 1e6:.2f} | "
             f"{s.latency_s / full.latency_s:.4f} | {'yes' if inside else 'no'} |"
         )
     return rows

@@ -220,6 +220,13 @@ def row_reference(model: Any, inputs: list[Any]) -> Any:
             continue
         if not (isinstance(both, torch.Tensor) and both.dim() > 0 and both.shape[0] == 2):
             continue
-        if torch.allclose(both[:1], one, equal_nan=True) and torch.allclose(both[1:], two, equal_nan=True):
+        # loose: a batched and a one-row call may round differently; a slicing that breaks the
+        # model changes values by far more
+        tol = 1e-3 * (1.0 + float(both.detach().abs().nan_to_num().max())) if both.numel() else 0.0
+        same = all(
+            torch.allclose(x.double(), y.double(), rtol=1e-3, atol=tol, equal_nan=True)
+            for x, y in ((both[:1], one), (both[1:], two))
+        )
+        if same:
             return rows
     return None

@@ -7,6 +7,8 @@
 // documented Iterate<true>/GetTensorC<true>/IterateAll are: the caller's scalar unit continues
 // when the block is out. In mixed kernels the cube work is charged to the AIV block that drives
 // the Matmul object (its AIC only serves it).
+#pragma GCC optimize("O3")  // the Matmul inner loop: vectorised, it is the simulator's host cost
+
 #include "kgsim/matmul_rt.h"
 #include "rt.h"
 
@@ -72,23 +74,30 @@ void mm_block(const MmOperand& a, const MmOperand& b, const MmOperand* bias, int
     else check_operand(b, 0, k, col0, n, false, "B", loc);
     if (bias) check_operand(*bias, 0, 1, col0, n, false, "bias", loc);
 
-    std::vector<float> arow(static_cast<size_t>(k)), bcol(static_cast<size_t>(k * n));
+    // B row-major (k x n): the inner loop runs over j, so it vectorises while every C element still
+    // sums its products in k order, one partial sum per baseK step (the Mmads into L0C)
+    std::vector<float> arow(static_cast<size_t>(k)), brow(static_cast<size_t>(k * n)), part(static_cast<size_t>(n));
     for (int64_t kk = 0; kk < k; ++kk)
         for (int64_t j = 0; j < n; ++j)
-            bcol[size_t(j * k + kk)] = float(load(b, b.trans ? (col0 + j) * b.ld + kk : kk * b.ld + col0 + j));
+            brow[size_t(kk * n + j)] = float(load(b, b.trans ? (col0 + j) * b.ld + kk : kk * b.ld + col0 + j));
+    std::vector<float> bias_row(static_cast<size_t>(n), 0.0f);
+    if (bias)
+        for (int64_t j = 0; j < n; ++j) bias_row[size_t(j)] = float(load(*bias, col0 + j));
     int64_t bk = base_k > 0 ? base_k : k;
     for (int64_t i = 0; i < m; ++i) {
         for (int64_t kk = 0; kk < k; ++kk)
             arow[size_t(kk)] = float(load(a, a.trans ? kk * a.ld + row0 + i : (row0 + i) * a.ld + kk));
-        for (int64_t j = 0; j < n; ++j) {
-            const float* bc = &bcol[size_t(j * k)];
-            float acc = bias ? float(load(*bias, col0 + j)) : 0.0f;
-            for (int64_t k0 = 0; k0 < k; k0 += bk) {  // one Mmad per baseK step accumulates into L0C
-                float part = 0.0f;
-                for (int64_t kk = k0; kk < std::min(k, k0 + bk); ++kk) part += arow[size_t(kk)] * bc[kk];
-                acc += part;
+        float* acc = l0c + i * n;
+        std::copy(bias_row.begin(), bias_row.end(), acc);
+        for (int64_t k0 = 0; k0 < k; k0 += bk) {
+            std::fill(part.begin(), part.end(), 0.0f);
+            float* __restrict pp = part.data();
+            for (int64_t kk = k0; kk < std::min(k, k0 + bk); ++kk) {
+                const float av = arow[size_t(kk)];
+                const float* __restrict br = &brow[size_t(kk * n)];
+                for (int64_t j = 0; j < n; ++j) pp[j] += av * br[j];
             }
-            l0c[i * n + j] = acc;
+            for (int64_t j = 0; j < n; ++j) acc[j] += pp[j];
         }
     }
 

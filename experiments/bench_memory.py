@@ -2,6 +2,7 @@
 
     python experiments/bench_memory.py                      # sizes 10000,100000,1000000
     python experiments/bench_memory.py --sizes 10000,100000 --queries 200
+    python experiments/bench_memory.py --concurrency [--writers 8] [--duration 60] [--dsn postgresql://...]
 
 Items are synthetic random texts (words drawn from a Zipf-like vocabulary of pseudo-words and
 Ascend C identifiers) embedded with the default HashingEmbedder(512) in batches. Above
@@ -11,11 +12,24 @@ without a filter, with a kind filter (~20 % of items) and with a task filter (~0
 queries include embedding the query. "load avg" is the 1-minute load average of the machine
 during the recall timing (other processes compete for the cores; the search threads are
 sensitive to it). "add items/s" includes embedding the texts.
+
+``--concurrency``: ``--writers`` processes (8) write one store for ``--duration`` seconds (60), on
+SQLite and on PostgreSQL (``--dsn``; without it a throwaway server is started with the test suite's
+helper, tests/memory/pg_server.py). Each writer loops over one agent step's memory traffic: add an
+item, a Monte-Carlo Q step and a use-count increment of one hot item every writer shares, and a
+recall every 10th step. Afterwards the store is audited: every acknowledged item must be stored once
+(lost = acknowledged and missing, duplicated = stored twice), the hot item's use count must equal
+the acknowledged increments, and its Q-value must equal that many sequential steps (with reward 1
+from q = 0, q = 1 - (1 - alpha)^K: K is read back and compared; lost Q updates = acknowledged - K).
+"retries" are SQLite's ``BEGIN IMMEDIATE`` attempts that found another writer's lock past the busy
+timeout, and PostgreSQL's transactions rerun after a lost connection (writers wait on a row lock
+instead: no conflicts to retry). Then recall latency at ``--recall-items`` (100k) items on each.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import platform
 import shutil
@@ -23,6 +37,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 
@@ -163,6 +178,149 @@ def bench_size(n: int, args: argparse.Namespace, workdir: Path) -> dict:
     }
 
 
+HOT_ALPHA = 1e-4  # small, so that (1 - alpha)^K stays well inside float64 for K in the tens of thousands
+
+
+def _writer(location: str, schema: str | None, worker: int, hot: int, duration: float, out: Any) -> None:
+    """One writer process: a step's memory traffic in a loop until ``duration`` s pass (see --concurrency)."""
+    store = MemoryStore(location, save_index_on_close=False, schema=schema)
+    acked: list[int] = []
+    q_steps = increments = 0
+    lat: list[float] = []
+    deadline = time.monotonic() + duration
+    i = 0
+    while time.monotonic() < deadline:
+        t0 = time.perf_counter()
+        new_id = store.add(
+            MemoryItem(kind="trace", text=f"writer {worker} step {i} softmax tile", payload={"w": worker, "i": i})
+        )
+        acked.append(int(cast(int, new_id)))
+        store.mc_update([hot], reward=1.0, alpha=HOT_ALPHA, stage="drafting")
+        q_steps += 1
+        store.increment([hot], "use_count", 1)
+        increments += 1
+        if i % 10 == 0:
+            store.recall(f"writer {worker} softmax tile", k=5)
+        lat.append(time.perf_counter() - t0)
+        i += 1
+    backend = store.backend
+    retries = int(getattr(backend, "busy_retries", 0)) + int(getattr(backend, "retries", 0))
+    store.close()
+    out.put({"worker": worker, "acked": acked, "q_steps": q_steps, "increments": increments, "lat": lat,
+             "retries": retries})  # fmt: skip
+
+
+def bench_concurrency(name: str, location: str, schema: str | None, args: argparse.Namespace) -> dict[str, Any]:
+    """``args.writers`` writer processes on one store for ``args.duration`` s, then the audit."""
+    import multiprocessing as mp
+
+    with MemoryStore(location, save_index_on_close=False, schema=schema) as store:
+        hot = cast(int, store.add(MemoryItem(kind="best_practice", text="hot item every writer steps")))
+    ctx = mp.get_context("spawn")
+    out = ctx.Queue()
+    procs = [
+        ctx.Process(target=_writer, args=(location, schema, w, hot, args.duration, out)) for w in range(args.writers)
+    ]
+    for p in procs:
+        p.start()
+    reports = [out.get(timeout=args.duration + 600) for _ in procs]
+    for p in procs:
+        p.join(timeout=60)
+    assert all(p.exitcode == 0 for p in procs), [p.exitcode for p in procs]
+    with MemoryStore(location, save_index_on_close=False, schema=schema) as store:
+        stored: dict[int, list[int]] = {}
+        for it in store.iterate("trace"):
+            stored.setdefault(int(it.payload["w"]), []).append(int(cast(int, it.id)))
+        hot_item = store.get(hot)
+    acked = sum(len(r["acked"]) for r in reports)
+    lost = sum(len(set(r["acked"]) - set(stored.get(r["worker"], []))) for r in reports)
+    duplicated = sum(len(v) - len(set(v)) for v in stored.values()) + sum(
+        len(set(stored.get(r["worker"], [])) - set(r["acked"])) for r in reports
+    )
+    q_acked = sum(r["q_steps"] for r in reports)
+    q_applied = round(math.log1p(-hot_item.q1) / math.log1p(-HOT_ALPHA)) if hot_item.q1 < 1 else -1
+    lat = [x for r in reports for x in r["lat"]]
+    return {
+        "store": name,
+        "items": acked,
+        "per_s": acked / args.duration,
+        "lost": lost,
+        "duplicated": duplicated,
+        "retries": sum(r["retries"] for r in reports),
+        "q_lost": q_acked - q_applied,
+        "count_lost": sum(r["increments"] for r in reports) - hot_item.use_count,
+        "p50": pct(lat, 50),
+        "p95": pct(lat, 95),
+    }
+
+
+def recall_at(location: str, schema: str | None, n: int, args: argparse.Namespace) -> tuple[float, float]:
+    """Recall latency (median, p95 ms; k = args.k, no filter) on a store filled to ``n`` items."""
+    rng = np.random.default_rng(n)
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    vocab = IDENTS + ["".join(rng.choice(letters, size=rng.integers(3, 9))) for _ in range(20_000)]
+    with MemoryStore(location, save_index_on_close=False, schema=schema) as store:
+        store.sync_index()
+        have = store.count()
+        for start in range(have, n, args.batch):
+            m = min(args.batch, n - start)
+            store.add([MemoryItem(kind="trace", text=t, task_id=f"task{start + i}") for i, t in
+                       enumerate(make_texts(rng, m, vocab))])  # fmt: skip
+        queries = make_texts(rng, args.queries, vocab)
+        store.recall(queries[0], k=args.k)  # the index is caught up before the clock starts
+        times = []
+        for q in queries:
+            t0 = time.perf_counter()
+            store.recall(q, k=args.k)
+            times.append(time.perf_counter() - t0)
+    return pct(times, 50), pct(times, 95)
+
+
+def concurrency(args: argparse.Namespace, workdir: Path) -> None:
+    """The --concurrency benchmark on SQLite and PostgreSQL; prints its tables."""
+    server = None
+    dsn = args.dsn
+    if dsn is None:
+        from tests.memory import pg_server  # the test suite's throwaway server (a checkout, not a wheel)
+
+        bindir = pg_server.find_bindir()
+        if bindir is None:
+            raise SystemExit("no PostgreSQL server binaries found: pass --dsn postgresql://... or install postgresql")
+        server = pg_server.start_server(bindir, durable_commits=True)
+        dsn = server.new_database()
+    try:
+        stores = [("SQLite (WAL)", str(workdir / "concurrency.db"), None), ("PostgreSQL", dsn, "kg_bench_writers")]
+        rows = [bench_concurrency(name, loc, schema, args) for name, loc, schema in stores]
+        recall_rows = []
+        if args.recall_items:  # stores of their own, filled to exactly that many items
+            for name, loc, schema in [("SQLite (WAL)", str(workdir / "recall.db"), None),
+                                      ("PostgreSQL", dsn, "kg_bench_recall")]:  # fmt: skip
+                recall_rows.append((name, *recall_at(loc, schema, args.recall_items, args)))
+    finally:
+        if server is not None:
+            server.stop()
+    print(
+        f"# memory concurrency: {args.writers} writer processes x {args.duration:g} s, {os.cpu_count()} cores, "
+        f"python {platform.python_version()}, load avg {os.getloadavg()[0]:.1f} at the end "
+        f"({time.strftime('%Y-%m-%d')})"
+    )
+    print(
+        "| store | items written | items/s | items lost | duplicated | retries | Q-update lost updates | "
+        "use-count lost | step p50 / p95 ms |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        print(
+            f"| {r['store']} | {r['items']:,} | {r['per_s']:.1f} | {r['lost']} | {r['duplicated']} | {r['retries']} | "
+            f"{r['q_lost']} | {r['count_lost']} | {r['p50']:.1f} / {r['p95']:.1f} |"
+        )
+    if recall_rows:
+        print(f"\n| store | items | recall p50 ms | recall p95 ms |  (k={args.k}, {args.queries} queries, no filter)")
+        print("|---|---:|---:|---:|")
+        for name, p50, p95 in recall_rows:
+            print(f"| {name} | {args.recall_items:,} | {p50:.2f} | {p95:.2f} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="10000,100000,1000000", help="comma-separated item counts")
@@ -177,9 +335,21 @@ def main() -> None:
     )
     ap.add_argument("--dir", default=None, help="work directory (default: a temporary one)")
     ap.add_argument("--keep", action="store_true", help="keep the databases")
+    ap.add_argument("--concurrency", action="store_true", help="concurrent writers on SQLite and PostgreSQL")
+    ap.add_argument("--writers", type=int, default=8, help="--concurrency: writer processes")
+    ap.add_argument("--duration", type=float, default=60.0, help="--concurrency: seconds of writing")
+    ap.add_argument("--dsn", default=None, help="--concurrency: PostgreSQL database (default: a throwaway server)")
+    ap.add_argument("--recall-items", type=int, default=100_000, help="--concurrency: recall timed at this size")
     args = ap.parse_args()
     workdir = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="kg_bench_memory_"))
     workdir.mkdir(parents=True, exist_ok=True)
+    if args.concurrency:
+        try:
+            concurrency(args, workdir)
+        finally:
+            if not args.dir and not args.keep:
+                shutil.rmtree(workdir, ignore_errors=True)
+        return
     sizes = [int(s) for s in args.sizes.split(",") if s]
     print(
         f"# memory bench: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "

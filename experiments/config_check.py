@@ -19,6 +19,8 @@ from omegaconf import DictConfig
 __all__ = ["check_command_line", "check_config"]
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
+#: launcher options that need the hydra-submitit-launcher plugin (the slurm extra)
+_SUBMITIT_LAUNCHERS = ("slurm", "submitit_slurm", "submitit_local")
 _MAX_COMBINATIONS = 64  # sweeps larger than this are checked value by value, not as a product
 #: env keys whose value must be an integer >= 1 (or null where the default is null)
 _POSITIVE_INTS = ("budget", "n_select", "recall_multiplier", "max_parents", "candidates_per_step")
@@ -141,6 +143,12 @@ def check_command_line(argv: list[str]) -> list[str]:
     if any(a.startswith("-") and a not in ("-m", "--multirun") for a in argv):
         return []
     overrides = [a for a in argv if a not in ("-m", "--multirun")]
+    launcher = next((a.split("=", 1)[1] for a in overrides if a.startswith("hydra/launcher=")), None)
+    if launcher in _SUBMITIT_LAUNCHERS and importlib.util.find_spec("hydra_plugins.hydra_submitit_launcher") is None:
+        return [
+            f"hydra/launcher={launcher} needs Hydra's submitit launcher: pip install 'kernel-gym[slurm]' "
+            "(or use hydra/launcher=local, joblib processes on this machine)"
+        ]
     try:
         combos = _sweep_values(overrides)
     except HydraException as exc:

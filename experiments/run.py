@@ -13,6 +13,7 @@ docs/run_format.md; ``python -m experiments.report <dir>`` re-analyses any run l
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import math
@@ -135,6 +136,18 @@ def memory_location(cfg: DictConfig, run_dir: Path) -> str | Path:
     return path
 
 
+def memory_schema(cfg: DictConfig, run_dir: Path) -> str | None:
+    """The PostgreSQL schema of the run's store: ``memory.schema``, or (null, as ``memory=fresh`` has
+    it) ``kg_run_<hash of the run directory>``: a fresh store per run and per agent of a comparison,
+    as the SQLite file in the run directory is, found again by ``resume=true``. None for SQLite."""
+    if cfg.memory.get("backend", "sqlite") != "postgres":
+        return None
+    if cfg.memory.get("schema"):
+        return str(cfg.memory.schema)
+    digest = hashlib.sha256(str(run_dir.resolve()).encode()).hexdigest()[:16]
+    return f"kg_run_{digest}"
+
+
 def dsn_password(cfg: DictConfig) -> str | None:
     """The password written into ``memory.dsn``, if any (it would be saved with the run)."""
     dsn = cfg.memory.get("dsn") if "memory" in cfg else None
@@ -151,7 +164,14 @@ def make_env(cfg: DictConfig, run_dir: Path, seed: int, search_actions: bool = F
     from kernel_gym.envs import KernelSynthesisEnv
     from kernel_gym.memory import MemoryStore, get_embedder
 
-    memory = MemoryStore(memory_location(cfg, run_dir), embedder=get_embedder(cfg.memory.embedder))
+    memory = MemoryStore(
+        memory_location(cfg, run_dir),
+        embedder=get_embedder(cfg.memory.embedder),
+        schema=memory_schema(cfg, run_dir),
+        reconnect_timeout=float(
+            60.0 if cfg.memory.get("reconnect_timeout_s") is None else cfg.memory.reconnect_timeout_s
+        ),
+    )
     kw = env_kwargs(cfg, seed)
     kw["search_actions"] = bool(kw.get("search_actions")) or search_actions
     return KernelSynthesisEnv(memory=memory, **kw)
@@ -293,6 +313,8 @@ def run_one(cfg: DictConfig, run_dir: Path, seed: int) -> Path:
         )
     with open_dict(cfg):
         cfg.seed = seed
+        if memory_schema(cfg, run_dir) is not None:  # the run's config names the schema its store is in
+            cfg.memory.schema = memory_schema(cfg, run_dir)
     OmegaConf.save(cfg, cfg_path, resolve=True)
 
     agent = make_agent(cfg, seed)
@@ -541,6 +563,8 @@ def config_problem(cfg: DictConfig) -> str | None:
         return "llm=litellm needs a model: add llm.model=<litellm model string>, e.g. llm.model=openai/gpt-4o-mini"
     if cfg.agent.name == "ppo" and OmegaConf.is_missing(cfg.agent.kwargs, "checkpoint"):
         return "agent=ppo needs a checkpoint: add agent.kwargs.checkpoint=<train dir>/ppo_final.zip"
+    from kernel_gym.memory.postgres_backend import valid_schema_name
+
     memory_backend = cfg.memory.get("backend", "sqlite")
     if memory_backend not in ("sqlite", "postgres"):
         return f"memory.backend must be sqlite or postgres, got {memory_backend!r}"
@@ -549,6 +573,12 @@ def config_problem(cfg: DictConfig) -> str | None:
             return "memory.backend=postgres needs a DSN: add memory.dsn=postgresql://USER@HOST:PORT/DATABASE"
         if not str(cfg.memory.dsn).startswith(("postgresql://", "postgres://")):
             return f"memory.dsn must be a URI starting with postgresql://, got {cfg.memory.dsn!r}"
+        schema = cfg.memory.get("schema")
+        if schema is not None and not valid_schema_name(schema):
+            return f"memory.schema={schema!r}: use a lower-case name of letters a-z, digits and _ (or null)"
+        timeout = cfg.memory.get("reconnect_timeout_s", 60)
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0:
+            return f"memory.reconnect_timeout_s={timeout!r}: must be a number of seconds >= 0"
         if dsn_password(cfg):
             return (
                 "memory.dsn holds a password, which would be saved with the run: remove it from the DSN "

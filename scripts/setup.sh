@@ -36,8 +36,10 @@ if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 PIP=".venv/bin/python -m pip"
+# the test extras plus the optional ones the suite exercises (slurm: the submitit launcher's sweep test)
+EXTRAS="dev,slurm"
 STAMP=.venv/.kernel-gym-installed
-WANT="$(sha256sum pyproject.toml | cut -c1-16)"
+WANT="$( (cat pyproject.toml; echo "$EXTRAS") | sha256sum | cut -c1-16)"
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT" ]; then
   exit 0
 fi
@@ -59,6 +61,6 @@ if ! .venv/bin/python -c "import torch" >/dev/null 2>&1; then
   quiet $PIP install -q torch==2.13.0 || quiet $PIP install -q "torch>=2.3,<3"
 fi
 echo "[setup] installing kernel-gym and its dependencies (log: $LOG)"
-quiet $PIP install -q -e ".[dev]"
+quiet $PIP install -q -e ".[$EXTRAS]"
 echo "$WANT" > "$STAMP"
 echo "[setup] done"

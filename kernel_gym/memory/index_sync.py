@@ -19,6 +19,7 @@ when nothing else wrote in between.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
@@ -29,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from .index import VectorIndex
-from .persistence import IndexRows, StorageBackend, StoreMeta, WriteReceipt
+from .persistence import IndexRows, ScanInterrupted, StorageBackend, StoreMeta, WriteReceipt
 from .types import MemoryStoreError
 
 __all__ = ["IndexSync"]
@@ -90,8 +91,15 @@ class IndexSync:
 
     def rebuild(self) -> VectorIndex:
         """A new index built from the database in one read snapshot."""
-        idx = VectorIndex(self.dim, self.n_shards)
-        meta, log_seq = self.backend.scan_index_rows(lambda rows: self._add_rows(idx, rows))
+        for attempt in range(3):  # a server backend may lose its snapshot mid-scan: start over
+            idx = VectorIndex(self.dim, self.n_shards)
+            try:
+                meta, log_seq = self.backend.scan_index_rows(functools.partial(self._add_rows, idx))
+                break
+            except ScanInterrupted:
+                idx.close()
+                if attempt == 2:
+                    raise
         idx.stamp = self._stamp(meta, log_seq)
         if idx.ntotal != idx.stamp["n_items"]:
             raise MemoryStoreError(

@@ -45,6 +45,7 @@ __all__ = [
     "IndexRows",
     "InsertResult",
     "ItemFilters",
+    "ScanInterrupted",
     "StorageBackend",
     "StoreMeta",
     "WriteReceipt",
@@ -80,6 +81,11 @@ INDEXED_FIELDS = frozenset({"kind", "level", "category", "task_id", "backend", "
 #: Value columns (Q-values) and counter columns.
 VALUE_COLUMNS: tuple[str, ...] = ("q1", "q2")
 COUNTER_COLUMNS: tuple[str, ...] = ("use_count", "count")
+
+
+class ScanInterrupted(Exception):
+    """:meth:`StorageBackend.scan_index_rows` lost its snapshot after passing some rows on (a
+    server backend's connection dropped mid-scan): the consumer's partial rows are void, scan again."""
 
 
 @dataclass(frozen=True)
@@ -310,7 +316,8 @@ class StorageBackend(Protocol):
 
     def scan_index_rows(self, consume: Callable[[IndexRows], None], chunk: int = 50_000) -> tuple[StoreMeta, int]:
         """Pass every item's index row to ``consume`` in id order (chunks of at most ``chunk``),
-        all from one read snapshot; returns that snapshot's store record and last log sequence."""
+        all from one read snapshot; returns that snapshot's store record and last log sequence.
+        Raises :class:`ScanInterrupted` when the snapshot was lost after rows were passed on."""
         ...
 
     def index_delta(self, since_log_seq: int, max_id: int) -> IndexDelta | None:

@@ -18,18 +18,30 @@ Readers never wait for writers (MVCC). One connection per backend object, guarde
 after ``fork`` the child opens its own connection (the inherited one is left untouched, since
 closing it would end the parent's session).
 
+A lost connection (the server restarted, a network partition) is not an error at once: the
+operation waits, reconnecting with backoff, for up to ``reconnect_timeout`` seconds, then raises
+:class:`MemoryStoreError` naming the server and the setting. Only whole operations are retried:
+a read is one statement or one snapshot, a write is one transaction, rolled back by the server when
+its connection dies. A write whose connection died during ``COMMIT`` is in doubt; each write
+transaction records a random token in ``kg_txn`` together with what its caller needs (the ids it
+allocated), so after reconnecting the backend looks the token up and returns the committed result
+instead of applying the write a second time.
+
 psycopg is imported lazily: ``pip install kernel-gym[postgres]`` installs it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
+import logging
 import os
+import re
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 
@@ -46,13 +58,17 @@ from .persistence import (
     IndexRows,
     InsertResult,
     ItemFilters,
+    ScanInterrupted,
     StoreMeta,
     WriteReceipt,
 )
 from .sqlite_backend import _COLUMNS, _blob, _row_to_item, _values, attr_row
 from .types import MemoryItem, MemoryStoreError, normalize_kind, payload_json
 
-__all__ = ["DSN_PREFIXES", "MAX_LOG_ROWS", "PostgresBackend", "is_postgres_dsn", "redact_dsn"]
+__all__ = ["DSN_PREFIXES", "MAX_LOG_ROWS", "PostgresBackend", "is_postgres_dsn", "redact_dsn", "valid_schema_name"]
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 #: A store location starting with one of these is a PostgreSQL connection URI.
 DSN_PREFIXES = ("postgresql://", "postgres://")
@@ -60,6 +76,17 @@ DSN_PREFIXES = ("postgresql://", "postgres://")
 MAX_LOG_ROWS = 200_000
 #: Key of the advisory lock taken while creating the schema (two processes may open a new store at once).
 _SCHEMA_LOCK_KEY = 0x6B675F6D656D  # "kg_mem"
+#: Commit tokens are kept at least this many seconds (and twice the reconnect timeout): a client
+#: resolves an in-doubt commit within its reconnect timeout, so older ones are never looked up again.
+_TOKEN_TTL_S = 3600.0
+#: SQLSTATEs of a connection the server ended or refused: shutdown, crash, starting up (class 08 too).
+_CONNECTION_SQLSTATES = ("57P01", "57P02", "57P03")
+_SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+#: Table of commit tokens (created on open when missing: stores made before it gain it).
+_TOKENS_TABLE = (
+    "CREATE TABLE IF NOT EXISTS kg_txn (token TEXT PRIMARY KEY, result TEXT NOT NULL, at DOUBLE PRECISION NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS kg_txn_at ON kg_txn(at)",
+)
 
 _SCHEMA = """
 CREATE TABLE kg_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -116,6 +143,19 @@ def redact_dsn(dsn: str) -> str:
     return f"postgresql://{user}{host}{port}/{parts.get('dbname') or ''}"
 
 
+def valid_schema_name(name: object) -> bool:
+    """Whether ``name`` can name the PostgreSQL schema of a store (lower-case letters, digits, ``_``)."""
+    return isinstance(name, str) and bool(_SCHEMA_NAME.match(name))
+
+
+class _AlreadyCommitted(Exception):
+    """A rerun of a write found its commit token: an earlier attempt committed (``record``: what it stored)."""
+
+    def __init__(self, record: str) -> None:
+        super().__init__("committed by an earlier attempt")
+        self.record = record
+
+
 def _import_psycopg() -> Any:
     try:
         import psycopg
@@ -156,9 +196,17 @@ class PostgresBackend:
         new_store_embedder: the embedder recorded in a store created now (None:
             ``HashingEmbedder(512)``); only its ``name`` and ``dim`` are read, and only then.
         timeout: seconds to wait for the connection, and (times 4) for another writer's lock.
+        schema: the PostgreSQL schema holding the store's tables (created when missing); None: the
+            connection's default (``public``). One database can hold many stores, one per schema.
+        reconnect_timeout: seconds an operation waits for a lost connection to come back
+            (reconnecting with backoff) before it raises MemoryStoreError.
 
     An unreachable server, a bad DSN, a missing database, or a database holding a ``kg_meta``
     table of something else raise MemoryStoreError naming the location (without password) and a fix.
+
+    Attributes:
+        reconnects: connections re-opened after a loss; ``retries``: operations run again after one;
+        ``in_doubt_resolved``: writes found committed after their connection died during COMMIT.
     """
 
     def __init__(
@@ -168,11 +216,25 @@ class PostgresBackend:
         create: bool = True,
         new_store_embedder: Embedder | None = None,
         timeout: float = 30.0,
+        schema: str | None = None,
+        reconnect_timeout: float = 60.0,
     ) -> None:
         self._psycopg = _import_psycopg()
+        if schema is not None and not valid_schema_name(schema):
+            raise MemoryStoreError(
+                f"memory store {redact_dsn(dsn)}: schema {schema!r} is not a plain lower-case identifier; "
+                "use letters a-z, digits and _ (memory.schema=...)"
+            )
+        if not reconnect_timeout >= 0:
+            raise ValueError(f"reconnect_timeout must be >= 0 seconds, got {reconnect_timeout!r}")
         self.dsn = dsn
-        self.location = redact_dsn(dsn)
+        self.schema = schema
+        self.location = redact_dsn(dsn) + (f" (schema {schema})" if schema else "")
         self.timeout = float(timeout)
+        self.reconnect_timeout = float(reconnect_timeout)
+        self.reconnects = 0
+        self.retries = 0
+        self.in_doubt_resolved = 0
         self._lock = threading.RLock()
         self._conn: Any = None
         self._pid = os.getpid()
@@ -181,10 +243,26 @@ class PostgresBackend:
 
     # ================================================================== opening
 
+    def _connect_raw(self) -> Any:
+        """A new session with the store's settings; psycopg's errors pass through."""
+        psycopg = self._psycopg
+        conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=max(1, int(self.timeout)))
+        try:
+            # a writer waiting for another one's lock gives up after 4 x timeout, as the SQLite backend does
+            conn.execute(f"SET lock_timeout = {int(self.timeout * 4000)}")
+            # a session whose client vanished mid-transaction (a partition) releases the writers' lock
+            conn.execute(f"SET idle_in_transaction_session_timeout = {int(max(60.0, self.timeout * 4) * 1000)}")
+            if self.schema:
+                conn.execute(psycopg.sql.SQL("SET search_path TO {}").format(psycopg.sql.Identifier(self.schema)))
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
     def _connect(self) -> Any:
         psycopg = self._psycopg
         try:
-            conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=max(1, int(self.timeout)))
+            return self._connect_raw()
         except psycopg.ProgrammingError as e:  # the DSN itself does not parse
             raise MemoryStoreError(
                 f"memory store {self.location}: invalid PostgreSQL DSN ({str(e).strip()}). "
@@ -199,9 +277,6 @@ class PostgresBackend:
             else:
                 fix = "start the PostgreSQL server or fix the host/port in memory.dsn"
             raise MemoryStoreError(f"memory store {self.location}: cannot connect to PostgreSQL ({msg}); {fix}") from e
-        # a writer waiting for another one's lock gives up after 4 x timeout, as the SQLite backend does
-        conn.execute(f"SET lock_timeout = {int(self.timeout * 4000)}")
-        return conn
 
     def _open(self, create: bool, new_store_embedder: Embedder | None) -> None:
         conn = self._connect()
@@ -209,6 +284,9 @@ class PostgresBackend:
             with conn.transaction():
                 cur = conn.cursor()
                 cur.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK_KEY,))
+                if self.schema:
+                    sql = self._psycopg.sql
+                    cur.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self.schema)))
                 cur.execute(
                     "SELECT table_name FROM information_schema.tables "
                     "WHERE table_schema = current_schema() AND table_name IN ('kg_meta', 'kg_items', 'kg_index_log')"
@@ -227,6 +305,9 @@ class PostgresBackend:
                     )
                 cur.execute("SELECT key, value FROM kg_meta")
                 meta = dict(cur.fetchall())
+                if meta.get("format") == FORMAT:
+                    for stmt in _TOKENS_TABLE:  # stores created before commit tokens gain the table
+                        cur.execute(stmt)
         except self._psycopg.Error as e:
             conn.close()
             raise MemoryStoreError(f"memory store {self.location}: cannot open ({e})") from e
@@ -273,35 +354,132 @@ class PostgresBackend:
     # ================================================================== connection / transactions
 
     def _connection(self) -> Any:
+        """The session, re-opened when the server dropped it (psycopg marks such a connection broken)."""
         if self._closed:
             raise MemoryStoreError(f"memory store {self.location}: is closed")
         if self._pid != os.getpid():  # forked: the parent's session must not be shared
             _INHERITED.append(self._conn)
-            self._conn = self._connect()
+            self._conn = None
             self._pid = os.getpid()
+        if self._conn is None or self._conn.closed or self._conn.broken:
+            if self._conn is not None:
+                with contextlib.suppress(Exception):
+                    self._conn.close()
+                self._conn = None
+                self.reconnects += 1
+            self._conn = self._connect_raw()
         return self._conn
 
-    @contextlib.contextmanager
-    def _write(self) -> Iterator[_Txn]:
-        """A write transaction: takes the generation row's lock first (serialising writers),
-        bumps the generation (and n_items by ``n_delta``), trims the log."""
-        with self._lock:
-            conn = self._connection()
-            with conn.transaction():
-                cur = conn.cursor()
+    def _connection_fault(self, exc: BaseException) -> bool:
+        """Whether ``exc`` means the session is gone or the server refuses sessions for now (restart,
+        shutdown, network), as opposed to an error of the statement (those are never retried)."""
+        if not isinstance(exc, self._psycopg.OperationalError):
+            return False
+        conn = self._conn
+        if conn is None or conn.closed or conn.broken:
+            return True
+        state = getattr(exc, "sqlstate", None) or ""
+        return state.startswith("08") or state in _CONNECTION_SQLSTATES
+
+    def _retrying(self, attempt: Callable[[], T], what: str) -> T:
+        """Run ``attempt`` (one whole read or one whole transaction), running it again while the
+        connection is lost, for up to ``reconnect_timeout`` seconds; then a MemoryStoreError."""
+        deadline: float | None = None
+        delay = 0.05
+        while True:
+            try:
+                return attempt()
+            except self._psycopg.Error as e:
+                if not self._connection_fault(e):
+                    raise
+                now = time.monotonic()
+                if deadline is None:
+                    deadline = now + self.reconnect_timeout
+                    log.warning("memory store %s: lost the connection during %s; reconnecting", self.location, what)
+                if now >= deadline:
+                    msg = " ".join(str(e).split())[:300]
+                    raise MemoryStoreError(
+                        f"memory store {self.location}: lost the connection to PostgreSQL during {what} and could "
+                        f"not reconnect within {self.reconnect_timeout:g} s ({msg}); check that the server is "
+                        "running and reachable, or raise memory.reconnect_timeout_s"
+                    ) from e
+                if self._conn is not None and (self._conn.closed or self._conn.broken):
+                    with contextlib.suppress(Exception):
+                        self._conn.close()
+                    self._conn = None
+                    self.reconnects += 1
+                time.sleep(min(delay, max(0.0, deadline - now)))
+                delay = min(2 * delay, 1.0)
+                self.retries += 1
+
+    def _transaction(
+        self,
+        body: Callable[[_Txn], tuple[T, Any]],
+        recover: Callable[[Any, WriteReceipt], T],
+        what: str,
+    ) -> T:
+        """One write transaction, run again as a whole after a lost connection, never applied twice.
+
+        ``body`` does the writes and returns ``(result, record)``; ``record`` (JSON) is stored under
+        the transaction's commit token. A rerun first takes the writers' lock (so an earlier attempt
+        still committing has finished) and looks the token up: found, the earlier attempt committed
+        (its connection died during COMMIT), and ``recover(record, receipt)`` rebuilds its result,
+        the receipt making the index catch up from the database instead of applying the write."""
+        token = uuid.uuid4().hex
+        attempts = 0
+
+        def attempt() -> T:
+            nonlocal attempts
+            attempts += 1
+            with self._lock:
+                try:
+                    return self._write_once(token, body, check_token=attempts > 1)
+                except _AlreadyCommitted as done:
+                    self.in_doubt_resolved += 1
+                    return recover(json.loads(done.record), WriteReceipt(generation=-1))
+
+        return self._retrying(attempt, what)
+
+    def _write_once(self, token: str, body: Callable[[_Txn], tuple[T, Any]], check_token: bool) -> T:
+        """One attempt of a write transaction: takes the generation row's lock first (serialising
+        writers), bumps the generation (and n_items by ``n_delta``), records the commit token and
+        trims the log. With ``check_token``, raises _AlreadyCommitted (rolling back) when an earlier
+        attempt with this token committed."""
+        conn = self._connection()
+        with conn.transaction():
+            cur = conn.cursor()
+            cur.execute("UPDATE kg_meta SET value = (value::bigint + 1)::text WHERE key = 'generation' RETURNING value")
+            generation = int(cur.fetchone()[0]) - 1
+            if check_token:
+                cur.execute("SELECT result FROM kg_txn WHERE token = %s", (token,))
+                row = cur.fetchone()
+                if row is not None:
+                    raise _AlreadyCommitted(row[0])
+            txn = _Txn(cur, generation)
+            result, record = body(txn)
+            if txn.n_delta:
                 cur.execute(
-                    "UPDATE kg_meta SET value = (value::bigint + 1)::text WHERE key = 'generation' RETURNING value"
+                    "UPDATE kg_meta SET value = (value::bigint + %s)::text WHERE key = 'n_items'", (txn.n_delta,)
                 )
-                txn = _Txn(cur, int(cur.fetchone()[0]) - 1)
-                yield txn
-                if txn.n_delta:
-                    cur.execute(
-                        "UPDATE kg_meta SET value = (value::bigint + %s)::text WHERE key = 'n_items'", (txn.n_delta,)
-                    )
-                period = max(1, MAX_LOG_ROWS // 16)
-                seq = txn.receipt.log_seq
-                if seq is not None and seq // period != (seq - txn.n_logged) // period:
-                    self._trim_log(cur, seq)
+            period = max(1, MAX_LOG_ROWS // 16)
+            seq = txn.receipt.log_seq
+            if seq is not None and seq // period != (seq - txn.n_logged) // period:
+                self._trim_log(cur, seq)
+            now = time.time()
+            cur.execute("INSERT INTO kg_txn (token, result, at) VALUES (%s, %s, %s)", (token, json.dumps(record), now))
+            if generation % 512 == 0:
+                ttl = max(_TOKEN_TTL_S, 2 * self.reconnect_timeout)
+                cur.execute("DELETE FROM kg_txn WHERE at < %s", (now - ttl,))
+        return result
+
+    def _write(self, work: Callable[[_Txn], None], what: str) -> WriteReceipt:
+        """A write transaction whose only result is its receipt (see :meth:`_transaction`)."""
+
+        def body(txn: _Txn) -> tuple[WriteReceipt, Any]:
+            work(txn)
+            return txn.receipt, None
+
+        return self._transaction(body, lambda _record, receipt: receipt, what)
 
     @contextlib.contextmanager
     def _snapshot(self) -> Iterator[Any]:
@@ -338,14 +516,22 @@ class PostgresBackend:
         )
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        """Rows of one read statement (its own snapshot)."""
-        with self._lock:
-            return list(self._connection().execute(sql, params).fetchall())
+        """Rows of one read statement (its own snapshot), run again after a lost connection."""
+
+        def attempt() -> list[Any]:
+            with self._lock:
+                return list(self._connection().execute(sql, params).fetchall())
+
+        return self._retrying(attempt, "a read")
 
     def meta(self) -> StoreMeta:
         """The store record now."""
-        with self._lock:
-            return self._meta_of(self._connection().cursor())
+
+        def attempt() -> StoreMeta:
+            with self._lock:
+                return self._meta_of(self._connection().cursor())
+
+        return self._retrying(attempt, "a read")
 
     def close(self) -> None:
         """Close the connection (in the process that opened it); later calls raise MemoryStoreError."""
@@ -374,9 +560,10 @@ class PostgresBackend:
     ) -> InsertResult:
         """See :meth:`StorageBackend.insert_items`. ``vectors``: float32 ``[len(items), dim]``."""
         payloads = [payload_json(it.payload) for it in items]
-        out: list[int] = [0] * len(items)
-        created_of: dict[int, int] = {}
-        with self._write() as txn:
+
+        def body(txn: _Txn) -> tuple[InsertResult, Any]:
+            out: list[int] = [0] * len(items)
+            created_of: dict[int, int] = {}
             cur = txn.cur
             keyed = [it.key for it in items if it.key is not None]
             existing: dict[str, int] = {}
@@ -437,7 +624,14 @@ class PostgresBackend:
                 ids_arr = np.asarray([rows[j][0] for j in order], dtype=np.int64)
                 pos = [new_pos[j] for j in order]
                 txn.receipt.ops.append(IndexOp("add", ids_arr, vectors[pos], [attr_row(items[p]) for p in pos]))
-        return InsertResult(ids=out, created_at=created_of, receipt=txn.receipt)
+            result = InsertResult(ids=out, created_at=created_of, receipt=txn.receipt)
+            return result, {"ids": out, "created_at": {str(k): v for k, v in created_of.items()}}
+
+        def recover(record: Any, receipt: WriteReceipt) -> InsertResult:
+            created = {int(k): int(v) for k, v in record["created_at"].items()}
+            return InsertResult(ids=[int(i) for i in record["ids"]], created_at=created, receipt=receipt)
+
+        return self._transaction(body, recover, "an insert")
 
     def update_fields(self, item_id: int, fields: Mapping[str, Any]) -> WriteReceipt:
         """See :meth:`StorageBackend.update_fields`."""
@@ -451,7 +645,8 @@ class PostgresBackend:
             columns["embedding"] = _blob(vec)
         if "payload" in columns:
             columns["payload"] = payload_json(columns["payload"])
-        with self._write() as txn:
+
+        def work(txn: _Txn) -> None:
             sets = ", ".join(f"{k} = %s" for k in columns)
             txn.cur.execute(
                 f"UPDATE kg_items SET {sets} WHERE id = %s RETURNING " + ", ".join(_COLUMNS),
@@ -470,19 +665,23 @@ class PostgresBackend:
                         [attr_row(_row_to_item(row))],
                     )
                 )
-        return txn.receipt
+
+        return self._write(work, "an update")
 
     def delete_items(self, ids: Sequence[int]) -> tuple[int, WriteReceipt]:
         """See :meth:`StorageBackend.delete_items`."""
         id_list = [int(i) for i in ids]
-        with self._write() as txn:
+
+        def body(txn: _Txn) -> tuple[tuple[int, WriteReceipt], Any]:
             txn.cur.execute("DELETE FROM kg_items WHERE id = ANY(%s)", (id_list,))
             n = int(txn.cur.rowcount)
             txn.n_delta = -n
             if n:
                 txn.log(id_list, "del")
                 txn.receipt.ops.append(IndexOp("del", np.asarray(id_list, dtype=np.int64)))
-        return n, txn.receipt
+            return (n, txn.receipt), n
+
+        return self._transaction(body, lambda record, receipt: (int(record), receipt), "a delete")
 
     def read_items(self, ids: Sequence[int]) -> list[MemoryItem]:
         """See :meth:`StorageBackend.read_items`."""
@@ -554,9 +753,11 @@ class PostgresBackend:
         id_list = [int(i) for i in ids]
         sets = ", ".join(f"{c} = %s" for c in cols)
         rows = [(*(float(values[c][j]) for c in cols), id_list[j]) for j in range(len(id_list))]
-        with self._write() as txn:
+
+        def work(txn: _Txn) -> None:
             txn.cur.executemany(f"UPDATE kg_items SET {sets} WHERE id = %s", rows)
-        return txn.receipt
+
+        return self._write(work, "a value update")
 
     def step_values(self, column: str, ids: Sequence[int], reward: float, alpha: float) -> WriteReceipt:
         """See :meth:`StorageBackend.step_values`: the new value is computed by the UPDATE itself
@@ -565,37 +766,45 @@ class PostgresBackend:
         if column not in VALUE_COLUMNS:
             raise ValueError(f"value columns are {VALUE_COLUMNS}, got {column!r}")
         rows = [(float(alpha), float(reward), int(i)) for i in ids]
-        with self._write() as txn:
+
+        def work(txn: _Txn) -> None:
             txn.cur.executemany(
                 f"UPDATE kg_items SET {column} = {column} + %s::float8 * (%s::float8 - {column}) WHERE id = %s", rows
             )
-        return txn.receipt
+
+        return self._write(work, "a Q step")
 
     def add_to_counter(self, column: str, ids: Sequence[int], by: int) -> WriteReceipt:
         """See :meth:`StorageBackend.add_to_counter`."""
         if column not in COUNTER_COLUMNS:
             raise ValueError(f"counter columns are {COUNTER_COLUMNS}, got {column!r}")
         rows = [(int(by), int(i)) for i in ids]
-        with self._write() as txn:
+
+        def work(txn: _Txn) -> None:
             txn.cur.executemany(f"UPDATE kg_items SET {column} = {column} + %s WHERE id = %s", rows)
-        return txn.receipt
+
+        return self._write(work, "a counter update")
 
     # ================================================================== provenance
 
     def advance_clock(self, at_least: int) -> WriteReceipt:
         """See :meth:`StorageBackend.advance_clock`."""
-        with self._write() as txn:
+
+        def work(txn: _Txn) -> None:
             txn.cur.execute(
                 "UPDATE kg_meta SET value = GREATEST(value::bigint, %s)::text WHERE key = 'clock'", (int(at_least),)
             )
-        return txn.receipt
+
+        return self._write(work, "a clock update")
 
     def rewrite_payloads(self, payloads: Sequence[tuple[int, dict[str, Any]]]) -> WriteReceipt:
         """See :meth:`StorageBackend.rewrite_payloads`."""
         rows = [(payload_json(p), int(i)) for i, p in payloads]
-        with self._write() as txn:
+
+        def work(txn: _Txn) -> None:
             txn.cur.executemany("UPDATE kg_items SET payload = %s WHERE id = %s", rows)
-        return txn.receipt
+
+        return self._write(work, "a payload rewrite")
 
     # ================================================================== index support
 
@@ -605,49 +814,78 @@ class PostgresBackend:
         return IndexRows(ids, self._vectors([r[6] for r in rows], dim), attrs)
 
     def scan_index_rows(self, consume: Callable[[IndexRows], None], chunk: int = 50_000) -> tuple[StoreMeta, int]:
-        """See :meth:`StorageBackend.scan_index_rows` (keyset pages inside one REPEATABLE READ snapshot)."""
-        with self._snapshot() as cur:
-            meta = self._meta_of(cur)
-            cur.execute("SELECT COALESCE(MAX(seq), 0) FROM kg_index_log")
-            log_seq = int(cur.fetchone()[0])
-            last = 0
-            while True:
-                cur.execute(_ATTR_SELECT + " WHERE id > %s ORDER BY id LIMIT %s", (last, int(chunk)))
-                rows = cur.fetchall()
-                if not rows:
-                    break
-                consume(self._index_rows(rows, meta.embedder_dim))
-                last = int(rows[-1][0])
-        return meta, log_seq
+        """See :meth:`StorageBackend.scan_index_rows` (keyset pages inside one REPEATABLE READ snapshot).
+
+        A connection lost before the first page was consumed is waited for like any read; one lost
+        later raises :class:`~kernel_gym.memory.persistence.ScanInterrupted` (the consumer holds
+        part of a snapshot that is gone), and the caller starts its scan over."""
+        consumed = False
+
+        def attempt() -> tuple[StoreMeta, int]:
+            nonlocal consumed
+            try:
+                with self._snapshot() as cur:
+                    meta = self._meta_of(cur)
+                    cur.execute("SELECT COALESCE(MAX(seq), 0) FROM kg_index_log")
+                    log_seq = int(cur.fetchone()[0])
+                    last = 0
+                    while True:
+                        cur.execute(_ATTR_SELECT + " WHERE id > %s ORDER BY id LIMIT %s", (last, int(chunk)))
+                        rows = cur.fetchall()
+                        if not rows:
+                            break
+                        consume(self._index_rows(rows, meta.embedder_dim))
+                        consumed = True
+                        last = int(rows[-1][0])
+                return meta, log_seq
+            except self._psycopg.Error as e:
+                if consumed and self._connection_fault(e):
+                    raise ScanInterrupted(f"memory store {self.location}: the connection was lost mid-scan") from e
+                raise
+
+        return self._retrying(attempt, "an index scan")
 
     def index_delta(self, since_log_seq: int, max_id: int) -> IndexDelta | None:
         """See :meth:`StorageBackend.index_delta`."""
-        with self._snapshot() as cur:
-            meta = self._meta_of(cur)
-            if meta.log_floor > since_log_seq:
-                return None
-            cur.execute("SELECT seq, item_id FROM kg_index_log WHERE seq > %s ORDER BY seq", (int(since_log_seq),))
-            changes = cur.fetchall()
-            log_seq = int(changes[-1][0]) if changes else int(since_log_seq)
-            changed = sorted({int(c[1]) for c in changes if c[1] <= max_id})
-            cur.execute(_ATTR_SELECT + " WHERE id = ANY(%s) ORDER BY id", (changed,))
-            changed_rows = cur.fetchall()
-            cur.execute(_ATTR_SELECT + " WHERE id > %s ORDER BY id", (int(max_id),))
-            new_rows = cur.fetchall()
+
+        def attempt() -> tuple[StoreMeta, int, list[int], list[Any], list[Any]] | None:
+            with self._snapshot() as cur:
+                meta = self._meta_of(cur)
+                if meta.log_floor > since_log_seq:
+                    return None
+                cur.execute("SELECT seq, item_id FROM kg_index_log WHERE seq > %s ORDER BY seq", (int(since_log_seq),))
+                changes = cur.fetchall()
+                log_seq = int(changes[-1][0]) if changes else int(since_log_seq)
+                changed = sorted({int(c[1]) for c in changes if c[1] <= max_id})
+                cur.execute(_ATTR_SELECT + " WHERE id = ANY(%s) ORDER BY id", (changed,))
+                changed_rows = cur.fetchall()
+                cur.execute(_ATTR_SELECT + " WHERE id > %s ORDER BY id", (int(max_id),))
+                new_rows = cur.fetchall()
+            return meta, log_seq, changed, changed_rows, new_rows
+
+        got = self._retrying(attempt, "an index catch-up")
+        if got is None:
+            return None
+        meta, log_seq, changed, changed_rows, new_rows = got
         dim = meta.embedder_dim
         return IndexDelta(meta, log_seq, changed, self._index_rows(changed_rows, dim), self._index_rows(new_rows, dim))
 
     def record_index_digest(self, write: Callable[[], str]) -> None:
         """See :meth:`StorageBackend.record_index_digest`. Locks the generation row without
-        bumping it: saving the index changes no item, so no index becomes stale by it."""
-        with self._lock:
-            conn = self._connection()
-            with conn.transaction():
-                cur = conn.cursor()
-                cur.execute("SELECT value FROM kg_meta WHERE key = 'generation' FOR UPDATE")
-                digest = write()
-                cur.execute(
-                    "INSERT INTO kg_meta (key, value) VALUES ('index_sha256', %s) "
-                    "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-                    (digest,),
-                )
+        bumping it: saving the index changes no item, so no index becomes stale by it. Rerun after
+        a lost connection (writing the file again is harmless; the digest is set, not added)."""
+
+        def attempt() -> None:
+            with self._lock:
+                conn = self._connection()
+                with conn.transaction():
+                    cur = conn.cursor()
+                    cur.execute("SELECT value FROM kg_meta WHERE key = 'generation' FOR UPDATE")
+                    digest = write()
+                    cur.execute(
+                        "INSERT INTO kg_meta (key, value) VALUES ('index_sha256', %s) "
+                        "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+                        (digest,),
+                    )
+
+        self._retrying(attempt, "saving the index digest")

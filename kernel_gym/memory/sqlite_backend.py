@@ -197,6 +197,7 @@ class SQLiteBackend:
         self._conn: sqlite3.Connection | None = None
         self._pid = os.getpid()
         self._closed = False
+        self.busy_retries = 0  # BEGIN IMMEDIATE attempts that found another writer's lock (benchmarks read it)
         self._open(create, new_store_embedder)
 
     # ================================================================== opening / validation
@@ -368,6 +369,7 @@ class SQLiteBackend:
                 msg = str(e).lower()
                 if ("locked" not in msg and "busy" not in msg) or time.monotonic() > deadline:
                     raise
+                self.busy_retries += 1  # another writer held the lock past the busy timeout
                 time.sleep(delay)
                 delay = min(delay * 2, 0.5)
 

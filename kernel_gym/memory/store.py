@@ -76,6 +76,10 @@ class MemoryStore:
         backend: an already opened :class:`~kernel_gym.memory.persistence.StorageBackend` to use
             instead of opening SQLite at ``path`` (``path`` then only names the index file, or is
             the backend's DSN).
+        schema: PostgreSQL only: the schema holding the store (created when missing; None: the
+            connection's default, ``public``), so one database can hold many stores.
+        reconnect_timeout: PostgreSQL only: seconds an operation waits for a lost connection to
+            the server to come back before it raises MemoryStoreError.
 
     Attributes:
         path: the database path (a DSN: the index path without ``.faiss``); ``index_path``:
@@ -99,6 +103,8 @@ class MemoryStore:
         save_index_on_close: bool = True,
         timeout: float = 30.0,
         backend: StorageBackend | None = None,
+        schema: str | None = None,
+        reconnect_timeout: float = 60.0,
     ) -> None:
         self.timeout = float(timeout)
         self.save_index_on_close = save_index_on_close
@@ -109,7 +115,14 @@ class MemoryStore:
         if backend is not None:
             self.backend: StorageBackend = backend
         elif self.dsn is not None:
-            self.backend = PostgresBackend(self.dsn, create=create, new_store_embedder=embedder, timeout=self.timeout)
+            self.backend = PostgresBackend(
+                self.dsn,
+                create=create,
+                new_store_embedder=embedder,
+                timeout=self.timeout,
+                schema=schema,
+                reconnect_timeout=reconnect_timeout,
+            )
         else:
             self.backend = SQLiteBackend(path, create=create, new_store_embedder=embedder, timeout=self.timeout)
         self.location: str = self.backend.location

@@ -234,3 +234,24 @@ def test_tasks_from_a_kernelbench_checkout(tmp_path):
     [shrunk] = task_list(small)
     assert shrunk.build(0)[1][0].numel() <= 4096
     assert any("tasks.root=None: not a directory" in e for e in check_config(missing))
+
+
+def test_postgres_fresh_memory_is_a_schema_per_run_directory(tmp_path):
+    """memory.backend=postgres with memory=fresh: each run directory (each agent of a comparison) gets a
+    schema of its own, the same one on resume; a named schema is used as given; bad names are refused."""
+    from hydra import compose, initialize_config_dir
+
+    from experiments.config_check import check_command_line
+    from experiments.run import memory_schema
+    dsn = "postgresql://kg@db.example:5432/kernel_gym"
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
+        fresh = compose("config", overrides=["memory.backend=postgres", f"memory.dsn={dsn}"])
+        shared = compose("config", overrides=["memory=postgres", f"memory.dsn={dsn}"])
+        sqlite = compose("config")
+    a, b = memory_schema(fresh, tmp_path / "run" / "qmemory"), memory_schema(fresh, tmp_path / "run" / "random")
+    assert a and b and a != b and a.startswith("kg_run_") and a == memory_schema(fresh, tmp_path / "run" / "qmemory")
+    assert memory_schema(shared, tmp_path / "x") == "public" and memory_schema(sqlite, tmp_path) is None
+    assert "memory.schema='Bad-Name'" in check_command_line(
+        ["memory.backend=postgres", f"memory.dsn={dsn}", "memory.schema=Bad-Name"])[0]
+    assert "reconnect_timeout_s" in check_command_line(
+        ["memory.backend=postgres", f"memory.dsn={dsn}", "memory.reconnect_timeout_s=-1"])[0]

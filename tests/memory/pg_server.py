@@ -52,6 +52,7 @@ class PgServer:
     root: Path
     user: str
     _as_user: list[str] = field(default_factory=list)
+    opts: str = ""  # the server's command-line settings (pg_ctl -o), kept for restarts
     _db_numbers: itertools.count = field(default_factory=lambda: itertools.count(1))
 
     @property
@@ -78,6 +79,25 @@ class PgServer:
         self._run(str(self.bindir / "pg_ctl"), "stop", "-D", str(self.root / "data"), "-m", "immediate", "-w")
         shutil.rmtree(self.root, ignore_errors=True)
 
+    def _ctl(self, *args: str) -> None:
+        ctl = self._run(str(self.bindir / "pg_ctl"), *args, "-D", str(self.root / "data"), "-w", "-t", "60")
+        if ctl.returncode != 0:
+            log = (self.root / "log").read_text(errors="replace")[-2000:] if (self.root / "log").exists() else ""
+            raise RuntimeError(f"pg_ctl {args[0]} failed: {ctl.stdout}{ctl.stderr}{log}")
+
+    def shut_down(self, mode: str = "fast") -> None:
+        """Stop the server but keep its data (``fast``: sessions are ended, as by an administrator's
+        restart or a lost host; ``immediate``: as a crash). :meth:`start_again` brings it back."""
+        self._ctl("stop", "-m", mode)
+
+    def start_again(self) -> None:
+        """Start the server stopped by :meth:`shut_down`, with the same settings and socket."""
+        self._ctl("start", "-l", str(self.root / "log"), "-o", self.opts)
+
+    def restart(self, mode: str = "fast") -> None:
+        """``pg_ctl restart``: every session is ended, the server comes back on the same socket."""
+        self._ctl("restart", "-m", mode, "-l", str(self.root / "log"), "-o", self.opts)
+
 
 def _ensure_user() -> None:
     try:
@@ -91,8 +111,11 @@ def _ensure_user() -> None:
         )
 
 
-def start_server(bindir: Path) -> PgServer:
-    """initdb + pg_ctl start in a new temporary directory; raises RuntimeError with the server's log."""
+def start_server(bindir: Path, durable_commits: bool = False) -> PgServer:
+    """initdb + pg_ctl start in a new temporary directory; raises RuntimeError with the server's log.
+
+    ``durable_commits``: acknowledge a commit only after its WAL is written (the default trades
+    that for speed, which a test that stops the server abruptly must not)."""
     root = Path(tempfile.mkdtemp(prefix="kgpg-"))  # short: a socket path must stay under 108 bytes
     (root / "sock").mkdir()
     as_user: list[str] = []
@@ -111,8 +134,9 @@ def start_server(bindir: Path) -> PgServer:
         shutil.rmtree(root, ignore_errors=True)
         raise RuntimeError(f"initdb failed: {init.stdout}{init.stderr}")
     # test settings: no TCP, socket in our directory, durability traded for speed
-    opts = f"-k {root / 'sock'} -p {_PORT} -c listen_addresses='' -c fsync=off -c synchronous_commit=off"
-    opts += " -c full_page_writes=off -c max_connections=60"
+    opts = f"-k {root / 'sock'} -p {_PORT} -c listen_addresses='' -c fsync=off"
+    opts += f" -c synchronous_commit={'on' if durable_commits else 'off'} -c full_page_writes=off -c max_connections=60"
+    server.opts = opts
     start = server._run(
         str(bindir / "pg_ctl"), "start", "-D", data, "-w", "-t", "60", "-l", str(root / "log"), "-o", opts
     )

@@ -141,7 +141,7 @@ class Backend(ABC):
     def run_sampled(self, forward: Callable[[], Any], blocks: int) -> tuple[Any, dict[str, Any], list[list[int]]]:
         """(published_shapes backends) ``forward()`` under sampled simulation of ``blocks`` block
         groups: its output, the launches' summary (``latency_s``, ``latency_lo_s``, ``latency_hi_s``,
-        ``launches``, ``blocks_run``, ``blocks_skipped``) and the output's written hulls as
+        ``launches``, ``blocks_run``, ``blocks_skipped``) and the spans of the output it stored, as
         [core, first element, end element] rows."""
         raise NotImplementedError(f"backend {self.name!r} cannot run published shapes")
 

@@ -549,31 +549,28 @@ def measure_latency(
     return statistics.median(samples), details
 
 
-def _published_windows(spans: Any, numel: int, budget: int) -> list[tuple[int, int]]:
-    """Windows [first, end) of the output to compare: each sampled core's hull in full when the
-    budget allows, else its head, its tail and a window at a place drawn here (the runner cannot
-    know which), all within ``budget`` elements."""
+def _published_windows(spans: Any, numel: int, budget: int, most: int = 32) -> list[tuple[int, int]]:
+    """Windows [first, end) of the output to compare, within ``budget`` elements: up to ``most``
+    of the spans the sampled blocks stored, each whole or a window of it at a place drawn here
+    (the runner cannot know which)."""
     if not isinstance(spans, list) or not spans:
         return []
-    hulls = []
+    found = []
     for row in spans:
         if not (isinstance(row, list) and len(row) == 3 and all(isinstance(v, int) for v in row)):
             raise StageFailure("hacked", "malformed written spans from the runner", hack_rule="protocol")
         _, lo, hi = row
         if not 0 <= lo < hi <= numel:
             raise StageFailure("hacked", "written spans outside the output", hack_rule="protocol")
-        hulls.append((lo, hi))
-    per = max(3, budget // len(hulls))
+        found.append((lo, hi))
     rng = random.SystemRandom()
-    windows: list[tuple[int, int]] = []
-    for lo, hi in hulls:
-        if hi - lo <= per:
-            windows.append((lo, hi))
-            continue
-        w = per // 3
-        mid = rng.randrange(lo + w, hi - 2 * w + 1)
-        windows += [(lo, lo + w), (mid, mid + w), (hi - w, hi)]
-    return windows
+    chosen = found if len(found) <= most else rng.sample(found, most)
+    per = max(1, budget // len(chosen))
+    windows = []
+    for lo, hi in chosen:
+        start = lo if hi - lo <= per else rng.randrange(lo, hi - per + 1)
+        windows.append((start, min(hi, start + per)))
+    return sorted(windows)
 
 
 def check_published(

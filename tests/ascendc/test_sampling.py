@@ -38,6 +38,38 @@ extern "C" void twice_do(uint32_t blockDim, uint8_t* y) { twice<<<blockDim, null
 """
 
 
+# Grid-stride ReLU: block b takes tiles b, b + blocks, b + 2 blocks, ... (its stores interleave
+# with the other blocks'); n a multiple of the tile.
+GRID_STRIDE_RELU = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+
+extern "C" __global__ __aicore__ void relu_strided(GM_ADDR x, GM_ADDR y, uint32_t n, uint32_t tile)
+{
+    GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x, n);
+    yGm.SetGlobalBuffer((__gm__ float*)y, n);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, tile * sizeof(float));
+    LocalTensor<float> t = buf.Get<float>();
+    for (uint32_t i = GetBlockIdx(); i < n / tile; i += GetBlockNum()) {
+        DataCopy(t, xGm[i * tile], tile);
+        PipeBarrier<PIPE_ALL>();
+        Relu(t, t, (int32_t)tile);
+        PipeBarrier<PIPE_ALL>();
+        DataCopy(yGm[i * tile], t, tile);
+        PipeBarrier<PIPE_ALL>();
+    }
+}
+
+extern "C" void relu_strided_do(uint32_t blockDim, uint8_t* x, uint8_t* y, uint32_t n, uint32_t tile)
+{
+    relu_strided<<<blockDim, nullptr, nullptr>>>(x, y, n, tile);
+}
+"""
+
+
 @pytest.fixture(scope="module")
 def relu_mod():
     return asc.load(RELU, name="relu.cpp")
@@ -119,6 +151,22 @@ def test_the_sampled_share_is_checked_against_the_reference(relu_mod):
     # block 1 (121 tiles over 40 blocks: block 0 has 4, the others 3) was skipped: its share
     # is still poison, block 0's is not
     assert torch.isnan(y[4 * 4096 : 7 * 4096]).all() and not torch.isnan(y[: 4 * 4096]).any()
+
+
+def test_a_grid_stride_kernel_is_checked_on_what_its_blocks_stored():
+    mod = asc.load(GRID_STRIDE_RELU, name="relu_strided.cpp")
+    n, tile = 40 * 4096 * 5, 4096
+    x = lazy_tensor((n,), torch.float32, "normal", seed=5)
+    y = lazy_tensor((n,), torch.float32, "poison")
+    with sampled_simulation(blocks=4):
+        mod.relu_strided_do(40, x, y, n, tile)
+        check = check_sampled_output(y, lambda a, b: torch.relu(x[a:b]), max_rows=3 * tile)
+        spans = written_spans(y)
+    assert check.ok, check.message
+    # 4 blocks x 5 tiles each, none touching another: 20 spans, other blocks' tiles between them
+    assert len(spans) == 20 and all(hi - lo == tile for _, lo, hi, _ in spans)
+    assert check.elements_checked == 20 * tile
+    assert torch.isnan(y[tile : 2 * tile]).all()  # block 1's tile: skipped, still poison
 
 
 @pytest.mark.parametrize("defines,reason", [("-DSKIP_WRITE=1", "stored nothing"), ("-DOFF_BY=1", "element")])

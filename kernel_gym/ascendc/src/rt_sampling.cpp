@@ -13,9 +13,10 @@
 //    and stay read-only until written; clean chunks are evicted first-in first-out above a
 //    resident cap. Output regions fill with the verifier's poison (NaN / the type's max / true).
 //  - Written spans. While tracking is on, every GM store the race detector sees (copies, atomics,
-//    Fixpipe, scalar and raw-pointer stores) widens its core's hull of that GM buffer, so the
-//    caller can compare exactly the sampled blocks' share of an output with the reference; bytes
-//    in a hull that the block did not write are still poison, and fail.
+//    Fixpipe, scalar and raw-pointer stores) extends a span of its core in that GM buffer (stores
+//    that overlap or touch one), so the caller can compare what the sampled blocks stored, and
+//    only that, with the reference: a grid-stride kernel's blocks leave other blocks' tiles between
+//    their spans. A strided copy is recorded as its whole extent, whose gaps are still poison.
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -37,20 +38,27 @@ struct Written {
     uintptr_t lo, hi;
     uint64_t bytes;
 };
-std::vector<Written> g_written;  // one hull per (core, GM buffer), in first-write order
+std::vector<Written> g_written;  // spans of stored bytes per (core, GM buffer), in first-write order
 }  // namespace
 
 void track_write(uintptr_t lo, uint64_t n) {
-    // the GM buffer the store lands in (hulls never span two buffers)
+    // the GM buffer the store lands in (a span never crosses two buffers)
     uintptr_t blo = 0, bhi = UINTPTR_MAX;
     for (const GmBuf& b : rt.gm)
         if (lo >= b.base && lo < b.base + b.size) { blo = b.base, bhi = b.base + b.size; break; }
-    for (auto it = g_written.rbegin(); it != g_written.rend(); ++it)
-        if (it->uid == hot.core_uid && it->lo >= blo && it->hi <= bhi) {
-            it->lo = std::min(it->lo, lo), it->hi = std::max(it->hi, uintptr_t(lo + n)), it->bytes += n;
+    const uintptr_t hi = lo + n;
+    // extend a recent span of this core that the store overlaps or touches (a block's stores are
+    // mostly in order); past 1M spans, widen the core's latest span in the buffer instead
+    int looked = 0;
+    for (auto it = g_written.rbegin(); it != g_written.rend(); ++it) {
+        if (it->uid != hot.core_uid || it->lo < blo || it->hi > bhi) continue;
+        if ((lo <= it->hi && hi >= it->lo) || g_written.size() >= (size_t(1) << 20)) {
+            it->lo = std::min(it->lo, lo), it->hi = std::max(it->hi, hi), it->bytes += n;
             return;
         }
-    g_written.push_back(Written{hot.core_uid, lo, uintptr_t(lo + n), n});
+        if (++looked == 8) break;
+    }
+    g_written.push_back(Written{hot.core_uid, lo, hi, n});
 }
 
 bool group_sampled(int64_t g, int64_t n) {

@@ -30,7 +30,16 @@ from typing import Any
 
 import torch
 
-from kernel_gym.ascendc.op_project import _GE_DTYPES, _MAX_DIMS, _TORCH_DTYPES, OpProjectOp, _snake
+from kernel_gym.ascendc.op_project import (
+    _C_TYPES,
+    _GE_DTYPES,
+    _MAX_DIMS,
+    _TORCH_DTYPES,
+    OpProjectOp,
+    _declared_params,
+    _first_column,
+    _snake,
+)
 from kernel_gym.ascendc.sampling import handover_lazy_result
 from kernel_gym.native.cabi import strip_comments
 
@@ -51,6 +60,10 @@ SIX_STRING_KEYS = (
     "python_bind_src",
     "model_src",
 )
+
+_C_CODES = {c: code for code, c in _C_TYPES.items()}
+# raised by include/kgsim/binding_glue.h: the GE dtypes of the tensors an EXEC_NPU_CMD passed
+_DTYPE_COLUMN = re.compile(r"\[kgsim:dtype_column ([-\d,]+)\]")
 
 _BIND_UNIT = """
 // ---- the python binding and EXEC_NPU_CMD (include/kgsim/binding_glue.h) ----
@@ -120,7 +133,13 @@ class _BoundOp(OpProjectOp):
         if with_kernel:
             main = next(iter(out))
             out["proj/python_bind.cpp.inc"] = f'#line 1 "python_bind.cpp"\n{self._binding}'
-            out[main] += f"#define KGSIM_GEN_KERNEL_PARAMS size_t({len(self.kernel_params)})\n{_BIND_UNIT}"
+            io = ""
+            if dtype_defs:  # the GE dtypes this module's kernel is built for, inputs then outputs
+                meta = getattr(self, "meta", None) or _declared_params(self.files)  # None while compiling meta
+                params = meta.get("inputs", []) + meta.get("outputs", [])
+                codes = [_C_CODES.get(dtype_defs.get(f"DTYPE_{p['name'].upper()}", ""), -1) for p in params]
+                io = f"#define KGSIM_GEN_IO_DTYPES {{{', '.join(map(str, codes))}}}\n"
+            out[main] += f"#define KGSIM_GEN_KERNEL_PARAMS size_t({len(self.kernel_params)})\n{io}{_BIND_UNIT}"
         return out
 
 
@@ -179,6 +198,11 @@ class MultiKernelBenchOp:
         n_in = len(project.meta.get("inputs", []))
         in_dt = [_GE_DTYPES[t.dtype] for t in tensors[:n_in]]
         column, out_dt = project._out_dtypes(in_dt)
+        first = _first_column(project.meta)
+        if column is None and first is not None:
+            # the arguments match no OpDef column, so the binding casts them before EXEC_NPU_CMD:
+            # try the first column's kernel (binding_glue.h names the right one if it is not)
+            column, (in_dt, out_dt) = 0, first
         return project._kernel_module(column, in_dt, out_dt)
 
     def call(self, name: str, *args: Any) -> Any:
@@ -214,7 +238,20 @@ class MultiKernelBenchOp:
             else:
                 raise TypeError(f"argument {k}: a {type(a).__name__}; bindings take tensors and numbers")
         mod = self._module_for(tensors)
-        count = int(mod.kgsim_gen_bind_call(names.index(name), n, kinds, ptrs, dims, ndims, dtypes, numbers))
+        for attempt in range(4):
+            try:
+                count = int(mod.kgsim_gen_bind_call(names.index(name), n, kinds, ptrs, dims, ndims, dtypes, numbers))
+                break
+            except Exception as exc:
+                # The kernel's DTYPE_<NAME> macros follow the tensors EXEC_NPU_CMD passes, which the
+                # binding may have cast (a bool mask made float): rerun with the module built for
+                # those. Nothing reached the caller's tensors: they are copied back only on success.
+                column = _DTYPE_COLUMN.search(str(exc))
+                if column is None or attempt == 3:
+                    raise
+                codes = [int(v) for v in column.group(1).split(",")]
+                n_in = len(self.project.meta.get("inputs", []))
+                mod = self.project._kernel_module(None, codes[:n_in], codes[n_in:])
         self.last_runs = list(mod.last_runs)
         self.project.last_run, self.project.last_runs = mod.last_run, mod.last_runs
         outs = []

@@ -53,6 +53,12 @@ void fill_shapes(const std::vector<at::Tensor>& ts, size_t from, size_t count, s
 
 void exec(::ops::OpDef* def, LaunchV launch, size_t kernel_params, const char* api, std::vector<Arg> args) {
     if (!def) throw std::runtime_error(std::string(api) + ": the project defines no operator (OP_ADD)");
+    // CANN generates aclnn<OpType> for the project's operator; any other aclnn name is one of
+    // CANN's built-in operators (aclnnBatchNorm, aclnnGridSampler2D...), which run no project
+    // kernel and which the simulator does not provide.
+    if (std::string(api) != "aclnn" + def->name_)
+        throw std::runtime_error(std::string(api) + " is not this project's operator (aclnn" + def->name_ +
+                                 "): CANN's built-in aclnn operators are not simulated; call the project's own");
     size_t n_in = def->inputs_.size(), n_out = def->outputs_.size(), n_attr = def->attrs_.size();
     std::vector<at::Tensor> tensors;
     std::vector<double> numbers;

@@ -679,11 +679,13 @@ int32_t que_query(int32_t h, uint32_t gen, int what) {
 static void leak_check(Queue& q, int h) {
     for (auto& s : q.slots) {
         if (s.state == S_FREE) continue;
+        // A warning: the NPU does not check at kernel end, and public samples that leak one (the
+        // asc-devkit layernorm sample) run correctly on it; the docs still require the pair.
         std::string msg = fmt("a tensor allocated at %s from queue #%d (%s, %zu x %u B) is %s when the kernel ends; "
-                              "every AllocTensor needs a FreeTensor (on the NPU the queue's events stay unbalanced "
-                              "and later work hangs)", loc_str(s.alloc_loc).c_str(), h, pos_name(q.src_pos),
-                              q.slots.size(), q.len, s.state == S_QUEUED ? "still enqueued" : "never freed");
-        record_fault("tensor_leak", s.alloc_loc.file_name(), s.alloc_loc.line(), msg);
+                              "the Ascend C docs pair every AllocTensor with a FreeTensor", loc_str(s.alloc_loc).c_str(),
+                              h, pos_name(q.src_pos), q.slots.size(), q.len,
+                              s.state == S_QUEUED ? "still enqueued" : "never freed");
+        warn("tensor_leak", s.alloc_loc, msg);
         return;
     }
 }

@@ -1403,3 +1403,278 @@ def test_read_past_a_tensor_end_within_its_npu_block():
     x = torch.randn(4096)
     y = lib.ops.leaky_relu_custom(x, 0.0)
     torch.testing.assert_close(y[:4092], x[4:])
+
+
+# ---- the ATen shim: at::broadcast_tensors; an aclnn name that is not the project's operator -------------
+BROADCAST_TENSORS_BINDING = r"""
+#include <torch/library.h>
+#include <torch/extension.h>
+#include "pytorch_npu_helper.hpp"
+
+at::Tensor mse_bcast(const at::Tensor& a, const at::Tensor& b)
+{
+    std::vector<at::Tensor> both = at::broadcast_tensors({a, b});
+    at::Tensor result = at::empty({}, a.options());
+    EXEC_NPU_CMD(aclnnMseLossCustom, both[0].contiguous(), both[1].contiguous(), result);
+    return result;
+}
+
+at::Tensor mse_builtin(const at::Tensor& a, const at::Tensor& b)
+{
+    at::Tensor result = at::empty({}, a.options());
+    EXEC_NPU_CMD(aclnnMseLoss, a, b, result);  // CANN's own operator, not this project's
+    return result;
+}
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+    m.def("mse_bcast", &mse_bcast, "mse of two broadcast operands");
+    m.def("mse_builtin", &mse_builtin, "mse through a built-in aclnn operator");
+}
+"""
+
+
+def test_binding_broadcast_tensors_and_builtin_aclnn_name() -> None:
+    lib = asc.load_multikernelbench({**MSE_LOSS, "python_bind_src": BROADCAST_TENSORS_BINDING})
+    a, b = torch.randn(4, 1, 256), torch.randn(4, 256)  # -> (4, 4, 256)
+    want = F.mse_loss(*torch.broadcast_tensors(a, b))
+    torch.testing.assert_close(lib.ops.mse_bcast(a, b), want, rtol=1e-4, atol=1e-5)
+    with pytest.raises(Exception, match="aclnnMseLoss is not this project's operator"):
+        lib.ops.mse_builtin(a.expand(4, 4, 256).contiguous(), b.expand(4, 4, 256).contiguous())
+
+
+# ---- the scalar API: ToFloat / ToBfloat16, ScalarCast (and its newer name Cast), bit counting --------
+SCALAR_API_KERNEL = r"""
+#include "kernel_operator.h"
+constexpr uint32_t N = 64;
+extern "C" __global__ __aicore__ void scalar_api(GM_ADDR x, GM_ADDR ints, GM_ADDR h, GM_ADDR bf, GM_ADDR v,
+                                                 GM_ADDR bits)
+{
+    AscendC::GlobalTensor<float> xGm, bfGm;
+    AscendC::GlobalTensor<int32_t> iGm;
+    AscendC::GlobalTensor<half> hGm;
+    AscendC::GlobalTensor<int64_t> vGm, bGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x, N);
+    iGm.SetGlobalBuffer((__gm__ int32_t*)ints, 4 * N);
+    hGm.SetGlobalBuffer((__gm__ half*)h, N);
+    bfGm.SetGlobalBuffer((__gm__ float*)bf, N);
+    vGm.SetGlobalBuffer((__gm__ int64_t*)v, N);
+    bGm.SetGlobalBuffer((__gm__ int64_t*)bits, 7 * N);
+    for (uint32_t i = 0; i < N; ++i) {
+        float f = xGm.GetValue(i);
+        iGm.SetValue(i, AscendC::ScalarCast<float, int32_t, AscendC::RoundMode::CAST_ROUND>(f));
+        iGm.SetValue(N + i, AscendC::ScalarCast<float, int32_t, AscendC::RoundMode::CAST_RINT>(f));
+        iGm.SetValue(2 * N + i, AscendC::Cast<float, int32_t, AscendC::RoundMode::CAST_FLOOR>(f));
+        iGm.SetValue(3 * N + i, AscendC::ScalarCast<float, int32_t, AscendC::RoundMode::CAST_CEIL>(f));
+        hGm.SetValue(i, AscendC::ScalarCast<float, half, AscendC::RoundMode::CAST_ODD>(f));
+        bfloat16_t b = AscendC::ToBfloat16(f);
+        bfGm.SetValue(i, AscendC::ToFloat(b));
+        int64_t s = vGm.GetValue(i);
+        uint64_t u = static_cast<uint64_t>(s);
+        bGm.SetValue(i, AscendC::ScalarGetCountOfValue<1>(u));
+        bGm.SetValue(N + i, AscendC::ScalarGetCountOfValue<0>(u));
+        bGm.SetValue(2 * N + i, AscendC::ScalarCountLeadingZero(u));
+        bGm.SetValue(3 * N + i, AscendC::CountBitsCntSameAsSignBit(s));
+        bGm.SetValue(4 * N + i, AscendC::ScalarGetSFFValue<1>(u));
+        bGm.SetValue(5 * N + i, AscendC::GetSFFValue<0>(u));
+        bGm.SetValue(6 * N + i, AscendC::GetBitCount<1>(u) + AscendC::CountLeadingZero(u));
+    }
+}
+extern "C" void run(GM_ADDR x, GM_ADDR i, GM_ADDR h, GM_ADDR b, GM_ADDR v, GM_ADDR bits)
+{
+    scalar_api<<<1, nullptr, nullptr>>>(x, i, h, b, v, bits);
+}
+"""
+
+
+def _half_round_to_odd(x: np.ndarray) -> np.ndarray:
+    """float32 -> float16 truncated toward zero, the last bit set when inexact."""
+    near = x.astype(np.float16)
+    bits = near.view(np.uint16).copy()
+    over = np.abs(near.astype(np.float64)) > np.abs(x.astype(np.float64))
+    bits[over] -= 1
+    inexact = near.astype(np.float32) != x
+    bits[inexact] |= 1
+    return bits.view(np.float16)
+
+
+def test_scalar_api_conversions_and_bit_counts() -> None:
+    mod = asc.load(SCALAR_API_KERNEL)
+    n = 64
+    x = torch.tensor([2.5, -2.5, 0.5, -0.5, 1.5, 3.7, -3.7, 1.0 + 2.0**-12, 1.0 + 3 * 2.0**-12] + [0.0] * 55)
+    x[9:] = torch.randn(55) * 100
+    v = torch.randint(-(2**62), 2**62, (n,), dtype=torch.int64)
+    v[:6] = torch.tensor([0, -1, 28, 0x0F00000000000000, -(2**63), 1])
+    ints = torch.zeros(4 * n, dtype=torch.int32)
+    h = torch.zeros(n, dtype=torch.half)
+    bf = torch.zeros(n)
+    bits = torch.zeros(7 * n, dtype=torch.int64)
+    mod.run(x, ints, h, bf, v, bits)
+
+    xd = x.double()
+    half_away = torch.sign(xd) * torch.floor(xd.abs() + 0.5)
+    want_ints = torch.cat([half_away, torch.round(xd), torch.floor(xd), torch.ceil(xd)]).to(torch.int32)
+    torch.testing.assert_close(ints, want_ints)
+    assert ints[0] == 3 and ints[n] == 2  # the docs' example: 2.5 rounds to 3 (CAST_ROUND), RINT to 2
+    np.testing.assert_array_equal(h.numpy().view(np.uint16), _half_round_to_odd(x.numpy()).view(np.uint16))
+    torch.testing.assert_close(bf, x.bfloat16().float(), rtol=0, atol=0)
+
+    def sign_run(s: int) -> int:
+        if s in (0, -1):
+            return -1
+        u = (~s if s < 0 else s) & (2**64 - 1)
+        return 64 - u.bit_length() - 1
+
+    us = [int(s) & (2**64 - 1) for s in v.tolist()]
+    ones = [bin(u).count("1") for u in us]
+    clz = [64 - u.bit_length() for u in us]
+    want_bits = (
+        ones
+        + [64 - c for c in ones]
+        + clz
+        + [sign_run(int(s)) for s in v.tolist()]
+        + [(u & -u).bit_length() - 1 if u else -1 for u in us]
+        + [((~u) & -(~u) & (2**64 - 1)).bit_length() - 1 if u != 2**64 - 1 else -1 for u in us]
+        + [o + c for o, c in zip(ones, clz, strict=True)]
+    )
+    assert bits.tolist() == want_bits
+    assert bits[4 * n + 2] == 2 and bits[3 * n + 3] == 3  # the docs' examples (28 -> 2, 0x0f00... -> 3)
+
+
+# ---- a DTYPE_<NAME> kernel follows the tensors EXEC_NPU_CMD passes, not the binding's arguments -----
+MASK_FILL_HOST = r"""
+#include "mask_fill_custom_tiling.h"
+#include "register/op_def_registry.h"
+namespace optiling {
+static ge::graphStatus TilingFunc(gert::TilingContext* context)
+{
+    MaskFillTiling tiling;
+    tiling.set_total(context->GetInputShape(0)->GetOriginShape().GetShapeSize());
+    context->SetBlockDim(1);
+    tiling.SaveToBuffer(context->GetRawTilingData()->GetData(), context->GetRawTilingData()->GetCapacity());
+    context->GetRawTilingData()->SetDataSize(tiling.GetDataSize());
+    return ge::GRAPH_SUCCESS;
+}
+}  // namespace optiling
+namespace ops {
+class MaskFillCustom : public OpDef {
+public:
+    explicit MaskFillCustom(const char* name) : OpDef(name)
+    {
+        this->Input("x").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
+        this->Input("mask").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
+        this->Output("y").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
+        this->AICore().SetTiling(optiling::TilingFunc).AddConfig("ascend910b");
+    }
+};
+OP_ADD(MaskFillCustom);
+}  // namespace ops
+"""
+
+MASK_FILL_TILING = r"""
+#pragma once
+#include "register/tilingdata_base.h"
+namespace optiling {
+BEGIN_TILING_DATA_DEF(MaskFillTiling)
+TILING_DATA_FIELD_DEF(uint32_t, total);
+END_TILING_DATA_DEF;
+REGISTER_TILING_DATA_CLASS(MaskFillCustom, MaskFillTiling)
+}  // namespace optiling
+"""
+
+MASK_FILL_KERNEL = r"""
+#include "kernel_operator.h"
+extern "C" __global__ __aicore__ void mask_fill_custom(GM_ADDR x, GM_ADDR mask, GM_ADDR y, GM_ADDR workspace,
+                                                       GM_ADDR tiling)
+{
+    GET_TILING_DATA(t, tiling);
+    AscendC::GlobalTensor<DTYPE_X> xGm;
+    AscendC::GlobalTensor<DTYPE_MASK> mGm;
+    AscendC::GlobalTensor<DTYPE_Y> yGm;
+    xGm.SetGlobalBuffer((__gm__ DTYPE_X*)x, t.total);
+    mGm.SetGlobalBuffer((__gm__ DTYPE_MASK*)mask, t.total);
+    yGm.SetGlobalBuffer((__gm__ DTYPE_Y*)y, t.total);
+    for (uint32_t i = 0; i < t.total; ++i)
+        yGm.SetValue(i, mGm.GetValue(i) != DTYPE_MASK(0) ? DTYPE_Y(-1.0f) : xGm.GetValue(i));
+}
+"""
+
+MASK_FILL_BINDING = r"""
+#include <torch/extension.h>
+#include "pytorch_npu_helper.hpp"
+at::Tensor mask_fill_impl(const at::Tensor& x, const at::Tensor& mask)
+{
+    at::Tensor maskFloat = mask.to(at::kFloat);  // the op takes a float mask; callers pass bool
+    at::Tensor y = at::empty_like(x);
+    EXEC_NPU_CMD(aclnnMaskFillCustom, x, maskFloat, y);
+    return y;
+}
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("mask_fill", &mask_fill_impl, "x where !mask, else -1"); }
+"""
+
+
+def test_binding_cast_before_exec_picks_the_dtype_column() -> None:
+    lib = asc.load_multikernelbench(
+        {
+            "project_json_src": '[{"op": "MaskFillCustom"}]',
+            "host_tiling_src": MASK_FILL_TILING,
+            "host_operator_src": MASK_FILL_HOST,
+            "kernel_src": MASK_FILL_KERNEL,
+            "python_bind_src": MASK_FILL_BINDING,
+            "model_src": "class ModelNew:\n    pass\n",
+        }
+    )
+    x = torch.rand(512)
+    mask = torch.rand(512) > 0.5
+    want = x.masked_fill(mask, -1.0)
+    torch.testing.assert_close(lib.ops.mask_fill(x, mask), want)  # bool mask, cast by the binding
+    torch.testing.assert_close(lib.ops.mask_fill(x, mask.float()), want)
+    assert lib.project.compiles == 1  # one kernel, for the float column
+
+
+# ---- the ATen shim: permute / transpose; sizes().begin() and .end() name one range -------------------
+PERMUTE_BINDING = r"""
+#include <vector>
+#include <torch/extension.h>
+#include "pytorch_npu_helper.hpp"
+at::Tensor lrelu_nhwc(const at::Tensor& x, double slope)
+{
+    at::Tensor xt = x.permute({0, 2, 3, 1}).contiguous();  // NCHW -> NHWC
+    std::vector<int64_t> shape(xt.sizes().begin(), xt.sizes().end());
+    at::Tensor y = at::empty(shape, xt.options());
+    EXEC_NPU_CMD(aclnnLeakyReluCustom, xt, slope, y);
+    return y.permute({0, 3, 1, 2}).contiguous().transpose(-1, 2);  // back to NCHW, then W <-> H
+}
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("lrelu_nhwc", &lrelu_nhwc, "leaky relu through NHWC"); }
+"""
+
+
+def test_binding_permute_transpose_and_sizes_range() -> None:
+    lib = asc.load_multikernelbench({**LEAKY_RELU, "python_bind_src": PERMUTE_BINDING})
+    x = torch.randn(2, 8, 16, 32)
+    torch.testing.assert_close(lib.ops.lrelu_nhwc(x, 0.2), F.leaky_relu(x, 0.2).transpose(-1, 2))
+
+
+# ---- pybind11: `py::arg("slope") = 0.25` defaults fill the arguments a caller leaves out -------------
+DEFAULT_ARG_BINDING = r"""
+#include <torch/extension.h>
+#include "pytorch_npu_helper.hpp"
+at::Tensor lrelu(const at::Tensor& x, double slope)
+{
+    at::Tensor y = at::empty_like(x);
+    EXEC_NPU_CMD(aclnnLeakyReluCustom, x, slope, y);
+    return y;
+}
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+    m.def("lrelu", &lrelu, "leaky relu", py::arg("x"), py::arg("slope") = 0.25);
+    m.def("lrelu_no_default", &lrelu, pybind11::arg("x"), pybind11::arg("slope"));
+}
+"""
+
+
+def test_binding_py_arg_defaults() -> None:
+    lib = asc.load_multikernelbench({**LEAKY_RELU, "python_bind_src": DEFAULT_ARG_BINDING})
+    x = torch.randn(8, 1024)
+    torch.testing.assert_close(lib.ops.lrelu(x), F.leaky_relu(x, 0.25))
+    torch.testing.assert_close(lib.ops.lrelu(x, 0.1), F.leaky_relu(x, 0.1))
+    with pytest.raises(Exception, match="binding called with 1 arguments; it takes 2"):
+        lib.ops.lrelu_no_default(x)

@@ -132,7 +132,8 @@ public:
         if (d < 0 || d >= n) throw std::out_of_range("Tensor::size: dimension out of range");
         return sizes_[size_t(d)];
     }
-    IntArrayRef sizes() const { return sizes_; }
+    // a reference, as c10's ArrayRef view: sizes().begin() and sizes().end() are one range
+    const IntArrayRef& sizes() const { return sizes_; }
     IntArrayRef strides() const {
         IntArrayRef s(sizes_.size(), 1);
         for (int64_t k = dim() - 2; k >= 0; --k) s[size_t(k)] = s[size_t(k + 1)] * sizes_[size_t(k + 1)];
@@ -217,6 +218,46 @@ public:
     }
     Tensor expand_as(const Tensor& other) const { return expand(other.sizes()); }
     Tensor broadcast_to(IntArrayRef shape) const { return expand(std::move(shape)); }
+    // permute / transpose: materialised too (a fresh contiguous tensor of the permuted shape)
+    Tensor permute(IntArrayRef dims) const {
+        const size_t nd = sizes_.size();
+        if (dims.size() != nd) throw std::runtime_error("permute: the number of dims does not match the tensor");
+        std::vector<bool> seen(nd, false);
+        for (auto& d : dims) {
+            if (d < 0) d += int64_t(nd);
+            if (d < 0 || d >= int64_t(nd) || seen[size_t(d)]) throw std::runtime_error("permute: dims is not a permutation");
+            seen[size_t(d)] = true;
+        }
+        IntArrayRef shape(nd), src_stride(nd);
+        const IntArrayRef st = strides();
+        for (size_t j = 0; j < nd; ++j) {
+            shape[j] = sizes_[size_t(dims[j])];
+            src_stride[j] = st[size_t(dims[j])];
+        }
+        Tensor out = allocate(shape, dtype_);
+        const size_t es = element_size();
+        IntArrayRef idx(nd, 0);
+        for (int64_t i = 0; i < out.numel(); ++i) {
+            int64_t off = 0;
+            for (size_t j = 0; j < nd; ++j) off += idx[j] * src_stride[j];
+            std::memcpy(out.data_ + size_t(i) * es, data_ + size_t(off) * es, es);
+            for (size_t j = nd; j-- > 0;) {
+                if (++idx[j] < shape[j]) break;
+                idx[j] = 0;
+            }
+        }
+        return out;
+    }
+    Tensor permute(std::initializer_list<int64_t> dims) const { return permute(IntArrayRef(dims)); }
+    Tensor transpose(int64_t d0, int64_t d1) const {
+        IntArrayRef dims(sizes_.size());
+        for (size_t j = 0; j < dims.size(); ++j) dims[j] = int64_t(j);
+        if (d0 < 0) d0 += dim();
+        if (d1 < 0) d1 += dim();
+        if (d0 < 0 || d1 < 0 || d0 >= dim() || d1 >= dim()) throw std::out_of_range("transpose: dimension out of range");
+        std::swap(dims[size_t(d0)], dims[size_t(d1)]);
+        return permute(std::move(dims));
+    }
     Tensor flatten() const { return view({numel()}); }
     Tensor clone() const {
         Tensor t = allocate(sizes_, dtype_);
@@ -308,6 +349,24 @@ inline Tensor zeros_like(const Tensor& t) { return zeros(t.sizes(), t.options())
 inline Tensor zeros_like(const Tensor& t, TensorOptions o) { return zeros(t.sizes(), o); }
 inline Tensor ones(IntArrayRef sizes, TensorOptions o = {}) { return empty(std::move(sizes), o).fill_(1.0); }
 inline Tensor ones(std::initializer_list<int64_t> sizes, TensorOptions o = {}) { return ones(IntArrayRef(sizes), o); }
+// broadcast_tensors: every tensor expanded to the common (right-aligned) broadcast shape, as
+// torch.broadcast_tensors; bindings use it to pre-expand operands before EXEC_NPU_CMD.
+inline std::vector<Tensor> broadcast_tensors(const std::vector<Tensor>& ts) {
+    size_t nd = 0;
+    for (const auto& t : ts) nd = std::max(nd, size_t(t.dim()));
+    IntArrayRef shape(nd, 1);
+    for (const auto& t : ts) {
+        for (size_t k = 0; k < size_t(t.dim()); ++k) {
+            int64_t s = t.size(int64_t(k)), &d = shape[nd - size_t(t.dim()) + k];
+            if (s == d || s == 1) continue;
+            if (d != 1) throw std::runtime_error("broadcast_tensors: the shapes cannot be broadcast together");
+            d = s;
+        }
+    }
+    std::vector<Tensor> out;
+    for (const auto& t : ts) out.push_back(t.expand(shape));
+    return out;
+}
 }  // namespace at
 
 namespace torch {
@@ -363,6 +422,24 @@ int64_t call(const Invoker& fn, int64_t nargs, const int64_t* kinds, const int64
 int64_t result(int64_t i, int64_t* dims, int64_t* ndim, int64_t* dtype);  // result i's shape and dtype; its bytes
 void copy_result(int64_t i, uint8_t* dst);
 }  // namespace kgsim_gen_binding
+
+namespace pybind11 {
+// `py::arg("alpha") = 0.5`: a numeric default fills the argument when the caller leaves it out.
+struct arg {
+    explicit arg(const char*) {}
+    bool has_default = false;
+    double value = 0;
+    template <class T>
+    arg& operator=(const T& v) {
+        if constexpr (std::is_arithmetic_v<T>) {
+            has_default = true;
+            value = double(v);
+        }
+        return *this;
+    }
+};
+}  // namespace pybind11
+namespace py = pybind11;  // as torch/extension.h declares it
 
 // ---- bindings: PYBIND11_MODULE / TORCH_LIBRARY(_IMPL) register functions by name -------------
 namespace kgsim_gen_bind {
@@ -425,14 +502,28 @@ std::vector<at::Tensor> invoke(R (*fn)(A...), std::vector<Arg> args, std::index_
 
 struct Module {
     template <class R, class... A, class... Extra>
-    Module& def(const char* name, R (*fn)(A...), const Extra&...) {
+    Module& def(const char* name, R (*fn)(A...), const Extra&... extra) {
         std::string n(name);
         size_t at = n.rfind("::");
         if (at != std::string::npos) n = n.substr(at + 2);
         for (auto& e : registry())
             if (e.first == n) return *this;
-        registry().emplace_back(n, [fn](const std::vector<Arg>& a) {
-            return invoke(fn, a, std::index_sequence_for<A...>{});
+        std::vector<std::optional<double>> defaults;  // one per py::arg, as pybind11 numbers them
+        auto note = [&](const auto& x) {
+            if constexpr (std::is_same_v<std::decay_t<decltype(x)>, ::pybind11::arg>)
+                defaults.push_back(x.has_default ? std::optional<double>(x.value) : std::nullopt);
+        };
+        (note(extra), ...);
+        registry().emplace_back(n, [fn, defaults](const std::vector<Arg>& a) {
+            std::vector<Arg> full = a;
+            if (defaults.size() == sizeof...(A))
+                for (size_t k = full.size(); k < defaults.size() && defaults[k]; ++k) {
+                    Arg d;
+                    d.kind = 1;
+                    d.number = *defaults[k];
+                    full.push_back(d);
+                }
+            return invoke(fn, std::move(full), std::index_sequence_for<A...>{});
         });
         return *this;
     }
@@ -450,13 +541,6 @@ struct Init {
 }  // namespace
 }  // namespace kgsim_gen_bind
 
-namespace pybind11 {
-struct arg {
-    explicit arg(const char*) {}
-    template <class T>
-    arg& operator=(const T&) { return *this; }
-};
-}  // namespace pybind11
 
 #define KGSIM_GEN_CAT2(a, b) a##b
 #define KGSIM_GEN_CAT(a, b) KGSIM_GEN_CAT2(a, b)

@@ -50,14 +50,16 @@ inline void math_call(MathFn fn, const AscendC::LocalTensor<T>& dst, const Ascen
 namespace AscendC {
 
 // ---- integer helpers (kernel and host) -----------------------------------------------------
-template <class T, class U>
-constexpr auto DivCeil(T a, U b) { return (a + b - 1) / b; }
-template <class T, class U>
-constexpr auto CeilDiv(T a, U b) { return (a + b - 1) / b; }
-template <class T, class U>
-constexpr auto AlignUp(T a, U b) { return (a + b - 1) / b * b; }
-template <class T, class U>
-constexpr auto CeilAlign(T a, U b) { return (a + b - 1) / b * b; }
+// DivCeil and AlignUp are plain uint32_t functions in CANN's kernel headers: a kernel's own
+// AlignUp template next to `using namespace AscendC` then resolves (the non-template wins an
+// exact match) instead of being ambiguous. CeilDiv / CeilAlign are not CANN's: the trailing pack
+// makes them lose any tie with a kernel's own template of that name.
+constexpr uint32_t DivCeil(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+constexpr uint32_t AlignUp(uint32_t a, uint32_t b) { return DivCeil(a, b) * b; }
+template <class T, class U, class... NotCanns>
+constexpr auto CeilDiv(T a, U b, NotCanns...) { return (a + b - 1) / b; }
+template <class T, class U, class... NotCanns>
+constexpr auto CeilAlign(T a, U b, NotCanns...) { return (a + b - 1) / b * b; }
 
 // ---- unary advanced math: F(dst, src, [sharedTmpBuffer,] [calCount]) ------------------------
 #define KGSIM_ADV_UNARY(NAME, FN, TPARAMS, ...)                                                                     \

@@ -164,7 +164,12 @@ template <class T>
 void Concat(LocalTensor<T>& concat, const LocalTensor<T>& src, const LocalTensor<T>& tmp, const int32_t repeatTime,
             kgsim::Loc loc = kgsim::Loc::current()) {
     KGSIM_DTYPES("Concat", T, half, float);
-    kgsim::sort_concat(kgsim::dt_of<T>::v, concat.r_, src.r_, tmp.r_, repeatTime, loc);
+    // On Atlas A2 Sort reads the values as they are: Concat makes `concat` the src tensor itself (no
+    // instruction), so a default-constructed `concat` is fine (asc-devkit sort sample)
+    (void)tmp;
+    if (repeatTime < 0 || repeatTime > 255)
+        kgsim::fault("invalid_argument", loc, "Concat: repeatTime %d outside [0, 255]", int(repeatTime));
+    concat = src;
 }
 template <class T>
 void Extract(const LocalTensor<T>& dstValue, const LocalTensor<uint32_t>& dstIndex, const LocalTensor<T>& sorted,

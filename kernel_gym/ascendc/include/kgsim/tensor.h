@@ -222,6 +222,17 @@ public:
     bool VacantInQue() { return GetTensorCountInQue() < (depth > 0 ? depth : 1); }
     bool HasIdleBuffer() { return kgsim::que_query(h_, gen_, 1) > 0; }
     void FreeAllEvent() {}
+    // custom TBufPool hooks (EXTERN_IMPL_BUFPOOL, kgsim/bufpool.h): the pool places each buffer itself
+    template <class H>
+    void InitStartBufHandle(H handle, uint8_t num, uint32_t len, kgsim::Loc loc = kgsim::Loc::current()) {
+        kgsim_pool_que_start(*this, handle, num, len, loc);
+    }
+    template <class P, class H>
+    void InitBufHandle(P* pool, uint32_t index, H handle, uint32_t addr, uint32_t len,
+                       kgsim::Loc loc = kgsim::Loc::current()) {
+        (void)pool;
+        kgsim_pool_que_slot(*this, handle, index, addr, len, loc);
+    }
 };
 
 template <TPosition pos, int32_t depth = 1, auto mask = 0>
@@ -257,6 +268,17 @@ public:
     LocalTensor<T> AllocTensor(kgsim::Loc loc = kgsim::Loc::current()) { return Get<T>(loc); }
     template <class T>
     void FreeTensor(const LocalTensor<T>&) {}
+    // custom TBufPool hooks, as for TQueBind
+    template <class H>
+    void InitStartBufHandle(H handle, uint8_t num, uint32_t len, kgsim::Loc loc = kgsim::Loc::current()) {
+        kgsim_pool_que_start(*this, handle, num, len, loc);
+    }
+    template <class P, class H>
+    void InitBufHandle(P* pool, uint32_t index, H handle, uint32_t addr, uint32_t len,
+                       kgsim::Loc loc = kgsim::Loc::current()) {
+        (void)pool;
+        kgsim_pool_que_slot(*this, handle, index, addr, len, loc);
+    }
 };
 
 // ---- TPipe --------------------------------------------------------------------------------
@@ -276,6 +298,15 @@ public:
     bool InitBuffer(TBuf<pos>& buf, uint32_t len, kgsim::Loc loc = kgsim::Loc::current()) {
         buf.kgsim_init(len, loc);
         return true;
+    }
+    // TBufPool (kgsim/bufpool.h): a block of the pool's position, or the block of another pool (shared)
+    template <class T>
+    bool InitBufPool(T& bufPool, uint32_t len, kgsim::Loc loc = kgsim::Loc::current()) {
+        return bufPool.kgsim_pool_from_pipe(len, loc);
+    }
+    template <class T, class U>
+    bool InitBufPool(T& bufPool, uint32_t len, U& shareBuf, kgsim::Loc loc = kgsim::Loc::current()) {
+        return bufPool.kgsim_place(shareBuf.kgsim_pool_start(), len < shareBuf.kgsim_pool_len() ? len : shareBuf.kgsim_pool_len());
     }
     void Reset(kgsim::Loc loc = kgsim::Loc::current()) { kgsim::tpipe_reset(this, loc); }
     void Destroy(kgsim::Loc loc = kgsim::Loc::current()) { kgsim::tpipe_reset(this, loc); }

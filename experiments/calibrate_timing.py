@@ -961,15 +961,19 @@ def write_report(
             "start-up, issue and burst costs; cube: cube and fixpipe rates). The override file is a flat "
             "`{constant: value}` JSON for `asc.load(..., soc_overrides=...)`.",
         ]
+    elif not any(r.get("split") == "fit" for r in before):
+        lines.append("No fit: the fit set was not run (`--categories` left it out).")
     else:
         lines.append("No fit yet (no fit-set kernel ran correctly).")
     lines += [
         "",
         "## What the model cannot capture",
         "",
-        "- Shapes: the kernels are specialised to the benchmark's shapes, which are mostly far too large for a CPU "
-        "simulation (hundreds of MB to GB); only the kernels that fit the size bound are compared, and they "
-        "are biased toward small inputs, where launch overhead and scalar code dominate.",
+        "- Shapes: the kernels are specialised to the benchmark's shapes (hundreds of MB to GB). Those over the "
+        "full-simulation bound run under sampled simulation, a sample of their blocks in full; what still cannot "
+        "run is a kernel whose sampled blocks alone exceed the simulated-cycle or host-time bound (`too_long`): "
+        "mostly scalar-heavy convolutions and single-block matmuls, so the compared kernels lean toward the "
+        "vector-heavy and the short.",
         "- The measured figure is a host-side mean per call, including the binding's own work (output allocation, "
         "extra aten ops in the binding, the aclnn dispatch); the simulator times the kernel launches and the "
         "kernel file's host code only.",

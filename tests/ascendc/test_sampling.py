@@ -251,3 +251,17 @@ def test_a_12_gib_elementwise_kernel_stays_under_4_gib():
     # every byte of the kernel's traffic counted at the HBM bound: 2 x 6.4 GB at 1.6 TB/s
     assert res["gm"] == pytest.approx(2 * 4096 * 393216 * 4, rel=0.01)
     assert res["lo"] <= res["latency_s"] <= res["hi"]
+
+
+def test_fixpipe_stores_are_tracked_with_the_race_detector_off():
+    """Written spans come from every store, also with the race detector off (the calibration runs
+    so): Fixpipe's and the Matmul API's plain GM stores are recorded through record_store, which
+    skipped them then (a correct batched matmul 'stored nothing')."""
+    from tests.ascendc.test_cube import MATMUL, run_mm
+
+    mod = asc.load(MATMUL, name="cube_matmul_norace.cpp", race_check=False)
+    with sampled_simulation(blocks=2):
+        c, ref = run_mm(mod, "f16_f32", 40, 48, 64)
+        spans = written_spans(c)
+    torch.testing.assert_close(c.double(), ref, rtol=2e-3, atol=2e-3 * float(ref.abs().max()))
+    assert spans and sum(hi - lo for _, lo, hi, _ in spans) == c.numel()

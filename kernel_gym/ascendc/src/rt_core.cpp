@@ -354,9 +354,13 @@ bool written_by_another_block(uintptr_t lo, uint64_t n) {
 }
 
 void record_store(uintptr_t lo, uint64_t n, const uint8_t* before, const Loc& loc) {
-    if (!cfg.race_check || n == 0) return;
-    if (std::memcmp(before, reinterpret_cast<const void*>(lo), n) == 0 && written_by_another_block(lo, n)) return;
-    record_access(lo, n, AK_WRITE, loc);
+    if (n == 0) return;
+    if (!cfg.race_check ||
+        (std::memcmp(before, reinterpret_cast<const void*>(lo), n) == 0 && written_by_another_block(lo, n))) {
+        if (g_track_writes) track_write(lo, n);  // no race to check, but a store all the same
+        return;
+    }
+    record_access(lo, n, AK_WRITE, loc);  // which tracks it too
 }
 
 void gm_scalar(int32_t buf, const void* p, uint32_t nbytes, int write, const Loc& loc) {

@@ -18,5 +18,8 @@
 #include "kgsim/bufpool.h"
 #include "kgsim/block_order.h"
 #include "kgsim/normalization.h"
+#include "kgsim/layernorm_rstd.h"
+#include "kgsim/softmax_flashv3.h"
+#include "kgsim/confusion_transpose.h"
 #include "kgsim/topk.h"
 #include "tiling/platform/platform_ascendc.h"

@@ -2,7 +2,8 @@
 our own and compared with numpy/PyTorch: AscendQuant / AscendDequant / AscendAntiQuant (Atlas A2
 precision: half arithmetic for quant and half anti-quant), Arange, DisableDmaAtomic, Select with a byte
 mask, DropOut (byte and bit masks), TBufPool (shared, subdivided and custom pools) and the
-deterministic block order of InitDetermineComputeWorkspace / WaitPreBlock / NotifyNextBlock."""
+deterministic block order of InitDetermineComputeWorkspace / WaitPreBlock / NotifyNextBlock, the [A, R]
+LayerNorm (rstd form) with Normalize, SoftmaxFlashV3 and ConfusionTranspose (NZ2ND_0213)."""
 
 from __future__ import annotations
 
@@ -925,3 +926,262 @@ def test_layernorm_grad_and_grad_beta_match_autograd():
     torch.testing.assert_close(pdx, xr.grad, rtol=1e-4, atol=1e-4)
     torch.testing.assert_close(pdg, gr.grad, rtol=1e-4, atol=1e-4)
     torch.testing.assert_close(pdb, br.grad, rtol=1e-4, atol=1e-4)
+
+
+# ---- LayerNorm (rstd form, [A, R]) / Normalize -----------------------------------------------------------------
+LN_RSTD = (
+    COMMON
+    + r"""
+constexpr uint32_t A = 8, R = 20, RP = 24;  // rows of RP floats, the statistics over the first R
+template <const LayerNormConfig& cfg>
+__aicore__ inline void ln_body(GM_ADDR x, GM_ADDR gamma, GM_ADDR beta, GM_ADDR y, GM_ADDR mean, GM_ADDR rstd,
+                               GM_ADDR ny, GM_ADDR nrstd, GM_ADDR var, float eps, uint32_t tmpBytes,
+                               const LayerNormSeparateTiling& tiling)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> bx, bg, bb, by, bm, br, bny, bnr, bv, bt;
+    pipe.InitBuffer(bx, A * RP * 4);
+    pipe.InitBuffer(bg, RP * 4);
+    pipe.InitBuffer(bb, RP * 4);
+    pipe.InitBuffer(by, A * RP * 4);
+    pipe.InitBuffer(bm, A * 4);
+    pipe.InitBuffer(br, A * 4);
+    pipe.InitBuffer(bny, A * RP * 4);
+    pipe.InitBuffer(bnr, A * 4);
+    pipe.InitBuffer(bv, A * 4);
+    pipe.InitBuffer(bt, tmpBytes);
+    LocalTensor<float> xl = bx.Get<float>(), gl = bg.Get<float>(), bl = bb.Get<float>(), yl = by.Get<float>();
+    LocalTensor<float> ml = bm.Get<float>(), rl = br.Get<float>(), nyl = bny.Get<float>(), nrl = bnr.Get<float>();
+    LocalTensor<float> vl = bv.Get<float>();
+    LocalTensor<uint8_t> tmp = bt.Get<uint8_t>();
+    load(xl, x, A * RP);
+    load(gl, gamma, RP);
+    load(bl, beta, RP);
+    load(vl, var, A);
+    PipeBarrier<PIPE_ALL>();
+    LayerNormPara para = {A, R, RP};
+    LayerNorm<float, float, false, cfg>(yl, ml, rl, xl, gl, bl, eps, tmp, para, tiling);
+    PipeBarrier<PIPE_V>();
+    // Normalize with LayerNorm's mean and a given variance
+    NormalizePara np = {A, R, RP};
+    Normalize<float, float>(nyl, nrl, ml, vl, xl, gl, bl, tmp, eps, np);
+    PipeBarrier<PIPE_ALL>();
+    store(y, yl, A * RP);
+    store(mean, ml, A);
+    store(rstd, rl, A);
+    store(ny, nyl, A * RP);
+    store(nrstd, nrl, A);
+}
+static constexpr LayerNormConfig varCfg = {false, false, false, false};
+__global__ __aicore__ void ln_rstd_kernel(GM_ADDR x, GM_ADDR gamma, GM_ADDR beta, GM_ADDR y, GM_ADDR mean,
+                                          GM_ADDR rstd, GM_ADDR ny, GM_ADDR nrstd, GM_ADDR var, GM_ADDR t, float eps,
+                                          uint32_t tmpBytes, int outVar)
+{
+    LayerNormSeparateTiling tiling = *reinterpret_cast<__gm__ LayerNormSeparateTiling*>(t);
+    if (outVar) ln_body<varCfg>(x, gamma, beta, y, mean, rstd, ny, nrstd, var, eps, tmpBytes, tiling);
+    else ln_body<LNCFG_NORM>(x, gamma, beta, y, mean, rstd, ny, nrstd, var, eps, tmpBytes, tiling);
+}
+extern "C" void run(GM_ADDR x, GM_ADDR gamma, GM_ADDR beta, GM_ADDR y, GM_ADDR mean, GM_ADDR rstd, GM_ADDR ny,
+                    GM_ADDR nrstd, GM_ADDR var, float eps, uint32_t tmpBytes, int outVar)
+{
+    ge::Shape shape({A, R});
+    uint32_t maxV = 0, minV = 0, nMax = 0, nMin = 0;
+    AscendC::GetLayerNormMaxMinTmpSize(shape, 4, false, true, false, maxV, minV);
+    AscendC::GetNormalizeMaxMinTmpSize(shape, 4, 4, false, true, false, nMax, nMin);
+    uint32_t bytes = tmpBytes ? tmpBytes : (minV > nMin ? minV : nMin);
+    LayerNormSeparateTiling* tiling = (LayerNormSeparateTiling*)malloc(sizeof(LayerNormSeparateTiling));
+    AscendC::GetLayerNormNDTilingInfo(shape, bytes, 4, false, true, *tiling);
+    ln_rstd_kernel<<<1, nullptr, nullptr>>>(x, gamma, beta, y, mean, rstd, ny, nrstd, var, (GM_ADDR)tiling, eps,
+                                            bytes, outVar);
+    free(tiling);
+}
+"""
+)
+
+
+@pytest.mark.parametrize("out_var", [0, 1], ids=["rstd", "variance"])
+def test_layernorm_rstd_form_and_normalize_match_torch(out_var):
+    mod = asc.load(LN_RSTD, name="devkit_ln_rstd.cpp")
+    g = torch.Generator().manual_seed(5)
+    a, r, rp = 8, 20, 24
+    x = torch.randn(a, rp, generator=g) * 3 + 1
+    gamma, beta = torch.randn(rp, generator=g), torch.randn(rp, generator=g)
+    var_in = torch.rand(a, generator=g) + 0.5
+    y, ny = torch.zeros(a, rp), torch.zeros(a, rp)
+    mean, rstd, nrstd = torch.zeros(a), torch.zeros(a), torch.zeros(a)
+    eps = 1e-5
+    mod.run(x, gamma, beta, y, mean, rstd, ny, nrstd, var_in, eps, 0, out_var)
+    xv = x[:, :r]
+    want_mean, want_var = xv.mean(-1), xv.var(-1, unbiased=False)
+    want_y = torch.nn.functional.layer_norm(xv, (r,), gamma[:r], beta[:r], eps)
+    torch.testing.assert_close(y[:, :r], want_y, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(mean, want_mean, rtol=1e-5, atol=1e-5)
+    want_third = want_var if out_var else torch.rsqrt(want_var + eps)
+    torch.testing.assert_close(rstd, want_third, rtol=1e-4, atol=1e-5)
+    # Normalize: rstd from the given variance, y from LayerNorm's mean
+    want_nrstd = torch.rsqrt(var_in + eps)
+    torch.testing.assert_close(nrstd, want_nrstd, rtol=1e-5, atol=1e-6)
+    want_ny = (x - want_mean[:, None]) * want_nrstd[:, None] * gamma + beta
+    torch.testing.assert_close(ny, want_ny, rtol=1e-4, atol=1e-4)
+
+
+def test_layernorm_rstd_form_too_small_tmp_is_rejected():
+    mod = asc.load(LN_RSTD, name="devkit_ln_rstd.cpp")
+    x, gamma, beta, y, ny = torch.ones(8, 24), torch.ones(24), torch.zeros(24), torch.zeros(8, 24), torch.zeros(8, 24)
+    mean, rstd, nrstd = torch.zeros(8), torch.zeros(8), torch.zeros(8)
+    with pytest.raises(asc.InvalidArgument, match="GetLayerNormMaxMinTmpSize"):
+        mod.run(x, gamma, beta, y, mean, rstd, ny, nrstd, torch.ones(8), 1e-5, 32, 0)
+
+
+# ---- SoftmaxFlashV3 ---------------------------------------------------------------------------------------------
+FLASH_V3 = (
+    COMMON
+    + r"""
+constexpr uint32_t M = 8, K = 1024;
+template <bool upd>
+__aicore__ inline void flash_body(GM_ADDR x, GM_ADDR inMean, GM_ADDR inSum, GM_ADDR inMax, GM_ADDR y, GM_ADDR mean,
+                                  GM_ADDR sum, GM_ADDR mx, GM_ADDR em, uint32_t loopCnt, float alpha)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> bx, by, bm, bs, bmx, bim, bis, bimx, bem;
+    pipe.InitBuffer(bx, M * K * 2);
+    pipe.InitBuffer(by, M * K * 2);
+    for (auto* b : {&bm, &bs, &bmx, &bim, &bis, &bimx, &bem}) pipe.InitBuffer(*b, M * 32);
+    LocalTensor<half> xl = bx.Get<half>(), yl = by.Get<half>(), eml = bem.Get<half>();
+    LocalTensor<float> ml = bm.Get<float>(), sl = bs.Get<float>(), mxl = bmx.Get<float>();
+    LocalTensor<float> iml = bim.Get<float>(), isl = bis.Get<float>(), imxl = bimx.Get<float>();
+    load(xl, x, M * K);
+    load(iml, inMean, M * 8);
+    load(isl, inSum, M * 8);
+    load(imxl, inMax, M * 8);
+    PipeBarrier<PIPE_ALL>();
+    SoftMaxTiling tiling;
+    SoftMaxParams params = {M, K, M, K, loopCnt, 8, alpha};
+    SoftmaxFlashV3<half, float, upd>(yl, ml, sl, mxl, xl, eml, iml, isl, imxl, tiling, params);
+    PipeBarrier<PIPE_ALL>();
+    store(y, yl, M * K);
+    store(mean, ml, M * 8);
+    store(sum, sl, M * 8);
+    store(mx, mxl, M * 8);
+    if (upd) store(em, eml, M * 16);
+}
+__global__ __aicore__ void flash_kernel(GM_ADDR x, GM_ADDR inMean, GM_ADDR inSum, GM_ADDR inMax, GM_ADDR y,
+                                        GM_ADDR mean, GM_ADDR sum, GM_ADDR mx, GM_ADDR em, uint32_t loopCnt,
+                                        float alpha, int upd)
+{
+    if (upd) flash_body<true>(x, inMean, inSum, inMax, y, mean, sum, mx, em, loopCnt, alpha);
+    else flash_body<false>(x, inMean, inSum, inMax, y, mean, sum, mx, em, loopCnt, alpha);
+}
+extern "C" void run(GM_ADDR x, GM_ADDR inMean, GM_ADDR inSum, GM_ADDR inMax, GM_ADDR y, GM_ADDR mean, GM_ADDR sum,
+                    GM_ADDR mx, GM_ADDR em, uint32_t loopCnt, float alpha, int upd)
+{
+    flash_kernel<<<1, nullptr, nullptr>>>(x, inMean, inSum, inMax, y, mean, sum, mx, em, loopCnt, alpha, upd);
+}
+"""
+)
+
+
+def _flash_v3_ref(x, in_mean, in_sum, in_max, loop_cnt, alpha, update):
+    """The documented pseudo-code: piece means with its block-reduce grouping, the PASA shift, then softmax."""
+    x = x.astype(np.float64)
+    m, n = x.shape
+    base_k = n // 8
+    # lane l of the 64 partial sums: the 8-sums of the first 512 elements, plus lane l of each further repeat
+    part = x[:, :512].reshape(m, 64, 8).sum(-1) + x[:, 512:].reshape(m, -1, 64).sum(1)
+    local = part.reshape(m, 8, 8).sum(-1) / base_k
+    glob = local.mean(-1, keepdims=True)
+    scalar = alpha / (1 - alpha)
+    xs = x - np.repeat((glob - local) * scalar, base_k, axis=1)
+    row_max = xs.max(-1, keepdims=True)
+    if not update:
+        dst = np.exp(xs - row_max)
+        return dst, glob, dst.sum(-1, keepdims=True), row_max, None
+    x_mean = (glob + in_mean * (loop_cnt - 1)) / loop_cnt
+    shift_curr, shift_prev = (glob - x_mean) * scalar, (in_mean - x_mean) * scalar
+    x_max = np.maximum(shift_curr + row_max, shift_prev + in_max)
+    dst = np.exp(xs - (x_max - shift_curr))
+    exp_max = np.exp(in_max - x_max + shift_prev)
+    return dst, x_mean, exp_max * in_sum + dst.sum(-1, keepdims=True), x_max, exp_max
+
+
+@pytest.mark.parametrize("update", [0, 1], ids=["first", "update"])
+def test_softmax_flash_v3_matches_the_documented_formula(update):
+    mod = asc.load(FLASH_V3, name="devkit_flashv3.cpp")
+    rng = np.random.default_rng(3)
+    m, k, loop_cnt, alpha = 8, 1024, 3, 0.9375
+    x = rng.uniform(0, 4, (m, k)).astype(np.float16)
+    # a row's statistics fill its 32-byte block
+    in_mean = np.repeat(rng.uniform(1, 3, (m, 1)), 8, 1).astype(np.float32)
+    in_sum = np.repeat(rng.uniform(1, 50, (m, 1)), 8, 1).astype(np.float32)
+    in_max = np.repeat(rng.uniform(2, 6, (m, 1)), 8, 1).astype(np.float32)
+    y = torch.zeros(m, k, dtype=torch.float16)
+    mean, s, mx = torch.zeros(m, 8), torch.zeros(m, 8), torch.zeros(m, 8)
+    em = torch.zeros(m, 16, dtype=torch.float16)
+    t = torch.from_numpy
+    mod.run(t(x), t(in_mean), t(in_sum), t(in_max), y, mean, s, mx, em, loop_cnt, alpha, update)
+    dst, want_mean, want_sum, want_max, want_em = _flash_v3_ref(
+        x, in_mean[:, :1], in_sum[:, :1], in_max[:, :1], loop_cnt, alpha, update
+    )
+    np.testing.assert_allclose(y.float().numpy(), dst, rtol=2e-3, atol=1e-4)
+    np.testing.assert_allclose(mean.numpy(), np.repeat(want_mean, 8, 1), rtol=1e-5)
+    np.testing.assert_allclose(mx.numpy(), np.repeat(want_max, 8, 1), rtol=1e-5)
+    np.testing.assert_allclose(s.numpy(), np.repeat(want_sum, 8, 1), rtol=1e-4)
+    if update:
+        np.testing.assert_allclose(em.float().numpy(), np.repeat(want_em, 16, 1), rtol=2e-3)
+
+
+# ---- ConfusionTranspose (TRANSPOSE_NZ2ND_0213) ------------------------------------------------------------------
+CONF_T = (
+    COMMON
+    + r"""
+constexpr uint32_t B = 2, N = 3, S = 32, HN = 16, TOTAL = B * N * S * HN;
+template <typename T>
+__global__ __aicore__ void conf_kernel(GM_ADDR x, GM_ADDR y, GM_ADDR t, int newName, int type)
+{
+    ConfusionTransposeTiling tiling = *reinterpret_cast<__gm__ ConfusionTransposeTiling*>(t);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> bx, by;
+    pipe.InitBuffer(bx, TOTAL * sizeof(T));
+    pipe.InitBuffer(by, TOTAL * sizeof(T));
+    LocalTensor<T> xl = bx.Get<T>(), yl = by.Get<T>();
+    load(xl, x, TOTAL);
+    PipeBarrier<PIPE_ALL>();
+    if (newName) Transpose(yl, xl, TransposeType(type), tiling);
+    else ConfusionTranspose(yl, xl, TransposeType(type), tiling);
+    PipeBarrier<PIPE_ALL>();
+    store(y, yl, TOTAL);
+}
+extern "C" void run(GM_ADDR x, GM_ADDR y, int isHalf, int newName, int type)
+{
+    ge::Shape shape({B, N, S, HN});
+    uint32_t maxV = 0, minV = 0;
+    AscendC::GetTransposeMaxMinTmpSize(shape, isHalf ? 2 : 4, 1, maxV, minV);
+    ConfusionTransposeTiling* tiling = (ConfusionTransposeTiling*)malloc(sizeof(ConfusionTransposeTiling));
+    AscendC::GetTransposeTilingInfo(shape, minV, isHalf ? 2 : 4, 1, *tiling);
+    if (isHalf) conf_kernel<half><<<1, nullptr, nullptr>>>(x, y, (GM_ADDR)tiling, newName, type);
+    else conf_kernel<float><<<1, nullptr, nullptr>>>(x, y, (GM_ADDR)tiling, newName, type);
+    free(tiling);
+}
+"""
+)
+
+
+@pytest.mark.parametrize("new_name", [0, 1], ids=["ConfusionTranspose", "Transpose"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=["fp32", "fp16"])
+def test_confusion_transpose_nz2nd_0213(dtype, new_name):
+    mod = asc.load(CONF_T, name="devkit_conf_transpose.cpp")
+    b, n, s, hn = 2, 3, 32, 16
+    c0 = 32 // (4 if dtype == torch.float32 else 2)
+    nd = torch.randn(b, n, s, hn).to(dtype)
+    # NZ: per (b, n), hn / c0 column blocks of s rows of c0 elements
+    nz = nd.reshape(b, n, s, hn // c0, c0).permute(0, 1, 3, 2, 4).contiguous()
+    y = torch.zeros(b, s, n, hn, dtype=dtype)
+    mod.run(nz, y, int(dtype == torch.float16), new_name, 1)
+    torch.testing.assert_close(y, nd.permute(0, 2, 1, 3), rtol=0, atol=0)
+
+
+def test_confusion_transpose_other_types_are_refused():
+    mod = asc.load(CONF_T, name="devkit_conf_transpose.cpp")
+    x, y = torch.zeros(2, 3, 32, 16), torch.zeros(2, 32, 3, 16)
+    with pytest.raises(asc.UnsupportedAPI, match="TRANSPOSE_NZ2ND_0213"):
+        mod.run(x, y, 0, 0, 2)

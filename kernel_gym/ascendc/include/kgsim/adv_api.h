@@ -484,7 +484,7 @@ inline void layernorm_call(const LocalTensor<T>& out, const LocalTensor<T>& mean
     ::kgsim::adv_norm(::kgsim::dt_of<T>::v, ::kgsim::dt_of<T>::v, a, loc);
 }
 }  // namespace kgsim_detail
-// kgsim:partial LayerNorm: the (output, mean, variance, LayerNormTiling) form; the rstd form with LayerNormPara and LayerNormSeparateTiling is not simulated
+// the rstd form with LayerNormPara and LayerNormSeparateTiling: kgsim/layernorm_rstd.h
 // LayerNorm(output, outputMean, outputVariance, inputX, gamma, beta, [sharedTmpBuffer,] epsilon, tiling):
 // x is [B, S, H] (H 32-byte aligned, originalHLength valid), mean and variance are [B, S].
 template <typename T, bool isReuseSource = false>

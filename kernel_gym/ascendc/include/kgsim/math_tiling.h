@@ -7,6 +7,7 @@
 #include "graph/tensor.h"
 #include "graph/types.h"
 #include "kgsim/math.h"
+#include "kgsim/layernorm_rstd.h"  // ReducePattern, shared with the kernel side
 
 namespace AscendC {
 using TensorShape = ge::Shape;
@@ -74,8 +75,6 @@ KGSIM_TMP_HELPERS(Xor, M_XOR)
 // kgsim:partial GetReduceProdMaxMinTmpSize: the simulator's own sizes, not CANN's
 // kgsim:partial GetReduceMeanMaxMinTmpSize: the simulator's own sizes, not CANN's
 using TensorDataType = ge::DataType;
-enum class ReducePattern : uint32_t { AR = 0, RA = 1, R, ARA, ARAR, ARARA, ARARAR, ARARARA, ARARARAR, ARARARARA, RAR,
-                                      RARA, RARAR, RARARA, RARARAR, RARARARA };
 #define KGSIM_REDUCE_TMP_HELPER(NAME)                                                                             \
     inline void Get##NAME##MaxMinTmpSize(const ge::Shape& srcShape, const TensorDataType dataType,                 \
                                          ReducePattern pattern, bool isSrcInnerPad, bool isReuseSource,            \

@@ -8,6 +8,8 @@
 #include "kgsim/index_tiling.h"
 #include "kgsim/filter_tiling.h"
 #include "kgsim/normalization_tiling.h"
+#include "kgsim/layernorm_rstd_tiling.h"
+#include "kgsim/confusion_transpose_tiling.h"
 #include "kgsim/topk_tiling.h"
 #include "kgsim/sort_config_tiling.h"
 #include "register/op_impl_registry.h"

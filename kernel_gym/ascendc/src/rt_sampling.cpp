@@ -20,6 +20,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cmath>
@@ -340,12 +341,28 @@ void evict_down_to(size_t cap) {
         if (!r.live || c >= r.chunks || r.state[c] != C_CLEAN) continue;  // gone, dirtied or evicted already
         void* p = reinterpret_cast<void*>(r.base + c * kChunk);
         size_t n = std::min(kChunk, r.size - c * kChunk);
-        mprotect(p, n, PROT_NONE);  // first: a reader now faults and refills rather than seeing zeros
+        // first: a reader now faults and refills rather than seeing zeros (a failure keeps it resident)
+        if (mprotect(p, n, PROT_NONE) != 0) continue;
         madvise(p, n, MADV_DONTNEED);
         r.state[c] = C_EMPTY;
         g_resident -= n;
         ++g_evictions;
     }
+}
+
+// mprotect fails with ENOMEM once the process would hold more than vm.max_map_count mappings, and
+// every chunk whose protection differs from its neighbours' is one (a grid-stride kernel touches
+// scattered chunks): evicting the clean input chunks merges theirs back. Past that, the process
+// cannot go on; it says why (only async-signal-safe calls here).
+void protect(void* p, size_t n, int prot) {
+    if (mprotect(p, n, prot) == 0) return;
+    evict_down_to(0);
+    if (mprotect(p, n, prot) == 0) return;
+    static const char msg[] =
+        "kgsim sampled simulation: out of memory mappings (vm.max_map_count): the kernel touches too many "
+        "scattered 64 KiB chunks of lazy GM; simulate fewer blocks, or raise vm.max_map_count\n";
+    (void)!write(2, msg, sizeof msg - 1);
+    _exit(86);
 }
 
 struct Lock {
@@ -366,17 +383,21 @@ void on_segv(int sig, siginfo_t* info, void* uctx) {
             size_t n = std::min(kChunk, r.size - c * kChunk);
             ++g_faults;
             if (r.state[c] == C_CLEAN) {  // a write to a filled input chunk: it now holds data of its own
-                mprotect(p, n, PROT_READ | PROT_WRITE);
+                protect(p, n, PROT_READ | PROT_WRITE);
+                if (r.state[c] == C_EMPTY) {  // evicted by protect to free mappings: refill it
+                    fill_chunk(r, c);
+                    g_resident += n;
+                }
                 r.state[c] = C_DIRTY;
                 return;
             }
             if (r.state[c] == C_DIRTY) break;  // writable already: not our fault
-            mprotect(p, n, PROT_READ | PROT_WRITE);
+            protect(p, n, PROT_READ | PROT_WRITE);
             fill_chunk(r, c);
             g_resident += n;
             g_peak = std::max(g_peak, g_resident);
             if (evictable(r)) {
-                mprotect(p, n, PROT_READ);
+                protect(p, n, PROT_READ);
                 r.state[c] = C_CLEAN;
                 if (g_ring_head - g_ring_tail >= kRing) evict_down_to(0);  // only with a cap above kRing chunks
                 g_ring[g_ring_head++ % kRing] = (uint64_t(&r - g_regions) << 40) | c;

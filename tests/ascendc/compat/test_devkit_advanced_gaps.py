@@ -12,26 +12,7 @@ import pytest
 import torch
 
 import kernel_gym.ascendc as asc
-
-COMMON = r"""
-#include "kernel_operator.h"
-#include "tiling/tiling_api.h"
-using namespace AscendC;
-template <typename T>
-__aicore__ inline void load(const LocalTensor<T>& t, GM_ADDR p, uint32_t n)
-{
-    GlobalTensor<T> g;
-    g.SetGlobalBuffer((__gm__ T*)p, n);
-    DataCopy(t, g, n);
-}
-template <typename T>
-__aicore__ inline void store(GM_ADDR p, const LocalTensor<T>& t, uint32_t n)
-{
-    GlobalTensor<T> g;
-    g.SetGlobalBuffer((__gm__ T*)p, n);
-    DataCopy(g, t, n);
-}
-"""
+from tests.ascendc.compat.test_advanced_apis import COMMON  # the load/store helpers, one copy
 
 
 def _half(x: np.ndarray) -> np.ndarray:

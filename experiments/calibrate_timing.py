@@ -178,9 +178,33 @@ def _binding_signature(bind_src: str, name: str) -> list[str] | None:
     return ["tensor" if _TORCH_TYPE.search(p) else "scalar" for p in params]
 
 
+def _hyperparameters(model: Any) -> list[float | int]:
+    """The numbers a reference module keeps as attributes (``self.negative_slope``, an
+    ``nn.ELU``'s ``alpha``, a loss's ``margin``, a reduction ``dim``), module by module in
+    definition order: the values its ModelNew would pass to the binding when the reference's
+    init arguments are defaults, not ``get_init_inputs`` entries."""
+    if model is None:
+        return []
+    out: list[float | int] = []
+    for module in model.modules():
+        for key, value in vars(module).items():
+            if key.startswith("_") or key == "training" or isinstance(value, bool):
+                continue
+            if isinstance(value, (int, float)):
+                out.append(value)
+            elif (
+                isinstance(value, (list, tuple))
+                and value
+                and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+            ):
+                out.extend(value)
+    return out
+
+
 def _candidates(kinds: list[str], inputs: list[Any], model: Any, init: list[Any]) -> list[tuple[str, list[Any]]]:
     """Argument lists for the binding built from the reference's inputs, parameters, buffers and
-    numeric init arguments, in order, that match the binding's parameter kinds."""
+    numbers (the numeric inputs and init arguments, else the module's numeric attributes), in
+    order, that match the binding's parameter kinds."""
     import torch
 
     params = [p.detach() for p in model.parameters()] if model is not None else []
@@ -191,22 +215,32 @@ def _candidates(kinds: list[str], inputs: list[Any], model: Any, init: list[Any]
     for x in init:
         flat.extend(x if isinstance(x, (list, tuple)) else [x])
     numbers = in_numbers + [x for x in flat if isinstance(x, (int, float)) and not isinstance(x, bool)]
+    number_pools = [("", numbers), ("+attributes", in_numbers + _hyperparameters(model))]
+    # a hyperparameter some bindings take as a one-element tensor (a loss's margin)
+    as_tensors = [torch.tensor([float(x)]) for x in numbers or _hyperparameters(model)]
     out: list[tuple[str, list[Any]]] = []
     for label, pool in (
         ("inputs", in_tensors),
         ("inputs+parameters", in_tensors + params),
         ("inputs+parameters+buffers", in_tensors + params + buffers),
+        ("inputs+numbers as tensors", in_tensors + as_tensors[: max(0, kinds.count("tensor") - len(in_tensors))]),
     ):
         if len(pool) != kinds.count("tensor"):
             continue
-        if kinds.count("scalar") > len(numbers):
-            continue
-        ti, si, args = iter(pool), iter(numbers), []
-        for k in kinds:
-            args.append(next(ti) if k == "tensor" else next(si))
-        if label not in (c[0] for c in out):
-            out.append((label + ("+numbers" if "scalar" in kinds else ""), args))
+        for source, nums in number_pools:
+            if kinds.count("scalar") > len(nums):
+                continue
+            ti, si, args = iter(pool), iter(nums), []
+            for k in kinds:
+                args.append(next(ti) if k == "tensor" else next(si))
+            name = label + ("+numbers" + source if "scalar" in kinds else "")
+            if name not in (c[0] for c in out) and not any(_same_args(args, c[1]) for c in out):
+                out.append((name, args))
     return out
+
+
+def _same_args(a: list[Any], b: list[Any]) -> bool:
+    return len(a) == len(b) and all(x is y or (not hasattr(x, "shape") and x == y) for x, y in zip(a, b, strict=True))
 
 
 def _tensor_bytes(values: Iterable[Any]) -> int:

@@ -5,7 +5,7 @@ the CPU with the NPU's results, the NPU's faults reported as distinct exceptions
 latency estimate from a pipe-level timing model of an Ascend 910B SoC::
 
     import kernel_gym.ascendc as asc
-    mod = asc.load(source, soc="Ascend910B2", align_mode="strict")
+    mod = asc.load(source, soc="Ascend910B2", align_mode="npu")
     mod.add_do(8, None, x, y, z, n)          # host function; tensors -> GM buffers
     mod.last_run.latency_s                   # simulated seconds of the launch
     with asc.record_launches() as rec:

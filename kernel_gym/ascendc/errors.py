@@ -62,6 +62,7 @@ class AscendCFault(RuntimeError):
 
     error_class = "ascendc_fault"
     category = "ascendc_fault"
+    host_return: Any = None  # the host function's return value when it ran on past the fault
 
     def __init__(
         self, message: str, *, file: str = "", line: int = 0, block: int = -1, kernel: str = "", report: Any = None

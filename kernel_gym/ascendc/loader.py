@@ -55,12 +55,19 @@ INCLUDE_DIR = PKG_DIR / "include"
 SRC_DIR = PKG_DIR / "src"
 CACHE_SUBDIR = "ascendc"
 
-_DEFAULTS: dict[str, Any] = {"soc": "Ascend910B2", "align_mode": "strict"}
+_DEFAULTS: dict[str, Any] = {"soc": "Ascend910B2", "align_mode": "npu"}
 _OPTION_DEFAULTS: dict[str, Any] = {
     "check_uninit": False,  # error on reads of never-written UB bytes
     "sync_check": "warn",  # unsynchronised pipe access to the same UB bytes: "off" | "warn" | "error"
     "race_check": True,  # cross-block GM write/write and read/write overlap detector
-    "watchdog_calls": 5e7,  # API calls per block before a watchdog fault
+    # An access past the end of a LocalTensor but inside the physical memory (UB, L1, L0*):
+    # "npu" does it, as the hardware does (the bytes belong to whatever buffer lies there), with
+    # a warning; "strict" makes it a local_out_of_bounds fault.
+    "bounds_mode": "npu",
+    # API calls per block before a watchdog fault. The NPU's watchdog is time-based: a slow but
+    # finite kernel (a scalar GetValue/SetValue loop over millions of elements) must finish, so
+    # this is a backstop far above real kernels; watchdog_cycles and watchdog_s catch loops first.
+    "watchdog_calls": 1e9,
     "watchdog_s": 60.0,  # host seconds per launch before a watchdog fault
     "watchdog_cycles": 2e10,  # simulated cycles per block before a watchdog fault
     "opt_level": "-O2",
@@ -81,8 +88,8 @@ def set_default_options(**options: Any) -> None:
             raise TypeError(f"unknown option {k!r}")
         if k == "soc":
             get_profile(v)
-        if k == "align_mode" and v not in ("strict", "npu"):
-            raise ValueError("align_mode must be 'strict' or 'npu'")
+        if k in ("align_mode", "bounds_mode") and v not in ("strict", "npu"):
+            raise ValueError(f"{k} must be 'strict' or 'npu'")
         (_DEFAULTS if k in _DEFAULTS else _OPTION_DEFAULTS)[k] = v
 
 
@@ -155,7 +162,18 @@ SCALAR_INSTRUMENTATION = (
 
 
 def _kernel_flags(opt_level: str, extra: Sequence[str], include_dirs: Sequence[str]) -> list[str]:
-    flags = ["-std=c++20", opt_level, "-fno-strict-aliasing", "-fPIC", *SCALAR_INSTRUMENTATION, "-I", str(INCLUDE_DIR)]
+    # glibc's assert reaches the runtime's kgsim_assert_fail, which traps the block (an AI Core
+    # exception, as on the NPU) instead of aborting the process
+    flags = [
+        "-std=c++20",
+        opt_level,
+        "-fno-strict-aliasing",
+        "-fPIC",
+        *SCALAR_INSTRUMENTATION,
+        "-I",
+        str(INCLUDE_DIR),
+        "-D__assert_fail=kgsim_assert_fail",
+    ]
     for d in include_dirs:
         flags += ["-I", str(d)]
     return flags + list(extra)
@@ -513,7 +531,7 @@ class AscendCModule:
             rt.kgsim_call_begin()
             for p, a in zip(nf.cfunc.params, args, strict=True):
                 if p.is_pointer and isinstance(a, torch.Tensor):
-                    rt.kgsim_register_gm(p.name.encode(), a.data_ptr(), a.numel() * a.element_size())
+                    rt.kgsim_register_gm(p.name.encode(), a.data_ptr(), gm_buffer_bytes(a))
             ret = nf._raw(*cargs)
             report = json.loads(rt.kgsim_call_end().decode())
         runs = [LaunchReport.from_json(d, self.soc) for d in report["launches"]]
@@ -526,13 +544,49 @@ class AscendCModule:
             rec.host_s += host_blocks * self._host_block_s
         for r in runs:
             if r.faults:
-                raise fault_from_record(r.faults[0], kernel=r.kernel, report=r)
+                exc = fault_from_record(r.faults[0], kernel=r.kernel, report=r)
+                exc.host_return = ret  # what the host function returned after the faulted launch
+                raise exc
         if report["host_faults"]:
             raise fault_from_record(report["host_faults"][0])
         return ret
 
 
+def npu_block_bytes(nbytes: int) -> int:
+    """The bytes an NPU allocation of ``nbytes`` really holds: torch_npu's caching allocator (and
+    aclrtMalloc, ALIGN_UP(size, 32) + 32) adds 32 bytes and rounds up to 512, so a kernel's
+    access just past a tensor's end stays inside its own block."""
+    return (max(nbytes, 1) + 32 + 511) // 512 * 512
+
+
+def gm_buffer_bytes(t: torch.Tensor) -> int:
+    """The GM buffer a tensor argument is: its bytes, extended to the NPU block they would fill
+    where the tensor's storage really continues that far (a tensor made by ``npu_block_tensor``);
+    never past the storage."""
+    nbytes = t.numel() * t.element_size()
+    try:
+        storage = int(t.untyped_storage().nbytes()) - int(t.storage_offset()) * t.element_size()
+    except (RuntimeError, NotImplementedError):  # storage-less tensors (meta, lazy wrappers)
+        return nbytes
+    return max(nbytes, min(storage, npu_block_bytes(nbytes)))
+
+
+def npu_block_tensor(t: torch.Tensor | None = None, *, like: tuple[Any, ...] | None = None) -> torch.Tensor:
+    """A contiguous copy of ``t`` (or an empty tensor of ``like`` = (shape, dtype), as
+    ``torch.empty`` fills it) at the start of an NPU-sized block (``npu_block_bytes``), so that the
+    GM buffer the kernel gets is the allocation the NPU would give it."""
+    shape, dtype = (tuple(t.shape), t.dtype) if t is not None else like  # type: ignore[misc]
+    nbytes = int(torch.Size(shape).numel()) * torch.empty((), dtype=dtype).element_size()
+    block = (torch.zeros if t is not None else torch.empty)(npu_block_bytes(nbytes), dtype=torch.uint8)
+    out = block[:nbytes].view(dtype).view(shape)
+    if t is not None:
+        out.copy_(t)
+    return out
+
+
 def _config_for(profile: SocProfile, align_mode: str, opts: Mapping[str, Any]) -> dict[str, float]:
+    if opts["bounds_mode"] not in ("strict", "npu"):
+        raise ValueError("bounds_mode must be 'strict' or 'npu'")
     cfg = profile.to_config()
     sync = opts["sync_check"]
     sync_level = {"off": 0, False: 0, "warn": 1, True: 2, "error": 2}.get(sync)
@@ -540,6 +594,7 @@ def _config_for(profile: SocProfile, align_mode: str, opts: Mapping[str, Any]) -
         raise ValueError("sync_check must be 'off', 'warn' or 'error'")
     cfg.update(
         align_strict=1.0 if align_mode == "strict" else 0.0,
+        bounds_strict=1.0 if opts["bounds_mode"] == "strict" else 0.0,
         check_uninit=float(bool(opts["check_uninit"])),
         sync_check=float(sync_level),
         race_check=float(bool(opts["race_check"])),
@@ -612,9 +667,11 @@ def load(source: str, soc: str | SocProfile | None = None, align_mode: str | Non
         source: C++ text with ``__global__ __aicore__`` kernels and ``extern "C"`` host functions
             that launch them with ``kernel<<<blockDim, nullptr, stream>>>(args)``.
         soc: SoC profile name (see ``SOC_PROFILES``), default "Ascend910B2".
-        align_mode: "strict" (default: DataCopy byte counts that are not multiples of 32 B are an
-            error) or "npu" (they are rounded down, as the hardware does, with a warning).
-        opts: check_uninit, sync_check ("off"/"warn"/"error"), race_check, watchdog_calls,
+        align_mode: "npu" (default: a count-form DataCopy whose byte count is not a multiple of
+            32 B, or a Compare count that is not whole 256 B repeats, is rounded down as the NPU
+            does, with a warning in the launch report) or "strict" (they are faults: a lint for
+            kernels that rely on the rounding by accident).
+        opts: check_uninit, sync_check ("off"/"warn"/"error"), bounds_mode ("npu"/"strict"), race_check, watchdog_calls,
             watchdog_s, watchdog_cycles, opt_level, extra_flags, name, include_dirs, use_pch,
             soc_overrides.
     """

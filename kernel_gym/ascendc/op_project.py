@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from kernel_gym.ascendc.errors import AscendCCompileError
-from kernel_gym.ascendc.loader import compile_module, rewrite_chevrons
+from kernel_gym.ascendc.loader import compile_module, npu_block_tensor, rewrite_chevrons
 from kernel_gym.native.cabi import strip_comments
 
 __all__ = ["load_op_project", "OpProjectOp", "OpTilingError"]
@@ -405,14 +405,16 @@ class OpProjectOp:
     def __call__(self, *inputs: torch.Tensor | None, **attrs: Any):
         plan = self.plan(*inputs, **attrs)
         self.last_tiling = {k: plan[k] for k in ("block_dim", "tiling_key", "tiling", "workspace_size")}
+        # inputs and outputs in NPU-sized blocks, as aclnn callers' torch_npu tensors are: a tile
+        # that reads or writes a few bytes past a tensor's end stays inside its allocation
         outs = [
-            torch.empty(s, dtype=_TORCH_DTYPES[d])
+            npu_block_tensor(like=(tuple(s), _TORCH_DTYPES[d]))
             for s, d in zip(plan["output_shapes"], plan["output_dtypes"], strict=True)
         ]
         mod = self._kernel_module(plan["column"], plan["input_dtypes"], plan["output_dtypes"])
         ws = torch.zeros(max(plan["workspace_size"], 32), dtype=torch.uint8)
         tiling = plan["tiling_buffer"][: max(len(plan["tiling"]), 32)].clone()
-        gm = [t.contiguous() if t is not None else None for t in inputs] + outs
+        gm = [npu_block_tensor(t) if t is not None else None for t in inputs] + outs
         n_params = len(self.kernel_params)
         if n_params == len(gm) + 2:
             args = [*gm, ws, tiling]

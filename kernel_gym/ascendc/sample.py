@@ -129,8 +129,8 @@ def _unity_source(files: Mapping[str, str], soc_name: str = "Ascend910B2") -> tu
     separate = len(kernel_files) > 1 and not _MAIN_LAUNCHES.search(files[mains[0]])
     order = ([] if separate else kernel_files) + mains
     out = {n: t for n, t in files.items() if not n.endswith(_SOURCE_SUFFIXES)}
-    for n in host_only:
-        out[f"host_units/{n}"] = f'#line 1 "{n}"\n{files[n]}'
+    for n in host_only:  # at its own path: its quoted includes of sibling headers resolve as built
+        out[n] = f'#line 1 "{n}"\n{files[n]}'
     for n in kernel_files if separate else []:
         unit = n if n.endswith(".cpp") else f"{n}.cpp"
         body = rewrite_chevrons(rewrite_kernel_qualifiers(files[n]))
@@ -146,12 +146,19 @@ def _unity_source(files: Mapping[str, str], soc_name: str = "Ascend910B2") -> tu
             lines += ["#define main kgsim_sample_main", f'#include "{inc}"', "#undef main"]
         else:
             lines.append(f'#include "{inc}"')
-    call = "kgsim_sample_main()" if _MAIN_NO_ARGS.search(files[mains[0]]) else "kgsim_sample_main(argc, argv)"
+    # main(int, char**), main(int, const char**) or main(int, char const* argv[]): argv as declared
+    no_args = _MAIN_NO_ARGS.search(files[mains[0]])
+    call = "kgsim_sample_main()" if no_args else "kgsim_call_main(kgsim_sample_main, argc, argv)"
     lines += [
         "#include <cstdlib>",
         "#include <cstring>",
         "#include <string>",
+        "#include <type_traits>",
         "#include <vector>",
+        "template <class F> int kgsim_call_main(F f, int argc, char** argv) {",
+        "    if constexpr (std::is_invocable_v<F, int, char**>) return f(argc, argv);",
+        "    else return f(argc, const_cast<const char**>(argv));",
+        "}",
         'extern "C" int kgsim_run_sample() {',
         '    const char* packed = std::getenv("KGSIM_SAMPLE_ARGV");',
         '    static std::vector<std::string> words{"sample"};',
@@ -290,8 +297,8 @@ def _child(spec_path: str) -> int:
     fault, code = None, 0
     try:
         code = int(module.kgsim_run_sample())
-    except AscendCFault as exc:
-        fault, code = str(exc), 1
+    except AscendCFault as exc:  # a launch faulted; main went on to its end (aclrtSynchronize* said so)
+        fault, code = str(exc), int(exc.host_return) if exc.host_return is not None else 1
     sys.stdout.flush()
     runs = module.last_runs
     Path(spec["report"]).write_text(

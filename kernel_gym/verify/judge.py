@@ -370,7 +370,18 @@ def _checked_call(
         out = slots.output(reply, expected)
     finally:
         slots.link.resume()
-    judge_output(out, expected, settings, what, stats)
+    try:
+        judge_output(out, expected, settings, what, stats)
+    except StageFailure as failure:
+        warnings = (reply.get("simulated") or {}).get("warnings") or []
+        if not warnings:
+            raise
+        # the simulated NPU ran on where the kernel broke a rule (as the hardware does): say so
+        raise StageFailure(
+            failure.error_class,
+            f"{failure.message}. The simulated NPU warned: " + "; ".join(str(w)[:300] for w in warnings[:6]),
+            **failure.extra,
+        ) from None
     return out, reply, timing
 
 
@@ -542,6 +553,8 @@ def measure_latency(
             "per_launch": simulated[-1].get("per_launch", []),
             "outputs_checked": len(samples),
         }
+        if simulated[-1].get("warnings"):
+            details["warnings"] = simulated[-1]["warnings"]
         return samples[-1], {**details, **backend.timing_details()}
     details = {**_timing_summary(samples, settings.threads, timings), **_device_summary(backend, reports)}
     details["input_sets"] = len(plan.timing_sets)

@@ -269,6 +269,7 @@ class _Runner:
                 "latency_s": rec.total_latency_s,
                 "launches": len(rec.launches),
                 "per_launch": [_launch_summary(r) for r in rec.launches[:8]],
+                "warnings": simulator_warnings(rec.launches),
             }
         return reply
 
@@ -399,6 +400,21 @@ def _error_reply(refused: _Refused) -> dict[str, Any]:
 def _launch_summary(report: Any) -> dict[str, Any]:
     keys = ("latency_s", "num_blocks", "bound", "per_pipe_busy", "gm_bytes")
     return {k: getattr(report, k, None) for k in keys}
+
+
+def simulator_warnings(launches: list[Any], limit: int = 6) -> list[str]:
+    """What the simulated NPU did without stopping (a DataCopy rounded down to whole 32-byte
+    blocks, a queue tensor never freed): ``"class: message (file:line)"``, each once."""
+    out: list[str] = []
+    for report in launches:
+        for w in getattr(report, "warnings", None) or []:
+            where = f" ({w.get('file')}:{w.get('line')})" if w.get("file") else ""
+            text = f"{w.get('error_class')}: {w.get('message')}{where}"
+            if text not in out:
+                out.append(text)
+            if len(out) >= limit:
+                return out
+    return out
 
 
 def _poison_uninitialized_memory() -> None:

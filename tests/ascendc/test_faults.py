@@ -75,12 +75,44 @@ def test_atomic_add_makes_multiblock_accumulation_legal(faults_mod):
     assert torch.equal(y[:64], torch.full((64,), 3.0))
 
 
-def test_npu_align_mode_rounds_down_silently():
-    mod = asc.load(kernels.FAULTS, name=FILE, align_mode="npu")
+def test_by_default_a_misaligned_copy_rounds_down_as_the_npu_does():
+    """The NPU copies whole 32-byte blocks and raises nothing: a kernel verified on a 910B that
+    relies on it must run here, with the rounding reported as a warning."""
+    assert asc.default_options()["align_mode"] == "npu"
+    mod = asc.load(kernels.FAULTS, name=FILE)
     x, y = torch.randn(256), torch.zeros(256)
     mod.run_fault(1, 1, x, y, 256)
     assert torch.equal(y[:8], x[:8]) and torch.isnan(y[8:16]).all()  # bytes 32..40 were never copied
-    assert [w["error_class"] for w in mod.last_run.warnings] == ["misaligned_copy"]
+    [warning] = mod.last_run.warnings
+    assert warning["error_class"] == "misaligned_copy" and "copies only 32 B" in warning["message"]
+
+
+def test_by_default_an_access_past_a_local_tensor_inside_the_ub_is_done_as_the_npu_does():
+    """Duplicate of 128 floats into a 256-byte TBuf: the NPU writes 512 bytes of UB (the rest
+    belongs to no tensor here) and raises nothing; so does the default mode, with a warning."""
+    mod = asc.load(kernels.FAULTS, name=FILE)
+    x, y = torch.randn(256), torch.zeros(256)
+    mod.run_fault(16, 1, x, y, 256)
+    [warning] = mod.last_run.warnings
+    assert warning["error_class"] == "local_out_of_bounds" and "bytes [0, 512)" in warning["message"]
+
+
+def test_an_access_past_the_physical_ub_is_a_fault_in_every_mode():
+    src = """
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void past_ub(GM_ADDR x) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 1024);
+    LocalTensor<float> t = b.Get<float>();
+    t.SetValue(60000, 1.0f);  // byte 240000: past the 192 KB UB
+}
+extern "C" void run(uint8_t* x) { past_ub<<<1, nullptr, nullptr>>>(x); }
+"""
+    mod = asc.load(src, name="past_ub.cpp")
+    with pytest.raises(asc.LocalOutOfBounds, match="outside the UB itself"):
+        mod.run(torch.zeros(8))
 
 
 def test_uninitialised_ub_is_poisoned_and_optionally_an_error(faults_mod):
@@ -162,10 +194,12 @@ extern "C" void run(uint8_t* x, int n, int in_dtor, int blocks) { overrun<<<bloc
 @pytest.mark.parametrize("in_dtor, blocks", [(0, 1), (1, 2)])
 def test_raw_gm_overrun_found_in_an_access_callback_stops_the_block(in_dtor, blocks):
     mod = asc.load(RAW_GM_OVERRUN, name="overrun.cpp")
-    x = torch.zeros(1 << 15)  # 128 KB: the bytes after it are guarded
+    # 32 MiB: above glibc's largest mmap threshold, so the block is pages of its own and the
+    # bytes after it are guarded (a heap block's neighbours are not: rt_gm_alloc.cpp)
+    x = torch.zeros(1 << 23)
     with pytest.raises(asc.GMOutOfBounds, match="outside the buffer"):
         mod.run(x, x.numel(), in_dtor, blocks)
     # the process and the module survive: the next launch runs normally
-    y = torch.zeros(1 << 15)
+    y = torch.zeros(1 << 23)
     mod.run(y, y.numel() - 8, 0, 1)
     assert bool((y[:-8] == 1).all())

@@ -32,7 +32,7 @@ def test_every_runtime_constant_comes_from_the_profile():
     _, rt = asc.runtime_library()
     names = rt.kgsim_config_names().decode().split(",")
     cfg = asc.SOC_PROFILES["Ascend910B2"].to_config()
-    options = {"align_strict", "check_uninit", "sync_check", "race_check", "watchdog_calls", "watchdog_s",
+    options = {"align_strict", "bounds_strict", "check_uninit", "sync_check", "race_check", "watchdog_calls", "watchdog_s",
                "watchdog_cycles"}
     assert set(names) - set(cfg) == options
 

@@ -25,7 +25,7 @@ constexpr uint32_t kLocalMemBytes = 1u << 20;
     X(vec_cast_elems_per_cycle) X(vec_reduce_cycles_per_repeat) X(vec_issue_cycles) X(ub_copy_bytes_per_cycle) \
     X(scalar_issue_cycles) X(scalar_ub_access_cycles) X(scalar_gm_access_cycles) X(mte2_bytes_per_cycle)      \
     X(mte2_startup_cycles) X(mte3_bytes_per_cycle) X(mte3_startup_cycles) X(dma_issue_cycles)                 \
-    X(dma_burst_cycles) X(launch_base_s) X(launch_per_core_s) X(align_strict) X(check_uninit) X(sync_check)   \
+    X(dma_burst_cycles) X(launch_base_s) X(launch_per_core_s) X(align_strict) X(bounds_strict) X(check_uninit) X(sync_check)   \
     X(watchdog_calls) X(watchdog_s) X(watchdog_cycles) X(race_check) X(scalar_block_cycles) X(sync_all_cycles)  \
     X(bt_bytes) X(fb_bytes) X(cube_fp16_macs_per_cycle) X(cube_issue_cycles) X(l1_to_l0a_bytes_per_cycle)       \
     X(l1_to_l0b_bytes_per_cycle) X(mte1_latency_cycles) X(fix_bytes_per_cycle) X(fix_startup_cycles) X(mte1_issue_cycles)
@@ -63,6 +63,9 @@ struct GmBuf {
     std::string name;
     uintptr_t base = 0;
     uint64_t size = 0;
+    // The bytes just outside it belong to no other object (kgsim_register_gm decides), so a
+    // scalar access there is an out-of-bounds access, not a read of a neighbour.
+    bool guarded = false;
 };
 
 enum AccessKind : uint8_t { AK_READ = 0, AK_WRITE = 1, AK_ATOMIC = 2 };
@@ -161,6 +164,7 @@ struct Runtime {
     }
     bool race_overflow = false;
     bool faulted = false;  // a fault ended a launch of this call: later launches are skipped
+    size_t errors_taken = 0;  // launches whose fault aclrtSynchronize* has reported (kgsim_stream_error)
     LaunchRec* cur = nullptr;
     BlockState blk;
     double launch_wall_start = 0;
@@ -212,7 +216,13 @@ void mark_init_range(uint8_t mem, uint32_t addr, uint32_t nbytes);
 void mark_uninit_range(uint8_t mem, uint32_t addr, uint32_t nbytes);
 int32_t gm_check(int32_t buf, uintptr_t p, uint64_t nbytes, uint32_t es, const char* api, const char* dir,
                  const Loc& loc);
+// GM the simulator allocates itself (rt_gm_alloc.cpp): binding outputs, tiling and workspace
+// buffers, aclrtMalloc. Each is pages of its own between two padding pages.
+void* gm_alloc(uint64_t bytes);
+bool gm_free(void* p);                             // false: not from gm_alloc
+bool gm_is_isolated(uintptr_t base, uint64_t size);  // see GmBuf::guarded
 void record_access(uintptr_t lo, uint64_t n, uint8_t kind, const Loc& loc);
+double vector_row_sum(double* v, uint32_t n, uint32_t per_repeat, bool is_half);  // rt_vector.cpp
 // Whether another block of this launch already wrote all of [lo, lo + n) (its last 4096 recorded
 // ranges are searched; beyond them the answer is no, which keeps the race check conservative).
 bool written_by_another_block(uintptr_t lo, uint64_t n);

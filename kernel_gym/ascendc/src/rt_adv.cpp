@@ -190,10 +190,13 @@ void adv_softmax_grad(DT dt, const SoftmaxArgs& a, int front, const Loc& loc) {
     const uint8_t* s = mem_ptr(a.src.mem, a.src.addr);
     const uint8_t* g = mem_ptr(a.sum.mem, a.sum.addr);
     std::vector<uint8_t> out(dbytes);
+    std::vector<double> prod(ok);
     for (uint32_t r = 0; r < m; ++r) {
-        float dot = 0;
+        // grad * src in float, summed as the vector unit reduces a row (not sequentially: a
+        // 960-wide row summed in order drifts by ~1e-5 from the NPU's tree)
         for (uint32_t c = 0; c < ok; ++c)
-            dot += float(ld(dt, g + (uint64_t(r) * k + c) * es)) * float(ld(dt, s + (uint64_t(r) * k + c) * es));
+            prod[c] = double(float(ld(dt, g + (uint64_t(r) * k + c) * es)) * float(ld(dt, s + (uint64_t(r) * k + c) * es)));
+        const float dot = float(vector_row_sum(prod.data(), ok, 64, false));  // float math, 64 floats a repeat
         if (front) {
             for (uint32_t e = 0; e < epb; ++e) st(dt, out.data() + (uint64_t(r) * epb + e) * es, dot);
             continue;

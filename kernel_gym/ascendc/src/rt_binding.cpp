@@ -15,6 +15,8 @@
 
 extern "C" void kgsim_register_gm(const char* name, const void* base, unsigned long long size);
 extern "C" int kgsim_lazy_is(const void* base);
+extern "C" void* kgsim_gm_alloc(unsigned long long bytes);
+extern "C" int kgsim_gm_free(void* p);
 
 namespace kgsim_gen_binding {
 namespace {
@@ -25,12 +27,12 @@ constexpr size_t kTilingBytes = 64 * 1024;
 std::vector<std::shared_ptr<uint8_t>> g_scratch;  // tiling and workspace of the current EXEC_NPU_CMD
 std::vector<at::Tensor> g_results;                // the last call's results, until Python copies them
 
-// NPU allocations are 512-byte aligned; the buffer is registered as GM for the kernel.
+// NPU allocations are 512-byte aligned; the buffer (zero-filled GM pages of the simulator's
+// own) is registered as GM for the kernel.
 uint8_t* scratch(size_t bytes, const char* name) {
     size_t rounded = (std::max<size_t>(bytes, 32) + 511) / 512 * 512;
-    std::shared_ptr<uint8_t> p(static_cast<uint8_t*>(std::aligned_alloc(512, rounded)), std::free);
+    std::shared_ptr<uint8_t> p(static_cast<uint8_t*>(kgsim_gm_alloc(rounded)), [](uint8_t* q) { kgsim_gm_free(q); });
     if (!p) throw std::runtime_error(std::string("cannot allocate the ") + name + " buffer");
-    std::memset(p.get(), 0, rounded);
     kgsim_register_gm(name, p.get(), rounded);
     g_scratch.push_back(p);
     return p.get();

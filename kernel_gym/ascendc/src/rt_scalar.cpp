@@ -7,9 +7,9 @@
 // accesses cost, and are bounds-checked, like GlobalTensor::GetValue/SetValue:
 //   - each basic block run inside a launch costs scalar_block_cycles on the scalar unit;
 //   - each access that lands in a registered GM buffer costs scalar_gm_access_cycles and is
-//     recorded for the race detector; one just outside a buffer of at least kGuardedSize bytes
-//     (within kGuard bytes, and not in a local memory) is a gm_out_of_bounds fault, as the NPU's
-//     address check would raise;
+//     recorded for the race detector; one just outside a guarded buffer (within kGuard bytes,
+//     and not in a local memory) is a gm_out_of_bounds fault, as the NPU's address check would
+//     raise;
 //   - outside a launch (the host side of the kernel file) basic blocks are counted as host work.
 // The simulator's own inline API code is compiled without instrumentation (KGSIM_UNINSTRUMENTED
 // in kgsim/base.h) where it accounts for itself.
@@ -22,11 +22,8 @@ ScalarCounters scalar;
 namespace {
 
 constexpr uint64_t kGuard = 512;  // bytes either side of a GM buffer treated as out of bounds
-// Only buffers this large are guarded: they are mapped pages of their own, so the bytes next to
-// them belong to no other object the kernel could legitimately touch. Small buffers share heap
-// pages with unrelated objects (metadata arrays, the simulator's own state), where a near miss
-// proves nothing.
-constexpr uint64_t kGuardedSize = 64 * 1024;
+// Only guarded buffers (GmBuf::guarded, rt_gm_alloc.cpp) are checked for near misses: the bytes
+// next to any other buffer may belong to an object the kernel's inline API code reads.
 
 // A gm_out_of_bounds fault from inside an access callback: recorded, then the block traps
 // (trap_block; a C++ exception must not leave a callback the compiler declared nothrow). Outside
@@ -60,7 +57,7 @@ inline void on_access(uintptr_t a, size_t n, bool write) {
             ++scalar.gm_accesses;
             return;
         }
-        if (g.size >= kGuardedSize &&
+        if (g.guarded &&
             ((a < g.base && g.base - a <= kGuard) || (a >= g.base + g.size && a - (g.base + g.size) < kGuard)))
             near = &g;
     }

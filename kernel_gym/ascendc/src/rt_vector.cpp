@@ -436,6 +436,20 @@ void store_idx(DT dt, uint8_t* p, int64_t idx) {
 
 }  // namespace
 
+// A sum formed as the vector unit forms a row reduction: a tree of adds within each 256-byte
+// repeat (`per_repeat` elements), then a tree over the repeats' results; partials rounded to T.
+double vector_row_sum(double* v, uint32_t n, uint32_t per_repeat, bool is_half) {
+    std::vector<double> partials;
+    for (uint32_t i = 0; i < n; i += per_repeat) partials.push_back(tree_sum(v + i, std::min(per_repeat, n - i), is_half));
+    while (partials.size() > 1) {
+        std::vector<double> next;
+        for (size_t i = 0; i < partials.size(); i += per_repeat)
+            next.push_back(tree_sum(partials.data() + i, uint32_t(std::min<size_t>(per_repeat, partials.size() - i)), is_half));
+        partials.swap(next);
+    }
+    return partials.empty() ? 0.0 : partials[0];
+}
+
 // ---- public entry points -----------------------------------------------------------------------------
 void vec_op(VOp op, DT dt, const TRef& dst, const TRef& src0, const TRef& src1, Scalar sc, const MaskArg& m,
             const RepArg& r, const Loc& loc) {
@@ -582,8 +596,9 @@ void vec_cmp(DT dt, const TRef& dst, const TRef& src0, const TRef& src1, int sca
             fault("misaligned_count", loc, "%s with count %lld: count*sizeof(T) must be a multiple of 256 bytes (%u "
                   "elements); the NPU compares only whole 256-byte repeats and leaves the rest", api,
                   (long long)m.count, epr);
-        warn("misaligned_count", loc, fmt("%s count %lld rounded down to a multiple of %u elements (align_mode='npu')",
-                                          api, (long long)m.count, epr));
+        warn("misaligned_count", loc, fmt("%s with count %lld compares only %lld elements, as the NPU does: whole "
+                                          "256-byte repeats of %u elements", api, (long long)m.count,
+                                          (long long)(m.count / epr * epr), epr));
         m.count = m.count / epr * epr;
     }
     if (dt == DT::I32 && mode != 2)

@@ -172,3 +172,49 @@ def test_compile_error_and_bad_samples_are_clear() -> None:
         asc.run_sample({"scale_add.cpp": KERNEL})
     with pytest.raises(ValueError, match="relative"):
         asc.run_sample({"scale_add.cpp": KERNEL, "main.cpp": MAIN}, {"../x.bin": b""})
+
+
+ASSERT_KERNEL = r'''
+#include <cassert>
+#include "kernel_operator.h"
+extern "C" __global__ __aicore__ void checked(GM_ADDR x, uint32_t n)
+{
+    assert(n < 100 && "n exceeds the limit");
+    AscendC::GlobalTensor<float> g;
+    g.SetGlobalBuffer((__gm__ float *)x, n);
+    g.SetValue(AscendC::GetBlockIdx() * 8, 1.0f);
+}
+'''
+
+ASSERT_MAIN = r'''
+#include <cstdio>
+#include "acl/acl.h"
+int32_t main(int32_t argc, char *argv[])
+{
+    uint32_t n = (uint32_t)atoi(argv[1]);
+    aclrtStream stream = nullptr;
+    aclrtCreateStream(&stream);
+    uint8_t *x = nullptr;
+    aclrtMalloc((void **)&x, 4096, ACL_MEM_MALLOC_HUGE_FIRST);
+    checked<<<2, nullptr, stream>>>(x, n);
+    aclError ret = aclrtSynchronizeStream(stream);
+    printf("sync=%d msg=[%s]\n", ret, aclGetRecentErrMsg());
+    printf("after sync=%d\n", aclrtSynchronizeStream(stream));
+    aclrtFree(x);
+    return 0;
+}
+'''
+
+
+def test_a_kernel_assert_is_an_ai_core_exception_the_host_sees() -> None:
+    """A failed C assert in the kernel traps the core: the stream reports an AI Core exception
+    (ACL_ERROR_RT_AICORE_EXCEPTION) with the message at the next synchronisation, the host
+    program goes on to its end, and the run reports the fault; the process is not aborted."""
+    files = {"checked.cpp": ASSERT_KERNEL, "main.cpp": ASSERT_MAIN}
+    run = asc.run_sample(files, argv=["500"])
+    assert run.returncode == 0, (run.error, run.stderr[-800:])
+    assert "sync=507015 msg=[kernel_assert: assertion failed in the kernel: n < 100" in run.stdout, run.stdout
+    assert "after sync=0" in run.stdout  # reported once
+    assert run.error and "kernel_assert" in run.error
+    ok = asc.run_sample(files, argv=["50"])
+    assert ok.ok and "sync=0 msg=[]" in ok.stdout, (ok.error, ok.stdout)

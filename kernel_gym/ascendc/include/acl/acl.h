@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include "securec.h"  // CANN host code sees memcpy_s and friends through its headers
 #ifndef KGSIM_ACL_TYPES
 #define KGSIM_ACL_TYPES
@@ -57,6 +58,8 @@ typedef enum aclrtMemcpyKind {
 } aclrtMemcpyKind;
 
 extern "C" void kgsim_register_gm(const char* name, const void* base, unsigned long long size);
+extern "C" void* kgsim_gm_alloc(unsigned long long bytes);  // zero-filled GM pages (rt_gm_alloc.cpp)
+extern "C" int kgsim_gm_free(void* p);
 
 namespace kgsim_acl {
 inline unsigned& device_buffers() {
@@ -92,8 +95,24 @@ inline aclError aclrtCreateStream(aclrtStream* stream) {
     return ACL_SUCCESS;
 }
 inline aclError aclrtDestroyStream(aclrtStream /*stream*/) { return ACL_SUCCESS; }
-inline aclError aclrtSynchronizeStream(aclrtStream) { return ACL_SUCCESS; }
-inline aclError aclrtSynchronizeDevice() { return ACL_SUCCESS; }
+// A launch that faulted (a kernel assert, a simulated hardware fault) reports, as on the NPU, an
+// AI Core exception at the next synchronisation; aclGetRecentErrMsg then says what it was.
+extern "C" int kgsim_stream_error(const char** msg);
+#define ACL_ERROR_RT_AICORE_EXCEPTION 507015
+namespace kgsim_acl {
+inline std::string& recent_error() {
+    static std::string s;
+    return s;
+}
+inline aclError synchronize() {
+    const char* msg = nullptr;
+    if (!kgsim_stream_error(&msg)) return ACL_SUCCESS;
+    recent_error() = msg ? msg : "AI Core exception";
+    return ACL_ERROR_RT_AICORE_EXCEPTION;
+}
+}  // namespace kgsim_acl
+inline aclError aclrtSynchronizeStream(aclrtStream) { return kgsim_acl::synchronize(); }
+inline aclError aclrtSynchronizeDevice() { return kgsim_acl::synchronize(); }
 // error queries: a fault of a launch ends the run in the simulator, so none is left to report
 typedef enum aclrtLastErrLevel { ACL_RT_THREAD_LEVEL = 0 } aclrtLastErrLevel;
 inline aclError aclrtGetLastError(aclrtLastErrLevel) { return ACL_SUCCESS; }
@@ -105,12 +124,10 @@ namespace kgsim_acl {
 // a kernel access inside that allocation does not fault on the NPU, so that is the GM buffer.
 inline aclError device_alloc(void** devPtr, size_t size, size_t usable, const char* api) {
     if (devPtr == nullptr || size == 0) return ACL_ERROR_INVALID_PARAM;
-    size_t rounded = (usable + 511) / 512 * 512;
-    void* p = std::aligned_alloc(512, rounded);
+    // a new process's device pages come cleared by the driver (kgsim_gm_alloc's pages are zero):
+    // samples that copy a shorter input file into a larger buffer read zeros past it (asc-devkit reduce)
+    void* p = kgsim_gm_alloc((usable + 511) / 512 * 512);
     if (p == nullptr) return ACL_ERROR_BAD_ALLOC;
-    // a new process's device pages come cleared by the driver, as its pinned host pages do: samples
-    // that copy a shorter input file into a larger buffer read zeros past it (asc-devkit reduce)
-    std::memset(p, 0, rounded);
     char name[40];
     std::snprintf(name, sizeof(name), "%s#%u", api, device_buffers()++);
     kgsim_register_gm(name, p, usable);
@@ -126,8 +143,8 @@ inline aclError aclrtMallocAlign32(void** devPtr, size_t size,
     return kgsim_acl::device_alloc(devPtr, size, (size + 31) / 32 * 32, "aclrtMallocAlign32");
 }
 inline aclError aclrtFree(void* devPtr) {
-    std::free(devPtr);
-    return ACL_SUCCESS;
+    if (devPtr == nullptr) return ACL_ERROR_INVALID_PARAM;
+    return kgsim_gm_free(devPtr) == 0 ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM;  // not from aclrtMalloc
 }
 inline aclError aclrtMallocHost(void** hostPtr, size_t size) {
     if (hostPtr == nullptr || size == 0) return ACL_ERROR_INVALID_PARAM;
@@ -154,4 +171,4 @@ inline aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t
     std::memset(devPtr, value, count);
     return ACL_SUCCESS;
 }
-inline const char* aclGetRecentErrMsg() { return ""; }
+inline const char* aclGetRecentErrMsg() { return kgsim_acl::recent_error().c_str(); }

@@ -24,6 +24,8 @@
 // sampled simulation's lazy output buffers (src/rt_sampling.cpp)
 extern "C" void* kgsim_lazy_output(unsigned long long nbytes, int dtype);
 extern "C" void kgsim_lazy_free(void* base);
+extern "C" void* kgsim_gm_alloc(unsigned long long bytes);  // zero-filled GM pages (rt_gm_alloc.cpp)
+extern "C" int kgsim_gm_free(void* p);
 
 namespace c10 {
 // Codes are the GE data types the operator-project shims use (ge::DataType).
@@ -119,7 +121,8 @@ public:
         if (void* lazy = kgsim_lazy_output(rounded, lazy_dtype(dtype)))
             t.owner_ = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(lazy), [](uint8_t* q) { kgsim_lazy_free(q); });
         else
-            t.owner_ = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(std::aligned_alloc(512, rounded)), std::free);
+            t.owner_ = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(kgsim_gm_alloc(rounded)),
+                                                [](uint8_t* q) { kgsim_gm_free(q); });
         t.data_ = t.owner_.get();
         return t;
     }

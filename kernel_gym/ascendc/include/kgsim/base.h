@@ -194,7 +194,8 @@ void slow_tick(const Loc& loc);
 inline void tick(const Loc& loc) {
     if (++hot.api_calls >= hot.next_check) slow_tick(loc);
 }
-[[noreturn]] void local_oob(const TRef& r, uint64_t first_byte, uint64_t nbytes, const char* what, const Loc& loc);
+// past a LocalTensor's end: a warning inside the physical memory (bounds_mode="npu"), else a fault
+void local_oob(const TRef& r, uint64_t first_byte, uint64_t nbytes, const char* what, const Loc& loc);
 void uninit_check(const TRef& r, uint32_t addr, uint32_t nbytes, const char* what, const Loc& loc);
 void mark_init(uint8_t mem, uint32_t addr, uint32_t nbytes);
 

@@ -20,5 +20,7 @@ inline void load_tiling(T* dst, const uint8_t* tiling) {
     decltype(type::member) var;                                                                    \
     std::memcpy(&var, (const uint8_t*)(tiling) + offsetof(type, member), sizeof(var))
 #define TILING_KEY_IS(k) (::kgsim_gen_op::g_tiling_key == (uint64_t)(k))
-#define REGISTER_TILING_DEFAULT(t)
+// the tiling struct GET_TILING_DATA reads in this kernel (a plain C++ struct filled by the host
+// through GetTilingData<T>()): a block-scope alias shadowing the generated one
+#define REGISTER_TILING_DEFAULT(t) using KgsimOpTilingData = t
 #define REGISTER_TILING_FOR_TILINGKEY(...)

@@ -665,6 +665,15 @@ template <class T>
 void DumpTensor(const LocalTensor<T>&, uint32_t, uint32_t) {}
 template <class T>
 void DumpTensor(const GlobalTensor<T>&, uint32_t, uint32_t) {}
+template <class T>
+void DumpTensor(const LocalTensor<T>&, uint32_t, uint32_t, const ShapeInfo&) {}
+// DumpAccChkPoint(tensor, index, countOff, dumpSize): a debug dump from an element offset
+template <class T>
+void DumpAccChkPoint(const LocalTensor<T>&, uint32_t, uint32_t, uint32_t) {}
+template <class T>
+void DumpAccChkPoint(const GlobalTensor<T>&, uint32_t, uint32_t, uint32_t) {}
+template <class T>
+void DumpTensor(const GlobalTensor<T>&, uint32_t, uint32_t, const ShapeInfo&) {}
 
 }  // namespace AscendC
 

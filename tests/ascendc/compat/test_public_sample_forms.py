@@ -1,0 +1,198 @@
+"""Forms found in the public Ascend/samples operator samples, each in a small kernel of our own:
+a plain-struct tiling registered with REGISTER_TILING_DEFAULT, ``main(int, char const* argv[])``,
+the debug dumps with a ShapeInfo, a host tiling unit that includes its sibling header,
+DEVICE_IMPL_OP_OPTILING (tiling sink), device buffers freed and allocated again between launches,
+and a tile that runs a few bytes past a tensor inside its NPU allocation."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+import kernel_gym.ascendc as asc
+
+# ------------------------------------------------------------------ an operator project, plain-struct tiling
+TILING_H = r"""
+#pragma once
+#include <cstdint>
+struct ScaleTiling {
+    uint32_t total;
+    uint32_t tile;
+    float factor;
+};
+"""
+
+HOST = r"""
+#include "scale_custom_tiling.h"
+#include "register/op_def_registry.h"
+#include "register/device_op_impl_registry.h"
+
+namespace optiling {
+static ge::graphStatus ScaleTilingFunc(gert::TilingContext* context)
+{
+    ScaleTiling* t = context->GetTilingData<ScaleTiling>();
+    t->total = context->GetInputShape(0)->GetOriginShape().GetShapeSize();
+    t->tile = TILE;
+    t->factor = 3.0f;
+    context->SetBlockDim(4);
+    size_t* ws = context->GetWorkspaceSizes(1);
+    ws[0] = 0;
+    return ge::GRAPH_SUCCESS;
+}
+DEVICE_IMPL_OP_OPTILING(ScaleCustom).Tiling(ScaleTilingFunc);
+}  // namespace optiling
+
+namespace ops {
+class ScaleCustom : public OpDef {
+public:
+    explicit ScaleCustom(const char* name) : OpDef(name)
+    {
+        this->Input("x").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
+        this->Output("y").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
+        this->AICore().SetTiling(optiling::ScaleTilingFunc);
+        this->AICore().AddConfig("ascend910b");
+    }
+};
+OP_ADD(ScaleCustom);
+}  // namespace ops
+"""
+
+# Each block takes a share rounded up to whole tiles; with total = 4000 and 64-element tiles
+# the last block reads and writes 96 elements (384 B) past the tensor's 16000 B: inside the
+# NPU allocation (+32 B, rounded up to 512: 16384 B), as on the NPU, where this runs.
+KERNEL = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+
+extern "C" __global__ __aicore__ void scale_custom(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, GM_ADDR tiling)
+{
+    REGISTER_TILING_DEFAULT(ScaleTiling);
+    GET_TILING_DATA(t, tiling);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, t.tile * sizeof(float));
+    uint32_t per = (t.total / GetBlockNum() + t.tile - 1) / t.tile * t.tile;
+    GlobalTensor<float> xg, yg;
+    xg.SetGlobalBuffer((__gm__ float*)x + per * GetBlockIdx());
+    yg.SetGlobalBuffer((__gm__ float*)y + per * GetBlockIdx());
+    LocalTensor<float> v = buf.Get<float>();
+    ShapeInfo shape;
+    for (uint32_t off = 0; off < per; off += t.tile) {
+        DataCopy(v, xg[off], t.tile);
+        PipeBarrier<PIPE_ALL>();
+        Muls(v, v, t.factor, t.tile);
+        DumpTensor(v, 1, 8, shape);
+        DumpAccChkPoint(v, 2, 0, 8);
+        PipeBarrier<PIPE_ALL>();
+        DataCopy(yg[off], v, t.tile);
+        PipeBarrier<PIPE_ALL>();
+    }
+}
+"""
+
+
+def _project(tile: int) -> dict[str, str]:
+    return {
+        "op_host/scale_custom_tiling.h": TILING_H,
+        "op_host/scale_custom.cpp": HOST.replace("TILE", str(tile)),
+        "op_kernel/scale_custom.cpp": '#include "../op_host/scale_custom_tiling.h"\n' + KERNEL,
+    }
+
+
+def test_plain_struct_tiling_and_a_tile_past_the_tensor_inside_its_allocation() -> None:
+    op = asc.load_op_project(_project(tile=64))
+    x = torch.randn(4000)
+    y = op(x)
+    torch.testing.assert_close(y, 3 * x)  # the over-read bytes never reach the tensor
+    assert op.last_tiling["block_dim"] == 4
+
+
+def test_a_tile_far_past_the_allocation_is_still_a_fault() -> None:
+    op = asc.load_op_project(_project(tile=2048))  # shares of 2048: the last block reads 4 KiB past
+    try:
+        op(torch.randn(4000))
+    except asc.GMOutOfBounds as exc:
+        assert "GM buffer 'x'" in str(exc)
+    else:
+        raise AssertionError("a read 4 KiB past a 16 KiB tensor's NPU block must fault")
+
+
+# ------------------------------------------------------------------ direct-launch samples
+SAMPLE_KERNEL = r"""
+#include "kernel_operator.h"
+extern "C" __global__ __aicore__ void twice(GM_ADDR x, GM_ADDR y, uint32_t n)
+{
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, n * sizeof(float));
+    AscendC::GlobalTensor<float> xg, yg;
+    xg.SetGlobalBuffer((__gm__ float*)x, n);
+    yg.SetGlobalBuffer((__gm__ float*)y, n);
+    AscendC::LocalTensor<float> v = buf.Get<float>();
+    AscendC::DataCopy(v, xg, n);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::Muls(v, v, 2.0f, n);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::DataCopy(yg, v, n);
+}
+"""
+
+# const argv, and device buffers freed and allocated again (a later allocation may reuse the
+# freed addresses), with a host-only unit in a subfolder that includes its sibling header
+SAMPLE_MAIN = r"""
+#include <cstdio>
+#include "acl/acl.h"
+#include "host/sizes.h"
+int32_t main(int32_t argc, char const *argv[])
+{
+    aclrtStream stream = nullptr;
+    aclrtCreateStream(&stream);
+    float host[kCount];
+    int bad = 0;
+    for (int round = 0; round < 3; ++round) {
+        for (uint32_t i = 0; i < kCount; ++i) host[i] = float(i + round);
+        uint8_t *x = nullptr, *y = nullptr;
+        aclrtMalloc((void **)&x, kCount * sizeof(float) * (round + 1), ACL_MEM_MALLOC_HUGE_FIRST);
+        aclrtMalloc((void **)&y, kCount * sizeof(float), ACL_MEM_MALLOC_HUGE_FIRST);
+        aclrtMemcpy(x, kCount * sizeof(float), host, kCount * sizeof(float), ACL_MEMCPY_HOST_TO_DEVICE);
+        twice<<<1, nullptr, stream>>>(x, y, kCount);
+        if (aclrtSynchronizeStream(stream) != ACL_SUCCESS) bad++;
+        aclrtMemcpy(host, sizeof(host), y, kCount * sizeof(float), ACL_MEMCPY_DEVICE_TO_HOST);
+        for (uint32_t i = 0; i < kCount; ++i) bad += host[i] != 2.0f * float(i + round);
+        aclrtFree(x);
+        aclrtFree(y);
+    }
+    printf("%s bad=%d scale=%d\n", argv[0], bad, host_scale());
+    return bad;
+}
+"""
+
+SIZES_H = "#pragma once\n#include <cstdint>\nconstexpr uint32_t kCount = 256;\nint host_scale();\n"
+HOST_UNIT = '#include "sizes.h"\nint host_scale() { return int(kCount) / 128; }\n'
+
+
+def test_const_argv_main_freed_buffers_and_a_host_unit_in_a_subfolder() -> None:
+    files = {"twice.cpp": SAMPLE_KERNEL, "main.cpp": SAMPLE_MAIN, "host/sizes.h": SIZES_H, "host/scale.cpp": HOST_UNIT}
+    run = asc.run_sample(files)
+    assert run.ok, (run.error, run.stdout[-500:], run.stderr[-800:])
+    assert "bad=0 scale=2" in run.stdout
+    assert len(run.launches) == 3
+
+
+def test_freeing_a_buffer_that_is_not_device_memory_is_an_error_code() -> None:
+    main = r"""
+#include <cstdio>
+#include "acl/acl.h"
+int32_t main() {
+    int local = 0;
+    void* host = nullptr;
+    aclrtMallocHost(&host, 64);
+    printf("free(stack)=%d free(host)=%d free(null)=%d\n", aclrtFree(&local), aclrtFree(host), aclrtFree(nullptr));
+    aclrtFreeHost(host);
+    return 0;
+}
+"""
+    run = asc.run_sample({"twice.cpp": SAMPLE_KERNEL, "main.cpp": main})
+    assert run.ok, (run.error, run.stderr[-500:])
+    codes = np.array([int(part.split("=")[1]) for part in run.stdout.split()[:3]])
+    assert (codes == 100000).all(), run.stdout  # ACL_ERROR_INVALID_PARAM, not a crash

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
@@ -106,6 +106,7 @@ _DT_CODES = {
     "DT_BOOL": 12,
     "DT_BF16": 27,
 }
+_PARAM_DYNAMIC = 3  # OpDef ParamType(DYNAMIC): a tensor list
 _PARAM_DECL = re.compile(r"\b(Input|Output)\s*\(\s*\"(\w+)\"\s*\)([^;]*)")
 
 
@@ -335,7 +336,7 @@ class OpProjectOp:
             n,
         )
 
-    def _shapes(self, shapes: list[tuple[int, ...] | None]):
+    def _shapes(self, shapes: Sequence[tuple[int, ...] | None]):
         dims = torch.zeros(max(len(shapes), 1) * _MAX_DIMS, dtype=torch.int64)
         nd = torch.zeros(max(len(shapes), 1), dtype=torch.int64)
         for k, s in enumerate(shapes):
@@ -355,8 +356,11 @@ class OpProjectOp:
                 return j, [p["dtypes"][j] if p["dtypes"] else in_dt[0] for p in outs]
         return None, [in_dt[0] for _ in outs]
 
-    def plan(self, *inputs: torch.Tensor | None, **attrs: Any) -> dict[str, Any]:
-        """Run InferShape and TilingFunc for these inputs; no launch."""
+    def plan(
+        self, *inputs: torch.Tensor | None, output_shapes: Sequence[Sequence[int]] | None = None, **attrs: Any
+    ) -> dict[str, Any]:
+        """Run InferShape and TilingFunc for these inputs; no launch. ``output_shapes`` replace
+        what InferShape gives (an aclnn caller's own output tensors decide them)."""
         n_out = len(self.meta.get("outputs", [])) or 1
         shapes = [None if t is None else tuple(t.shape) for t in inputs]
         in_dt = [-1 if t is None else _GE_DTYPES[t.dtype] for t in inputs]
@@ -372,6 +376,11 @@ class OpProjectOp:
         if rc < 0:
             raise OpTilingError(f"{self.op_type}: InferShape failed (status {rc})")
         out_shapes = [tuple(int(odims[k * _MAX_DIMS + d]) for d in range(int(ond[k]))) for k in range(n_out)]
+        if output_shapes is not None:
+            if len(output_shapes) != n_out:
+                raise ValueError(f"{self.op_type} has {n_out} output(s); {len(output_shapes)} output shapes given")
+            out_shapes = [tuple(int(d) for d in s) for s in output_shapes]
+            odims, ond = self._shapes(out_shapes)
         inferred = [int(v) for v in odt.tolist()]
         # An aclnn caller allocates each output with the dtype of the OpDef column its inputs
         # select (the generated aclnn op checks it); InferDataType only runs in graph mode, so it
@@ -402,8 +411,24 @@ class OpProjectOp:
             "tiling_buffer": tbuf,
         }
 
-    def __call__(self, *inputs: torch.Tensor | None, **attrs: Any):
-        plan = self.plan(*inputs, **attrs)
+    def __call__(self, *inputs: torch.Tensor | None, outputs: Sequence[torch.Tensor] | None = None, **attrs: Any):
+        """Run the op. ``outputs``: the caller's output tensors, as an aclnn caller passes them
+        (their shapes replace InferShape's, the results are written into them); by default the
+        outputs are allocated from InferShape."""
+        params = self.meta.get("inputs", []) + self.meta.get("outputs", [])
+        dynamic = [p["name"] for p in params if p.get("option") == _PARAM_DYNAMIC]
+        if dynamic:  # a tensor list is one GM argument (a ListTensorDesc): refuse rather than mis-bind
+            raise NotImplementedError(
+                f"{self.op_type}: {', '.join(dynamic)} is ParamType(DYNAMIC), a tensor list; load_op_project "
+                "runs operators with single tensors only. Launch the kernel with asc.load and pass the list "
+                "packed by kernel_gym.ascendc.list_tensor.pack_list_tensor"
+            )
+        given = list(outputs) if outputs is not None else None
+        plan = self.plan(*inputs, output_shapes=[tuple(t.shape) for t in given] if given else None, **attrs)
+        if given is not None:
+            for k, (t, d) in enumerate(zip(given, plan["output_dtypes"], strict=True)):
+                if t.dtype != _TORCH_DTYPES[d]:
+                    raise TypeError(f"{self.op_type}: output {k} is {t.dtype}; the op writes {_TORCH_DTYPES[d]}")
         self.last_tiling = {k: plan[k] for k in ("block_dim", "tiling_key", "tiling", "workspace_size")}
         # inputs and outputs in NPU-sized blocks, as aclnn callers' torch_npu tensors are: a tile
         # that reads or writes a few bytes past a tensor's end stays inside its allocation
@@ -429,6 +454,10 @@ class OpProjectOp:
             mod.kgsim_gen_op_launch(plan["block_dim"], plan["tiling_key"], *args)
         finally:
             self.last_run, self.last_runs = mod.last_run, mod.last_runs
+        if given is not None:
+            for t, o in zip(given, outs, strict=True):
+                t.copy_(o)
+            outs = given
         return outs[0] if len(outs) == 1 else tuple(outs)
 
 

@@ -196,3 +196,75 @@ int32_t main() {
     assert run.ok, (run.error, run.stderr[-500:])
     codes = np.array([int(part.split("=")[1]) for part in run.stdout.split()[:3]])
     assert (codes == 100000).all(), run.stdout  # ACL_ERROR_INVALID_PARAM, not a crash
+
+
+# ------------------------------------------------------------------ outputs an aclnn caller allocates
+FIRST_HOST = r"""
+#include <cstdint>
+#include "register/op_def_registry.h"
+namespace optiling {
+struct FirstTiling { uint32_t rows; uint32_t cols; };
+static ge::graphStatus FirstTilingFunc(gert::TilingContext* context)
+{
+    FirstTiling* t = context->GetTilingData<FirstTiling>();
+    t->rows = context->GetOutputShape(0)->GetOriginShape().GetShapeSize();  // the caller's output decides
+    t->cols = context->GetInputShape(0)->GetOriginShape().GetShapeSize() / t->rows;
+    context->SetBlockDim(1);
+    context->GetWorkspaceSizes(1)[0] = 0;
+    return ge::GRAPH_SUCCESS;
+}
+}  // namespace optiling
+namespace ops {
+class FirstCustom : public OpDef {  // no InferShape: aclnn callers allocate the output
+public:
+    explicit FirstCustom(const char* name) : OpDef(name)
+    {
+        this->Input("x").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
+        this->Output("y").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
+        this->AICore().SetTiling(optiling::FirstTilingFunc);
+        this->AICore().AddConfig("ascend910b");
+    }
+};
+OP_ADD(FirstCustom);
+}  // namespace ops
+"""
+
+FIRST_KERNEL = r"""
+#include "kernel_operator.h"
+struct FirstTiling { uint32_t rows; uint32_t cols; };
+extern "C" __global__ __aicore__ void first_custom(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, GM_ADDR tiling)
+{
+    REGISTER_TILING_DEFAULT(FirstTiling);
+    GET_TILING_DATA(t, tiling);
+    AscendC::GlobalTensor<float> xg, yg;
+    xg.SetGlobalBuffer((__gm__ float*)x, t.rows * t.cols);
+    yg.SetGlobalBuffer((__gm__ float*)y, t.rows);
+    for (uint32_t r = 0; r < t.rows; ++r) yg.SetValue(r, xg.GetValue(r * t.cols));
+}
+"""
+
+
+def test_outputs_the_caller_allocates_decide_the_output_shape() -> None:
+    op = asc.load_op_project({"op_host/first_custom.cpp": FIRST_HOST, "op_kernel/first_custom.cpp": FIRST_KERNEL})
+    x = torch.randn(13, 40)
+    y = torch.full((13, 1), -1.0)
+    got = op(x, outputs=[y])
+    assert got is y
+    torch.testing.assert_close(y[:, 0], x[:, 0])
+    try:
+        op(x, outputs=[torch.empty(13, dtype=torch.float16)])
+    except TypeError as exc:
+        assert "output 0 is torch.float16" in str(exc)
+    else:
+        raise AssertionError("an output of the wrong dtype must be refused")
+
+
+def test_a_dynamic_input_list_is_refused_with_the_way_to_run_it() -> None:
+    host = FIRST_HOST.replace('this->Input("x").ParamType(REQUIRED)', 'this->Input("x").ParamType(DYNAMIC)')
+    op = asc.load_op_project({"op_host/first_custom.cpp": host, "op_kernel/first_custom.cpp": FIRST_KERNEL})
+    try:
+        op(torch.randn(4, 8), outputs=[torch.empty(4, 1)])
+    except NotImplementedError as exc:
+        assert "x is ParamType(DYNAMIC)" in str(exc) and "pack_list_tensor" in str(exc)
+    else:
+        raise AssertionError("a DYNAMIC input must not be bound as a single tensor")

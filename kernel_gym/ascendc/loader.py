@@ -60,9 +60,11 @@ _OPTION_DEFAULTS: dict[str, Any] = {
     "check_uninit": False,  # error on reads of never-written UB bytes
     "sync_check": "warn",  # unsynchronised pipe access to the same UB bytes: "off" | "warn" | "error"
     "race_check": True,  # cross-block GM write/write and read/write overlap detector
-    # An access past the end of a LocalTensor but inside the physical memory (UB, L1, L0*):
-    # "npu" does it, as the hardware does (the bytes belong to whatever buffer lies there), with
-    # a warning; "strict" makes it a local_out_of_bounds fault.
+    # An access past the end of a LocalTensor but inside the physical memory (UB, L1, L0*), or a
+    # DataCopy less than 2 MiB past its GM buffer (inside the device page the NPU maps):
+    # "npu" does it, as the hardware does (the bytes belong to whatever lies there; past a GM
+    # buffer they read as 0xFF and writes are dropped), with a warning; "strict" makes it the
+    # local_out_of_bounds / gm_out_of_bounds fault.
     "bounds_mode": "npu",
     # API calls per block before a watchdog fault. The NPU's watchdog is time-based: a slow but
     # finite kernel (a scalar GetValue/SetValue loop over millions of elements) must finish, so

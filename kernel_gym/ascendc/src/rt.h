@@ -216,6 +216,16 @@ void mark_init_range(uint8_t mem, uint32_t addr, uint32_t nbytes);
 void mark_uninit_range(uint8_t mem, uint32_t addr, uint32_t nbytes);
 int32_t gm_check(int32_t buf, uintptr_t p, uint64_t nbytes, uint32_t es, const char* api, const char* dir,
                  const Loc& loc);
+// A DataCopy's GM range [p, p + nbytes) against its buffer. In bounds: {p, p + nbytes, false}.
+// Past the buffer but within the NPU's 2 MiB allocation granule of it (bounds_mode="npu"): the
+// in-bounds part [lo, hi), clipped = true and a warning; the caller reads poison / drops writes
+// for the rest, as no other buffer of the launch lies there. Otherwise a gm_out_of_bounds fault.
+struct GmClip {
+    uintptr_t lo, hi;
+    bool clipped;
+};
+GmClip gm_clip(int32_t buf, uintptr_t p, uint64_t nbytes, uint32_t es, const char* api, const char* dir,
+               const Loc& loc);
 // GM the simulator allocates itself (rt_gm_alloc.cpp): binding outputs, tiling and workspace
 // buffers, aclrtMalloc. Each is pages of its own between two padding pages.
 void* gm_alloc(uint64_t bytes);

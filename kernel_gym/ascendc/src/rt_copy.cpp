@@ -95,11 +95,18 @@ void copy_gm_to_local(const TRef& dst, int32_t buf, const void* gm, DT dt, uint3
     uint64_t ub_span = (p.block_count - 1) * ub_step + padded;
     uint64_t gm_span = (p.block_count - 1) * gm_step + p.block_len;
     check_local(dst, 0, ub_span, 32, api, "dst", loc);
-    gm_check(buf, g, gm_span, es, api, "reads", loc);
+    const GmClip clip = gm_clip(buf, g, gm_span, es, api, "reads", loc);
+    std::vector<uint8_t> shadow;  // a range past the buffer: its bytes, then poison
+    uintptr_t from = g;
+    if (clip.clipped) {
+        shadow.assign(gm_span, 0xFF);
+        if (clip.hi > clip.lo) std::memcpy(shadow.data() + (clip.lo - g), reinterpret_cast<void*>(clip.lo), clip.hi - clip.lo);
+        from = reinterpret_cast<uintptr_t>(shadow.data());
+    }
     uint8_t* ub = mem_ptr(dst.mem, dst.addr);
     for (uint32_t i = 0; i < p.block_count; ++i) {
         uint8_t* d = ub + i * ub_step;
-        const uint8_t* s = reinterpret_cast<const uint8_t*>(g + i * gm_step);
+        const uint8_t* s = reinterpret_cast<const uint8_t*>(from + i * gm_step);
         std::memcpy(d + lpad, s, p.block_len);
         mark_init_range(dst.mem, dst.addr + uint32_t(i * ub_step + lpad), uint32_t(p.block_len));
         if (p.pad && padded > p.block_len) {
@@ -119,8 +126,10 @@ void copy_gm_to_local(const TRef& dst, int32_t buf, const void* gm, DT dt, uint3
                 std::memset(d + lpad + p.block_len, 0xFF, tail);
             }
         }
+        if (clip.clipped) continue;  // recorded once below, in bounds
         if (p.src_gap != 0 || i == 0) record_access(g + i * gm_step, p.src_gap == 0 ? gm_span : p.block_len, AK_READ, loc);
     }
+    if (clip.clipped && clip.hi > clip.lo) record_access(clip.lo, clip.hi - clip.lo, AK_READ, loc);
     uint64_t bytes = uint64_t(p.block_count) * p.block_len;
     if (rt.cur) {
         uint64_t hbm = bytes;
@@ -161,7 +170,14 @@ void copy_local_to_gm(int32_t buf, void* gm, const TRef& src, DT dt, uint32_t es
     uint64_t ub_span = (p.block_count - 1) * ub_step + p.block_len;
     uint64_t gm_span = (p.block_count - 1) * gm_step + p.block_len;
     check_local(src, 0, ub_span, 32, api, "src", loc);
-    gm_check(buf, g, gm_span, es, api, "writes", loc);
+    const GmClip clip = gm_clip(buf, g, gm_span, es, api, "writes", loc);
+    std::vector<uint8_t> shadow;  // a range past the buffer: written here, only its in-bounds part kept
+    uintptr_t to = g;
+    if (clip.clipped) {
+        shadow.assign(gm_span, 0);
+        if (clip.hi > clip.lo) std::memcpy(shadow.data() + (clip.lo - g), reinterpret_cast<void*>(clip.lo), clip.hi - clip.lo);
+        to = reinterpret_cast<uintptr_t>(shadow.data());
+    }
     const uint8_t* ub = mem_ptr(src.mem, src.addr);
     int atomic = rt.blk.atomic;
     DT adt = atomic && dt_size(rt.blk.atomic_dt) == es ? rt.blk.atomic_dt : dt;
@@ -177,15 +193,16 @@ void copy_local_to_gm(int32_t buf, void* gm, const TRef& src, DT dt, uint32_t es
     uint64_t span_lo = UINT64_MAX, span_hi = 0;  // the GM range recorded for contiguous blocks
     for (uint32_t i = 0; i < p.block_count; ++i) {
         const uint8_t* s = ub + i * ub_step;
-        uint8_t* d = reinterpret_cast<uint8_t*>(g + i * gm_step);
+        uint8_t* d = reinterpret_cast<uint8_t*>(to + i * gm_step);
         if (cfg.check_uninit) check_init_range(src, src.addr + uint32_t(i * ub_step), uint32_t(p.block_len), api, loc);
         // Storing exactly the bytes another block of the launch stored there gives the same result
         // in either order (kernels whose blocks all write the same result to the same place): that
         // write is not recorded. A write equal to memory nobody wrote in this launch still is.
         const bool changes = atomic != 0 || std::memcmp(d, s, p.block_len) != 0 ||
-                             !written_by_another_block(reinterpret_cast<uintptr_t>(d), p.block_len);
+                             clip.clipped || !written_by_another_block(g + i * gm_step, p.block_len);
         if (atomic) atomic_apply(adt, d, s, p.block_len, atomic);
         else std::memcpy(d, s, p.block_len);
+        if (clip.clipped) continue;  // recorded once below, in bounds
         if (!atomic) {
             if (!changes) continue;
             if (p.dst_gap != 0) {
@@ -210,6 +227,10 @@ void copy_local_to_gm(int32_t buf, void* gm, const TRef& src, DT dt, uint32_t es
         }
     }
     if (span_hi > span_lo) record_access(g + span_lo, span_hi - span_lo, atomic ? AK_ATOMIC : AK_WRITE, loc);
+    if (clip.clipped && clip.hi > clip.lo) {
+        std::memcpy(reinterpret_cast<void*>(clip.lo), shadow.data() + (clip.lo - g), clip.hi - clip.lo);
+        record_access(clip.lo, clip.hi - clip.lo, atomic ? AK_ATOMIC : AK_WRITE, loc);
+    }
     uint64_t bytes = uint64_t(p.block_count) * p.block_len;
     if (rt.cur) rt.cur->gm_write += bytes;
     Span r{src.addr, uint32_t(ub_span)};

@@ -306,6 +306,33 @@ int32_t gm_check(int32_t buf, uintptr_t p, uint64_t nbytes, uint32_t es, const c
     return buf;
 }
 
+GmClip gm_clip(int32_t buf, uintptr_t p, uint64_t nbytes, uint32_t es, const char* api, const char* dir,
+               const Loc& loc) {
+    constexpr uint64_t kGranule = uint64_t(2) << 20;  // NPU device memory is mapped in 2 MiB pages
+    if (buf < 0) buf = gm_lookup(reinterpret_cast<void*>(p));
+    if (buf >= 0 && p >= rt.gm[buf].base && p + nbytes <= rt.gm[buf].base + rt.gm[buf].size) return {p, p + nbytes, false};
+    if (buf < 0 && !cfg.bounds_strict) {  // past every buffer: the one whose end lies closest below
+        uintptr_t best = 0;
+        for (size_t i = 0; i < rt.gm.size(); ++i) {
+            uintptr_t end = rt.gm[i].base + rt.gm[i].size;
+            if (end <= p && p - end < kGranule && end > best) best = end, buf = int32_t(i);
+        }
+    }
+    if (cfg.bounds_strict || buf < 0 || p < rt.gm[buf].base ||
+        p + nbytes > rt.gm[buf].base + rt.gm[buf].size + kGranule) {
+        gm_check(buf, p, nbytes, es, api, dir, loc);  // faults
+    }
+    const GmBuf& b = rt.gm[buf];
+    uintptr_t lo = std::min(p, b.base + b.size), hi = std::min(p + nbytes, b.base + b.size);
+    long long off = (long long)(p - b.base);
+    warn("gm_out_of_bounds", loc,
+         fmt("%s %s bytes [%lld, %lld) of GM buffer '%s', which has %llu B: the NPU does so without a fault (its device "
+             "memory comes in 2 MiB pages), reading whatever lies there and writing over it; here bytes past the "
+             "buffer read as 0xFF and writes to them are dropped",
+             api, dir, off, off + (long long)nbytes, b.name.c_str(), (unsigned long long)b.size));
+    return {lo, hi, true};
+}
+
 void record_access(uintptr_t lo, uint64_t n, uint8_t kind, const Loc& loc) {
     if (g_track_writes && kind != AK_READ && n) track_write(lo, n);
     if (!cfg.race_check || n == 0 || rt.race_overflow) return;

@@ -791,9 +791,15 @@ def test_acl_malloc_tail_is_part_of_the_allocation() -> None:
     np.testing.assert_array_equal(
         np.frombuffer(run.files["output/y.bin"], dtype=np.float32)[:37], 2 * np.arange(37, dtype=np.float32)
     )
-    # 56 floats = 224 B run past it: the NPU faults too
+    # 56 floats = 224 B run past it, still inside the 2 MiB page the NPU maps: no fault there
+    # either; the simulator reads poison past the allocation, drops the writes, and warns
     run = asc.run_sample({"twice.cpp": kernel, "main.cpp": TAIL_MAIN.replace("COUNT", "56")})
-    assert not run.ok and "gm_out_of_bounds" in (run.error or "")
+    assert run.ok, (run.error, run.stderr[-1500:])
+    warned = [w["error_class"] for r in run.launches for w in r.warnings]
+    assert "gm_out_of_bounds" in warned, warned
+    np.testing.assert_array_equal(
+        np.frombuffer(run.files["output/y.bin"], dtype=np.float32)[:37], 2 * np.arange(37, dtype=np.float32)
+    )
 
 
 # ---- GetReduceRepeatSumSpr / GetReduceRepeatMaxMinSpr read back the last ReduceSum / ReduceMax -------

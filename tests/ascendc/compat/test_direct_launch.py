@@ -153,8 +153,9 @@ def test_sample_with_its_own_data_utils() -> None:
 
 def test_kernel_fault_crash_and_hang_are_structured() -> None:
     _, _, inputs = _inputs(np.random.default_rng(2))
-    # the kernel is told of more elements than aclrtMalloc gave it: the last DataCopy overruns GM
-    oob = MAIN.replace("zDevice, total, tile);", "zDevice, total + 8 * 512, tile);")
+    # the kernel is told of far more elements than aclrtMalloc gave it: its copies run more than
+    # the NPU's 2 MiB page past the buffers (a shorter overrun reads poison, with a warning)
+    oob = MAIN.replace("zDevice, total, tile);", "zDevice, total + 8 * 262144, tile);")
     run = asc.run_sample({"scale_add.cpp": KERNEL, "main.cpp": oob}, inputs)
     assert not run.ok and run.error and "gm_out_of_bounds" in run.error, (run.error, run.stderr[-500:])
     crash = MAIN.replace("CHECK_ACL(aclInit(nullptr));", "CHECK_ACL(aclInit(nullptr)); *(volatile int*)nullptr = 1;")

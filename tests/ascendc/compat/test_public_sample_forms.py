@@ -107,14 +107,17 @@ def test_plain_struct_tiling_and_a_tile_past_the_tensor_inside_its_allocation() 
     assert op.last_tiling["block_dim"] == 4
 
 
-def test_a_tile_far_past_the_allocation_is_still_a_fault() -> None:
-    op = asc.load_op_project(_project(tile=2048))  # shares of 2048: the last block reads 4 KiB past
-    try:
-        op(torch.randn(4000))
-    except asc.GMOutOfBounds as exc:
-        assert "GM buffer 'x'" in str(exc)
-    else:
-        raise AssertionError("a read 4 KiB past a 16 KiB tensor's NPU block must fault")
+def test_tiles_past_the_allocation_read_poison_and_far_past_it_fault() -> None:
+    """Shares of 2048 elements: the last blocks read and write KiB past the 16 KiB tensor. The NPU
+    maps device memory in 2 MiB pages and faults on none of it (the Ascend/samples tiling-sink
+    sample runs 8 of its 16 vector cores past its tensors): poison is read, writes are dropped,
+    the result's own elements are right, and a warning says so."""
+    op = asc.load_op_project(_project(tile=2048))
+    x = torch.randn(4000)
+    torch.testing.assert_close(op(x), 3 * x)
+    warned = [w for r in op.last_runs for w in r.warnings if w["error_class"] == "gm_out_of_bounds"]
+    assert warned and "GM buffer 'x'" in warned[0]["message"]
+    # (a copy more than 2 MiB past every buffer still faults: test_direct_launch.py)
 
 
 # ------------------------------------------------------------------ direct-launch samples

@@ -42,6 +42,7 @@ _MAIN_DEF = re.compile(r"\b(?:int|int32_t|signed|auto)\s+main\s*\(")
 _MAIN_NO_ARGS = re.compile(r"\b(?:int|int32_t|signed|auto)\s+main\s*\(\s*(void)?\s*\)")
 _MAIN_LAUNCHES = re.compile(r"<<<|\bACLRT_LAUNCH_KERNEL\b")  # a main that launches kernels itself
 _SOURCE_SUFFIXES = (".cpp", ".cc", ".cxx", ".asc")  # .asc: asc-devkit sources, kernel and host in one
+_BINARY_LAUNCH = re.compile(r"\baclrtBinaryGetFunction\b")  # a host that finds its kernels by name
 
 
 @dataclass
@@ -108,6 +109,24 @@ def _main_returns_zero(text: str) -> str:
     return text
 
 
+def _named_kernels(text: str) -> list[str]:
+    """The kernels a file defines that can be registered by name: not templates (``&k`` of a
+    template names no single function, and a binary holds its instantiations under other names)."""
+    names = []
+    for m in _KERNEL.finditer(text):
+        before = text[: m.start()].rstrip()
+        before = re.sub(r'extern\s+"C"\s*$', "", before).rstrip()
+        if not before.endswith(">"):
+            names.append(m.group(1) or m.group(2))
+    return names
+
+
+def _registrations(names: Sequence[str]) -> str:
+    """Static registrations of kernels by name, for aclrtBinaryGetFunction (kgsim/launch.h)."""
+    unique = dict.fromkeys(names)  # a kernel declared in main and defined in its own file is one kernel
+    return "".join(f'\nstatic const bool kgsim_registered_{k} = ::kgsim::register_kernel("{k}", &{k});' for k in unique)
+
+
 def _unity_source(files: Mapping[str, str], soc_name: str = "Ascend910B2") -> tuple[dict[str, str], list[str]]:
     """The generated unit (kernel files first, ``main`` renamed) and the kernels it defines."""
     cpps = [n for n in files if n.endswith(_SOURCE_SUFFIXES)]
@@ -124,6 +143,9 @@ def _unity_source(files: Mapping[str, str], soc_name: str = "Ascend910B2") -> tu
         if not found and n not in mains and n.endswith((".cpp", ".cc", ".cxx")):
             host_only.append(n)
     kernel_files = [n for n in cpps if n not in mains and n not in host_only]
+    # A host using the kernel-binary API finds its kernels by name: register each (only then, so that
+    # other samples compile exactly as before)
+    by_name = any(_BINARY_LAUNCH.search(files[n]) for n in cpps)
     # Several kernel files whose main only calls their host wrappers (no launch of its own): a CANN build
     # compiles each as a unit of its own, so their file-scope names (anonymous-namespace constants) may repeat.
     separate = len(kernel_files) > 1 and not _MAIN_LAUNCHES.search(files[mains[0]])
@@ -134,6 +156,8 @@ def _unity_source(files: Mapping[str, str], soc_name: str = "Ascend910B2") -> tu
     for n in kernel_files if separate else []:
         unit = n if n.endswith(".cpp") else f"{n}.cpp"
         body = rewrite_chevrons(rewrite_kernel_qualifiers(files[n]))
+        if by_name:
+            body += _registrations(_named_kernels(files[n]))
         out[f"kernel_units/{unit}"] = f'#include "kgsim/launch.h"\n#line 1 "{n}"\n{body}'
     # SOC_VERSION: the string a sample's CMake build defines from its --soc option (some mains read it)
     lines = ['#include "kgsim/launch.h"', "#ifndef SOC_VERSION", f'#define SOC_VERSION "{soc_name}"', "#endif"]
@@ -146,6 +170,8 @@ def _unity_source(files: Mapping[str, str], soc_name: str = "Ascend910B2") -> tu
             lines += ["#define main kgsim_sample_main", f'#include "{inc}"', "#undef main"]
         else:
             lines.append(f'#include "{inc}"')
+    if by_name and not separate:
+        lines.append(_registrations([k for n in kernel_files + mains for k in _named_kernels(files[n])]))
     # main(int, char**), main(int, const char**) or main(int, char const* argv[]): argv as declared
     no_args = _MAIN_NO_ARGS.search(files[mains[0]])
     call = "kgsim_sample_main()" if no_args else "kgsim_call_main(kgsim_sample_main, argc, argv)"

@@ -1,15 +1,17 @@
 // The cores of a launch and the synchronisation between them: SyncAll, cross-core flags
-// (CrossCoreSetFlag/CrossCoreWaitFlag), IBSet/IBWait, and the core layout of the kernel type.
+// (CrossCoreSetFlag/CrossCoreWaitFlag), IBSet/IBWait, GroupBarrier, and the core layout of the
+// kernel type.
 //
 // Each block (one AIV or AIC core) runs on a stack of its own (ucontext). A block runs until it
 // ends or must wait: at SyncAll, at a CrossCoreWaitFlag whose counter is 0, at an IBWait whose
-// flag is not set. A waiting block is suspended with its core state (the `hot` registers, its
+// flag is not set, at a GroupBarrier::Wait whose Arrive group is not complete. A waiting block is suspended with its core state (the `hot` registers, its
 // BlockState, the used part of its local memories and their shadow state) saved, and the next
 // runnable block runs, in core order: the schedule is deterministic. Without waits a block runs
 // from start to end before the next one starts, as before. When no block can run: if every
 // participant of a SyncAll has arrived, all resume at the simulated time the last one arrived
 // (plus the barrier's cost); otherwise the NPU would hang, which is a syncall_deadlock (a block
-// ended without reaching SyncAll) or crosscore_deadlock (a flag nobody sets) fault. Waiting in a
+// ended without reaching SyncAll) or crosscore_deadlock (a flag nobody sets, a GroupBarrier
+// nobody completes) fault. Waiting in a
 // launch with more blocks than cores is a deadlock, too (not all blocks are resident at once).
 //
 // Kernel types (KERNEL_TASK_TYPE_DEFAULT): AIV-only launches start numBlocks AIV cores, AIC-only
@@ -43,7 +45,7 @@ struct SavedCore {
 };
 
 struct Fiber {
-    enum State { NEW, READY, RUNNING, AT_BARRIER, AT_FLAG, AT_IB, DONE, TRAPPED };
+    enum State { NEW, READY, RUNNING, AT_BARRIER, AT_FLAG, AT_IB, AT_GROUP, DONE, TRAPPED };
     ucontext_t ctx{};
     void* stack = nullptr;
     int64_t uid = 0;     // core index in the launch: AIV cores first, then AIC cores
@@ -55,6 +57,9 @@ struct Fiber {
     bool barrier_aiv_only = true;
     int wait_flag = 0;
     std::pair<int64_t, int32_t> wait_ib{};
+    uintptr_t wait_group = 0;   // GroupBarrier::Wait: the barrier's workspace,
+    uint32_t wait_index = 0;    // the waiter's index in its Wait group,
+    size_t wait_round = 0;      // and how many Arrives of each Arrive index it needs
     std::vector<std::deque<double>> flags;  // cross-core flag counters (release times), sized on first use
     SavedCore saved;
 };
@@ -64,6 +69,16 @@ struct Fiber {
 struct Gather {
     std::map<int64_t, std::vector<double>> sets;  // by participant uid
     size_t released = 0;
+};
+
+// One GroupBarrier, identified by its GM workspace (every block constructs its own object on the
+// same workspace). The k-th Wait of a wait index completes once every arrive index has arrived k
+// times, at the latest of those k-th arrivals: the barrier may be used in a loop.
+struct GroupBar {
+    uint32_t arrive_size = 0, wait_size = 0;
+    std::vector<std::vector<double>> arrivals;  // per arrive index: the time of each Arrive
+    std::vector<size_t> waits;                  // per wait index: Waits begun
+    std::vector<int64_t> arrive_owner, wait_owner;  // core uid using each index (-1: none yet)
 };
 
 struct Scheduler {
@@ -77,6 +92,7 @@ struct Scheduler {
     int restart_type = -1;
     std::map<std::tuple<int, int64_t, int>, Gather> gathers;  // (mode, scope, flag)
     std::map<std::pair<int64_t, int32_t>, double> ib_flags;   // (AIV block, event) -> set time
+    std::map<uintptr_t, GroupBar> group_bars;                 // by GM workspace address
     int64_t groups = 0;    // AI Core groups of the launch (numBlocks)
     bool sampled = false;  // sampled simulation skipped some of them
 };
@@ -200,11 +216,23 @@ std::deque<double>& flag_counter(Fiber& f, int flag) {
     return f.flags[size_t(flag)];
 }
 
+// Whether every arrive index of `g` has arrived `round` times; `when` gets the latest of those arrivals.
+bool group_round_complete(const GroupBar& g, size_t round, double* when = nullptr) {
+    double t = 0;
+    for (const std::vector<double>& a : g.arrivals) {
+        if (a.size() < round) return false;
+        t = std::max(t, a[round - 1]);
+    }
+    if (when) *when = t;
+    return true;
+}
+
 bool runnable(const Scheduler& s, const Fiber& f) {
     switch (f.state) {
         case Fiber::NEW: case Fiber::READY: return true;
         case Fiber::AT_FLAG: return !f.flags.empty() && !f.flags[size_t(f.wait_flag)].empty();
         case Fiber::AT_IB: return s.ib_flags.count(f.wait_ib) > 0;
+        case Fiber::AT_GROUP: return group_round_complete(s.group_bars.at(f.wait_group), f.wait_round);
         default: return false;
     }
 }
@@ -245,7 +273,8 @@ bool step(Scheduler& s, Fiber& f) {
 // Suspend the current block until the scheduler resumes it (its state says what it waits for).
 void suspend(Scheduler& s, Fiber::State why, const Loc& loc) {
     if (double(s.n_aiv) > std::max(1.0, cfg.aiv_cores) || double(s.n_aic) > std::max(1.0, cfg.aic_cores))
-        fault("syncall_deadlock", loc, "a block waits for another (SyncAll, CrossCoreWaitFlag or IBWait) in a launch of "
+        fault("syncall_deadlock", loc, "a block waits for another (SyncAll, CrossCoreWaitFlag, IBWait or GroupBarrier) "
+              "in a launch of "
               "%lld AIV and %lld AIC blocks on %.0f AIV and %.0f AIC cores: the blocks are not all resident at once, "
               "so the wait never completes on the NPU; launch at most one block per core", (long long)s.n_aiv,
               (long long)s.n_aic, cfg.aiv_cores, cfg.aic_cores);
@@ -284,6 +313,13 @@ void gather_set(Scheduler& s, std::tuple<int, int64_t, int> key, const std::vect
     }
 }
 
+std::string sampled_refusal(const Scheduler& s, const char* core, int64_t block) {
+    return fmt("%s block %lld waits for other blocks (SyncAll, CrossCoreWaitFlag, IBWait or GroupBarrier), but "
+               "sampled simulation runs %lld of the %lld block groups: a kernel whose blocks wait for each other "
+               "cannot be sampled; simulate it in full (sampled_simulation(blocks=0))", core, (long long)block,
+               (long long)g_sample_groups, (long long)s.groups);
+}
+
 void report_deadlock(Scheduler& s) {
     Fiber* w = nullptr;
     int64_t done = 0;
@@ -294,11 +330,7 @@ void report_deadlock(Scheduler& s) {
     if (!w) return;
     const char* core = w->core == CORE_AIC ? "AIC" : "AIV";
     if (s.sampled) {  // the blocks it waits for may be among those sampling skipped
-        record_fault("unsupported_api", w->wait_loc.file_name(), w->wait_loc.line(),
-                     fmt("%s block %lld waits for other blocks (SyncAll, CrossCoreWaitFlag or IBWait), but sampled "
-                         "simulation runs %lld of the %lld block groups: a kernel whose blocks wait for each other "
-                         "cannot be sampled; simulate it in full (sampled_simulation(blocks=0))", core,
-                         (long long)w->block, (long long)g_sample_groups, (long long)s.groups));
+        record_fault("unsupported_api", w->wait_loc.file_name(), w->wait_loc.line(), sampled_refusal(s, core, w->block));
         return;
     }
     if (w->state == Fiber::AT_BARRIER) {
@@ -310,6 +342,16 @@ void report_deadlock(Scheduler& s) {
         record_fault("crosscore_deadlock", w->wait_loc.file_name(), w->wait_loc.line(),
                      fmt("%s block %lld waits in CrossCoreWaitFlag(%d) but no core will set that flag (every other "
                          "block has ended or waits too): the NPU would hang", core, (long long)w->block, w->wait_flag));
+    } else if (w->state == Fiber::AT_GROUP) {
+        const GroupBar& g = s.group_bars.at(w->wait_group);
+        std::string missing;
+        for (uint32_t i = 0; i < g.arrive_size; ++i)
+            if (g.arrivals[i].size() < w->wait_round) missing += (missing.empty() ? "" : ", ") + std::to_string(i);
+        record_fault("crosscore_deadlock", w->wait_loc.file_name(), w->wait_loc.line(),
+                     fmt("%s block %lld waits in GroupBarrier::Wait(%u) for Arrive #%zu of all %u Arrive-group "
+                         "blocks, but arriveIndex %s never arrived that often (every other block has ended or waits "
+                         "too): the NPU would hang", core, (long long)w->block, w->wait_index, w->wait_round,
+                         g.arrive_size, missing.c_str()));
     } else {
         record_fault("crosscore_deadlock", w->wait_loc.file_name(), w->wait_loc.line(),
                      fmt("%s block %lld waits in IBWait for block %lld, event %d, which no core will IBSet: the NPU "
@@ -496,6 +538,101 @@ void ib_wait(int64_t block, int32_t event, const Loc& loc) {
     }
     // polling the flag in GM: at least one read after it was written
     hot.s_time = std::max(now_core_time(), s.ib_flags[key]) + cfg.mte2_startup_cycles;
+    sweep_races();
+}
+
+namespace {
+
+// GroupBarrier: the state lives in the scheduler, keyed by the workspace; the workspace itself is
+// only checked to be GM the launch owns (the NPU keeps one 512-byte message slot per index there).
+GroupBar& group_bar(Scheduler& s, uintptr_t ws, uint32_t arrive_size, uint32_t wait_size, const Loc& loc) {
+    auto it = s.group_bars.find(ws);
+    if (it == s.group_bars.end()) {
+        GroupBar g;
+        g.arrive_size = arrive_size;
+        g.wait_size = wait_size;
+        g.arrivals.resize(arrive_size);
+        g.waits.assign(wait_size, 0);
+        g.arrive_owner.assign(arrive_size, -1);
+        g.wait_owner.assign(wait_size, -1);
+        it = s.group_bars.emplace(ws, std::move(g)).first;
+    } else if (it->second.arrive_size != arrive_size || it->second.wait_size != wait_size) {
+        fault("invalid_argument", loc, "GroupBarrier on GM workspace 0x%llx built with arriveSize %u and waitSize %u, "
+              "but another block built it with %u and %u: every block must agree", (unsigned long long)ws,
+              arrive_size, wait_size, it->second.arrive_size, it->second.wait_size);
+    }
+    return it->second;
+}
+
+// An index of a group belongs to one core: two blocks on one index overwrite each other's message.
+void claim_index(std::vector<int64_t>& owner, uint32_t index, const char* what, const Loc& loc) {
+    int64_t me = hot.core_uid;
+    if (owner[index] >= 0 && owner[index] != me)
+        fault("invalid_argument", loc, "GroupBarrier %s %u is used by block %lld and block %lld: each block of a "
+              "group needs an index of its own", what, index, (long long)owner[index], (long long)me);
+    owner[index] = me;
+}
+
+Scheduler& group_sched(const Loc& loc, const char* api, uint32_t arrive_size, uint32_t wait_size) {
+    Scheduler& s = sched(loc, api);
+    tick(loc);
+    if (s.sampled) fault("unsupported_api", loc, "%s", sampled_refusal(s, "AIV", s.cur->block).c_str());
+    if (s.cur->core != CORE_AIV)
+        fault("invalid_argument", loc, "%s on an AIC core: GroupBarrier synchronises AIV cores", api);
+    int64_t blocks = s.n_aiv;
+    if (arrive_size == 0 || wait_size == 0 || arrive_size > blocks || wait_size > blocks)
+        fault("invalid_argument", loc, "GroupBarrier arriveSize %u / waitSize %u: each must be in [1, %lld], the "
+              "number of AIV blocks of the launch", arrive_size, wait_size, (long long)blocks);
+    return s;
+}
+
+}  // namespace
+
+void group_barrier_init(uintptr_t ws, uint32_t arrive_size, uint32_t wait_size, const Loc& loc) {
+    // Mixed kernels construct it on every core before branching on the core type: on an AIC it is inert.
+    if (hot.core_type == CORE_AIC) return;
+    Scheduler& s = group_sched(loc, "GroupBarrier", arrive_size, wait_size);
+    uint64_t len = uint64_t(std::max(arrive_size, wait_size)) * 512;
+    gm_check(-1, ws, len, 1, "GroupBarrier", "needs a workspace of", loc);
+    group_bar(s, ws, arrive_size, wait_size, loc);
+}
+
+void group_barrier_arrive(uintptr_t ws, uint32_t arrive_size, uint32_t wait_size, uint32_t index, const Loc& loc) {
+    Scheduler& s = group_sched(loc, "GroupBarrier::Arrive", arrive_size, wait_size);
+    GroupBar& g = group_bar(s, ws, arrive_size, wait_size, loc);
+    if (index >= arrive_size)
+        fault("invalid_argument", loc, "GroupBarrier::Arrive(%u): arriveIndex must be in [0, %u]", index,
+              arrive_size - 1);
+    claim_index(g.arrive_owner, index, "arriveIndex", loc);
+    // The message says the work before it is done: it is written once every pipe has finished.
+    pipe_barrier(-1, loc);
+    g.arrivals[index].push_back(hot.s_time);
+}
+
+void group_barrier_wait(uintptr_t ws, uint32_t arrive_size, uint32_t wait_size, uint32_t index, const Loc& loc) {
+    Scheduler& s = group_sched(loc, "GroupBarrier::Wait", arrive_size, wait_size);
+    GroupBar& g = group_bar(s, ws, arrive_size, wait_size, loc);
+    if (index >= wait_size)
+        fault("invalid_argument", loc, "GroupBarrier::Wait(%u): waitIndex must be in [0, %u]", index, wait_size - 1);
+    claim_index(g.wait_owner, index, "waitIndex", loc);
+    size_t round = ++g.waits[index];
+    Fiber& f = *s.cur;
+    if (!group_round_complete(g, round)) {
+        f.wait_group = ws;
+        f.wait_index = index;
+        f.wait_round = round;
+        suspend(s, Fiber::AT_GROUP, loc);
+    }
+    // Charged as SyncAll charges its participants: the waiter resumes, every pipe drained, at the
+    // later of its own time and the last arrival, plus the barrier's cost.
+    double last = 0;
+    group_round_complete(s.group_bars.at(ws), round, &last);
+    double t = std::max(now_core_time(), last) + cfg.sync_all_cycles;
+    hot.s_time = t;
+    for (int p = 0; p < P_COUNT; ++p) {
+        rt.blk.free_[p] = std::max(rt.blk.free_[p], t);
+        rt.blk.done_[p] = std::max(rt.blk.done_[p], t);
+    }
     sweep_races();
 }
 

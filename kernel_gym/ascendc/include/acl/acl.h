@@ -9,7 +9,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <string>
+#include "kgsim/kernel_registry.h"
 #include "securec.h"  // CANN host code sees memcpy_s and friends through its headers
 #ifndef KGSIM_ACL_TYPES
 #define KGSIM_ACL_TYPES
@@ -172,3 +174,171 @@ inline aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t
     return ACL_SUCCESS;
 }
 inline const char* aclGetRecentErrMsg() { return kgsim_acl::recent_error().c_str(); }
+
+// Kernel binaries (aclrtBinaryLoadFromFile .. aclrtLaunchKernelWithConfig). The kernels of a
+// sample are compiled into its own program, so "loading" the .o only hands out a handle, and
+// aclrtBinaryGetFunction finds a kernel by name among those compiled in (kgsim/kernel_registry.h).
+// A function handle is the registry entry, an argument list keeps each appended parameter's bytes.
+typedef void* aclrtBinHandle;
+typedef void* aclrtFuncHandle;
+typedef void* aclrtArgsHandle;
+typedef void* aclrtParamHandle;
+#define ACL_ERROR_RT_PARAM_INVALID 107000
+#define ACL_ERROR_RT_INVALID_HANDLE 107017
+
+typedef enum aclrtBinaryLoadOptionType {
+    ACL_RT_BINARY_LOAD_OPT_LAZY_LOAD = 1,
+    ACL_RT_BINARY_LOAD_OPT_MAGIC = 2,
+    ACL_RT_BINARY_LOAD_OPT_CPU_KERNEL_MODE = 3,
+} aclrtBinaryLoadOptionType;
+typedef union aclrtBinaryLoadOptionValue {
+    uint32_t isLazyLoad;
+    uint32_t magic;
+    int32_t cpuKernelMode;
+    uint32_t rsv[4];
+} aclrtBinaryLoadOptionValue;
+typedef struct {
+    aclrtBinaryLoadOptionType type;
+    aclrtBinaryLoadOptionValue value;
+} aclrtBinaryLoadOption;
+typedef struct aclrtBinaryLoadOptions {
+    aclrtBinaryLoadOption* options;
+    size_t numOpt;
+} aclrtBinaryLoadOptions;
+
+// Launch attributes are accepted and ignored: scheduling modes and timeouts do not change what the
+// simulator computes.
+typedef enum aclrtLaunchKernelAttrId {
+    ACL_RT_LAUNCH_KERNEL_ATTR_SCHEM_MODE = 1,
+    ACL_RT_LAUNCH_KERNEL_ATTR_DYN_UBUF_SIZE = 2,
+    ACL_RT_LAUNCH_KERNEL_ATTR_ENGINE_TYPE = 3,
+    ACL_RT_LAUNCH_KERNEL_ATTR_BLOCKDIM_OFFSET,
+    ACL_RT_LAUNCH_KERNEL_ATTR_BLOCK_TASK_PREFETCH,
+    ACL_RT_LAUNCH_KERNEL_ATTR_DATA_DUMP,
+    ACL_RT_LAUNCH_KERNEL_ATTR_TIMEOUT,
+    ACL_RT_LAUNCH_KERNEL_ATTR_TIMEOUT_US = 8,
+} aclrtLaunchKernelAttrId;
+typedef union aclrtLaunchKernelAttrValue {
+    uint8_t schemMode;
+    uint32_t dynUBufSize;
+    uint32_t blockDimOffset;
+    uint8_t isBlockTaskPrefetch;
+    uint8_t isDataDump;
+    uint16_t timeout;
+    uint32_t rsv[4];
+} aclrtLaunchKernelAttrValue;
+typedef struct aclrtLaunchKernelAttr {
+    aclrtLaunchKernelAttrId id;
+    aclrtLaunchKernelAttrValue value;
+} aclrtLaunchKernelAttr;
+typedef struct aclrtLaunchKernelCfg {
+    aclrtLaunchKernelAttr* attrs;
+    size_t numAttrs;
+} aclrtLaunchKernelCfg;
+
+namespace kgsim_acl {
+struct LoadedBinary {
+    std::string path;
+};
+struct KernelArgs {
+    const kgsim::RegisteredKernel* kernel;
+    kgsim::PackedArgs params;
+    bool finalized = false;
+};
+// Argument lists live until the program ends (the runtime owns them, as aclrtKernelArgsInit's
+// system-managed memory); a deque keeps the handles already given out valid.
+inline std::deque<KernelArgs>& args_lists() {
+    static std::deque<KernelArgs> lists;
+    return lists;
+}
+inline aclError fail(aclError code, const std::string& why) {
+    recent_error() = why;
+    return code;
+}
+}  // namespace kgsim_acl
+
+inline aclError aclrtBinaryLoadFromFile(const char* binPath, aclrtBinaryLoadOptions* /*options*/,
+                                        aclrtBinHandle* binHandle) {
+    if (binPath == nullptr || binHandle == nullptr)
+        return kgsim_acl::fail(ACL_ERROR_INVALID_PARAM, "aclrtBinaryLoadFromFile: binPath and binHandle are required");
+    *binHandle = new kgsim_acl::LoadedBinary{binPath};
+    return ACL_SUCCESS;
+}
+inline aclError aclrtBinaryLoadFromData(const void* data, size_t length, const aclrtBinaryLoadOptions* /*options*/,
+                                        aclrtBinHandle* binHandle) {
+    if (data == nullptr || length == 0 || binHandle == nullptr)
+        return kgsim_acl::fail(ACL_ERROR_INVALID_PARAM, "aclrtBinaryLoadFromData: data, length and binHandle are "
+                               "required");
+    *binHandle = new kgsim_acl::LoadedBinary{"<data>"};
+    return ACL_SUCCESS;
+}
+inline aclError aclrtBinaryUnLoad(aclrtBinHandle binHandle) {
+    if (binHandle == nullptr) return kgsim_acl::fail(ACL_ERROR_INVALID_PARAM, "aclrtBinaryUnLoad: null binHandle");
+    delete static_cast<kgsim_acl::LoadedBinary*>(binHandle);
+    return ACL_SUCCESS;
+}
+inline aclError aclrtBinaryGetFunction(const aclrtBinHandle binHandle, const char* kernelName,
+                                       aclrtFuncHandle* funcHandle) {
+    if (binHandle == nullptr || kernelName == nullptr || funcHandle == nullptr)
+        return kgsim_acl::fail(ACL_ERROR_INVALID_PARAM, "aclrtBinaryGetFunction: binHandle, kernelName and "
+                               "funcHandle are required");
+    auto& table = kgsim::kernel_registry();
+    auto it = table.find(kernelName);
+    if (it == table.end()) {
+        std::string known;
+        for (const auto& entry : table) known += (known.empty() ? "" : ", ") + entry.first;
+        return kgsim_acl::fail(ACL_ERROR_RT_PARAM_INVALID, std::string("aclrtBinaryGetFunction: no kernel named '") +
+                               kernelName + "' in the binary (kernels: " + (known.empty() ? "none" : known) + ")");
+    }
+    *funcHandle = const_cast<kgsim::RegisteredKernel*>(&it->second);
+    return ACL_SUCCESS;
+}
+inline aclError aclrtKernelArgsInit(aclrtFuncHandle funcHandle, aclrtArgsHandle* argsHandle) {
+    if (funcHandle == nullptr || argsHandle == nullptr)
+        return kgsim_acl::fail(ACL_ERROR_INVALID_PARAM, "aclrtKernelArgsInit: funcHandle and argsHandle are required");
+    auto& lists = kgsim_acl::args_lists();
+    lists.push_back(kgsim_acl::KernelArgs{static_cast<const kgsim::RegisteredKernel*>(funcHandle), {}, false});
+    *argsHandle = &lists.back();
+    return ACL_SUCCESS;
+}
+inline aclError aclrtKernelArgsAppend(aclrtArgsHandle argsHandle, void* param, size_t paramSize,
+                                      aclrtParamHandle* paramHandle) {
+    if (argsHandle == nullptr || param == nullptr || paramSize == 0 || paramHandle == nullptr)
+        return kgsim_acl::fail(ACL_ERROR_INVALID_PARAM, "aclrtKernelArgsAppend: argsHandle, param, a non-zero "
+                               "paramSize and paramHandle are required");
+    auto* args = static_cast<kgsim_acl::KernelArgs*>(argsHandle);
+    const uint8_t* bytes = static_cast<const uint8_t*>(param);
+    args->params.emplace_back(bytes, bytes + paramSize);  // copied now: the caller's variable may change
+    *paramHandle = reinterpret_cast<aclrtParamHandle>(uintptr_t(args->params.size()));  // 1-based index
+    return ACL_SUCCESS;
+}
+inline aclError aclrtKernelArgsParaUpdate(aclrtArgsHandle argsHandle, aclrtParamHandle paramHandle, void* param,
+                                          size_t paramSize) {
+    auto* args = static_cast<kgsim_acl::KernelArgs*>(argsHandle);
+    size_t index = size_t(reinterpret_cast<uintptr_t>(paramHandle));
+    if (args == nullptr || param == nullptr || paramSize == 0 || index == 0 || index > args->params.size())
+        return kgsim_acl::fail(ACL_ERROR_INVALID_PARAM, "aclrtKernelArgsParaUpdate: invalid handle or parameter");
+    const uint8_t* bytes = static_cast<const uint8_t*>(param);
+    args->params[index - 1].assign(bytes, bytes + paramSize);
+    return ACL_SUCCESS;
+}
+inline aclError aclrtKernelArgsFinalize(aclrtArgsHandle argsHandle) {
+    if (argsHandle == nullptr) return kgsim_acl::fail(ACL_ERROR_INVALID_PARAM, "aclrtKernelArgsFinalize: null handle");
+    static_cast<kgsim_acl::KernelArgs*>(argsHandle)->finalized = true;
+    return ACL_SUCCESS;
+}
+// Synchronous, as every launch of the shim: a fault of the kernel is reported by the next
+// aclrtSynchronizeStream, as an asynchronous launch's would be.
+inline aclError aclrtLaunchKernelWithConfig(aclrtFuncHandle funcHandle, uint32_t numBlocks, aclrtStream /*stream*/,
+                                            aclrtLaunchKernelCfg* /*cfg*/, aclrtArgsHandle argsHandle,
+                                            void* reserve) {
+    if (funcHandle == nullptr || argsHandle == nullptr || numBlocks == 0 || reserve != nullptr)
+        return kgsim_acl::fail(ACL_ERROR_INVALID_PARAM, "aclrtLaunchKernelWithConfig: funcHandle, argsHandle and "
+                               "numBlocks > 0 are required, and reserve must be NULL");
+    const auto& kernel = *static_cast<const kgsim::RegisteredKernel*>(funcHandle);
+    const auto& args = *static_cast<const kgsim_acl::KernelArgs*>(argsHandle);
+    std::string why;
+    if (!kernel.launch(kernel, numBlocks, args.params, why))
+        return kgsim_acl::fail(ACL_ERROR_INVALID_PARAM, "aclrtLaunchKernelWithConfig: " + why);
+    return ACL_SUCCESS;
+}

@@ -243,6 +243,10 @@ void cross_core_set(int mode, int pipe, int flag, const Loc& loc);
 void cross_core_wait(int flag, const Loc& loc);
 void ib_set(int64_t block, int32_t event, const Loc& loc);
 void ib_wait(int64_t block, int32_t event, const Loc& loc);
+// GroupBarrier (cores.h): one barrier per GM workspace, sizes as its constructor received them
+void group_barrier_init(uintptr_t ws, uint32_t arrive_size, uint32_t wait_size, const Loc& loc);
+void group_barrier_arrive(uintptr_t ws, uint32_t arrive_size, uint32_t wait_size, uint32_t index, const Loc& loc);
+void group_barrier_wait(uintptr_t ws, uint32_t arrive_size, uint32_t wait_size, uint32_t index, const Loc& loc);
 void kernel_printf(const char* fmt, ...);
 void kernel_assert_fail(const char* expr, const Loc& loc);
 double get_system_cycle();

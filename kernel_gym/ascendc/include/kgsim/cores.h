@@ -1,6 +1,6 @@
 // kgsim: AIC and AIV cores. Kernel types (KERNEL_TASK_TYPE_DEFAULT in base.h), ASCEND_IS_AIC /
 // ASCEND_IS_AIV, the cross-core flags (CrossCoreSetFlag / CrossCoreWaitFlag and the older ffts
-// calls) and IBSet / IBWait. The runtime (src/rt_blocks.cpp) runs every core of a launch on a
+// calls), IBSet / IBWait and GroupBarrier. The runtime (src/rt_blocks.cpp) runs every core of a launch on a
 // stack of its own and suspends a core that waits until what it waits for has happened.
 #pragma once
 #include "kgsim/base.h"
@@ -59,6 +59,38 @@ void IBWait(const GlobalTensor<int32_t>& /*gmWorkspace*/, const LocalTensor<int3
             int32_t blockIdx, int32_t eventID, kgsim::Loc loc = kgsim::Loc::current()) {
     kgsim::ib_wait(blockIdx, eventID, loc);
 }
+
+// GroupBarrier: the blocks of the Arrive group each call Arrive(index) when their work is done;
+// those of the Wait group each block in Wait(index) until the whole Arrive group has arrived (the
+// k-th Wait of an index needs the k-th Arrive of every arrive index, so it works in loops). The
+// NPU keeps one 512-byte message slot per index in `groupWorkspace`, which the user zeroes; the
+// simulator keeps the state itself and only checks that the workspace is GM of the launch.
+// kgsim:partial GroupBarrier: the 1600 B at the end of the UB that the NPU takes for it are not reserved
+enum class PipeMode : uint8_t { SCALAR_MODE = 0, MTE3_MODE = 1, MAX };
+
+template <PipeMode pipeMode>
+class GroupBarrier {
+    static_assert(pipeMode == PipeMode::MTE3_MODE, "GroupBarrier supports only PipeMode::MTE3_MODE");
+
+public:
+    GroupBarrier(GM_ADDR groupWorkspace, uint32_t arriveSizeIn, uint32_t waitSizeIn,
+                 kgsim::Loc loc = kgsim::Loc::current())
+        : ws_(reinterpret_cast<uintptr_t>(groupWorkspace)), arriveSize_(arriveSizeIn), waitSize_(waitSizeIn) {
+        kgsim::group_barrier_init(ws_, arriveSize_, waitSize_, loc);
+    }
+    void Arrive(uint32_t arriveIndex, kgsim::Loc loc = kgsim::Loc::current()) {
+        kgsim::group_barrier_arrive(ws_, arriveSize_, waitSize_, arriveIndex, loc);
+    }
+    void Wait(uint32_t waitIndex, kgsim::Loc loc = kgsim::Loc::current()) {
+        kgsim::group_barrier_wait(ws_, arriveSize_, waitSize_, waitIndex, loc);
+    }
+    // One 512-byte slot for each index of the larger group.
+    uint64_t GetWorkspaceLen() const { return uint64_t(arriveSize_ > waitSize_ ? arriveSize_ : waitSize_) * 512; }
+
+private:
+    uintptr_t ws_;
+    uint32_t arriveSize_, waitSize_;
+};
 }  // namespace AscendC
 
 // The core type of the running block (a compile-time constant per core binary on the NPU).

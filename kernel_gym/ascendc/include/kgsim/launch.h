@@ -2,9 +2,12 @@
 // `::kgsim::launch_at(__FILE__, __LINE__, "k", n, k, args)`; host code generated elsewhere
 // (operator projects) calls `kgsim::launch(n, k, args...)` directly.
 #pragma once
+#include <array>
+#include <cstring>
 #include <type_traits>
 #include <utility>
 #include "kgsim/base.h"
+#include "kgsim/kernel_registry.h"
 
 namespace kgsim {
 
@@ -89,6 +92,49 @@ struct LaunchProxy {
 };
 template <class... P>
 LaunchProxy<P...> make_launch_proxy(const char* name, void (*fn)(P...)) { return LaunchProxy<P...>{name, fn}; }
+
+// aclrtLaunchKernelWithConfig's path: the parameters arrive as bytes (aclrtKernelArgsAppend), one
+// block of bytes per parameter, each the size of that parameter, and are copied into their types.
+template <class... P>
+struct PackedLauncher {
+    template <class T>
+    static T unpack(const std::vector<uint8_t>& bytes) {
+        T value{};
+        std::memcpy(static_cast<void*>(&value), bytes.data(), sizeof(T));
+        return value;
+    }
+    template <size_t... I>
+    static void call(const RegisteredKernel& k, uint32_t num_blocks, const PackedArgs& args, std::index_sequence<I...>) {
+        auto fn = reinterpret_cast<void (*)(P...)>(k.fn);
+        launch_at("<host>", 0, k.name.c_str(), num_blocks, fn, unpack<std::decay_t<P>>(args[I])...);
+    }
+    KGSIM_UNINSTRUMENTED static bool run(const RegisteredKernel& k, uint32_t num_blocks, const PackedArgs& args,
+                                         std::string& why) {
+        constexpr std::array<size_t, sizeof...(P)> sizes{sizeof(std::decay_t<P>)...};
+        if (args.size() != sizes.size()) {
+            why = "kernel " + k.name + " takes " + std::to_string(sizes.size()) + " parameters, but " +
+                  std::to_string(args.size()) + " were appended with aclrtKernelArgsAppend";
+            return false;
+        }
+        for (size_t i = 0; i < sizes.size(); ++i)
+            if (args[i].size() != sizes[i]) {
+                why = "parameter " + std::to_string(i) + " of kernel " + k.name + " has " + std::to_string(sizes[i]) +
+                      " bytes, but " + std::to_string(args[i].size()) + " were appended for it";
+                return false;
+            }
+        call(k, num_blocks, args, std::index_sequence_for<P...>{});
+        return true;
+    }
+};
+
+// Makes a kernel findable by name (aclrtBinaryGetFunction); sample.py emits one call per kernel.
+template <class... P>
+bool register_kernel(const char* name, void (*fn)(P...)) {
+    static_assert((std::is_trivially_copyable_v<std::decay_t<P>> && ...),
+                  "a kernel launched by name takes GM pointers and values that can be copied as bytes");
+    kernel_registry()[name] = RegisteredKernel{name, reinterpret_cast<void (*)()>(fn), &PackedLauncher<P...>::run};
+    return true;
+}
 
 }  // namespace kgsim
 

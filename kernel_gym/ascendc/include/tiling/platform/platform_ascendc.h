@@ -30,6 +30,9 @@ public:
         return CalcTschBlockDim(sliceNum, aicCoreNum, aivCoreNum);
     }
     uint32_t GetLibApiWorkSpaceSize() const { return 16u * 1024u * 1024u; }
+    // Enough for one GroupBarrier whose larger group spans every AIV core (512 B per index); CANN's
+    // exact figure is not documented.
+    uint32_t GetResGroupBarrierWorkSpaceSize() const { return uint32_t(kgsim::config_int("aiv_cores")) * 512u; }
     void GetCoreMemSize(const CoreMemType& memType, uint64_t& size) const {
         switch (memType) {
             case CoreMemType::UB: {

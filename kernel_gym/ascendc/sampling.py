@@ -193,11 +193,58 @@ def _sampling_active() -> bool:
     return bool(_TYPED) and int(_rt().kgsim_get_sampling()) > 0
 
 
+class _Origins(TorchFunctionMode):
+    """Which torch function made each tensor of a ``get_inputs`` run, with its arguments."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.made: dict[int, tuple[str, tuple[Any, ...], dict[str, Any], torch.Tensor]] = {}
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        if isinstance(out, torch.Tensor):  # the tensor is kept so that its id stays its own
+            self.made[id(out)] = (getattr(func, "__name__", ""), tuple(args), dict(kwargs), out)
+        return out
+
+
+def _fill_like_reference(
+    x: torch.Tensor, origin: tuple[str, tuple[Any, ...], dict[str, Any], Any] | None
+) -> dict[str, Any]:
+    """The lazy fill that draws from the distribution the reference's ``get_inputs`` uses for
+    ``x``: ``torch.rand`` uniform [0, 1), ``torch.randn`` normal, ``torch.randint`` its range,
+    zeros and constant fills as such. Anything else: floats standard normal, integers in [0, 2)
+    (indices and labels stay in range)."""
+    name, args, kwargs, _ = origin if origin is not None else ("", (), {}, None)
+    if name in ("rand", "rand_like"):
+        return {"fill": "uniform", "low": 0.0, "high": 1.0}
+    if name in ("randn", "randn_like"):
+        return {"fill": "normal"}
+    if name == "randint":
+        ints = [a for a in args if isinstance(a, int) and not isinstance(a, bool)]
+        low, high = (
+            (kwargs.get("low", 0), kwargs.get("high"))
+            if "high" in kwargs
+            else ((ints[0], ints[1]) if len(ints) >= 2 else (0, ints[0] if ints else 2))
+        )
+        return {"fill": "randint", "low": float(low), "high": float(high if high is not None else 2)}
+    if name in ("zeros", "zeros_like"):
+        return {"fill": "zeros"}
+    constant = {"ones": 1.0, "ones_like": 1.0}.get(name)
+    if name in ("full", "full_like") and len(args) >= 2 and isinstance(args[1], (int, float)):
+        constant = float(args[1])
+    if constant is not None:  # a uniform draw from [c, c) is c
+        return {"fill": "uniform", "low": constant, "high": constant}
+    return {"fill": "normal"} if x.is_floating_point() else {"fill": "randint", "low": 0, "high": 2}
+
+
 def input_specs(get_inputs: Callable[[], Any], seed: int) -> list[dict[str, Any]]:
     """Describe a task's inputs at their real shapes without allocating them (a meta-device run
-    of ``get_inputs``): per input either ``{"value": x}`` or the :func:`lazy_tensor` arguments
-    (floats standard normal, integers in [0, 2) so that indices and labels stay in range)."""
-    with torch.device("meta"):
+    of ``get_inputs``): per input either ``{"value": x}`` or the :func:`lazy_tensor` arguments,
+    drawn as the reference draws it (``_fill_like_reference``: a kernel checked only on
+    ``torch.rand`` inputs is checked on [0, 1) here too)."""
+    origins = _Origins()
+    with torch.device("meta"), origins:
         values = list(get_inputs())
     specs: list[dict[str, Any]] = []
     for i, x in enumerate(values):
@@ -205,7 +252,7 @@ def input_specs(get_inputs: Callable[[], Any], seed: int) -> list[dict[str, Any]
             specs.append({"value": x})
             continue
         spec: dict[str, Any] = {"shape": list(x.shape), "dtype": str(x.dtype).removeprefix("torch."), "seed": seed + i}
-        spec.update({"fill": "normal"} if x.is_floating_point() else {"fill": "randint", "low": 0, "high": 2})
+        spec.update(_fill_like_reference(x, origins.made.get(id(x))))
         specs.append(spec)
     return specs
 

@@ -265,3 +265,21 @@ def test_fixpipe_stores_are_tracked_with_the_race_detector_off():
         spans = written_spans(c)
     torch.testing.assert_close(c.double(), ref, rtol=2e-3, atol=2e-3 * float(ref.abs().max()))
     assert spans and sum(hi - lo for _, lo, hi, _ in spans) == c.numel()
+
+
+def test_lazy_inputs_are_drawn_as_the_reference_draws_them() -> None:
+    """A kernel checked only on torch.rand inputs (KernelBench's SELU answer, wrong for x < 0)
+    must be checked on [0, 1) at published shapes too; randint keeps its range, constants stay."""
+    from kernel_gym.ascendc.sampling import input_specs, lazy_inputs
+
+    def get_inputs():
+        return [torch.rand(64, 1024), torch.randn(64), torch.randint(3, 9, (256,)), torch.full((8,), 2.5), 7]
+
+    specs = input_specs(get_inputs, seed=11)
+    assert [s.get("fill") for s in specs] == ["uniform", "normal", "randint", "uniform", None]
+    u, n, k, c, seven = lazy_inputs(specs)
+    assert seven == 7
+    assert float(u.min()) >= 0.0 and float(u.max()) < 1.0 and 0.45 < float(u.mean()) < 0.55
+    assert float(n.min()) < 0.0 < float(n.max())
+    assert int(k.min()) >= 3 and int(k.max()) <= 8 and k.dtype == torch.int64
+    assert torch.equal(c, torch.full((8,), 2.5))

@@ -418,7 +418,7 @@ class OpProjectOp:
         params = self.meta.get("inputs", []) + self.meta.get("outputs", [])
         dynamic = [p["name"] for p in params if p.get("option") == _PARAM_DYNAMIC]
         if dynamic:  # a tensor list is one GM argument (a ListTensorDesc): refuse rather than mis-bind
-            raise NotImplementedError(
+            raise TypeError(
                 f"{self.op_type}: {', '.join(dynamic)} is ParamType(DYNAMIC), a tensor list; load_op_project "
                 "runs operators with single tensors only. Launch the kernel with asc.load and pass the list "
                 "packed by kernel_gym.ascendc.list_tensor.pack_list_tensor"

@@ -71,7 +71,10 @@ class AscendSimBackend(Backend):
 
     def __init__(self) -> None:
         self.soc = "Ascend910B2"
-        self.align_mode = "npu"  # what the hardware does; "strict" makes the 32-byte rule a fault
+        # what the hardware does; "strict" makes the 32-byte DataCopy rule and accesses past a
+        # tensor (inside the memory the NPU maps) faults
+        self.align_mode = "npu"
+        self.bounds_mode = "npu"
 
     def check_available(self) -> None:
         if shutil.which("g++") is None:
@@ -85,9 +88,10 @@ class AscendSimBackend(Backend):
         torch.set_num_threads(int(options.get("threads", 1)))
         self.soc = options.get("soc", self.soc)
         self.align_mode = options.get("align_mode", self.align_mode)
+        self.bounds_mode = options.get("bounds_mode", self.bounds_mode)
         if self.soc not in asc.SOC_PROFILES:
             raise ValueError(f"unknown SoC {self.soc!r}; choose one of {', '.join(asc.SOC_PROFILES)}")
-        asc.set_default_options(soc=self.soc, align_mode=self.align_mode)
+        asc.set_default_options(soc=self.soc, align_mode=self.align_mode, bounds_mode=self.bounds_mode)
 
     def setup_judge(self, options: dict[str, Any]) -> None:
         import kernel_gym.ascendc as asc
@@ -104,6 +108,7 @@ class AscendSimBackend(Backend):
             "soc",
             "soc_overrides",
             "align_mode",
+            "bounds_mode",
             "watchdog_calls",
             "watchdog_s",
             "watchdog_cycles",

@@ -271,3 +271,23 @@ def test_a_dynamic_input_list_is_refused_with_the_way_to_run_it() -> None:
         assert "x is ParamType(DYNAMIC)" in str(exc) and "pack_list_tensor" in str(exc)
     else:
         raise AssertionError("a DYNAMIC input must not be bound as a single tensor")
+
+
+INIT_OUTPUT = r"""
+#include "kernel_operator.h"
+extern "C" __global__ __aicore__ void init_out(GM_ADDR y, uint32_t n)
+{
+    AscendC::GlobalTensor<int32_t> yg;
+    yg.SetGlobalBuffer((__gm__ int32_t*)y + n * AscendC::GetBlockIdx(), n);
+    if (AscendC::GetBlockIdx() == 0) AscendC::InitOutput<int32_t>(yg, n);  // the value defaults to zero
+    else AscendC::InitOutput<int32_t>(yg, n, 7);
+}
+extern "C" void run(uint8_t* y, uint32_t n) { init_out<<<2, nullptr, nullptr>>>(y, n); }
+"""
+
+
+def test_init_output_fills_gm() -> None:
+    mod = asc.load(INIT_OUTPUT, name="init_out.cpp")
+    y = torch.full((2 * 64,), -1, dtype=torch.int32)
+    mod.run(y, 64)
+    assert torch.equal(y[:64], torch.zeros(64, dtype=torch.int32)) and torch.equal(y[64:], torch.full((64,), 7, dtype=torch.int32))

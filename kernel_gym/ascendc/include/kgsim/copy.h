@@ -283,4 +283,11 @@ void Fill(GlobalTensor<T>& gmWorkspaceAddr, const uint64_t size, const T value,
     InitGlobalMemory(gmWorkspaceAddr, size, value, loc);
 }
 
+// InitOutput: the operator-library name of the same fill (value defaults to zero)
+template <class T>
+void InitOutput(GlobalTensor<T>& gmWorkspaceAddr, const uint64_t size, const T value = T(0),
+                kgsim::Loc loc = kgsim::Loc::current()) {
+    InitGlobalMemory(gmWorkspaceAddr, size, value, loc);
+}
+
 }  // namespace AscendC

@@ -32,7 +32,11 @@ from experiments.metrics import llm_spend as spent
 from experiments.metrics import load_run, read_jsonl, round_metrics
 from kernel_gym._version import __version__
 
-STEP_KEYS = ("compiled", "correct", "hacked", "error_class", "latency_s", "reference_latency_s")
+STEP_KEYS = (
+    *("compiled", "correct", "hacked", "error_class", "latency_s", "reference_latency_s"),
+    # the measurement's uncertainty (kernel_gym.verify.result.VerifyResult)
+    *("speedup_ci", "latency_iqr_s", "reference_latency_iqr_s", "timing_converged"),
+)
 #: Per-step LLM accounting copied from ``info["usage"]`` into steps.jsonl (prefixed ``llm_`` where ambiguous).
 USAGE_KEYS = {
     "prompt_tokens": "prompt_tokens",

@@ -44,6 +44,8 @@ __all__ = ["RunnerLink", "StageFailure", "run_job"]
 
 # Memory for the distinct input sets (and their reference outputs) of the timed calls.
 TIMING_SET_BYTES = 256 << 20
+# Paired timing adds rounds up to this many times timing_trials (small trial counts stay quick).
+MAX_ROUNDS_FACTOR = 10
 
 
 class StageFailure(Exception):
@@ -555,7 +557,8 @@ def measure_paired(
     interval: tuple[float, float] | None = None
     done = False
     j = 0
-    next_check = max(3, settings.timing_trials)
+    max_rounds = MAX_ROUNDS_FACTOR * max(1, settings.timing_trials)
+    next_check = min(max(3, settings.timing_trials), max_rounds)
     while not done:
         s = plan.draw(1.0)
         assert s.expected is not None
@@ -591,19 +594,21 @@ def measure_paired(
         delays.extend((ref_timing.delay_s, answer_timing.delay_s))
         n = len(ans_s)
         if n >= next_check:  # the bootstrap costs more as rounds grow: check at growing steps
-            next_check = n + max(5, n // 5)
+            next_check = min(n + max(5, n // 5), max_rounds)
             interval = speedup_interval(ref_s, ans_s, paired=True)
             speedup = statistics.median(ref_s) / statistics.median(ans_s)
-            if converged(speedup, interval, settings.timing_target):
-                done = True
-            elif time.perf_counter() - started > settings.timing_budget_s:
-                done = True
+            done = (
+                converged(speedup, interval, settings.timing_target)
+                or time.perf_counter() - started > settings.timing_budget_s
+                or n >= max_rounds
+            )
     slots.link.resume()
     ref.link.resume()
     steal1 = steal_seconds()
     speedup = statistics.median(ref_s) / statistics.median(ans_s)
     details = {
         "rounds": len(ans_s),
+        "outputs_checked": j,
         "converged": converged(speedup, interval, settings.timing_target),
         "target": settings.timing_target,
         "seconds": time.perf_counter() - started,
@@ -956,7 +961,14 @@ def run_job(
                 ref_samples, samples, paired_details = measure_paired(backend, slots, ref_slots, plan, settings)
                 slots.link.request({"op": "audit"})  # a patch made while timed shows here
                 used = _HOST_CLOCK if slots.link._delays() is not None else _HOST_CLOCK_PLAIN
-                details = {**spread(samples), "trials": len(samples), "clock": used, "paired": paired_details}
+                details = {
+                    **spread(samples),
+                    "trials": len(samples),
+                    "clock": used,
+                    "input_sets": paired_details["outputs_checked"],
+                    "outputs_checked": paired_details["outputs_checked"],
+                    "paired": paired_details,
+                }
                 reference_details = {**spread(ref_samples), "trials": len(ref_samples), "clock": used}
                 latency, reference_latency = statistics.median(samples), statistics.median(ref_samples)
             else:

@@ -35,7 +35,7 @@ class VerifySettings:
         warmup_runs / timing_trials: timing protocol (median of ``timing_trials``; on a host-timed
             backend, cpu, the least number of paired rounds, each timing the reference and the answer).
         timing_target: (host-timed backends) paired rounds are added until the speedup's 95 %
-            interval lies within speedup * (1 -+ timing_target) ...
+            interval lies within speedup * (1 -+ timing_target), or 10 * timing_trials rounds were run ...
         timing_budget_s: ... or until the timing stage has taken this many seconds; the result then
             says ``timing_converged=False``.
         flush_cache_mb: bytes written between timing trials to evict CPU caches (0: off).

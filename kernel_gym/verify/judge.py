@@ -536,6 +536,16 @@ def _reference_call(ref: CallSlots, inputs: list[Any]) -> CallTiming:
     return timing
 
 
+# A call was preempted when its run-queue wait is beyond what waking the runner costs (tens of
+# microseconds): another process held the CPU. More than this fraction of calls preempted: contended.
+PREEMPTED_WAIT_S = 100e-6
+CONTENDED_FRACTION = 0.25
+
+
+def _preempted(timing: CallTiming) -> bool:
+    return timing.delay_s > max(PREEMPTED_WAIT_S, 0.1 * timing.wall_s)
+
+
 def measure_paired(
     backend: Backend, slots: CallSlots, ref: CallSlots, plan: ReferencePlan, settings: VerifySettings
 ) -> tuple[list[float], list[float], dict[str, Any]]:
@@ -552,6 +562,7 @@ def measure_paired(
     ref_s: list[float] = []
     ans_s: list[float] = []
     delays: list[float] = []
+    preempted = 0
     steal0 = steal_seconds()
     started = time.perf_counter()
     interval: tuple[float, float] | None = None
@@ -592,13 +603,15 @@ def measure_paired(
         ref_s.append(_call_latency(backend, {}, ref_timing, settings))
         ans_s.append(_call_latency(backend, reply, answer_timing, settings))
         delays.extend((ref_timing.delay_s, answer_timing.delay_s))
+        preempted += sum(1 for t in (ref_timing, answer_timing) if _preempted(t))
         n = len(ans_s)
         if n >= next_check:  # the bootstrap costs more as rounds grow: check at growing steps
             next_check = min(n + max(5, n // 5), max_rounds)
             interval = speedup_interval(ref_s, ans_s, paired=True)
             speedup = statistics.median(ref_s) / statistics.median(ans_s)
+            contended = preempted > CONTENDED_FRACTION * 2 * n
             done = (
-                converged(speedup, interval, settings.timing_target)
+                (converged(speedup, interval, settings.timing_target) and not contended)
                 or time.perf_counter() - started > settings.timing_budget_s
                 or n >= max_rounds
             )
@@ -606,10 +619,15 @@ def measure_paired(
     ref.link.resume()
     steal1 = steal_seconds()
     speedup = statistics.median(ref_s) / statistics.median(ans_s)
+    contended = preempted > CONTENDED_FRACTION * 2 * len(ans_s)
     details = {
         "rounds": len(ans_s),
         "outputs_checked": j,
-        "converged": converged(speedup, interval, settings.timing_target),
+        # a machine busy enough to preempt many calls leaves more than the interval shows (shared
+        # caches, memory bandwidth): such a result never counts as converged
+        "converged": converged(speedup, interval, settings.timing_target) and not contended,
+        "contended": contended,
+        "preempted_calls": preempted,
         "target": settings.timing_target,
         "seconds": time.perf_counter() - started,
         "cpus": cpus,

@@ -38,6 +38,19 @@ def _prctl(option: int, value: int) -> None:
     libc.prctl(option, value, 0, 0, 0)
 
 
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+
+
+def _steady_malloc() -> None:
+    """Fixed glibc malloc thresholds for a timed runner: allocations up to 32 MiB come from the heap
+    and the heap is not trimmed after each call. glibc otherwise moves its mmap threshold with each
+    process's allocation history, so two runners (the reference's, the answer's) could differ in
+    whether an output costs fresh, zero-filled pages on every call."""
+    libc = ctypes.CDLL(None)
+    libc.mallopt(_M_MMAP_THRESHOLD, 32 << 20)
+    libc.mallopt(_M_TRIM_THRESHOLD, 256 << 20)
+
+
 def _start_runner(request: dict[str, Any], fds: list[int], host_socket: socket.socket) -> int:
     pid = os.fork()
     if pid:
@@ -76,6 +89,8 @@ def _start_runner(request: dict[str, Any], fds: list[int], host_socket: socket.s
         )
         from kernel_gym.verify import isolation, runner
 
+        if request.get("self_only"):  # timed beside another runner
+            _steady_malloc()
         cpus = request.get("cpus")
         if cpus:  # timing steadiness only: a machine that refuses keeps the runner unpinned
             try:

@@ -91,13 +91,24 @@ def timing_cpus(threads: int) -> list[int] | None:
     return allowed[-threads:]
 
 
+def _block_indices(rng: np.random.Generator, n: int) -> np.ndarray:
+    """Moving-block bootstrap indices (BOOTSTRAP_RESAMPLES x n): runs of consecutive rounds, so
+    load that comes and goes over several rounds widens the interval instead of averaging out as
+    if every round were independent. Block length n^(1/3), rounded up."""
+    block = max(1, math.ceil(n ** (1 / 3)))
+    starts = rng.integers(0, n - block + 1, size=(BOOTSTRAP_RESAMPLES, math.ceil(n / block)))
+    idx = (starts[:, :, None] + np.arange(block)[None, None, :]).reshape(BOOTSTRAP_RESAMPLES, -1)
+    return idx[:, :n]
+
+
 def interval_of_ratio(
     numerator: Sequence[float], denominator: Sequence[float], paired: bool, seed: int = 0
 ) -> tuple[float, float]:
     """95 % percentile-bootstrap interval of median(numerator) / median(denominator).
 
-    ``paired``: the i-th values were measured together (one round) and are resampled together,
-    so drift common to both sides cancels; otherwise each side is resampled on its own.
+    ``paired``: the i-th values were measured together (one round) and are resampled together
+    (in blocks of consecutive rounds), so drift common to both sides cancels; otherwise each side
+    is resampled on its own.
     """
     num = np.asarray(numerator, dtype=np.float64)
     den = np.asarray(denominator, dtype=np.float64)
@@ -105,7 +116,7 @@ def interval_of_ratio(
     if paired:
         if len(num) != len(den):
             raise ValueError("paired samples must have the same length")
-        idx = rng.integers(0, len(num), size=(BOOTSTRAP_RESAMPLES, len(num)))
+        idx = _block_indices(rng, len(num))
         ratios = np.median(num[idx], axis=1) / np.median(den[idx], axis=1)
     else:
         i = rng.integers(0, len(num), size=(BOOTSTRAP_RESAMPLES, len(num)))

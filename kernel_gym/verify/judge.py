@@ -816,6 +816,10 @@ def check_published(
         "blocks_skipped": sim.get("blocks_skipped"),
         "tensor_bytes": need,
     }
+    lo, hi = sim.get("latency_lo_s"), sim.get("latency_hi_s")
+    if isinstance(lo, (int, float)) and isinstance(hi, (int, float)) and 0 < lo <= hi:
+        # the sampling bracket of the answer's latency, as an interval of the speedup
+        record["speedup_interval"] = [reference_latency / float(hi), reference_latency / float(lo)]
     # correctness of the sampled share
     numel = meta_out.numel()
     windows = _published_windows(reply.get("spans"), numel, slots.out_capacity // meta_out.element_size())

@@ -558,6 +558,7 @@ def measure_paired(
     assert plan.draw is not None
     cpus = timing_cpus(settings.threads)
     _pin_judge(cpus)
+    slots.link.stop()  # the answer's process runs only during its own calls from here on
     chooser = random.SystemRandom()
     ref_s: list[float] = []
     ans_s: list[float] = []

@@ -897,6 +897,8 @@ def _uncertainty(
         # the middle half of the rounds' own ratios too
         q1, q3 = statistics.quantiles([r / a for r, a in zip(reference[0], answer[0], strict=True)], n=4)[::2]
         interval = (min(interval[0], q1), max(interval[1], q3))
+    if interval is not None:  # a percentile interval of a skewed ratio can miss the estimate itself
+        interval = (min(interval[0], speedup), max(interval[1], speedup))
     return {
         "speedup_ci": None if interval is None else list(interval),
         "latency_iqr_s": spread(answer[0])["iqr_s"],

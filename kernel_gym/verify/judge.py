@@ -38,7 +38,15 @@ from kernel_gym.verify.channel import (
 )
 from kernel_gym.verify.correctness import compare_outputs, draw_inputs, seed_cpu
 from kernel_gym.verify.settings import VerifySettings
-from kernel_gym.verify.timing import converged, run_delay_s, speedup_interval, spread, steal_seconds, timing_cpus
+from kernel_gym.verify.timing import (
+    converged,
+    perf_counters_available,
+    run_delay_s,
+    speedup_interval,
+    spread,
+    steal_seconds,
+    timing_cpus,
+)
 
 __all__ = ["RunnerLink", "StageFailure", "run_job"]
 
@@ -636,6 +644,7 @@ def measure_paired(
         "median_wait_s": statistics.median(delays) if delays else 0.0,
         "max_wait_s": max(delays, default=0.0),
         "steal_s": None if steal0 is None or steal1 is None else steal1 - steal0,
+        "perf_counters": perf_counters_available(),
     }
     return ref_s, ans_s, details
 

@@ -18,8 +18,12 @@ Everything here reads the kernel's accounting from the judge's side: nothing the
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import math
 import os
+import platform
+import struct
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,6 +33,7 @@ __all__ = [
     "BOOTSTRAP_RESAMPLES",
     "converged",
     "interval_of_ratio",
+    "perf_counters_available",
     "run_delay_s",
     "schedstat_available",
     "speedup_interval",
@@ -76,6 +81,31 @@ def steal_seconds() -> float | None:
         return int(fields[8]) / os.sysconf("SC_CLK_TCK")
     except (OSError, IndexError, ValueError):
         return None
+
+
+_PERF_EVENT_OPEN = {"x86_64": 298, "aarch64": 241}
+
+
+@functools.cache
+def perf_counters_available() -> bool:
+    """Whether this process could count its own CPU cycles with perf_event_open (user space
+    only, which perf_event_paranoid 2 allows). Virtual machines often have no PMU (ENOENT).
+    Detected and reported, not used as the clock (docs/verification.md says why)."""
+    number = _PERF_EVENT_OPEN.get(platform.machine())
+    if number is None:
+        return False
+    # perf_event_attr, first 72 bytes: type HARDWARE, size, config CPU_CYCLES, sample fields,
+    # flags disabled | exclude_kernel | exclude_hv, the rest zero
+    attr = struct.pack("=IIQQQQQIIQQ", 0, 72, 0, 0, 0, 0, 1 | 32 | 64, 0, 0, 0, 0)
+    buf = ctypes.create_string_buffer(attr, len(attr))
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    this_thread, any_cpu, no_group = ctypes.c_int(0), ctypes.c_int(-1), ctypes.c_int(-1)
+    fd = libc.syscall(ctypes.c_long(number), buf, this_thread, any_cpu, no_group, ctypes.c_ulong(0))
+    if fd < 0:
+        return False
+    os.close(fd)
+    return True
 
 
 def timing_cpus(threads: int) -> list[int] | None:

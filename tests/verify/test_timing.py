@@ -118,3 +118,4 @@ def test_a_timed_runner_cannot_signal_renice_or_repin_another_process():
     other.kill()
     other.join()
     assert got == ["kill_other:denied", "renice_other:denied", "repin_self:denied", "signal_self:ok"]
+

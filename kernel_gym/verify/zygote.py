@@ -246,9 +246,12 @@ def _start_one(host: SandboxHost, limits: dict[str, Any], log_fd: int) -> tuple[
     commands_r, commands_w = os.pipe()
     replies_r, replies_w = os.pipe()
     shared = os.memfd_create("kg-shared")
-    pid = host.start_runner(limits, [commands_r, replies_w, os.dup(shared), os.dup(log_fd)])
-    os.close(commands_r)
-    os.close(replies_w)
+    sent = [commands_r, replies_w, os.dup(shared), os.dup(log_fd)]
+    try:
+        pid = host.start_runner(limits, sent)
+    finally:  # the host holds its own copies now; ours would keep the buffers alive here
+        for fd in sent:
+            os.close(fd)
     return {"commands": commands_w, "replies": replies_r, "shared": shared}, pid
 
 

@@ -632,6 +632,8 @@ def main(cfg: DictConfig) -> None:
 
             rep = build_report(out, out)
             print("\n" + rep["table"])
+            if rep["comparison"]:
+                print(f"\nPaired differences vs {rep['baseline']}:\n\n{rep['comparison']}")
             print(f"\nreport with per-round table and plots: {rep['files']['report.md']}")
     else:
         run_dir = run_one(cfg, out, int(cfg.seed))

@@ -33,7 +33,6 @@ from urllib.parse import quote
 
 import numpy as np
 
-from .significance import ALPHA, COMPARED, choose_baseline, compare_groups
 from .metrics import (
     DEFAULT_GROUP_KEYS,
     METRICS,
@@ -46,6 +45,7 @@ from .metrics import (
     load_runs,
     varying_keys,
 )
+from .significance import ALPHA, COMPARED, choose_baseline, compare_groups
 
 __all__ = [
     "REPORT_ROUNDS",

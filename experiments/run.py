@@ -615,6 +615,16 @@ def main(cfg: DictConfig) -> None:
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         sys.exit(2)
+    if cfg.get("estimate"):
+        from experiments.estimate import estimate_run, format_estimate
+
+        if not agent_named_on_command_line() or not cfg.compare:
+            print(format_estimate(estimate_run(cfg)))
+        else:  # agent=... runs just that agent
+            with open_dict(cfg):
+                cfg.compare = []
+            print(format_estimate(estimate_run(cfg)))
+        return
     out = Path(HydraConfig.get().runtime.output_dir)
     if cfg.compare and not agent_named_on_command_line():
         seeds = list(cfg.compare_seeds) or [cfg.seed]
@@ -643,8 +653,9 @@ def main(cfg: DictConfig) -> None:
 
 
 if __name__ == "__main__":
-    from experiments.config_check import check_command_line
+    from experiments.config_check import check_command_line, merge_dict_overrides
 
+    sys.argv[1:] = merge_dict_overrides(sys.argv[1:])  # key={...} on a mapping merges its new keys too
     problems = check_command_line(sys.argv[1:])  # before any work: one line per problem, exit 2
     if problems:
         print("\n".join(f"error: {p}" for p in problems), file=sys.stderr)

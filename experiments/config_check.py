@@ -111,9 +111,7 @@ def merge_dict_overrides(argv: list[str]) -> list[str]:
             cfg = compose(config_name="config", overrides=base)
     except (HydraException, ValueError, TypeError):
         return argv
-    mappings = {
-        line for line in dicts if isinstance(OmegaConf.select(cfg, line.split("=", 1)[0]), DictConfig)
-    }
+    mappings = {line for line in dicts if isinstance(OmegaConf.select(cfg, line.split("=", 1)[0]), DictConfig)}
     return [f"++{a}" if a in mappings else a for a in argv]
 
 

@@ -433,6 +433,36 @@ def run_one(cfg: DictConfig, run_dir: Path, seed: int) -> Path:
     return run_dir
 
 
+def _run_job(job: tuple[DictConfig, Path, int]) -> Path:
+    cfg, run_dir, seed = job
+    logging.getLogger("faiss.loader").setLevel(logging.WARNING)
+    return run_one(cfg, run_dir, seed)
+
+
+def run_comparison(jobs: list[tuple[DictConfig, Path, int]], n_jobs: int) -> list[Path]:
+    """The runs ``(config, run dir, seed)`` of a comparison, one after another or ``n_jobs`` at
+    once in processes started with spawn (the parent holds faiss and verifier threads, which a
+    fork would copy mid-state). Each run's results are its own either way: runs share no state
+    but the verification cache, whose verdicts do not depend on who computed them first."""
+    if n_jobs <= 1 or len(jobs) <= 1:
+        return [_run_job(job) for job in jobs]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    quiet = []
+    for cfg, run_dir, seed in jobs:  # one tqdm bar per process would interleave: a line per run instead
+        c = cfg.copy()
+        with open_dict(c):
+            c.progress = False
+        quiet.append((c, run_dir, seed))
+    done: list[Path] = []
+    with ProcessPoolExecutor(min(n_jobs, len(jobs)), mp_context=multiprocessing.get_context("spawn")) as pool:
+        for job, run_dir in zip(quiet, pool.map(_run_job, quiet), strict=True):
+            print(f"finished {job[0].agent.name} seed {job[2]}: {run_dir}", file=sys.stderr)
+            done.append(run_dir)
+    return done
+
+
 def episode_record(agent: str, seed: int, episode: int, task, steps: list[dict[str, Any]]) -> dict[str, Any]:
     first = lambda key: next((s["step"] for s in steps if s[key]), None)  # noqa: E731
     feas = [s for s in steps if s["feasible"]]
@@ -628,7 +658,7 @@ def main(cfg: DictConfig) -> None:
     out = Path(HydraConfig.get().runtime.output_dir)
     if cfg.compare and not agent_named_on_command_line():
         seeds = list(cfg.compare_seeds) or [cfg.seed]
-        run_dirs = []
+        jobs: list[tuple[DictConfig, Path, int]] = []
         for name in cfg.compare:
             agent_cfg = agent_config(name)
             label = agent_cfg.name
@@ -636,7 +666,8 @@ def main(cfg: DictConfig) -> None:
                 sub = cfg.copy()
                 with open_dict(sub):
                     sub.agent = agent_cfg
-                run_dirs.append(run_one(sub, out / (f"{label}" if len(seeds) == 1 else f"{label}/seed{seed}"), seed))
+                jobs.append((sub, out / (f"{label}" if len(seeds) == 1 else f"{label}/seed{seed}"), seed))
+        run_comparison(jobs, int(cfg.get("compare_jobs") or 1))
         if cfg.report:
             from experiments.report import build_report
 

@@ -17,7 +17,9 @@ TASKS = ["level1/021_relu", "level1/001_add"]
 
 
 def _note(store, title: str) -> None:
-    store.add(MemoryItem(kind="best_practice", title=title, text=f"{title}: use double buffering", backend="ascend_sim"))
+    store.add(
+        MemoryItem(kind="best_practice", title=title, text=f"{title}: use double buffering", backend="ascend_sim")
+    )
 
 
 def test_env_round_trips_through_pickle_and_cloudpickle(tmp_path):

@@ -123,6 +123,7 @@ def estimate_run(cfg: DictConfig) -> dict[str, Any]:
         "price_source": price_source,
         "model": model,
         "hours": steps * step_s / 3600.0,
+        "parallel_runs": min(max(1, int(cfg.get("compare_jobs") or 1)), runs) if compare else 1,
         "cost_limit_usd": cfg.llm.options.get("cost_limit_usd") if is_llm else None,
         "assumptions": {
             "completion_tokens": completion,
@@ -158,9 +159,11 @@ def format_estimate(e: dict[str, Any]) -> str:
             f"completion tokens: ~{e['completion_tokens']:,} (assumed {a['completion_tokens']} a request)",
             f"cost:              ~{cost}",
         ]
+    par = e.get("parallel_runs", 1)
+    wall = f"~{e['hours'] / par:.1f} with compare_jobs={par} runs at once" if par > 1 else "one run after another"
     lines.append(
-        f"hours:     ~{e['hours']:.1f} one run after another (assumed {a['llm_latency_s']:g} s a request, "
-        f"{a['verify_s']:g} s a verification; runs in parallel divide it: hydra/launcher=local or slurm)"
+        f"hours:     ~{e['hours']:.1f} of runs, {wall} (assumed {a['llm_latency_s']:g} s a request, "
+        f"{a['verify_s']:g} s a verification; compare_jobs=N or hydra/launcher=local|slurm run them in parallel)"
     )
     lines.append(
         "assumptions: estimate_assumptions.{completion_tokens,feedback_tokens,llm_latency_s,verify_s}=...; "

@@ -439,6 +439,19 @@ def _run_job(job: tuple[DictConfig, Path, int]) -> Path:
     return run_one(cfg, run_dir, seed)
 
 
+def _prepare_backend(name: str, verify_settings: dict[str, Any]) -> None:
+    """What a judge builds before its first job (the backend's ``setup_judge``), in a pool worker."""
+    from kernel_gym.backends import get_backend
+
+    options = dict(verify_settings.get("backend_options") or {})
+    try:
+        get_backend(name).setup_judge(options)
+    except Exception as exc:  # noqa: BLE001 - only a head start: each judge builds what it lacks
+        print(
+            f"note: building {name}'s artefacts ahead of the runs failed ({exc}); each run builds them", file=sys.stderr
+        )
+
+
 def run_comparison(jobs: list[tuple[DictConfig, Path, int]], n_jobs: int) -> list[Path]:
     """The runs ``(config, run dir, seed)`` of a comparison, one after another or ``n_jobs`` at
     once in processes started with spawn (the parent holds faiss and verifier threads, which a
@@ -457,6 +470,10 @@ def run_comparison(jobs: list[tuple[DictConfig, Path, int]], n_jobs: int) -> lis
         quiet.append((c, run_dir, seed))
     done: list[Path] = []
     with ProcessPoolExecutor(min(n_jobs, len(jobs)), mp_context=multiprocessing.get_context("spawn")) as pool:
+        first = jobs[0][0]
+        # in a fresh cache every run would build the backend's shared artefacts (the simulator's
+        # runtime library, a minute of g++) at the same time: build them once first
+        pool.submit(_prepare_backend, str(first.backend.name), config_dict(first.backend.verify)).result()
         for job, run_dir in zip(quiet, pool.map(_run_job, quiet), strict=True):
             print(f"finished {job[0].agent.name} seed {job[2]}: {run_dir}", file=sys.stderr)
             done.append(run_dir)

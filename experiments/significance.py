@@ -84,7 +84,7 @@ class PairedDifference:
             if self.ci is not None:
                 text += f" [{self.ci[0]:+.3f}, {self.ci[1]:+.3f}]"
         if self.p_value is not None:
-            text += f" p={self.p_value:.3f}"
+            text += " p<0.001" if self.p_value < 0.001 else f" p={self.p_value:.3f}"
         return text if self.significant else text + " (n.s.)"
 
 

@@ -218,6 +218,16 @@ def _entropy_seed() -> int:
     return int.from_bytes(os.urandom(6), "little")
 
 
+def _seed_source(settings: VerifySettings) -> Callable[[], int]:
+    """Where the draws' seeds come from: OS entropy (nothing an answer can predict), or with
+    ``settings.fixed_inputs`` a stream from ``settings.seed``, so that a run's failure messages
+    (which quote values) and so its memories repeat exactly (the offline demo)."""
+    if not settings.fixed_inputs:
+        return _entropy_seed
+    rng = random.Random(settings.seed)
+    return lambda: rng.getrandbits(48)
+
+
 def _reference_output(reference: torch.nn.Module, inputs: list[Any]) -> torch.Tensor:
     with torch.no_grad():
         out = reference(*[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs])
@@ -238,14 +248,16 @@ def prepare_reference(
     """Inputs from fresh OS-entropy seeds and the reference's outputs for every call.
 
     Nothing here is predictable by the answer: weights, trial inputs, timing inputs and the
-    re-check inputs each come from their own seed drawn now.
+    re-check inputs each come from their own seed drawn now (from ``settings.seed`` instead with
+    ``settings.fixed_inputs``, for reproducible offline runs).
     """
-    weight_seed = _entropy_seed()
+    next_seed = _seed_source(settings)
+    weight_seed = next_seed()
     seed_cpu(weight_seed)
     reference = task_module.Model(*task_module.get_init_inputs()).eval()
 
     def draw(scale: float, with_expected: bool = True) -> InputSet:
-        inputs = draw_inputs(task_module, _entropy_seed(), scale)
+        inputs = draw_inputs(task_module, next_seed(), scale)
         return InputSet(inputs, _reference_output(reference, inputs) if with_expected else None)
 
     trials = [
@@ -765,7 +777,7 @@ def check_published(
     assert task.published_source is not None
     module = load_task_module(task.published_source, "published")
     init = list(module.get_init_inputs())
-    specs = input_specs(module.get_inputs, seed=_entropy_seed() % (1 << 31))
+    specs = input_specs(module.get_inputs, seed=_seed_source(settings)() % (1 << 31))
     try:
         with torch.device("meta"), torch.no_grad():
             meta_inputs = [

@@ -42,7 +42,10 @@ class VerifySettings:
         timeout_s: wall-clock limit of the whole sandboxed run, compile included.
         memory_limit_mb: address-space limit of the sandboxed worker.
         measure_time: time answer and reference (off: correctness only).
-        seed: seeds weights (same for both models) and inputs.
+        seed: seeds weights (same for both models) and inputs when ``fixed_inputs`` is on.
+        fixed_inputs: draw weights and inputs from ``seed`` instead of OS entropy, so verdicts and
+            failure messages (which quote values) repeat from run to run: for reproducible offline
+            runs (the demo); off, an answer cannot predict its inputs.
         threads: torch / OpenMP threads inside the worker (the reference gets the same).
         backend_options: backend-specific settings (e.g. soc, align_mode for ascend_sim).
         use_cache: read and write the result cache.
@@ -69,6 +72,7 @@ class VerifySettings:
     memory_limit_mb: int = 4096
     measure_time: bool = True
     seed: int = 42
+    fixed_inputs: bool = False
     threads: int = 1
     backend_options: dict[str, Any] = field(default_factory=dict)
     use_cache: bool = True
@@ -112,6 +116,8 @@ class VerifySettings:
             raise ValueError(
                 f"sampled_blocks must be an integer >= 2 (the first and the last block), got {self.sampled_blocks!r}"
             )
+        if not isinstance(self.fixed_inputs, bool):
+            raise ValueError(f"fixed_inputs must be true or false, got {self.fixed_inputs!r}")
         if not isinstance(self.backend_options, dict):
             raise ValueError("backend_options must be a dict")
 

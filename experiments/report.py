@@ -472,6 +472,36 @@ def stamp(runs: Sequence[Run]) -> list[str]:
     return lines
 
 
+def timing_table(runs: Sequence[Run]) -> str:
+    """Markdown: per agent, how certain its timed steps' speedups are ("" when no step carries an
+    interval). Over the steps with a speedup and its 95 % interval (``speedup_ci``): how many, the
+    median and largest half-width relative to the speedup, and the share whose adaptive timing
+    converged (cpu; "n/a" where the trial count is fixed, as on the simulator and GPUs)."""
+    by_agent: dict[str, list[dict[str, Any]]] = {}
+    for run in runs:
+        for s in run.steps:
+            ci, sp = s.get("speedup_ci"), s.get("speedup")
+            if ci and sp:
+                by_agent.setdefault(run.agent, []).append(s)
+    body = []
+    for agent in sorted(by_agent):
+        steps = by_agent[agent]
+        widths = [(s["speedup_ci"][1] - s["speedup_ci"][0]) / (2.0 * s["speedup"]) for s in steps]
+        conv = [bool(s["timing_converged"]) for s in steps if s.get("timing_converged") is not None]
+        body.append(
+            [
+                agent,
+                str(len(steps)),
+                f"{100.0 * float(np.median(widths)):.1f} %",
+                f"{100.0 * max(widths):.1f} %",
+                f"{sum(conv) / len(conv):.2f}" if conv else "n/a",
+            ]
+        )
+    if not body:
+        return ""
+    return _md_table(["agent", "timed steps", "median ± half-width", "largest ± half-width", "converged share"], body)
+
+
 def llm_table(runs: Sequence[Run]) -> str:
     """Markdown: per run, the LLM API calls, tokens, cost and failed generations ("" when no run
     called an LLM). Cost "n/a" = a model litellm has no price for (its estimate is shown apart)."""
@@ -580,6 +610,17 @@ def build_report(
         per_round,
         "",
     ]
+    timing = timing_table(runs)
+    if timing:
+        md += [
+            "## Timing uncertainty of the speedups",
+            "",
+            timing,
+            "",
+            "Half-width: half the 95 % interval of a step's speedup, relative to the speedup (zero on the "
+            "deterministic simulator). Converged: the adaptive cpu timing reached ± 5 % within its budget.",
+            "",
+        ]
     llm = llm_table(runs)
     if llm:
         md += ["## LLM calls, tokens and cost per run", "", llm, ""]

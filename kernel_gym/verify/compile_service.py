@@ -76,6 +76,8 @@ class CompileService:
         return None
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        if request.get("kind") == "torch_extension":
+            return self.handle_extension(request)
         sources, flags = request.get("sources"), request.get("flags")
         subdir, compiler = request.get("cache_subdir"), request.get("compiler")
         if not (
@@ -136,6 +138,53 @@ class CompileService:
         except CompileError as exc:
             return {"error_class": "compile_error", "message": str(exc), "log": exc.log[-8000:]}
         return {"path": str(path)}
+
+    def handle_extension(self, request: dict[str, Any]) -> dict[str, Any]:
+        """A ``load_inline`` of the answer (``kernel_gym.backends.cuda_extension``): the same source
+        rules as every kernel, the flag allow-list, then torch's build in the compile sandbox."""
+        from kernel_gym.backends.cuda_extension import CACHE_SUBDIR, ExtensionRequest, build_extension, check_flags
+
+        if CACHE_SUBDIR not in self.kinds:
+            return _refused(
+                "os_access", f"backend {self.backend.name!r} does not build torch extensions (load_inline)"
+            )
+        try:
+            spec = ExtensionRequest.from_json(request.get("extension"))  # type: ignore[arg-type]
+        except (TypeError, ValueError) as exc:
+            return {"error_class": "compile_error", "message": f"load_inline: {exc}", "log": ""}
+        bad = check_flags(spec)
+        if bad:
+            return _refused("os_access", bad[0])
+        check = SOURCE_RULE_SETS[self.backend.compile_source_rules.get(CACHE_SUBDIR, "kernel")]
+        for what, texts in (("cpp_sources", spec.cpp_sources), ("cuda_sources", spec.cuda_sources)):
+            for text in texts:
+                found = check(text)
+                if found:
+                    return _refused(found[0].rule, f"{found[0]} (in load_inline {what}, checked at compile time)")
+        timeout = min(max(float(request.get("timeout_s", 600.0)), 1.0), 900.0)
+        try:
+            built = build_extension(spec, wrap=self._wrap_extension if self.sandboxed else None, timeout_s=timeout)
+        except CompileError as exc:
+            return {"error_class": "compile_error", "message": str(exc), "log": exc.log[-8000:]}
+        return {"path": str(built.path), "seconds": built.seconds, "cached": built.cached, "pch": built.pch}
+
+    @staticmethod
+    def _wrap_extension(cmd: list[str], read_only: list[Path], writable: list[Path]) -> list[str]:
+        import os
+
+        from kernel_gym.backends.cuda_extension import build_environment
+        from kernel_gym.verify.isolation import RUNNER_UID, _run_as_nobody, sandbox_command
+
+        if _run_as_nobody():
+            for path in writable:
+                os.chown(path, RUNNER_UID, RUNNER_UID)  # the compiler runs as nobody
+        return sandbox_command(
+            cmd,
+            read_only=[*(d for d in compile_cache_dirs() if d.exists()), *read_only, *build_environment()[1]],
+            env=build_environment()[0],
+            writable=writable,
+            chdir=writable[0],
+        )
 
     @staticmethod
     def _wrap(cmd: list[str], build_dir: Path) -> list[str]:

@@ -52,7 +52,13 @@ def builds(parallel: int) -> None:
 
     t0 = time.perf_counter()
     _, state = _ensure_pch(_relu_request(tag), build_environment()[0], wrap, 900.0)
-    rows.append(("shared header of torch/extension.h (once per torch, compiler and host flags)", time.perf_counter() - t0, state))
+    rows.append(
+        (
+            "shared header of torch/extension.h (once per torch, compiler and host flags)",
+            time.perf_counter() - t0,
+            state,
+        )
+    )
     warm = []
     for i in range(2):
         t0 = time.perf_counter()
@@ -67,7 +73,10 @@ def builds(parallel: int) -> None:
     rows.append(("cached (median of 20 lookups)", statistics.median(cached), "cached" if built.cached else "REBUILT"))
     from tests.backends.extension_answers import RELU_EXTENSION
 
-    answers = [RELU_EXTENSION.replace("// cuda", "").replace("#include <ATen", f"// {tag} p{i}\n#include <ATen", 1) for i in range(parallel)]
+    answers = [
+        RELU_EXTENSION.replace("// cuda", "").replace("#include <ATen", f"// {tag} p{i}\n#include <ATen", 1)
+        for i in range(parallel)
+    ]
     t0 = time.perf_counter()
     results = prebuild(answers)
     wall = time.perf_counter() - t0
@@ -109,8 +118,12 @@ def corpus(answers_dir: Path, references: Path, sample: int, names: list[str], s
     built = prebuild([a for _, ref, a in jobs if ref is not None])
     build_wall = time.perf_counter() - t0
     build_times = sorted(b.seconds for b in built if not isinstance(b, str))
-    print(f"parallel build of {len(built)} extensions: {build_wall:.1f} s wall; per build median "
-          f"{statistics.median(build_times) if build_times else float('nan'):.1f} s; failed: {sum(isinstance(b, str) for b in built)}")
+    median = statistics.median(build_times) if build_times else float("nan")
+    failed = sum(isinstance(b, str) for b in built)
+    print(
+        f"parallel build of {len(built)} extensions: {build_wall:.1f} s wall; "
+        f"per build median {median:.1f} s; failed: {failed}"
+    )
     rows = []
     for name, ref, answer in jobs:
         if ref is None:
@@ -133,10 +146,14 @@ def corpus(answers_dir: Path, references: Path, sample: int, names: list[str], s
             cv = f"{timing['device_iqr_s'] / timing['device_median_s'] / 1.349:.3f}"  # IQR-based sigma / median
         message = "" if result.correct else (result.message or "").replace("|", "/").replace("\n", " ")[:160]
         rows.append((name, verdict, lat, speed, cv, f"{seconds:.1f}s {message}"))
-        print(json.dumps({"task": name, "verdict": verdict, "latency_us": lat, "speedup": speed, "message": message}), flush=True)
+        print(
+            json.dumps({"task": name, "verdict": verdict, "latency_us": lat, "speedup": speed, "message": message}),
+            flush=True,
+        )
     correct = sum(1 for r in rows if r[1] == "correct")
     print(f"\n{correct}/{len(rows)} correct\n")
-    print("| task | verdict | latency us | speedup vs eager | robust CV | verify time, message |\n|---|---|---|---|---|---|")
+    print("| task | verdict | latency us | speedup vs eager | robust CV | verify time, message |")
+    print("|---|---|---|---|---|---|")
     for row in rows:
         print("| " + " | ".join(row) + " |")
 

@@ -91,7 +91,15 @@ class ExtensionRequest:
     @classmethod
     def from_call(cls, args: Sequence[Any], kwargs: dict[str, Any]) -> ExtensionRequest:
         """The request of ``load_inline(*args, **kwargs)``; ValueError names a refused argument."""
-        names = ("name", "cpp_sources", "cuda_sources", "sycl_sources", "functions", "extra_cflags", "extra_cuda_cflags")
+        names = (
+            "name",
+            "cpp_sources",
+            "cuda_sources",
+            "sycl_sources",
+            "functions",
+            "extra_cflags",
+            "extra_cuda_cflags",
+        )
         if len(args) > len(names):
             raise ValueError("load_inline takes at most 7 positional arguments; pass the rest by keyword")
         given = dict(zip(names, args, strict=False))
@@ -562,7 +570,7 @@ def install_shim(build: Callable[[dict[str, Any]], Path]) -> types.ModuleType:
     shim.load = load  # type: ignore[attr-defined]
     shim.CUDA_HOME = None  # type: ignore[attr-defined]
     sys.modules["torch.utils.cpp_extension"] = shim
-    torch.utils.cpp_extension = shim  # type: ignore[attr-defined]
+    torch.utils.cpp_extension = shim
     return shim
 
 

@@ -80,7 +80,13 @@ def _compile_extensions(answer: str, arch: str | None) -> list[dict[str, Any]]:
         try:
             built = build_extension(request, objects_only=True)
             results.append(
-                {"ok": True, "message": "compiled", "log": built.log, "seconds": time.perf_counter() - t0, "pch": built.pch}
+                {
+                    "ok": True,
+                    "message": "compiled",
+                    "log": built.log,
+                    "seconds": time.perf_counter() - t0,
+                    "pch": built.pch,
+                }
             )
         except CompileError as exc:
             results.append({"ok": False, "message": str(exc), "log": exc.log, "seconds": time.perf_counter() - t0})

@@ -145,9 +145,7 @@ class CompileService:
         from kernel_gym.backends.cuda_extension import CACHE_SUBDIR, ExtensionRequest, build_extension, check_flags
 
         if CACHE_SUBDIR not in self.kinds:
-            return _refused(
-                "os_access", f"backend {self.backend.name!r} does not build torch extensions (load_inline)"
-            )
+            return _refused("os_access", f"backend {self.backend.name!r} does not build torch extensions (load_inline)")
         try:
             spec = ExtensionRequest.from_json(request.get("extension"))  # type: ignore[arg-type]
         except (TypeError, ValueError) as exc:

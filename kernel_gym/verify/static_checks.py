@@ -431,11 +431,15 @@ class _AnswerVisitor(ast.NodeVisitor):
             self.add("os_access", "*args or **kwargs in a load_inline call: pass literal arguments", node)
         flags: dict[str, list[str]] = {}
         for kw in node.keywords:
-            empty = isinstance(kw.value, ast.Constant) and kw.value.value in (None, False, "") or (
-                isinstance(kw.value, (ast.List, ast.Tuple)) and not kw.value.elts
+            empty = (
+                isinstance(kw.value, ast.Constant)
+                and kw.value.value in (None, False, "")
+                or (isinstance(kw.value, (ast.List, ast.Tuple)) and not kw.value.elts)
             )
             if kw.arg in _REFUSED_ARGUMENTS and not empty:
-                self.add("os_access", f"load_inline({kw.arg}=...): the judge builds from the inline sources alone", node)
+                self.add(
+                    "os_access", f"load_inline({kw.arg}=...): the judge builds from the inline sources alone", node
+                )
             if kw.arg in ("extra_cflags", "extra_cuda_cflags") and isinstance(kw.value, (ast.List, ast.Tuple)):
                 values = [e.value for e in kw.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
                 if len(values) == len(kw.value.elts):

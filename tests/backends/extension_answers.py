@@ -78,12 +78,21 @@ def extension_exploits() -> dict[str, tuple[str, str, set[str]]]:
     )
     return {
         # a stream from torch's pool: named, refused before anything runs
-        "pool_stream": (RELU, _edit((_LAUNCH, "relu_kernel<<<blocks, threads, 0, at::cuda::getStreamFromPool()>>>")), {"threads_or_streams"}),
+        "pool_stream": (
+            RELU,
+            _edit((_LAUNCH, "relu_kernel<<<blocks, threads, 0, at::cuda::getStreamFromPool()>>>")),
+            {"threads_or_streams"},
+        ),
         # a stream of its own through the runtime API
         "stream_create": (
             RELU,
             _edit(
-                (_BODY, _BODY + "    static cudaStream_t side = nullptr;\n    if (!side) cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);\n"),
+                (
+                    _BODY,
+                    _BODY
+                    + "    static cudaStream_t side = nullptr;\n"
+                    + "    if (!side) cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);\n",
+                ),
                 (_LAUNCH, "relu_kernel<<<blocks, threads, 0, side>>>"),
             ),
             {"threads_or_streams"},
@@ -98,7 +107,11 @@ def extension_exploits() -> dict[str, tuple[str, str, set[str]]]:
             {"threads_or_streams"},
         ),
         # a CUDA graph around the launch (Python side)
-        "cuda_graph": (RELU, _edit((_FORWARD, "        g = torch.cuda.CUDAGraph()\n" + _FORWARD)), {"threads_or_streams"}),
+        "cuda_graph": (
+            RELU,
+            _edit((_FORWARD, "        g = torch.cuda.CUDAGraph()\n" + _FORWARD)),
+            {"threads_or_streams"},
+        ),
         # returns the previous call's output, computes this one for next time
         "deferred": (
             RELU,
@@ -106,7 +119,8 @@ def extension_exploits() -> dict[str, tuple[str, str, set[str]]]:
                 ("        self.ext = relu_ext\n", "        self.ext = relu_ext\n        self.prev = None\n"),
                 (
                     _FORWARD,
-                    "        y = self.ext.relu_forward(x.contiguous())\n        out = y if self.prev is None else self.prev\n"
+                    "        y = self.ext.relu_forward(x.contiguous())\n"
+                    "        out = y if self.prev is None else self.prev\n"
                     "        self.prev = y\n        return out",
                 ),
             ),
@@ -116,7 +130,10 @@ def extension_exploits() -> dict[str, tuple[str, str, set[str]]]:
         "pointer_cache": (
             RELU,
             _edit(
-                ("#include <ATen/cuda/CUDAContext.h>\n", "#include <ATen/cuda/CUDAContext.h>\n#include <unordered_map>\n"),
+                (
+                    "#include <ATen/cuda/CUDAContext.h>\n",
+                    "#include <ATen/cuda/CUDAContext.h>\n#include <unordered_map>\n",
+                ),
                 (
                     _BODY,
                     "    static std::unordered_map<const void*, torch::Tensor> cache;\n"
@@ -160,13 +177,18 @@ def extension_exploits() -> dict[str, tuple[str, str, set[str]]]:
         # a -D of a guard torch's headers test
         "guard_define": (
             RELU,
-            _edit(('extra_cuda_cflags=["-O3", "--use_fast_math"]', 'extra_cuda_cflags=["-O3", "-U__CUDA_NO_HALF_OPERATORS__"]')),
+            _edit(
+                (
+                    'extra_cuda_cflags=["-O3", "--use_fast_math"]',
+                    'extra_cuda_cflags=["-O3", "-U__CUDA_NO_HALF_OPERATORS__"]',
+                )
+            ),
             {"os_access"},
         ),
         # a library of the answer's choosing
         "ldflags": (
             RELU,
-            _edit(('    verbose=False,\n', '    verbose=False,\n    extra_ldflags=["-lcublas"],\n')),
+            _edit(("    verbose=False,\n", '    verbose=False,\n    extra_ldflags=["-lcublas"],\n')),
             {"os_access"},
         ),
     }

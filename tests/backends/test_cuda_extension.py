@@ -81,7 +81,11 @@ other = load_inline(name="g", cpp_sources=make_source(), functions=["g"])
     files = render_sources(first)
     assert files["main.cpp"].startswith("#include <torch/extension.h>")
     assert 'm.def("f", torch::wrap_pybind_function(f), "f");' in files["main.cpp"]
-    assert files["cuda.cu"].splitlines()[:3] == ["#include <torch/types.h>", "#include <cuda.h>", "#include <cuda_runtime.h>"]
+    assert files["cuda.cu"].splitlines()[:3] == [
+        "#include <torch/types.h>",
+        "#include <cuda.h>",
+        "#include <cuda_runtime.h>",
+    ]
 
 
 def test_flag_allow_list():
@@ -109,7 +113,7 @@ def test_refused_arguments():
     with pytest.raises(TypeError, match="unexpected"):
         ExtensionRequest.from_call((), {"name": "x", "cpp_sources": "", "sneaky": 1})
     with pytest.raises(ValueError, match="function name"):
-        ExtensionRequest.from_call((), {"name": "x", "cpp_sources": "", "functions": ["f); system(\"x\""]})
+        ExtensionRequest.from_call((), {"name": "x", "cpp_sources": "", "functions": ['f); system("x"']})
 
 
 def test_the_runners_shim_sends_the_call_to_the_judge(monkeypatch):
@@ -171,4 +175,9 @@ def test_exploits_in_load_inline_form_are_rejected_on_the_gpu(name):
     task_id, answer, accepted = extension_exploits()[name]
     result = verify(get_task(task_id), answer, backend="cuda", use_cache=False, **GPU_SETTINGS)
     assert not result.correct, name
-    assert {result.error_class, result.hack_rule} & accepted, (name, result.error_class, result.hack_rule, result.message)
+    assert {result.error_class, result.hack_rule} & accepted, (
+        name,
+        result.error_class,
+        result.hack_rule,
+        result.message,
+    )

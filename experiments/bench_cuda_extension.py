@@ -22,7 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kernel_gym.backends.cuda_extension import ExtensionRequest, build_extension, extract_calls, prebuild
+from kernel_gym.backends.cuda_extension import ExtensionRequest, build_extension, extract_calls
+from kernel_gym.verify.compile_service import prebuild_extensions as prebuild
 
 
 def _wrap() -> Any:

@@ -41,7 +41,6 @@ __all__ = [
     "check_flags",
     "extract_calls",
     "install_shim",
-    "prebuild",
     "render_sources",
 ]
 
@@ -388,66 +387,6 @@ def _ensure_pch(
             return None, "unavailable: " + (why or "failed")[:200]
         sign_artefact(gch)
         return pch_dir, "built"
-
-
-def prebuild(answers: Sequence[str], *, workers: int | None = None, sandboxed: bool | None = None) -> list[Any]:
-    """Build the ``load_inline`` extensions of several answers at once (the candidates of one step),
-    so their verifications find them in the cache. Only answers that pass the static rules, with
-    arguments readable from their syntax tree; each build in the compile sandbox where the machine
-    has one. One entry per request: a BuildResult, or the error's message."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from kernel_gym.native import CompileError
-    from kernel_gym.verify.static_checks import check_answer_source, check_kernel_source
-
-    requests: dict[str, ExtensionRequest] = {}
-    for answer in answers:
-        if "load_inline" not in answer:
-            continue
-        try:
-            if check_answer_source(answer, "cuda"):
-                continue
-            found = extract_calls(answer)
-        except SyntaxError:
-            continue
-        for request in found:
-            if isinstance(request, ExtensionRequest) and not check_flags(request):
-                texts = (*request.cpp_sources, *request.cuda_sources)
-                if not any(check_kernel_source(t) for t in texts):
-                    requests[_key(render_sources(request), request, False)] = request
-    if not requests:
-        return []
-    if sandboxed is None:
-        from kernel_gym.verify.isolation import isolation_mode, namespaces_available
-
-        sandboxed = isolation_mode() != "off" and namespaces_available()[0]
-    wrap = None
-    if sandboxed:
-        from kernel_gym.verify.compile_service import CompileService
-
-        wrap = CompileService._wrap_extension
-    cpus = os.cpu_count() or 2
-    workers = max(1, min(len(requests), workers or max(1, cpus // 2)))  # a build has two units
-    if requests:  # the first build makes the shared header; the others wait for it (a file lock)
-        first = next(iter(requests.values()))
-        _ensure_pch(first, build_environment()[0], wrap, 900.0)
-    saved = os.environ.get("KERNEL_GYM_BUILD_JOBS")
-    os.environ["KERNEL_GYM_BUILD_JOBS"] = str(max(1, cpus // workers))
-
-    def one(request: ExtensionRequest) -> Any:
-        try:
-            return build_extension(request, wrap=wrap)
-        except CompileError as exc:
-            return str(exc)
-
-    try:
-        with ThreadPoolExecutor(workers) as pool:
-            return list(pool.map(one, requests.values()))
-    finally:
-        if saved is None:
-            os.environ.pop("KERNEL_GYM_BUILD_JOBS", None)
-        else:
-            os.environ["KERNEL_GYM_BUILD_JOBS"] = saved
 
 
 # ------------------------------------------------------------------ the build process (sandboxed)

@@ -10,7 +10,9 @@ the path, which the runner's view has read-only.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,7 @@ from kernel_gym.native import CompileError, cache_root
 from kernel_gym.native.compile import _compile_local
 from kernel_gym.verify.static_checks import RULES, SOURCE_RULE_SETS, check_compiler_flags
 
-__all__ = ["CompileService"]
+__all__ = ["CompileService", "prebuild_extensions"]
 
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/]{0,200}")
@@ -199,3 +201,70 @@ class CompileService:
             writable=[build_dir],
             chdir=build_dir,
         )
+
+
+def prebuild_extensions(
+    answers: Sequence[str], *, workers: int | None = None, sandboxed: bool | None = None
+) -> list[Any]:
+    """Build the ``load_inline`` extensions of several answers at once (the candidates of one step),
+    so their verifications find them in the cache. Only answers that pass the static rules, with
+    arguments readable from their syntax tree; each build in the compile sandbox where the machine
+    has one. One entry per request: a BuildResult, or the error's message."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from kernel_gym.backends.cuda_extension import (
+        ExtensionRequest,
+        _ensure_pch,
+        _key,
+        build_environment,
+        build_extension,
+        check_flags,
+        extract_calls,
+        render_sources,
+    )
+    from kernel_gym.verify.static_checks import check_answer_source, check_kernel_source
+
+    requests: dict[str, ExtensionRequest] = {}
+    for answer in answers:
+        if "load_inline" not in answer:
+            continue
+        try:
+            if check_answer_source(answer, "cuda"):
+                continue
+            found = extract_calls(answer)
+        except SyntaxError:
+            continue
+        for request in found:
+            if isinstance(request, ExtensionRequest) and not check_flags(request):
+                texts = (*request.cpp_sources, *request.cuda_sources)
+                if not any(check_kernel_source(t) for t in texts):
+                    requests[_key(render_sources(request), request, False)] = request
+    if not requests:
+        return []
+    if sandboxed is None:
+        from kernel_gym.verify.isolation import isolation_mode, namespaces_available
+
+        sandboxed = isolation_mode() != "off" and namespaces_available()[0]
+    wrap = CompileService._wrap_extension if sandboxed else None
+    cpus = os.cpu_count() or 2
+    workers = max(1, min(len(requests), workers or max(1, cpus // 2)))  # a build has two units
+    if os.environ.get("KERNEL_GYM_TORCH_PCH", "1") != "0":
+        # the shared header first, once, with every core: the builds then all use it
+        _ensure_pch(next(iter(requests.values())), build_environment()[0], wrap, 900.0)
+    saved = os.environ.get("KERNEL_GYM_BUILD_JOBS")
+    os.environ["KERNEL_GYM_BUILD_JOBS"] = str(max(1, cpus // workers))
+
+    def one(request: ExtensionRequest) -> Any:
+        try:
+            return build_extension(request, wrap=wrap)
+        except CompileError as exc:
+            return str(exc)
+
+    try:
+        with ThreadPoolExecutor(workers) as pool:
+            return list(pool.map(one, requests.values()))
+    finally:
+        if saved is None:
+            os.environ.pop("KERNEL_GYM_BUILD_JOBS", None)
+        else:
+            os.environ["KERNEL_GYM_BUILD_JOBS"] = saved

@@ -74,7 +74,7 @@ def prebuild_extensions(jobs: Sequence[VerifyJob]) -> None:
     if len(answers) > 1:
         import torch
 
-        from kernel_gym.backends.cuda_extension import prebuild
+        from kernel_gym.verify.compile_service import prebuild_extensions as prebuild
 
         if not torch.cuda.is_available():
             return  # verify() says the backend is unavailable; nothing to link against here

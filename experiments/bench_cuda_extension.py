@@ -3,6 +3,8 @@
     python -m experiments.bench_cuda_extension builds
         cold build without the shared header, the header's own build, a build with it (warm header),
         a cached lookup; then N distinct answers built in parallel.
+    python -m experiments.bench_cuda_extension static --answers DIR
+        the static stage over every answer (no GPU): how many pass, what refuses the others.
     python -m experiments.bench_cuda_extension corpus --answers DIR --references DIR [--sample N]
         answers in EvoKernel's layout (<task>/best_code.py) against KernelBench reference files
         (<references>/level*/<task>.py) at their published shapes: built in parallel, then verified
@@ -159,6 +161,38 @@ def corpus(answers_dir: Path, references: Path, sample: int, names: list[str], s
         print("| " + " | ".join(row) + " |")
 
 
+def static(answers_dir: Path) -> None:
+    """The static stage over every answer (no GPU needed): how many pass, and the first rule that
+    refuses each of the others."""
+    import collections
+    import re
+
+    from kernel_gym.verify.static_checks import check_answer_source
+
+    first: collections.Counter[str] = collections.Counter()
+    by_rule: collections.Counter[str] = collections.Counter()
+    files = sorted(answers_dir.glob("*/best_code.py"))
+    passed = 0
+    for path in files:
+        violations = check_answer_source(path.read_text(), "cuda")
+        if not violations:
+            passed += 1
+            continue
+        by_rule.update({v.rule for v in violations})
+        v = violations[0]
+        what = re.sub(r"line \d+: |\(string starting.*|'[^']*'", "", v.message)
+        what = re.sub(r"\.\w+\(\)", ".<op>()", what)
+        what = re.sub(r"kernel source: (cublas\w*|cudnn\w*|\w+Handle)", "kernel source: <vendor call>", what).strip()[
+            :90
+        ]
+        first[f"{v.rule}: {what}"] += 1
+    print(f"{passed}/{len(files)} answers pass the static rules on backend cuda\n")
+    print("| first violation | answers |\n|---|---|")
+    for what, n in first.most_common():
+        print(f"| {what} | {n} |")
+    print("\nanswers refused by each rule (an answer can break several):", dict(by_rule.most_common()))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="what", required=True)
@@ -171,9 +205,13 @@ def main() -> None:
     c.add_argument("--names", nargs="*", default=[])
     c.add_argument("--timing-trials", type=int, default=30)
     c.add_argument("--memory-limit-mb", type=int, default=65536)
+    st = sub.add_parser("static")
+    st.add_argument("--answers", type=Path, required=True)
     args = parser.parse_args()
     if args.what == "builds":
         builds(args.parallel)
+    elif args.what == "static":
+        static(args.answers)
     else:
         settings = {"timing_trials": args.timing_trials, "memory_limit_mb": args.memory_limit_mb, "timeout_s": 300}
         corpus(args.answers, args.references, args.sample, args.names, settings)

@@ -150,9 +150,13 @@ def test_compile_only_builds_a_load_inline_answer_and_reports_errors(tmp_path, m
     monkeypatch.setenv("KERNEL_GYM_TORCH_PCH", "0")  # the header alone is 0.8 GB
     from kernel_gym.verify.compile_only import compile_only
 
-    [ok] = compile_only(RELU_EXTENSION, arch="sm_90")
+    # c10's stream header, not ATen's CUDA context (which needs the toolkit's cuSPARSE/cuBLAS headers,
+    # absent from a compiler-only toolkit)
+    answer = RELU_EXTENSION.replace("#include <ATen/cuda/CUDAContext.h>", "#include <c10/cuda/CUDAStream.h>")
+    answer = answer.replace("at::cuda::getCurrentCUDAStream()", "c10::cuda::getCurrentCUDAStream()")
+    [ok] = compile_only(answer, arch="sm_90")
     assert ok["ok"], ok["log"][-2000:]
-    broken = RELU_EXTENSION.replace("y[i] = v > 0.f ? v : 0.f;", "y[i] = v > 0.f ? v : undefined_name;")
+    broken = answer.replace("y[i] = v > 0.f ? v : 0.f;", "y[i] = v > 0.f ? v : undefined_name;")
     [failed] = compile_only(broken, arch="sm_90")
     assert not failed["ok"] and "undefined_name" in failed["log"]
 

@@ -185,3 +185,29 @@ def test_exploits_in_load_inline_form_are_rejected_on_the_gpu(name):
         result.hack_rule,
         result.message,
     )
+
+
+def test_the_compile_service_rechecks_what_the_runner_sends():
+    from kernel_gym.backends import get_backend
+    from kernel_gym.verify.compile_service import CompileService
+
+    [request] = extract_calls(RELU_EXTENSION)
+    assert isinstance(request, ExtensionRequest)
+    service = CompileService(sandboxed=False, backend=get_backend("cuda"))
+
+    def ask(**changes: object) -> dict:
+        return service.handle(
+            {"op": "compile", "kind": "torch_extension", "extension": {**request.to_json(), **changes}}
+        )
+
+    # a runner past the static rules (it is untrusted): the judge refuses before building anything
+    refused = ask(extra_cuda_cflags=["-I/etc"])
+    assert refused["error_class"] == "hacked" and refused["hack_rule"] == "os_access"
+    refused = ask(cuda_sources=["#include <fstream>\n" + request.cuda_sources[0]])
+    assert refused["error_class"] == "hacked" and refused["hack_rule"] == "os_access"
+    refused = ask(cuda_sources=[request.cuda_sources[0].replace("getCurrentCUDAStream", "getStreamFromPool")])
+    assert refused["hack_rule"] == "threads_or_streams"
+    assert ask(build_directory="/tmp/x")["error_class"] == "compile_error"
+    # a backend that does not build torch extensions
+    other = CompileService(sandboxed=False, backend=get_backend("cpu"))
+    assert other.handle({"kind": "torch_extension", "extension": request.to_json()})["error_class"] == "hacked"

@@ -277,12 +277,14 @@ def prepare_reference(
             plan.timing_sets.append(timing_set)
             size = _nbytes(timing_set.inputs) + tensor_nbytes(timing_set.expected)
             budget -= size
-            if budget < size:
+            if budget < size and len(plan.timing_sets) >= 2:  # one to warm up on, one timed at least
                 break
         if not simulated:  # a simulated backend estimates the reference instead of running it
             # The reference is trusted and caches nothing: one draw, timed repeatedly, is enough.
             # Its inputs are never the answer's, which come from their own seeds.
-            plan.reference_timing_sets = [draw(1.0, with_expected=False)] * len(plan.timing_sets)
+            # (one draw: as many calls as warm-up and trials need, whatever the budget allowed the answer)
+            calls = max(len(plan.timing_sets), settings.warmup_runs + timing_trials)
+            plan.reference_timing_sets = [draw(1.0, with_expected=False)] * calls
     return plan
 
 
@@ -476,6 +478,16 @@ def _timing_summary(samples: list[float], threads: int, timings: list[CallTiming
         "cpu_bound_calls": sum(1 for t in timings if t.cpu_s / threads > t.wall_s),
         "clock": "judge wall clock; CPU time of all the runner's threads / threads when larger",
     }
+
+
+def timing_schedule(sets: int, warmup: int, simulated: bool = False) -> tuple[list[int], int]:
+    """The input set of each timing call of the answer, and how many leading calls warm up. Each
+    call has a set of its own when the memory budget held enough of them; with fewer (published
+    shapes: a set can be hundreds of MB) the warm-up calls reuse the first set and each other set is
+    timed once, so there is always a timed call."""
+    if simulated or sets > warmup:
+        return list(range(sets)), min(warmup, sets)
+    return [0] * warmup + list(range(1, max(sets, 2))), warmup
 
 
 def time_reference(
@@ -673,15 +685,16 @@ def measure_latency(
     # the answer cannot tell from the others, so torch compute used only while timed is caught.
     # Watched calls are drawn after the warm-up, exactly as many as the extra sets, so the
     # number of samples is always the requested trials.
-    count = len(plan.timing_sets)
-    timed = range(settings.warmup_runs, count)
+    schedule, warm = timing_schedule(len(plan.timing_sets), settings.warmup_runs, backend.simulated)
+    timed = range(warm, len(schedule))
     extra = len(timed) - max(1, settings.timing_trials)
     if backend.simulated:
         extra = 0  # every simulated call is guarded
     elif extra <= 0:  # sets cut by the memory budget: still watch some
         extra = max(1, len(timed) // 4) if len(timed) > 1 else 0
     watched = set(random.SystemRandom().sample(timed, extra)) if extra else set()
-    for j, s in enumerate(plan.timing_sets):
+    for j, index in enumerate(schedule):
+        s = plan.timing_sets[index]
         assert s.expected is not None
         _flush_caches(0 if backend.simulated else settings.flush_cache_mb)
         what = f"timed call {j + 1}"
@@ -697,7 +710,7 @@ def measure_latency(
                     f"the output was wrong while timed although the correctness trials passed; {failure.message}",
                 ) from None
             raise
-        if (j < settings.warmup_runs or guard) and not backend.simulated:
+        if (j < warm or guard) and not backend.simulated:
             continue
         if backend.simulated:
             sim = reply.get("simulated") or {}

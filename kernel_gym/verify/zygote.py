@@ -42,7 +42,7 @@ class SandboxHost:
         from kernel_gym.backends import BACKENDS, compile_cache_dirs, register_backend, sandbox_policy
         from kernel_gym.native import cache_root
         from kernel_gym.verify.isolation import sandbox_command
-        from kernel_gym.verify.sandbox import BACKENDS_ENV, python_path
+        from kernel_gym.verify.sandbox import BACKENDS_ENV, caller_python_path, python_path
 
         # the caller's registry: plug-in backends registered at run time are known here too
         for name, target in json.loads(os.environ.get(BACKENDS_ENV, "{}")).items():
@@ -70,6 +70,7 @@ class SandboxHost:
         }
         if isolated:
             read_only = [*caches, *(Path(p) for p in (*policy.read_only_paths, *policy.import_roots))]
+            read_only += caller_python_path()  # the caller's --target installs (torch there too)
             command = sandbox_command(command, read_only=read_only, env=env, devices=policy.devices)
             env = {}
         else:

@@ -81,7 +81,7 @@ class SandboxHost:
             env=env or None,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE if isolated else subprocess.DEVNULL,
+            stderr=subprocess.PIPE,  # read back when the host dies, so its error is reported
         )
         theirs.close()
         self.socket = ours

@@ -81,6 +81,8 @@ def _rt() -> ctypes.CDLL:
     if id(rt) not in _TYPED:
         rt.kgsim_set_sampling.argtypes = [ctypes.c_longlong]
         rt.kgsim_get_sampling.restype = ctypes.c_longlong
+        rt.kgsim_set_loop_sampling.argtypes = [ctypes.c_int]
+        rt.kgsim_get_loop_sampling.restype = ctypes.c_int
         rt.kgsim_lazy_alloc.restype = ctypes.c_void_p
         rt.kgsim_lazy_alloc.argtypes = [
             ctypes.c_ulonglong,
@@ -107,13 +109,20 @@ def _rt() -> ctypes.CDLL:
 
 
 @contextmanager
-def sampled_simulation(blocks: int = 5, resident_cap_bytes: int = 2 << 30) -> Iterator[None]:
+def sampled_simulation(
+    blocks: int = 5, resident_cap_bytes: int = 2 << 30, *, loops: bool = False
+) -> Iterator[None]:
     """Run launches made inside the block on a sample of ``blocks`` block groups (0: all).
 
     :param blocks: AI Core groups simulated per launch (launches with no more run in full);
         at least 2 so that the first and the last block, where tails live, are both sampled.
     :param resident_cap_bytes: bytes of clean lazy input chunks kept resident before the oldest
         are evicted (they refill identically when touched again).
+    :param loops: loop sampling inside each simulated block but the first (block index 0 runs
+        in full): once a block's tile loop repeats with the same costs, its middle iterations
+        are skipped and extrapolated (see ``docs/ascendc_simulator.md``). Launch reports say how
+        many blocks were loop-sampled (``loop_sampled_blocks``) and why a block ran in full
+        (``loop_fallback``).
     Written-span tracking is on inside the block (see :func:`written_spans`).
     """
     if blocks == 1 or blocks < 0:
@@ -122,13 +131,16 @@ def sampled_simulation(blocks: int = 5, resident_cap_bytes: int = 2 << 30) -> It
         )
     rt = _rt()
     before = int(rt.kgsim_get_sampling())
+    loops_before = int(rt.kgsim_get_loop_sampling())
     rt.kgsim_set_sampling(int(blocks))
+    rt.kgsim_set_loop_sampling(int(bool(loops)))
     rt.kgsim_lazy_set_cap(int(resident_cap_bytes))
     rt.kgsim_track_writes(1)
     try:
         yield
     finally:
         rt.kgsim_set_sampling(before)
+        rt.kgsim_set_loop_sampling(loops_before)
         rt.kgsim_track_writes(0)
 
 

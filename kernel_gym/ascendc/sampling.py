@@ -51,9 +51,11 @@ __all__ = [
     "SampledCheck",
     "check_sampled_output",
     "input_specs",
+    "is_lazy",
     "lazy_inputs",
     "lazy_stats",
     "lazy_tensor",
+    "sampled_scope",
     "sampled_simulation",
     "written_spans",
 ]
@@ -73,6 +75,7 @@ _DTYPES = {
 }
 
 
+_ACTIVE = 0  # sampled_simulation blocks running (a caller's own settings win over the loaders' option)
 _TYPED: set[int] = set()  # runtime libraries whose sampling functions have their ctypes signatures
 
 
@@ -109,9 +112,7 @@ def _rt() -> ctypes.CDLL:
 
 
 @contextmanager
-def sampled_simulation(
-    blocks: int = 5, resident_cap_bytes: int = 2 << 30, *, loops: bool = False
-) -> Iterator[None]:
+def sampled_simulation(blocks: int = 5, resident_cap_bytes: int = 2 << 30, *, loops: bool = False) -> Iterator[None]:
     """Run launches made inside the block on a sample of ``blocks`` block groups (0: all).
 
     :param blocks: AI Core groups simulated per launch (launches with no more run in full);
@@ -123,12 +124,14 @@ def sampled_simulation(
         are skipped and extrapolated (see ``docs/ascendc_simulator.md``). Launch reports say how
         many blocks were loop-sampled (``loop_sampled_blocks``) and why a block ran in full
         (``loop_fallback``).
-    Written-span tracking is on inside the block (see :func:`written_spans`).
+    Written-span tracking starts (empty) with the block; what it recorded stays readable after
+    it until the next sampled simulation starts (see :func:`written_spans`).
     """
     if blocks == 1 or blocks < 0:
         raise ValueError(
             "sampled_simulation(blocks=...) needs 0 (simulate in full) or at least 2 (first and last block)"
         )
+    global _ACTIVE
     rt = _rt()
     before = int(rt.kgsim_get_sampling())
     loops_before = int(rt.kgsim_get_loop_sampling())
@@ -136,12 +139,26 @@ def sampled_simulation(
     rt.kgsim_set_loop_sampling(int(bool(loops)))
     rt.kgsim_lazy_set_cap(int(resident_cap_bytes))
     rt.kgsim_track_writes(1)
+    _ACTIVE += 1
     try:
         yield
     finally:
+        _ACTIVE -= 1
         rt.kgsim_set_sampling(before)
         rt.kgsim_set_loop_sampling(loops_before)
         rt.kgsim_track_writes(0)
+
+
+@contextmanager
+def sampled_scope(blocks: int) -> Iterator[None]:
+    """:func:`sampled_simulation` of ``blocks`` groups with loop sampling, for the ``sampled``
+    option of the loaders: nothing when ``blocks`` is 0 or a sampled simulation is running
+    already (the caller's settings win). Written spans stay readable after it."""
+    if blocks <= 0 or _ACTIVE:
+        yield
+        return
+    with sampled_simulation(blocks=blocks, loops=True):
+        yield
 
 
 def lazy_tensor(
@@ -176,6 +193,11 @@ def lazy_tensor(
     if not addr:
         raise MemoryError(f"cannot reserve {nbytes} bytes of address space for a lazy tensor (or 256 are live already)")
     return _wrap(addr, numel * esize, tuple(int(s) for s in shape), dtype, lambda: rt.kgsim_lazy_free(addr))
+
+
+def is_lazy(t: torch.Tensor) -> bool:
+    """Whether ``t``'s memory starts a lazy region (a :func:`lazy_tensor` or a lazy binding output)."""
+    return bool(_rt().kgsim_lazy_is(t.data_ptr())) if t.numel() else False
 
 
 def _wrap(

@@ -711,11 +711,11 @@ void kgsim_set_loop_sampling(int on) { g_loop_on = on != 0; }
 int kgsim_get_loop_sampling() { return g_loop_on; }
 long long kgsim_get_sampling() { return g_sample_groups; }
 
-// Written-span tracking: on/off (clearing what was recorded), and the hulls as
+// Written-span tracking: on (clearing what was recorded) or off, and the hulls as
 // (core uid, first address, end address, bytes stored) rows; returns how many there are.
-void kgsim_track_writes(int on) {
+void kgsim_track_writes(int on) {  // the spans stay readable after tracking stops
     g_track_writes = on != 0;
-    g_written.clear();
+    if (g_track_writes) g_written.clear();
 }
 unsigned long long kgsim_written_spans(unsigned long long* out, unsigned long long max_rows) {
     for (size_t i = 0; i < g_written.size() && i < max_rows; ++i) {

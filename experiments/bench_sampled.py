@@ -303,8 +303,8 @@ def loops_table(blocks: int, pattern: str, elements: float) -> list[str]:
 
     rows = [
         "| answer | launches | full (us) | sampled (us) | sampled / full | in bracket | loop-sampled blocks | "
-        "simulated share identical | host full (s) | host sampled (s) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "simulated share identical | host full (s) | host sampled (s) | why a block ran in full |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     tasks = ROOT / "kernel_gym" / "tasks"
     for tid in available_answers("ascend_sim"):
@@ -323,15 +323,26 @@ def loops_table(blocks: int, pattern: str, elements: float) -> list[str]:
         looped = sum(r.loop_sampled_blocks for r in samp)
         ran = sum(r.blocks_run for r in samp)
         same = "no output tensor"
-        if isinstance(out_s, torch.Tensor) and spans:
+        if any(r.blocks_skipped for r in samp[:-1]):  # a later launch reads what skipped blocks left unwritten
+            same = "n/a: a later launch reads skipped blocks' results"
+        elif isinstance(out_s, torch.Tensor) and spans:
             flat_s, flat_f = out_s.reshape(-1), out_f.reshape(-1)
             same = "yes" if all(torch.equal(flat_s[a:b], flat_f[a:b]) for _, a, b, _ in spans) else "NO"
         rows.append(
             f"| {tid} | {len(full)} | {lf * 1e6:.2f} | {ls * 1e6:.2f} | {ls / lf:.4f} | "
-            f"{'yes' if lo <= ls <= hi else 'NO'} | {looped} of {ran} | {same} | {host_f:.2f} | {host_s:.2f} |"
+            f"{'yes' if lo <= ls <= hi else 'NO'} | {looped} of {ran} | {same} | {host_f:.2f} | {host_s:.2f} | "
+            f"{_why_full(samp)} |"
         )
         print(rows[-1], flush=True)
     return rows
+
+
+def _why_full(runs: list[Any]) -> str:
+    """The first loop-sampling fall-back of the launches, shortened (the block index dropped)."""
+    why = next((r.loop_fallback for r in runs if r.loop_fallback), "")
+    if not why and not any(r.loop_sampled_blocks for r in runs):
+        return "no loop repeated steadily for 4 periods"
+    return re.sub(r"^block \d+: ", "", why).split(" (")[0].split(":")[0][:70]
 
 
 PROJECT_CHILD = """

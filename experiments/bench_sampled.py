@@ -434,8 +434,8 @@ def projects_table(data: Path, names: list[str], full_timeout: float) -> list[st
     specs = [s for s in discover(data, ["level1"]) if s.reference and (not names or s.name in names)]
     rows = [
         "| project | sampled host (s) | peak RSS (GiB) | sampled (us) | bracket (us) | loop-sampled blocks | "
-        "full host (s) | full (us) | sampled / full | simulated share identical |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "full host (s) | full (us) | sampled / full | simulated share identical | why a block ran in full |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     hosts: list[float] = []
     rss: list[float] = []
@@ -445,17 +445,18 @@ def projects_table(data: Path, names: list[str], full_timeout: float) -> list[st
             spans_file = str(Path(tmp) / f"{spec.name}.pt")
             runs: dict[bool, dict[str, Any]] = {}
             for sampled in (True, False):
+                limit = full_timeout if not sampled else 900.0
                 try:
                     p = subprocess.run(
                         [sys.executable, "-c", PROJECT_CHILD, str(ROOT), json.dumps([d, sampled, spans_file])],
                         capture_output=True,
                         text=True,
-                        timeout=full_timeout if not sampled else 900,
+                        timeout=limit,
                     )
                     line = next((ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")), "")
                     runs[sampled] = json.loads(line[7:]) if line else {"error": p.stderr.strip()[-160:]}
                 except subprocess.TimeoutExpired:
-                    runs[sampled] = {"error": f"did not finish within {full_timeout:.0f} s"}
+                    runs[sampled] = {"error": f"did not finish within {limit:.0f} s"}
             s, f = runs[True], runs[False]
             if "error" in s:
                 rows.append(f"| {spec.name} | failed: {s['error'][:100]} |")
@@ -469,13 +470,16 @@ def projects_table(data: Path, names: list[str], full_timeout: float) -> list[st
                 if "error" not in f
                 else f"{f['error'][:60]} | | |"
             )
+            why = re.sub(r"^block \d+: ", "", s["fallback"]).split(" (")[0].split(":")[0][:70]
+            if not why and not s["looped"]:
+                why = "no loop repeated steadily for 4 periods"
             rows.append(
                 f"| {spec.name} | {s['host_s']:.1f} | {s['rss_gib']:.2f} | {s['latency_s'] * 1e6:.2f} | "
-                f"{s['lo'] * 1e6:.2f} to {s['hi'] * 1e6:.2f} | {s['looped']} of {s['ran']} | {full_cols} |"
+                f"{s['lo'] * 1e6:.2f} to {s['hi'] * 1e6:.2f} | {s['looped']} of {s['ran']} | {full_cols} | {why} |"
             )
             print(rows[-1], flush=True)
     if hosts:
-        q = statistics.quantiles(hosts, n=20)[-1] if len(hosts) > 1 else hosts[0]
+        q = statistics.quantiles(hosts, n=20, method="inclusive")[-1] if len(hosts) > 1 else hosts[0]
         rows.append("")
         rows.append(
             f"Sampled host seconds: median {statistics.median(hosts):.1f}, p95 {q:.1f}, max {max(hosts):.1f} "

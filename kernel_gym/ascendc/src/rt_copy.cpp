@@ -96,7 +96,7 @@ void copy_gm_to_local(const TRef& dst, int32_t buf, const void* gm, DT dt, uint3
     uint64_t gm_span = (p.block_count - 1) * gm_step + p.block_len;
     check_local(dst, 0, ub_span, 32, api, "dst", loc);
     const GmClip clip = gm_clip(buf, g, gm_span, es, api, "reads", loc);
-    if (loop_skip(loc, loop_key(tref_key(dst), buf, es, copy_key(p), g % 512))) return;
+    if (loop_skip(loc, loop_key(tref_key(dst), buf, es, copy_key(p)))) return;
     std::vector<uint8_t> shadow;  // a range past the buffer: its bytes, then poison
     uintptr_t from = g;
     if (clip.clipped) {
@@ -172,7 +172,7 @@ void copy_local_to_gm(int32_t buf, void* gm, const TRef& src, DT dt, uint32_t es
     uint64_t gm_span = (p.block_count - 1) * gm_step + p.block_len;
     check_local(src, 0, ub_span, 32, api, "src", loc);
     const GmClip clip = gm_clip(buf, g, gm_span, es, api, "writes", loc);
-    if (loop_skip(loc, loop_key(tref_key(src), buf, es, copy_key(p), g % 512), rt.blk.atomic ? 1 : 0)) return;
+    if (loop_skip(loc, loop_key(tref_key(src), buf, es, copy_key(p)), rt.blk.atomic ? 1 : 0)) return;
     std::vector<uint8_t> shadow;  // a range past the buffer: written here, only its in-bounds part kept
     uintptr_t to = g;
     if (clip.clipped) {

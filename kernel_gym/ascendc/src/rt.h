@@ -303,6 +303,9 @@ inline uint64_t copy_key(const CopyParams& p) {
     return loop_key(p.block_count, p.block_len, p.src_gap, p.dst_gap, p.pad, p.is_pad, p.left_pad, p.right_pad,
                     p.pad_bits, p.count_form);
 }
+// An instruction issued by an API without a loop_skip key of its own (issue() calls it): the same
+// machinery, keyed by the API, the pipe and the instruction's cost; true: skipped, no timing.
+bool loop_issue(Pipe p, double occ, double lat, const char* api, const Loc& loc);
 void loop_launch_begin();
 void loop_block_begin();
 double loop_block_end();  // ends a skip still running; the half-width of the block's cycle bracket

@@ -496,6 +496,7 @@ static void hazard(const char* what, Pipe p, double start, uint32_t blk, int oth
 double issue(Pipe p, double occ, double lat, const Span* reads, int nr, const Span* writes, int nw, const char* api,
              const Loc& loc) {
     BlockState& b = rt.blk;
+    if (g_loop_on && loop_issue(p, occ, lat, api, loc)) return std::max(hot.s_time, b.free_[p]);  // skipped
     double start = std::max(hot.s_time, b.free_[p]);
     hot.s_time += cfg.scalar_issue_cycles;
     double end = start + occ, done = end + lat;

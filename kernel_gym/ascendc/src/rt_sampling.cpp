@@ -370,9 +370,25 @@ void stop_skip() {
 
 }  // namespace
 
+namespace {
+// The call site of the last event: the instructions it issues are not events of their own.
+const char* g_event_file = nullptr;
+uint32_t g_event_line = 0, g_event_col = 0;
+}  // namespace
+
+bool loop_issue(Pipe p, double occ, double lat, const char* api, const Loc& loc) {
+    if (g_loop.launch_off || !hot.in_launch) return false;
+    if (loc.file_name() == g_event_file && loc.line() == g_event_line && loc.column() == g_event_col) return false;
+    uint64_t o, l;
+    std::memcpy(&o, &occ, 8);
+    std::memcpy(&l, &lat, 8);
+    return loop_skip_slow(loc, loop_key(uintptr_t(api), uint64_t(p), o, l), 0);
+}
+
 bool loop_skip_slow(const Loc& loc, uint64_t key, uint8_t flags) {
     LoopState& L = g_loop;
     if (L.launch_off || !hot.in_launch) return false;
+    g_event_file = loc.file_name(), g_event_line = loc.line(), g_event_col = loc.column();
     const BlockState& b = rt.blk;
     uint64_t k = loop_key(key, uintptr_t(loc.file_name()), loc.line(), loc.column(), b.mask_lo, b.mask_hi,
                           b.mask_count, b.counter_mode, b.atomic, loop_key(b.fm_h[0], b.fm_w[0], b.fm_h[1], b.fm_w[1]),

@@ -255,3 +255,20 @@ def test_the_loaders_take_sampled():
     with sampled_simulation(blocks=0):
         mod.relu_do(blocks, x, y, n, 1024)
     assert mod.last_run.blocks_run == blocks and mod.last_run.loop_sampled_blocks == 0
+
+
+def test_load_op_project_takes_sampled():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "solutions" / "ascend_op_projects" / "add_custom"
+    files = {str(p.relative_to(root)): p.read_text() for p in root.rglob("*") if p.is_file()}
+    op = asc.load_op_project(files, sampled=True)
+    n = 8 * 8 * 8192  # 8 blocks of 8 tiles (the project's tiling), the largest tile its UB holds
+    x = lazy_tensor((n,), torch.float32, "normal", seed=1)  # lazy inputs are passed without a copy
+    y = lazy_tensor((n,), torch.float32, "normal", seed=2)
+    z = op(x, y)
+    r = op.last_run
+    assert r.blocks_run == 5 and r.blocks_skipped == 3 and r.loop_sampled_blocks >= 1
+    check = check_sampled_output(z, lambda r0, r1: x[r0:r1] + y[r0:r1])
+    assert check.ok, check.message
+    assert 0 < check.output_fraction < 0.5

@@ -157,7 +157,8 @@ def sampled_scope(blocks: int) -> Iterator[None]:
     if blocks <= 0 or _ACTIVE:
         yield
         return
-    with sampled_simulation(blocks=blocks, loops=True):
+    # 1 GiB of clean input chunks: with the process itself, under the 2 GiB a published-shape run may hold
+    with sampled_simulation(blocks=blocks, resident_cap_bytes=1 << 30, loops=True):
         yield
 
 

@@ -1,6 +1,8 @@
 """Benchmark of sampled simulation (kernel_gym.ascendc.sampling) at KernelBench's published shapes.
 
     python -m experiments.bench_sampled [--blocks 5] [--skip-full]
+    python -m experiments.bench_sampled --loops [--answers 'level1/0*'] [--elements 8e6]
+    python -m experiments.bench_sampled --projects <EvoKernel dir> [--names A,B] [--full-timeout 600]
 
 Part 1, fidelity: kernels small enough to simulate in full, run in full and sampled; prints the
 simulated latencies, their ratio and whether the full latency lies in the sampled bracket.
@@ -9,15 +11,29 @@ lazy output, the sampled rows checked against PyTorch); prints the tensor GiB, h
 peak resident memory (ru_maxrss of the child), the simulated latency with its bracket and
 whether the check passed. Targets (issue 20): a 12 GiB elementwise kernel in <= 60 s and
 <= 4 GiB resident on 2 cores; sampled within 5% of full.
+--loops, loop sampling on the package's own Ascend C answers (solutions/ascend_sim), their
+task's inputs scaled up to about --elements elements so that blocks loop: full simulation
+against sampled (block groups and loops); the latency ratio, whether the sampled latency lies
+in its own bracket, loop-sampled blocks, whether the simulated share of the output is identical
+bit for bit, and host seconds of each.
+--projects, EvoKernel's KernelBench operator projects at their published shapes (loaded as
+experiments.calibrate_timing loads them), each in a child process: sampled (``sampled=True``,
+lazy inputs) with host seconds and peak RSS, then in full where it finishes within
+--full-timeout, compared as above. Targets (issue 27): sampled within 5% of full and inside its
+bracket, <= 20 s host time p95 and <= 2 GiB resident on 2 cores.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import json
+import re
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -241,11 +257,258 @@ def scale(blocks: int) -> list[str]:
     return rows
 
 
+def _scaled_task(source: str, elements: float) -> str:
+    """The task source with its first integer constant (the batch) scaled so that its inputs hold
+    about ``elements`` elements."""
+    from kernel_gym.tasks.kernelbench import _input_numels, _int_constants, _substitute
+
+    consts = _int_constants(ast.parse(source))
+    if not consts:
+        return source
+    name, node = next(iter(consts.items()))
+    factor = elements / max(1, sum(_input_numels(source)))
+    if factor <= 1:
+        return source
+    return _substitute(source, {name: int(int(node.value) * factor)})  # type: ignore[arg-type]
+
+
+def _run_answer(answer: str, task: str, sampling: dict[str, Any]) -> tuple[Any, list[Any], Any, float]:
+    """(output, launch reports, written spans of the output, host seconds) of one run."""
+    import torch
+
+    from kernel_gym.ascendc.sampling import sampled_simulation, written_spans
+    from kernel_gym.ascendc.timing import record_launches
+
+    torch.manual_seed(0)
+    tns: dict[str, Any] = {"__name__": "task"}
+    exec(compile(task, "task.py", "exec"), tns)  # noqa: S102 - the package's own task
+    inputs = list(tns["get_inputs"]())
+    ans: dict[str, Any] = {"__name__": "answer"}
+    exec(compile(answer, "answer.py", "exec"), ans)  # noqa: S102 - the package's own answer
+    model = ans["ModelNew"](*tns.get("get_init_inputs", lambda: [])())
+    t0 = time.monotonic()
+    with sampled_simulation(**sampling), record_launches() as rec, torch.no_grad():
+        out = model(*inputs)
+        spans = written_spans(out) if isinstance(out, torch.Tensor) and out.is_contiguous() else []
+    return out, list(rec.launches), spans, time.monotonic() - t0
+
+
+def loops_table(blocks: int, pattern: str, elements: float) -> list[str]:
+    """Loop sampling on the package's answers: full against sampled."""
+    import fnmatch
+
+    import torch
+
+    from solutions import ANSWERS_DIR, available_answers
+
+    rows = [
+        "| answer | launches | full (us) | sampled (us) | sampled / full | in bracket | loop-sampled blocks | "
+        "simulated share identical | host full (s) | host sampled (s) | why a block ran in full |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    tasks = ROOT / "kernel_gym" / "tasks"
+    for tid in available_answers("ascend_sim"):
+        if not fnmatch.fnmatch(tid, pattern):
+            continue
+        answer = (ANSWERS_DIR / "ascend_sim" / f"{tid}.py").read_text()
+        task = _scaled_task((tasks / f"{tid}.py").read_text(), elements)
+        try:
+            out_f, full, _, host_f = _run_answer(answer, task, {"blocks": 0})
+            out_s, samp, spans, host_s = _run_answer(answer, task, {"blocks": blocks, "loops": True})
+        except Exception as exc:  # noqa: BLE001 - a row, not a stop
+            rows.append(f"| {tid} | failed: {type(exc).__name__}: {str(exc)[:80]} |")
+            continue
+        lf, ls = sum(r.latency_s for r in full), sum(r.latency_s for r in samp)
+        lo, hi = sum(r.latency_lo_s for r in samp), sum(r.latency_hi_s for r in samp)
+        looped = sum(r.loop_sampled_blocks for r in samp)
+        ran = sum(r.blocks_run for r in samp)
+        same = "no output tensor"
+        if any(r.blocks_skipped for r in samp[:-1]):  # a later launch reads what skipped blocks left unwritten
+            same = "n/a: a later launch reads skipped blocks' results"
+        elif isinstance(out_s, torch.Tensor) and spans:
+            flat_s, flat_f = out_s.reshape(-1), out_f.reshape(-1)
+            same = "yes" if all(torch.equal(flat_s[a:b], flat_f[a:b]) for _, a, b, _ in spans) else "NO"
+        rows.append(
+            f"| {tid} | {len(full)} | {lf * 1e6:.2f} | {ls * 1e6:.2f} | {ls / lf:.4f} | "
+            f"{'yes' if lo <= ls <= hi else 'NO'} | {looped} of {ran} | {same} | {host_f:.2f} | {host_s:.2f} | "
+            f"{_why_full(samp)} |"
+        )
+        print(rows[-1], flush=True)
+    return rows
+
+
+_NO_LOOP = "no stream of vector, copy or cube calls repeated with equal costs for 4 periods"
+
+
+def _why_full(runs: list[Any]) -> str:
+    """The first loop-sampling fall-back of the launches, shortened (the block index dropped)."""
+    why = next((r.loop_fallback for r in runs if r.loop_fallback), "")
+    if not why and not any(r.loop_sampled_blocks for r in runs):
+        return _NO_LOOP
+    return re.sub(r"^block \d+: ", "", why).split(" (")[0].split(":")[0][:70]
+
+
+PROJECT_CHILD = """
+import json, resource, sys, time, torch
+sys.path.insert(0, sys.argv[1])
+from experiments.bench_sampled import project_run
+print("RESULT " + json.dumps(project_run(*json.loads(sys.argv[2]))))
+"""
+
+
+def project_run(spec: dict[str, Any], sampled: bool, spans_file: str) -> dict[str, Any]:
+    """One EvoKernel project at its published shape in this process: sampled (saving the spans
+    the simulated blocks stored and their values to ``spans_file``) or in full (comparing with
+    them)."""
+    import resource
+
+    import torch
+
+    import kernel_gym.ascendc as asc
+    from experiments.calibrate_timing import _binding_signature, _candidates
+    from kernel_gym.ascendc.sampling import input_specs, lazy_inputs, written_spans
+    from kernel_gym.ascendc.timing import record_launches
+
+    proj = Path(spec["project_dir"])
+    jsons = [p for p in proj.glob("*.json") if p.name != "result.json"]
+    files = {
+        "project_json_src": jsons[0].read_text() if jsons else "[]",
+        "host_tiling_src": next(proj.glob("op_host/*tiling*.h")).read_text(),
+        "host_operator_src": next(proj.glob("op_host/*.cpp")).read_text(),
+        "kernel_src": next(proj.glob("op_kernel/*.cpp")).read_text(),
+        "python_bind_src": (proj / "CppExtension" / "csrc" / "op.cpp").read_text(),
+        "model_src": "class ModelNew:\n    pass\n",
+    }
+    lib = asc.load_multikernelbench(
+        files, align_mode="npu", race_check=False, watchdog_s=3600.0, watchdog_cycles=1e13, sampled=sampled
+    )
+    names = lib._names()
+    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", spec["name"]).lower()
+    fn = snake if snake in names else names[0]
+    kinds = _binding_signature(files["python_bind_src"], fn) or []
+    ns: dict[str, Any] = {"__name__": "reference"}
+    torch.manual_seed(0)
+    exec(compile(Path(spec["reference"]).read_text(), spec["reference"], "exec"), ns)  # noqa: S102
+    init = list(ns["get_init_inputs"]()) if "get_init_inputs" in ns else []
+    model = ns["Model"](*init)
+    inputs = lazy_inputs(input_specs(ns["get_inputs"], seed=1000))
+    last = "no argument mapping"
+    for _label, args in _candidates(kinds, inputs, model, init):
+        t0 = time.monotonic()
+        try:
+            with record_launches() as rec:
+                got = lib.call(fn, *args)
+        except Exception as exc:  # noqa: BLE001 - the next mapping
+            last = f"{type(exc).__name__}: {str(exc)[:160]}"
+            continue
+        host = time.monotonic() - t0
+        out = got[0] if isinstance(got, (tuple, list)) else got
+        res: dict[str, Any] = {
+            "host_s": host,
+            "rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+            "latency_s": sum(r.latency_s for r in rec.launches),
+            "lo": sum(r.latency_lo_s for r in rec.launches),
+            "hi": sum(r.latency_hi_s for r in rec.launches),
+            "looped": sum(r.loop_sampled_blocks for r in rec.launches),
+            "ran": sum(r.blocks_run for r in rec.launches),
+            "fallback": next((r.loop_fallback for r in rec.launches if r.loop_fallback), ""),
+        }
+        if isinstance(out, torch.Tensor):
+            flat = out.reshape(-1)
+            if sampled:
+                spans = [(a, b) for _, a, b, _ in written_spans(out)]
+                torch.save({"spans": spans, "values": [flat[a:b].clone() for a, b in spans]}, spans_file)
+            elif Path(spans_file).is_file():
+                saved = torch.load(spans_file)
+                res["same"] = all(
+                    torch.equal(flat[a:b], v) for (a, b), v in zip(saved["spans"], saved["values"], strict=True)
+                )
+        return res
+    return {"error": last}
+
+
+def projects_table(data: Path, names: list[str], full_timeout: float) -> list[str]:
+    """EvoKernel projects at their published shapes: sampled, then in full where that finishes."""
+    import statistics
+    import tempfile
+
+    from experiments.calibrate_timing import discover
+
+    specs = [s for s in discover(data, ["level1"]) if s.reference and (not names or s.name in names)]
+    rows = [
+        "| project | sampled host (s) | peak RSS (GiB) | sampled (us) | bracket (us) | loop-sampled blocks | "
+        "full host (s) | full (us) | sampled / full | simulated share identical | why a block ran in full |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    hosts: list[float] = []
+    rss: list[float] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for spec in specs:
+            d = dict(spec.__dict__)
+            spans_file = str(Path(tmp) / f"{spec.name}.pt")
+            runs: dict[bool, dict[str, Any]] = {}
+            for sampled in (True, False):
+                limit = full_timeout if not sampled else 900.0
+                try:
+                    p = subprocess.run(
+                        [sys.executable, "-c", PROJECT_CHILD, str(ROOT), json.dumps([d, sampled, spans_file])],
+                        capture_output=True,
+                        text=True,
+                        timeout=limit,
+                    )
+                    line = next((ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")), "")
+                    runs[sampled] = json.loads(line[7:]) if line else {"error": p.stderr.strip()[-160:]}
+                except subprocess.TimeoutExpired:
+                    runs[sampled] = {"error": f"did not finish within {limit:.0f} s"}
+            s, f = runs[True], runs[False]
+            if "error" in s:
+                rows.append(f"| {spec.name} | failed: {s['error'][:100]} |")
+                print(rows[-1], flush=True)
+                continue
+            hosts.append(s["host_s"])
+            rss.append(s["rss_gib"])
+            full_cols = (
+                f"{f['host_s']:.1f} | {f['latency_s'] * 1e6:.2f} | {s['latency_s'] / f['latency_s']:.4f} | "
+                f"{'yes' if f.get('same') else 'NO' if 'same' in f else 'no output tensor'}"
+                if "error" not in f
+                else f"{f['error'][:60]} | | |"
+            )
+            why = re.sub(r"^block \d+: ", "", s["fallback"]).split(" (")[0].split(":")[0][:70]
+            if not why and not s["looped"]:
+                why = _NO_LOOP if s["ran"] > 1 else "block 0, the only one run, always runs in full"
+            rows.append(
+                f"| {spec.name} | {s['host_s']:.1f} | {s['rss_gib']:.2f} | {s['latency_s'] * 1e6:.2f} | "
+                f"{s['lo'] * 1e6:.2f} to {s['hi'] * 1e6:.2f} | {s['looped']} of {s['ran']} | {full_cols} | {why} |"
+            )
+            print(rows[-1], flush=True)
+    if hosts:
+        q = statistics.quantiles(hosts, n=20, method="inclusive")[-1] if len(hosts) > 1 else hosts[0]
+        rows.append("")
+        rows.append(
+            f"Sampled host seconds: median {statistics.median(hosts):.1f}, p95 {q:.1f}, max {max(hosts):.1f} "
+            f"(n = {len(hosts)}); peak RSS max {max(rss):.2f} GiB."
+        )
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--blocks", type=int, default=5, help="block groups simulated per launch")
     ap.add_argument("--skip-full", action="store_true", help="only the published-shape runs")
+    ap.add_argument("--loops", action="store_true", help="loop sampling on the package's answers")
+    ap.add_argument("--answers", default="*", help="answers for --loops (a pattern of task ids)")
+    ap.add_argument("--elements", type=float, default=8e6, help="input elements the tasks are scaled to (--loops)")
+    ap.add_argument("--projects", type=Path, help="EvoKernel dataset: its level-1 projects at published shapes")
+    ap.add_argument("--names", default="", help="comma-separated project names (--projects)")
+    ap.add_argument("--full-timeout", type=float, default=600, help="seconds a full simulation may take (--projects)")
     a = ap.parse_args(argv)
+    if a.loops:
+        print("\n".join(loops_table(a.blocks, a.answers, a.elements)), flush=True)
+        return 0
+    if a.projects:
+        names = [n for n in a.names.split(",") if n]
+        print("\n".join(projects_table(a.projects, names, a.full_timeout)), flush=True)
+        return 0
     if not a.skip_full:
         print("\n".join(fidelity(a.blocks)), flush=True)
         print()

@@ -79,6 +79,10 @@ _OPTION_DEFAULTS: dict[str, Any] = {
     "use_pch": True,  # precompiled headers (see _PCH_HEADERS)
     "pch": "kernel",  # which precompiled header: "kernel" or "host" (operator projects, bindings)
     "soc_overrides": None,  # {constant: value} replacing profile constants
+    # Sampled simulation of every call (kernel_gym.ascendc.sampling): False simulates in full;
+    # True (5 block groups) or a number of block groups >= 2 samples blocks and the loops inside
+    # them, with lazy GM for large binding outputs. A caller's own sampled_simulation wins.
+    "sampled": False,
 }
 _CALL_LOCK = threading.RLock()
 
@@ -92,6 +96,8 @@ def set_default_options(**options: Any) -> None:
             get_profile(v)
         if k in ("align_mode", "bounds_mode") and v not in ("strict", "npu"):
             raise ValueError(f"{k} must be 'strict' or 'npu'")
+        if k == "sampled":
+            sampled_blocks(v)
         (_DEFAULTS if k in _DEFAULTS else _OPTION_DEFAULTS)[k] = v
 
 
@@ -491,8 +497,10 @@ class AscendCModule:
         config: dict[str, float],
         name: str,
         source: str,
+        sampled: int = 0,
     ) -> None:
         self.path = Path(lib_path)
+        self.sampled = sampled  # block groups of sampled simulation (0: full); see the `sampled` option
         self.profile = profile
         self.soc = profile.name
         self.name = name
@@ -528,7 +536,9 @@ class AscendCModule:
         nf = self._native[fname]
         cargs = nf.convert_args(args)
         _, rt = runtime_library()
-        with _CALL_LOCK:
+        from kernel_gym.ascendc.sampling import sampled_scope  # sampling imports this module
+
+        with _CALL_LOCK, sampled_scope(self.sampled):
             rt.kgsim_set_config(self._config, self._config_n)
             rt.kgsim_call_begin()
             for p, a in zip(nf.cfunc.params, args, strict=True):
@@ -586,6 +596,20 @@ def npu_block_tensor(t: torch.Tensor | None = None, *, like: tuple[Any, ...] | N
     return out
 
 
+def sampled_blocks(sampled: Any) -> int:
+    """The block groups the ``sampled`` option asks for: 0 for False (full simulation), 5 for
+    True, else the number itself (at least 2: the first and the last block)."""
+    if sampled is False or sampled is None:
+        return 0
+    if sampled is True:
+        return 5
+    if isinstance(sampled, int) and sampled >= 2:
+        return sampled
+    raise ValueError(
+        f"sampled={sampled!r}: use False (simulate in full), True (5 block groups) or a number of block groups >= 2"
+    )
+
+
 def _config_for(profile: SocProfile, align_mode: str, opts: Mapping[str, Any]) -> dict[str, float]:
     if opts["bounds_mode"] not in ("strict", "npu"):
         raise ValueError("bounds_mode must be 'strict' or 'npu'")
@@ -629,6 +653,7 @@ def compile_module(
     if o["soc_overrides"]:
         profile = profile.with_overrides(**o["soc_overrides"])
     config = _config_for(profile, align_mode, o)
+    sampled = sampled_blocks(o["sampled"])
     if isinstance(sources, str):
         files = {o["name"]: sources}
     else:
@@ -648,7 +673,7 @@ def compile_module(
         lib_path = compile_shared(compiled, flags=flags, cache_subdir=CACHE_SUBDIR, depends_on=_headers())
     except CompileError as exc:
         raise _compile_error(exc, main) from None
-    return AscendCModule(lib_path, funcs, profile, config, main, source)
+    return AscendCModule(lib_path, funcs, profile, config, main, source, sampled=sampled)
 
 
 def warmup() -> None:
@@ -675,6 +700,9 @@ def load(source: str, soc: str | SocProfile | None = None, align_mode: str | Non
             kernels that rely on the rounding by accident).
         opts: check_uninit, sync_check ("off"/"warn"/"error"), bounds_mode ("npu"/"strict"), race_check, watchdog_calls,
             watchdog_s, watchdog_cycles, opt_level, extra_flags, name, include_dirs, use_pch,
-            soc_overrides.
+            soc_overrides, sampled (False: full simulation; True or a number of block groups:
+            sampled simulation of blocks and of the loops inside them, see
+            docs/ascendc_simulator.md; pass lazy tensors from ``kernel_gym.ascendc.sampling`` for
+            inputs too large to hold).
     """
     return compile_module(source, soc=soc, align_mode=align_mode, **opts)

@@ -30,6 +30,7 @@ from typing import Any
 
 import torch
 
+from kernel_gym.ascendc.loader import sampled_blocks
 from kernel_gym.ascendc.op_project import (
     _C_TYPES,
     _GE_DTYPES,
@@ -40,7 +41,7 @@ from kernel_gym.ascendc.op_project import (
     _first_column,
     _snake,
 )
-from kernel_gym.ascendc.sampling import handover_lazy_result
+from kernel_gym.ascendc.sampling import handover_lazy_result, sampled_scope
 from kernel_gym.native.cabi import strip_comments
 
 __all__ = [
@@ -206,7 +207,14 @@ class MultiKernelBenchOp:
         return project._kernel_module(column, in_dt, out_dt)
 
     def call(self, name: str, *args: Any) -> Any:
-        """Call binding function ``name`` with tensors and numbers; returns what it returns."""
+        """Call binding function ``name`` with tensors and numbers; returns what it returns.
+
+        With the ``sampled`` option, the whole call (the binding's output allocations and the
+        hand-over of its results) runs under sampled simulation."""
+        with sampled_scope(sampled_blocks(self.project._opts.get("sampled", False))):
+            return self._call(name, *args)
+
+    def _call(self, name: str, *args: Any) -> Any:
         names = self._names()
         if name not in names:
             raise AttributeError(

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from kernel_gym.ascendc.errors import AscendCCompileError
-from kernel_gym.ascendc.loader import compile_module, npu_block_tensor, rewrite_chevrons
+from kernel_gym.ascendc.loader import compile_module, npu_block_tensor, rewrite_chevrons, sampled_blocks
 from kernel_gym.native.cabi import strip_comments
 
 __all__ = ["load_op_project", "OpProjectOp", "OpTilingError"]
@@ -414,7 +414,15 @@ class OpProjectOp:
     def __call__(self, *inputs: torch.Tensor | None, outputs: Sequence[torch.Tensor] | None = None, **attrs: Any):
         """Run the op. ``outputs``: the caller's output tensors, as an aclnn caller passes them
         (their shapes replace InferShape's, the results are written into them); by default the
-        outputs are allocated from InferShape."""
+        outputs are allocated from InferShape. With the ``sampled`` option the call runs under
+        sampled simulation: lazy inputs (``kernel_gym.ascendc.sampling.lazy_tensor``) are passed
+        as they are and large outputs are poisoned lazy tensors, so published shapes fit."""
+        from kernel_gym.ascendc.sampling import sampled_scope  # sampling imports the loader
+
+        with sampled_scope(sampled_blocks(self._opts.get("sampled", False))):
+            return self._run(inputs, outputs, attrs)
+
+    def _run(self, inputs: tuple[torch.Tensor | None, ...], outputs: Sequence[torch.Tensor] | None, attrs: dict):
         params = self.meta.get("inputs", []) + self.meta.get("outputs", [])
         dynamic = [p["name"] for p in params if p.get("option") == _PARAM_DYNAMIC]
         if dynamic:  # a tensor list is one GM argument (a ListTensorDesc): refuse rather than mis-bind
@@ -432,14 +440,15 @@ class OpProjectOp:
         self.last_tiling = {k: plan[k] for k in ("block_dim", "tiling_key", "tiling", "workspace_size")}
         # inputs and outputs in NPU-sized blocks, as aclnn callers' torch_npu tensors are: a tile
         # that reads or writes a few bytes past a tensor's end stays inside its allocation
+        sampled = sampled_blocks(self._opts.get("sampled", False)) > 0
         outs = [
-            npu_block_tensor(like=(tuple(s), _TORCH_DTYPES[d]))
+            _output_tensor(tuple(s), _TORCH_DTYPES[d], sampled)
             for s, d in zip(plan["output_shapes"], plan["output_dtypes"], strict=True)
         ]
         mod = self._kernel_module(plan["column"], plan["input_dtypes"], plan["output_dtypes"])
         ws = torch.zeros(max(plan["workspace_size"], 32), dtype=torch.uint8)
         tiling = plan["tiling_buffer"][: max(len(plan["tiling"]), 32)].clone()
-        gm = [npu_block_tensor(t) if t is not None else None for t in inputs] + outs
+        gm = [_input_tensor(t, sampled) for t in inputs] + outs
         n_params = len(self.kernel_params)
         if n_params == len(gm) + 2:
             args = [*gm, ws, tiling]
@@ -459,6 +468,33 @@ class OpProjectOp:
                 t.copy_(o)
             outs = given
         return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+_LAZY_MIN_BYTES = 16 << 20
+
+
+def _input_tensor(t: torch.Tensor | None, sampled: bool) -> torch.Tensor | None:
+    """An input as the kernel gets it: copied into an NPU-sized block, except a lazy tensor under
+    sampled simulation (copying would fill all of it)."""
+    if t is None:
+        return None
+    if sampled:
+        from kernel_gym.ascendc.sampling import is_lazy
+
+        if is_lazy(t):
+            return t
+    return npu_block_tensor(t)
+
+
+def _output_tensor(shape: tuple[int, ...], dtype: torch.dtype, sampled: bool) -> torch.Tensor:
+    """An output buffer; under sampled simulation a large one is a poisoned lazy tensor, so only
+    what the simulated blocks write becomes resident."""
+    nbytes = int(torch.Size(shape).numel()) * torch.empty((), dtype=dtype).element_size()
+    if sampled and nbytes >= _LAZY_MIN_BYTES:
+        from kernel_gym.ascendc.sampling import lazy_tensor
+
+        return lazy_tensor(shape, dtype, "poison")
+    return npu_block_tensor(like=(shape, dtype))
 
 
 def load_op_project(files: Mapping[str, str], soc: str = "Ascend910B2", **opts: Any) -> OpProjectOp:

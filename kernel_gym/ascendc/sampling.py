@@ -51,9 +51,11 @@ __all__ = [
     "SampledCheck",
     "check_sampled_output",
     "input_specs",
+    "is_lazy",
     "lazy_inputs",
     "lazy_stats",
     "lazy_tensor",
+    "sampled_scope",
     "sampled_simulation",
     "written_spans",
 ]
@@ -73,6 +75,7 @@ _DTYPES = {
 }
 
 
+_ACTIVE = 0  # sampled_simulation blocks running (a caller's own settings win over the loaders' option)
 _TYPED: set[int] = set()  # runtime libraries whose sampling functions have their ctypes signatures
 
 
@@ -81,6 +84,8 @@ def _rt() -> ctypes.CDLL:
     if id(rt) not in _TYPED:
         rt.kgsim_set_sampling.argtypes = [ctypes.c_longlong]
         rt.kgsim_get_sampling.restype = ctypes.c_longlong
+        rt.kgsim_set_loop_sampling.argtypes = [ctypes.c_int]
+        rt.kgsim_get_loop_sampling.restype = ctypes.c_int
         rt.kgsim_lazy_alloc.restype = ctypes.c_void_p
         rt.kgsim_lazy_alloc.argtypes = [
             ctypes.c_ulonglong,
@@ -107,29 +112,54 @@ def _rt() -> ctypes.CDLL:
 
 
 @contextmanager
-def sampled_simulation(blocks: int = 5, resident_cap_bytes: int = 2 << 30) -> Iterator[None]:
+def sampled_simulation(blocks: int = 5, resident_cap_bytes: int = 2 << 30, *, loops: bool = False) -> Iterator[None]:
     """Run launches made inside the block on a sample of ``blocks`` block groups (0: all).
 
     :param blocks: AI Core groups simulated per launch (launches with no more run in full);
         at least 2 so that the first and the last block, where tails live, are both sampled.
     :param resident_cap_bytes: bytes of clean lazy input chunks kept resident before the oldest
         are evicted (they refill identically when touched again).
-    Written-span tracking is on inside the block (see :func:`written_spans`).
+    :param loops: loop sampling inside each simulated block but the first (block index 0 runs
+        in full): once a block's tile loop repeats with the same costs, its middle iterations
+        are skipped and extrapolated (see ``docs/ascendc_simulator.md``). Launch reports say how
+        many blocks were loop-sampled (``loop_sampled_blocks``) and why a block ran in full
+        (``loop_fallback``).
+    Written-span tracking starts (empty) with the block; what it recorded stays readable after
+    it until the next sampled simulation starts (see :func:`written_spans`).
     """
     if blocks == 1 or blocks < 0:
         raise ValueError(
             "sampled_simulation(blocks=...) needs 0 (simulate in full) or at least 2 (first and last block)"
         )
+    global _ACTIVE
     rt = _rt()
     before = int(rt.kgsim_get_sampling())
+    loops_before = int(rt.kgsim_get_loop_sampling())
     rt.kgsim_set_sampling(int(blocks))
+    rt.kgsim_set_loop_sampling(int(bool(loops)))
     rt.kgsim_lazy_set_cap(int(resident_cap_bytes))
     rt.kgsim_track_writes(1)
+    _ACTIVE += 1
     try:
         yield
     finally:
+        _ACTIVE -= 1
         rt.kgsim_set_sampling(before)
+        rt.kgsim_set_loop_sampling(loops_before)
         rt.kgsim_track_writes(0)
+
+
+@contextmanager
+def sampled_scope(blocks: int) -> Iterator[None]:
+    """:func:`sampled_simulation` of ``blocks`` groups with loop sampling, for the ``sampled``
+    option of the loaders: nothing when ``blocks`` is 0 or a sampled simulation is running
+    already (the caller's settings win). Written spans stay readable after it."""
+    if blocks <= 0 or _ACTIVE:
+        yield
+        return
+    # 1 GiB of clean input chunks: with the process itself, under the 2 GiB a published-shape run may hold
+    with sampled_simulation(blocks=blocks, resident_cap_bytes=1 << 30, loops=True):
+        yield
 
 
 def lazy_tensor(
@@ -164,6 +194,11 @@ def lazy_tensor(
     if not addr:
         raise MemoryError(f"cannot reserve {nbytes} bytes of address space for a lazy tensor (or 256 are live already)")
     return _wrap(addr, numel * esize, tuple(int(s) for s in shape), dtype, lambda: rt.kgsim_lazy_free(addr))
+
+
+def is_lazy(t: torch.Tensor) -> bool:
+    """Whether ``t``'s memory starts a lazy region (a :func:`lazy_tensor` or a lazy binding output)."""
+    return bool(_rt().kgsim_lazy_is(t.data_ptr())) if t.numel() else False
 
 
 def _wrap(

@@ -28,6 +28,9 @@ class LaunchReport:
     ``blocks_skipped`` blocks did not run: their time and GM bytes are those of the nearest sampled
     block, and [latency_lo_s, latency_hi_s] is the latency with every skipped block at the
     cheapest and at the dearest sampled one (both equal latency_s when nothing was skipped).
+    Under loop sampling, ``loop_sampled_blocks`` blocks had ``loop_periods_skipped`` periods of
+    their loops extrapolated (the bracket widens by the cost differences seen between periods);
+    ``loop_fallback`` names the first block that ran in full although loop sampling was on, and why.
     """
 
     kernel: str
@@ -54,6 +57,9 @@ class LaunchReport:
     blocks_skipped: int = 0
     latency_lo_s: float = 0.0
     latency_hi_s: float = 0.0
+    loop_sampled_blocks: int = 0
+    loop_periods_skipped: int = 0
+    loop_fallback: str = ""
 
     @classmethod
     def from_json(cls, d: dict[str, Any], soc: str) -> LaunchReport:
@@ -82,6 +88,9 @@ class LaunchReport:
             blocks_skipped=int(d.get("blocks_skipped", 0)),
             latency_lo_s=float(d.get("latency_lo_s", d.get("latency_s", 0.0))),
             latency_hi_s=float(d.get("latency_hi_s", d.get("latency_s", 0.0))),
+            loop_sampled_blocks=int(d.get("loop_sampled_blocks", 0)),
+            loop_periods_skipped=int(d.get("loop_periods_skipped", 0)),
+            loop_fallback=str(d.get("loop_fallback", "")),
         )
 
     @property

@@ -105,6 +105,13 @@ struct LaunchRec {
     uint64_t gm_mark = 0;  // gm_read + gm_write when the running block began
     int64_t blocks_skipped = 0;
     double latency_lo_s = 0, latency_hi_s = 0;
+    // Loop sampling (rt_sampling.cpp): per core, the half-width in cycles of its extrapolated
+    // time's bracket; blocks whose loops were extrapolated, loop periods skipped, and the first
+    // reason a block that could have been loop-sampled ran in full.
+    std::vector<double> block_spread;
+    int64_t loop_sampled_blocks = 0;
+    uint64_t loop_periods_skipped = 0;
+    std::string loop_fallback;
 };
 
 struct EventQ {
@@ -266,5 +273,45 @@ extern bool g_track_writes;
 void track_write(uintptr_t lo, uint64_t n);  // a GM store by the current core (record_access)
 bool group_sampled(int64_t g, int64_t n);
 void time_launch(LaunchRec& L);
+
+// Loop sampling (rt_sampling.cpp). The heavy APIs call loop_skip with a key of their arguments
+// (GM addresses left out) right after tick(): once a block's stream of such calls has repeated
+// with the same costs for several periods, loop_skip returns true (the caller returns at once,
+// no functional work, no timing) for as long as the calls keep repeating the period, and the
+// block's pipe times, busy time and GM bytes are extrapolated when the stream deviates or the
+// block ends. `flags`: bit 0, a GM store under an atomic mode (such a loop is not skipped).
+extern bool g_loop_on;
+bool loop_skip_slow(const Loc& loc, uint64_t key, uint8_t flags);
+inline bool loop_skip(const Loc& loc, uint64_t key, uint8_t flags = 0) {
+    return g_loop_on && loop_skip_slow(loc, key, flags);
+}
+inline uint64_t key_mix(uint64_t h, uint64_t v) {
+    h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+    return h;
+}
+template <class... A> inline uint64_t loop_key(A... a) {
+    uint64_t h = 0x84222325CBF29CE4ull;
+    ((h = key_mix(h, uint64_t(a))), ...);
+    return h;
+}
+inline uint64_t tref_key(const TRef& t) { return uint64_t(t.addr) | uint64_t(t.end) << 32 ^ uint64_t(t.mem) << 60; }
+inline uint64_t mask_key(const MaskArg& m) { return loop_key(m.kind, m.lo, m.hi, m.count); }
+inline uint64_t rep_key(const RepArg& r) {
+    return loop_key(r.repeat, r.dst_blk, r.src0_blk, r.src1_blk, r.dst_rep, r.src0_rep, r.src1_rep);
+}
+inline uint64_t copy_key(const CopyParams& p) {
+    return loop_key(p.block_count, p.block_len, p.src_gap, p.dst_gap, p.pad, p.is_pad, p.left_pad, p.right_pad,
+                    p.pad_bits, p.count_form);
+}
+// An instruction issued by an API without a loop_skip key of its own (issue() calls it): the same
+// machinery, keyed by the API, the pipe and the instruction's cost; true: skipped, no timing.
+bool loop_issue(Pipe p, double occ, double lat, const char* api, const Loc& loc);
+void loop_launch_begin();
+void loop_block_begin();
+double loop_block_end();  // ends a skip still running; the half-width of the block's cycle bracket
+// A block is about to wait for or signal another (SyncAll, cross-core flags, IBSet/IBWait,
+// GroupBarrier): loop sampling stops for the launch; a fault if this block has skipped already.
+void loop_blocks_interact(const Loc& loc);
+bool loop_block_skipped();  // the running block has skipped iterations: its later stores are not checked
 
 }  // namespace kgsim

@@ -288,6 +288,7 @@ void suspend(Scheduler& s, Fiber::State why, const Loc& loc) {
 Scheduler& sched(const Loc& loc, const char* api) {
     check_in_launch(loc, api);
     if (!g_sched || !g_sched->cur) fault("unsupported_api", loc, "%s outside a kernel launch", api);
+    loop_blocks_interact(loc);
     return *g_sched;
 }
 

@@ -96,6 +96,7 @@ void copy_gm_to_local(const TRef& dst, int32_t buf, const void* gm, DT dt, uint3
     uint64_t gm_span = (p.block_count - 1) * gm_step + p.block_len;
     check_local(dst, 0, ub_span, 32, api, "dst", loc);
     const GmClip clip = gm_clip(buf, g, gm_span, es, api, "reads", loc);
+    if (loop_skip(loc, loop_key(tref_key(dst), buf, es, copy_key(p)))) return;
     std::vector<uint8_t> shadow;  // a range past the buffer: its bytes, then poison
     uintptr_t from = g;
     if (clip.clipped) {
@@ -171,6 +172,7 @@ void copy_local_to_gm(int32_t buf, void* gm, const TRef& src, DT dt, uint32_t es
     uint64_t gm_span = (p.block_count - 1) * gm_step + p.block_len;
     check_local(src, 0, ub_span, 32, api, "src", loc);
     const GmClip clip = gm_clip(buf, g, gm_span, es, api, "writes", loc);
+    if (loop_skip(loc, loop_key(tref_key(src), buf, es, copy_key(p)), rt.blk.atomic ? 1 : 0)) return;
     std::vector<uint8_t> shadow;  // a range past the buffer: written here, only its in-bounds part kept
     uintptr_t to = g;
     if (clip.clipped) {
@@ -245,6 +247,7 @@ void copy_local_to_local(const TRef& dst, const TRef& src, uint32_t es, const Co
     CopyParams p = p0;
     count_rule(p, es, api, loc);
     if (p.block_count == 0 || p.block_len == 0) return;
+    if (loop_skip(loc, loop_key(tref_key(dst), tref_key(src), es, copy_key(p)))) return;
     if (dst.mem != MEM_UB || src.mem != MEM_UB) return cube_local_copy(dst, src, p, api, loc);  // rt_cube.cpp
     uint64_t s_step = p.block_len + p.src_gap, d_step = p.block_len + p.dst_gap;
     uint64_t s_span = (p.block_count - 1) * s_step + p.block_len;

@@ -496,6 +496,7 @@ static void hazard(const char* what, Pipe p, double start, uint32_t blk, int oth
 double issue(Pipe p, double occ, double lat, const Span* reads, int nr, const Span* writes, int nw, const char* api,
              const Loc& loc) {
     BlockState& b = rt.blk;
+    if (g_loop_on && loop_issue(p, occ, lat, api, loc)) return std::max(hot.s_time, b.free_[p]);  // skipped
     double start = std::max(hot.s_time, b.free_[p]);
     hot.s_time += cfg.scalar_issue_cycles;
     double end = start + occ, done = end + lat;
@@ -981,6 +982,7 @@ bool launch_begin(const char* name, int64_t nb, const char* file, int line) {
     rt.sync_warned = false;
     cube_launch_reset();
     rt.launch_wall_start = now_s();
+    loop_launch_begin();
     L.block_cycles.reserve(size_t(nb));
     L.block_busy.reserve(size_t(nb));
     return true;
@@ -1013,6 +1015,7 @@ void block_begin(int64_t blk) {
     hot.s_time = 0;
     hot.gen++;
     rt.block_calls_base = hot.api_calls;
+    loop_block_begin();
     if (cfg.sync_check > 0) {
         uint32_t n = uint32_t(std::min<double>(cfg.ub_bytes, double(kMemBytes)) / 32) + 1;
         std::fill(rt.w_pipe.begin(), rt.w_pipe.begin() + n, kNoPipe);
@@ -1036,6 +1039,7 @@ bool block_end(int64_t uid) {
                 if (rt.faulted) break;
             }
     }
+    double spread = loop_block_end();  // a loop skip still running ends here
     double t = hot.s_time;
     for (int p = 0; p < P_COUNT; ++p) t = std::max(t, b.done_[p]);
     std::array<double, P_COUNT> busy{};
@@ -1048,7 +1052,9 @@ bool block_end(int64_t uid) {
             rt.cur->block_busy.resize(i + 1, std::array<double, P_COUNT>{});
             rt.cur->block_ran.resize(i + 1, 0);
             rt.cur->block_gm.resize(i + 1, 0);
+            rt.cur->block_spread.resize(i + 1, 0.0);
         }
+        rt.cur->block_spread[i] = spread;
         rt.cur->block_cycles[i] = t;
         rt.cur->block_busy[i] = busy;
         rt.cur->block_ran[i] = 1;
@@ -1129,6 +1135,9 @@ static std::string report_json() {
         o += fmt(",\"blocks_skipped\":%lld", (long long)L.blocks_skipped);
         o += ",\"latency_lo_s\":"; jnum(o, L.latency_lo_s);
         o += ",\"latency_hi_s\":"; jnum(o, L.latency_hi_s);
+        o += fmt(",\"loop_sampled_blocks\":%lld,\"loop_periods_skipped\":%llu", (long long)L.loop_sampled_blocks,
+                 (unsigned long long)L.loop_periods_skipped);
+        o += ",\"loop_fallback\":"; jstr(o, L.loop_fallback);
         o += ",\"per_pipe_busy\":{";
         for (int p = 0; p < P_COUNT; ++p) {
             if (p) o += ',';

@@ -234,6 +234,9 @@ void cube_load2d(const TRef& dst, const TRef& src, int32_t buf, const void* gm, 
                  const char* api, const Loc& loc) {
     check_in_launch(loc, api);
     tick(loc);
+    if (!gm && loop_skip(loc, loop_key(tref_key(dst), tref_key(src), dt, start, repeat, src_stride, dst_gap, dst_frac_gap,
+                                       transpose)))
+        return;
     require_aic(api, loc);
     const bool from_gm = gm != nullptr;
     if (from_gm ? (dst.mem != MEM_L1 && dst.mem != MEM_L0A && dst.mem != MEM_L0B)
@@ -347,6 +350,11 @@ void cube_set_pad_value(uint64_t bits, const Loc& loc) {
 void cube_load3d(const TRef& dst, const TRef& src, DT dt, const CubeLoad3d& p, const char* api, const Loc& loc) {
     check_in_launch(loc, api);
     tick(loc);
+    if (loop_skip(loc, loop_key(tref_key(dst), tref_key(src), dt, p.l1h, p.l1w, p.channel, p.k_ext, p.m_ext, p.k_start,
+                                p.m_start, p.stride_w, p.stride_h, p.filter_w, p.filter_h, p.dil_w, p.dil_h, p.transpose,
+                                p.right_fm, p.set_fm, p.set_pad, p.pad_bits,
+                                loop_key(p.pad[0], p.pad[1], p.pad[2], p.pad[3]))))
+        return;
     require_aic(api, loc);
     if (dst.mem != MEM_L0A && dst.mem != MEM_L0B) wrong_position(api, "dst", dst, "A2 (L0A) or B2 (L0B)", loc);
     if (src.mem != MEM_L1) wrong_position(api, "src", src, "A1/B1 (L1)", loc);
@@ -453,6 +461,9 @@ void cube_mmad(const TRef& c, const TRef& a, const TRef& b, const TRef* bias, DT
     const char* api = "Mmad";
     check_in_launch(loc, api);
     tick(loc);
+    if (loop_skip(loc, loop_key(tref_key(c), tref_key(a), tref_key(b), bias ? tref_key(*bias) : 0, ct, at, bt, m, n, k, init,
+                                k_align16)))
+        return;
     if (c.mem != MEM_L0C) wrong_position(api, "dst", c, "CO1 (L0C)", loc);
     if (a.mem != MEM_L0A) wrong_position(api, "fm", a, "A2 (L0A)", loc);
     if (b.mem != MEM_L0B) wrong_position(api, "filter", b, "B2 (L0B)", loc);

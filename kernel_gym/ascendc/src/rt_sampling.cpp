@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <unordered_map>
 #include <cmath>
 #include <cstring>
 
@@ -43,6 +44,7 @@ std::vector<Written> g_written;  // spans of stored bytes per (core, GM buffer),
 }  // namespace
 
 void track_write(uintptr_t lo, uint64_t n) {
+    if (loop_block_skipped()) return;  // after a loop skip the block's local data may be stale: not checked
     // the GM buffer the store lands in (a span never crosses two buffers)
     uintptr_t blo = 0, bhi = UINTPTR_MAX;
     for (const GmBuf& b : rt.gm)
@@ -136,6 +138,15 @@ void time_launch(LaunchRec& L) {
     L.blocks_skipped = 0;
     std::vector<double> lo_cyc, hi_cyc;
     double lo_gm = 0, hi_gm = 0;
+    // loop sampling: each core's own bracket
+    bool loops = false;
+    for (double w : L.block_spread) loops = loops || w > 0;
+    if (loops) {
+        lo_cyc = hi_cyc = cyc;
+        for (size_t i = 0; i < cyc.size() && i < L.block_spread.size(); ++i)
+            lo_cyc[i] = std::max(0.0, cyc[i] - L.block_spread[i]), hi_cyc[i] = cyc[i] + L.block_spread[i];
+        lo_gm = hi_gm = gm_bytes;
+    }
     if (L.blocks_run < n_aiv + n_aic && L.faults.empty()) {
         size_t total = size_t(n_aiv + n_aic);
         cyc.resize(total, 0.0);
@@ -144,7 +155,9 @@ void time_launch(LaunchRec& L) {
         ran.resize(total, 0);
         std::vector<uint64_t> gm = L.block_gm;
         gm.resize(total, 0);
-        lo_cyc = hi_cyc = cyc;
+        std::vector<double> own_lo = lo_cyc.empty() ? cyc : lo_cyc, own_hi = hi_cyc.empty() ? cyc : hi_cyc;
+        own_lo.resize(total, 0.0), own_hi.resize(total, 0.0);
+        lo_cyc = own_lo, hi_cyc = own_hi;
         double est_gm = 0;
         lo_gm = hi_gm = 0;
         for (const Kind& k : kinds) {
@@ -154,7 +167,7 @@ void time_launch(LaunchRec& L) {
                 if (ran[size_t(i)]) {
                     double c = cyc[size_t(i)], g = double(gm[size_t(i)]);
                     if (sampled.empty()) cmin = cmax = c, gmin = gmax = g;
-                    cmin = std::min(cmin, c), cmax = std::max(cmax, c);
+                    cmin = std::min(cmin, own_lo[size_t(i)]), cmax = std::max(cmax, own_hi[size_t(i)]);
                     gmin = std::min(gmin, g), gmax = std::max(gmax, g);
                     sampled.push_back(i);
                 }
@@ -195,11 +208,278 @@ void time_launch(LaunchRec& L) {
     double body = std::max(L.compute_s, L.hbm_s);
     L.bound = L.launch_s > body ? "launch" : (L.hbm_s > L.compute_s ? "hbm" : "pipe");
     L.latency_lo_s = L.latency_hi_s = L.latency_s;
-    if (L.blocks_skipped > 0) {
+    if (L.blocks_skipped > 0 || loops) {
         double c, h, l;
         L.latency_lo_s = latency(time_cores(kinds, lo_cyc, busy).max_core, lo_gm, t.used, &c, &h, &l);
         L.latency_hi_s = latency(time_cores(kinds, hi_cyc, busy).max_core, hi_gm, t.used, &c, &h, &l);
     }
+}
+
+// ---- loop sampling -----------------------------------------------------------------------------
+// Inside a block, the heavy API calls (vector instructions, DataCopy, the cube's loads, Mmad and
+// Fixpipe) form a stream of events, each keyed by its call site and its arguments (GM addresses
+// left out, local addresses, lengths, masks and strides in). A tile loop makes that stream
+// periodic. Before each event the block's timing state is recorded (scalar time, each pipe's
+// free and done times and busy time, GM bytes). When the keys of the last three periods agree,
+// the period's cost (the change of every state variable over one period) agrees within kTol, no
+// scalar read of local memory happened in them (the work could depend on data) and no GM store
+// was atomic, the block starts skipping: loop_skip returns true while the calls keep repeating
+// the period. The first call that differs (a tail tile, the code after the loop) or the block's
+// end stops the skip: the state becomes what the periods predict (the state at the skip's start
+// plus whole periods plus the partial period), and simulation goes on. Skipped events enter the
+// history with their predicted state, so an outer loop around an inner one is found too.
+// The first AI Core group of a launch (block index 0) always runs in full: its outputs are all
+// checked; a block's stores after its first skip are not tracked for the check (its local data
+// may be stale). Blocks that wait for each other stop loop sampling for the launch.
+bool g_loop_on = false;
+
+namespace {
+
+struct Snap {
+    double s;
+    double fr[P_COUNT], dn[P_COUNT], busy[P_COUNT];
+    uint64_t gr, gw, reads;
+};
+
+constexpr int64_t kWin = 4096;       // events kept
+constexpr int64_t kMaxPeriod = 1000; // the longest period looked for (4 periods fit in the window)
+constexpr double kTol = 0.01;        // costs agree within 1 % of a period's length
+
+struct LoopState {
+    bool launch_off = false;       // blocks of this launch interact: no loop sampling
+    bool eligible = false;         // this block may skip
+    bool skipping = false;
+    bool skipped = false;          // has skipped: stores are no longer tracked
+    int64_t n = 0;                 // events recorded (index of the next)
+    int64_t P = 0, match = 0;      // candidate period, events (ending at the last) matching it
+    std::vector<uint64_t> key = std::vector<uint64_t>(size_t(kWin));
+    std::vector<uint8_t> flag = std::vector<uint8_t>(size_t(kWin));
+    std::vector<Snap> snap = std::vector<Snap>(size_t(kWin));
+    std::unordered_map<uint64_t, int64_t> last;  // key -> index of its last event
+    int64_t t0 = 0, m = 0;         // skip: first skipped index, events skipped so far
+    double s_at_last = 0;          // scalar time at the last skipped event
+    double spread = 0;             // half-width of the block's cycle bracket
+    double spread_pending = 0;     // the running skip's cost difference between its periods
+    std::vector<Snap> tmpl;        // the running skip's template: the states before events t0 - P .. t0
+    std::vector<uint64_t> tmpl_key;
+    std::vector<uint8_t> skipped_uid;  // cores of the launch that skipped
+} g_loop;
+
+Snap& at(int64_t i) { return g_loop.snap[size_t(i % kWin)]; }
+uint64_t key_at(int64_t i) { return g_loop.key[size_t(i % kWin)]; }
+
+Snap take() {
+    Snap x;
+    const BlockState& b = rt.blk;
+    x.s = hot.s_time;
+    for (int p = 0; p < P_COUNT; ++p) x.fr[p] = b.free_[p], x.dn[p] = b.done_[p], x.busy[p] = b.busy[p];
+    x.gr = rt.cur ? rt.cur->gm_read : 0;
+    x.gw = rt.cur ? rt.cur->gm_write : 0;
+    x.reads = hot.local_reads;
+    return x;
+}
+
+// The state before event t0 + m of the running skip (template: the period [t0 - P, t0)).
+Snap predicted(int64_t P, int64_t m) {
+    const std::vector<Snap>& T = g_loop.tmpl;
+    const Snap &a = T[0], &b = T[size_t(P)], &c = T[size_t(m % P)];
+    double K = double(m / P);
+    Snap x = b;
+    auto ext = [&](double va, double vb, double vc) { return vb + K * (vb - va) + (vc - va); };
+    x.s = ext(a.s, b.s, c.s);
+    for (int p = 0; p < P_COUNT; ++p) {
+        x.fr[p] = ext(a.fr[p], b.fr[p], c.fr[p]);
+        x.dn[p] = ext(a.dn[p], b.dn[p], c.dn[p]);
+        x.busy[p] = ext(a.busy[p], b.busy[p], c.busy[p]);
+    }
+    x.gr = b.gr + uint64_t(m / P) * (b.gr - a.gr) + (c.gr - a.gr);
+    x.gw = b.gw + uint64_t(m / P) * (b.gw - a.gw) + (c.gw - a.gw);
+    return x;
+}
+
+// The three periods ending at event i (exclusive) cost the same: every state variable moves by
+// the same amount in each, within kTol of a period's length (GM bytes exactly). `spread`: the
+// largest difference of the scalar or a pipe's done time between them.
+bool steady(int64_t i, int64_t P, double* spread) {
+    const Snap &s0 = at(i - 3 * P), &s1 = at(i - 2 * P), &s2 = at(i - P), &s3 = at(i);
+    if (s3.reads != s0.reads) return false;  // scalar reads of local memory: the work may depend on data
+    if (s1.gr - s0.gr != s3.gr - s2.gr || s2.gr - s1.gr != s3.gr - s2.gr) return false;
+    if (s1.gw - s0.gw != s3.gw - s2.gw || s2.gw - s1.gw != s3.gw - s2.gw) return false;
+    double len = s3.s - s2.s;
+    for (int p = 0; p < P_COUNT; ++p) len = std::max(len, s3.dn[p] - s2.dn[p]);
+    if (!(len > 0)) return false;
+    double tol = kTol * len, worst = 0;
+    auto same = [&](double a0, double a1, double a2, double a3, bool time) {
+        double d1 = a1 - a0, d2 = a2 - a1, d3 = a3 - a2;
+        double dev = std::max(std::fabs(d1 - d3), std::fabs(d2 - d3));
+        if (time) worst = std::max(worst, dev);
+        return dev <= tol;
+    };
+    if (!same(s0.s, s1.s, s2.s, s3.s, true)) return false;
+    for (int p = 0; p < P_COUNT; ++p)
+        if (!same(s0.fr[p], s1.fr[p], s2.fr[p], s3.fr[p], false) || !same(s0.dn[p], s1.dn[p], s2.dn[p], s3.dn[p], true) ||
+            !same(s0.busy[p], s1.busy[p], s2.busy[p], s3.busy[p], false))
+            return false;
+    *spread = worst;
+    return true;
+}
+
+void note_fallback(const char* why) {
+    if (rt.cur && rt.cur->loop_fallback.empty())
+        rt.cur->loop_fallback = fmt("block %lld: %s", (long long)hot.block_idx, why);
+}
+
+// Record event i with the state `x` before it and follow the candidate period.
+void record_event(uint64_t k, uint8_t fl, const Snap& x) {
+    LoopState& L = g_loop;
+    int64_t i = L.n++;
+    L.key[size_t(i % kWin)] = k;
+    L.flag[size_t(i % kWin)] = fl;
+    at(i) = x;
+    if (L.P > 0 && i - L.P >= 0 && key_at(i - L.P) == k) {
+        ++L.match;
+    } else {
+        auto it = L.last.find(k);
+        L.P = it != L.last.end() ? i - it->second : 0;
+        L.match = 0;
+        if (L.P > kMaxPeriod || L.P * 4 > kWin) L.P = 0;
+        for (int64_t j = i; L.P > 0 && j - L.P >= 0 && i - j < 3 * L.P && key_at(j) == key_at(j - L.P); --j) ++L.match;
+    }
+    L.last[k] = i;
+}
+
+void stop_skip() {
+    LoopState& L = g_loop;
+    int64_t P = L.P;
+    Snap x = predicted(P, L.m);
+    double drift = hot.s_time - L.s_at_last;  // scalar work after the last skipped event
+    double shift = x.s - L.tmpl[size_t(P)].s;  // queue and event times set while skipping were stale
+    BlockState& b = rt.blk;
+    hot.s_time = x.s + std::max(0.0, drift);
+    for (int p = 0; p < P_COUNT; ++p) b.free_[p] = x.fr[p], b.done_[p] = x.dn[p], b.busy[p] = x.busy[p];
+    if (rt.cur) rt.cur->gm_read = x.gr, rt.cur->gm_write = x.gw;
+    for (Queue& q : b.queues)
+        for (Slot& sl : q.slots) sl.ready += shift, sl.freed += shift;
+    for (auto& byte_code : b.events)
+        for (EventQ& e : byte_code)
+            for (double& t : e.times) t += shift;
+    if (rt.cur) rt.cur->loop_periods_skipped += uint64_t(L.m / P);
+    L.spread += double(L.m / P) * L.spread_pending;
+    L.skipping = false;
+}
+
+}  // namespace
+
+namespace {
+// The call site of the last event: the instructions it issues are not events of their own.
+const char* g_event_file = nullptr;
+uint32_t g_event_line = 0, g_event_col = 0;
+}  // namespace
+
+bool loop_issue(Pipe p, double occ, double lat, const char* api, const Loc& loc) {
+    if (g_loop.launch_off || !hot.in_launch) return false;
+    if (loc.file_name() == g_event_file && loc.line() == g_event_line && loc.column() == g_event_col) return false;
+    uint64_t o, l;
+    std::memcpy(&o, &occ, 8);
+    std::memcpy(&l, &lat, 8);
+    return loop_skip_slow(loc, loop_key(uintptr_t(api), uint64_t(p), o, l), 0);
+}
+
+bool loop_skip_slow(const Loc& loc, uint64_t key, uint8_t flags) {
+    LoopState& L = g_loop;
+    if (L.launch_off || !hot.in_launch) return false;
+    g_event_file = loc.file_name(), g_event_line = loc.line(), g_event_col = loc.column();
+    const BlockState& b = rt.blk;
+    uint64_t k = loop_key(key, uintptr_t(loc.file_name()), loc.line(), loc.column(), b.mask_lo, b.mask_hi,
+                          b.mask_count, b.counter_mode, b.atomic, loop_key(b.fm_h[0], b.fm_w[0], b.fm_h[1], b.fm_w[1]),
+                          b.load3d_pad, b.deq_scale);
+    if (L.skipping) {
+        if (k == L.tmpl_key[size_t(L.m % L.P)]) {
+            // the skipped event enters the history with its predicted state
+            int64_t m = L.m++;
+            Snap x = predicted(L.P, m);
+            x.reads = hot.local_reads;
+            int64_t P = L.P;
+            record_event(k, flags, x);
+            L.P = P;  // the period being skipped stays the candidate
+            L.s_at_last = hot.s_time;
+            return true;
+        }
+        stop_skip();
+    }
+    record_event(k, flags, take());
+    int64_t i = L.n - 1, P = L.P;
+    if (!L.eligible || P == 0 || L.match < 2 * P + 1) return false;
+    for (int64_t j = i - P; j < i; ++j)
+        if (L.flag[size_t(j % kWin)] & 1) {
+            note_fallback("a GM store under an atomic mode inside the loop: it accumulates across iterations");
+            L.eligible = false;
+            return false;
+        }
+    double spread = 0;
+    if (!steady(i, P, &spread)) {
+        if (at(i).reads != at(i - 3 * P).reads)
+            note_fallback("scalar reads of local memory (GetValue, operator(), GetReduce*Spr) inside the loop: the work "
+                          "may depend on data");
+        return false;
+    }
+    // skip from event i on; the history's event i is the first skipped one
+    L.tmpl.assign(size_t(P + 1), Snap{});
+    L.tmpl_key.assign(size_t(P), 0);
+    for (int64_t j = 0; j <= P; ++j) L.tmpl[size_t(j)] = at(i - P + j);
+    for (int64_t j = 0; j < P; ++j) L.tmpl_key[size_t(j)] = key_at(i - P + j);
+    L.n = i;
+    L.t0 = i;
+    L.m = 0;
+    L.skipping = true;
+    if (!L.skipped && rt.cur) ++rt.cur->loop_sampled_blocks;
+    L.skipped = true;
+    if (size_t(hot.core_uid) >= L.skipped_uid.size()) L.skipped_uid.resize(size_t(hot.core_uid) + 1, 0);
+    L.skipped_uid[size_t(hot.core_uid)] = 1;
+    L.spread_pending = spread;
+    return loop_skip_slow(loc, key, flags);  // the first skipped event
+}
+
+void loop_launch_begin() {
+    g_loop.launch_off = false;
+    g_loop.skipped_uid.clear();
+}
+
+void loop_block_begin() {
+    LoopState& L = g_loop;
+    L.eligible = g_loop_on && hot.block_idx != 0;  // block 0 runs in full: its outputs are all checked
+    L.skipping = L.skipped = false;
+    L.n = L.P = L.match = L.t0 = L.m = 0;
+    L.spread = L.spread_pending = 0;
+    L.last.clear();
+}
+
+double loop_block_end() {
+    LoopState& L = g_loop;
+    if (L.skipping) stop_skip();
+    double s = L.spread;
+    L.eligible = L.skipped = false;
+    return s;
+}
+
+void loop_blocks_interact(const Loc& loc) {
+    LoopState& L = g_loop;
+    if (!g_loop_on || L.launch_off) return;
+    if (L.skipped)
+        fault("unsupported_api", loc,
+              "loop sampling skipped iterations of block %lld, which then waits for or signals another block (SyncAll, "
+              "CrossCoreSetFlag/WaitFlag, IBSet/IBWait, GroupBarrier): blocks that wait for each other cannot be loop "
+              "sampled; simulate with loops off (sampled_simulation(loops=False), or sampled=False)",
+              (long long)hot.block_idx);
+    L.launch_off = true;
+    L.eligible = false;
+    note_fallback("blocks wait for each other (SyncAll, cross-core flags, IBWait or GroupBarrier): loop sampling is off "
+                  "for the launch");
+}
+
+bool loop_block_skipped() {
+    const LoopState& L = g_loop;
+    return size_t(hot.core_uid) < L.skipped_uid.size() && L.skipped_uid[size_t(hot.core_uid)];
 }
 
 // ---- lazy GM regions -------------------------------------------------------------------------
@@ -443,13 +723,15 @@ using namespace kgsim;
 extern "C" {
 
 void kgsim_set_sampling(long long groups) { g_sample_groups = groups < 0 ? 0 : groups; }
+void kgsim_set_loop_sampling(int on) { g_loop_on = on != 0; }
+int kgsim_get_loop_sampling() { return g_loop_on; }
 long long kgsim_get_sampling() { return g_sample_groups; }
 
-// Written-span tracking: on/off (clearing what was recorded), and the hulls as
+// Written-span tracking: on (clearing what was recorded) or off, and the hulls as
 // (core uid, first address, end address, bytes stored) rows; returns how many there are.
-void kgsim_track_writes(int on) {
+void kgsim_track_writes(int on) {  // the spans stay readable after tracking stops
     g_track_writes = on != 0;
-    g_written.clear();
+    if (g_track_writes) g_written.clear();
 }
 unsigned long long kgsim_written_spans(unsigned long long* out, unsigned long long max_rows) {
     for (size_t i = 0; i < g_written.size() && i < max_rows; ++i) {

@@ -456,6 +456,7 @@ void vec_op(VOp op, DT dt, const TRef& dst, const TRef& src0, const TRef& src1, 
     const char* api = op_name(op);
     check_in_launch(loc, api);
     tick(loc);
+    if (loop_skip(loc, loop_key(op, dt, tref_key(dst), tref_key(src0), tref_key(src1), mask_key(m), rep_key(r)))) return;
     uint32_t es = dt_size(dt), epr = 256 / es;
     Sel s = make_sel(m, r.repeat, epr, api, loc);
     if (s.R == 0) return;
@@ -549,6 +550,7 @@ void cast_impl(DT dt, DT st, const TRef& dst, const TRef& src, int mode, const M
                const char* api, const Loc& loc) {
     check_in_launch(loc, api);
     tick(loc);
+    if (loop_skip(loc, loop_key(dt, st, mode, tref_key(dst), tref_key(src), mask_key(m), rep_key(r)))) return;
     if (dt == DT::S4 || st == DT::S4) return cast_s4(dt, dst, src, mode, m, r, api, loc);
     uint32_t esd = dt_size(dt), ess = dt_size(st), epr = 256 / std::max(esd, ess);
     Sel s = make_sel(m, r.repeat, epr, api, loc);
@@ -589,6 +591,8 @@ void vec_cmp(DT dt, const TRef& dst, const TRef& src0, const TRef& src1, int sca
     const char* api = scalar_form ? "Compares" : "Compare";
     check_in_launch(loc, api);
     tick(loc);
+    if (loop_skip(loc, loop_key(dt, scalar_form, mode, tref_key(dst), tref_key(src0), tref_key(src1), mask_key(m0), rep_key(r))))
+        return;
     uint32_t es = dt_size(dt), epr = 256 / es;
     MaskArg m = m0;
     if (m.kind == 0 && m.count % epr) {
@@ -641,6 +645,9 @@ void vec_select(DT dt, const TRef& dst, const TRef& sel, const TRef& src0, const
     const char* api = "Select";
     check_in_launch(loc, api);
     tick(loc);
+    if (loop_skip(loc, loop_key(dt, scalar_form, mode, tref_key(dst), tref_key(sel), tref_key(src0), tref_key(src1), mask_key(m),
+                                rep_key(r))))
+        return;
     if (scalar_form && mode != 1)
         fault("invalid_argument", loc, "Select with a scalar src1 needs SELMODE::VSEL_TENSOR_SCALAR_MODE");
     if (!scalar_form && mode == 1)
@@ -685,6 +692,7 @@ void vec_select(DT dt, const TRef& dst, const TRef& sel, const TRef& src0, const
 
 double reduce_spr(int which, const Loc& loc) {
     check_in_launch(loc, which == 0 ? "GetReduceRepeatSumSpr" : "GetReduceRepeatMaxMinSpr");
+    ++hot.local_reads;
     return rt.blk.reduce_spr[which < 0 || which > 2 ? 0 : which];
 }
 
@@ -700,6 +708,9 @@ void vec_reduce(int kind, int shape, DT dt, const TRef& dst, const TRef& src, co
     const char* api = names[shape][kind];
     check_in_launch(loc, api);
     tick(loc);
+    if (loop_skip(loc, loop_key(kind, shape, dt, tref_key(dst), tref_key(src), tref_key(work), mask_key(m), repeat, dst_rep,
+                                src_blk, src_rep, order, cal_index)))
+        return;
     uint32_t es = dt_size(dt), epr = 256 / es, epb = 32 / es;
     bool is_half = dt == DT::F16;
     if (dst_rep < 0 || src_blk < 0 || src_rep < 0)
@@ -874,6 +885,7 @@ void vec_fused(int op, DT dt, DT st_, const TRef& dst, const TRef& src0, const T
     const char* api = (op >= 0 && op < 4) ? names[op] : "fused op";
     check_in_launch(loc, api);
     tick(loc);
+    if (loop_skip(loc, loop_key(op, dt, st_, tref_key(dst), tref_key(src0), tref_key(src1), mask_key(m), rep_key(r)))) return;
     uint32_t esd = dt_size(dt), ess = dt_size(st_), epr = 256 / std::max(esd, ess);
     Sel s = make_sel(m, r.repeat, epr, api, loc);
     if (s.R == 0) return;

@@ -183,6 +183,7 @@ struct Hot {
     uint8_t sub_block_idx;     // AIV index within its AIC:AIV group
     uint8_t sub_block_num;     // AIVs per group (GetSubBlockNum), 1 on an AIC
     uint8_t task_ratio;        // GetTaskRatio
+    uint64_t local_reads;      // scalar reads of local memory (GetValue, operator()): loop sampling's data check
 };
 enum CoreType : uint8_t { CORE_AIV = 0, CORE_AIC = 1 };
 extern Hot hot;

@@ -144,6 +144,7 @@ public:
         if (index >= size_) kgsim::local_oob(r_, uint64_t(index) * sizeof(T), sizeof(T), "GetValue", loc);
         kgsim::tick(loc);
         kgsim::hot.s_time += kgsim::hot.scalar_ub_cycles;
+        ++kgsim::hot.local_reads;
         if (kgsim::hot.check_uninit)
             kgsim::uninit_check(r_, r_.addr + index * uint32_t(sizeof(T)), sizeof(T), "GetValue", loc);
         T v;
@@ -160,6 +161,7 @@ public:
     T& operator()(uint32_t index, kgsim::Loc loc = kgsim::Loc::current()) const {
         if (index >= size_) kgsim::local_oob(r_, uint64_t(index) * sizeof(T), sizeof(T), "operator()", loc);
         kgsim::hot.s_time += kgsim::hot.scalar_ub_cycles;
+        ++kgsim::hot.local_reads;
         if (kgsim::hot.check_uninit) kgsim::mark_init(r_.mem, r_.addr + index * uint32_t(sizeof(T)), sizeof(T));
         return *host_ptr(index);
     }

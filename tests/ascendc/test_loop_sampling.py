@@ -1,0 +1,274 @@
+"""Loop sampling inside a block (sampled_simulation(loops=True), the loaders' ``sampled=``):
+latency against full simulation, the simulated share's outputs, the fall-backs to full
+simulation and the refusal of blocks that wait for each other."""
+
+import pytest
+import torch
+
+import kernel_gym.ascendc as asc
+from experiments.bench_sampled import RELU
+from kernel_gym.ascendc.errors import AscendCFault
+from kernel_gym.ascendc.sampling import check_sampled_output, lazy_tensor, sampled_simulation, written_spans
+
+# Block b runs counts[b] rounds of the ReLU tile loop over its own rows: a trip count read from
+# an input (the same in a sampled run, as inputs are real data).
+COUNTED = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+
+extern "C" __global__ __aicore__ void counted(GM_ADDR x, GM_ADDR y, GM_ADDR counts, uint32_t tile, uint32_t per_block)
+{
+    GlobalTensor<float> xGm, yGm;
+    GlobalTensor<int32_t> cGm;
+    uint64_t b = GetBlockIdx();
+    xGm.SetGlobalBuffer((__gm__ float*)x + b * per_block, per_block);
+    yGm.SetGlobalBuffer((__gm__ float*)y + b * per_block, per_block);
+    cGm.SetGlobalBuffer((__gm__ int32_t*)counts, GetBlockNum());
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 2> qx;
+    TQue<QuePosition::VECOUT, 2> qy;
+    pipe.InitBuffer(qx, 2, tile * sizeof(float));
+    pipe.InitBuffer(qy, 2, tile * sizeof(float));
+    int32_t rounds = cGm.GetValue(b);
+    for (int32_t i = 0; i < rounds; ++i) {
+        LocalTensor<float> xl = qx.AllocTensor<float>();
+        DataCopy(xl, xGm[(uint64_t)i * tile], tile);
+        qx.EnQue(xl);
+        xl = qx.DeQue<float>();
+        LocalTensor<float> yl = qy.AllocTensor<float>();
+        Relu(yl, xl, (int32_t)tile);
+        qy.EnQue(yl);
+        qx.FreeTensor(xl);
+        yl = qy.DeQue<float>();
+        DataCopy(yGm[(uint64_t)i * tile], yl, tile);
+        qy.FreeTensor(yl);
+    }
+}
+
+extern "C" void counted_do(uint32_t blockDim, uint8_t* x, uint8_t* y, uint8_t* counts, uint32_t tile,
+                           uint32_t per_block)
+{
+    counted<<<blockDim, nullptr, nullptr>>>(x, y, counts, tile, per_block);
+}
+"""
+
+# Halves every element until the tile's first one is below 1: how often depends on the data, and
+# the loop reads local memory (GetValue) each round to decide.
+HALVING = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+
+extern "C" __global__ __aicore__ void halving(GM_ADDR x, GM_ADDR y, uint32_t tile)
+{
+    GlobalTensor<float> xGm, yGm;
+    uint64_t b = GetBlockIdx();
+    xGm.SetGlobalBuffer((__gm__ float*)x + b * tile, tile);
+    yGm.SetGlobalBuffer((__gm__ float*)y + b * tile, tile);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, tile * sizeof(float));
+    LocalTensor<float> t = buf.Get<float>();
+    DataCopy(t, xGm, tile);
+    SetFlag<HardEvent::MTE2_V>(0);
+    WaitFlag<HardEvent::MTE2_V>(0);
+    for (;;) {
+        SetFlag<HardEvent::V_S>(0);
+        WaitFlag<HardEvent::V_S>(0);
+        if (t.GetValue(0) < 1.0f) break;
+        Muls(t, t, 0.5f, (int32_t)tile);
+    }
+    SetFlag<HardEvent::V_MTE3>(0);
+    WaitFlag<HardEvent::V_MTE3>(0);
+    DataCopy(yGm, t, tile);
+}
+
+extern "C" void halving_do(uint32_t blockDim, uint8_t* x, uint8_t* y, uint32_t tile)
+{
+    halving<<<blockDim, nullptr, nullptr>>>(x, y, tile);
+}
+"""
+
+# Blocks 1.. run a tile loop, then block 1 signals block 2 (IBSet / IBWait); block 0 ends at once.
+SIGNALS_AFTER_LOOP = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+
+extern "C" __global__ __aicore__ void signals(GM_ADDR x, GM_ADDR y, uint32_t tile, uint32_t rounds)
+{
+    uint64_t b = GetBlockIdx();
+    if (b == 0) return;
+    GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x + b * tile * rounds, tile * rounds);
+    yGm.SetGlobalBuffer((__gm__ float*)y + b * tile * rounds, tile * rounds);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, tile * sizeof(float));
+    LocalTensor<float> t = buf.Get<float>();
+    for (uint32_t i = 0; i < rounds; ++i) {
+        DataCopy(t, xGm[i * tile], tile);
+        PipeBarrier<PIPE_ALL>();
+        Abs(t, t, (int32_t)tile);
+        PipeBarrier<PIPE_ALL>();
+        DataCopy(yGm[i * tile], t, tile);
+        PipeBarrier<PIPE_ALL>();
+    }
+    GlobalTensor<int32_t> ws;
+    ws.SetGlobalBuffer((__gm__ int32_t*)y, 8);
+    LocalTensor<int32_t> ubws = t.ReinterpretCast<int32_t>();
+    if (b == 1) IBSet(ws, ubws, 1, 0);
+    if (b == 2) IBWait(ws, ubws, 1, 0);
+}
+
+extern "C" void signals_do(uint32_t blockDim, uint8_t* x, uint8_t* y, uint32_t tile, uint32_t rounds)
+{
+    signals<<<blockDim, nullptr, nullptr>>>(x, y, tile, rounds);
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def relu_mod():
+    return asc.load(RELU, name="relu.cpp")
+
+
+def _relu(mod, dim, n, tile, **sampling):
+    torch.manual_seed(0)
+    x = torch.randn(n)
+    y = torch.full((n,), float("nan"))
+    with sampled_simulation(**sampling):
+        mod.relu_do(dim, x, y, n, tile)
+        spans = written_spans(y)
+    return mod.last_run, x, y, spans
+
+
+@pytest.mark.parametrize("blocks,n,tile", [(8, 3_000_000, 2048), (13, 777_777, 1024), (40, 4_000_037, 1024)])
+def test_loop_sampled_latency_is_within_5_percent_of_full_and_in_its_bracket(relu_mod, blocks, n, tile):
+    full, _, y_full, _ = _relu(relu_mod, blocks, n, tile, blocks=0)
+    sampled, x, y, spans = _relu(relu_mod, blocks, n, tile, blocks=5, loops=True)
+    assert full.loop_sampled_blocks == 0 and full.loop_periods_skipped == 0
+    assert sampled.loop_sampled_blocks >= 3 and sampled.loop_periods_skipped > 0
+    assert sampled.latency_s == pytest.approx(full.latency_s, rel=0.05)
+    assert sampled.latency_lo_s <= sampled.latency_s <= sampled.latency_hi_s
+    assert sampled.gm_bytes == pytest.approx(full.gm_bytes, rel=0.05)
+    # what the sampled run stored and tracked is bit for bit what full simulation stored
+    assert spans
+    for _, lo, hi, _ in spans:
+        assert torch.equal(y[lo:hi], y_full[lo:hi])
+    # skipped iterations stored nothing: part of the output is still poison
+    assert bool(y.isnan().any())
+
+
+def test_only_the_simulated_iterations_are_checked(relu_mod):
+    n, blocks = 40 * 64 * 1024, 40
+    x = torch.randn(n)
+    y = lazy_tensor((n,), torch.float32, "poison")
+    with sampled_simulation(blocks=5, loops=True):
+        relu_mod.relu_do(blocks, x, y, n, 1024)
+        check = check_sampled_output(y, lambda r0, r1: torch.relu(x[r0:r1]))
+    assert check.ok, check.message
+    # block 0 in full (1/40 of the output) plus the first iterations of the other sampled blocks
+    assert 1 / 40 <= check.output_fraction < 2 / 40
+
+
+def test_a_trip_count_read_from_the_input_is_followed():
+    mod = asc.load(COUNTED, name="counted.cpp")
+    tile, per_block, blocks = 1024, 1024 * 200, 6
+    counts = torch.tensor([200, 150, 17, 199, 60, 3], dtype=torch.int32)
+    x = torch.randn(blocks * per_block)
+    runs = {}
+    for loops in (False, True):
+        y = torch.full_like(x, float("nan"))
+        with sampled_simulation(blocks=0, loops=loops):
+            mod.counted_do(blocks, x, y, counts, tile, per_block)
+        runs[loops] = mod.last_run
+    full, sampled = runs[False], runs[True]
+    assert sampled.loop_sampled_blocks >= 3
+    assert sampled.latency_s == pytest.approx(full.latency_s, rel=0.02)
+    # every block's own time, not only the slowest
+    for a, b in zip(sampled.block_cycles, full.block_cycles, strict=True):
+        assert a == pytest.approx(b, rel=0.02)
+    assert sampled.gm_bytes == pytest.approx(full.gm_bytes, rel=0.02)
+
+
+def test_a_loop_that_reads_local_memory_to_decide_runs_in_full():
+    mod = asc.load(HALVING, name="halving.cpp")
+    tile, blocks = 64, 4
+    x = torch.full((blocks * tile,), 1.0)
+    x[::tile] = torch.tensor([3.0, 1e6, 40.0, 1e9])  # 2, 20, 6 and 30 halvings
+    runs = {}
+    for loops in (False, True):
+        y = torch.full_like(x, float("nan"))
+        with sampled_simulation(blocks=0, loops=loops):
+            mod.halving_do(blocks, x, y, tile)
+        runs[loops] = (mod.last_run, y)
+    (full, y_full), (sampled, y) = runs[False], runs[True]
+    assert sampled.loop_sampled_blocks == 0
+    assert "scalar reads of local memory" in sampled.loop_fallback
+    assert sampled.block_cycles == full.block_cycles
+    assert torch.equal(y, y_full)
+
+
+def test_blocks_that_wait_for_each_other_stop_loop_sampling_or_are_refused():
+    mod = asc.load(SIGNALS_AFTER_LOOP, name="signals.cpp")
+    tile, rounds, blocks = 1024, 40, 3
+    x = torch.randn(blocks * tile * rounds)
+    y = torch.zeros_like(x)
+    mod.signals_do(blocks, x, y, tile, rounds)  # in full: fine
+    assert torch.equal(y[tile * rounds :], x[tile * rounds :].abs())
+    with sampled_simulation(blocks=0, loops=True), pytest.raises(AscendCFault, match="cannot be loop sampled") as err:
+        mod.signals_do(blocks, x, y, tile, rounds)
+    assert err.value.error_class == "unsupported_api"
+    assert "loops=False" in str(err.value)
+
+
+def test_a_sync_all_kernel_falls_back_to_full_simulation():
+    src = RELU.replace("op.Process();", "SyncAll();\n    op.Process();")
+    mod = asc.load(src, name="relu_sync.cpp")
+    n, blocks = 8 * 64 * 1024, 8
+    x = torch.randn(n)
+    lat = {}
+    for loops in (False, True):
+        y = torch.empty(n)
+        with sampled_simulation(blocks=0, loops=loops):
+            mod.relu_do(blocks, x, y, n, 1024)
+        lat[loops] = mod.last_run
+    assert lat[True].loop_sampled_blocks == 0
+    assert "wait for each other" in lat[True].loop_fallback
+    assert lat[True].latency_s == lat[False].latency_s
+
+
+def test_the_loaders_take_sampled():
+    with pytest.raises(ValueError, match="sampled=1"):
+        asc.load(RELU, name="relu.cpp", sampled=1)
+    mod = asc.load(RELU, name="relu.cpp", sampled=True)
+    n, blocks = 40 * 64 * 1024, 40
+    x = torch.randn(n)
+    y = torch.full((n,), float("nan"))
+    mod.relu_do(blocks, x, y, n, 1024)
+    r = mod.last_run
+    assert r.blocks_run == 5 and r.blocks_skipped == 35 and r.loop_sampled_blocks >= 3
+    assert r.latency_lo_s <= r.latency_s <= r.latency_hi_s
+    # the spans stay readable after the call: the caller checks the simulated share
+    check = check_sampled_output(y, lambda r0, r1: torch.relu(x[r0:r1]))
+    assert check.ok, check.message
+    # a caller's own sampled_simulation wins over the option
+    with sampled_simulation(blocks=0):
+        mod.relu_do(blocks, x, y, n, 1024)
+    assert mod.last_run.blocks_run == blocks and mod.last_run.loop_sampled_blocks == 0
+
+
+def test_load_op_project_takes_sampled():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "solutions" / "ascend_op_projects" / "add_custom"
+    files = {str(p.relative_to(root)): p.read_text() for p in root.rglob("*") if p.is_file()}
+    op = asc.load_op_project(files, sampled=True)
+    n = 8 * 8 * 8192  # 8 blocks of 8 tiles (the project's tiling), the largest tile its UB holds
+    x = lazy_tensor((n,), torch.float32, "normal", seed=1)  # lazy inputs are passed without a copy
+    y = lazy_tensor((n,), torch.float32, "normal", seed=2)
+    z = op(x, y)
+    r = op.last_run
+    assert r.blocks_run == 5 and r.blocks_skipped == 3 and r.loop_sampled_blocks >= 1
+    check = check_sampled_output(z, lambda r0, r1: x[r0:r1] + y[r0:r1])
+    assert check.ok, check.message
+    assert 0 < check.output_fraction < 0.5

@@ -42,7 +42,10 @@ _C_TYPES = {
     3: "int32_t",
     4: "uint8_t",
     6: "int16_t",
+    7: "uint16_t",
+    8: "uint32_t",
     9: "int64_t",
+    10: "uint64_t",
     11: "double",
     12: "bool",
     27: "bfloat16_t",
@@ -148,13 +151,12 @@ def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
-class OpProjectOp:
-    """A compiled operator project: ``op(*inputs, **attrs)`` runs InferShape, TilingFunc and the kernel."""
+class ProjectSources:
+    """An operator project's sources read for building: its op type, kernel and tiling classes, and
+    the one translation unit (``unit``) that holds host side, kernel and entry points."""
 
-    def __init__(self, files: Mapping[str, str], soc: str, opts: dict[str, Any]) -> None:
+    def __init__(self, files: Mapping[str, str]) -> None:
         self.files = dict(files)
-        self.soc = soc
-        self._opts = opts
         host = {
             p: t
             for p, t in self.files.items()
@@ -184,16 +186,79 @@ class OpProjectOp:
         self._tiling_classes = sorted(set(re.findall(r"BEGIN_TILING_DATA_DEF\s*\(\s*(\w+)", all_host)))
         self._host, self._kern = host, kern
         self._uses_dtype_macros = any(re.search(r"\b(?:ORIG_)?DTYPE_\w+", strip_comments(t)) for t in kern.values())
-        self._mods: dict[Any, Any] = {}
-        self.last_run = None
-        self.last_runs: list = []
-        self.last_tiling: dict[str, Any] | None = None
-        self.compiles = 0  # compiler runs of this project (a DTYPE_X kernel: one per dtype combination used)
-        self.meta = json.loads(self._meta_module())
-        if self._uses_dtype_macros:  # the kernel for the first dtype column, now (errors surface at load)
-            first = _first_column(self.meta)
-            if first is not None:
-                self._kernel_module(0, *first)
+
+    @property
+    def uses_dtype_macros(self) -> bool:
+        """The kernel is written with ``DTYPE_<NAME>`` macros: it is built per dtype combination."""
+        return self._uses_dtype_macros
+
+    def unit(self, with_kernel: bool, dtype_defs: Mapping[str, str]) -> dict[str, str]:
+        """The generated sources: ``op_project_unit.cpp`` (first) and the project's files under ``proj/``."""
+        return self._unit(with_kernel, dtype_defs)
+
+    def split_units(self, dtype_defs: Mapping[str, str], headers: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The project as the NPU toolchain builds it, host and kernel apart: ``op_host_unit.cpp``
+        (host files, entry points) and ``op_kernel_unit.cpp`` (the tiling headers, the kernel and
+        ``kgsim_gen_op_launch_v``), so names both sides define (a tiling-key constant) stay each
+        side's own. ``headers``: include-path headers (searched for tiling definitions too)."""
+        out: dict[str, str] = {}
+        # the kernel's own name may be a C library function's (a kernel `abs` next to <cstdlib>'s);
+        # on the NPU the kernel unit sees no C library, so the definition is renamed here
+        entry = f"kgsim_kernel_{self.kernel_name}"
+        # (every unqualified use: its launch helper's chevron names it too; std::abs stays)
+        own = re.compile(r"(?<![\w:.>])" + re.escape(self.kernel_name) + r"\b")
+        for p, t in self.files.items():
+            if p.endswith((".cpp", ".cc")):
+                text = rewrite_chevrons(own.sub(entry, t)) if p in self._kern else t
+                out["proj/" + p + ".inc"] = f'#line 1 "{p}"\n{text}'
+            elif not p.endswith(".json"):
+                out["proj/" + p] = t
+        host = [
+            "#include <cstdio>",
+            "#include <cstring>",
+            "#include <stdexcept>",
+            "#include <string>",
+            '#include "register/op_def_registry.h"',
+            '#include "kgsim/op_host_entry.h"',
+            *[f'#include "proj/{p}.inc"' for p in self._host],
+            f'#define KGSIM_OP_NAME "{self.op_type}"',
+            _ENTRIES,
+            "void kgsim_gen_op_launch_v(int64_t block_dim, int64_t tiling_key, uint8_t** p, size_t n);",
+        ]
+        out["op_host_unit.cpp"] = "\n".join(host) + "\n"
+        tiling_def = re.compile(r"\b(?:BEGIN_TILING_DATA_DEF|REGISTER_TILING_DATA_CLASS)\s*\(")
+        tiling_headers = [
+            f"proj/{p}"
+            for p, t in self.files.items()
+            if p.startswith("op_host/") and p.endswith((".h", ".hpp")) and tiling_def.search(strip_comments(t))
+        ]
+        tiling_headers += [p for p, t in (headers or {}).items() if tiling_def.search(strip_comments(t))]
+        kern = [
+            "#include <cstdint>",
+            "#include <stdexcept>",
+            "#include <string>",
+            '#include "kgsim/launch.h"',
+            '#include "register/tilingdata_base.h"',
+            '#include "kgsim/op_kernel_side.h"',
+            *[f'#include "{p}"' for p in tiling_headers],
+        ]
+        if self._tiling_alias:
+            kern.append(f"using KgsimOpTilingData = ::optiling::{self._tiling_alias};")
+        kern += [f"using ::optiling::{c};" for c in self._tiling_classes]
+        kern += [f"#define {k} {v}" for k, v in dtype_defs.items()]
+        kern += [f'#include "proj/{p}.inc"' for p in self._kern]
+        n = len(self.kernel_params)
+        unpacked = ", ".join(f"p[{k}]" for k in range(n))
+        kern.append(
+            f"void kgsim_gen_op_launch_v(int64_t block_dim, int64_t tiling_key, uint8_t** p, size_t n) {{\n"
+            f'    if (n != {n}) throw std::runtime_error("kernel {self.kernel_name} takes {n} GM_ADDR '
+            f'parameters, got " + std::to_string(n));\n'
+            f"    ::kgsim_gen_op::g_tiling_key = uint64_t(tiling_key);\n"
+            f'    ::kgsim::launch_named("{self.kernel_name}", block_dim, {entry}'
+            f"{', ' if n else ''}{unpacked});\n}}"
+        )
+        out["op_kernel_unit.cpp"] = "\n".join(kern) + "\n"
+        return out
 
     # ---- building ---------------------------------------------------------------------
     def _unit(self, with_kernel: bool, dtype_defs: Mapping[str, str]) -> dict[str, str]:
@@ -260,6 +325,26 @@ class OpProjectOp:
             )
         out["op_project_unit.cpp"] = "\n".join(lines) + "\n"
         return dict(sorted(out.items(), key=lambda kv: kv[0] != "op_project_unit.cpp"))
+
+
+
+class OpProjectOp(ProjectSources):
+    """A compiled operator project: ``op(*inputs, **attrs)`` runs InferShape, TilingFunc and the kernel."""
+
+    def __init__(self, files: Mapping[str, str], soc: str, opts: dict[str, Any]) -> None:
+        super().__init__(files)
+        self.soc = soc
+        self._opts = opts
+        self._mods: dict[Any, Any] = {}
+        self.last_run = None
+        self.last_runs: list = []
+        self.last_tiling: dict[str, Any] | None = None
+        self.compiles = 0  # compiler runs of this project (a DTYPE_X kernel: one per dtype combination used)
+        self.meta = json.loads(self._meta_module())
+        if self._uses_dtype_macros:  # the kernel for the first dtype column, now (errors surface at load)
+            first = _first_column(self.meta)
+            if first is not None:
+                self._kernel_module(0, *first)
 
     def _compile(self, with_kernel: bool, dtype_defs: Mapping[str, str]):
         self.compiles += 1

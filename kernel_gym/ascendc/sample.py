@@ -232,6 +232,7 @@ def run_sample(
     soc: str | None = None,
     memory_bytes: int = 8 << 30,
     defines: Mapping[str, str | int] | None = None,
+    cwd: str = "",
 ) -> SampleRun:
     """Compile a direct-launch sample unmodified, run its ``main`` and return what it wrote.
 
@@ -246,11 +247,13 @@ def run_sample(
         memory_bytes: address-space limit of the child process.
         defines: preprocessor definitions the sample's build passes (``-DNAME=value``, as a CMake
             ``target_compile_definitions`` line or ``-DSCENARIO_NUM=1`` on its command line does).
+        cwd: the subdirectory of the working directory ``main`` runs in (``"build"``: a program
+            that reads ``../input/x.bin``, as CMake-built samples run from their build directory).
     Raises:
         AscendCCompileError: the sample does not compile (with the compiler's log).
         ValueError: not a sample (no ``main``, bad file names).
     """
-    for name in list(files) + list(inputs or {}):
+    for name in [*files, *(inputs or {}), *([cwd] if cwd else [])]:
         if name.startswith("/") or ".." in Path(name).parts:
             raise ValueError(f"file name {name!r} must be relative, without '..'")
     soc_name = soc if soc is not None else str(default_options()["soc"])
@@ -261,7 +264,7 @@ def run_sample(
     compile_module(ordered, soc=soc, extra_flags=flags)  # compile errors surface here, in the caller
     with tempfile.TemporaryDirectory(prefix="kgsim-sample-") as tmp:
         work = Path(tmp) / "work"
-        for sub in ("input", "output"):
+        for sub in ("input", "output", cwd):
             (work / sub).mkdir(parents=True, exist_ok=True)
         for rel, data in (inputs or {}).items():
             path = work / rel
@@ -281,7 +284,7 @@ def run_sample(
         try:
             done = subprocess.run(
                 cmd,
-                cwd=work,
+                cwd=work / cwd,
                 env=env,
                 capture_output=True,
                 timeout=timeout_s,

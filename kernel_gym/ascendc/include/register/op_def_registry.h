@@ -151,21 +151,24 @@ struct KgsimOpIO {
     std::vector<CompileTimeTensorDesc> in_desc, out_desc;
     std::vector<bool> in_present;
     RuntimeAttrs attrs;
+    // compute-node index of each IR input's first instance (a DYNAMIC input is several); empty: one each
+    std::vector<size_t> ir_first;
+    size_t Flat(size_t ir, size_t j) const { return ir < ir_first.size() ? ir_first[ir] + j : ir + j; }
 };
 
 class TilingContext {
 public:
     explicit TilingContext(KgsimOpIO* io) : io_(io) {}
     const StorageShape* GetInputShape(size_t i) const { return Present(i) ? &io_->in_shapes[i] : nullptr; }
-    const StorageShape* GetOptionalInputShape(size_t i) const { return GetInputShape(i); }
-    const StorageShape* GetDynamicInputShape(size_t i, size_t j) const { return GetInputShape(i + j); }
+    const StorageShape* GetOptionalInputShape(size_t i) const { return GetInputShape(io_->Flat(i, 0)); }
+    const StorageShape* GetDynamicInputShape(size_t i, size_t j) const { return GetInputShape(io_->Flat(i, j)); }
     const StorageShape* GetOutputShape(size_t i) const { return i < io_->out_shapes.size() ? &io_->out_shapes[i] : nullptr; }
     const Tensor* GetInputTensor(size_t i) const { return Present(i) ? &io_->in_tensors[i] : nullptr; }
-    const Tensor* GetOptionalInputTensor(size_t i) const { return GetInputTensor(i); }
-    const Tensor* GetDynamicInputTensor(size_t i, size_t j) const { return GetInputTensor(i + j); }
+    const Tensor* GetOptionalInputTensor(size_t i) const { return GetInputTensor(io_->Flat(i, 0)); }
+    const Tensor* GetDynamicInputTensor(size_t i, size_t j) const { return GetInputTensor(io_->Flat(i, j)); }
     const CompileTimeTensorDesc* GetInputDesc(size_t i) const { return Present(i) ? &io_->in_desc[i] : nullptr; }
-    const CompileTimeTensorDesc* GetOptionalInputDesc(size_t i) const { return GetInputDesc(i); }
-    const CompileTimeTensorDesc* GetDynamicInputDesc(size_t i, size_t j) const { return GetInputDesc(i + j); }
+    const CompileTimeTensorDesc* GetOptionalInputDesc(size_t i) const { return GetInputDesc(io_->Flat(i, 0)); }
+    const CompileTimeTensorDesc* GetDynamicInputDesc(size_t i, size_t j) const { return GetInputDesc(io_->Flat(i, j)); }
     const CompileTimeTensorDesc* GetOutputDesc(size_t i) const { return i < io_->out_desc.size() ? &io_->out_desc[i] : nullptr; }
     const RuntimeAttrs* GetAttrs() const { return &io_->attrs; }
     size_t GetComputeNodeInputNum() const { return io_->in_shapes.size(); }
@@ -201,11 +204,11 @@ class InferShapeContext {
 public:
     explicit InferShapeContext(KgsimOpIO* io) : io_(io) {}
     const Shape* GetInputShape(size_t i) const { return Present(i) ? &io_->in_shapes[i].GetStorageShape() : nullptr; }
-    const Shape* GetOptionalInputShape(size_t i) const { return GetInputShape(i); }
-    const Shape* GetDynamicInputShape(size_t i, size_t j) const { return GetInputShape(i + j); }
+    const Shape* GetOptionalInputShape(size_t i) const { return GetInputShape(io_->Flat(i, 0)); }
+    const Shape* GetDynamicInputShape(size_t i, size_t j) const { return GetInputShape(io_->Flat(i, j)); }
     Shape* GetOutputShape(size_t i) { return i < io_->out_shapes.size() ? &io_->out_shapes[i].MutableStorageShape() : nullptr; }
     const Tensor* GetInputTensor(size_t i) const { return Present(i) ? &io_->in_tensors[i] : nullptr; }
-    const Tensor* GetOptionalInputTensor(size_t i) const { return GetInputTensor(i); }
+    const Tensor* GetOptionalInputTensor(size_t i) const { return GetInputTensor(io_->Flat(i, 0)); }
     const RuntimeAttrs* GetAttrs() const { return &io_->attrs; }
     const char* GetNodeName() const { return io_->name.c_str(); }
     const char* GetNodeType() const { return io_->name.c_str(); }
@@ -219,9 +222,9 @@ class InferDataTypeContext {
 public:
     explicit InferDataTypeContext(KgsimOpIO* io) : io_(io) {}
     ge::DataType GetInputDataType(size_t i) const { return i < io_->in_desc.size() ? io_->in_desc[i].dtype_ : ge::DT_UNDEFINED; }
-    ge::DataType GetOptionalInputDataType(size_t i) const { return GetInputDataType(i); }
+    ge::DataType GetOptionalInputDataType(size_t i) const { return GetInputDataType(io_->Flat(i, 0)); }
     // Dynamic inputs are flattened in order, as GetDynamicInputShape of the other contexts does.
-    ge::DataType GetDynamicInputDataType(size_t i, size_t j) const { return GetInputDataType(i + j); }
+    ge::DataType GetDynamicInputDataType(size_t i, size_t j) const { return GetInputDataType(io_->Flat(i, j)); }
     ge::DataType GetOutputDataType(size_t i) const { return i < io_->out_desc.size() ? io_->out_desc[i].dtype_ : ge::DT_UNDEFINED; }
     ge::graphStatus SetOutputDataType(size_t i, ge::DataType d) {
         if (i < io_->out_desc.size()) io_->out_desc[i].dtype_ = d;
@@ -257,8 +260,9 @@ public:
     OpParamDef& ValueDepend(Option, DependScope) { return *this; }
     OpParamDef& IgnoreContiguous() { return *this; }
     OpParamDef& AutoContiguous() { return *this; }
-    OpParamDef& Scalar() { return *this; }
-    OpParamDef& ScalarList() { return *this; }
+    // an aclnn caller passes this input as an aclScalar (aclScalarList): the generated aclnn takes one
+    OpParamDef& Scalar() { scalar_ = 1; return *this; }
+    OpParamDef& ScalarList() { scalar_ = 2; return *this; }
     OpParamDef& To(ge::DataType) { return *this; }
     OpParamDef& To(const char*) { return *this; }
     OpParamDef& InitValue(uint64_t) { return *this; }
@@ -269,6 +273,7 @@ public:
     OpParamDef& Comment(const char*) { return *this; }
     std::string name_;
     Option option_ = REQUIRED;
+    int scalar_ = 0;
     std::vector<ge::DataType> dtypes_;
     std::vector<ge::Format> formats_;
 };
@@ -289,6 +294,13 @@ public:
     OpAttrDef& ListInt(std::vector<int64_t> v) { type_ = 4; li_ = std::move(v); has_default_ = true; return *this; }
     OpAttrDef& ListFloat() { type_ = 5; return *this; }
     OpAttrDef& ListFloat(std::vector<float> v) { type_ = 5; lf_ = std::move(v); has_default_ = true; return *this; }
+    OpAttrDef& ListBool() { type_ = 6; return *this; }
+    OpAttrDef& ListBool(std::vector<bool> v) {
+        type_ = 6;
+        for (bool b : v) li_.push_back(b);
+        has_default_ = true;
+        return *this;
+    }
     OpAttrDef& Comment(const char*) { return *this; }
     std::string name_;
     Option option_ = OPTIONAL;

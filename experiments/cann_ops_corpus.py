@@ -29,13 +29,14 @@ DOC = Path(__file__).resolve().parent.parent / "docs" / "ascendc_compat.md"
 _VERIFY = re.compile(r"^[^#\n]*?(`?)python3?\s+(verify_\w*\.py)([^`\n]*)", re.M)
 _OTHER_LIBS = re.compile(r'#\s*include\s*[<"](aclnnop/|hccl/|acl/acl_op_compiler)')
 _OWN_CALL = re.compile(r"\b(aclnn\w+?)GetWorkspaceSize\s*\(")
+_OPDEV = re.compile(r'#\s*include\s*[<"](opdev/|aclnnop/|aclnn_kernels/)')
 _INCLUDE = re.compile(r'#\s*include\s*["<]([\w./+-]+)[">]')
 
 
 @dataclass
 class ProjectResult:
     project: str
-    status: str  # pass | fail | needs_cann_library | no_example
+    status: str  # pass | fail | needs_cann_library | needs_python_package | no_example
     blocker: str = ""
     owner: str = ""  # who fixes it: simulator | aclnn generator | corpus (the project itself) | out of scope
     seconds: float = 0.0
@@ -101,6 +102,9 @@ def run_one(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
     if not verifies:
         return ProjectResult(name, "no_example", "no verify_result.py call in run.sh", "corpus")
     files = {**_read_tree(project, "op_host"), **_read_tree(project, "op_kernel")}
+    opdev = [p for p, t in files.items() if p.startswith("op_host/") and _OPDEV.search(t)]
+    if opdev:  # the project's own aclnn layer, written on CANN's op-API framework (opdev, l0 ops)
+        return ProjectResult(name, "needs_cann_library", f"{opdev[0]} builds on CANN's opdev framework", "out of scope")
     headers = _common_headers(corpus, list(files.values()))
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="cann-ops-") as tmp:
@@ -113,6 +117,9 @@ def run_one(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
         )
         if gen.returncode != 0:
             tail = (gen.stderr or gen.stdout).strip().splitlines()[-1:] or ["?"]
+            missing = re.search(r"No module named '(\w+)'", tail[0])
+            if missing:  # the reference side needs a framework this machine lacks (TensorFlow)
+                return ProjectResult(name, "needs_python_package", f"gen_data.py imports {missing.group(1)}", "environment")
             return ProjectResult(name, "fail", f"gen_data.py failed: {tail[0][:200]}", "corpus")
         inputs = {
             str(p.relative_to(work)): p.read_bytes()
@@ -216,7 +223,8 @@ def render(results: list[ProjectResult], commit: str, command: str) -> str:
         "",
         f"**{passed} of {len(runnable)} projects whose example runs without other CANN libraries pass "
         f"({pct:.1f} %)**; {counts['needs_cann_library']} need other CANN libraries (aclnn of other ops, HCCL), "
-        f"{counts['no_example']} have no runnable example.",
+        f"{counts['no_example']} have no runnable example, "
+        f"{counts['needs_python_package']} need a Python package this machine lacks for their `gen_data.py`.",
         "",
         "## Blockers by frequency",
         "",

@@ -46,6 +46,12 @@ _ATTR_TYPES = {
 }
 _ATTR_SETTERS = {0: "attr_int", 1: "attr_float", 2: "attr_bool", 3: "attr_str", 4: "attr_ints", 5: "attr_floats"}
 _ATTR_SETTERS[6] = "attr_bools"
+# a ValueDepend input's values as the aclnn caller passes them, by the input's dtype
+_VALUE_ARRAYS = {
+    9: ("const aclIntArray *", "input_ints"),
+    0: ("const aclFloatArray *", "input_floats"),
+    12: ("const aclBoolArray *", "input_bools"),
+}
 _DTYPE_EXIT = re.compile(r"\[kgsim:dtype_column ([-\d,]*)\]")
 
 
@@ -76,6 +82,9 @@ def op_signature(meta: Mapping[str, Any]) -> list[AclnnParam]:
             params.append(AclnnParam("input", name, "const aclScalarList *", "input_scalar_list", k))
         elif opt == _DYNAMIC:
             params.append(AclnnParam("input", name, "const aclTensorList *", "input_list", k))
+        elif p.get("value_depend") and p["dtypes"] and set(p["dtypes"]) <= _VALUE_ARRAYS.keys():
+            ctype, call = _VALUE_ARRAYS[p["dtypes"][0]]
+            params.append(AclnnParam("input", name, ctype, call, k))
         elif name in outs:  # written in place: CANN names it <name>Ref
             params.append(AclnnParam("input", f"{name}Ref", "aclTensor *", "input", k))
         elif opt == _OPTIONAL:
@@ -112,7 +121,11 @@ def generate_aclnn(meta: Mapping[str, Any], dtypes: Sequence[int] | None = None)
     params = op_signature(meta)
     used: set[str] = set()
     names = [_cname(p.name, used) for p in params]
-    decl = ", ".join(f"{p.ctype}{'' if p.ctype.endswith('*') else ' '}{n}" for p, n in zip(params, names, strict=True))
+    decl = ", ".join(
+        f"{p.ctype}{'' if p.ctype.endswith('*') else ' '}{n}"
+        for p, n in zip(params, names, strict=True)
+        if p.call != "output_ref"  # the in-place output is its input's <name>Ref, passed once
+    )
     sep = ", " if decl else ""
     first = f"aclnnStatus aclnn{op}GetWorkspaceSize({decl}{sep}uint64_t *workspaceSize, aclOpExecutor **executor)"
     second = f"aclnnStatus aclnn{op}(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)"
@@ -137,7 +150,7 @@ def generate_aclnn(meta: Mapping[str, Any], dtypes: Sequence[int] | None = None)
             body.append(f"    ::kgsim_aclnn::{p.call}(ex, {n});")
         elif p.call == "output_ref":
             in_k = [q["name"] for q in meta["inputs"]].index(p.name[:-3])
-            body.append(f"    ::kgsim_aclnn::output(ex, {in_refs.get(in_k, n)});")
+            body.append(f"    ::kgsim_aclnn::output_ref(ex, {in_refs[in_k]});")
         else:
             body.append(f"    ::kgsim_aclnn::{p.call}(ex, {n});")
     if dtypes is not None:

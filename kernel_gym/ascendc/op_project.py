@@ -63,8 +63,8 @@ _ENTRIES = r"""
 static ::ops::OpDef* kgsim_gen_op_def() {
     auto& r = ::ops::KgsimOpRegistry();
     auto it = r.find(KGSIM_OP_NAME);
-    if (it != r.end()) return it->second.get();
-    return r.empty() ? nullptr : r.begin()->second.get();
+    if (it != r.end()) return ::kgsim::apply_op_impl(it->second.get());
+    return r.empty() ? nullptr : ::kgsim::apply_op_impl(r.begin()->second.get());
 }
 
 extern "C" int64_t kgsim_gen_op_meta(uint8_t* buf, int64_t cap) {
@@ -165,6 +165,11 @@ class ProjectSources:
             and not p.startswith(("op_api/", "framework/", "tests/", "examples/"))
         }
         kern = {p: t for p, t in self.files.items() if p.endswith((".cpp", ".cc")) and "op_kernel" in p}
+        # a kernel .cpp that another kernel file includes is part of that one, not a unit of its own
+        included = {
+            name.rsplit("/", 1)[-1] for t in kern.values() for name in re.findall(r'#\s*include\s*"([^"]+)"', t)
+        }
+        kern = {p: t for p, t in kern.items() if p.rsplit("/", 1)[-1] not in included}
         if not host or not kern:
             raise ValueError("an operator project needs op_host/*.cpp and op_kernel/*.cpp files")
         all_host = "\n".join(strip_comments(t) for t in self.files.values())
@@ -206,19 +211,20 @@ class ProjectSources:
         # on the NPU the kernel unit sees no C library, so the definition is renamed here
         entry = f"kgsim_kernel_{self.kernel_name}"
         # (every unqualified use: its launch helper's chevron names it too; std::abs stays)
-        own = re.compile(r"(?<![\w:.>])" + re.escape(self.kernel_name) + r"\b")
+        own = re.compile(r"(?<![\w:.>\"/])" + re.escape(self.kernel_name) + r"\b(?![.\w])")
         for p, t in self.files.items():
-            if p.endswith((".cpp", ".cc")):
+            if p in self._kern or p in self._host:
                 text = rewrite_chevrons(own.sub(entry, t)) if p in self._kern else t
                 out["proj/" + p + ".inc"] = f'#line 1 "{p}"\n{text}'
             elif not p.endswith(".json"):
-                out["proj/" + p] = t
+                out["proj/" + p] = own.sub(entry, t) if "op_kernel/" in p else t
         host = [
             "#include <cstdio>",
             "#include <cstring>",
             "#include <stdexcept>",
             "#include <string>",
             '#include "register/op_def_registry.h"',
+            '#include "register/op_impl_registry.h"',
             '#include "kgsim/op_host_entry.h"',
             *[f'#include "proj/{p}.inc"' for p in self._host],
             f'#define KGSIM_OP_NAME "{self.op_type}"',
@@ -264,7 +270,9 @@ class ProjectSources:
     def _unit(self, with_kernel: bool, dtype_defs: Mapping[str, str]) -> dict[str, str]:
         out: dict[str, str] = {}
         for p, t in self.files.items():
-            if p.endswith((".cpp", ".cc")):
+            if p.endswith((".cpp", ".cc")) and p not in self._kern and p not in self._host:
+                out["proj/" + p] = t  # a .cpp another file includes
+            elif p.endswith((".cpp", ".cc")):
                 # a kernel file may carry its own `k<<<n, l2ctrl, stream>>>(...)` launcher (the *_do helper)
                 text = rewrite_chevrons(t) if p in self._kern else t
                 out["proj/" + p + ".inc"] = f'#line 1 "{p}"\n{text}'
@@ -289,6 +297,7 @@ class ProjectSources:
             "#include <stdexcept>",
             "#include <string>",
             '#include "register/op_def_registry.h"',
+            '#include "register/op_impl_registry.h"',
             '#include "kgsim/op_kernel_side.h"',
             '#include "kgsim/op_host_entry.h"',
         ]

@@ -4,8 +4,10 @@
 // second launches the kernel with (inputs..., outputs..., workspace, tiling). A DYNAMIC parameter
 // (aclTensorList) is one GM argument in the ListTensorDesc layout the kernel reads.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -60,6 +62,8 @@ inline void add_in(aclOpExecutor* ex, const aclTensor* t) {
         gt.shape_ = shape_of(t);
         gt.dtype_ = ::ge::DataType(t->dtype);
         desc.dtype_ = gt.dtype_;
+        gt.data_ = data_of(t);  // device memory is host memory: a ValueDepend input's values are readable
+        gt.size_ = size_t(gt.shape_.GetStorageShape().GetShapeSize()) * aclDataTypeSize(t->dtype);
     }
     ex->io.in_shapes.push_back(gt.shape_);
     ex->io.in_tensors.push_back(gt);
@@ -130,6 +134,29 @@ inline void input_scalar(aclOpExecutor* ex, const aclScalar* s) {
     std::unique_ptr<aclTensor> t(aclCreateTensor(&one, 1, s->dtype, nullptr, 0, ACL_FORMAT_ND, &one, 1, buf));
     input(ex, t.get());
 }
+// A ValueDepend input passed as an array (aclIntArray: int64, aclFloatArray: float, aclBoolArray):
+// a one-dimensional tensor holding the values.
+template <class A, class V>
+inline void input_values(aclOpExecutor* ex, const A* a, aclDataType dt) {
+    if (!a) {
+        input(ex, nullptr);
+        return;
+    }
+    size_t n = a->values.size();
+    uint8_t* buf = gm_buffer(ex, std::max<size_t>(n, 1) * sizeof(V), "aclnn array");
+    for (size_t k = 0; k < n; ++k) {
+        V v = V(a->values[k]);
+        std::memcpy(buf + k * sizeof(V), &v, sizeof(V));
+    }
+    int64_t len = int64_t(n);
+    std::unique_ptr<aclTensor> t(aclCreateTensor(&len, 1, dt, nullptr, 0, ACL_FORMAT_ND, &len, 1, buf));
+    input(ex, t.get());
+}
+inline void input_ints(aclOpExecutor* ex, const aclIntArray* a) { input_values<aclIntArray, int64_t>(ex, a, ACL_INT64); }
+inline void input_floats(aclOpExecutor* ex, const aclFloatArray* a) {
+    input_values<aclFloatArray, float>(ex, a, ACL_FLOAT);
+}
+inline void input_bools(aclOpExecutor* ex, const aclBoolArray* a) { input_values<aclBoolArray, bool>(ex, a, ACL_BOOL); }
 inline ::gert::KgsimAttrValue& next_attr(aclOpExecutor* ex, int type) {
     ex->io.attrs.attrs_.emplace_back();
     auto& a = ex->io.attrs.attrs_.back();
@@ -173,6 +200,11 @@ inline void output(aclOpExecutor* ex, const aclTensor* t) {
     add_out(ex, t);
     ex->gm.push_back(t ? data_of(t) : nullptr);
     ex->dtypes.push_back(t ? int64_t(t->dtype) : -1);
+}
+// An in-place output: the input passed as <name>Ref, written by the kernel through its output slot.
+inline void output_ref(aclOpExecutor* ex, const aclTensor* t) {
+    add_out(ex, t);
+    ex->gm.push_back(t ? data_of(t) : nullptr);
 }
 inline void output_list(aclOpExecutor* ex, const aclTensorList* l) {
     if (!l) {

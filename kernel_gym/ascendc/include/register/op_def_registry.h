@@ -72,9 +72,14 @@ public:
     ge::DataType GetDataType() const { return dtype_; }
     ge::Format GetStorageFormat() const { return ge::FORMAT_ND; }
     ge::Format GetOriginFormat() const { return ge::FORMAT_ND; }
-    template <class T> const T* GetData() const { return nullptr; }  // values are not known at tiling time
+    // a ValueDepend input's values (the aclnn caller's data); null where they are not known
+    template <class T> const T* GetData() const { return static_cast<const T*>(data_); }
+    template <class T> T* GetData() { return static_cast<T*>(const_cast<void*>(data_)); }
+    size_t GetSize() const { return size_; }
     StorageShape shape_;
     ge::DataType dtype_ = ge::DT_FLOAT;
+    const void* data_ = nullptr;
+    size_t size_ = 0;
 };
 
 class ContinuousVector {
@@ -85,7 +90,13 @@ public:
     const void* data_ = nullptr;
     size_t size_ = 0;
 };
-using TypedContinuousVector = ContinuousVector;
+// A typed view of a list attribute (GetListInt: int64_t, GetListFloat: float), as CANN's
+// TypedContinuousVector<T> gives it; same layout as the untyped one.
+template <class T = void>
+class TypedContinuousVector : public ContinuousVector {
+public:
+    const T* GetData() const { return static_cast<const T*>(data_); }
+};
 
 struct KgsimAttrValue {
     int type = 0;  // 0 int, 1 float, 2 bool, 3 string, 4 list int, 5 list float
@@ -123,7 +134,12 @@ public:
     const float* GetFloat(size_t i) const { return GetAttrPointer<float>(i); }
     const bool* GetBool(size_t i) const { return GetAttrPointer<bool>(i); }
     const char* GetStr(size_t i) const { return GetAttrPointer<char>(i); }
-    const ContinuousVector* GetListInt(size_t i) const { return GetAttrPointer<ContinuousVector>(i); }
+    const TypedContinuousVector<int64_t>* GetListInt(size_t i) const {
+        return static_cast<const TypedContinuousVector<int64_t>*>(GetAttrPointer<ContinuousVector>(i));
+    }
+    const TypedContinuousVector<float>* GetListFloat(size_t i) const {
+        return static_cast<const TypedContinuousVector<float>*>(GetAttrPointer<ContinuousVector>(i));
+    }
     size_t GetAttrNum() const { return attrs_.size(); }
     std::vector<KgsimAttrValue> attrs_;
     mutable int32_t tmp32_ = 0;
@@ -256,8 +272,9 @@ public:
     OpParamDef& Format(std::vector<ge::Format> f) { formats_ = std::move(f); return *this; }
     OpParamDef& FormatList(std::vector<ge::Format> f) { formats_ = std::move(f); return *this; }
     OpParamDef& UnknownShapeFormat(std::vector<ge::Format>) { return *this; }
-    OpParamDef& ValueDepend(Option) { return *this; }
-    OpParamDef& ValueDepend(Option, DependScope) { return *this; }
+    // TilingFunc reads this input's values; an aclnn caller passes an int64 one as aclIntArray
+    OpParamDef& ValueDepend(Option) { value_depend_ = true; return *this; }
+    OpParamDef& ValueDepend(Option, DependScope) { value_depend_ = true; return *this; }
     OpParamDef& IgnoreContiguous() { return *this; }
     OpParamDef& AutoContiguous() { return *this; }
     // an aclnn caller passes this input as an aclScalar (aclScalarList): the generated aclnn takes one
@@ -274,6 +291,7 @@ public:
     std::string name_;
     Option option_ = REQUIRED;
     int scalar_ = 0;
+    bool value_depend_ = false;
     std::vector<ge::DataType> dtypes_;
     std::vector<ge::Format> formats_;
 };

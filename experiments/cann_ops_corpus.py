@@ -159,7 +159,9 @@ def run_one(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
         secs = time.perf_counter() - t0
         if ok:
             return ProjectResult(name, "pass", "", "", secs, detail)
-        if run.error:
+        if "TilingFunc returned a failure" in run.stderr:  # the project's own host code rejects its example
+            blocker, owner = "the project's TilingFunc rejects its example's input", "corpus"
+        elif run.error:
             blocker, owner = _classify(run.error)
         elif run.returncode != 0:
             err = [ln for ln in run.stderr.splitlines() if ln.strip()][-1:] or run.stdout.splitlines()[-1:] or ["?"]

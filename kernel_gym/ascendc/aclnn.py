@@ -222,10 +222,11 @@ class AclnnOp:
             c = _C_TYPES.get(int(d), _C_TYPES.get(p["dtypes"][0] if p["dtypes"] else 0, "float"))
             defs[f"DTYPE_{p['name'].upper()}"] = c
             defs[f"ORIG_DTYPE_{p['name'].upper()}"] = c
-        for p in self.meta["outputs"]:  # an in-place output takes its input's type
-            key = f"DTYPE_{p['name'].upper()}"
-            if key not in defs:
-                defs[key] = defs.get(f"DTYPE_{p['name'].upper()}", "float")
+        outs = {p["name"] for p in self.meta["outputs"]}
+        for p in self.meta["inputs"]:  # an in-place parameter is also named <NAME>_REF, as CANN's build names it
+            if p["name"] in outs:
+                for pre in ("DTYPE_", "ORIG_DTYPE_"):
+                    defs[f"{pre}{p['name'].upper()}_REF"] = defs[f"{pre}{p['name'].upper()}"]
         return defs
 
     def sample_files(self, main_files: Mapping[str, str], dtypes: Sequence[int] | None) -> dict[str, str]:

@@ -478,15 +478,19 @@ def _compile_error(exc: CompileError, name: str) -> AscendCCompileError:
 
 
 # g++'s words for a name that is not there: a header, a namespace member, a class member, a function
-_MISSING_PATTERNS = (
-    re.compile(r"fatal error: ([\w./+-]+): No such file or directory"),
-    re.compile(r"error: '([\w:]+)' is not a member of '([\w:]+)'"),
-    re.compile(r"error: '([\w:]+)' was not declared in this scope"),
-    re.compile(r"error: '[^']*' has no member named '(\w+)'"),
-    re.compile(r"error: no member named '(\w+)'"),
-    re.compile(r"error: '([\w:]+)' has not been declared"),
-    re.compile(r"error: '(\w+)' in namespace '([\w:]+)' does not name a (?:template )?type"),
-    re.compile(r"error: '([\w:]+)' does not name a type"),
+_Q, _E = "[\u2018']", "[\u2019']"  # g++ quotes names in Unicode quotes, or ASCII ones under LANG=C
+_MISSING_PATTERNS = tuple(
+    re.compile(p.replace("Q", _Q).replace("E", _E))
+    for p in (
+        r"fatal error: ([\w./+-]+): No such file or directory",
+        r"error: Q([\w:]+)E is not a member of Q([\w:]+)E",
+        r"error: Q([\w:]+)E was not declared in this scope",
+        r"error: there are no arguments to Q(\w+)E that depend on a template parameter",
+        r"error: Q[^\u2019']*E has no member named Q(\w+)E",
+        r"error: Q([\w:]+)E has not been declared",
+        r"error: Q(\w+)E in namespace Q([\w:]+)E does not name a (?:template )?type",
+        r"error: Q([\w:]+)E does not name a type",
+    )
 )
 
 

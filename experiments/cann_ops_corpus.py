@@ -119,7 +119,9 @@ def run_one(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
             tail = (gen.stderr or gen.stdout).strip().splitlines()[-1:] or ["?"]
             missing = re.search(r"No module named '(\w+)'", tail[0])
             if missing:  # the reference side needs a framework this machine lacks (TensorFlow)
-                return ProjectResult(name, "needs_python_package", f"gen_data.py imports {missing.group(1)}", "environment")
+                return ProjectResult(
+                    name, "needs_python_package", f"gen_data.py imports {missing.group(1)}", "environment"
+                )
             return ProjectResult(name, "fail", f"gen_data.py failed: {tail[0][:200]}", "corpus")
         inputs = {
             str(p.relative_to(work)): p.read_bytes()
@@ -127,9 +129,7 @@ def run_one(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
             for p in (work / sub).rglob("*")
             if p.is_file()
         }
-        example = {
-            p.name: p.read_text(errors="replace") for p in ex.iterdir() if p.suffix in (".cpp", ".h", ".hpp")
-        }
+        example = {p.name: p.read_text(errors="replace") for p in ex.iterdir() if p.suffix in (".cpp", ".h", ".hpp")}
         try:
             op = AclnnOp(files, headers=headers)
             calls = {c for c in _OWN_CALL.findall(main_text)} - {f"aclnn{op.meta['op']}"}
@@ -191,7 +191,9 @@ def run_isolated(project: Path, corpus: Path, timeout_s: float) -> ProjectResult
         text = Path(f.name).read_text()
         if not text:
             tail = (done.stderr.strip().splitlines() or ["?"])[-1]
-            return ProjectResult(name, "fail", f"harness child died: {tail[:200]}", "simulator", time.perf_counter() - t0)
+            return ProjectResult(
+                name, "fail", f"harness child died: {tail[:200]}", "simulator", time.perf_counter() - t0
+            )
         return ProjectResult(**json.loads(text))
 
 

@@ -213,6 +213,7 @@ _PCH_HEADERS = {
         "tiling/platform/platform_ascendc.h",
         "kgsim/aten_shim.h",
         "deque",
+        "kgsim/aclnn_exec.h",  # the aclnn argument objects and the generated pair's common part
     ),
 }
 

@@ -201,17 +201,21 @@ class ProjectSources:
         """The generated sources: ``op_project_unit.cpp`` (first) and the project's files under ``proj/``."""
         return self._unit(with_kernel, dtype_defs)
 
+    def _kernel_rename(self) -> tuple[str, re.Pattern[str]]:
+        """The kernel's name in the unit, and what to replace. Its own name may be a C library
+        function's (a kernel `abs` next to <cstdlib>'s); on the NPU the kernel unit sees no C
+        library, so it is renamed: every unqualified use (its launch helper's chevron names it
+        too), not std::abs, a member or an include path."""
+        own = re.compile(r"(?<![\w:.>\"/])" + re.escape(self.kernel_name) + r"\b(?![.\w])")
+        return f"kgsim_kernel_{self.kernel_name}", own
+
     def split_units(self, dtype_defs: Mapping[str, str], headers: Mapping[str, str] | None = None) -> dict[str, str]:
         """The project as the NPU toolchain builds it, host and kernel apart: ``op_host_unit.cpp``
         (host files, entry points) and ``op_kernel_unit.cpp`` (the tiling headers, the kernel and
         ``kgsim_gen_op_launch_v``), so names both sides define (a tiling-key constant) stay each
         side's own. ``headers``: include-path headers (searched for tiling definitions too)."""
         out: dict[str, str] = {}
-        # the kernel's own name may be a C library function's (a kernel `abs` next to <cstdlib>'s);
-        # on the NPU the kernel unit sees no C library, so the definition is renamed here
-        entry = f"kgsim_kernel_{self.kernel_name}"
-        # (every unqualified use: its launch helper's chevron names it too; std::abs stays)
-        own = re.compile(r"(?<![\w:.>\"/])" + re.escape(self.kernel_name) + r"\b(?![.\w])")
+        entry, own = self._kernel_rename()
         for p, t in self.files.items():
             if p in self._kern or p in self._host:
                 text = rewrite_chevrons(own.sub(entry, t)) if p in self._kern else t
@@ -269,12 +273,13 @@ class ProjectSources:
     # ---- building ---------------------------------------------------------------------
     def _unit(self, with_kernel: bool, dtype_defs: Mapping[str, str]) -> dict[str, str]:
         out: dict[str, str] = {}
+        entry, own = self._kernel_rename()
         for p, t in self.files.items():
             if p.endswith((".cpp", ".cc")) and p not in self._kern and p not in self._host:
-                out["proj/" + p] = t  # a .cpp another file includes
+                out["proj/" + p] = own.sub(entry, t) if "op_kernel/" in p else t  # a .cpp another file includes
             elif p.endswith((".cpp", ".cc")):
                 # a kernel file may carry its own `k<<<n, l2ctrl, stream>>>(...)` launcher (the *_do helper)
-                text = rewrite_chevrons(t) if p in self._kern else t
+                text = rewrite_chevrons(own.sub(entry, t)) if p in self._kern else t
                 out["proj/" + p + ".inc"] = f'#line 1 "{p}"\n{text}'
             elif not p.endswith(".json"):
                 out["proj/" + p] = t
@@ -320,7 +325,7 @@ class ProjectSources:
                 f"{', ' if n else ''}{ps}) {{\n"
                 f"    ::kgsim_gen_op::g_tiling_key = uint64_t(tiling_key);\n"
                 f'    ::kgsim::launch_named("{self.kernel_name}", block_dim, '
-                f"{self.kernel_name}{', ' if n else ''}{args});\n}}"
+                f"{entry}{', ' if n else ''}{args});\n}}"
             )
             unpacked = ", ".join(f"p[{k}]" for k in range(n))
             lines.append(
@@ -329,12 +334,11 @@ class ProjectSources:
                 f'    if (n != {n}) throw std::runtime_error("kernel {self.kernel_name} takes {n} GM_ADDR '
                 f'parameters, got " + std::to_string(n));\n'
                 f"    ::kgsim_gen_op::g_tiling_key = uint64_t(tiling_key);\n"
-                f'    ::kgsim::launch_named("{self.kernel_name}", block_dim, {self.kernel_name}'
+                f'    ::kgsim::launch_named("{self.kernel_name}", block_dim, {entry}'
                 f"{', ' if n else ''}{unpacked});\n}}"
             )
         out["op_project_unit.cpp"] = "\n".join(lines) + "\n"
         return dict(sorted(out.items(), key=lambda kv: kv[0] != "op_project_unit.cpp"))
-
 
 
 class OpProjectOp(ProjectSources):

@@ -351,7 +351,7 @@ public:
 class OpAICoreDef {
 public:
     OpAICoreDef& SetTiling(TilingFn f) { tiling_ = f; return *this; }
-    template <class F> OpAICoreDef& SetTilingParse(F) { return *this; }
+    template <class... C, class F> OpAICoreDef& SetTilingParse(F) { return *this; }
     template <class F> OpAICoreDef& SetCheckSupport(F) { return *this; }
     template <class F> OpAICoreDef& SetOpSelectFormat(F) { return *this; }
     template <class F> OpAICoreDef& SetOpSupportInfo(F) { return *this; }

@@ -37,7 +37,8 @@ struct OpImplRegistrar {
     }
     // the output dtype follows input 0's (what an aclnn caller's output tensor gives anyway)
     OpImplRegistrar& InferOutDataTypeSameWithFirstInput() { return *this; }
-    template <class F> OpImplRegistrar& TilingParse(F&&) { return *this; }
+    // `.TilingParse<CompileInfo>(fn)`: the compile-info type is named explicitly, so a pack first
+    template <class... C, class F> OpImplRegistrar& TilingParse(F&&) { return *this; }
     template <class F> OpImplRegistrar& InferShapeRange(F&&) { return *this; }
     template <class F> OpImplRegistrar& TilingInputsDataDependency(F&&) { return *this; }
     template <class... A> OpImplRegistrar& InputsDataDependency(A&&...) { return *this; }

@@ -57,15 +57,22 @@ def _read_tree(root: Path, sub: str) -> dict[str, str]:
 
 
 def _common_headers(corpus: Path, texts: list[str]) -> dict[str, str]:
-    """The library's shared headers (src/common/inc, on the build's include path) the sources reach."""
+    """The library's shared headers the sources reach: src/common/inc is on the build's include
+    path, and so are its subdirectories of kernel and tiling headers (a kernel includes
+    "foreach_triangle.h" from inc/foreach/op_kernel), found by the path's tail."""
     inc = corpus / "src" / "common" / "inc"
+    every = [p for p in inc.rglob("*") if p.is_file()] if inc.is_dir() else []
     found: dict[str, str] = {}
     todo = list(texts)
     while todo:
         for name in _INCLUDE.findall(todo.pop()):
-            p = inc / name
-            if name not in found and p.is_file():
-                found[name] = p.read_text(errors="replace")
+            if name in found:
+                continue
+            direct = inc / name
+            tail = [p for p in every if str(p).endswith("/" + name)]
+            path = direct if direct.is_file() else tail[0] if len(tail) == 1 else None
+            if path is not None:
+                found[name] = path.read_text(errors="replace")
                 todo.append(found[name])
     return found
 
@@ -106,6 +113,13 @@ def run_one(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
     if opdev:  # the project's own aclnn layer, written on CANN's op-API framework (opdev, l0 ops)
         return ProjectResult(name, "needs_cann_library", f"{opdev[0]} builds on CANN's opdev framework", "out of scope")
     headers = _common_headers(corpus, list(files.values()))
+    # the library's shared host sources of a family whose headers the project uses (the foreach
+    # tiling functions in src/common/src/foreach), compiled into the op's host side as the build does
+    common_src = corpus / "src" / "common" / "src"
+    for family in sorted({h.split("/", 1)[0] for h in headers if "/" in h}):
+        for p in sorted((common_src / family).rglob("*.cpp")) if (common_src / family).is_dir() else []:
+            files[f"common_src/{p.relative_to(common_src)}"] = p.read_text(errors="replace")
+    headers = {**headers, **_common_headers(corpus, [t for k, t in files.items() if k.startswith("common_src/")])}
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="cann-ops-") as tmp:
         work = Path(tmp) / "ex"

@@ -126,8 +126,15 @@ def run_one(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
         shutil.copytree(ex, work)
         for sub in ("input", "output"):
             (work / sub).mkdir(exist_ok=True)
+        gen_args = re.search(r"^\s*(?:\w+=`)?python3?\s+gen_data\.py([^`\n]*)", run_sh, re.M)
+        args = [a.strip("'\"") for a in gen_args.group(1).split()] if gen_args else []
         gen = subprocess.run(
-            [sys.executable, "gen_data.py"], cwd=work, capture_output=True, text=True, timeout=timeout_s, check=False
+            [sys.executable, "gen_data.py", *[a for a in args if "$" not in a]],
+            cwd=work,
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            check=False,
         )
         if gen.returncode != 0:
             tail = (gen.stderr or gen.stdout).strip().splitlines()[-1:] or ["?"]
@@ -264,6 +271,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--commit", default=None, help="the corpus commit to name (default: git rev-parse HEAD)")
     ap.add_argument("--json", default=None, help="write the results as JSON here")
     ap.add_argument("--write-doc", action="store_true", help="regenerate docs/ascendc_compat.md")
+    ap.add_argument(
+        "--rerun-from",
+        default=None,
+        help="a --json file of an earlier run: keep its passes, run the other projects again, merge",
+    )
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--out", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
@@ -273,9 +285,17 @@ def main(argv: list[str] | None = None) -> int:
     todo = projects(corpus)
     if a.only:
         todo = [p for p in todo if any(str(p.relative_to(corpus / "src")).startswith(o) for o in a.only)]
+    earlier = (
+        {d["project"]: ProjectResult(**d) for d in json.loads(Path(a.rerun_from).read_text())} if a.rerun_from else {}
+    )
     results = []
     for p in todo:  # one at a time: builds are the cost, on few shared cores
-        r = run_isolated(p, corpus, a.timeout)
+        name = str(p.relative_to(corpus / "src"))
+        r = (
+            earlier[name]
+            if earlier.get(name) and earlier[name].status == "pass"
+            else run_isolated(p, corpus, a.timeout)
+        )
         results.append(r)
         print(f"{r.status:20s} {r.seconds:6.1f}s {r.project:45s} {r.blocker[:110]}", flush=True)
     counts = Counter(r.status for r in results)

@@ -29,6 +29,7 @@ from typing import Any
 
 import torch
 
+from kernel_gym.ascendc.errors import AscendCCompileError
 from kernel_gym.ascendc.loader import compile_module
 from kernel_gym.ascendc.op_project import _C_TYPES, ProjectSources, _snake
 from kernel_gym.ascendc.sample import SampleRun, run_sample
@@ -270,10 +271,16 @@ class AclnnOp:
 
     def default_dtypes(self) -> list[int] | None:
         """Per aclnn tensor parameter, the dtype of the OpDef's first column (None: not a DTYPE_ kernel)."""
+        cols = self.columns()
+        return cols[0] if cols else None
+
+    def columns(self) -> list[list[int]]:
+        """The OpDef's dtype columns, per aclnn tensor parameter (none: not a DTYPE_ kernel)."""
         if not self.project.uses_dtype_macros:
-            return None
+            return []
         ps = self._tensor_params()
-        return [p["dtypes"][0] if p["dtypes"] else -1 for p in ps]
+        n = max((len(p["dtypes"]) for p in ps), default=0)
+        return [[p["dtypes"][k] if k < len(p["dtypes"]) else -1 for p in ps] for k in range(max(n, 1))]
 
     def _tensor_params(self) -> list[dict[str, Any]]:
         in_names = {p["name"] for p in self.meta["inputs"]}
@@ -309,6 +316,18 @@ class AclnnOp:
         return out
 
 
+def _builds(op: AclnnOp, example_files: Mapping[str, str], dtypes: list[int], soc: str) -> bool:
+    from kernel_gym.ascendc.sample import _unity_source
+
+    sources, _ = _unity_source(op.sample_files(example_files, dtypes), soc)
+    main = "kgsim_sample.cpp"
+    try:
+        compile_module({main: sources.pop(main), **sources}, soc=soc, pch="host")
+    except AscendCCompileError:
+        return False
+    return True
+
+
 def run_aclnn_example(
     project_files: Mapping[str, str],
     example_files: Mapping[str, str],
@@ -328,10 +347,22 @@ def run_aclnn_example(
     dtypes the example passes when they differ.
     """
     op = AclnnOp(project_files, soc=soc, headers=headers)
-    dtypes = op.default_dtypes()
-    for _ in range(3):
+    columns = op.columns()
+    dtypes = columns[0] if columns else None
+    for attempt in range(3):
         files = op.sample_files(example_files, dtypes)
-        run = run_sample(files, inputs=inputs, timeout_s=timeout_s, soc=soc, cwd=cwd, pch="host")
+        try:
+            run = run_sample(files, inputs=inputs, timeout_s=timeout_s, soc=soc, cwd=cwd, pch="host")
+        except AscendCCompileError:
+            # a column the kernel cannot be built for (an API without that dtype on this SoC): the
+            # first column that builds runs, and the example's own dtypes are taken from there
+            rest = [c for c in columns if c != dtypes]
+            if attempt > 0 or not rest:
+                raise
+            dtypes = next((c for c in rest if _builds(op, example_files, c, soc)), None)
+            if dtypes is None:
+                raise
+            continue
         found = _DTYPE_EXIT.search(run.stderr)
         if not found or dtypes is None:
             return run

@@ -190,7 +190,10 @@ class ProjectSources:
         )
         self._tiling_classes = sorted(set(re.findall(r"BEGIN_TILING_DATA_DEF\s*\(\s*(\w+)", all_host)))
         self._host, self._kern = host, kern
-        self._uses_dtype_macros = any(re.search(r"\b(?:ORIG_)?DTYPE_\w+", strip_comments(t)) for t in kern.values())
+        # (in the kernel's headers too: a kernel class in op_kernel/x.h may be the one naming them)
+        self._uses_dtype_macros = any(
+            re.search(r"\b(?:ORIG_)?DTYPE_\w+", strip_comments(t)) for p, t in self.files.items() if "op_kernel/" in p
+        )
 
     @property
     def uses_dtype_macros(self) -> bool:

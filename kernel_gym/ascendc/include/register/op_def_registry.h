@@ -199,7 +199,7 @@ public:
     template <class T> T* GetTilingData() { tiling_.size_ = sizeof(T); return reinterpret_cast<T*>(tiling_.data_); }
     size_t* GetWorkspaceSizes(size_t n) { if (workspace_.size() < n) workspace_.resize(n, 0); return workspace_.data(); }
     size_t GetWorkspaceNum() const { return workspace_.size(); }
-    fe::PlatFormInfos* GetPlatformInfo() const { return nullptr; }
+    fe::PlatFormInfos* GetPlatformInfo() const { return fe::PlatFormInfos::Instance(); }
     template <class T> const T* GetCompileInfo() const { return nullptr; }
     int32_t GetDeterministic() const { return 0; }
     ge::graphStatus SetScheduleMode(uint32_t) { return ge::GRAPH_SUCCESS; }

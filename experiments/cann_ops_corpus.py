@@ -101,8 +101,9 @@ def run_one(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
     if not main.is_file():
         return ProjectResult(name, "no_example", "no examples/AclNNInvocationNaive/main.cpp", "corpus")
     main_text = main.read_text(errors="replace")
-    if _OTHER_LIBS.search(main_text):
-        lib = _OTHER_LIBS.search(main_text).group(1).rstrip("/")
+    other = _OTHER_LIBS.search(main_text)
+    if other:
+        lib = other.group(1).rstrip("/")
         return ProjectResult(name, "needs_cann_library", f"its example includes {lib}", "out of scope")
     run_sh = (ex / "run.sh").read_text(errors="replace") if (ex / "run.sh").is_file() else ""
     verifies = _verify_commands(run_sh)

@@ -70,9 +70,12 @@ def _common_headers(corpus: Path, texts: list[str]) -> dict[str, str]:
                 continue
             direct = inc / name
             tail = [p for p in every if str(p).endswith("/" + name)]
-            path = direct if direct.is_file() else tail[0] if len(tail) == 1 else None
-            if path is not None:
-                found[name] = path.read_text(errors="replace")
+            if direct.is_file():
+                found[name] = direct.read_text(errors="replace")
+                todo.append(found[name])
+            elif len(tail) == 1:  # one file under two names would be two headers: forward to its path
+                rel = str(tail[0].relative_to(inc))
+                found[name] = f'#include "{rel}"\n'
                 todo.append(found[name])
     return found
 

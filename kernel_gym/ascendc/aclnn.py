@@ -223,6 +223,8 @@ def static_meta(files: Mapping[str, str]) -> dict[str, Any] | None:
                 continue
             opt = re.search(r"ParamType\s*\(\s*(?:ops::)?(\w+)\s*\)", chain)
             dts = re.search(r"\bDataType(?:List)?\s*\(\s*\{([^}]*)\}", chain)
+            if dts is None and re.search(r"\bDataType(?:List)?\s*\(", chain):
+                return None  # the dtypes are in a variable: the compiled OpDef knows them
             names = re.findall(r"\bDT_\w+", dts.group(1)) if dts else []
             if any(n not in _GE_CODES for n in names) or (opt and opt.group(1) not in _OPTIONS):
                 return None

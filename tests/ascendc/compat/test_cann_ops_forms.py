@@ -231,6 +231,7 @@ def test_generated_aclnn_runs_an_unmodified_main():
     assert run.launches and run.launches[0].num_blocks == 2
 
 
+@pytest.mark.slow  # a second build of the project (the first test covers the path)
 def test_generated_aclnn_passes_an_optional_input():
     x, b, inputs = _inputs(1)
     run = run_aclnn_example(

@@ -250,10 +250,12 @@ class AclnnOp:
         self.soc = soc
         self.headers = dict(headers or {})  # include-path headers the build adds (the library's common/inc)
         self.meta = self._meta()
+        # the op type as the OpDef registers it (OP_ADD inside a family's helper macro hides it from the text)
+        self.project.op_type = self.meta["op"]
         self.header, _ = generate_aclnn(self.meta)
 
     def _host_unit(self) -> dict[str, str]:
-        return {**self.project.unit(False, {}), **self.headers}
+        return {**self.project.split_units({}, self.headers, with_kernel=False), **self.headers}
 
     def _meta(self) -> dict[str, Any]:
         found = static_meta(self.project.files)

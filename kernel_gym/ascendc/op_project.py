@@ -212,7 +212,9 @@ class ProjectSources:
         own = re.compile(r"(?<![\w:.>\"/])" + re.escape(self.kernel_name) + r"\b(?![.\w])")
         return f"kgsim_kernel_{self.kernel_name}", own
 
-    def split_units(self, dtype_defs: Mapping[str, str], headers: Mapping[str, str] | None = None) -> dict[str, str]:
+    def split_units(
+        self, dtype_defs: Mapping[str, str], headers: Mapping[str, str] | None = None, with_kernel: bool = True
+    ) -> dict[str, str]:
         """The project as the NPU toolchain builds it, host and kernel apart: ``op_host_unit.cpp``
         (host files, entry points) and ``op_kernel_unit.cpp`` (the tiling headers, the kernel and
         ``kgsim_gen_op_launch_v``), so names both sides define (a tiling-key constant) stay each
@@ -225,27 +227,39 @@ class ProjectSources:
                 out["proj/" + p + ".inc"] = f'#line 1 "{p}"\n{text}'
             elif not p.endswith(".json"):
                 out["proj/" + p] = own.sub(entry, t) if "op_kernel/" in p else t
-        host = [
+        prelude = [
             "#include <cstdio>",
             "#include <cstring>",
             "#include <stdexcept>",
             "#include <string>",
             '#include "register/op_def_registry.h"',
             '#include "register/op_impl_registry.h"',
+        ]
+        # each host source a unit of its own, as the build compiles them (a family's shared tiling
+        # sources define the same helpers); the OpDef and impl registries are one per library
+        host = [
+            *prelude,
             '#include "kgsim/op_host_entry.h"',
-            *[f'#include "proj/{p}.inc"' for p in self._host],
             f'#define KGSIM_OP_NAME "{self.op_type}"',
             _ENTRIES,
             "void kgsim_gen_op_launch_v(int64_t block_dim, int64_t tiling_key, uint8_t** p, size_t n);",
         ]
         out["op_host_unit.cpp"] = "\n".join(host) + "\n"
+        for k, p in enumerate(self._host):
+            out[f"op_host_unit_{k}.cpp"] = "\n".join([*prelude, f'#include "proj/{p}.inc"']) + "\n"
+        if not with_kernel:
+            return out
         tiling_def = re.compile(r"\b(?:BEGIN_TILING_DATA_DEF|REGISTER_TILING_DATA_CLASS)\s*\(")
         tiling_headers = [
             f"proj/{p}"
             for p, t in self.files.items()
             if p.startswith("op_host/") and p.endswith((".h", ".hpp")) and tiling_def.search(strip_comments(t))
         ]
-        tiling_headers += [p for p, t in (headers or {}).items() if tiling_def.search(strip_comments(t))]
+        # of the shared headers, the one registering this op's tiling class (a family's headers may
+        # each define the same constants: the build's kernel includes only its own)
+        registers = re.compile(r"\bREGISTER_TILING_DATA_CLASS\s*\(\s*" + re.escape(self.op_type) + r"\s*,")
+        shared = [p for p, t in (headers or {}).items() if registers.search(strip_comments(t))]
+        tiling_headers += shared
         kern = [
             "#include <cstdint>",
             "#include <stdexcept>",
@@ -257,7 +271,12 @@ class ProjectSources:
         ]
         if self._tiling_alias:
             kern.append(f"using KgsimOpTilingData = ::optiling::{self._tiling_alias};")
-        kern += [f"using ::optiling::{c};" for c in self._tiling_classes]
+        elif shared:
+            kern.append(f"using KgsimOpTilingData = ::optiling::KgsimTilingFor_{self.op_type};")
+        shared_classes = [
+            c for p in shared for c in re.findall(r"BEGIN_TILING_DATA_DEF\s*\(\s*(\w+)", (headers or {})[p])
+        ]
+        kern += [f"using ::optiling::{c};" for c in sorted({*self._tiling_classes, *shared_classes})]
         kern += [f"#define {k} {v}" for k, v in dtype_defs.items()]
         kern += [f'#include "proj/{p}.inc"' for p in self._kern]
         n = len(self.kernel_params)

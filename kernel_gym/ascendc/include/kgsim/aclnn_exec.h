@@ -15,6 +15,7 @@
 
 #include "aclnn/acl_meta.h"
 #include "register/op_def_registry.h"
+#include "register/op_impl_registry.h"
 
 struct aclOpExecutor {
     ::ops::OpDef* def = nullptr;
@@ -249,6 +250,7 @@ inline aclnnStatus finish(aclOpExecutor* ex, const int64_t* compiled, size_t n_c
         return ACLNN_ERR_PARAM_INVALID;
     }
     bind_lists(ex);
+    ex->io.compile_info = ::kgsim::op_compile_info(ex->def->name_);
     constexpr size_t kTilingCap = 64 * 1024;
     ex->tiling.assign(kTilingCap, 0);
     ::gert::TilingContext ctx(&ex->io);

@@ -169,6 +169,7 @@ struct KgsimOpIO {
     RuntimeAttrs attrs;
     // compute-node index of each IR input's first instance (a DYNAMIC input is several); empty: one each
     std::vector<size_t> ir_first;
+    const void* compile_info = nullptr;  // what the op's TilingParse filled (GetCompileInfo)
     size_t Flat(size_t ir, size_t j) const { return ir < ir_first.size() ? ir_first[ir] + j : ir + j; }
 };
 
@@ -200,7 +201,8 @@ public:
     size_t* GetWorkspaceSizes(size_t n) { if (workspace_.size() < n) workspace_.resize(n, 0); return workspace_.data(); }
     size_t GetWorkspaceNum() const { return workspace_.size(); }
     fe::PlatFormInfos* GetPlatformInfo() const { return fe::PlatFormInfos::Instance(); }
-    template <class T> const T* GetCompileInfo() const { return nullptr; }
+    template <class T> const T* GetCompileInfo() const { return static_cast<const T*>(io_->compile_info); }
+    const void* GetCompileInfo() const { return io_->compile_info; }
     int32_t GetDeterministic() const { return 0; }
     ge::graphStatus SetScheduleMode(uint32_t) { return ge::GRAPH_SUCCESS; }
     ge::graphStatus SetNeedAtomic(bool) { return ge::GRAPH_SUCCESS; }
@@ -251,7 +253,17 @@ private:
     KgsimOpIO* io_;
 };
 class InferShapeRangeContext {};
-class TilingParseContext {};
+// TilingParse (tiling preparation): fills the op's compile info from the platform, once.
+class TilingParseContext {
+public:
+    explicit TilingParseContext(void* info = nullptr) : info_(info) {}
+    template <class T> T* GetCompiledInfo() { return static_cast<T*>(info_); }
+    fe::PlatFormInfos* GetPlatformInfo() const { return fe::PlatFormInfos::Instance(); }
+    const char* GetNodeName() const { return ""; }
+    const char* GetNodeType() const { return ""; }
+private:
+    void* info_;
+};
 }  // namespace gert
 
 namespace ops {

@@ -3,7 +3,9 @@
 // SetInferShape) or through these chains by op type; both reach the same functions. The entry
 // points (kgsim_gen_op_def) fill in what the OpDef leaves unset from this registry.
 #pragma once
+#include <functional>
 #include <map>
+#include <tuple>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -12,6 +14,7 @@
 
 namespace kgsim {
 struct OpImplFns {
+    std::function<const void*()> compile_info;  // runs TilingParse once, gives its compile info
     ::ops::TilingFn tiling = nullptr;
     ::ops::InferShapeFn infer_shape = nullptr;
     ::ops::InferDataTypeFn infer_dtype = nullptr;
@@ -37,8 +40,24 @@ struct OpImplRegistrar {
     }
     // the output dtype follows input 0's (what an aclnn caller's output tensor gives anyway)
     OpImplRegistrar& InferOutDataTypeSameWithFirstInput() { return *this; }
-    // `.TilingParse<CompileInfo>(fn)`: the compile-info type is named explicitly, so a pack first
-    template <class... C, class F> OpImplRegistrar& TilingParse(F&&) { return *this; }
+    // `.TilingParse<CompileInfo>(fn)`: fn fills a CompileInfo from the platform; TilingContext's
+    // GetCompileInfo gives it to the tiling function
+    template <class... C, class F> OpImplRegistrar& TilingParse(F f) {
+        if constexpr (sizeof...(C) == 1 && std::is_convertible_v<F, ::ge::graphStatus (*)(::gert::TilingParseContext*)>) {
+            ::ge::graphStatus (*fn)(::gert::TilingParseContext*) = f;
+            op_impl_registry()[op].compile_info = [fn]() -> const void* {
+                static std::tuple<C...> info{};
+                static bool done = false;
+                if (!done) {
+                    ::gert::TilingParseContext ctx(&std::get<0>(info));
+                    fn(&ctx);
+                    done = true;
+                }
+                return &std::get<0>(info);
+            };
+        }
+        return *this;
+    }
     template <class F> OpImplRegistrar& InferShapeRange(F&&) { return *this; }
     template <class F> OpImplRegistrar& TilingInputsDataDependency(F&&) { return *this; }
     template <class... A> OpImplRegistrar& InputsDataDependency(A&&...) { return *this; }
@@ -47,6 +66,10 @@ struct OpImplRegistrar {
 };
 using OpTilingImplRegistrar = OpImplRegistrar;
 // The OpDef's own functions win; the registry fills the rest.
+inline const void* op_compile_info(const std::string& op) {
+    auto it = op_impl_registry().find(op);
+    return it != op_impl_registry().end() && it->second.compile_info ? it->second.compile_info() : nullptr;
+}
 inline ::ops::OpDef* apply_op_impl(::ops::OpDef* def) {
     if (!def) return def;
     auto it = op_impl_registry().find(def->name_);

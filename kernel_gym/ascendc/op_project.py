@@ -227,11 +227,10 @@ class ProjectSources:
                 out["proj/" + p + ".inc"] = f'#line 1 "{p}"\n{text}'
             elif not p.endswith(".json"):
                 out["proj/" + p] = own.sub(entry, t) if "op_kernel/" in p else t
+        # (the standard headers CANN's host headers bring in, which host code relies on unincluded)
         prelude = [
-            "#include <cstdio>",
-            "#include <cstring>",
-            "#include <stdexcept>",
-            "#include <string>",
+            *(f"#include <{h}>" for h in ("algorithm", "cmath", "cstdio", "cstring", "map", "memory", "numeric")),
+            *(f"#include <{h}>" for h in ("set", "stdexcept", "string", "unordered_map", "vector")),
             '#include "register/op_def_registry.h"',
             '#include "register/op_impl_registry.h"',
         ]

@@ -253,7 +253,8 @@ def render(results: list[ProjectResult], commit: str, command: str) -> str:
         f"**{passed} of {len(runnable)} projects whose example runs without other CANN libraries pass "
         f"({pct:.1f} %)**; {counts['needs_cann_library']} need other CANN libraries (aclnn of other ops, HCCL), "
         f"{counts['no_example']} have no runnable example, "
-        f"{counts['needs_python_package']} need a Python package this machine lacks for their `gen_data.py`.",
+        f"{counts['needs_python_package']} need a Python package this machine lacks for their `gen_data.py`"
+        + (f"; {counts['not_run']} were not run in this pass." if counts["not_run"] else "."),
         "",
         "## Blockers by frequency",
         "",
@@ -280,12 +281,24 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="a --json file of an earlier run: keep its passes, run the other projects again, merge",
     )
+    ap.add_argument("--render", default=None, help="only write docs/ascendc_compat.md from this --json file")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--out", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.child:
         return _child(a.child, a.corpus, a.timeout, a.out)
     corpus = Path(a.corpus).resolve()
+    if a.render:  # the table from a --json file (projects it lacks are listed as not run)
+        done = [ProjectResult(**d) for d in json.loads(Path(a.render).read_text())]
+        have = {r.project for r in done}
+        done += [
+            ProjectResult(str(p.relative_to(corpus / "src")), "not_run", "not run in this pass", "")
+            for p in projects(corpus)
+            if str(p.relative_to(corpus / "src")) not in have
+        ]
+        cmd = "python -m experiments.cann_ops_corpus --corpus <cann-ops checkout> --commit <commit> --write-doc"
+        DOC.write_text(render(done, _corpus_commit(corpus, a.commit), cmd))
+        return 0
     todo = projects(corpus)
     if a.only:
         todo = [p for p in todo if any(str(p.relative_to(corpus / "src")).startswith(o) for o in a.only)]
@@ -302,6 +315,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         results.append(r)
         print(f"{r.status:20s} {r.seconds:6.1f}s {r.project:45s} {r.blocker[:110]}", flush=True)
+        if a.json:  # after each project: a run cut short still leaves its results
+            Path(a.json).write_text(json.dumps([asdict(x) for x in results], indent=1))
     counts = Counter(r.status for r in results)
     runnable = counts["pass"] + counts["fail"]
     print(f"\npass {counts['pass']} / {runnable} runnable; {dict(counts)}")

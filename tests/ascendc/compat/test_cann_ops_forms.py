@@ -48,7 +48,7 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context) {
     uint32_t blocks = 2;
     t.set_total(total);
     t.set_perBlock(total / blocks);
-    t.set_scale(*scale + float(pads->GetData()[1]));
+    t.set_scale(*scale + (pads->GetSize() > 1 ? float(pads->GetData()[1]) : 0.0f));
     t.set_hasBias(context->GetOptionalInputShape(1) != nullptr ? 1 : 0);
     t.set_rows(dims != nullptr ? uint32_t(dims[0]) : 0);
     context->SetBlockDim(blocks);
@@ -302,5 +302,5 @@ def test_load_op_project_takes_tiling_from_the_op_impl_registry():
     op = asc.load_op_project({**PROJECT, "op_kernel/sin.cpp": KERNEL.replace("constexpr int SHARED_KEY = 7;", "")})
     assert op.meta["has_tiling"] and op.meta["has_infer_shape"]  # from the registry: the OpDef sets neither
     x = torch.randn(64)
-    plan = op.plan(x, None, torch.tensor([4, 2], dtype=torch.int64), scale=2.0, pads=[0, 0])
+    plan = op.plan(x, None, torch.tensor([4, 2], dtype=torch.int64), scale=2.0)
     assert plan["block_dim"] == 2 and plan["tiling_key"] == 7

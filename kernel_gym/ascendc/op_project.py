@@ -63,8 +63,8 @@ _ENTRIES = r"""
 static ::ops::OpDef* kgsim_gen_op_def() {
     auto& r = ::ops::KgsimOpRegistry();
     auto it = r.find(KGSIM_OP_NAME);
-    if (it != r.end()) return ::kgsim::apply_op_impl(it->second.get());
-    return r.empty() ? nullptr : ::kgsim::apply_op_impl(r.begin()->second.get());
+    if (it != r.end()) return ::kgsim_gen_apply_op_impl(it->second.get());
+    return r.empty() ? nullptr : ::kgsim_gen_apply_op_impl(r.begin()->second.get());
 }
 
 extern "C" int64_t kgsim_gen_op_meta(uint8_t* buf, int64_t cap) {
@@ -210,7 +210,7 @@ class ProjectSources:
         library, so it is renamed: every unqualified use (its launch helper's chevron names it
         too), not std::abs, a member or an include path."""
         own = re.compile(r"(?<![\w:.>\"/])" + re.escape(self.kernel_name) + r"\b(?![.\w])")
-        return f"kgsim_kernel_{self.kernel_name}", own
+        return f"kgsim_gen_kernel_{self.kernel_name}", own
 
     def split_units(
         self, dtype_defs: Mapping[str, str], headers: Mapping[str, str] | None = None, with_kernel: bool = True

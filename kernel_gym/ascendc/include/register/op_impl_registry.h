@@ -80,6 +80,8 @@ inline ::ops::OpDef* apply_op_impl(::ops::OpDef* def) {
     return def;
 }
 }  // namespace kgsim
+// What the generated entry points call (a kgsim_gen_ name: generated code may use it).
+inline ::ops::OpDef* kgsim_gen_apply_op_impl(::ops::OpDef* def) { return ::kgsim::apply_op_impl(def); }
 #ifndef IMPL_OP_OPTILING
 #define IMPL_OP_OPTILING(op) static ::kgsim::OpImplRegistrar g_kgsim_optiling_##op = ::kgsim::OpImplRegistrar(#op)
 #endif

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
-__all__ = ["check_command_line", "check_config"]
+__all__ = ["check_command_line", "check_config", "merge_dict_overrides"]
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 #: launcher options that need the hydra-submitit-launcher plugin (the slurm extra)
@@ -75,6 +75,44 @@ def _composition_error(exc: BaseException) -> str:
         opts = ", ".join(avail.group(2).split()) if avail else "see conf/"
         return f"no config {group.group(1)!r}; available: {opts}"
     return _first_line(cause if cause is not None and not str(exc).strip() else exc)
+
+
+def merge_dict_overrides(argv: list[str]) -> list[str]:
+    """``argv`` with every ``key={...}`` whose key holds a mapping in the composed config written
+    ``++key={...}``: the dict is merged into the mapping, new keys included.
+
+    Hydra merges a dict override into a mapping but refuses its new keys (the config is in struct
+    mode), so ``llm.options.extra_kwargs={top_p:0.9}`` failed with "Key 'top_p' is not in struct";
+    free-form mappings (sampling options, backend options, agent kwargs) take any key. A key that
+    is not a mapping, or not in the config, is left as it is, for the check to name."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+    from omegaconf import OmegaConf
+
+    overrides = [a for a in argv if "=" in a and not a.startswith("-")]  # not flags nor their values
+    try:
+        parsed = OverridesParser.create().parse_overrides(overrides)
+    except HydraException:
+        return argv
+    dicts = {
+        o.input_line
+        for o in parsed
+        if not (o.is_add() or o.is_force_add() or o.is_delete() or o.is_sweep_override())
+        and isinstance(o.value(), dict)
+        and o.input_line
+    }
+    if not dicts:
+        return argv
+    rest = [o.input_line for o in parsed if o.input_line and o.input_line not in dicts]
+    try:
+        base = _sweep_values(rest)[0]
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3", job_name="check"):
+            cfg = compose(config_name="config", overrides=base)
+    except (HydraException, ValueError, TypeError):
+        return argv
+    mappings = {line for line in dicts if isinstance(OmegaConf.select(cfg, line.split("=", 1)[0]), DictConfig)}
+    return [f"++{a}" if a in mappings else a for a in argv]
 
 
 def check_config(cfg: DictConfig) -> list[str]:

@@ -1,6 +1,6 @@
 """Report of one run, a Hydra multirun sweep or a comparison run (docs/run_format.md).
 
-    python -m experiments.report <dir> [--out DIR] [--group-by KEY ...]
+    python -m experiments.report <dir> [--out DIR] [--group-by KEY ...] [--baseline AGENT]
 
 Finds every run under ``<dir>`` (directories holding ``steps.jsonl``), groups them by agent and
 by the config keys that vary across them (``env.recall_multiplier``, ``tasks.name``,
@@ -8,13 +8,16 @@ by the config keys that vary across them (``env.recall_multiplier``, ``tasks.nam
 
 * ``report.md``: final metrics per group, mean ± sample std (ddof=1) over seeds, and accuracy
   at rounds 1, 2, 5, 10 and T;
+* in it, every agent against a baseline (``--baseline``; default the first of similarity, random,
+  no_memory present): the paired difference over the same (seed, task) pairs with its bootstrap
+  CI and sign-flip permutation p-value, ``(n.s.)`` where p >= 0.05 (experiments/significance.py);
 * ``report.csv``: the same numbers, mean and std in separate columns;
 * ``accuracy_vs_iteration.png``: accuracy per round, one line per group with a ±std band;
 * ``speedup_distribution.png``: best speedup per task per group (box + points, log scale);
 * ``q_values.png``: Q1 / Q2 of the memory items each group ever used (``use_count > 0``),
   read from every run's ``memory.db``.
 
-The final-metrics table is printed to stdout.
+The final-metrics table and the paired-difference table are printed to stdout.
 """
 
 from __future__ import annotations
@@ -42,10 +45,12 @@ from .metrics import (
     load_runs,
     varying_keys,
 )
+from .significance import ALPHA, COMPARED, choose_baseline, compare_groups
 
 __all__ = [
     "REPORT_ROUNDS",
     "build_report",
+    "comparison_table",
     "markdown_tables",
     "write_csv",
     "plot_accuracy",
@@ -151,6 +156,34 @@ def markdown_tables(rows: Sequence[dict[str, Any]]) -> tuple[str, str]:
             cells.append(_fmt(rd["accuracy_mean"], rd["accuracy_std"], 3) if rd else "–")
         rbody.append([str(r["agent"]), *(str(r.get(k)) for k in keys), *cells])
     return final, _md_table(rheader, rbody)
+
+
+def comparison_table(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> str:
+    """Markdown: per agent, the paired differences with the baseline (experiments.significance)."""
+    header = ["agent", *keys, "vs", "seeds", "(seed, task) pairs", *(f"{h} difference" for _, h, _ in COMPARED)]
+    body = [
+        [
+            str(r["agent"]),
+            *(str(r.get(k)) for k in keys),
+            str(r["baseline"]),
+            str(len(r["seeds"])),
+            str(r["n_units"]),
+            *(r[m].cell() for m, _, _ in COMPARED),
+        ]
+        for r in rows
+    ]
+    return _md_table(header, body)
+
+
+def comparison_note(baseline: str) -> str:
+    return (
+        f"Each agent minus {baseline} over the (seed, task) pairs both ran: accuracy and fast_1 as differences of "
+        "shares of tasks, the all-tasks geomean speedup as a ratio; [95 % bootstrap CI over the pairs], "
+        "p = two-sided paired sign-flip permutation test; (n.s.) = not significant at "
+        f"p < {ALPHA:g}. The tasks of one run share the agent's memory, so pairs of one seed are not "
+        "independent, and no correction for the several comparisons is made: read a p near the threshold "
+        "as weak evidence."
+    )
 
 
 def write_csv(rows: Sequence[dict[str, Any]], path: Path) -> None:
@@ -439,6 +472,36 @@ def stamp(runs: Sequence[Run]) -> list[str]:
     return lines
 
 
+def timing_table(runs: Sequence[Run]) -> str:
+    """Markdown: per agent, how certain its timed steps' speedups are ("" when no step carries an
+    interval). Over the steps with a speedup and its 95 % interval (``speedup_ci``): how many, the
+    median and largest half-width relative to the speedup, and the share whose adaptive timing
+    converged (cpu; "n/a" where the trial count is fixed, as on the simulator and GPUs)."""
+    by_agent: dict[str, list[dict[str, Any]]] = {}
+    for run in runs:
+        for s in run.steps:
+            ci, sp = s.get("speedup_ci"), s.get("speedup")
+            if ci and sp:
+                by_agent.setdefault(run.agent, []).append(s)
+    body = []
+    for agent in sorted(by_agent):
+        steps = by_agent[agent]
+        widths = [(s["speedup_ci"][1] - s["speedup_ci"][0]) / (2.0 * s["speedup"]) for s in steps]
+        conv = [bool(s["timing_converged"]) for s in steps if s.get("timing_converged") is not None]
+        body.append(
+            [
+                agent,
+                str(len(steps)),
+                f"{100.0 * float(np.median(widths)):.1f} %",
+                f"{100.0 * max(widths):.1f} %",
+                f"{sum(conv) / len(conv):.2f}" if conv else "n/a",
+            ]
+        )
+    if not body:
+        return ""
+    return _md_table(["agent", "timed steps", "median ± half-width", "largest ± half-width", "converged share"], body)
+
+
 def llm_table(runs: Sequence[Run]) -> str:
     """Markdown: per run, the LLM API calls, tokens, cost and failed generations ("" when no run
     called an LLM). Cost "n/a" = a model litellm has no price for (its estimate is shown apart)."""
@@ -484,17 +547,29 @@ def llm_table(runs: Sequence[Run]) -> str:
 
 
 def build_report(
-    root: str | Path, out: str | Path | None = None, group_by: Sequence[str] = (), plots: bool = True
+    root: str | Path,
+    out: str | Path | None = None,
+    group_by: Sequence[str] = (),
+    plots: bool = True,
+    baseline: str | None = None,
 ) -> dict[str, Any]:
     """Aggregate the runs under ``root`` and write the report files to ``out`` (default ``root``);
-    ``plots=False`` skips the PNGs. Returns ``{"rows", "markdown", "table", "stamp", "files", "notes"}``
-    (``files``: the paths written; ``stamp``: the lines saying what produced the runs).
-    Raises :class:`NoRunsError` / :class:`RunFormatError`."""
+    ``plots=False`` skips the PNGs; ``baseline`` is the agent the others are compared with
+    (default: :func:`experiments.significance.choose_baseline`). Returns ``{"rows", "markdown",
+    "table", "comparison", "comparison_rows", "baseline", "stamp", "files", "notes"}`` (``files``:
+    the paths written; ``stamp``: the lines saying what produced the runs; ``comparison``: the
+    paired-difference table with its note, "" without a baseline). Raises :class:`NoRunsError` /
+    :class:`RunFormatError`, ValueError for a ``baseline`` not among the runs."""
     root = Path(root)
     out = Path(out) if out is not None else root
     runs = load_runs(root)
     keys = varying_keys(runs, [*DEFAULT_GROUP_KEYS, *(k for k in group_by if k not in DEFAULT_GROUP_KEYS)])
     rows = aggregate(runs, keys=keys)
+    base = choose_baseline([r.agent for r in runs], baseline)
+    comparison_rows = compare_groups(runs, keys, base) if base is not None else []
+    comparison = ""
+    if comparison_rows and base is not None:
+        comparison = comparison_table(comparison_rows, keys) + "\n\n" + comparison_note(base)
     out.mkdir(parents=True, exist_ok=True)
     final, per_round = markdown_tables(rows)
     notes: list[str] = []
@@ -526,11 +601,26 @@ def build_report(
         "",
         final,
         "",
+    ]
+    if comparison:
+        md += [f"## Paired differences vs {base}", "", comparison, ""]
+    md += [
         "## Accuracy per round",
         "",
         per_round,
         "",
     ]
+    timing = timing_table(runs)
+    if timing:
+        md += [
+            "## Timing uncertainty of the speedups",
+            "",
+            timing,
+            "",
+            "Half-width: half the 95 % interval of a step's speedup, relative to the speedup (zero on the "
+            "deterministic simulator). Converged: the adaptive cpu timing reached ± 5 % within its budget.",
+            "",
+        ]
     llm = llm_table(runs)
     if llm:
         md += ["## LLM calls, tokens and cost per run", "", llm, ""]
@@ -548,7 +638,17 @@ def build_report(
     if notes:
         md += ["## Notes", "", *(f"- {n}" for n in notes), ""]
     files["report.md"].write_text("\n".join(md), encoding="utf-8")
-    return {"rows": rows, "markdown": "\n".join(md), "table": final, "stamp": stamped, "files": files, "notes": notes}
+    return {
+        "rows": rows,
+        "markdown": "\n".join(md),
+        "table": final,
+        "comparison": comparison,
+        "comparison_rows": comparison_rows,
+        "baseline": base,
+        "stamp": stamped,
+        "files": files,
+        "notes": notes,
+    }
 
 
 #: the README block that ``--readme`` rewrites
@@ -572,6 +672,10 @@ def update_readme(readme: str | Path, report: dict[str, Any], command: str) -> N
         "",
         report["table"],
         "",
+    ]
+    if report.get("comparison"):  # as the CLI prints it
+        block += [f"Paired differences vs {report['baseline']}:", "", report["comparison"], ""]
+    block += [
         "Cells: mean ± sample std over seeds, then the 95 % bootstrap confidence interval of the mean.",
         README_END,
     ]
@@ -591,6 +695,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("--no-plots", action="store_true", help="tables only")
     p.add_argument(
+        "--baseline",
+        default=None,
+        metavar="AGENT",
+        help="the agent the others are compared with (default: the first of similarity, random, no_memory present)",
+    )
+    p.add_argument(
         "--readme",
         default=None,
         metavar="PATH",
@@ -603,11 +713,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = p.parse_args(argv)
     try:
-        res = build_report(args.dir, args.out, args.group_by, plots=not args.no_plots)
-    except (NoRunsError, RunFormatError) as e:
+        res = build_report(args.dir, args.out, args.group_by, plots=not args.no_plots, baseline=args.baseline)
+    except (NoRunsError, RunFormatError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     print(res["table"])
+    if res["comparison"]:
+        print(f"\nPaired differences vs {res['baseline']}:\n\n{res['comparison']}")
     if args.readme:
         try:
             update_readme(args.readme, res, args.command)

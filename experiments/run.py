@@ -32,7 +32,11 @@ from experiments.metrics import llm_spend as spent
 from experiments.metrics import load_run, read_jsonl, round_metrics
 from kernel_gym._version import __version__
 
-STEP_KEYS = ("compiled", "correct", "hacked", "error_class", "latency_s", "reference_latency_s")
+STEP_KEYS = (
+    *("compiled", "correct", "hacked", "error_class", "latency_s", "reference_latency_s"),
+    # the measurement's uncertainty (kernel_gym.verify.result.VerifyResult)
+    *("speedup_ci", "latency_iqr_s", "reference_latency_iqr_s", "timing_converged"),
+)
 #: Per-step LLM accounting copied from ``info["usage"]`` into steps.jsonl (prefixed ``llm_`` where ambiguous).
 USAGE_KEYS = {
     "prompt_tokens": "prompt_tokens",
@@ -433,6 +437,53 @@ def run_one(cfg: DictConfig, run_dir: Path, seed: int) -> Path:
     return run_dir
 
 
+def _run_job(job: tuple[DictConfig, Path, int]) -> Path:
+    cfg, run_dir, seed = job
+    logging.getLogger("faiss.loader").setLevel(logging.WARNING)
+    return run_one(cfg, run_dir, seed)
+
+
+def _prepare_backend(name: str, verify_settings: dict[str, Any]) -> None:
+    """What a judge builds before its first job (the backend's ``setup_judge``), in a pool worker."""
+    from kernel_gym.backends import get_backend
+
+    options = dict(verify_settings.get("backend_options") or {})
+    try:
+        get_backend(name).setup_judge(options)
+    except Exception as exc:  # noqa: BLE001 - only a head start: each judge builds what it lacks
+        print(
+            f"note: building {name}'s artefacts ahead of the runs failed ({exc}); each run builds them", file=sys.stderr
+        )
+
+
+def run_comparison(jobs: list[tuple[DictConfig, Path, int]], n_jobs: int) -> list[Path]:
+    """The runs ``(config, run dir, seed)`` of a comparison, one after another or ``n_jobs`` at
+    once in processes started with spawn (the parent holds faiss and verifier threads, which a
+    fork would copy mid-state). Each run's results are its own either way: runs share no state
+    but the verification cache, whose verdicts do not depend on who computed them first."""
+    if n_jobs <= 1 or len(jobs) <= 1:
+        return [_run_job(job) for job in jobs]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    quiet = []
+    for cfg, run_dir, seed in jobs:  # one tqdm bar per process would interleave: a line per run instead
+        c = cfg.copy()
+        with open_dict(c):
+            c.progress = False
+        quiet.append((c, run_dir, seed))
+    done: list[Path] = []
+    with ProcessPoolExecutor(min(n_jobs, len(jobs)), mp_context=multiprocessing.get_context("spawn")) as pool:
+        first = jobs[0][0]
+        # in a fresh cache every run would build the backend's shared artefacts (the simulator's
+        # runtime library, a minute of g++) at the same time: build them once first
+        pool.submit(_prepare_backend, str(first.backend.name), config_dict(first.backend.verify)).result()
+        for job, run_dir in zip(quiet, pool.map(_run_job, quiet), strict=True):
+            print(f"finished {job[0].agent.name} seed {job[2]}: {run_dir}", file=sys.stderr)
+            done.append(run_dir)
+    return done
+
+
 def episode_record(agent: str, seed: int, episode: int, task, steps: list[dict[str, Any]]) -> dict[str, Any]:
     first = lambda key: next((s["step"] for s in steps if s[key]), None)  # noqa: E731
     feas = [s for s in steps if s["feasible"]]
@@ -615,10 +666,20 @@ def main(cfg: DictConfig) -> None:
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         sys.exit(2)
+    if cfg.get("estimate"):
+        from experiments.estimate import estimate_run, format_estimate
+
+        if not agent_named_on_command_line() or not cfg.compare:
+            print(format_estimate(estimate_run(cfg)))
+        else:  # agent=... runs just that agent
+            with open_dict(cfg):
+                cfg.compare = []
+            print(format_estimate(estimate_run(cfg)))
+        return
     out = Path(HydraConfig.get().runtime.output_dir)
     if cfg.compare and not agent_named_on_command_line():
         seeds = list(cfg.compare_seeds) or [cfg.seed]
-        run_dirs = []
+        jobs: list[tuple[DictConfig, Path, int]] = []
         for name in cfg.compare:
             agent_cfg = agent_config(name)
             label = agent_cfg.name
@@ -626,12 +687,15 @@ def main(cfg: DictConfig) -> None:
                 sub = cfg.copy()
                 with open_dict(sub):
                     sub.agent = agent_cfg
-                run_dirs.append(run_one(sub, out / (f"{label}" if len(seeds) == 1 else f"{label}/seed{seed}"), seed))
+                jobs.append((sub, out / (f"{label}" if len(seeds) == 1 else f"{label}/seed{seed}"), seed))
+        run_comparison(jobs, int(cfg.get("compare_jobs") or 1))
         if cfg.report:
             from experiments.report import build_report
 
             rep = build_report(out, out)
             print("\n" + rep["table"])
+            if rep["comparison"]:
+                print(f"\nPaired differences vs {rep['baseline']}:\n\n{rep['comparison']}")
             print(f"\nreport with per-round table and plots: {rep['files']['report.md']}")
     else:
         run_dir = run_one(cfg, out, int(cfg.seed))
@@ -641,8 +705,9 @@ def main(cfg: DictConfig) -> None:
 
 
 if __name__ == "__main__":
-    from experiments.config_check import check_command_line
+    from experiments.config_check import check_command_line, merge_dict_overrides
 
+    sys.argv[1:] = merge_dict_overrides(sys.argv[1:])  # key={...} on a mapping merges its new keys too
     problems = check_command_line(sys.argv[1:])  # before any work: one line per problem, exit 2
     if problems:
         print("\n".join(f"error: {p}" for p in problems), file=sys.stderr)

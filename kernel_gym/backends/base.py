@@ -80,6 +80,10 @@ class Backend(ABC):
     device: ClassVar[str] = "cpu"
     #: latencies come from a model (reported per call by the runner), not the judge's clock
     simulated: ClassVar[bool] = False
+    #: the judge's clock times a host computation (no device report): the reference gets a runner
+    #: of its own, timed in alternating paired rounds with the answer's until the speedup's interval
+    #: is tight, and run-queue waits are taken out of each call (kernel_gym.verify.timing)
+    host_clock: ClassVar[bool] = False
     #: compile caches (kernel_gym.native.compile ``cache_subdir``) an answer may build into; the
     #: judge's compile service refuses the others
     compile_kinds: ClassVar[tuple[str, ...]] = ("cpp", "native")

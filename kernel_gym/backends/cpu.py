@@ -57,6 +57,7 @@ class CpuBackend(Backend):
     name = "cpu"
     language = "cpp"
     env_id = "KernelBench-CPU-v0"
+    host_clock = True
     # the module also holds the raw compiler: answers use the loader only
     answer_imports = {"kernel_gym.backends.cpu": frozenset({"load_cpp", "CPU_ANSWER_FORMAT", "DEFAULT_CPP_FLAGS"})}
 

@@ -315,10 +315,14 @@ class CudaBackend(GpuBackend):
     name = "cuda"
     language = "cuda"
     env_id = "KernelBench-CUDA-v0"
-    compile_kinds = ("cuda",)
-    compile_source_rules = {"cuda": "kernel"}
+    # "torch_ext": KernelBench's own format, load_inline, built by the judge (backends/cuda_extension.py)
+    compile_kinds = ("cuda", "torch_ext")
+    compile_source_rules = {"cuda": "kernel", "torch_ext": "kernel"}
     compilers = ("nvcc",)
-    answer_imports = {"kernel_gym.backends.cuda": frozenset({"load_cuda", "CUDA_ANSWER_FORMAT", "DEFAULT_CUDA_FLAGS"})}
+    answer_imports = {
+        "kernel_gym.backends.cuda": frozenset({"load_cuda", "CUDA_ANSWER_FORMAT", "DEFAULT_CUDA_FLAGS"}),
+        "torch.utils.cpp_extension": frozenset({"load_inline"}),
+    }
     sandbox = SandboxPolicy(
         env_vars=GPU_SANDBOX.env_vars,
         devices=GPU_SANDBOX.devices,

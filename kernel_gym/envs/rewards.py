@@ -13,6 +13,10 @@ in and the best latency of the task before the step; it returns a float. The env
 
 ``b`` is the best latency of the task before the step (the new kernel's own latency when there is
 none yet, which gives tanh(0) = 0), ``s`` the speedup over the eager PyTorch reference.
+
+A ``:lower`` suffix (``reward="speedup:lower"``, any scheme) scores the low end of the speedup's
+95 % interval instead (``speedup_ci[0]`` of the result, the latency raised to match): a kernel is
+not rewarded for a lucky measurement. Results without an interval score as they are.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ __all__ = [
     "REWARDS",
     "get_reward",
     "adaexplore_shaping",
+    "LowerBoundReward",
 ]
 
 
@@ -126,8 +131,27 @@ REWARDS: dict[str, Callable[[], Reward]] = {
 }
 
 
+class LowerBoundReward:
+    """Another reward, scored on the low end of the speedup's 95 % interval (``name:lower``)."""
+
+    def __init__(self, inner: Reward) -> None:
+        self.inner = inner
+        self.name = f"{getattr(inner, 'name', type(inner).__name__)}:lower"
+
+    def __call__(self, result: dict[str, Any], stage: str, best_latency_s: float | None) -> float:
+        ci, ref = result.get("speedup_ci"), result.get("reference_latency_s")
+        if isinstance(ci, (list, tuple)) and len(ci) == 2 and isinstance(ref, (int, float)):
+            low = float(ci[0])
+            if math.isfinite(low) and low > 0 and low < float(result.get("speedup") or math.inf):
+                result = {**result, "speedup": low, "latency_s": float(ref) / low}
+        return self.inner(result, stage, best_latency_s)
+
+
 def get_reward(reward: str | Reward) -> Reward:
-    """The reward named ``reward`` (see :data:`REWARDS`), or ``reward`` itself when it is callable."""
+    """The reward named ``reward`` (see :data:`REWARDS`; a ``:lower`` suffix scores the low end of
+    the speedup's interval), or ``reward`` itself when it is callable."""
+    if isinstance(reward, str) and reward.endswith(":lower"):
+        return LowerBoundReward(get_reward(reward.removesuffix(":lower")))
     if isinstance(reward, str):
         if reward not in REWARDS:
             raise ValueError(

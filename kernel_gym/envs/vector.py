@@ -115,7 +115,7 @@ def make_vector_env(
         fns.append(functools.partial(_make_copy, kw))
     if asynchronous:
         env: gym.vector.AsyncVectorEnv | gym.vector.SyncVectorEnv = gym.vector.AsyncVectorEnv(
-            fns, shared_memory=False, context=context
+            fns, shared_memory=True, context=context
         )
     else:
         env = gym.vector.SyncVectorEnv(fns)

@@ -452,6 +452,20 @@ class LiteLLMGenerator:
                 "token_limit": self.token_limit,
             }
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without its lock, in-flight slots and litellm module (a vector env's worker):
+        they are made anew on load; the totals, the cache directory and the shared group travel."""
+        state = self.__dict__.copy()
+        for key in ("_lock", "_slots", "_lib"):
+            state.pop(key, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lib = _litellm()
+        self._lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(self.max_concurrency)
+
     def restore_totals(
         self, prompt_tokens: int = 0, completion_tokens: int = 0, cost_usd: float = 0.0, estimated_usd: float = 0.0
     ) -> None:

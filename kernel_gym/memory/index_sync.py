@@ -244,6 +244,14 @@ class IndexSync:
         except Exception:  # an unreadable file is simply overwritten
             return False
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the in-memory index (faiss objects and worker threads): a copy loads the
+        saved file or rebuilds from the store on first use."""
+        state = self.__dict__.copy()
+        state["index"] = None
+        state["saved_generation"] = None
+        return state
+
     def close(self) -> None:
         """Stop the index's worker threads (the index stays usable)."""
         if self.index is not None:

@@ -533,6 +533,21 @@ class PostgresBackend:
 
         return self._retrying(attempt, "a read")
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without its session, lock and driver module: a copy opens its own session to
+        the same database and schema on first use."""
+        state = self.__dict__.copy()
+        for key in ("_conn", "_lock", "_psycopg"):
+            state.pop(key, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._psycopg = _import_psycopg()
+        self._lock = threading.RLock()
+        self._conn = None
+        self._pid = os.getpid()
+
     def close(self) -> None:
         """Close the connection (in the process that opened it); later calls raise MemoryStoreError."""
         with self._lock:

@@ -437,6 +437,19 @@ class SQLiteBackend:
         with self._lock:
             return self._meta_of(self._connection())
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without its connection and lock: a copy (another process, a vector env's
+        worker) opens its own connection to the same file on first use, as a forked one does."""
+        state = self.__dict__.copy()
+        state["_conn"] = None
+        state["_pid"] = None  # no process owns a connection: _connection() opens one
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
+
     def close(self) -> None:
         """Close the connection (in the process that opened it); later calls raise MemoryStoreError."""
         with self._lock:

@@ -573,6 +573,18 @@ class MemoryStore:
                 self.index_sync.close()
                 self._closed = True
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (a vector env's worker, an RLlib-style copy) without its lock; the backend drops
+        its connection and the index sync its in-memory index, so the copy reopens the same
+        store on first use and sees what every copy wrote, as a forked store does."""
+        state = self.__dict__.copy()
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
+
     def __enter__(self) -> MemoryStore:
         return self
 

@@ -10,7 +10,9 @@ the path, which the runner's view has read-only.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,7 @@ from kernel_gym.native import CompileError, cache_root
 from kernel_gym.native.compile import _compile_local
 from kernel_gym.verify.static_checks import RULES, SOURCE_RULE_SETS, check_compiler_flags
 
-__all__ = ["CompileService"]
+__all__ = ["CompileService", "prebuild_extensions"]
 
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/]{0,200}")
@@ -76,6 +78,8 @@ class CompileService:
         return None
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        if request.get("kind") == "torch_extension":
+            return self.handle_extension(request)
         sources, flags = request.get("sources"), request.get("flags")
         subdir, compiler = request.get("cache_subdir"), request.get("compiler")
         if not (
@@ -137,6 +141,51 @@ class CompileService:
             return {"error_class": "compile_error", "message": str(exc), "log": exc.log[-8000:]}
         return {"path": str(path)}
 
+    def handle_extension(self, request: dict[str, Any]) -> dict[str, Any]:
+        """A ``load_inline`` of the answer (``kernel_gym.backends.cuda_extension``): the same source
+        rules as every kernel, the flag allow-list, then torch's build in the compile sandbox."""
+        from kernel_gym.backends.cuda_extension import CACHE_SUBDIR, ExtensionRequest, build_extension, check_flags
+
+        if CACHE_SUBDIR not in self.kinds:
+            return _refused("os_access", f"backend {self.backend.name!r} does not build torch extensions (load_inline)")
+        try:
+            spec = ExtensionRequest.from_json(request.get("extension"))  # type: ignore[arg-type]
+        except (TypeError, ValueError) as exc:
+            return {"error_class": "compile_error", "message": f"load_inline: {exc}", "log": ""}
+        bad = check_flags(spec)
+        if bad:
+            return _refused("os_access", bad[0])
+        check = SOURCE_RULE_SETS[self.backend.compile_source_rules.get(CACHE_SUBDIR, "kernel")]
+        for what, texts in (("cpp_sources", spec.cpp_sources), ("cuda_sources", spec.cuda_sources)):
+            for text in texts:
+                found = check(text)
+                if found:
+                    return _refused(found[0].rule, f"{found[0]} (in load_inline {what}, checked at compile time)")
+        timeout = min(max(float(request.get("timeout_s", 600.0)), 1.0), 900.0)
+        try:
+            built = build_extension(spec, wrap=self._wrap_extension if self.sandboxed else None, timeout_s=timeout)
+        except CompileError as exc:
+            return {"error_class": "compile_error", "message": str(exc), "log": exc.log[-8000:]}
+        return {"path": str(built.path), "seconds": built.seconds, "cached": built.cached, "pch": built.pch}
+
+    @staticmethod
+    def _wrap_extension(cmd: list[str], read_only: list[Path], writable: list[Path]) -> list[str]:
+        import os
+
+        from kernel_gym.backends.cuda_extension import build_environment
+        from kernel_gym.verify.isolation import RUNNER_UID, _run_as_nobody, sandbox_command
+
+        if _run_as_nobody():
+            for path in writable:
+                os.chown(path, RUNNER_UID, RUNNER_UID)  # the compiler runs as nobody
+        return sandbox_command(
+            cmd,
+            read_only=[*(d for d in compile_cache_dirs() if d.exists()), *read_only, *build_environment()[1]],
+            env=build_environment()[0],
+            writable=writable,
+            chdir=writable[0],
+        )
+
     @staticmethod
     def _wrap(cmd: list[str], build_dir: Path) -> list[str]:
         import os
@@ -152,3 +201,70 @@ class CompileService:
             writable=[build_dir],
             chdir=build_dir,
         )
+
+
+def prebuild_extensions(
+    answers: Sequence[str], *, workers: int | None = None, sandboxed: bool | None = None
+) -> list[Any]:
+    """Build the ``load_inline`` extensions of several answers at once (the candidates of one step),
+    so their verifications find them in the cache. Only answers that pass the static rules, with
+    arguments readable from their syntax tree; each build in the compile sandbox where the machine
+    has one. One entry per request: a BuildResult, or the error's message."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from kernel_gym.backends.cuda_extension import (
+        ExtensionRequest,
+        _ensure_pch,
+        _key,
+        build_environment,
+        build_extension,
+        check_flags,
+        extract_calls,
+        render_sources,
+    )
+    from kernel_gym.verify.static_checks import check_answer_source, check_kernel_source
+
+    requests: dict[str, ExtensionRequest] = {}
+    for answer in answers:
+        if "load_inline" not in answer:
+            continue
+        try:
+            if check_answer_source(answer, "cuda"):
+                continue
+            found = extract_calls(answer)
+        except SyntaxError:
+            continue
+        for request in found:
+            if isinstance(request, ExtensionRequest) and not check_flags(request):
+                texts = (*request.cpp_sources, *request.cuda_sources)
+                if not any(check_kernel_source(t) for t in texts):
+                    requests[_key(render_sources(request), request, False)] = request
+    if not requests:
+        return []
+    if sandboxed is None:
+        from kernel_gym.verify.isolation import isolation_mode, namespaces_available
+
+        sandboxed = isolation_mode() != "off" and namespaces_available()[0]
+    wrap = CompileService._wrap_extension if sandboxed else None
+    cpus = os.cpu_count() or 2
+    workers = max(1, min(len(requests), workers or max(1, cpus // 2)))  # a build has two units
+    if os.environ.get("KERNEL_GYM_TORCH_PCH", "1") != "0":
+        # the shared header first, once, with every core: the builds then all use it
+        _ensure_pch(next(iter(requests.values())), build_environment()[0], wrap, 900.0)
+    saved = os.environ.get("KERNEL_GYM_BUILD_JOBS")
+    os.environ["KERNEL_GYM_BUILD_JOBS"] = str(max(1, cpus // workers))
+
+    def one(request: ExtensionRequest) -> Any:
+        try:
+            return build_extension(request, wrap=wrap)
+        except CompileError as exc:
+            return str(exc)
+
+    try:
+        with ThreadPoolExecutor(workers) as pool:
+            return list(pool.map(one, requests.values()))
+    finally:
+        if saved is None:
+            os.environ.pop("KERNEL_GYM_BUILD_JOBS", None)
+        else:
+            os.environ["KERNEL_GYM_BUILD_JOBS"] = saved

@@ -36,6 +36,7 @@ import sys
 import sysconfig
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "IsolationUnavailable",
@@ -264,14 +265,43 @@ def install_host_filter(unix_sockets: bool = False) -> None:
     _filter((), deny_process_clone=False, unix_sockets=unix_sockets).load()
 
 
-def install_runner_filter(allow_exec: bool = False, unix_sockets: bool = False) -> None:
+# calls that act on another process by pid (arg 0): a runner may aim them at itself only, so an
+# answer cannot stop, kill, renice or re-pin the reference's runner that is timed beside it
+_OTHER_PROCESS_CALLS = ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "setpriority")
+_SELF_ONLY_SCHED = ("sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr")
+_PRIO_PROCESS = 0
+
+
+def _deny_other_processes(flt: Any) -> None:
+    import pyseccomp as seccomp
+
+    own = os.getpid()
+    for name in _OTHER_PROCESS_CALLS:
+        arg = 1 if name == "setpriority" else 0  # setpriority(which, who, prio)
+        # one comparison per argument is all libseccomp takes: pid 0 (its group, itself) is refused too
+        flt.add_rule(seccomp.ERRNO(errno.EPERM), name, seccomp.Arg(arg, seccomp.NE, own))
+    for name in _SELF_ONLY_SCHED:  # its own CPUs and policy too: the judge pinned it for timing
+        flt.add_rule(seccomp.ERRNO(errno.EPERM), name)
+    for name in ("tkill", "pidfd_open", "pidfd_send_signal", "ioprio_set"):
+        try:
+            flt.add_rule(seccomp.ERRNO(errno.EPERM), name)
+        except (RuntimeError, ValueError, OSError):
+            continue
+
+
+def install_runner_filter(allow_exec: bool = False, unix_sockets: bool = False, self_only: bool = False) -> None:
     """Seccomp for an answer runner: the host's rules plus no exec and no new processes
     (``allow_exec``: a backend whose JIT runs its compiler in-process, Triton's, may;
-    ``unix_sockets``: a GPU backend's driver may create, bind and listen on AF_UNIX sockets)."""
+    ``unix_sockets``: a GPU backend's driver may create, bind and listen on AF_UNIX sockets;
+    ``self_only``: signals, priorities and scheduling only for its own process, for a runner
+    timed beside another one)."""
     if allow_exec:
-        _filter((), deny_process_clone=False, unix_sockets=unix_sockets).load()
+        flt = _filter((), deny_process_clone=False, unix_sockets=unix_sockets)
     else:
-        _filter(_RUNNER_DENIED, deny_process_clone=True, unix_sockets=unix_sockets).load()
+        flt = _filter(_RUNNER_DENIED, deny_process_clone=True, unix_sockets=unix_sockets)
+    if self_only:
+        _deny_other_processes(flt)
+    flt.load()
 
 
 def set_runner_limits(

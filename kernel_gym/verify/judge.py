@@ -38,11 +38,22 @@ from kernel_gym.verify.channel import (
 )
 from kernel_gym.verify.correctness import compare_outputs, draw_inputs, seed_cpu
 from kernel_gym.verify.settings import VerifySettings
+from kernel_gym.verify.timing import (
+    converged,
+    perf_counters_available,
+    run_delay_s,
+    speedup_interval,
+    spread,
+    steal_seconds,
+    timing_cpus,
+)
 
 __all__ = ["RunnerLink", "StageFailure", "run_job"]
 
 # Memory for the distinct input sets (and their reference outputs) of the timed calls.
 TIMING_SET_BYTES = 256 << 20
+# Paired timing adds rounds up to this many times timing_trials (small trial counts stay quick).
+MAX_ROUNDS_FACTOR = 10
 
 
 class StageFailure(Exception):
@@ -78,6 +89,8 @@ def _wait_stopped(pid: int, timeout_s: float = 1.0) -> None:
 class CallTiming:
     wall_s: float
     cpu_s: float
+    #: run-queue wait of the runner and the judge during the call (0 when not measured)
+    delay_s: float = 0.0
 
 
 class RunnerLink:
@@ -95,6 +108,12 @@ class RunnerLink:
         self.commands, self.replies, self.pid, self.deadline = commands, replies, pid, deadline
         self.buffer = SharedBuffer(shared)
         self.compile_service = compile_service
+        #: read the scheduler's run-queue wait around timed calls (host-timed backends)
+        self.measure_delay = False
+
+    def _delays(self) -> float | None:
+        runner, judge = run_delay_s(self.pid), run_delay_s()
+        return None if runner is None or judge is None else runner + judge
 
     def _left(self) -> float:
         left = self.deadline - time.monotonic()
@@ -139,6 +158,7 @@ class RunnerLink:
     def timed_call(self, message: dict[str, Any]) -> tuple[dict[str, Any], CallTiming]:
         """One call, clocked here; the runner is stopped as soon as it answers, so nothing it
         does after its reply (a late write to the output, background work) goes unseen."""
+        delay0 = self._delays() if self.measure_delay else None
         cpu0 = process_cpu_seconds(self.pid)
         t0 = time.perf_counter()
         try:
@@ -149,6 +169,7 @@ class RunnerLink:
         t1 = time.perf_counter()
         self.stop()
         cpu1 = process_cpu_seconds(self.pid)
+        delay1 = self._delays() if delay0 is not None else None
         if not reply.get("ok"):
             self.resume()
             extra = {k: reply[k] for k in ("hack_rule", "compiled", "compile_log") if k in reply}
@@ -156,7 +177,8 @@ class RunnerLink:
             if error_class in ("ok", "internal_error"):
                 error_class = "runtime_error"
             raise StageFailure(error_class, str(reply.get("message", ""))[:4000], **extra)
-        return reply, CallTiming(t1 - t0, cpu1 - cpu0)
+        delay = delay1 - delay0 if delay0 is not None and delay1 is not None else 0.0
+        return reply, CallTiming(t1 - t0, cpu1 - cpu0, max(0.0, delay))
 
     def stop(self) -> None:
         try:
@@ -188,10 +210,22 @@ class ReferencePlan:
     recheck: InputSet
     timing_sets: list[InputSet] = field(default_factory=list)
     reference_timing_sets: list[InputSet] = field(default_factory=list)
+    #: a fresh input set (OS-entropy seed) with the reference's output, for paired timing rounds
+    draw: Callable[[float], InputSet] | None = None
 
 
 def _entropy_seed() -> int:
     return int.from_bytes(os.urandom(6), "little")
+
+
+def _seed_source(settings: VerifySettings) -> Callable[[], int]:
+    """Where the draws' seeds come from: OS entropy (nothing an answer can predict), or with
+    ``settings.fixed_inputs`` a stream from ``settings.seed``, so that a run's failure messages
+    (which quote values) and so its memories repeat exactly (the offline demo)."""
+    if not settings.fixed_inputs:
+        return _entropy_seed
+    rng = random.Random(settings.seed)
+    return lambda: rng.getrandbits(48)
 
 
 def _reference_output(reference: torch.nn.Module, inputs: list[Any]) -> torch.Tensor:
@@ -208,26 +242,30 @@ def _nbytes(values: list[Any]) -> int:
     return sum(tensor_nbytes(v) for v in values if isinstance(v, torch.Tensor))
 
 
-def prepare_reference(task_module: Any, settings: VerifySettings, simulated: bool = False) -> ReferencePlan:
+def prepare_reference(
+    task_module: Any, settings: VerifySettings, simulated: bool = False, paired: bool = False
+) -> ReferencePlan:
     """Inputs from fresh OS-entropy seeds and the reference's outputs for every call.
 
     Nothing here is predictable by the answer: weights, trial inputs, timing inputs and the
-    re-check inputs each come from their own seed drawn now.
+    re-check inputs each come from their own seed drawn now (from ``settings.seed`` instead with
+    ``settings.fixed_inputs``, for reproducible offline runs).
     """
-    weight_seed = _entropy_seed()
+    next_seed = _seed_source(settings)
+    weight_seed = next_seed()
     seed_cpu(weight_seed)
     reference = task_module.Model(*task_module.get_init_inputs()).eval()
 
     def draw(scale: float, with_expected: bool = True) -> InputSet:
-        inputs = draw_inputs(task_module, _entropy_seed(), scale)
+        inputs = draw_inputs(task_module, next_seed(), scale)
         return InputSet(inputs, _reference_output(reference, inputs) if with_expected else None)
 
     trials = [
         (s, draw(s))
         for s in (settings.input_scales[t % len(settings.input_scales)] for t in range(settings.correctness_trials))
     ]
-    plan = ReferencePlan(weight_seed, trials, draw(1.0))
-    if settings.measure_time:
+    plan = ReferencePlan(weight_seed, trials, draw(1.0), draw=draw)
+    if settings.measure_time and not paired:  # paired rounds draw their sets as they go
         timing_trials = max(1, settings.timing_trials)
         calls = settings.warmup_runs + timing_trials + max(1, timing_trials // 3)  # room for the guarded calls
         if simulated:
@@ -239,12 +277,14 @@ def prepare_reference(task_module: Any, settings: VerifySettings, simulated: boo
             plan.timing_sets.append(timing_set)
             size = _nbytes(timing_set.inputs) + tensor_nbytes(timing_set.expected)
             budget -= size
-            if budget < size:
+            if budget < size and len(plan.timing_sets) >= 2:  # one to warm up on, one timed at least
                 break
         if not simulated:  # a simulated backend estimates the reference instead of running it
             # The reference is trusted and caches nothing: one draw, timed repeatedly, is enough.
             # Its inputs are never the answer's, which come from their own seeds.
-            plan.reference_timing_sets = [draw(1.0, with_expected=False)] * len(plan.timing_sets)
+            # (one draw: as many calls as warm-up and trials need, whatever the budget allowed the answer)
+            calls = max(len(plan.timing_sets), settings.warmup_runs + timing_trials)
+            plan.reference_timing_sets = [draw(1.0, with_expected=False)] * calls
     return plan
 
 
@@ -362,6 +402,7 @@ def _checked_call(
     stats: dict[str, Any] | None = None,
     guard: bool = True,
     fill: bool = True,
+    keep_stopped: bool = False,
 ) -> tuple[torch.Tensor, dict[str, Any], CallTiming]:
     described, reply, timing = slots.call(inputs, record, guard, fill)
     try:
@@ -369,7 +410,8 @@ def _checked_call(
             raise StageFailure("hacked", f"{what}: the forward modified its inputs", hack_rule="input_mutation")
         out = slots.output(reply, expected)
     finally:
-        slots.link.resume()
+        if not keep_stopped:  # paired timing: stopped until its next call, while the reference is timed
+            slots.link.resume()
     try:
         judge_output(out, expected, settings, what, stats)
     except StageFailure as failure:
@@ -438,6 +480,16 @@ def _timing_summary(samples: list[float], threads: int, timings: list[CallTiming
     }
 
 
+def timing_schedule(sets: int, warmup: int, simulated: bool = False) -> tuple[list[int], int]:
+    """The input set of each timing call of the answer, and how many leading calls warm up. Each
+    call has a set of its own when the memory budget held enough of them; with fewer (published
+    shapes: a set can be hundreds of MB) the warm-up calls reuse the first set and each other set is
+    timed once, so there is always a timed call."""
+    if simulated or sets > warmup:
+        return list(range(sets)), min(warmup, sets)
+    return [0] * warmup + list(range(1, max(sets, 2))), warmup
+
+
 def time_reference(
     backend: Backend,
     link: RunnerLink,
@@ -463,7 +515,7 @@ def time_reference(
             timings.append(timing)
             reports.append(reply.get("device_timing") or {})
     details = _timing_summary(samples, settings.threads, timings)
-    return statistics.median(samples), {**details, **_device_summary(backend, reports)}
+    return statistics.median(samples), {**details, **_device_summary(backend, reports), "samples_s": samples}
 
 
 def _call_latency(backend: Backend, reply: dict[str, Any], timing: CallTiming, settings: VerifySettings) -> float:
@@ -471,7 +523,8 @@ def _call_latency(backend: Backend, reply: dict[str, Any], timing: CallTiming, s
     from kernel_gym.backends import TimingRejected
 
     try:
-        return backend.call_latency(reply, timing.wall_s, timing.cpu_s / settings.threads)
+        # the run-queue wait (other processes holding the CPU) is not the call's; CPU time floors it
+        return backend.call_latency(reply, timing.wall_s - timing.delay_s, timing.cpu_s / settings.threads)
     except TimingRejected as exc:
         raise StageFailure("hacked", str(exc), hack_rule=exc.hack_rule) from None
 
@@ -483,6 +536,141 @@ def _device_summary(backend: Backend, reports: list[dict[str, Any]]) -> dict[str
         return backend.summarize_timing(reports)
     except TimingRejected as exc:
         raise StageFailure("hacked", str(exc), hack_rule=exc.hack_rule) from None
+
+
+def _pin_judge(cpus: list[int] | None) -> None:
+    if cpus:
+        try:
+            os.sched_setaffinity(0, cpus)
+        except OSError:
+            pass
+
+
+def setup_reference_runner(link: RunnerLink, init: dict[str, Any], plan: ReferencePlan) -> CallSlots:
+    """The reference's own runner (host-timed backends): same task, seed and options as the answer's."""
+    link.measure_delay = True
+    link.request(init)
+    slots = CallSlots(link, plan)
+    link.request({"op": "load_reference"})
+    return slots
+
+
+def _reference_call(ref: CallSlots, inputs: list[Any]) -> CallTiming:
+    """One timed reference call in its own runner, left stopped until its next call."""
+    ref.link.resume()  # whoever stopped it meanwhile, it runs now
+    try:
+        _, _, timing = ref.call(inputs, record=False, fill=False)
+    except StageFailure as failure:
+        raise StageFailure(
+            failure.error_class if failure.error_class == "timeout" else "crash",
+            f"the reference's runner failed while timed beside the answer ({failure.message})",
+        ) from None
+    return timing
+
+
+# A call was preempted when its run-queue wait is beyond what waking the runner costs (tens of
+# microseconds): another process held the CPU. More than this fraction of calls preempted: contended.
+PREEMPTED_WAIT_S = 100e-6
+CONTENDED_FRACTION = 0.25
+
+
+def _preempted(timing: CallTiming) -> bool:
+    return timing.delay_s > max(PREEMPTED_WAIT_S, 0.1 * timing.wall_s)
+
+
+def measure_paired(
+    backend: Backend, slots: CallSlots, ref: CallSlots, plan: ReferencePlan, settings: VerifySettings
+) -> tuple[list[float], list[float], dict[str, Any]]:
+    """Reference and answer timed in alternating rounds on the same fresh input values, each call's
+    run-queue wait taken out; rounds are added until the speedup's interval is within
+    ``timing_target`` or ``timing_budget_s`` is spent. Every answer output is checked, and a random
+    quarter of the rounds (after the warm-up) are guarded answer calls, left out of the samples.
+
+    Returns the reference's and the answer's per-round latencies (paired) and the details."""
+    assert plan.draw is not None
+    cpus = timing_cpus(settings.threads)
+    _pin_judge(cpus)
+    slots.link.stop()  # the answer's process runs only during its own calls from here on
+    chooser = random.SystemRandom()
+    ref_s: list[float] = []
+    ans_s: list[float] = []
+    delays: list[float] = []
+    preempted = 0
+    steal0 = steal_seconds()
+    started = time.perf_counter()
+    interval: tuple[float, float] | None = None
+    done = False
+    j = 0
+    max_rounds = MAX_ROUNDS_FACTOR * max(1, settings.timing_trials)
+    next_check = min(max(3, settings.timing_trials), max_rounds)
+    while not done:
+        s = plan.draw(1.0)
+        assert s.expected is not None
+        watched = j >= settings.warmup_runs and chooser.random() < 0.25
+        what = f"timed call {j + 1}"
+        ref_timing = None
+        answer_timing = reply = None
+        for side in ("answer", "reference") if j % 2 else ("reference", "answer"):
+            if side == "reference":
+                if not watched:
+                    _flush_caches(settings.flush_cache_mb)
+                    ref_timing = _reference_call(ref, s.inputs)
+                continue
+            _flush_caches(settings.flush_cache_mb)
+            slots.link.resume()
+            try:
+                _, reply, answer_timing = _checked_call(
+                    slots, s.inputs, s.expected, settings, what, False, guard=watched, fill=watched, keep_stopped=True
+                )
+            except StageFailure as failure:
+                if failure.error_class in ("numerical_mismatch", "shape_mismatch", "dtype_mismatch"):
+                    raise StageFailure(
+                        "nondeterministic",
+                        f"the output was wrong while timed although the correctness trials passed; {failure.message}",
+                    ) from None
+                raise
+        j += 1
+        if j <= settings.warmup_runs or watched:
+            continue
+        assert ref_timing is not None and answer_timing is not None and reply is not None
+        ref_s.append(_call_latency(backend, {}, ref_timing, settings))
+        ans_s.append(_call_latency(backend, reply, answer_timing, settings))
+        delays.extend((ref_timing.delay_s, answer_timing.delay_s))
+        preempted += sum(1 for t in (ref_timing, answer_timing) if _preempted(t))
+        n = len(ans_s)
+        if n >= next_check:  # the bootstrap costs more as rounds grow: check at growing steps
+            next_check = min(n + max(5, n // 5), max_rounds)
+            interval = speedup_interval(ref_s, ans_s, paired=True)
+            speedup = statistics.median(ref_s) / statistics.median(ans_s)
+            contended = preempted > CONTENDED_FRACTION * 2 * n
+            done = (
+                (converged(speedup, interval, settings.timing_target) and not contended)
+                or time.perf_counter() - started > settings.timing_budget_s
+                or n >= max_rounds
+            )
+    slots.link.resume()
+    ref.link.resume()
+    steal1 = steal_seconds()
+    speedup = statistics.median(ref_s) / statistics.median(ans_s)
+    contended = preempted > CONTENDED_FRACTION * 2 * len(ans_s)
+    details = {
+        "rounds": len(ans_s),
+        "outputs_checked": j,
+        # a machine busy enough to preempt many calls leaves more than the interval shows (shared
+        # caches, memory bandwidth): such a result never counts as converged
+        "converged": converged(speedup, interval, settings.timing_target) and not contended,
+        "contended": contended,
+        "preempted_calls": preempted,
+        "target": settings.timing_target,
+        "seconds": time.perf_counter() - started,
+        "cpus": cpus,
+        # run-queue wait taken out of the calls: wake-ups cost some on an idle machine, more under load
+        "median_wait_s": statistics.median(delays) if delays else 0.0,
+        "max_wait_s": max(delays, default=0.0),
+        "steal_s": None if steal0 is None or steal1 is None else steal1 - steal0,
+        "perf_counters": perf_counters_available(),
+    }
+    return ref_s, ans_s, details
 
 
 def measure_latency(
@@ -497,15 +685,16 @@ def measure_latency(
     # the answer cannot tell from the others, so torch compute used only while timed is caught.
     # Watched calls are drawn after the warm-up, exactly as many as the extra sets, so the
     # number of samples is always the requested trials.
-    count = len(plan.timing_sets)
-    timed = range(settings.warmup_runs, count)
+    schedule, warm = timing_schedule(len(plan.timing_sets), settings.warmup_runs, backend.simulated)
+    timed = range(warm, len(schedule))
     extra = len(timed) - max(1, settings.timing_trials)
     if backend.simulated:
         extra = 0  # every simulated call is guarded
     elif extra <= 0:  # sets cut by the memory budget: still watch some
         extra = max(1, len(timed) // 4) if len(timed) > 1 else 0
     watched = set(random.SystemRandom().sample(timed, extra)) if extra else set()
-    for j, s in enumerate(plan.timing_sets):
+    for j, index in enumerate(schedule):
+        s = plan.timing_sets[index]
         assert s.expected is not None
         _flush_caches(0 if backend.simulated else settings.flush_cache_mb)
         what = f"timed call {j + 1}"
@@ -521,7 +710,7 @@ def measure_latency(
                     f"the output was wrong while timed although the correctness trials passed; {failure.message}",
                 ) from None
             raise
-        if (j < settings.warmup_runs or guard) and not backend.simulated:
+        if (j < warm or guard) and not backend.simulated:
             continue
         if backend.simulated:
             sim = reply.get("simulated") or {}
@@ -559,6 +748,7 @@ def measure_latency(
     details = {**_timing_summary(samples, settings.threads, timings), **_device_summary(backend, reports)}
     details["input_sets"] = len(plan.timing_sets)
     details["outputs_checked"] = len(plan.timing_sets)
+    details["samples_s"] = samples  # for the interval; run_job takes it out of the details
     return statistics.median(samples), details
 
 
@@ -600,7 +790,7 @@ def check_published(
     assert task.published_source is not None
     module = load_task_module(task.published_source, "published")
     init = list(module.get_init_inputs())
-    specs = input_specs(module.get_inputs, seed=_entropy_seed() % (1 << 31))
+    specs = input_specs(module.get_inputs, seed=_seed_source(settings)() % (1 << 31))
     try:
         with torch.device("meta"), torch.no_grad():
             meta_inputs = [
@@ -661,6 +851,10 @@ def check_published(
         "blocks_skipped": sim.get("blocks_skipped"),
         "tensor_bytes": need,
     }
+    lo, hi = sim.get("latency_lo_s"), sim.get("latency_hi_s")
+    if isinstance(lo, (int, float)) and isinstance(hi, (int, float)) and 0 < lo <= hi:
+        # the sampling bracket of the answer's latency, as an interval of the speedup
+        record["speedup_interval"] = [reference_latency / float(hi), reference_latency / float(lo)]
     # correctness of the sampled share
     numel = meta_out.numel()
     windows = _published_windows(reply.get("spans"), numel, slots.out_capacity // meta_out.element_size())
@@ -712,8 +906,59 @@ def _compiler_versions(backend: Backend) -> dict[str, str]:
     return versions
 
 
-def run_job(job: dict[str, Any], link_factory: Callable[[], RunnerLink]) -> dict[str, Any]:
-    """Verify one answer; always returns a result dict (never raises for the answer's doing)."""
+def _uncertainty(
+    backend: Backend,
+    reference_latency: float,
+    latency: float,
+    answer: tuple[list[float], dict[str, Any]],
+    reference: tuple[list[float], dict[str, Any]],
+    paired: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """The result's spread, 95 % interval, convergence and clock fields for the timed samples."""
+    speedup = reference_latency / latency
+    if backend.simulated:  # one deterministic model run: nothing was sampled
+        return {
+            "speedup_ci": [speedup, speedup],
+            "latency_iqr_s": 0.0,
+            "reference_latency_iqr_s": 0.0,
+            "timing_converged": True,
+            "timing_clock": "simulated (deterministic)",
+        }
+    interval = speedup_interval(reference[0], answer[0], paired=paired is not None)
+    if interval is not None and paired is not None and paired.get("contended"):
+        # other processes held the CPU through many calls: what they do to caches and memory
+        # bandwidth moves the point estimate more than resampling shows, so the interval takes in
+        # the middle half of the rounds' own ratios too
+        q1, q3 = statistics.quantiles([r / a for r, a in zip(reference[0], answer[0], strict=True)], n=4)[::2]
+        interval = (min(interval[0], q1), max(interval[1], q3))
+    if interval is not None:  # a percentile interval of a skewed ratio can miss the estimate itself
+        interval = (min(interval[0], speedup), max(interval[1], speedup))
+    return {
+        "speedup_ci": None if interval is None else list(interval),
+        "latency_iqr_s": spread(answer[0])["iqr_s"],
+        "reference_latency_iqr_s": spread(reference[0])["iqr_s"],
+        "timing_converged": bool(paired["converged"]) if paired is not None else None,
+        "timing_clock": str(answer[1].get("clock", "")),
+    }
+
+
+_HOST_CLOCK = (
+    "judge wall clock minus the run-queue wait of runner and judge (schedstat), at least the CPU time of all "
+    "the runner's threads / threads; pinned to cpus"
+)
+_HOST_CLOCK_PLAIN = "judge wall clock; CPU time of all the runner's threads / threads when larger"
+
+
+def run_job(
+    job: dict[str, Any],
+    link_factory: Callable[[], RunnerLink],
+    reference_link_factory: Callable[[], RunnerLink] | None = None,
+) -> dict[str, Any]:
+    """Verify one answer; always returns a result dict (never raises for the answer's doing).
+
+    ``reference_link_factory``: the reference's own runner, for a host-timed backend's paired
+    timing (``Backend.host_clock``); without it the reference is timed first in the answer's runner.
+    """
     task = TaskSpec.from_dict(job["task"])
     settings = VerifySettings.from_kwargs(**job["settings"])
     backend = get_backend(job["backend"], job.get("backend_target"))
@@ -743,23 +988,29 @@ def run_job(job: dict[str, Any], link_factory: Callable[[], RunnerLink]) -> dict
             result["details"] = {"untimed": untimed}
         task_module = task.module()
         progress("reference")
-        plan = prepare_reference(task_module, settings, backend.simulated)
+        paired = bool(backend.host_clock and reference_link_factory is not None and settings.measure_time)
+        plan = prepare_reference(task_module, settings, backend.simulated, paired)
         link = link_factory()
-        link.request(
-            {
-                "op": "init",
-                "task_source": task.source,
-                "backend": backend.name,
-                "backend_target": job.get("backend_target"),
-                "threads": settings.threads,
-                "backend_options": settings.backend_options,
-                "weight_seed": plan.weight_seed,
-                "compiler_versions": _compiler_versions(backend),
-            }
-        )
+        init = {
+            "op": "init",
+            "task_source": task.source,
+            "backend": backend.name,
+            "backend_target": job.get("backend_target"),
+            "threads": settings.threads,
+            "backend_options": settings.backend_options,
+            "weight_seed": plan.weight_seed,
+            "compiler_versions": _compiler_versions(backend),
+        }
+        link.request(init)
         slots = CallSlots(link, plan)
         reference_latency = None
-        if settings.measure_time:
+        ref_slots = None
+        if paired:
+            assert reference_link_factory is not None
+            progress("reference_timing")
+            link.measure_delay = True
+            ref_slots = setup_reference_runner(reference_link_factory(), init, plan)
+        elif settings.measure_time:
             progress("reference_timing")
             reference_latency, reference_details = time_reference(backend, link, slots, plan, settings, task_module)
         progress("load")
@@ -770,7 +1021,25 @@ def run_job(job: dict[str, Any], link_factory: Callable[[], RunnerLink]) -> dict
         result["correct"] = True
         if settings.measure_time:
             progress("timing")
-            latency, details = measure_latency(backend, slots, plan, settings)
+            paired_details = None
+            if ref_slots is not None:
+                ref_samples, samples, paired_details = measure_paired(backend, slots, ref_slots, plan, settings)
+                slots.link.request({"op": "audit"})  # a patch made while timed shows here
+                used = _HOST_CLOCK if slots.link._delays() is not None else _HOST_CLOCK_PLAIN
+                details = {
+                    **spread(samples),
+                    "trials": len(samples),
+                    "clock": used,
+                    "input_sets": paired_details["outputs_checked"],
+                    "outputs_checked": paired_details["outputs_checked"],
+                    "paired": paired_details,
+                }
+                reference_details = {**spread(ref_samples), "trials": len(ref_samples), "clock": used}
+                latency, reference_latency = statistics.median(samples), statistics.median(ref_samples)
+            else:
+                latency, details = measure_latency(backend, slots, plan, settings)
+                samples = details.pop("samples_s", [])
+                ref_samples = reference_details.pop("samples_s", [])
             assert reference_latency is not None
             result.update(
                 latency_s=latency,
@@ -778,6 +1047,17 @@ def run_job(job: dict[str, Any], link_factory: Callable[[], RunnerLink]) -> dict
                 speedup=reference_latency / latency if latency > 0 else None,
                 details={"answer_timing": details, "reference_timing": reference_details},
             )
+            if latency > 0:
+                result.update(
+                    _uncertainty(
+                        backend,
+                        reference_latency,
+                        latency,
+                        (samples, details),
+                        (ref_samples, reference_details),
+                        paired_details,
+                    )
+                )
             progress("recheck")
             assert plan.recheck.expected is not None
             try:

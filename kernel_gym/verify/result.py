@@ -63,6 +63,13 @@ class VerifyResult:
     ascend_sim. ``speedup`` = reference_latency_s / latency_s (> 1 means faster than the
     reference). Errors are absolute (``max_abs_error``) and relative to |reference|
     (``max_rel_error``), over all correctness trials.
+
+    Uncertainty (timed results; None otherwise): ``speedup_ci`` is the speedup's 95 % interval
+    [low, high] (a bootstrap over the timed calls, paired rounds on the cpu backend; zero width on
+    a deterministic simulator), ``latency_iqr_s`` / ``reference_latency_iqr_s`` the interquartile
+    range of each side's timed calls, ``timing_converged`` whether the interval reached the
+    target width before the time budget ran out (cpu; True on a simulator; None where the trial
+    count is fixed), ``timing_clock`` the clock the latencies come from.
     """
 
     task_id: str
@@ -83,6 +90,11 @@ class VerifyResult:
     latency_s: float | None = None
     reference_latency_s: float | None = None
     speedup: float | None = None
+    speedup_ci: list[float] | None = None
+    latency_iqr_s: float | None = None
+    reference_latency_iqr_s: float | None = None
+    timing_converged: bool | None = None
+    timing_clock: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
     verify_seconds: float = 0.0
     cached: bool = False
@@ -123,6 +135,9 @@ class VerifyResult:
         """One line for logs and prompts."""
         if self.feasible:
             sp = f"{self.speedup:.2f}x" if self.speedup is not None else "n/a"
+            if self.speedup_ci is not None and self.speedup_ci[0] != self.speedup_ci[1]:
+                sp += f" (95% {self.speedup_ci[0]:.2f}-{self.speedup_ci[1]:.2f}"
+                sp += ", not converged)" if self.timing_converged is False else ")"
             lat = f"{self.latency_s * 1e6:.1f} us" if self.latency_s is not None else "n/a"
             return f"[{self.task_id}] OK latency {lat}, speedup {sp}"
         rule = f" ({self.hack_rule})" if self.hack_rule else ""

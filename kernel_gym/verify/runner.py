@@ -126,6 +126,20 @@ class _Runner:
             raise CompileRefused(reply["error_class"], reply.get("hack_rule"), reply.get("message", "refused"))
         return Path(reply["path"])
 
+    def build_extension_remote(self, extension: dict[str, Any]) -> Any:
+        """A ``load_inline`` of the answer, built by the judge (kernel_gym.backends.cuda_extension)."""
+        from pathlib import Path
+
+        from kernel_gym.native import CompileError
+
+        send_message(self.replies, {"op": "compile", "kind": "torch_extension", "extension": extension})
+        reply = recv_message(self.commands)
+        if reply.get("error_class") == "compile_error":
+            raise CompileError(reply.get("message", "compilation failed"), reply.get("log", ""))
+        if reply.get("error_class"):
+            raise CompileRefused(reply["error_class"], reply.get("hack_rule"), reply.get("message", "refused"))
+        return Path(reply["path"])
+
     # ------------------------------------------------------------------ messages
     def init(self, msg: dict[str, Any]) -> dict[str, Any]:
         from kernel_gym.native import compile as native_compile
@@ -134,6 +148,11 @@ class _Runner:
         native_compile.KNOWN_COMPILER_VERSIONS.update(msg.get("compiler_versions", {}))
         self.backend = get_backend(msg["backend"], msg.get("backend_target"))
         self.backend.setup_worker({"threads": int(msg.get("threads", 1)), **msg.get("backend_options", {})})
+        if "torch_ext" in self.backend.compile_kinds:
+            # before any answer code: the answer's torch.utils.cpp_extension is the judge's build
+            from kernel_gym.backends.cuda_extension import install_shim
+
+            install_shim(self.build_extension_remote)
         self.session = self.backend.device_session()
         if self.backend.sandbox.runner_exec:
             from kernel_gym.verify.runtime_guards import allow_backend_programs

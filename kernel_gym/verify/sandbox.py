@@ -40,6 +40,7 @@ _ENV_ALLOW = (
 )  # plus each registered backend's SandboxPolicy.env_vars
 # the caller's backend registry (name -> "module:Class"), plug-ins registered at run time included
 BACKENDS_ENV = "KERNEL_GYM_BACKENDS"
+CALLER_PYTHONPATH_ENV = "KERNEL_GYM_CALLER_PYTHONPATH"
 _REDUCED = (
     "kernel-gym: VERIFICATION ISOLATION IS REDUCED ({why}). Answers run without namespaces "
     "(seccomp and resource limits only) and can read this machine's files. Set "
@@ -55,16 +56,68 @@ class SandboxLimits:
         self.file_size_mb = file_size_mb
 
 
+class ServerStartFailed(RuntimeError):
+    """The verification server's Python cannot import what it needs (the message names it and the fix)."""
+
+
 class IsolationRefused(RuntimeError):
     """KERNEL_GYM_ISOLATION=require and this machine cannot create the sandbox."""
 
 
+def caller_python_path() -> list[Path]:
+    """The caller's $PYTHONPATH folders (dependencies installed with ``pip --target`` where the
+    site folder is read-only), which the verification server and the sandbox see read-only. Left
+    out: the package's parent (the sandbox sees the package alone, not the checkout holding the
+    reference answers) and any folder holding the cache root (the judge's key is there)."""
+    package_parent = Path(__file__).resolve().parent.parent.parent
+    cache = cache_root().resolve()
+    out: list[Path] = []
+    # in the server: what the caller passed on (its PYTHONPATH also names the package's parent)
+    raw = os.environ.get(CALLER_PYTHONPATH_ENV, os.environ.get("PYTHONPATH", ""))
+    for entry in raw.split(os.pathsep):
+        if not entry:
+            continue
+        path = Path(entry).resolve()
+        if not path.is_dir() or path == package_parent or path in out:
+            continue
+        if path == cache or path in cache.parents or path in package_parent.parents:
+            log.warning("PYTHONPATH entry %s holds the verifier's cache or checkout; the sandbox does not see it", path)
+            continue
+        out.append(path)
+    return out
+
+
 def python_path(policy: SandboxPolicy) -> str:
-    """PYTHONPATH of the verification processes: the package's parent and the parents of the
-    plug-in backends' packages."""
+    """PYTHONPATH of the verification processes: the package's parent, the parents of the
+    plug-in backends' packages and the caller's own PYTHONPATH folders."""
     dirs = [str(Path(__file__).resolve().parent.parent.parent)]
     dirs += [str(Path(p).parent) for p in policy.import_roots]
+    dirs += [str(p) for p in caller_python_path()]
     return os.pathsep.join(dict.fromkeys(dirs))
+
+
+def _startup_failure(env: dict[str, str]) -> str:
+    """Why the server could not start, when it is an import: the missing module and the fix."""
+    probe = subprocess.run(
+        [sys.executable, "-c", "import kernel_gym.verify.zygote, kernel_gym.verify.judge, kernel_gym.verify.runner"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if probe.returncode == 0:
+        return ""
+    import re
+
+    missing = re.search(r"No module named '([^']+)'", probe.stderr)
+    if missing:
+        return (
+            f"the verification server cannot import {missing.group(1)!r} (its Python: {sys.executable}; "
+            f"PYTHONPATH={env.get('PYTHONPATH', '')}): install it for that Python, or put the folder it is "
+            "installed in (pip install --target DIR) on PYTHONPATH before starting"
+        )
+    return "the verification server cannot start: " + probe.stderr.strip()[-600:]
 
 
 class _Server:
@@ -75,6 +128,7 @@ class _Server:
         env = {k: os.environ[k] for k in (*_ENV_ALLOW, *self.policy.env_vars) if k in os.environ}
         env["KERNEL_GYM_CACHE"] = str(cache_root())
         env["PYTHONPATH"] = python_path(self.policy)
+        env[CALLER_PYTHONPATH_ENV] = os.pathsep.join(str(p) for p in caller_python_path())
         env[BACKENDS_ENV] = json.dumps(BACKENDS, sort_keys=True)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "kernel_gym.verify.zygote"],
@@ -86,7 +140,14 @@ class _Server:
             start_new_session=True,
         )
         self.ids = itertools.count()
-        self.info = self._read(120.0)
+        try:
+            self.info = self._read(120.0)
+        except RuntimeError:
+            self.close()
+            why = _startup_failure(env)
+            if why:
+                raise ServerStartFailed(why) from None
+            raise
         if not self.info.get("ready"):
             self.close()
             raise IsolationRefused(self.info.get("error", "the verification server did not start"))
@@ -165,7 +226,7 @@ def run_in_sandbox(job: dict[str, Any], limits: SandboxLimits) -> dict[str, Any]
         for attempt in range(2):
             try:
                 return _server().run(request)
-            except IsolationRefused:
+            except (IsolationRefused, ServerStartFailed):
                 raise
             except RuntimeError:
                 shutdown_zygote()

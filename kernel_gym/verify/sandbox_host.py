@@ -8,7 +8,8 @@ the (trusted) zygote over a Unix socket, with the runner's pipes and shared buff
 passed file descriptors:
 
 - ``{"op": "run", ...limits}`` + fds [commands in, replies out, shared buffer, log]: fork a
-  runner; answer ``{"pid": <pid inside the sandbox>}``;
+  runner; answer ``{"pid": <pid inside the sandbox>}`` (a host-timed verification asks twice:
+  the answer's runner, then one for the reference, timed in alternation);
 - ``{"op": "end"}``: kill every process of the sandbox but this one (a runner's leftovers
   included, whatever session they moved to), wipe /tmp, answer ``{"ended": true}``.
 
@@ -35,6 +36,19 @@ _PR_SET_DUMPABLE = 4
 def _prctl(option: int, value: int) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(option, value, 0, 0, 0)
+
+
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+
+
+def _steady_malloc() -> None:
+    """Fixed glibc malloc thresholds for a timed runner: allocations up to 32 MiB come from the heap
+    and the heap is not trimmed after each call. glibc otherwise moves its mmap threshold with each
+    process's allocation history, so two runners (the reference's, the answer's) could differ in
+    whether an output costs fresh, zero-filled pages on every call."""
+    libc = ctypes.CDLL(None)
+    libc.mallopt(_M_MMAP_THRESHOLD, 32 << 20)
+    libc.mallopt(_M_TRIM_THRESHOLD, 256 << 20)
 
 
 def _start_runner(request: dict[str, Any], fds: list[int], host_socket: socket.socket) -> int:
@@ -75,6 +89,14 @@ def _start_runner(request: dict[str, Any], fds: list[int], host_socket: socket.s
         )
         from kernel_gym.verify import isolation, runner
 
+        if request.get("self_only"):  # timed beside another runner
+            _steady_malloc()
+        cpus = request.get("cpus")
+        if cpus:  # timing steadiness only: a machine that refuses keeps the runner unpinned
+            try:
+                os.sched_setaffinity(0, [int(c) for c in cpus])
+            except OSError:
+                pass
         isolation.set_runner_limits(
             int(request["memory_limit_mb"]),
             int(request["cpu_seconds"]),
@@ -86,6 +108,7 @@ def _start_runner(request: dict[str, Any], fds: list[int], host_socket: socket.s
             isolation.install_runner_filter(
                 allow_exec=bool(request.get("runner_exec", False)),
                 unix_sockets=bool(request.get("unix_sockets", False)),
+                self_only=bool(request.get("self_only", False)),
             )
         runner.serve(commands, replies, shared)
     finally:
@@ -103,10 +126,10 @@ def _exit_status(runner: int | None) -> int | None:
     return os.waitstatus_to_exitcode(status) if pid else None
 
 
-def _end_all(runner: int | None) -> None:
+def _end_all(runners: list[int]) -> None:
     """SIGKILL every process of the namespace but this one, reap them, wipe /tmp.
 
-    Without a PID namespace (isolation off) only the runner's process group can be found.
+    Without a PID namespace (isolation off) only the runners' process groups can be found.
     """
     if os.getpid() == 1:
         for entry in Path("/proc").iterdir():
@@ -115,11 +138,12 @@ def _end_all(runner: int | None) -> None:
                     os.kill(int(entry.name), signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
                     pass
-    elif runner is not None:
-        try:
-            os.killpg(runner, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+    else:
+        for runner in runners:
+            try:
+                os.killpg(runner, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
     while True:
         try:
             pid, _ = os.waitpid(-1, 0)
@@ -150,7 +174,7 @@ def main(argv: list[str]) -> int:
     _prctl(_PR_SET_DUMPABLE, 0)  # runners forked from here cannot open this process's memory
     if os.environ.get("KERNEL_GYM_SANDBOX_SECCOMP", "1") == "1":
         isolation.install_host_filter(unix_sockets=os.environ.get("KERNEL_GYM_SANDBOX_UNIX_SOCKETS") == "1")
-    runner: int | None = None
+    runners: list[int] = []  # the answer's runner first; a reference's runner beside it when timed so
     host_socket.send(json.dumps({"ready": True, "pid": os.getpid()}).encode())
     while True:
         try:
@@ -161,14 +185,14 @@ def main(argv: list[str]) -> int:
             return 0
         request = json.loads(data)
         if request["op"] == "run":
-            runner = _start_runner(request, list(fds), host_socket)
-            reply: dict[str, Any] = {"pid": runner}
+            runners.append(_start_runner(request, list(fds), host_socket))
+            reply: dict[str, Any] = {"pid": runners[-1]}
         else:
             for fd in fds:
                 os.close(fd)
-            status = _exit_status(runner)
-            _end_all(runner)
-            runner = None
+            status = _exit_status(runners[0] if runners else None)
+            _end_all(runners)
+            runners = []
             reply = {"ended": True, "status": status}
         host_socket.send(json.dumps(reply).encode())
 

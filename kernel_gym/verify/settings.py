@@ -32,12 +32,20 @@ class VerifySettings:
         input_scales: positive factors applied to floating inputs, cycled over trials, so
             outputs that are constant on one input distribution fail on another.
         tolerance: preset name of TOLERANCE_PRESETS, or set ``atol``/``rtol`` for all dtypes.
-        warmup_runs / timing_trials: timing protocol (median of ``timing_trials``).
+        warmup_runs / timing_trials: timing protocol (median of ``timing_trials``; on a host-timed
+            backend, cpu, the least number of paired rounds, each timing the reference and the answer).
+        timing_target: (host-timed backends) paired rounds are added until the speedup's 95 %
+            interval lies within speedup * (1 -+ timing_target), or 10 * timing_trials rounds were run ...
+        timing_budget_s: ... or until the timing stage has taken this many seconds; the result then
+            says ``timing_converged=False``.
         flush_cache_mb: bytes written between timing trials to evict CPU caches (0: off).
         timeout_s: wall-clock limit of the whole sandboxed run, compile included.
         memory_limit_mb: address-space limit of the sandboxed worker.
         measure_time: time answer and reference (off: correctness only).
-        seed: seeds weights (same for both models) and inputs.
+        seed: seeds weights (same for both models) and inputs when ``fixed_inputs`` is on.
+        fixed_inputs: draw weights and inputs from ``seed`` instead of OS entropy, so verdicts and
+            failure messages (which quote values) repeat from run to run: for reproducible offline
+            runs (the demo); off, an answer cannot predict its inputs.
         threads: torch / OpenMP threads inside the worker (the reference gets the same).
         backend_options: backend-specific settings (e.g. soc, align_mode for ascend_sim).
         use_cache: read and write the result cache.
@@ -57,11 +65,14 @@ class VerifySettings:
     rtol: float | None = None
     warmup_runs: int = 3
     timing_trials: int = 20
+    timing_target: float = 0.05
+    timing_budget_s: float = 5.0
     flush_cache_mb: int = 8
     timeout_s: float = 180.0
     memory_limit_mb: int = 4096
     measure_time: bool = True
     seed: int = 42
+    fixed_inputs: bool = False
     threads: int = 1
     backend_options: dict[str, Any] = field(default_factory=dict)
     use_cache: bool = True
@@ -97,10 +108,16 @@ class VerifySettings:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0):
                 raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+        for name, top in (("timing_target", 1.0), ("timing_budget_s", 600.0)):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 < value <= top:
+                raise ValueError(f"{name} must be a number in (0, {top:g}], got {value!r}")
         if not isinstance(self.sampled_blocks, int) or isinstance(self.sampled_blocks, bool) or self.sampled_blocks < 2:
             raise ValueError(
                 f"sampled_blocks must be an integer >= 2 (the first and the last block), got {self.sampled_blocks!r}"
             )
+        if not isinstance(self.fixed_inputs, bool):
+            raise ValueError(f"fixed_inputs must be true or false, got {self.fixed_inputs!r}")
         if not isinstance(self.backend_options, dict):
             raise ValueError("backend_options must be a dict")
 

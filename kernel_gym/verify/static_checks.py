@@ -255,6 +255,8 @@ class _AnswerVisitor(ast.NodeVisitor):
 
     # -- imports ---------------------------------------------------------------------------
     def _check_module(self, name: str, node: ast.AST) -> None:
+        if name in self.allowed_imports or name.rpartition(".")[0] in self.allowed_imports:
+            return  # a loader of the answer's backend (torch.utils.cpp_extension's load_inline on cuda)
         for mod, rule in _FORBIDDEN_MODULES.items():
             if name == mod or name.startswith(mod + "."):
                 self.add(rule, f"import of {name!r} is not allowed in an answer", node)
@@ -420,12 +422,39 @@ class _AnswerVisitor(ast.NodeVisitor):
         if any(isinstance(a, ast.Starred) for a in node.args):
             self.add("os_access", "*args in a kernel-loader call: pass literal arguments", node)
 
+    def _check_load_inline(self, node: ast.Call) -> None:
+        """load_inline's flags (where literal; the judge checks the values it builds with) and the
+        arguments that would reach files."""
+        from kernel_gym.backends.cuda_extension import _REFUSED_ARGUMENTS, ExtensionRequest, check_flags
+
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            self.add("os_access", "*args or **kwargs in a load_inline call: pass literal arguments", node)
+        flags: dict[str, list[str]] = {}
+        for kw in node.keywords:
+            empty = (
+                isinstance(kw.value, ast.Constant)
+                and kw.value.value in (None, False, "")
+                or (isinstance(kw.value, (ast.List, ast.Tuple)) and not kw.value.elts)
+            )
+            if kw.arg in _REFUSED_ARGUMENTS and not empty:
+                self.add(
+                    "os_access", f"load_inline({kw.arg}=...): the judge builds from the inline sources alone", node
+                )
+            if kw.arg in ("extra_cflags", "extra_cuda_cflags") and isinstance(kw.value, (ast.List, ast.Tuple)):
+                values = [e.value for e in kw.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+                if len(values) == len(kw.value.elts):
+                    flags[kw.arg] = values
+        for message in check_flags(ExtensionRequest(**flags)):  # type: ignore[arg-type]
+            self.add("os_access", f"load_inline: {message}", node)
+
     def visit_Call(self, node: ast.Call) -> None:
         func = _dotted(node.func)
         if isinstance(node.func, ast.Name):
             self.called_names.add(id(node.func))
         if func and func.split(".")[-1] == "load_cpp":
             self._check_extra_flags(node)
+        if func and func.split(".")[-1] == "load_inline":
+            self._check_load_inline(node)
         if isinstance(node.func, ast.Name) and node.func.id in _FORBIDDEN_CALLS:
             rule = "monkey_patch" if node.func.id in ("setattr", "delattr") else "os_access"
             self.add(rule, f"call to {node.func.id}() is not allowed in an answer", node)
@@ -505,6 +534,25 @@ _CPP_FORBIDDEN: list[tuple[str, str, str]] = [
         "threads_or_streams",
         "{0}: kernels run on the verifier's stream (the default stream); no streams, events, graphs or "
         "host callbacks of their own",
+    ),
+    (
+        r"\b(getStreamFromPool|getStreamFromExternal|setCurrentCUDAStream|CUDAStreamGuard|OptionalCUDAStreamGuard|"
+        r"CUDAMultiStreamGuard|CUDAEvent|CUDAGraph|cudaStreamNonBlocking|getStreamFromPool)\b",
+        "threads_or_streams",
+        "{0}: extensions launch on the current stream (at::cuda::getCurrentCUDAStream()); no streams, "
+        "events or graphs of their own",
+    ),
+    (
+        r"\b(setAllowTF32CuBLAS|setAllowTF32CuDNN|setFloat32MatmulPrecision|setAllowFP16ReductionCuBLAS|"
+        r"setAllowBF16ReductionCuBLAS|setBenchmarkCuDNN|setDeterministicAlgorithms|setFloat32Precision)\b",
+        "monkey_patch",
+        "{0} changes torch's numerics for every model, the reference's included",
+    ),
+    (
+        r"\b(cublas\w*|cublasLt\w*|cudnn\w*|cusparse\w*|cusolver\w*|cufft\w*|getCurrentCUDABlasHandle|"
+        r"getCurrentCUDABlasLtHandle|getCudnnHandle)\b",
+        "torch_compute",
+        "{0}: vendor-library compute (cuBLAS, cuDNN ...) instead of the answer's own kernel",
     ),
     (r"\b(asm|__asm__|__asm)\b", "os_access", "inline assembly is not allowed"),
     (

@@ -6,7 +6,8 @@ Per caller process, one zygote. It imports torch once, starts the sandbox host
 (``kernel_gym.verify.sandbox_host``) inside bubblewrap, and for each job read from stdin:
 
 1. makes the channel: two pipes, a shared buffer (memfd) and a log file (memfd);
-2. has the sandbox host fork an answer runner holding the runner's ends;
+2. has the sandbox host fork an answer runner holding the runner's ends (and, for a host-timed
+   backend, a second runner for the reference, timed in alternation with the answer's);
 3. forks a judge (``kernel_gym.verify.judge``) holding the other ends, and waits for its
    verdict on a pipe of its own (the runner cannot reach it);
 4. has the sandbox host end every process of the verification and wipe its files;
@@ -41,7 +42,7 @@ class SandboxHost:
         from kernel_gym.backends import BACKENDS, compile_cache_dirs, register_backend, sandbox_policy
         from kernel_gym.native import cache_root
         from kernel_gym.verify.isolation import sandbox_command
-        from kernel_gym.verify.sandbox import BACKENDS_ENV, python_path
+        from kernel_gym.verify.sandbox import BACKENDS_ENV, caller_python_path, python_path
 
         # the caller's registry: plug-in backends registered at run time are known here too
         for name, target in json.loads(os.environ.get(BACKENDS_ENV, "{}")).items():
@@ -69,6 +70,7 @@ class SandboxHost:
         }
         if isolated:
             read_only = [*caches, *(Path(p) for p in (*policy.read_only_paths, *policy.import_roots))]
+            read_only += caller_python_path()  # the caller's --target installs (torch there too)
             command = sandbox_command(command, read_only=read_only, env=env, devices=policy.devices)
             env = {}
         else:
@@ -141,7 +143,13 @@ def _log_tail(fd: int) -> str:
     return os.pread(fd, _OUTPUT_TAIL, max(0, size - _OUTPUT_TAIL)).decode(errors="replace")
 
 
-def _judge_process(request: dict[str, Any], ends: dict[str, int], runner_pid: int, verdict_fd: int) -> None:
+def _judge_process(
+    request: dict[str, Any],
+    ends: dict[str, int],
+    runner_pid: int,
+    verdict_fd: int,
+    reference: tuple[dict[str, int], int] | None = None,
+) -> None:
     """In the forked judge: run the job, write the verdict, exit."""
     from kernel_gym.verify.compile_service import CompileService
     from kernel_gym.verify.judge import RunnerLink, run_job
@@ -162,7 +170,16 @@ def _judge_process(request: dict[str, Any], ends: dict[str, int], runner_pid: in
         def link() -> RunnerLink:
             return RunnerLink(ends["commands"], ends["replies"], ends["shared"], runner_pid, deadline, service.handle)
 
-        result = run_job(request["job"], link)
+        reference_link = None
+        if reference is not None:
+            ref_ends, ref_pid = reference
+
+            def reference_link() -> RunnerLink:
+                return RunnerLink(
+                    ref_ends["commands"], ref_ends["replies"], ref_ends["shared"], ref_pid, deadline, service.handle
+                )
+
+        result = run_job(request["job"], link, reference_link)
     except BaseException:  # noqa: BLE001 - the judge failing is reported, not raised
         job = request["job"]
         result = {
@@ -208,6 +225,7 @@ def _backend_limits(job: dict[str, Any]) -> dict[str, Any]:
     policy = get_backend(job["backend"], job.get("backend_target")).sandbox
     return {
         "env": {k: os.environ[k] for k in policy.env_vars if k in os.environ},
+        "self_only": _reference_runner_needed(job),
         "limit_address_space": policy.limit_address_space,
         "runner_exec": policy.runner_exec,
         "unix_sockets": policy.unix_sockets,
@@ -215,27 +233,56 @@ def _backend_limits(job: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def run_request(host: SandboxHost, request: dict[str, Any]) -> dict[str, Any]:
-    job = request["job"]
+def _reference_runner_needed(job: dict[str, Any]) -> bool:
+    """A host-timed backend's timed verification: the reference gets a runner of its own, timed
+    in alternation with the answer's (kernel_gym.verify.timing)."""
+    from kernel_gym.backends import get_backend
+
+    backend = get_backend(job["backend"], job.get("backend_target"))
+    return bool(backend.host_clock) and bool(job.get("settings", {}).get("measure_time", True))
+
+
+def _start_one(host: SandboxHost, limits: dict[str, Any], log_fd: int) -> tuple[dict[str, int], int]:
+    """A runner and the judge's ends of its pipes and shared buffer."""
     commands_r, commands_w = os.pipe()
     replies_r, replies_w = os.pipe()
     shared = os.memfd_create("kg-shared")
+    sent = [commands_r, replies_w, os.dup(shared), os.dup(log_fd)]
+    try:
+        pid = host.start_runner(limits, sent)
+    finally:  # the host holds its own copies now; ours would keep the buffers alive here
+        for fd in sent:
+            os.close(fd)
+    return {"commands": commands_w, "replies": replies_r, "shared": shared}, pid
+
+
+def run_request(host: SandboxHost, request: dict[str, Any]) -> dict[str, Any]:
+    from kernel_gym.verify.timing import timing_cpus
+
+    job = request["job"]
     log_fd = os.memfd_create("kg-log")
     limits = {k: request[k] for k in ("memory_limit_mb", "file_size_mb", "threads")}
     limits["cpu_seconds"] = int(float(request["timeout_s"])) + 5
     limits["cache_root"] = request["cache_root"]
     limits["seccomp"] = request.get("seccomp", True)
     limits.update(_backend_limits(job))
-    runner_pid = host.start_runner(limits, [commands_r, replies_w, os.dup(shared), os.dup(log_fd)])
-    os.close(commands_r)
-    os.close(replies_w)
+    if limits["self_only"]:  # both runners on the CPUs the judge takes while timing
+        limits["cpus"] = timing_cpus(int(request["threads"]))
+    ends, runner_pid = _start_one(host, limits, log_fd)
+    reference = None
+    opened = list(ends.values())
+    if limits["self_only"]:
+        ref_log = os.memfd_create("kg-ref-log")  # trusted code's output: not the answer's log tail
+        reference = _start_one(host, limits, ref_log)
+        os.close(ref_log)
+        opened += list(reference[0].values())
     verdict_r, verdict_w = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(verdict_r)
-        _judge_process(request, {"commands": commands_w, "replies": replies_r, "shared": shared}, runner_pid, verdict_w)
+        _judge_process(request, ends, runner_pid, verdict_w, reference)
     os.close(verdict_w)
-    for fd in (commands_w, replies_r, shared):
+    for fd in opened:
         os.close(fd)
     result, timed_out = _wait_verdict(pid, verdict_r, float(request["timeout_s"]) + 60.0)
     os.close(verdict_r)

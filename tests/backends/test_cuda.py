@@ -30,7 +30,7 @@ def test_registered_with_its_env_id():
     backend = get_backend("cuda")
     assert backend.language == "cuda" and backend.device == "cuda" and backend.env_id == "KernelBench-CUDA-v0"
     assert "KernelBench-CUDA-v0" in gym.registry
-    assert backend.compile_kinds == ("cuda",) and "nvcc" in backend.compilers
+    assert backend.compile_kinds == ("cuda", "torch_ext") and "nvcc" in backend.compilers
     assert not backend.sandbox.limit_address_space and "/dev/nvidia*" in backend.sandbox.devices
 
 

@@ -113,6 +113,11 @@ def test_verify_and_an_episode_on_the_toy_backend(toy_backend, tmp_path):
     result = verify(task, answer, backend="toy_cpp", use_cache=False, **settings)
     assert result.correct, result.message
     assert result.backend == "toy_cpp" and result.latency_s is not None and result.latency_s > 0
+    # a backend without host_clock keeps the fixed trial count, and still reports its interval
+    assert result.details["answer_timing"]["trials"] == 3 and "paired" not in result.details["answer_timing"]
+    assert result.speedup_ci is not None and result.speedup_ci[0] <= result.speedup <= result.speedup_ci[1]
+    assert result.timing_converged is None and result.latency_iqr_s is not None
+    assert "samples_s" not in result.details["answer_timing"]
 
     broken = answer.replace("x[i] > 0.f ?", "x[i] < 0.f ?")
     assert broken != answer

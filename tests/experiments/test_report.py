@@ -384,3 +384,23 @@ def test_readme_block_is_rewritten_from_the_runs(sweep: Path, tmp_path: Path, ca
     bare.write_text("no markers\n")
     assert R.main([str(sweep), "--out", str(tmp_path / "rep2"), "--no-plots", "--readme", str(bare)]) == 2
     assert bare.read_text() == "no markers\n" and "add the two markers" in capsys.readouterr().err
+
+
+def test_timing_table_reports_interval_width_and_convergence(tmp_path: Path) -> None:
+    # two timed steps of one agent: speedup 2.0 with [1.8, 2.2] (10 %) and 0.5 with [0.49, 0.51] (2 %)
+    d = write_run(tmp_path / "qmemory_0", "qmemory", 0, [[2.0, 0.5, "c", "x", "x"]])
+    steps = [json.loads(line) for line in (d / "steps.jsonl").read_text().splitlines()]
+    steps[0].update(speedup_ci=[1.8, 2.2], timing_converged=False)
+    steps[1].update(speedup_ci=[0.49, 0.51], timing_converged=True)
+    (d / "steps.jsonl").write_text("".join(json.dumps(s) + "\n" for s in steps))
+    table = R.timing_table([M.load_run(d)])
+    row = [line for line in table.splitlines() if line.startswith("| qmemory")][0]
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells == ["qmemory", "2", "6.0 %", "10.0 %", "0.50"]
+    report = R.build_report(tmp_path, plots=False)
+    assert "Timing uncertainty of the speedups" in report["markdown"]
+
+
+def test_timing_table_empty_without_intervals(tmp_path: Path) -> None:
+    d = write_run(tmp_path / "qmemory_0", "qmemory", 0, BASE)
+    assert R.timing_table([M.load_run(d)]) == ""

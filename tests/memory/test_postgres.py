@@ -132,3 +132,21 @@ def test_concurrent_writers_and_an_incrementally_synced_reader(postgres_server, 
             items = reader.all(task_id=f"w{w}")
             assert sorted(it.payload["i"] for it in items) == list(range(n))
             assert all(it.q1 == 0.5 and it.q2 == it.payload["i"] for it in items)
+
+
+def test_a_postgres_store_pickles_and_the_copy_opens_its_own_session(postgres_server, tmp_path, monkeypatch):
+    import pickle
+
+    monkeypatch.setenv("KERNEL_GYM_CACHE", str(tmp_path / "cache"))
+    dsn = postgres_server.new_database()
+    with MemoryStore(dsn) as a:
+        [first] = a.add([MemoryItem(kind="trace", text="softmax row max exp sum", task_id="t")])
+        assert a.recall("softmax row max", k=1)[0][0].id == first  # the index and its threads exist
+        b = pickle.loads(pickle.dumps(a))
+        try:
+            assert b.backend._conn is None and b.backend._lock is not a.backend._lock
+            [second] = b.add([MemoryItem(kind="trace", text="layer norm variance", task_id="t")])
+            assert a.recall("layer norm variance", k=1)[0][0].id == second  # written through the copy's session
+            assert b.count("trace") == 2
+        finally:
+            b.close()

@@ -1,0 +1,222 @@
+"""KernelBench's own CUDA answers (load_inline) on the cuda backend: build times and a corpus run.
+
+    python -m experiments.bench_cuda_extension builds
+        cold build without the shared header, the header's own build, a build with it (warm header),
+        a cached lookup; then N distinct answers built in parallel.
+    python -m experiments.bench_cuda_extension static --answers DIR
+        the static stage over every answer (no GPU): how many pass, what refuses the others.
+    python -m experiments.bench_cuda_extension corpus --answers DIR --references DIR [--sample N]
+        answers in EvoKernel's layout (<task>/best_code.py) against KernelBench reference files
+        (<references>/level*/<task>.py) at their published shapes: built in parallel, then verified
+        one by one; one row per answer, every failure named.
+
+Needs a CUDA build of torch and nvcc (the corpus run also a GPU). Prints markdown tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from kernel_gym.backends.cuda_extension import ExtensionRequest, build_extension, extract_calls
+from kernel_gym.verify.compile_service import prebuild_extensions as prebuild
+
+
+def _wrap() -> Any:
+    from kernel_gym.verify.compile_service import CompileService
+    from kernel_gym.verify.isolation import namespaces_available
+
+    return CompileService._wrap_extension if namespaces_available()[0] else None
+
+
+def _relu_request(tag: str) -> ExtensionRequest:
+    from tests.backends.extension_answers import RELU_EXTENSION
+
+    [request] = extract_calls(RELU_EXTENSION)
+    assert isinstance(request, ExtensionRequest)
+    request.cuda_sources = [f"// variant {tag}\n" + request.cuda_sources[0]]  # a new content hash
+    return request
+
+
+def builds(parallel: int) -> None:
+    tag = str(time.time_ns())
+    wrap = _wrap()
+    rows = []
+    t0 = time.perf_counter()
+    cold = build_extension(_relu_request(tag + "a"), wrap=wrap, use_pch=False)
+    rows.append(("cold, no shared header", time.perf_counter() - t0, cold.pch))
+    from kernel_gym.backends.cuda_extension import _ensure_pch, build_environment
+
+    t0 = time.perf_counter()
+    _, state = _ensure_pch(_relu_request(tag), build_environment()[0], wrap, 900.0)
+    rows.append(
+        (
+            "shared header of torch/extension.h (once per torch, compiler and host flags)",
+            time.perf_counter() - t0,
+            state,
+        )
+    )
+    warm = []
+    for i in range(2):
+        t0 = time.perf_counter()
+        built = build_extension(_relu_request(f"{tag}w{i}"), wrap=wrap)
+        warm.append(time.perf_counter() - t0)
+        rows.append((f"cold, shared header ready ({i + 1})", warm[-1], built.pch))
+    cached = []
+    for _ in range(20):
+        t0 = time.perf_counter()
+        built = build_extension(_relu_request(f"{tag}w0"), wrap=wrap)
+        cached.append(time.perf_counter() - t0)
+    rows.append(("cached (median of 20 lookups)", statistics.median(cached), "cached" if built.cached else "REBUILT"))
+    from tests.backends.extension_answers import RELU_EXTENSION
+
+    answers = [
+        RELU_EXTENSION.replace("// cuda", "").replace("#include <ATen", f"// {tag} p{i}\n#include <ATen", 1)
+        for i in range(parallel)
+    ]
+    t0 = time.perf_counter()
+    results = prebuild(answers)
+    wall = time.perf_counter() - t0
+    ok = sum(1 for r in results if not isinstance(r, str))
+    rows.append((f"{parallel} distinct answers built in parallel (wall)", wall, f"{ok}/{len(results)} built"))
+    print(f"machine: {os.cpu_count()} cores; sandboxed builds: {wrap is not None}")
+    print("| build | seconds | header |\n|---|---|---|")
+    for what, seconds, state in rows:
+        print(f"| {what} | {seconds:.3f} | {state} |")
+
+
+def _reference(references: Path, name: str) -> Path | None:
+    index = references / "dataset.json"  # EvoKernel's: the level of each task
+    if index.is_file():
+        level = json.loads(index.read_text()).get("ops", {}).get(name, {}).get("level")
+        if level and (references / level / f"{name}.py").is_file():
+            return references / level / f"{name}.py"
+    for level in ("level1", "level2", "level3"):
+        path = references / level / f"{name}.py"
+        if path.is_file():
+            return path
+    return None
+
+
+def corpus(answers_dir: Path, references: Path, sample: int, names: list[str], settings: dict[str, Any]) -> None:
+    from kernel_gym.tasks.spec import TaskSpec
+    from kernel_gym.verify import verify
+
+    all_names = sorted(p.parent.name for p in answers_dir.glob("*/best_code.py"))
+    if not names:
+        step = max(1, len(all_names) // sample) if sample else 1
+        names = all_names[::step][:sample] if sample else all_names
+    jobs = []
+    for name in names:
+        ref = _reference(references, name)
+        answer = (answers_dir / name / "best_code.py").read_text()
+        jobs.append((name, ref, answer))
+    t0 = time.perf_counter()
+    built = prebuild([a for _, ref, a in jobs if ref is not None])
+    build_wall = time.perf_counter() - t0
+    build_times = sorted(b.seconds for b in built if not isinstance(b, str))
+    median = statistics.median(build_times) if build_times else float("nan")
+    failed = sum(isinstance(b, str) for b in built)
+    print(
+        f"parallel build of {len(built)} extensions: {build_wall:.1f} s wall; "
+        f"per build median {median:.1f} s; failed: {failed}"
+    )
+    rows = []
+    for name, ref, answer in jobs:
+        if ref is None:
+            rows.append((name, "no reference", "", "", "", ""))
+            continue
+        level = int(ref.parent.name.removeprefix("level"))
+        task = TaskSpec(id=f"kernelbench/level{level}/{name}", level=level, category="kernelbench", dtype="float32",
+                        source=ref.read_text(), path=ref)  # fmt: skip
+        t0 = time.perf_counter()
+        result = verify(task, answer, backend="cuda", use_cache=False, **settings)
+        seconds = time.perf_counter() - t0
+        verdict = "correct" if result.correct else (result.error_class or "?")
+        if result.hack_rule:
+            verdict += f" ({result.hack_rule})"
+        speed = f"{result.speedup:.2f}" if result.correct and result.speedup else ""
+        lat = f"{result.latency_s * 1e6:.1f}" if result.correct and result.latency_s else ""
+        cv = ""
+        timing = result.details.get("answer_timing") or {}
+        if timing.get("device_iqr_s") and timing.get("device_median_s"):
+            cv = f"{timing['device_iqr_s'] / timing['device_median_s'] / 1.349:.3f}"  # IQR-based sigma / median
+        message = "" if result.correct else (result.message or "").replace("|", "/").replace("\n", " ")[:160]
+        rows.append((name, verdict, lat, speed, cv, f"{seconds:.1f}s {message}"))
+        print(
+            json.dumps({"task": name, "verdict": verdict, "latency_us": lat, "speedup": speed, "message": message}),
+            flush=True,
+        )
+    correct = sum(1 for r in rows if r[1] == "correct")
+    print(f"\n{correct}/{len(rows)} correct\n")
+    print("| task | verdict | latency us | speedup vs eager | robust CV | verify time, message |")
+    print("|---|---|---|---|---|---|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+
+
+def static(answers_dir: Path) -> None:
+    """The static stage over every answer (no GPU needed): how many pass, and the first rule that
+    refuses each of the others."""
+    import collections
+    import re
+
+    from kernel_gym.verify.static_checks import check_answer_source
+
+    first: collections.Counter[str] = collections.Counter()
+    by_rule: collections.Counter[str] = collections.Counter()
+    files = sorted(answers_dir.glob("*/best_code.py"))
+    passed = 0
+    for path in files:
+        violations = check_answer_source(path.read_text(), "cuda")
+        if not violations:
+            passed += 1
+            continue
+        by_rule.update({v.rule for v in violations})
+        v = violations[0]
+        what = re.sub(r"line \d+: |\(string starting.*|'[^']*'", "", v.message)
+        what = re.sub(r"\.\w+\(\)", ".<op>()", what)
+        what = re.sub(r"kernel source: (cublas\w*|cudnn\w*|\w+Handle)", "kernel source: <vendor call>", what).strip()[
+            :90
+        ]
+        first[f"{v.rule}: {what}"] += 1
+    print(f"{passed}/{len(files)} answers pass the static rules on backend cuda\n")
+    print("| first violation | answers |\n|---|---|")
+    for what, n in first.most_common():
+        print(f"| {what} | {n} |")
+    print("\nanswers refused by each rule (an answer can break several):", dict(by_rule.most_common()))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="what", required=True)
+    b = sub.add_parser("builds")
+    b.add_argument("--parallel", type=int, default=8)
+    c = sub.add_parser("corpus")
+    c.add_argument("--answers", type=Path, required=True)
+    c.add_argument("--references", type=Path, required=True)
+    c.add_argument("--sample", type=int, default=0)
+    c.add_argument("--names", nargs="*", default=[])
+    c.add_argument("--timing-trials", type=int, default=30)
+    c.add_argument("--memory-limit-mb", type=int, default=65536)
+    st = sub.add_parser("static")
+    st.add_argument("--answers", type=Path, required=True)
+    args = parser.parse_args()
+    if args.what == "builds":
+        builds(args.parallel)
+    elif args.what == "static":
+        static(args.answers)
+    else:
+        settings = {"timing_trials": args.timing_trials, "memory_limit_mb": args.memory_limit_mb, "timeout_s": 300}
+        corpus(args.answers, args.references, args.sample, args.names, settings)
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,213 @@
+"""KernelBench's own CUDA answer format on the cuda backend (``load_inline``, built by the judge).
+
+Without a GPU: the static rules accept a plain answer and refuse the exploits they can see, the
+arguments are read from the answer's syntax tree, the flag allow-list, the runner's shim, and
+compile-only builds where nvcc exists. On a GPU: the answer verifies and every exploit is refused.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+import torch
+
+from kernel_gym.backends import BackendUnavailable
+from kernel_gym.backends.cuda_extension import ExtensionRequest, check_flags, extract_calls, render_sources
+from kernel_gym.native.compile import compiler_path
+from kernel_gym.tasks import get_task
+from kernel_gym.verify.pipeline import static_stage
+from kernel_gym.verify.static_checks import check_answer_source
+from tests.backends.extension_answers import RELU, RELU_EXTENSION, RUNTIME_ONLY, extension_exploits
+from tests.backends.gpu_checks import GPU_SETTINGS
+
+GPU = torch.cuda.is_available()
+NO_GPU = "needs an NVIDIA GPU (torch.cuda.is_available() is False)"
+NVCC = compiler_path("nvcc") is not None
+
+
+def test_a_plain_load_inline_answer_passes_the_static_rules_on_cuda_only():
+    assert check_answer_source(RELU_EXTENSION, "cuda") == []
+    assert static_stage(get_task(RELU), RELU_EXTENSION, "cuda") is None  # goes on to the sandbox
+    # another backend's answers may not build torch extensions
+    assert "os_access" in {v.rule for v in check_answer_source(RELU_EXTENSION, "cpu")}
+    # load (sources from files) is not the inline format
+    load = RELU_EXTENSION.replace("import load_inline", "import load_inline, load")
+    assert "forbidden_import" in {v.rule for v in check_answer_source(load, "cuda")}
+
+
+def test_without_a_gpu_verify_says_unavailable_not_hacked(monkeypatch):
+    from kernel_gym.verify import verify
+
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
+    with pytest.raises(BackendUnavailable) as info:
+        verify(get_task(RELU), RELU_EXTENSION, backend="cuda", use_cache=False)
+    assert "GPU" in str(info.value) or "CPU-only" in str(info.value)
+
+
+@pytest.mark.parametrize("name", sorted(set(extension_exploits()) - RUNTIME_ONLY))
+def test_exploits_in_load_inline_form_are_refused_statically(name):
+    _, answer, accepted = extension_exploits()[name]
+    rules = {v.rule for v in check_answer_source(answer, "cuda")}
+    assert rules & accepted, (name, rules)
+
+
+def test_runtime_only_exploits_pass_the_static_rules():
+    # these need the runtime checks (GPU tests below): the static rules must not be what refuses them
+    for name in RUNTIME_ONLY:
+        _, answer, _ = extension_exploits()[name]
+        assert check_answer_source(answer, "cuda") == [], name
+
+
+def test_arguments_are_read_from_module_constants():
+    answer = '''
+from torch.utils.cpp_extension import load_inline
+HEADER = "#include <torch/extension.h>\\n"
+BODY = r"""torch::Tensor f(torch::Tensor x) { return x; }"""
+NAME = "f"
+FLAGS = ["-O3", "--use_fast_math"]
+lib = load_inline(
+    name=f"ext_{NAME}", cpp_sources=HEADER + BODY, cuda_sources=[HEADER + "// cuda\\n"],
+    functions=[NAME], extra_cuda_cflags=FLAGS, verbose=False,
+)
+other = load_inline(name="g", cpp_sources=make_source(), functions=["g"])
+'''
+    first, second = extract_calls(answer)
+    assert isinstance(first, ExtensionRequest)
+    assert first.name == "ext_f" and first.functions == {"f": "f"}
+    assert first.cpp_sources == ["#include <torch/extension.h>\ntorch::Tensor f(torch::Tensor x) { return x; }"]
+    assert first.extra_cuda_cflags == ["-O3", "--use_fast_math"] and first.with_cuda
+    assert isinstance(second, str) and "not constants" in second
+    files = render_sources(first)
+    assert files["main.cpp"].startswith("#include <torch/extension.h>")
+    assert 'm.def("f", torch::wrap_pybind_function(f), "f");' in files["main.cpp"]
+    assert files["cuda.cu"].splitlines()[:3] == [
+        "#include <torch/types.h>",
+        "#include <cuda.h>",
+        "#include <cuda_runtime.h>",
+    ]
+
+
+def test_flag_allow_list():
+    ok = ExtensionRequest(
+        extra_cflags=["-O3", "-DUSE_FAST=1", "-std=c++17"],
+        extra_cuda_cflags=[
+            "-O3", "--use_fast_math", "--extra-device-vectorization", "-lineinfo", "--maxrregcount=64",
+            "-maxrregcount=80", "--ptxas-options=-O3", "-Xptxas=-v", "-DLEAKY_RELU_USE_STREAMING_STORES=1",
+        ],
+    )  # fmt: skip
+    assert check_flags(ok) == []
+    for bad in (
+        ["-I/tmp"], ["-isystem/tmp"], ["-include", "/etc/passwd"], ["-D__CUDA_NO_HALF_OPERATORS__"],
+        ["-DTORCH_EXTENSION_NAME=x"], ["-U__CUDA_NO_HALF_OPERATORS__"], ["-ccbin=/tmp/cc"], ["-L/tmp"],
+        ["-Xcompiler=-fplugin=/tmp/x.so"], ["--compiler-bindir=/tmp"], ["-lcublas"], ["@/tmp/args"],
+    ):  # fmt: skip
+        assert check_flags(ExtensionRequest(extra_cuda_cflags=bad)), bad
+        assert check_flags(ExtensionRequest(extra_cflags=bad)), bad
+
+
+def test_refused_arguments():
+    for key, value in (("build_directory", "/tmp/x"), ("extra_include_paths", ["/tmp"]), ("extra_ldflags", ["-lm"])):
+        with pytest.raises(ValueError, match=key):
+            ExtensionRequest.from_call((), {"name": "x", "cpp_sources": "", key: value})
+    with pytest.raises(TypeError, match="unexpected"):
+        ExtensionRequest.from_call((), {"name": "x", "cpp_sources": "", "sneaky": 1})
+    with pytest.raises(ValueError, match="function name"):
+        ExtensionRequest.from_call((), {"name": "x", "cpp_sources": "", "functions": ['f); system("x"']})
+
+
+def test_the_runners_shim_sends_the_call_to_the_judge(monkeypatch):
+    import torch.utils
+
+    from kernel_gym.backends.cuda_extension import install_shim
+
+    monkeypatch.setitem(sys.modules, "torch.utils.cpp_extension", sys.modules.get("torch.utils.cpp_extension"))
+    monkeypatch.setattr(torch.utils, "cpp_extension", getattr(torch.utils, "cpp_extension", None), raising=False)
+    sent = []
+
+    def build(request):
+        sent.append(request)
+        raise RuntimeError("refused by the test")
+
+    install_shim(build)
+    namespace: dict[str, object] = {}
+    with pytest.raises(RuntimeError, match="refused by the test"):
+        exec(RELU_EXTENSION, namespace)  # noqa: S102 - the answer's module import, as the runner does it
+    [request] = sent
+    assert request["functions"] == {"relu_forward": "relu_forward"}
+    assert request["extra_cuda_cflags"] == ["-O3", "--use_fast_math"]
+    assert "relu_kernel" in request["cuda_sources"][0]
+    from torch.utils.cpp_extension import load  # the shim's
+
+    with pytest.raises(ValueError, match="load_inline"):
+        load(name="x", sources=["x.cu"])
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not NVCC, reason="needs nvcc (the CUDA toolkit) for compile-only checks")
+def test_compile_only_builds_a_load_inline_answer_and_reports_errors(tmp_path, monkeypatch):
+    monkeypatch.setenv("KERNEL_GYM_CACHE", str(tmp_path))
+    monkeypatch.setenv("KERNEL_GYM_TORCH_PCH", "0")  # the header alone is 0.8 GB
+    from kernel_gym.verify.compile_only import compile_only
+
+    # c10's stream header, not ATen's CUDA context (which needs the toolkit's cuSPARSE/cuBLAS headers,
+    # absent from a compiler-only toolkit)
+    answer = RELU_EXTENSION.replace("#include <ATen/cuda/CUDAContext.h>", "#include <c10/cuda/CUDAStream.h>")
+    answer = answer.replace("at::cuda::getCurrentCUDAStream()", "c10::cuda::getCurrentCUDAStream()")
+    [ok] = compile_only(answer, arch="sm_90")
+    assert ok["ok"], ok["log"][-2000:]
+    broken = answer.replace("y[i] = v > 0.f ? v : 0.f;", "y[i] = v > 0.f ? v : undefined_name;")
+    [failed] = compile_only(broken, arch="sm_90")
+    assert not failed["ok"] and "undefined_name" in failed["log"]
+
+
+# ------------------------------------------------------------------------------ on a GPU
+@pytest.mark.skipif(not GPU, reason=NO_GPU)
+def test_a_load_inline_answer_verifies_on_the_gpu():
+    from kernel_gym.verify import verify
+
+    result = verify(get_task(RELU), RELU_EXTENSION, backend="cuda", use_cache=False, **GPU_SETTINGS)
+    assert result.correct, (result.error_class, result.message, result.details.get("compile_log", "")[-2000:])
+    assert "device_median_s" in result.details["answer_timing"]
+
+
+@pytest.mark.skipif(not GPU, reason=NO_GPU)
+@pytest.mark.parametrize("name", sorted(extension_exploits()))
+def test_exploits_in_load_inline_form_are_rejected_on_the_gpu(name):
+    from kernel_gym.verify import verify
+
+    task_id, answer, accepted = extension_exploits()[name]
+    result = verify(get_task(task_id), answer, backend="cuda", use_cache=False, **GPU_SETTINGS)
+    assert not result.correct, name
+    assert {result.error_class, result.hack_rule} & accepted, (
+        name,
+        result.error_class,
+        result.hack_rule,
+        result.message,
+    )
+
+
+def test_the_compile_service_rechecks_what_the_runner_sends():
+    from kernel_gym.backends import get_backend
+    from kernel_gym.verify.compile_service import CompileService
+
+    [request] = extract_calls(RELU_EXTENSION)
+    assert isinstance(request, ExtensionRequest)
+    service = CompileService(sandboxed=False, backend=get_backend("cuda"))
+
+    def ask(**changes: object) -> dict:
+        return service.handle(
+            {"op": "compile", "kind": "torch_extension", "extension": {**request.to_json(), **changes}}
+        )
+
+    # a runner past the static rules (it is untrusted): the judge refuses before building anything
+    refused = ask(extra_cuda_cflags=["-I/etc"])
+    assert refused["error_class"] == "hacked" and refused["hack_rule"] == "os_access"
+    refused = ask(cuda_sources=["#include <fstream>\n" + request.cuda_sources[0]])
+    assert refused["error_class"] == "hacked" and refused["hack_rule"] == "os_access"
+    refused = ask(cuda_sources=[request.cuda_sources[0].replace("getCurrentCUDAStream", "getStreamFromPool")])
+    assert refused["hack_rule"] == "threads_or_streams"
+    assert ask(build_directory="/tmp/x")["error_class"] == "compile_error"
+    # a backend that does not build torch extensions
+    other = CompileService(sandboxed=False, backend=get_backend("cpu"))
+    assert other.handle({"kind": "torch_extension", "extension": request.to_json()})["error_class"] == "hacked"

@@ -1,0 +1,52 @@
+"""The caller's PYTHONPATH reaches the verification server and the sandbox (read-only): dependencies
+installed with ``pip install --target DIR`` where the site folder is read-only. A server that cannot
+import what it needs says which module and how to fix it."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from kernel_gym.native import cache_root
+from kernel_gym.tasks import get_task
+from kernel_gym.verify.sandbox import _startup_failure, caller_python_path, shutdown_zygote
+from solutions import reference_answer
+
+PACKAGE_PARENT = Path(__file__).resolve().parent.parent.parent
+
+
+def test_caller_entries_exclude_the_checkout_and_the_cache(tmp_path, monkeypatch):
+    deps = tmp_path / "deps"
+    deps.mkdir()
+    cache_parent = cache_root().resolve().parent
+    entries = [str(deps), str(PACKAGE_PARENT), str(cache_parent), str(tmp_path / "missing")]
+    monkeypatch.delenv("KERNEL_GYM_CALLER_PYTHONPATH", raising=False)
+    monkeypatch.setenv("PYTHONPATH", ":".join(entries))
+    assert caller_python_path() == [deps.resolve()]
+
+
+def test_a_dependency_only_on_pythonpath_is_importable_in_the_sandbox(tmp_path, monkeypatch):
+    from kernel_gym.verify import verify
+
+    deps = tmp_path / "deps"
+    deps.mkdir()
+    (deps / "kg_probe_dependency.py").write_text("SCALE = 1.0\n")
+    answer = reference_answer("level1/021_relu", "cpu")
+    assert answer is not None
+    answer = "import kg_probe_dependency\n" + answer
+    monkeypatch.setenv("PYTHONPATH", f"{deps}:{PACKAGE_PARENT}")
+    shutdown_zygote()  # the server starts with the caller's environment of its first use
+    try:
+        result = verify(get_task("level1/021_relu"), answer, backend="cpu", use_cache=False, timing_trials=3)
+    finally:
+        shutdown_zygote()
+    assert result.correct, (result.error_class, result.message)
+
+
+def test_a_server_that_cannot_import_names_the_module_and_the_fix(tmp_path):
+    # a dependency of the package (gymnasium) whose own dependency is missing where the server looks
+    shadow = tmp_path / "gymnasium"
+    shadow.mkdir()
+    (shadow / "__init__.py").write_text("import kg_missing_dependency\n")
+    why = _startup_failure({"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{tmp_path}:{PACKAGE_PARENT}"})
+    assert "'kg_missing_dependency'" in why and "PYTHONPATH" in why and "--target" in why and sys.executable in why

@@ -233,7 +233,13 @@ def _corpus_commit(corpus: Path, given: str | None) -> str:
         return "unknown"
 
 
+def _no_paths(text: str) -> str:
+    """A message without the directories of this machine (a header's or a buffer's absolute path)."""
+    return re.sub(r"(?<![\w.])/(?:[\w.+-]+/)+", "", text).replace("|", "/")
+
+
 def render(results: list[ProjectResult], commit: str, command: str) -> str:
+    results = [ProjectResult(r.project, r.status, _no_paths(r.blocker), r.owner, r.seconds) for r in results]
     counts = Counter(r.status for r in results)
     runnable = [r for r in results if r.status in ("pass", "fail")]
     passed = counts["pass"]

@@ -3,7 +3,10 @@
     python -m experiments.bench_ascendc_compile [--repeats 5]
 
 Formats: a direct kernel (``kernel_gym.ascendc.load``), an operator project
-(``load_op_project``) and a MultiKernelBench six-string answer (``load_multikernelbench``).
+(``load_op_project``) and a MultiKernelBench six-string answer (``load_multikernelbench``);
+with ``--cann-ops DIR...``, also cann-ops projects built as their examples run them (the project,
+its generated aclnn pair and the example's ``main``: ``kernel_gym.ascendc.aclnn``), one run per
+project, the median over the projects.
 *cold*: the answer's source has never been compiled (a fresh comment makes it new; the
 simulator runtime and the precompiled headers are built once beforehand and reported
 separately, as the verifier's judge builds them at start-up). *cached*: the same answer again
@@ -49,6 +52,18 @@ elif fmt == "op_project":
     files[kernel] += tag
     start = time.perf_counter()
     asc.load_op_project(files)
+elif fmt == "aclnn_example":  # a cann-ops project with its generated aclnn and its example's main
+    from kernel_gym.ascendc.aclnn import AclnnOp
+    from kernel_gym.ascendc.loader import compile_module
+    root = Path(sys.argv[3])
+    files = {{f"{{d}}/{{p.name}}": p.read_text() for d in ("op_host", "op_kernel") for p in sorted((root / d).iterdir())
+             if p.is_file()}}
+    kernel = next(k for k in files if k.startswith("op_kernel/") and k.endswith(".cpp"))
+    files[kernel] += tag
+    main = (root / "examples" / "AclNNInvocationNaive" / "main.cpp").read_text()
+    start = time.perf_counter()
+    op = AclnnOp(files)
+    compile_module(op.sample_files({{"main.cpp": main}}, op.default_dtypes()), pch="host")
 else:
     six = dict(MSE_LOSS)
     six["kernel_src"] += tag
@@ -58,11 +73,16 @@ print(json.dumps([time.perf_counter() - start, runtime_s]))
 """
 
 
-def _load_seconds(fmt: str, token: str, env: dict[str, str]) -> tuple[float, float]:
+def _load_seconds(fmt: str, token: str, env: dict[str, str], project: str = "") -> tuple[float, float]:
     """(seconds of the load call, seconds of loading the runtime library first) in a fresh process."""
     code = _CHILD.format(root=str(ROOT))
     done = subprocess.run(
-        [sys.executable, "-c", code, fmt, token], env=env, capture_output=True, text=True, cwd=ROOT, timeout=600
+        [sys.executable, "-c", code, fmt, token, project],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
     )
     if done.returncode != 0:
         raise SystemExit(f"{fmt} failed:\n{done.stderr[-3000:]}")
@@ -73,7 +93,16 @@ def _load_seconds(fmt: str, token: str, env: dict[str, str]) -> tuple[float, flo
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--formats", nargs="*", default=["direct", "op_project", "six_string"])
+    parser.add_argument(
+        "--cann-ops",
+        nargs="*",
+        default=[],
+        help="cann-ops project directories (format aclnn_example: the project with its generated aclnn pair "
+        "and its example's main; one repeat per project, the median over projects)",
+    )
     args = parser.parse_args()
+    formats = list(args.formats) + (["aclnn_example"] if args.cann_ops else [])
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "KERNEL_GYM_CACHE": cache}
         start = time.perf_counter()
@@ -82,16 +111,17 @@ def main() -> None:
         )
         setup = time.perf_counter() - start
         rows = []
-        for fmt in ("direct", "op_project", "six_string"):
+        for fmt in formats:
             cold, cached, runtime = [], [], []
-            for r in range(args.repeats):
+            projects = args.cann_ops if fmt == "aclnn_example" else [""] * args.repeats
+            for r, project in enumerate(projects):
                 token = f"bench-{os.getpid()}-{r}-{time.time_ns()}"
-                cold.append(_load_seconds(fmt, token, env)[0])
-                load_s, runtime_s = _load_seconds(fmt, token, env)
+                cold.append(_load_seconds(fmt, token, env, project)[0])
+                load_s, runtime_s = _load_seconds(fmt, token, env, project)
                 cached.append(load_s)
                 runtime.append(runtime_s)
                 print(
-                    f"[bench] {fmt} run {r + 1}/{args.repeats}: cold {cold[-1]:.2f} s, cached "
+                    f"[bench] {fmt} run {r + 1}/{len(projects)} {Path(project).name}: cold {cold[-1]:.2f} s, cached "
                     f"{cached[-1] * 1000:.1f} ms",
                     file=sys.stderr,
                     flush=True,

@@ -248,6 +248,17 @@ class AscendCCompileError(CompileError):
         super().__init__(message, log)
 
 
+class MissingApiError(AscendCCompileError):
+    """The source uses a name the simulator's headers do not provide (an API, a header, a member):
+    ``missing_api: <name> (file:line): <the compiler's line>``. ``api`` is the name, ``where`` the
+    source position. Its error class stays ``compile_error`` (what the verifier and agents key on)."""
+
+    def __init__(self, message: str, log: str = "", api: str = "", where: str = "") -> None:
+        super().__init__(message, log)
+        self.api = api
+        self.where = where
+
+
 class UnsupportedDtypeError(AscendCCompileError):
     """An API was instantiated with a data type the SoC does not support (a compile error, as on CANN)."""
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from kernel_gym.ascendc.errors import AscendCCompileError, UnsupportedDtypeError, fault_from_record
+from kernel_gym.ascendc.errors import AscendCCompileError, MissingApiError, UnsupportedDtypeError, fault_from_record
 from kernel_gym.ascendc.soc import SocProfile, get_profile
 from kernel_gym.ascendc.timing import LaunchReport, active_recorders
 from kernel_gym.native import (
@@ -219,6 +219,7 @@ _PCH_HEADERS = {
         "tiling/platform/platform_ascendc.h",
         "kgsim/aten_shim.h",
         "deque",
+        "kgsim/aclnn_exec.h",  # the aclnn argument objects and the generated pair's common part
     ),
 }
 
@@ -476,7 +477,41 @@ def _compile_error(exc: CompileError, name: str) -> AscendCCompileError:
         m = re.search(r"\[kgsim:unsupported_dtype\]([^\"\n]*)", log)
         detail = m.group(1).strip() if m else first
         return UnsupportedDtypeError(f"unsupported data type: {detail}{where}", log)
+    missing = _missing_api(first)
+    if missing is not None:
+        api, pos = missing
+        return MissingApiError(f"missing_api: {api} ({pos}): {first.strip()}", log, api=api, where=pos)
     return AscendCCompileError(f"compilation failed: {first.strip()}{where}", log)
+
+
+# g++'s words for a name that is not there: a header, a namespace member, a class member, a function
+_Q, _E = "[\u2018']", "[\u2019']"  # g++ quotes names in Unicode quotes, or ASCII ones under LANG=C
+_MISSING_PATTERNS = tuple(
+    re.compile(p.replace("Q", _Q).replace("E", _E))
+    for p in (
+        r"fatal error: ([\w./+-]+): No such file or directory",
+        r"error: Q([\w:]+)E is not a member of Q([\w:]+)E",
+        r"error: Q([\w:]+)E was not declared in this scope",
+        r"error: there are no arguments to Q(\w+)E that depend on a template parameter",
+        r"error: Q[^\u2019']*E has no member named Q(\w+)E",
+        r"error: Q([\w:]+)E has not been declared",
+        r"error: Q(\w+)E in namespace Q([\w:]+)E does not name a (?:template )?type",
+        r"error: Q([\w:]+)E does not name a type",
+    )
+)
+
+
+def _missing_api(line: str) -> tuple[str, str] | None:
+    """(name, file:line) when the compiler's first error is a name the headers lack."""
+    for pat in _MISSING_PATTERNS:
+        m = pat.search(line)
+        if m:
+            name = m.group(1)
+            if m.lastindex and m.lastindex >= 2 and "::" not in name:
+                name = f"{m.group(2)}::{name}"
+            pos = re.match(r"([^:\s]+):(\d+)", line.strip())
+            return name, f"{pos.group(1)}:{pos.group(2)}" if pos else "?"
+    return None
 
 
 class AscendCModule:

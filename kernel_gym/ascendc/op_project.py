@@ -42,7 +42,10 @@ _C_TYPES = {
     3: "int32_t",
     4: "uint8_t",
     6: "int16_t",
+    7: "uint16_t",
+    8: "uint32_t",
     9: "int64_t",
+    10: "uint64_t",
     11: "double",
     12: "bool",
     27: "bfloat16_t",
@@ -60,8 +63,8 @@ _ENTRIES = r"""
 static ::ops::OpDef* kgsim_gen_op_def() {
     auto& r = ::ops::KgsimOpRegistry();
     auto it = r.find(KGSIM_OP_NAME);
-    if (it != r.end()) return it->second.get();
-    return r.empty() ? nullptr : r.begin()->second.get();
+    if (it != r.end()) return ::kgsim_gen_apply_op_impl(it->second.get());
+    return r.empty() ? nullptr : ::kgsim_gen_apply_op_impl(r.begin()->second.get());
 }
 
 extern "C" int64_t kgsim_gen_op_meta(uint8_t* buf, int64_t cap) {
@@ -148,13 +151,12 @@ def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
-class OpProjectOp:
-    """A compiled operator project: ``op(*inputs, **attrs)`` runs InferShape, TilingFunc and the kernel."""
+class ProjectSources:
+    """An operator project's sources read for building: its op type, kernel and tiling classes, and
+    the one translation unit (``unit``) that holds host side, kernel and entry points."""
 
-    def __init__(self, files: Mapping[str, str], soc: str, opts: dict[str, Any]) -> None:
+    def __init__(self, files: Mapping[str, str]) -> None:
         self.files = dict(files)
-        self.soc = soc
-        self._opts = opts
         host = {
             p: t
             for p, t in self.files.items()
@@ -163,6 +165,11 @@ class OpProjectOp:
             and not p.startswith(("op_api/", "framework/", "tests/", "examples/"))
         }
         kern = {p: t for p, t in self.files.items() if p.endswith((".cpp", ".cc")) and "op_kernel" in p}
+        # a kernel .cpp that another kernel file includes is part of that one, not a unit of its own
+        included = {
+            name.rsplit("/", 1)[-1] for t in kern.values() for name in re.findall(r'#\s*include\s*"([^"]+)"', t)
+        }
+        kern = {p: t for p, t in kern.items() if p.rsplit("/", 1)[-1] not in included}
         if not host or not kern:
             raise ValueError("an operator project needs op_host/*.cpp and op_kernel/*.cpp files")
         all_host = "\n".join(strip_comments(t) for t in self.files.values())
@@ -183,25 +190,117 @@ class OpProjectOp:
         )
         self._tiling_classes = sorted(set(re.findall(r"BEGIN_TILING_DATA_DEF\s*\(\s*(\w+)", all_host)))
         self._host, self._kern = host, kern
-        self._uses_dtype_macros = any(re.search(r"\b(?:ORIG_)?DTYPE_\w+", strip_comments(t)) for t in kern.values())
-        self._mods: dict[Any, Any] = {}
-        self.last_run = None
-        self.last_runs: list = []
-        self.last_tiling: dict[str, Any] | None = None
-        self.compiles = 0  # compiler runs of this project (a DTYPE_X kernel: one per dtype combination used)
-        self.meta = json.loads(self._meta_module())
-        if self._uses_dtype_macros:  # the kernel for the first dtype column, now (errors surface at load)
-            first = _first_column(self.meta)
-            if first is not None:
-                self._kernel_module(0, *first)
+        # (in the kernel's headers too: a kernel class in op_kernel/x.h may be the one naming them)
+        self._uses_dtype_macros = any(
+            re.search(r"\b(?:ORIG_)?DTYPE_\w+", strip_comments(t)) for p, t in self.files.items() if "op_kernel/" in p
+        )
+
+    @property
+    def uses_dtype_macros(self) -> bool:
+        """The kernel is written with ``DTYPE_<NAME>`` macros: it is built per dtype combination."""
+        return self._uses_dtype_macros
+
+    def unit(self, with_kernel: bool, dtype_defs: Mapping[str, str]) -> dict[str, str]:
+        """The generated sources: ``op_project_unit.cpp`` (first) and the project's files under ``proj/``."""
+        return self._unit(with_kernel, dtype_defs)
+
+    def _kernel_rename(self) -> tuple[str, re.Pattern[str]]:
+        """The kernel's name in the unit, and what to replace. Its own name may be a C library
+        function's (a kernel `abs` next to <cstdlib>'s); on the NPU the kernel unit sees no C
+        library, so it is renamed: every unqualified use (its launch helper's chevron names it
+        too), not std::abs, a member or an include path."""
+        own = re.compile(r"(?<![\w:.>\"/])" + re.escape(self.kernel_name) + r"\b(?![.\w])")
+        return f"kgsim_gen_kernel_{self.kernel_name}", own
+
+    def split_units(
+        self, dtype_defs: Mapping[str, str], headers: Mapping[str, str] | None = None, with_kernel: bool = True
+    ) -> dict[str, str]:
+        """The project as the NPU toolchain builds it, host and kernel apart: ``op_host_unit.cpp``
+        (host files, entry points) and ``op_kernel_unit.cpp`` (the tiling headers, the kernel and
+        ``kgsim_gen_op_launch_v``), so names both sides define (a tiling-key constant) stay each
+        side's own. ``headers``: include-path headers (searched for tiling definitions too)."""
+        out: dict[str, str] = {}
+        entry, own = self._kernel_rename()
+        for p, t in self.files.items():
+            if p in self._kern or p in self._host:
+                text = rewrite_chevrons(own.sub(entry, t)) if p in self._kern else t
+                out["proj/" + p + ".inc"] = f'#line 1 "{p}"\n{text}'
+            elif not p.endswith(".json"):
+                out["proj/" + p] = own.sub(entry, t) if "op_kernel/" in p else t
+        # (the standard headers CANN's host headers bring in, which host code relies on unincluded)
+        prelude = [
+            *(f"#include <{h}>" for h in ("algorithm", "cmath", "cstdio", "cstring", "map", "memory", "numeric")),
+            *(f"#include <{h}>" for h in ("set", "stdexcept", "string", "unordered_map", "vector")),
+            '#include "register/op_def_registry.h"',
+            '#include "register/op_impl_registry.h"',
+        ]
+        # each host source a unit of its own, as the build compiles them (a family's shared tiling
+        # sources define the same helpers); the OpDef and impl registries are one per library
+        host = [
+            *prelude,
+            '#include "kgsim/op_host_entry.h"',
+            f'#define KGSIM_OP_NAME "{self.op_type}"',
+            _ENTRIES,
+            "void kgsim_gen_op_launch_v(int64_t block_dim, int64_t tiling_key, uint8_t** p, size_t n);",
+        ]
+        out["op_host_unit.cpp"] = "\n".join(host) + "\n"
+        for k, p in enumerate(self._host):
+            out[f"op_host_unit_{k}.cpp"] = "\n".join([*prelude, f'#include "proj/{p}.inc"']) + "\n"
+        if not with_kernel:
+            return out
+        tiling_def = re.compile(r"\b(?:BEGIN_TILING_DATA_DEF|REGISTER_TILING_DATA_CLASS)\s*\(")
+        tiling_headers = [
+            f"proj/{p}"
+            for p, t in self.files.items()
+            if p.startswith("op_host/") and p.endswith((".h", ".hpp")) and tiling_def.search(strip_comments(t))
+        ]
+        # of the shared headers, the one registering this op's tiling class (a family's headers may
+        # each define the same constants: the build's kernel includes only its own)
+        registers = re.compile(r"\bREGISTER_TILING_DATA_CLASS\s*\(\s*" + re.escape(self.op_type) + r"\s*,")
+        shared = [p for p, t in (headers or {}).items() if registers.search(strip_comments(t))]
+        tiling_headers += shared
+        kern = [
+            "#include <cstdint>",
+            "#include <stdexcept>",
+            "#include <string>",
+            '#include "kgsim/launch.h"',
+            '#include "register/tilingdata_base.h"',
+            '#include "kgsim/op_kernel_side.h"',
+            *[f'#include "{p}"' for p in tiling_headers],
+        ]
+        if self._tiling_alias:
+            kern.append(f"using KgsimOpTilingData = ::optiling::{self._tiling_alias};")
+        elif shared:
+            kern.append(f"using KgsimOpTilingData = ::optiling::KgsimTilingFor_{self.op_type};")
+        shared_classes = [
+            c for p in shared for c in re.findall(r"BEGIN_TILING_DATA_DEF\s*\(\s*(\w+)", (headers or {})[p])
+        ]
+        kern += [f"using ::optiling::{c};" for c in sorted({*self._tiling_classes, *shared_classes})]
+        kern += [f"#define {k} {v}" for k, v in dtype_defs.items()]
+        kern += [f'#include "proj/{p}.inc"' for p in self._kern]
+        n = len(self.kernel_params)
+        unpacked = ", ".join(f"p[{k}]" for k in range(n))
+        kern.append(
+            f"void kgsim_gen_op_launch_v(int64_t block_dim, int64_t tiling_key, uint8_t** p, size_t n) {{\n"
+            f'    if (n != {n}) throw std::runtime_error("kernel {self.kernel_name} takes {n} GM_ADDR '
+            f'parameters, got " + std::to_string(n));\n'
+            f"    ::kgsim_gen_op::g_tiling_key = uint64_t(tiling_key);\n"
+            f'    ::kgsim::launch_named("{self.kernel_name}", block_dim, {entry}'
+            f"{', ' if n else ''}{unpacked});\n}}"
+        )
+        out["op_kernel_unit.cpp"] = "\n".join(kern) + "\n"
+        return out
 
     # ---- building ---------------------------------------------------------------------
     def _unit(self, with_kernel: bool, dtype_defs: Mapping[str, str]) -> dict[str, str]:
         out: dict[str, str] = {}
+        entry, own = self._kernel_rename()
         for p, t in self.files.items():
-            if p.endswith((".cpp", ".cc")):
+            if p.endswith((".cpp", ".cc")) and p not in self._kern and p not in self._host:
+                out["proj/" + p] = own.sub(entry, t) if "op_kernel/" in p else t  # a .cpp another file includes
+            elif p.endswith((".cpp", ".cc")):
                 # a kernel file may carry its own `k<<<n, l2ctrl, stream>>>(...)` launcher (the *_do helper)
-                text = rewrite_chevrons(t) if p in self._kern else t
+                text = rewrite_chevrons(own.sub(entry, t)) if p in self._kern else t
                 out["proj/" + p + ".inc"] = f'#line 1 "{p}"\n{text}'
             elif not p.endswith(".json"):
                 out["proj/" + p] = t
@@ -224,6 +323,7 @@ class OpProjectOp:
             "#include <stdexcept>",
             "#include <string>",
             '#include "register/op_def_registry.h"',
+            '#include "register/op_impl_registry.h"',
             '#include "kgsim/op_kernel_side.h"',
             '#include "kgsim/op_host_entry.h"',
         ]
@@ -246,7 +346,7 @@ class OpProjectOp:
                 f"{', ' if n else ''}{ps}) {{\n"
                 f"    ::kgsim_gen_op::g_tiling_key = uint64_t(tiling_key);\n"
                 f'    ::kgsim::launch_named("{self.kernel_name}", block_dim, '
-                f"{self.kernel_name}{', ' if n else ''}{args});\n}}"
+                f"{entry}{', ' if n else ''}{args});\n}}"
             )
             unpacked = ", ".join(f"p[{k}]" for k in range(n))
             lines.append(
@@ -255,11 +355,30 @@ class OpProjectOp:
                 f'    if (n != {n}) throw std::runtime_error("kernel {self.kernel_name} takes {n} GM_ADDR '
                 f'parameters, got " + std::to_string(n));\n'
                 f"    ::kgsim_gen_op::g_tiling_key = uint64_t(tiling_key);\n"
-                f'    ::kgsim::launch_named("{self.kernel_name}", block_dim, {self.kernel_name}'
+                f'    ::kgsim::launch_named("{self.kernel_name}", block_dim, {entry}'
                 f"{', ' if n else ''}{unpacked});\n}}"
             )
         out["op_project_unit.cpp"] = "\n".join(lines) + "\n"
         return dict(sorted(out.items(), key=lambda kv: kv[0] != "op_project_unit.cpp"))
+
+
+class OpProjectOp(ProjectSources):
+    """A compiled operator project: ``op(*inputs, **attrs)`` runs InferShape, TilingFunc and the kernel."""
+
+    def __init__(self, files: Mapping[str, str], soc: str, opts: dict[str, Any]) -> None:
+        super().__init__(files)
+        self.soc = soc
+        self._opts = opts
+        self._mods: dict[Any, Any] = {}
+        self.last_run = None
+        self.last_runs: list = []
+        self.last_tiling: dict[str, Any] | None = None
+        self.compiles = 0  # compiler runs of this project (a DTYPE_X kernel: one per dtype combination used)
+        self.meta = json.loads(self._meta_module())
+        if self._uses_dtype_macros:  # the kernel for the first dtype column, now (errors surface at load)
+            first = _first_column(self.meta)
+            if first is not None:
+                self._kernel_module(0, *first)
 
     def _compile(self, with_kernel: bool, dtype_defs: Mapping[str, str]):
         self.compiles += 1

@@ -232,6 +232,8 @@ def run_sample(
     soc: str | None = None,
     memory_bytes: int = 8 << 30,
     defines: Mapping[str, str | int] | None = None,
+    cwd: str = "",
+    pch: str = "kernel",
 ) -> SampleRun:
     """Compile a direct-launch sample unmodified, run its ``main`` and return what it wrote.
 
@@ -246,11 +248,14 @@ def run_sample(
         memory_bytes: address-space limit of the child process.
         defines: preprocessor definitions the sample's build passes (``-DNAME=value``, as a CMake
             ``target_compile_definitions`` line or ``-DSCENARIO_NUM=1`` on its command line does).
+        cwd: the subdirectory of the working directory ``main`` runs in (``"build"``: a program
+            that reads ``../input/x.bin``, as CMake-built samples run from their build directory).
+        pch: the precompiled header (``"host"``: a sample that also builds an operator project's host side).
     Raises:
         AscendCCompileError: the sample does not compile (with the compiler's log).
         ValueError: not a sample (no ``main``, bad file names).
     """
-    for name in list(files) + list(inputs or {}):
+    for name in [*files, *(inputs or {}), *([cwd] if cwd else [])]:
         if name.startswith("/") or ".." in Path(name).parts:
             raise ValueError(f"file name {name!r} must be relative, without '..'")
     soc_name = soc if soc is not None else str(default_options()["soc"])
@@ -258,10 +263,10 @@ def run_sample(
     main = "kgsim_sample.cpp"
     ordered = {main: sources.pop(main), **sources}
     flags = _define_flags(defines)
-    compile_module(ordered, soc=soc, extra_flags=flags)  # compile errors surface here, in the caller
+    compile_module(ordered, soc=soc, extra_flags=flags, pch=pch)  # compile errors surface here, in the caller
     with tempfile.TemporaryDirectory(prefix="kgsim-sample-") as tmp:
         work = Path(tmp) / "work"
-        for sub in ("input", "output"):
+        for sub in ("input", "output", cwd):
             (work / sub).mkdir(parents=True, exist_ok=True)
         for rel, data in (inputs or {}).items():
             path = work / rel
@@ -269,7 +274,7 @@ def run_sample(
             path.write_bytes(data)
         spec = Path(tmp) / "spec.json"
         report = Path(tmp) / "report.json"
-        spec.write_text(json.dumps({"sources": ordered, "soc": soc, "report": str(report), "flags": flags}))
+        spec.write_text(json.dumps({"sources": ordered, "soc": soc, "report": str(report), "flags": flags, "pch": pch}))
         before = _snapshot(work)
         env = {**os.environ, "KGSIM_SAMPLE_ARGV": "\x1f".join(argv)}
         cmd = [
@@ -281,7 +286,7 @@ def run_sample(
         try:
             done = subprocess.run(
                 cmd,
-                cwd=work,
+                cwd=work / cwd,
                 env=env,
                 capture_output=True,
                 timeout=timeout_s,
@@ -319,7 +324,9 @@ def _child(spec_path: str) -> int:
     from kernel_gym.ascendc.errors import AscendCFault
 
     spec = json.loads(Path(spec_path).read_text())
-    module = compile_module(spec["sources"], soc=spec["soc"], extra_flags=tuple(spec.get("flags", ())))
+    module = compile_module(
+        spec["sources"], soc=spec["soc"], extra_flags=tuple(spec.get("flags", ())), pch=spec.get("pch", "kernel")
+    )
     fault, code = None, 0
     try:
         code = int(module.kgsim_run_sample())

@@ -19,7 +19,9 @@ std::string params_json(const std::deque<::ops::OpParamDef>& ps) {
     std::string o = "[";
     for (size_t i = 0; i < ps.size(); ++i) {
         if (i) o += ",";
-        o += "{\"name\":" + json_str(ps[i].name_) + ",\"option\":" + std::to_string(int(ps[i].option_)) + ",\"dtypes\":[";
+        o += "{\"name\":" + json_str(ps[i].name_) + ",\"option\":" + std::to_string(int(ps[i].option_)) +
+             ",\"scalar\":" + std::to_string(ps[i].scalar_) +
+             ",\"value_depend\":" + (ps[i].value_depend_ ? "true" : "false") + ",\"dtypes\":[";
         for (size_t j = 0; j < ps[i].dtypes_.size(); ++j) o += (j ? "," : "") + std::to_string(int(ps[i].dtypes_[j]));
         o += "]}";
     }

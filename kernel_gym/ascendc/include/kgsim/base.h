@@ -51,6 +51,9 @@ enum KernelMetaType { KERNEL_TYPE_AIV_ONLY, KERNEL_TYPE_AIC_ONLY, KERNEL_TYPE_MI
 
 // ---- scalar types ------------------------------------------------------------------------
 using half = _Float16;
+// The fixed-width names CANN kernels also use for the IEEE types (float16_t is half).
+using float16_t = _Float16;
+using float32_t = float;
 
 struct bfloat16_t {
     uint16_t bits_ = 0;

@@ -60,3 +60,17 @@ void WaitPreTaskEnd(::kgsim::Loc loc = ::kgsim::Loc::current()) {
     ::kgsim::pipe_barrier(PIPE_ALL, loc);
 }
 }  // namespace AscendC
+
+// ---- workspace: the system part (SetSysWorkspace / GetSysWorkSpacePtr) and the user part -------
+namespace kgsim {
+inline uint8_t sys_workspace_dummy[32];
+inline GM_ADDR sys_workspace = nullptr;
+}  // namespace kgsim
+namespace AscendC {
+// The system workspace the library APIs (Matmul) may use: the simulator needs none, but kernels test it.
+inline GM_ADDR GetSysWorkSpacePtr() { return kgsim::sys_workspace ? kgsim::sys_workspace : kgsim::sys_workspace_dummy; }
+inline void SetSysWorkspace(GM_ADDR workspace) { kgsim::sys_workspace = workspace; }
+// The user's part of the workspace follows the system part, whose size the host adds to its
+// request (PlatformAscendC::GetLibApiWorkSpaceSize(): 16 MiB on A2).
+inline GM_ADDR GetUserWorkspace(GM_ADDR workspace) { return workspace ? workspace + 16u * 1024u * 1024u : nullptr; }
+}  // namespace AscendC

@@ -284,6 +284,18 @@ void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const std::
                    int(cmpMode), kgsim_detail::cont_mask(isSetMask, mask),
                    kgsim_detail::rep(repeatTime, repeatParams), loc);
 }
+// CompareScalar: the earlier name of Compares (tensor against a scalar, a bit per element), same forms.
+template <class T, class U>
+void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const std::type_identity_t<T> src1Scalar,
+                   CMPMODE cmpMode, uint32_t count, kgsim::Loc loc = kgsim::Loc::current()) {
+    Compares(dst, src0, src1Scalar, cmpMode, count, loc);
+}
+template <class T, class U, bool isSetMask = true>
+void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const std::type_identity_t<T> src1Scalar,
+                   CMPMODE cmpMode, const uint64_t mask, int32_t repeatTime, const UnaryRepeatParams& repeatParams,
+                   kgsim::Loc loc = kgsim::Loc::current()) {
+    Compares<T, U, isSetMask>(dst, src0, src1Scalar, cmpMode, mask, repeatTime, repeatParams, loc);
+}
 template <class T, class U>
 void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
             const LocalTensor<T>& src1, SELMODE selMode, uint32_t count, kgsim::Loc loc = kgsim::Loc::current()) {
@@ -834,8 +846,10 @@ inline void wait_flag(pipe_t src, pipe_t dst, event_t id, kgsim::Loc loc = kgsim
 
 // ASSERT is compiled out in NPU builds (CANN kernel_macros.h: it is assert() only under
 // ASCENDC_CPU_DEBUG), so the expression is not even evaluated. ascendc_assert traps on the NPU.
+// It expands to nothing at all: production code writes `this->n = n ASSERT(n != 0);`, which the
+// NPU build reads as `this->n = n;` (a `((void)0)` expansion would make that a call of n).
 #ifndef ASSERT
-#define ASSERT(x) ((void)0)
+#define ASSERT(x)
 #endif
 // ASCENDC_ASSERT(cond, { KERNEL_LOG(KERNEL_ERROR, ...); }) and KERNEL_LOG are debug-build checks
 // and logs too (active with ASCENDC_CPU_DEBUG / ASCENDC_DEBUG only): nothing in an NPU build.

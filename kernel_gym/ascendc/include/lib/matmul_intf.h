@@ -19,15 +19,10 @@ namespace {
 [[maybe_unused]] const bool matmul_module_type = (module_kernel_type = KERNEL_TYPE_MIX_AIC_1_2, true);
 #endif
 }  // namespace
-inline uint8_t sys_workspace_dummy[32];
-inline GM_ADDR sys_workspace = nullptr;
 }  // namespace kgsim
 
 namespace AscendC {
 constexpr int32_t DEFAULT_C0_SIZE = 32;
-// The system workspace the Matmul API may use: the simulator needs none, but kernels test it.
-inline GM_ADDR GetSysWorkSpacePtr() { return kgsim::sys_workspace ? kgsim::sys_workspace : kgsim::sys_workspace_dummy; }
-inline void SetSysWorkspace(GM_ADDR workspace) { kgsim::sys_workspace = workspace; }
 
 using ::CubeFormat;
 enum class LayoutMode { NONE = 0, BSNGD, SBNGD, BNGS1S2, NORMAL };

@@ -72,9 +72,14 @@ public:
     ge::DataType GetDataType() const { return dtype_; }
     ge::Format GetStorageFormat() const { return ge::FORMAT_ND; }
     ge::Format GetOriginFormat() const { return ge::FORMAT_ND; }
-    template <class T> const T* GetData() const { return nullptr; }  // values are not known at tiling time
+    // a ValueDepend input's values (the aclnn caller's data); null where they are not known
+    template <class T> const T* GetData() const { return static_cast<const T*>(data_); }
+    template <class T> T* GetData() { return static_cast<T*>(const_cast<void*>(data_)); }
+    size_t GetSize() const { return size_; }
     StorageShape shape_;
     ge::DataType dtype_ = ge::DT_FLOAT;
+    const void* data_ = nullptr;
+    size_t size_ = 0;
 };
 
 class ContinuousVector {
@@ -85,7 +90,13 @@ public:
     const void* data_ = nullptr;
     size_t size_ = 0;
 };
-using TypedContinuousVector = ContinuousVector;
+// A typed view of a list attribute (GetListInt: int64_t, GetListFloat: float), as CANN's
+// TypedContinuousVector<T> gives it; same layout as the untyped one.
+template <class T = void>
+class TypedContinuousVector : public ContinuousVector {
+public:
+    const T* GetData() const { return static_cast<const T*>(data_); }
+};
 
 struct KgsimAttrValue {
     int type = 0;  // 0 int, 1 float, 2 bool, 3 string, 4 list int, 5 list float
@@ -123,7 +134,12 @@ public:
     const float* GetFloat(size_t i) const { return GetAttrPointer<float>(i); }
     const bool* GetBool(size_t i) const { return GetAttrPointer<bool>(i); }
     const char* GetStr(size_t i) const { return GetAttrPointer<char>(i); }
-    const ContinuousVector* GetListInt(size_t i) const { return GetAttrPointer<ContinuousVector>(i); }
+    const TypedContinuousVector<int64_t>* GetListInt(size_t i) const {
+        return static_cast<const TypedContinuousVector<int64_t>*>(GetAttrPointer<ContinuousVector>(i));
+    }
+    const TypedContinuousVector<float>* GetListFloat(size_t i) const {
+        return static_cast<const TypedContinuousVector<float>*>(GetAttrPointer<ContinuousVector>(i));
+    }
     size_t GetAttrNum() const { return attrs_.size(); }
     std::vector<KgsimAttrValue> attrs_;
     mutable int32_t tmp32_ = 0;
@@ -151,21 +167,25 @@ struct KgsimOpIO {
     std::vector<CompileTimeTensorDesc> in_desc, out_desc;
     std::vector<bool> in_present;
     RuntimeAttrs attrs;
+    // compute-node index of each IR input's first instance (a DYNAMIC input is several); empty: one each
+    std::vector<size_t> ir_first;
+    const void* compile_info = nullptr;  // what the op's TilingParse filled (GetCompileInfo)
+    size_t Flat(size_t ir, size_t j) const { return ir < ir_first.size() ? ir_first[ir] + j : ir + j; }
 };
 
 class TilingContext {
 public:
     explicit TilingContext(KgsimOpIO* io) : io_(io) {}
     const StorageShape* GetInputShape(size_t i) const { return Present(i) ? &io_->in_shapes[i] : nullptr; }
-    const StorageShape* GetOptionalInputShape(size_t i) const { return GetInputShape(i); }
-    const StorageShape* GetDynamicInputShape(size_t i, size_t j) const { return GetInputShape(i + j); }
+    const StorageShape* GetOptionalInputShape(size_t i) const { return GetInputShape(io_->Flat(i, 0)); }
+    const StorageShape* GetDynamicInputShape(size_t i, size_t j) const { return GetInputShape(io_->Flat(i, j)); }
     const StorageShape* GetOutputShape(size_t i) const { return i < io_->out_shapes.size() ? &io_->out_shapes[i] : nullptr; }
     const Tensor* GetInputTensor(size_t i) const { return Present(i) ? &io_->in_tensors[i] : nullptr; }
-    const Tensor* GetOptionalInputTensor(size_t i) const { return GetInputTensor(i); }
-    const Tensor* GetDynamicInputTensor(size_t i, size_t j) const { return GetInputTensor(i + j); }
+    const Tensor* GetOptionalInputTensor(size_t i) const { return GetInputTensor(io_->Flat(i, 0)); }
+    const Tensor* GetDynamicInputTensor(size_t i, size_t j) const { return GetInputTensor(io_->Flat(i, j)); }
     const CompileTimeTensorDesc* GetInputDesc(size_t i) const { return Present(i) ? &io_->in_desc[i] : nullptr; }
-    const CompileTimeTensorDesc* GetOptionalInputDesc(size_t i) const { return GetInputDesc(i); }
-    const CompileTimeTensorDesc* GetDynamicInputDesc(size_t i, size_t j) const { return GetInputDesc(i + j); }
+    const CompileTimeTensorDesc* GetOptionalInputDesc(size_t i) const { return GetInputDesc(io_->Flat(i, 0)); }
+    const CompileTimeTensorDesc* GetDynamicInputDesc(size_t i, size_t j) const { return GetInputDesc(io_->Flat(i, j)); }
     const CompileTimeTensorDesc* GetOutputDesc(size_t i) const { return i < io_->out_desc.size() ? &io_->out_desc[i] : nullptr; }
     const RuntimeAttrs* GetAttrs() const { return &io_->attrs; }
     size_t GetComputeNodeInputNum() const { return io_->in_shapes.size(); }
@@ -180,8 +200,9 @@ public:
     template <class T> T* GetTilingData() { tiling_.size_ = sizeof(T); return reinterpret_cast<T*>(tiling_.data_); }
     size_t* GetWorkspaceSizes(size_t n) { if (workspace_.size() < n) workspace_.resize(n, 0); return workspace_.data(); }
     size_t GetWorkspaceNum() const { return workspace_.size(); }
-    fe::PlatFormInfos* GetPlatformInfo() const { return nullptr; }
-    template <class T> const T* GetCompileInfo() const { return nullptr; }
+    fe::PlatFormInfos* GetPlatformInfo() const { return fe::PlatFormInfos::Instance(); }
+    template <class T> const T* GetCompileInfo() const { return static_cast<const T*>(io_->compile_info); }
+    const void* GetCompileInfo() const { return io_->compile_info; }
     int32_t GetDeterministic() const { return 0; }
     ge::graphStatus SetScheduleMode(uint32_t) { return ge::GRAPH_SUCCESS; }
     ge::graphStatus SetNeedAtomic(bool) { return ge::GRAPH_SUCCESS; }
@@ -201,11 +222,11 @@ class InferShapeContext {
 public:
     explicit InferShapeContext(KgsimOpIO* io) : io_(io) {}
     const Shape* GetInputShape(size_t i) const { return Present(i) ? &io_->in_shapes[i].GetStorageShape() : nullptr; }
-    const Shape* GetOptionalInputShape(size_t i) const { return GetInputShape(i); }
-    const Shape* GetDynamicInputShape(size_t i, size_t j) const { return GetInputShape(i + j); }
+    const Shape* GetOptionalInputShape(size_t i) const { return GetInputShape(io_->Flat(i, 0)); }
+    const Shape* GetDynamicInputShape(size_t i, size_t j) const { return GetInputShape(io_->Flat(i, j)); }
     Shape* GetOutputShape(size_t i) { return i < io_->out_shapes.size() ? &io_->out_shapes[i].MutableStorageShape() : nullptr; }
     const Tensor* GetInputTensor(size_t i) const { return Present(i) ? &io_->in_tensors[i] : nullptr; }
-    const Tensor* GetOptionalInputTensor(size_t i) const { return GetInputTensor(i); }
+    const Tensor* GetOptionalInputTensor(size_t i) const { return GetInputTensor(io_->Flat(i, 0)); }
     const RuntimeAttrs* GetAttrs() const { return &io_->attrs; }
     const char* GetNodeName() const { return io_->name.c_str(); }
     const char* GetNodeType() const { return io_->name.c_str(); }
@@ -219,9 +240,9 @@ class InferDataTypeContext {
 public:
     explicit InferDataTypeContext(KgsimOpIO* io) : io_(io) {}
     ge::DataType GetInputDataType(size_t i) const { return i < io_->in_desc.size() ? io_->in_desc[i].dtype_ : ge::DT_UNDEFINED; }
-    ge::DataType GetOptionalInputDataType(size_t i) const { return GetInputDataType(i); }
+    ge::DataType GetOptionalInputDataType(size_t i) const { return GetInputDataType(io_->Flat(i, 0)); }
     // Dynamic inputs are flattened in order, as GetDynamicInputShape of the other contexts does.
-    ge::DataType GetDynamicInputDataType(size_t i, size_t j) const { return GetInputDataType(i + j); }
+    ge::DataType GetDynamicInputDataType(size_t i, size_t j) const { return GetInputDataType(io_->Flat(i, j)); }
     ge::DataType GetOutputDataType(size_t i) const { return i < io_->out_desc.size() ? io_->out_desc[i].dtype_ : ge::DT_UNDEFINED; }
     ge::graphStatus SetOutputDataType(size_t i, ge::DataType d) {
         if (i < io_->out_desc.size()) io_->out_desc[i].dtype_ = d;
@@ -232,7 +253,17 @@ private:
     KgsimOpIO* io_;
 };
 class InferShapeRangeContext {};
-class TilingParseContext {};
+// TilingParse (tiling preparation): fills the op's compile info from the platform, once.
+class TilingParseContext {
+public:
+    explicit TilingParseContext(void* info = nullptr) : info_(info) {}
+    template <class T> T* GetCompiledInfo() { return static_cast<T*>(info_); }
+    fe::PlatFormInfos* GetPlatformInfo() const { return fe::PlatFormInfos::Instance(); }
+    const char* GetNodeName() const { return ""; }
+    const char* GetNodeType() const { return ""; }
+private:
+    void* info_;
+};
 }  // namespace gert
 
 namespace ops {
@@ -253,12 +284,14 @@ public:
     OpParamDef& Format(std::vector<ge::Format> f) { formats_ = std::move(f); return *this; }
     OpParamDef& FormatList(std::vector<ge::Format> f) { formats_ = std::move(f); return *this; }
     OpParamDef& UnknownShapeFormat(std::vector<ge::Format>) { return *this; }
-    OpParamDef& ValueDepend(Option) { return *this; }
-    OpParamDef& ValueDepend(Option, DependScope) { return *this; }
+    // TilingFunc reads this input's values; an aclnn caller passes an int64 one as aclIntArray
+    OpParamDef& ValueDepend(Option) { value_depend_ = true; return *this; }
+    OpParamDef& ValueDepend(Option, DependScope) { value_depend_ = true; return *this; }
     OpParamDef& IgnoreContiguous() { return *this; }
     OpParamDef& AutoContiguous() { return *this; }
-    OpParamDef& Scalar() { return *this; }
-    OpParamDef& ScalarList() { return *this; }
+    // an aclnn caller passes this input as an aclScalar (aclScalarList): the generated aclnn takes one
+    OpParamDef& Scalar() { scalar_ = 1; return *this; }
+    OpParamDef& ScalarList() { scalar_ = 2; return *this; }
     OpParamDef& To(ge::DataType) { return *this; }
     OpParamDef& To(const char*) { return *this; }
     OpParamDef& InitValue(uint64_t) { return *this; }
@@ -269,6 +302,8 @@ public:
     OpParamDef& Comment(const char*) { return *this; }
     std::string name_;
     Option option_ = REQUIRED;
+    int scalar_ = 0;
+    bool value_depend_ = false;
     std::vector<ge::DataType> dtypes_;
     std::vector<ge::Format> formats_;
 };
@@ -289,6 +324,13 @@ public:
     OpAttrDef& ListInt(std::vector<int64_t> v) { type_ = 4; li_ = std::move(v); has_default_ = true; return *this; }
     OpAttrDef& ListFloat() { type_ = 5; return *this; }
     OpAttrDef& ListFloat(std::vector<float> v) { type_ = 5; lf_ = std::move(v); has_default_ = true; return *this; }
+    OpAttrDef& ListBool() { type_ = 6; return *this; }
+    OpAttrDef& ListBool(std::vector<bool> v) {
+        type_ = 6;
+        for (bool b : v) li_.push_back(b);
+        has_default_ = true;
+        return *this;
+    }
     OpAttrDef& Comment(const char*) { return *this; }
     std::string name_;
     Option option_ = OPTIONAL;
@@ -321,7 +363,7 @@ public:
 class OpAICoreDef {
 public:
     OpAICoreDef& SetTiling(TilingFn f) { tiling_ = f; return *this; }
-    template <class F> OpAICoreDef& SetTilingParse(F) { return *this; }
+    template <class... C, class F> OpAICoreDef& SetTilingParse(F) { return *this; }
     template <class F> OpAICoreDef& SetCheckSupport(F) { return *this; }
     template <class F> OpAICoreDef& SetOpSelectFormat(F) { return *this; }
     template <class F> OpAICoreDef& SetOpSupportInfo(F) { return *this; }

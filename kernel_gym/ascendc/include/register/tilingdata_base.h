@@ -32,7 +32,8 @@
         struct_type& get_##field_name() { return field_name; }                                     \
         void set_##field_name(const struct_type& v) { field_name = v; }
 
-#define END_TILING_DATA_DEF }
+// the class's closing `};` (code writes `END_TILING_DATA_DEF;` or leaves the semicolon out)
+#define END_TILING_DATA_DEF };
 
 // Registers the tiling data class of an op; the generated kernel-side code uses the alias.
 #define REGISTER_TILING_DATA_CLASS(op_type, class_name) using KgsimTilingFor_##op_type = class_name;

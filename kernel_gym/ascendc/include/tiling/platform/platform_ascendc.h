@@ -5,8 +5,17 @@
 #include "kgsim/base.h"
 
 namespace fe {
-class PlatFormInfos;
-}
+// What TilingContext::GetPlatformInfo() points to: host code reads it through PlatformAscendC,
+// and some directly (GetCoreNum: the vector cores an AI Core kernel runs on).
+class PlatFormInfos {
+public:
+    uint32_t GetCoreNum() const { return uint32_t(kgsim::config_int("aiv_cores")); }
+    static PlatFormInfos* Instance() {
+        static PlatFormInfos p;
+        return &p;
+    }
+};
+}  // namespace fe
 
 namespace platform_ascendc {
 enum class CoreMemType { L0_A = 0, L0_B = 1, L0_C = 2, L1 = 3, L2 = 4, UB = 5, HBM = 6, FB = 7, BT = 8, RESERVED };

@@ -1,0 +1,339 @@
+"""CANN's operator library (cann-ops) on the Ascend C simulator: every operator project's own
+example, unmodified: its ``gen_data.py``, the build (the project with its generated aclnn pair,
+kernel_gym.ascendc.aclnn), its ``main`` and its ``verify_result.py``, each in a fresh working
+directory with a time limit. Writes the table of docs/ascendc_compat.md.
+
+    python -m experiments.cann_ops_corpus --corpus <cann-ops checkout> [--only math/abs ...] [--write-doc]
+
+The corpus is kept outside the repository; the table names the commit it was read at
+(``--commit``, or the checkout's own ``git rev-parse HEAD``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "ascendc_compat.md"
+# `ret=\`python3 verify_result.py a b\`` (pass: it prints exactly "test pass") or a plain call (pass: exit 0)
+_VERIFY = re.compile(r"^[^#\n]*?(`?)python3?\s+(verify_\w*\.py)([^`\n]*)", re.M)
+_OTHER_LIBS = re.compile(r'#\s*include\s*[<"](aclnnop/|hccl/|acl/acl_op_compiler)')
+_OWN_CALL = re.compile(r"\b(aclnn\w+?)GetWorkspaceSize\s*\(")
+_OPDEV = re.compile(r'#\s*include\s*[<"](opdev/|aclnnop/|aclnn_kernels/)')
+_INCLUDE = re.compile(r'#\s*include\s*["<]([\w./+-]+)[">]')
+
+
+@dataclass
+class ProjectResult:
+    project: str
+    status: str  # pass | fail | needs_cann_library | needs_python_package | no_example
+    blocker: str = ""
+    owner: str = ""  # who fixes it: simulator | aclnn generator | corpus (the project itself) | out of scope
+    seconds: float = 0.0
+    detail: dict = field(default_factory=dict)
+
+
+def projects(corpus: Path) -> list[Path]:
+    return sorted(p.parent for p in (corpus / "src").glob("*/*/op_host") if p.is_dir())
+
+
+def _read_tree(root: Path, sub: str) -> dict[str, str]:
+    out = {}
+    d = root / sub
+    for p in sorted(d.rglob("*")) if d.is_dir() else []:
+        if p.is_file() and p.suffix in (".cpp", ".cc", ".h", ".hpp", ".json"):
+            out[f"{sub}/{p.relative_to(d)}"] = p.read_text(errors="replace")
+    return out
+
+
+def _common_headers(corpus: Path, texts: list[str]) -> dict[str, str]:
+    """The library's shared headers the sources reach: src/common/inc is on the build's include
+    path, and so are its subdirectories of kernel and tiling headers (a kernel includes
+    "foreach_triangle.h" from inc/foreach/op_kernel), found by the path's tail."""
+    inc = corpus / "src" / "common" / "inc"
+    every = [p for p in inc.rglob("*") if p.is_file()] if inc.is_dir() else []
+    found: dict[str, str] = {}
+    todo = list(texts)
+    while todo:
+        for name in _INCLUDE.findall(todo.pop()):
+            if name in found:
+                continue
+            direct = inc / name
+            tail = [p for p in every if str(p).endswith("/" + name)]
+            if direct.is_file():
+                found[name] = direct.read_text(errors="replace")
+                todo.append(found[name])
+            elif len(tail) == 1:  # one file under two names would be two headers: forward to its path
+                rel = str(tail[0].relative_to(inc))
+                found[name] = f'#include "{rel}"\n'
+                todo.append(found[name])
+    return found
+
+
+def _verify_commands(run_sh: str) -> list[tuple[bool, list[str]]]:
+    """(checks the printed "test pass", argv) of each verify call of a run.sh."""
+    return [(tick == "`", [script, *args.split()]) for tick, script, args in _VERIFY.findall(run_sh)]
+
+
+def _classify(message: str) -> tuple[str, str]:
+    """(blocker, owner) from an error message."""
+    m = re.search(r"missing_api: ([^\s(]+) \(([^)]*)\)", message)
+    if m:
+        return f"missing_api: {m.group(1)} ({m.group(2)})", "simulator"
+    first = message.strip().splitlines()[0] if message.strip() else "unknown"
+    return first[:240], "simulator"
+
+
+def run_one(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
+    from kernel_gym.ascendc.aclnn import AclnnOp, run_aclnn_example
+    from kernel_gym.ascendc.errors import AscendCCompileError
+
+    name = str(project.relative_to(corpus / "src"))
+    ex = project / "examples" / "AclNNInvocationNaive"
+    main = ex / "main.cpp"
+    if not main.is_file():
+        return ProjectResult(name, "no_example", "no examples/AclNNInvocationNaive/main.cpp", "corpus")
+    main_text = main.read_text(errors="replace")
+    other = _OTHER_LIBS.search(main_text)
+    if other:
+        lib = other.group(1).rstrip("/")
+        return ProjectResult(name, "needs_cann_library", f"its example includes {lib}", "out of scope")
+    run_sh = (ex / "run.sh").read_text(errors="replace") if (ex / "run.sh").is_file() else ""
+    verifies = _verify_commands(run_sh)
+    if not verifies:
+        return ProjectResult(name, "no_example", "no verify_result.py call in run.sh", "corpus")
+    files = {**_read_tree(project, "op_host"), **_read_tree(project, "op_kernel")}
+    opdev = [p for p, t in files.items() if p.startswith("op_host/") and _OPDEV.search(t)]
+    if opdev:  # the project's own aclnn layer, written on CANN's op-API framework (opdev, l0 ops)
+        return ProjectResult(name, "needs_cann_library", f"{opdev[0]} builds on CANN's opdev framework", "out of scope")
+    headers = _common_headers(corpus, list(files.values()))
+    # the library's shared host sources of a family whose headers the project uses (the foreach
+    # tiling functions in src/common/src/foreach), compiled into the op's host side as the build does
+    common_src = corpus / "src" / "common" / "src"
+    for family in sorted({h.split("/", 1)[0] for h in headers if "/" in h}):
+        for p in sorted((common_src / family).rglob("*.cpp")) if (common_src / family).is_dir() else []:
+            files[f"common_src/{p.relative_to(common_src)}"] = p.read_text(errors="replace")
+    headers = {**headers, **_common_headers(corpus, [t for k, t in files.items() if k.startswith("common_src/")])}
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="cann-ops-") as tmp:
+        work = Path(tmp) / "ex"
+        shutil.copytree(ex, work)
+        for sub in ("input", "output"):
+            (work / sub).mkdir(exist_ok=True)
+        gen_args = re.search(r"^\s*(?:\w+=`)?python3?\s+gen_data\.py([^`\n]*)", run_sh, re.M)
+        args = [a.strip("'\"") for a in gen_args.group(1).split()] if gen_args else []
+        gen = subprocess.run(
+            [sys.executable, "gen_data.py", *[a for a in args if "$" not in a]],
+            cwd=work,
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            check=False,
+        )
+        if gen.returncode != 0:
+            tail = (gen.stderr or gen.stdout).strip().splitlines()[-1:] or ["?"]
+            missing = re.search(r"No module named '(\w+)'", tail[0])
+            if missing:  # the reference side needs a framework this machine lacks (TensorFlow)
+                return ProjectResult(
+                    name, "needs_python_package", f"gen_data.py imports {missing.group(1)}", "environment"
+                )
+            return ProjectResult(name, "fail", f"gen_data.py failed: {tail[0][:200]}", "corpus")
+        inputs = {
+            str(p.relative_to(work)): p.read_bytes()
+            for sub in ("input", "output")
+            for p in (work / sub).rglob("*")
+            if p.is_file()
+        }
+        example = {p.name: p.read_text(errors="replace") for p in ex.iterdir() if p.suffix in (".cpp", ".h", ".hpp")}
+        try:
+            op = AclnnOp(files, headers=headers)
+            calls = {c for c in _OWN_CALL.findall(main_text)} - {f"aclnn{op.meta['op']}"}
+            if calls:
+                return ProjectResult(
+                    name, "needs_cann_library", f"its example calls {', '.join(sorted(calls))}", "out of scope"
+                )
+            run = run_aclnn_example(files, example, inputs, cwd="build", headers=headers, timeout_s=timeout_s)
+        except AscendCCompileError as exc:
+            blocker, owner = _classify(str(exc))
+            return ProjectResult(name, "fail", blocker, owner, time.perf_counter() - t0)
+        except (ValueError, TypeError, RuntimeError) as exc:
+            return ProjectResult(name, "fail", f"{type(exc).__name__}: {exc}"[:240], "aclnn generator")
+        for rel, data in run.files.items():
+            dst = work / rel
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.write_bytes(data)
+        outs = []
+        ok = run.returncode == 0 and run.error is None
+        for printed, cmd in verifies:
+            v = subprocess.run(
+                [sys.executable, *cmd], cwd=work, capture_output=True, text=True, timeout=timeout_s, check=False
+            )
+            outs.append((v.stdout + v.stderr).strip())
+            ok = ok and (v.stdout.strip() == "test pass" if printed else v.returncode == 0)
+        detail = {"stdout": run.stdout[-600:], "stderr": run.stderr[-600:], "verify": [o[-300:] for o in outs]}
+        secs = time.perf_counter() - t0
+        if ok:
+            return ProjectResult(name, "pass", "", "", secs, detail)
+        if "TilingFunc returned a failure" in run.stderr:  # the project's own host code rejects its example
+            blocker, owner = "the project's TilingFunc rejects its example's input", "corpus"
+        elif run.error:
+            blocker, owner = _classify(run.error)
+        elif run.returncode != 0:
+            err = [ln for ln in run.stderr.splitlines() if ln.strip()][-1:] or run.stdout.splitlines()[-1:] or ["?"]
+            blocker, owner = f"main exited {run.returncode}: {err[0][:200]}", "simulator"
+        else:
+            blocker, owner = f"verify_result: {(outs[-1].splitlines() or ['?'])[-1][:200]}", "simulator"
+        return ProjectResult(name, "fail", blocker, owner, secs, detail)
+
+
+def _child(project: str, corpus: str, timeout_s: float, out: str) -> int:
+    res = run_one(Path(project), Path(corpus), timeout_s)
+    Path(out).write_text(json.dumps(asdict(res)))
+    return 0
+
+
+def run_isolated(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
+    """One project in a child process: a crash or hang of its build or run never reaches the harness."""
+    name = str(project.relative_to(corpus / "src"))
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        cmd = [sys.executable, "-m", "experiments.cann_ops_corpus", "--child", str(project), "--corpus", str(corpus)]
+        cmd += ["--timeout", str(timeout_s), "--out", f.name]
+        t0 = time.perf_counter()
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s * 4, check=False)
+        except subprocess.TimeoutExpired:
+            return ProjectResult(name, "fail", f"timeout: more than {timeout_s * 4:g} s", "simulator", timeout_s * 4)
+        text = Path(f.name).read_text()
+        if not text:
+            tail = (done.stderr.strip().splitlines() or ["?"])[-1]
+            return ProjectResult(
+                name, "fail", f"harness child died: {tail[:200]}", "simulator", time.perf_counter() - t0
+            )
+        return ProjectResult(**json.loads(text))
+
+
+def _corpus_commit(corpus: Path, given: str | None) -> str:
+    if given:
+        return given
+    try:
+        return subprocess.run(
+            ["git", "-C", str(corpus), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        return "unknown"
+
+
+def _no_paths(text: str) -> str:
+    """A message without the directories of this machine (a header's or a buffer's absolute path)."""
+    return re.sub(r"(?<![\w.])/(?:[\w.+-]+/)+", "", text).replace("|", "/")
+
+
+def render(results: list[ProjectResult], commit: str, command: str) -> str:
+    results = [ProjectResult(r.project, r.status, _no_paths(r.blocker), r.owner, r.seconds) for r in results]
+    counts = Counter(r.status for r in results)
+    runnable = [r for r in results if r.status in ("pass", "fail")]
+    passed = counts["pass"]
+    pct = 100.0 * passed / len(runnable) if runnable else 0.0
+    blockers = Counter(r.blocker.split(" (")[0] for r in results if r.status == "fail")
+    lines = [
+        "# Ascend C compatibility: CANN's operator library (cann-ops)",
+        "",
+        "Each operator project's own example, unmodified (`examples/AclNNInvocationNaive`): its `gen_data.py`,",
+        "the build (the project compiled with the aclnn pair `kernel_gym/ascendc/aclnn.py` generates from its",
+        "OpDef), its `main` and its `verify_result.py` (pass: every verify call of its `run.sh` prints `test pass`).",
+        "",
+        f"Corpus: cann-ops as vendored in KernelHive/ascendc-skill, commit `{commit}`",
+        "(`skills/ascend-kernel-generator/reference/ref_repositories/cann-ops`), kept outside the repository.",
+        f"Regenerate: `{command}`",
+        "",
+        f"**{passed} of {len(runnable)} projects whose example runs without other CANN libraries pass "
+        f"({pct:.1f} %)**; {counts['needs_cann_library']} need other CANN libraries (aclnn of other ops, HCCL), "
+        f"{counts['no_example']} have no runnable example, "
+        f"{counts['needs_python_package']} need a Python package this machine lacks for their `gen_data.py`"
+        + (f"; {counts['not_run']} were not run in this pass." if counts["not_run"] else "."),
+        "",
+        "## Blockers by frequency",
+        "",
+        "| blocker | projects |",
+        "|---|---|",
+    ]
+    lines += [f"| {b.replace('|', '/')} | {n} |" for b, n in blockers.most_common()]
+    lines += ["", "## Projects", "", "| project | status | blocker | owner |", "|---|---|---|---|"]
+    for r in sorted(results, key=lambda r: r.project):
+        lines.append(f"| {r.project} | {r.status} | {r.blocker.replace('|', '/')} | {r.owner} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--corpus", required=True, help="a cann-ops checkout (its src/ holds the projects)")
+    ap.add_argument("--only", nargs="*", default=None, help="projects (category/name) or categories to run")
+    ap.add_argument("--timeout", type=float, default=120.0, help="seconds per step of a project")
+    ap.add_argument("--commit", default=None, help="the corpus commit to name (default: git rev-parse HEAD)")
+    ap.add_argument("--json", default=None, help="write the results as JSON here")
+    ap.add_argument("--write-doc", action="store_true", help="regenerate docs/ascendc_compat.md")
+    ap.add_argument(
+        "--rerun-from",
+        default=None,
+        help="a --json file of an earlier run: keep its passes, run the other projects again, merge",
+    )
+    ap.add_argument("--render", default=None, help="only write docs/ascendc_compat.md from this --json file")
+    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--out", default=None, help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    if a.child:
+        return _child(a.child, a.corpus, a.timeout, a.out)
+    corpus = Path(a.corpus).resolve()
+    if a.render:  # the table from a --json file (projects it lacks are listed as not run)
+        done = [ProjectResult(**d) for d in json.loads(Path(a.render).read_text())]
+        have = {r.project for r in done}
+        done += [
+            ProjectResult(str(p.relative_to(corpus / "src")), "not_run", "not run in this pass", "")
+            for p in projects(corpus)
+            if str(p.relative_to(corpus / "src")) not in have
+        ]
+        cmd = "python -m experiments.cann_ops_corpus --corpus <cann-ops checkout> --commit <commit> --write-doc"
+        DOC.write_text(render(done, _corpus_commit(corpus, a.commit), cmd))
+        return 0
+    todo = projects(corpus)
+    if a.only:
+        todo = [p for p in todo if any(str(p.relative_to(corpus / "src")).startswith(o) for o in a.only)]
+    earlier = (
+        {d["project"]: ProjectResult(**d) for d in json.loads(Path(a.rerun_from).read_text())} if a.rerun_from else {}
+    )
+    results = []
+    for p in todo:  # one at a time: builds are the cost, on few shared cores
+        name = str(p.relative_to(corpus / "src"))
+        r = (
+            earlier[name]
+            if earlier.get(name) and earlier[name].status == "pass"
+            else run_isolated(p, corpus, a.timeout)
+        )
+        results.append(r)
+        print(f"{r.status:20s} {r.seconds:6.1f}s {r.project:45s} {r.blocker[:110]}", flush=True)
+        if a.json:  # after each project: a run cut short still leaves its results
+            Path(a.json).write_text(json.dumps([asdict(x) for x in results], indent=1))
+    counts = Counter(r.status for r in results)
+    runnable = counts["pass"] + counts["fail"]
+    print(f"\npass {counts['pass']} / {runnable} runnable; {dict(counts)}")
+    if a.json:
+        Path(a.json).write_text(json.dumps([asdict(r) for r in results], indent=1))
+    if a.write_doc:
+        cmd = "python -m experiments.cann_ops_corpus --corpus <cann-ops checkout> --commit <commit> --write-doc"
+        DOC.write_text(render(results, _corpus_commit(corpus, a.commit), cmd))
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    sys.exit(main())

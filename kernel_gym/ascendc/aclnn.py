@@ -1,0 +1,377 @@
+"""aclnn as CANN generates it, for an operator project: ``aclnn<Op>GetWorkspaceSize`` / ``aclnn<Op>``
+and the ``aclnn_<op>.h`` header, so that a host program written against them (the operator
+library's ``examples/AclNNInvocationNaive/main.cpp``) builds and runs unmodified on the simulator.
+
+    run = run_aclnn_example(project_files, example_files, inputs={"input/x.bin": ...}, cwd="build")
+
+The two-phase API (CANN's single-operator API reference): the first call takes the op's
+parameters in OpDef order (inputs, then attributes, then outputs), runs the op's TilingFunc and
+reports the workspace size; the second launches the kernel with that workspace on a stream.
+Parameter types follow the generated headers: a REQUIRED input is ``const aclTensor *``, an
+OPTIONAL one ``const aclTensor *<name>Optional``, a DYNAMIC one ``const aclTensorList *``, an
+input marked ``Scalar()`` ``const aclScalar *``; attributes are ``int64_t`` (Int), ``double``
+(Float), ``bool``, ``char *`` (String), ``const aclIntArray *`` / ``aclFloatArray *`` /
+``aclBoolArray *`` (lists); an output that shares an input's name is written in place (the input
+is passed once, as ``<name>Ref``).
+
+The op's parameters come from its OpDef: read from the source where it spells them out, else from
+the compiled OpDef (the host side built once, alone, and asked), so OpDefs written with helper
+macros are read as the build reads them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from kernel_gym.ascendc.errors import AscendCCompileError
+from kernel_gym.ascendc.loader import compile_module
+from kernel_gym.ascendc.op_project import _C_TYPES, ProjectSources, _snake
+from kernel_gym.ascendc.sample import SampleRun, run_sample
+
+__all__ = ["AclnnOp", "aclnn_header_name", "generate_aclnn", "op_signature", "run_aclnn_example"]
+
+_OPTIONAL, _DYNAMIC = 1, 3
+_ATTR_TYPES = {
+    0: "int64_t",
+    1: "double",
+    2: "bool",
+    3: "char *",
+    4: "const aclIntArray *",
+    5: "const aclFloatArray *",
+    6: "const aclBoolArray *",
+}
+_ATTR_SETTERS = {0: "attr_int", 1: "attr_float", 2: "attr_bool", 3: "attr_str", 4: "attr_ints", 5: "attr_floats"}
+_ATTR_SETTERS[6] = "attr_bools"
+# a ValueDepend input's values as the aclnn caller passes them, by the input's dtype
+_VALUE_ARRAYS = {
+    9: ("const aclIntArray *", "input_ints"),
+    0: ("const aclFloatArray *", "input_floats"),
+    12: ("const aclBoolArray *", "input_bools"),
+}
+_DTYPE_EXIT = re.compile(r"\[kgsim:dtype_column ([-\d,]*)\]")
+
+
+def aclnn_header_name(op_type: str) -> str:
+    """The header CANN's build generates for an op: ``aclnn_<op type in snake case>.h``."""
+    return f"aclnn_{_snake(op_type)}.h"
+
+
+@dataclass
+class AclnnParam:
+    kind: str  # "input" | "attr" | "output"
+    name: str
+    ctype: str
+    call: str  # the kgsim_aclnn setter that gathers it
+    index: int  # position among the OpDef's inputs / attributes / outputs
+
+
+def op_signature(meta: Mapping[str, Any]) -> list[AclnnParam]:
+    """The aclnn parameters of an op (its OpDef as op_meta reports it), in call order."""
+    params: list[AclnnParam] = []
+    in_names = [p["name"] for p in meta.get("inputs", [])]
+    outs = {p["name"] for p in meta.get("outputs", [])}
+    for k, p in enumerate(meta.get("inputs", [])):
+        name, opt, scalar = p["name"], p.get("option", 2), p.get("scalar", 0)
+        if scalar == 1:
+            params.append(AclnnParam("input", name, "const aclScalar *", "input_scalar", k))
+        elif scalar == 2:
+            params.append(AclnnParam("input", name, "const aclScalarList *", "input_scalar_list", k))
+        elif opt == _DYNAMIC:
+            params.append(AclnnParam("input", name, "const aclTensorList *", "input_list", k))
+        elif p.get("value_depend") and p["dtypes"] and set(p["dtypes"]) <= _VALUE_ARRAYS.keys():
+            ctype, call = _VALUE_ARRAYS[p["dtypes"][0]]
+            params.append(AclnnParam("input", name, ctype, call, k))
+        elif name in outs:  # written in place: CANN names it <name>Ref
+            params.append(AclnnParam("input", f"{name}Ref", "aclTensor *", "input", k))
+        elif opt == _OPTIONAL:
+            params.append(AclnnParam("input", f"{name}Optional", "const aclTensor *", "input", k))
+        else:
+            params.append(AclnnParam("input", name, "const aclTensor *", "input", k))
+    for k, a in enumerate(meta.get("attrs", [])):
+        t = int(a.get("type", 0))
+        params.append(AclnnParam("attr", a["name"], _ATTR_TYPES.get(t, "int64_t"), _ATTR_SETTERS.get(t, "attr_int"), k))
+    for k, p in enumerate(meta.get("outputs", [])):
+        name = p["name"]
+        if name in in_names:
+            params.append(AclnnParam("output", f"{name}Ref", "aclTensor *", "output_ref", k))
+        elif p.get("option", 2) == _DYNAMIC:
+            params.append(AclnnParam("output", name, "const aclTensorList *", "output_list", k))
+        else:
+            params.append(AclnnParam("output", name, "const aclTensor *", "output", k))
+    return params
+
+
+def _cname(name: str, used: set[str]) -> str:
+    base = re.sub(r"\W", "_", name) or "arg"
+    if base[0].isdigit() or base in used or base in ("workspaceSize", "executor", "stream", "workspace"):
+        base = f"{base}_"
+    used.add(base)
+    return base
+
+
+def generate_aclnn(meta: Mapping[str, Any], dtypes: Sequence[int] | None = None) -> tuple[str, str]:
+    """(header, implementation) of the op's aclnn pair. The implementation is appended to the
+    project's unit (it uses the unit's ``kgsim_gen_op_def`` and ``kgsim_gen_op_launch_v``);
+    ``dtypes``: the per-parameter dtypes a ``DTYPE_<NAME>`` kernel was built for."""
+    op = meta["op"]
+    params = op_signature(meta)
+    used: set[str] = set()
+    names = [_cname(p.name, used) for p in params]
+    decl = ", ".join(
+        f"{p.ctype}{'' if p.ctype.endswith('*') else ' '}{n}"
+        for p, n in zip(params, names, strict=True)
+        if p.call != "output_ref"  # the in-place output is its input's <name>Ref, passed once
+    )
+    sep = ", " if decl else ""
+    first = f"aclnnStatus aclnn{op}GetWorkspaceSize({decl}{sep}uint64_t *workspaceSize, aclOpExecutor **executor)"
+    second = (
+        f"aclnnStatus aclnn{op}(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)"
+    )
+    guard = f"ACLNN_{_snake(op).upper()}_H_"
+    header = (
+        f"// generated by kernel_gym.ascendc.aclnn from the {op} OpDef\n"
+        f"#ifndef {guard}\n#define {guard}\n"
+        '#include "aclnn/aclnn_base.h"\n'
+        f"{first};\n{second};\n#endif\n"
+    )
+    body = []
+    in_refs: dict[int, str] = {}
+    for p, n in zip(params, names, strict=True):
+        if p.kind == "input":
+            if p.call == "input_scalar_list":
+                body.append(f'    ::kgsim_aclnn::fail(ex, "missing_api: aclScalarList input {p.name}");')
+                continue
+            body.append(f"    ::kgsim_aclnn::{p.call}(ex, {n});")
+            if p.name.endswith("Ref"):
+                in_refs[p.index] = n
+        elif p.kind == "attr":
+            body.append(f"    ::kgsim_aclnn::{p.call}(ex, {n});")
+        elif p.call == "output_ref":
+            in_k = [q["name"] for q in meta["inputs"]].index(p.name[:-3])
+            body.append(f"    ::kgsim_aclnn::output_ref(ex, {in_refs[in_k]});")
+        else:
+            body.append(f"    ::kgsim_aclnn::{p.call}(ex, {n});")
+    if dtypes is not None:
+        arr = ", ".join(str(int(d)) for d in dtypes) or "-1"
+        check = f"    static const int64_t compiled[] = {{{arr}}};\n"
+        finish = f"compiled, {len(dtypes)}"
+    else:
+        check, finish = "", "nullptr, 0"
+    impl = (
+        '\n#include "kgsim/aclnn_exec.h"\n'
+        f'#include "{aclnn_header_name(op)}"\n'
+        f"{first} {{\n"
+        f'    aclOpExecutor* ex = ::kgsim_aclnn::begin(kgsim_gen_op_def(), "aclnn{op}");\n'
+        + "\n".join(body)
+        + f"\n{check}    return ::kgsim_aclnn::finish(ex, {finish}, workspaceSize, executor);\n}}\n"
+        f"{second} {{\n"
+        "    (void)stream;\n"
+        "    return ::kgsim_aclnn::run(executor, workspace, workspaceSize, kgsim_gen_op_launch_v, "
+        "KGSIM_GEN_KERNEL_PARAMS);\n}\n"
+    )
+    return header, impl
+
+
+_META_CACHE: dict[str, dict[str, Any]] = {}
+_OPDEF_CLASS = re.compile(r"class\s+(\w+)\s*:\s*public\s+(?:ops::)?OpDef\b")
+_DECL = re.compile(r"\bthis\s*->\s*(Input|Output|Attr)\s*\(\s*\"(\w+)\"\s*\)([^;]*);")
+_ATTR_KINDS = {"Int": 0, "Float": 1, "Bool": 2, "String": 3, "ListInt": 4, "ListFloat": 5, "ListBool": 6}
+_OPTIONS = {"IGNORE": 0, "OPTIONAL": 1, "REQUIRED": 2, "DYNAMIC": 3, "VIRTUAL": 4}
+_GE_CODES = {
+    "DT_FLOAT": 0, "DT_FLOAT16": 1, "DT_INT8": 2, "DT_INT32": 3, "DT_UINT8": 4, "DT_INT16": 6, "DT_UINT16": 7,
+    "DT_UINT32": 8, "DT_INT64": 9, "DT_UINT64": 10, "DT_DOUBLE": 11, "DT_BOOL": 12, "DT_COMPLEX64": 16, "DT_BF16": 27,
+}  # fmt: skip
+
+
+def static_meta(files: Mapping[str, str]) -> dict[str, Any] | None:
+    """The OpDef as its source spells it out (``this->Input("x").ParamType(...)...;`` chains in the
+    class OP_ADD registers), or None where the source does not say it plainly (helper macros,
+    names in variables, SoC-specific configs): then the compiled OpDef is asked instead."""
+    from kernel_gym.native.cabi import strip_comments
+
+    host = {p: strip_comments(t) for p, t in files.items() if p.startswith("op_host/") and p.endswith((".cpp", ".cc"))}
+    added = [m for t in host.values() for m in re.findall(r"\bOP_ADD\s*\(\s*(\w+)", t)]
+    if len(added) != 1:
+        return None
+    op = added[0]
+    for text in host.values():
+        m = next((m for m in _OPDEF_CLASS.finditer(text) if m.group(1) == op), None)
+        if m is None:
+            continue
+        start = text.find("{", m.end())
+        depth, end = 0, start
+        for end in range(start, len(text)):
+            depth += {"{": 1, "}": -1}.get(text[end], 0)
+            if depth == 0:
+                break
+        body = text[start:end]
+        if re.search(r"\b(?:Input|Output|Attr)\s*\(\s*[^\"\s)]", body) or "OpAICoreConfig" in body:
+            return None
+        meta: dict[str, Any] = {"op": op, "inputs": [], "outputs": [], "attrs": []}
+        for kind, name, chain in _DECL.findall(body):
+            if kind == "Attr":
+                types = re.findall(r"\.(ListInt|ListFloat|ListBool|String|Bool|Float|Int)\s*\(", chain)
+                if len(types) != 1:
+                    return None
+                meta["attrs"].append({"name": name, "type": _ATTR_KINDS[types[0]]})
+                continue
+            opt = re.search(r"ParamType\s*\(\s*(?:ops::)?(\w+)\s*\)", chain)
+            dts = re.search(r"\bDataType(?:List)?\s*\(\s*\{([^}]*)\}", chain)
+            if dts is None and re.search(r"\bDataType(?:List)?\s*\(", chain):
+                return None  # the dtypes are in a variable: the compiled OpDef knows them
+            names = re.findall(r"\bDT_\w+", dts.group(1)) if dts else []
+            if any(n not in _GE_CODES for n in names) or (opt and opt.group(1) not in _OPTIONS):
+                return None
+            meta["inputs" if kind == "Input" else "outputs"].append(
+                {
+                    "name": name,
+                    "option": _OPTIONS[opt.group(1)] if opt else 2,
+                    "scalar": 2 if ".ScalarList()" in chain else 1 if ".Scalar()" in chain else 0,
+                    "value_depend": "ValueDepend" in chain,
+                    "dtypes": [_GE_CODES[n] for n in names],
+                }
+            )
+        return meta if meta["outputs"] else None
+    return None
+
+
+class AclnnOp:
+    """An operator project with its generated aclnn pair: ``meta`` (the OpDef), ``header``,
+    and ``sample_files(main_files, dtypes)`` (what :func:`run_sample` compiles)."""
+
+    def __init__(self, files: Mapping[str, str], soc: str = "Ascend910B2", headers: Mapping[str, str] | None = None):
+        self.project = ProjectSources(files)
+        self.soc = soc
+        self.headers = dict(headers or {})  # include-path headers the build adds (the library's common/inc)
+        self.meta = self._meta()
+        # the op type as the OpDef registers it (OP_ADD inside a family's helper macro hides it from the text)
+        self.project.op_type = self.meta["op"]
+        self.header, _ = generate_aclnn(self.meta)
+
+    def _host_unit(self) -> dict[str, str]:
+        return {**self.project.split_units({}, self.headers, with_kernel=False), **self.headers}
+
+    def _meta(self) -> dict[str, Any]:
+        found = static_meta(self.project.files)
+        if found is not None:
+            return found
+        unit = self._host_unit()
+        key = json.dumps(unit, sort_keys=True)
+        if key not in _META_CACHE:
+            mod = compile_module(unit, soc=self.soc, pch="host")
+            buf = torch.zeros(1 << 16, dtype=torch.uint8)
+            n = mod.kgsim_gen_op_meta(buf, buf.numel())
+            _META_CACHE[key] = json.loads(bytes(buf[:n].tolist()).decode())
+        meta = _META_CACHE[key]
+        if not meta.get("op"):
+            raise ValueError("the project defines no operator (no OP_ADD in op_host/)")
+        return meta
+
+    def default_dtypes(self) -> list[int] | None:
+        """Per aclnn tensor parameter, the dtype of the OpDef's first column (None: not a DTYPE_ kernel)."""
+        cols = self.columns()
+        return cols[0] if cols else None
+
+    def columns(self) -> list[list[int]]:
+        """The OpDef's dtype columns, per aclnn tensor parameter (none: not a DTYPE_ kernel)."""
+        if not self.project.uses_dtype_macros:
+            return []
+        ps = self._tensor_params()
+        n = max((len(p["dtypes"]) for p in ps), default=0)
+        return [[p["dtypes"][k] if k < len(p["dtypes"]) else -1 for p in ps] for k in range(max(n, 1))]
+
+    def _tensor_params(self) -> list[dict[str, Any]]:
+        in_names = {p["name"] for p in self.meta["inputs"]}
+        return list(self.meta["inputs"]) + [p for p in self.meta["outputs"] if p["name"] not in in_names]
+
+    def dtype_defs(self, dtypes: Sequence[int]) -> dict[str, str]:
+        defs: dict[str, str] = {}
+        ps = self._tensor_params()
+        for p, d in zip(ps, dtypes, strict=False):
+            c = _C_TYPES.get(int(d), _C_TYPES.get(p["dtypes"][0] if p["dtypes"] else 0, "float"))
+            defs[f"DTYPE_{p['name'].upper()}"] = c
+            defs[f"ORIG_DTYPE_{p['name'].upper()}"] = c
+        outs = {p["name"] for p in self.meta["outputs"]}
+        for p in self.meta["inputs"]:  # an in-place parameter is also named <NAME>_REF, as CANN's build names it
+            if p["name"] in outs:
+                for pre in ("DTYPE_", "ORIG_DTYPE_"):
+                    defs[f"{pre}{p['name'].upper()}_REF"] = defs[f"{pre}{p['name'].upper()}"]
+        return defs
+
+    def sample_files(self, main_files: Mapping[str, str], dtypes: Sequence[int] | None) -> dict[str, str]:
+        defs = self.dtype_defs(dtypes) if dtypes is not None else {}
+        unit = self.project.split_units(defs, self.headers)
+        _, impl = generate_aclnn(self.meta, dtypes)
+        n_params = len(self.project.kernel_params)
+        unit["op_host_unit.cpp"] += f"#define KGSIM_GEN_KERNEL_PARAMS {n_params}\n{impl}"
+        out = {**unit, **self.headers, aclnn_header_name(self.meta["op"]): self.header}
+        # a main may include the header under another spelling of the op's name
+        for main in main_files.values():
+            for inc in re.findall(r'#\s*include\s*"(aclnn_\w+\.h)"', main):
+                if inc not in out and inc.replace("_", "") == aclnn_header_name(self.meta["op"]).replace("_", ""):
+                    out[inc] = self.header
+        out.update(main_files)
+        return out
+
+
+def _builds(op: AclnnOp, example_files: Mapping[str, str], dtypes: list[int], soc: str) -> bool:
+    from kernel_gym.ascendc.sample import _unity_source
+
+    sources, _ = _unity_source(op.sample_files(example_files, dtypes), soc)
+    main = "kgsim_sample.cpp"
+    try:
+        compile_module({main: sources.pop(main), **sources}, soc=soc, pch="host")
+    except AscendCCompileError:
+        return False
+    return True
+
+
+def run_aclnn_example(
+    project_files: Mapping[str, str],
+    example_files: Mapping[str, str],
+    inputs: Mapping[str, bytes] | None = None,
+    *,
+    cwd: str = "",
+    soc: str = "Ascend910B2",
+    headers: Mapping[str, str] | None = None,
+    timeout_s: float = 120.0,
+) -> SampleRun:
+    """Build an operator project with its generated aclnn pair and run an example's ``main`` on it.
+
+    ``example_files``: the example's sources (``main.cpp`` and its headers); ``inputs``: files placed
+    in the working directory (what its ``gen_data.py`` wrote); ``cwd``: the subdirectory ``main``
+    runs in (``build`` for the operator library's examples, which read ``../input``). A kernel built
+    with ``DTYPE_<NAME>`` macros is built for the OpDef's first dtype column, and again for the
+    dtypes the example passes when they differ.
+    """
+    op = AclnnOp(project_files, soc=soc, headers=headers)
+    columns = op.columns()
+    dtypes = columns[0] if columns else None
+    for attempt in range(3):
+        files = op.sample_files(example_files, dtypes)
+        try:
+            run = run_sample(files, inputs=inputs, timeout_s=timeout_s, soc=soc, cwd=cwd, pch="host")
+        except AscendCCompileError:
+            # a column the kernel cannot be built for (an API without that dtype on this SoC): the
+            # first column that builds runs, and the example's own dtypes are taken from there
+            rest = [c for c in columns if c != dtypes]
+            if attempt > 0 or not rest:
+                raise
+            dtypes = next((c for c in rest if _builds(op, example_files, c, soc)), None)
+            if dtypes is None:
+                raise
+            continue
+        found = _DTYPE_EXIT.search(run.stderr)
+        if not found or dtypes is None:
+            return run
+        given = [int(v) for v in found.group(1).split(",") if v]
+        if given == list(dtypes):
+            return run
+        dtypes = [g if g >= 0 else d for g, d in zip(given, dtypes, strict=False)]
+    return run

@@ -899,7 +899,12 @@ def _why(r: dict[str, Any]) -> str:
 
 
 def write_report(
-    path: Path, before: list[dict[str, Any]], after: list[dict[str, Any]], fitinfo: dict[str, Any] | None, command: str
+    path: Path,
+    before: list[dict[str, Any]],
+    after: list[dict[str, Any]],
+    fitinfo: dict[str, Any] | None,
+    command: str,
+    not_run: Sequence[str] = (),
 ) -> str:
     lines = ["# Timing fidelity of the Ascend C simulator against measured 910B latencies", ""]
     lines += [
@@ -932,6 +937,12 @@ def write_report(
         c = Counter(r["status"] for r in rs)
         counts = " | ".join(str(c[k]) for k in ("ok", "ok_unchecked", "mismatch", "error", "skipped"))
         lines.append(f"| {split} | {len(rs)} | {counts} |")
+    if not_run:
+        lines += [
+            "",
+            f"Not run in this pass ({len(not_run)}, the time budget `--budget-s` ran out before them; not in "
+            f"the counts above): {', '.join(sorted(not_run))}.",
+        ]
     lines += [
         "",
         "Kernels over the full-simulation bound run at their real shapes under sampled simulation "
@@ -1209,7 +1220,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "python -m experiments.calibrate_timing --data <path to EvoKernel> --out <dir> "
             f"--max-bytes {int(a.max_bytes)} --timeout-s {a.timeout_s:g} --report {shown}"
         )
-        write_report(a.report, before, after, fitinfo, cmd)
+        done = {r["name"] for r in before}
+        write_report(a.report, before, after, fitinfo, cmd, [sp.name for sp in specs if sp.name not in done])
         print(f"report: {a.report}", flush=True)
     return 0
 

@@ -70,3 +70,35 @@ def test_without_the_cache_every_access_costs_a_fill(mods):
     more_cached = _scalar_cycles(cached, 2 * N, 1, 1) - _scalar_cycles(cached, N, 1, 1)
     more_uncached = _scalar_cycles(uncached, 2 * N, 1, 1) - _scalar_cycles(uncached, N, 1, 1)
     assert more_uncached - more_cached == pytest.approx(N * (FILL - HIT) * 15 / 16, rel=0.02)
+
+
+def test_an_aten_cast_in_a_binding_costs_an_eager_device_op_not_host_loops() -> None:
+    # the binding casts a bool mask with mask.to(at::kFloat): on the NPU an eager cast kernel
+    from tests.ascendc.compat.test_corpus_gaps import (
+        MASK_FILL_BINDING,
+        MASK_FILL_HOST,
+        MASK_FILL_KERNEL,
+        MASK_FILL_TILING,
+    )
+
+    lib = asc.load_multikernelbench(
+        {
+            "project_json_src": '[{"op": "MaskFillCustom"}]',
+            "host_tiling_src": MASK_FILL_TILING,
+            "host_operator_src": MASK_FILL_HOST,
+            "kernel_src": MASK_FILL_KERNEL,
+            "python_bind_src": MASK_FILL_BINDING,
+            "model_src": "class ModelNew:\n    pass\n",
+        }
+    )
+    n = 1 << 16
+    x, mask = torch.rand(n), torch.rand(n) > 0.5
+    with asc.record_launches() as cast:
+        lib.ops.mask_fill(x, mask)
+    with asc.record_launches() as plain:
+        lib.ops.mask_fill(x, mask.float())
+    profile = asc.SOC_PROFILES["Ascend910B2"]
+    eager = float(profile.eager_op_launch_s) + n * (1 + 4) / float(profile.hbm_bytes_per_s)
+    extra = cast.host_blocks - plain.host_blocks
+    assert 0 <= extra < 64  # the cast's allocation, not a basic block per element (n = 65536)
+    assert cast.host_s - plain.host_s == pytest.approx(eager + extra * float(profile.host_block_s), rel=1e-6)

@@ -193,6 +193,8 @@ struct ScalarCounters {
     uint64_t host_blocks = 0;    // basic blocks of the kernel file's host code in this call
     uint64_t gm_accesses = 0;    // raw-pointer GM accesses inside launches in this call
     uintptr_t skip_once = 0;     // a GM address already charged by GlobalTensor::operator()
+    uint64_t eager_ops = 0;      // aten ops a binding ran between launches (kgsim_eager_op) in this call
+    uint64_t eager_bytes = 0;    // bytes those ops read and wrote
 };
 extern ScalarCounters scalar;
 

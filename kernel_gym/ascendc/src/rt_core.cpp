@@ -1153,6 +1153,8 @@ static std::string report_json() {
     o += fmt(",\"scalar_blocks\":%llu,\"host_scalar_blocks\":%llu,\"gm_scalar_accesses\":%llu",
              (unsigned long long)scalar.blocks, (unsigned long long)scalar.host_blocks,
              (unsigned long long)scalar.gm_accesses);
+    o += fmt(",\"host_eager_ops\":%llu,\"host_eager_bytes\":%llu", (unsigned long long)scalar.eager_ops,
+             (unsigned long long)scalar.eager_bytes);
     o += '}';
     return o;
 }
@@ -1193,6 +1195,7 @@ void kgsim_call_begin() {
     rt.cur = nullptr;
     hot.in_launch = 0;
     scalar.blocks = scalar.host_blocks = scalar.gm_accesses = 0;
+    scalar.eager_ops = scalar.eager_bytes = 0;
     scalar.skip_once = 0;
 }
 

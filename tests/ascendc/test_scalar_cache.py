@@ -102,3 +102,37 @@ def test_an_aten_cast_in_a_binding_costs_an_eager_device_op_not_host_loops() -> 
     extra = cast.host_blocks - plain.host_blocks
     assert 0 <= extra < 64  # the cast's allocation, not a basic block per element (n = 65536)
     assert cast.host_s - plain.host_s == pytest.approx(eager + extra * float(profile.host_block_s), rel=1e-6)
+
+
+UB_SOURCE = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+
+extern "C" __global__ __aicore__ void ub_kernel(uint32_t n, uint32_t by_ref)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 4096 * sizeof(float));
+    LocalTensor<float> t = buf.Get<float>();
+    for (uint32_t i = 0; i < n; ++i) {
+        if (by_ref) t(i) = 1.0f;
+        else t.SetValue(i, 1.0f);
+    }
+}
+
+extern "C" void ub_do(uint32_t n, uint32_t by_ref) { ub_kernel<<<1, nullptr, nullptr>>>(n, by_ref); }
+"""
+
+
+def test_a_ub_access_through_operator_call_costs_as_set_value() -> None:
+    # the simulator's checks inside LocalTensor::operator() are not kernel basic blocks
+    mod = asc.load(UB_SOURCE, name="ub_access.cpp")
+    cycles = {}
+    for by_ref in (0, 1):
+        mod.ub_do(2048, by_ref)
+        base = mod.last_run.per_pipe_busy["S"]
+        mod.ub_do(4096, by_ref)
+        cycles[by_ref] = mod.last_run.per_pipe_busy["S"] - base
+    # no dearer than SetValue (whose own checks were never kernel code): the UB access and the loop's
+    # own few basic blocks per element
+    assert cycles[1] <= cycles[0] and cycles[1] / 2048 <= 8 + 5 * 4

@@ -924,6 +924,14 @@ def write_report(
         "Split: the fit uses the attention, MHC and KernelBench level-2/3 kernels only; **KernelBench level 1 is the "
         "validation set** and never enters the fit.",
         "",
+        "What this means for the reward: the env's reward uses the simulated latency at a task's published shapes "
+        "by default (`env.reward_shapes=published`, docs/environment.md), the same simulation as here (sampled "
+        "where a kernel is over the full-simulation bound). The reference latency at published shapes comes from "
+        "the same model the verifier uses at simulation scale: the eager-PyTorch estimate of "
+        "kernel_gym/ascendc/reference_estimate.py (per aten op: launch + max(bytes / HBM bandwidth, compute time)), "
+        "traced on meta tensors of the published shapes. So the within-family ranking below is the ranking the "
+        "reward gives.",
+        "",
     ]
     # counts
     lines += [

@@ -136,7 +136,9 @@ def _common() -> dict[str, Const]:
             "cycles",
         ),
         "scalar_dcache_bytes": C(
-            16 * 1024, "CANN Ascend C programming guide, Compute Units (Scalar: the DCache caches data, e.g. 16 KB)", "B"
+            16 * 1024,
+            "CANN Ascend C programming guide, Compute Units (Scalar: the DCache caches data, e.g. 16 KB)",
+            "B",
         ),
         "scalar_dcache_line_bytes": C(
             64,

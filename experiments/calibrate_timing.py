@@ -1005,7 +1005,7 @@ def write_report(
     for family in FAMILIES:
         rs = [r for r in val_b if op_family(r["name"], r.get("category", "")) == family]
         fs = within_share(rs)
-        lines.append(_stats_line(family, stats(rs)) + f" {_fmt(fs * 100 if fs is not None else None, '.0f')} % |")
+        lines.append(_stats_line(family, stats(rs)) + (f" {fs * 100:.0f} % |" if fs is not None else " n/a |"))
     hf = host_figures([r for r in before if r.get("split") == "validation"])
     lines += [
         "",

@@ -129,6 +129,13 @@ def check_config(cfg: DictConfig) -> list[str]:
         v = env.get(key)
         if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
             errors.append(f"env.{key}={v!r}: must be null or an integer >= 0")
+    if env.get("reward_shapes") is not None:
+        from kernel_gym.envs.reward_shapes import check_reward_shapes
+
+        try:
+            check_reward_shapes(env.get("reward_shapes"))
+        except ValueError as exc:
+            errors.append(f"env.reward_shapes: {exc}")
     if not isinstance(cfg.get("seed"), int) or isinstance(cfg.get("seed"), bool):
         errors.append(f"seed={cfg.get('seed')!r}: must be an integer")
     tasks = cfg.get("tasks") or {}

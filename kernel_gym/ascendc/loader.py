@@ -552,6 +552,9 @@ class AscendCModule:
         self._config = (ctypes.c_double * len(names))(*[float(config[n]) for n in names])
         self._config_n = len(names)
         self._host_block_s = float(config["host_block_s"])
+        # an aten op of the binding's C++ runs on the NPU as an eager kernel: launch + bytes through HBM
+        self._eager_op_s = float(config["eager_op_launch_s"])
+        self._hbm_bytes_per_s = float(config["hbm_bytes_per_s"])
         self.last_run: LaunchReport | None = None
         self.last_runs: list[LaunchReport] = []
 
@@ -585,10 +588,12 @@ class AscendCModule:
         self.last_runs = runs
         self.last_run = runs[-1] if runs else None
         host_blocks = int(report.get("host_scalar_blocks", 0))
+        eager_s = int(report.get("host_eager_ops", 0)) * self._eager_op_s
+        eager_s += int(report.get("host_eager_bytes", 0)) / self._hbm_bytes_per_s
         for rec in active_recorders():
             rec.launches.extend(runs)
             rec.host_blocks += host_blocks
-            rec.host_s += host_blocks * self._host_block_s
+            rec.host_s += host_blocks * self._host_block_s + eager_s
         for r in runs:
             if r.faults:
                 exc = fault_from_record(r.faults[0], kernel=r.kernel, report=r)

@@ -131,7 +131,28 @@ def _common() -> dict[str, Const]:
             1e-9, "assumed (host CPU: one basic block of a kernel file's host C++ code in about 1 ns)", "s"
         ),
         "scalar_gm_access_cycles": C(
-            100, "assumed (GlobalTensor GetValue/SetValue through the scalar cache)", "cycles"
+            100,
+            "assumed (a scalar GM access that misses the data cache: one 64-byte line filled from L2/HBM)",
+            "cycles",
+        ),
+        "scalar_dcache_bytes": C(
+            16 * 1024,
+            "CANN Ascend C programming guide, Compute Units (Scalar: the DCache caches data, e.g. 16 KB)",
+            "B",
+        ),
+        "scalar_dcache_line_bytes": C(
+            64,
+            "CANN Ascend C programming guide, Compute Units (DCache loads in 64-byte cache lines); "
+            + CANN_DOC
+            + " GlobalTensor::SetValue (written out per 64-byte cache line)",
+            "B",
+        ),
+        "scalar_dcache_ways": C(4, "assumed (associativity of the scalar data cache is not published)", "ways"),
+        "scalar_dcache_hit_cycles": C(
+            4,
+            "assumed (a scalar load or store that hits the core's data cache: a few cycles of the in-order "
+            "scalar pipeline; CANN doc 'Reading/Writing Data by the Scalar Unit': hits need no GM access)",
+            "cycles",
         ),
         # data movement
         "mte2_theoretical_bytes_per_cycle": C(128, SPEC + " (GM->UB about 128 B/cycle theoretical)", "B/cycle"),

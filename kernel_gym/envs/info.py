@@ -86,6 +86,10 @@ class StepRecord:
     #: per candidate: ``outcome``, ``latency_s``, its raw ``reply`` and ``reasoning``; or the error
     candidates_tried: list[dict[str, Any]]
     timing: StepTiming
+    #: what the reward was computed from (:func:`kernel_gym.envs.reward_shapes.reward_basis`):
+    #: ``requested``, ``shapes`` ("published" / "simulated"), ``fallback`` (why not the published
+    #: figure, or None), ``latency_s``, ``reference_latency_s``, ``speedup``, ``latency_bracket_s``, ``sampled``
+    reward_basis: dict[str, Any] | None = None
 
 
 @dataclass

@@ -35,6 +35,7 @@ from kernel_gym.envs.info import (
     StepRecord,
     StepTiming,
 )
+from kernel_gym.envs.reward_shapes import check_reward_shapes, published_run_settings, reward_basis
 from kernel_gym.envs.rewards import Reward, get_reward
 from kernel_gym.envs.streams import TaskStream, resolve_tasks
 from kernel_gym.llm.base import (
@@ -158,7 +159,11 @@ class KernelSynthesisEnv(gym.Env):
     for a feasible kernel (no hack, compiles, correct), -1 otherwise; refining -1 if infeasible,
     else tanh(log b - log latency) with b the best latency before the step. ``"adaexplore"``:
     0 no compile, 0.05 wrong, 0.4 to 1.6 linear in the speedup clipped to [0.1, 10].
-    ``"speedup"``: the speedup over the eager reference, 0 if infeasible.
+    ``"speedup"``: the speedup over the eager reference, 0 if infeasible. ``reward_shapes``
+    (``"published"``, default, or ``"simulated"``) chooses the shapes whose latency and speedup the
+    reward sees: a task's published shapes where the verifier ran them (a shrunk KernelBench task
+    on a backend with published-shape runs), else the verified shapes, with the reason in
+    ``info["reward_basis"]`` (:mod:`kernel_gym.envs.reward_shapes`).
 
     ## Starting State
     ``reset`` takes the next task of the task stream. ``reset(seed=s)`` seeds the env's random
@@ -231,6 +236,7 @@ class KernelSynthesisEnv(gym.Env):
         candidates_per_step: int = 1,
         reward: str | Reward = "evokernel",
         verifier: str | Mapping[str, Any] | Verifier | None = "local",
+        reward_shapes: str = "published",
     ) -> None:
         for name, value in (
             ("budget", budget),
@@ -263,8 +269,11 @@ class KernelSynthesisEnv(gym.Env):
         self.p = int(max_parents)
         self.render_mode = render_mode
         self.search_actions = bool(search_actions)
-        self.verify_settings = VerifySettings(**(verify_settings or {}))  # validates the overrides now
-        self._verify_kwargs = dict(verify_settings or {})
+        self.reward_shapes = check_reward_shapes(reward_shapes)
+        self._verify_kwargs = published_run_settings(
+            dict(verify_settings or {}), self.reward_shapes, self._backend_impl.published_shapes
+        )
+        self.verify_settings = VerifySettings(**self._verify_kwargs)  # validates the overrides now
         # where verifications run: this process (local) or a Ray cluster; a verifier built here is ours to close
         self._owns_verifier = not isinstance(verifier, Verifier) or isinstance(verifier, (str, Mapping))
         self._verifier: Verifier = get_verifier(verifier)
@@ -308,6 +317,9 @@ class KernelSynthesisEnv(gym.Env):
         self._candidates: list[tuple[MemoryItem, float]] = []
         self._best_latency: float | None = None
         self._best_speedup: float | None = None
+        #: best latency per shapes the reward was computed at ("published" / "simulated"): a step's
+        #: reward compares its latency only with one at the same shapes
+        self._reward_best: dict[str, float] = {}
         self._reference_latency: float | None = None
         self._last_feedback: dict[str, Any] | None = None
         self._last_step: StepRecord | None = None
@@ -395,6 +407,7 @@ class KernelSynthesisEnv(gym.Env):
         assert self.task is not None
         self._parents = []
         self._best_latency = self._best_speedup = self._reference_latency = None
+        self._reward_best = {}
         for item in self.memory.iterate("trace", task_id=self.task.id, backend=self.backend):
             if item.payload.get("feasible") and item.payload.get("latency_s"):
                 self._add_parent(_stored_id(item), item.payload)
@@ -418,6 +431,10 @@ class KernelSynthesisEnv(gym.Env):
         if self._best_latency is None or lat < self._best_latency:
             self._best_latency = lat
             self._best_speedup = payload.get("speedup")
+        _, basis = reward_basis({"feasible": True, "latency_s": lat, **ver}, self.reward_shapes)
+        if basis["latency_s"] is not None:
+            shapes, at = basis["shapes"], float(basis["latency_s"])
+            self._reward_best[shapes] = min(at, self._reward_best.get(shapes, at))
             self._reference_latency = ref if isinstance(ref, (int, float)) else self._reference_latency
 
     def _task_vectors(self) -> tuple[np.ndarray, np.ndarray]:
@@ -558,7 +575,8 @@ class KernelSynthesisEnv(gym.Env):
         attempt = self._act(choice)
         # 3. reward, against the best latency before this step
         stage = self._stage
-        reward = float(self.reward_fn(attempt.result, stage, self._best_latency))
+        view, basis = reward_basis(attempt.result, self.reward_shapes)
+        reward = float(self.reward_fn(view, stage, self._reward_best.get(basis["shapes"])))
         # 4. remember: the step's trace and experience, a new parent, the stage
         trace_id, experience_id, first_feasible = self._remember(choice, attempt, reward)
         # 5. terminate when the budget is spent (there is no truncation)
@@ -589,6 +607,7 @@ class KernelSynthesisEnv(gym.Env):
             reasoning=attempt.reasoning,
             candidates_tried=attempt.tried,
             timing=timing,
+            reward_basis=basis,
         )
         obs = self._observation()
         info = self._info()

@@ -1075,9 +1075,15 @@ def run_job(
                 raise
             if settings.published_shapes and task.published_source and backend.published_shapes:
                 progress("published")
-                result.setdefault("details", {})["published"] = check_published(
-                    backend, link, slots, task, plan, settings
-                )
+                try:
+                    published = check_published(backend, link, slots, task, plan, settings)
+                except StageFailure as failure:
+                    if failure.error_class != "timeout":
+                        raise
+                    # too long at scale says nothing against the answer checked and timed above:
+                    # the record says so and the result stays feasible at the verified shapes
+                    published = {"ok": False, "error": f"timeout at published shapes: {failure.message}"}
+                result.setdefault("details", {})["published"] = published
         result["error_class"] = "ok"
     except StageFailure as failure:
         result["error_class"] = failure.error_class

@@ -230,3 +230,43 @@ def test_fit_ignores_validation_rows() -> None:
     assert info["surrogate_max_rel_dev_at_defaults"] < 1e-9
     only_fit = C.fit(rows[:1])
     assert info["params"] == only_fit["params"]  # the validation row changed nothing
+
+
+def test_families_shares_and_host_figures_of_the_report(tmp_path: Path) -> None:
+    # names first (the dataset files Argmax under convolution), else the dataset's category
+    assert C.op_family("ArgmaxOverADimensionCustom", "convolution") == "reduction"
+    assert C.op_family("MinGptNewGeluCustom", "convolution") == "elementwise"
+    assert C.op_family("MaxPooling3dCustom", "pooling") == "pooling"
+    assert C.op_family("LogSoftmaxCustom", "activation") == "norm"
+    assert C.op_family("MatrixScalarMultiplicationCustom", "matmul") == "elementwise"
+    assert C.op_family("MatrixVectorMultiplicationCustom", "matmul") == "matmul/conv"
+    assert C.op_family("SomethingNew", "") == "other"
+
+    def row(name: str, sim: float, host: float, rss: float, status: str = "ok") -> dict:
+        return {
+            "name": name,
+            "category": "",
+            "split": "validation",
+            "status": status,
+            "simulated_s": sim,
+            "measured_s": 1.0,
+            "host_s": host,
+            "peak_rss_mb": rss,
+        }
+
+    rows = [
+        row("ReluCustom", 1.0, 10, 300),
+        row("TanhCustom", 3.0, 20, 500),
+        row("GeluCustom", 0.5, 30, 400),
+        row("SeluCustom", 0.1, 40, 450),
+    ]
+    assert C.within_share(rows) == 0.5  # 1.0 and 0.5 inside [0.5, 2], 3.0 and 0.1 outside
+    skipped = {"name": "X", "split": "validation", "status": "skipped", "cause": "too_long", "host_s": 300}
+    hf = C.host_figures([*rows, skipped])
+    assert hf["n"] == 4 and hf["too_long"] == 1 and hf["host_median"] == 25 and hf["host_max"] == 40
+    assert hf["rss_max_mb"] == 500 and hf["rss_median_mb"] == 425
+    report = tmp_path / "r.md"
+    C.write_report(report, [*rows, skipped], [], None, "cmd")
+    text = report.read_text()
+    assert "Within [0.5x, 2x] of the 910B: 50 %" in text
+    assert "| elementwise | 4 |" in text and "| 4 | 25 | 38.5 | 40 | 425 | 500 | 1 |" in text

@@ -28,7 +28,8 @@ constexpr uint32_t kLocalMemBytes = 1u << 20;
     X(dma_burst_cycles) X(launch_base_s) X(launch_per_core_s) X(align_strict) X(bounds_strict) X(check_uninit) X(sync_check)   \
     X(watchdog_calls) X(watchdog_s) X(watchdog_cycles) X(race_check) X(scalar_block_cycles) X(sync_all_cycles)  \
     X(bt_bytes) X(fb_bytes) X(cube_fp16_macs_per_cycle) X(cube_issue_cycles) X(l1_to_l0a_bytes_per_cycle)       \
-    X(l1_to_l0b_bytes_per_cycle) X(mte1_latency_cycles) X(fix_bytes_per_cycle) X(fix_startup_cycles) X(mte1_issue_cycles)
+    X(l1_to_l0b_bytes_per_cycle) X(mte1_latency_cycles) X(fix_bytes_per_cycle) X(fix_startup_cycles) X(mte1_issue_cycles) \
+    X(scalar_dcache_bytes) X(scalar_dcache_line_bytes) X(scalar_dcache_ways) X(scalar_dcache_hit_cycles)
 
 struct Config {
 #define KGSIM_X(n) double n = 0;
@@ -153,6 +154,12 @@ struct BlockState {
     uint16_t fm_h[2] = {0, 0}, fm_w[2] = {0, 0};
     uint8_t fm_pad[2][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
     uint64_t load3d_pad = 0;
+    // the core's scalar data cache (rt_scalar.cpp, scalar_gm_cycles): line number + 1 per way (0:
+    // empty) and the access count of its last use (LRU), sets x ways; cold at every block's start
+    static constexpr int kDcacheSlots = 512;  // up to 32 KB of 64-byte lines
+    uint64_t dc_line[kDcacheSlots];
+    uint64_t dc_used[kDcacheSlots];
+    uint64_t dc_clock = 0;
 };
 
 struct Runtime {
@@ -193,8 +200,14 @@ struct ScalarCounters {
     uint64_t host_blocks = 0;    // basic blocks of the kernel file's host code in this call
     uint64_t gm_accesses = 0;    // raw-pointer GM accesses inside launches in this call
     uintptr_t skip_once = 0;     // a GM address already charged by GlobalTensor::operator()
+    uint64_t eager_ops = 0;      // aten ops a binding ran between launches (kgsim_eager_op) in this call
+    uint64_t eager_bytes = 0;    // bytes those ops read and wrote
 };
 extern ScalarCounters scalar;
+
+// scalar-unit cycles of a scalar GM access of n bytes at a through the core's data cache
+double scalar_gm_cycles(uintptr_t a, size_t n);
+void dcache_reset();
 
 // helpers shared by the runtime files
 const char* dt_name(DT dt);

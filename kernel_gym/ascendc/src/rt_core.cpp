@@ -422,7 +422,7 @@ void gm_scalar(int32_t buf, const void* p, uint32_t nbytes, int write, const Loc
              write ? "writes" : "reads", loc);
     if (!handshake) record_access(a, nbytes, write ? AK_WRITE : AK_READ, loc);
     if (rt.cur) (write ? rt.cur->gm_write : rt.cur->gm_read) += nbytes;
-    hot.s_time += hot.scalar_gm_cycles;
+    hot.s_time += handshake ? hot.scalar_gm_cycles : scalar_gm_cycles(a, nbytes);  // a bypass skips the cache
 }
 
 static const char* kind_verb(uint8_t k) { return k == AK_READ ? "reads" : k == AK_WRITE ? "writes" : "atomically updates"; }
@@ -990,6 +990,7 @@ bool launch_begin(const char* name, int64_t nb, const char* file, int line) {
 
 void block_begin(int64_t blk) {
     BlockState& b = rt.blk;
+    dcache_reset();
     for (int p = 0; p < P_COUNT; ++p) b.free_[p] = b.done_[p] = b.busy[p] = 0;
     for (int m = 0; m < MEM_COUNT; ++m) b.top[m] = b.high[m] = 0;
     b.buffers = 0;
@@ -1161,6 +1162,8 @@ static std::string report_json() {
     o += fmt(",\"scalar_blocks\":%llu,\"host_scalar_blocks\":%llu,\"gm_scalar_accesses\":%llu",
              (unsigned long long)scalar.blocks, (unsigned long long)scalar.host_blocks,
              (unsigned long long)scalar.gm_accesses);
+    o += fmt(",\"host_eager_ops\":%llu,\"host_eager_bytes\":%llu", (unsigned long long)scalar.eager_ops,
+             (unsigned long long)scalar.eager_bytes);
     o += '}';
     return o;
 }
@@ -1201,6 +1204,7 @@ void kgsim_call_begin() {
     rt.cur = nullptr;
     hot.in_launch = 0;
     scalar.blocks = scalar.host_blocks = scalar.gm_accesses = 0;
+    scalar.eager_ops = scalar.eager_bytes = 0;
     scalar.skip_once = 0;
 }
 

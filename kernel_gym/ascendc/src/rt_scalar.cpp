@@ -6,14 +6,18 @@
 // make computing outside the vector/cube API cost simulated time, and raw `__gm__` pointer
 // accesses cost, and are bounds-checked, like GlobalTensor::GetValue/SetValue:
 //   - each basic block run inside a launch costs scalar_block_cycles on the scalar unit;
-//   - each access that lands in a registered GM buffer costs scalar_gm_access_cycles and is
-//     recorded for the race detector; one just outside a guarded buffer (within kGuard bytes,
+//   - each access that lands in a registered GM buffer goes through the core's scalar data cache
+//     (scalar_gm_cycles below: a hit costs scalar_dcache_hit_cycles, a line fill
+//     scalar_gm_access_cycles) and is recorded for the race detector; one just outside a guarded buffer (within kGuard bytes,
 //     and not in a local memory) is a gm_out_of_bounds fault, as the NPU's address check would
 //     raise;
 //   - outside a launch (the host side of the kernel file) basic blocks are counted as host work.
 // The simulator's own inline API code is compiled without instrumentation (KGSIM_UNINSTRUMENTED
 // in kgsim/base.h) where it accounts for itself.
 #include "rt.h"
+
+#include <algorithm>
+#include <cstring>
 
 namespace kgsim {
 
@@ -53,7 +57,7 @@ inline void on_access(uintptr_t a, size_t n, bool write) {
                      (unsigned long long)g.size);
             record_access(a, n, write ? AK_WRITE : AK_READ, Loc{});
             if (rt.cur) (write ? rt.cur->gm_write : rt.cur->gm_read) += n;
-            hot.s_time += hot.scalar_gm_cycles;
+            hot.s_time += scalar_gm_cycles(a, n);
             ++scalar.gm_accesses;
             return;
         }
@@ -69,6 +73,55 @@ inline void on_access(uintptr_t a, size_t n, bool write) {
 }
 
 }  // namespace
+
+// The scalar unit reaches GM through a per-core data cache (CANN Ascend C guide, "Compute Units" and
+// "Reading/Writing Data by the Scalar Unit": a 16 KB DCache filled in 64-byte cache lines, each AIC/AIV
+// core its own; SetValue writes into the cached line, written back later). So a scalar loop over
+// consecutive GM elements pays a line fill once per 64 bytes and a cache hit otherwise, as on the
+// NPU; a hit or fill per line touched by the access. Associativity is not published: set-associative
+// with LRU (scalar_dcache_ways, assumed). Write-backs overlap the scalar unit: not charged to it.
+void dcache_reset() {
+    BlockState& b = rt.blk;
+    std::memset(b.dc_line, 0, sizeof b.dc_line);
+    std::memset(b.dc_used, 0, sizeof b.dc_used);
+    b.dc_clock = 0;
+}
+
+double scalar_gm_cycles(uintptr_t a, size_t n) {
+    const double line_bytes = cfg.scalar_dcache_line_bytes;
+    const double ways_cfg = cfg.scalar_dcache_ways;
+    if (line_bytes < 1 || ways_cfg < 1 || cfg.scalar_dcache_bytes < line_bytes) return hot.scalar_gm_cycles;  // no cache
+    BlockState& b = rt.blk;
+    const uint64_t line = uint64_t(line_bytes);
+    const int ways = std::min(int(ways_cfg), BlockState::kDcacheSlots);
+    uint64_t sets = std::max<uint64_t>(1, uint64_t(cfg.scalar_dcache_bytes) / line / uint64_t(ways));
+    sets = std::min<uint64_t>(sets, uint64_t(BlockState::kDcacheSlots / ways));
+    double cycles = 0;
+    const uint64_t first = a / line, last = (a + (n ? n : 1) - 1) / line;
+    for (uint64_t l = first; l <= last; ++l) {
+        uint64_t* tags = b.dc_line + (l % sets) * uint64_t(ways);
+        uint64_t* used = b.dc_used + (l % sets) * uint64_t(ways);
+        ++b.dc_clock;
+        int hit = -1, victim = 0;  // an empty way has used == 0, so the LRU choice takes it first
+        for (int w = 0; w < ways; ++w) {
+            if (tags[w] == l + 1) {
+                hit = w;
+                break;
+            }
+            if (used[w] < used[victim]) victim = w;
+        }
+        if (hit >= 0) {
+            used[hit] = b.dc_clock;
+            cycles += cfg.scalar_dcache_hit_cycles;
+        } else {
+            tags[victim] = l + 1;
+            used[victim] = b.dc_clock;
+            cycles += hot.scalar_gm_cycles;
+        }
+    }
+    return cycles;
+}
+
 }  // namespace kgsim
 
 using kgsim::on_access;
@@ -100,6 +153,14 @@ void __asan_loadN_noabort(uintptr_t a, size_t n) { on_access(a, n, false); }
 void __asan_storeN_noabort(uintptr_t a, size_t n) { on_access(a, n, true); }
 void __asan_loadN(uintptr_t a, size_t n) { on_access(a, n, false); }
 void __asan_storeN(uintptr_t a, size_t n) { on_access(a, n, true); }
+// An aten op of a binding's C++ (cast, fill, a materialised expand or permute; kgsim/aten_shim.h): on
+// the NPU an eager device kernel, not host code, so it is charged as the eager reference is
+// (reference_estimate.py: a launch plus its bytes through HBM; loader.py adds it to the call).
+void kgsim_eager_op(unsigned long long bytes) {
+    ++kgsim::scalar.eager_ops;
+    kgsim::scalar.eager_bytes += bytes;
+}
+
 void __asan_handle_no_return() {}
 void __asan_before_dynamic_init(const char*) {}
 void __asan_after_dynamic_init() {}

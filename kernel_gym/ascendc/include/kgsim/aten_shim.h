@@ -26,6 +26,8 @@ extern "C" void* kgsim_lazy_output(unsigned long long nbytes, int dtype);
 extern "C" void kgsim_lazy_free(void* base);
 extern "C" void* kgsim_gm_alloc(unsigned long long bytes);  // zero-filled GM pages (rt_gm_alloc.cpp)
 extern "C" int kgsim_gm_free(void* p);
+// an aten op that moves `bytes` on the NPU (a device kernel there, not host work; rt_scalar.cpp)
+extern "C" void kgsim_eager_op(unsigned long long bytes);
 
 namespace c10 {
 // Codes are the GE data types the operator-project shims use (ge::DataType).
@@ -143,12 +145,12 @@ public:
         return s;
     }
     int64_t stride(int64_t d) const { return strides()[size_t(d < 0 ? d + dim() : d)]; }
-    int64_t numel() const {
+    KGSIM_UNINSTRUMENTED int64_t numel() const {
         int64_t n = 1;
         for (int64_t s : sizes_) n *= s;
         return n;
     }
-    size_t element_size() const { return c10::element_size(dtype_); }
+    KGSIM_UNINSTRUMENTED size_t element_size() const { return c10::element_size(dtype_); }
     size_t itemsize() const { return element_size(); }
     size_t nbytes() const { return size_t(numel()) * element_size(); }
     // Bytes of the device allocation behind the tensor: torch_npu's caching allocator hands out
@@ -187,7 +189,7 @@ public:
     Tensor reshape(IntArrayRef shape) const { return view(std::move(shape)); }
     // expand / expand_as / broadcast_to: the shim's tensors are contiguous, so the broadcast is
     // materialised (a fresh tensor of the new shape; size-1 and missing leading dimensions repeat).
-    Tensor expand(IntArrayRef shape, bool /*implicit*/ = false) const {
+    KGSIM_UNINSTRUMENTED Tensor expand(IntArrayRef shape, bool /*implicit*/ = false) const {
         const size_t nd = shape.size(), od = sizes_.size();
         if (nd < od) throw std::runtime_error("expand: the number of sizes is less than the tensor's dimensions");
         IntArrayRef src_stride(nd, 0);
@@ -204,8 +206,10 @@ public:
         }
         Tensor out = allocate(shape, dtype_);
         const size_t es = element_size();
+        const int64_t n = out.numel();
+        kgsim_eager_op((unsigned long long)(n) * es * 2);
         IntArrayRef idx(nd, 0);
-        for (int64_t i = 0; i < out.numel(); ++i) {
+        for (int64_t i = 0; i < n; ++i) {
             int64_t off = 0;
             for (size_t j = 0; j < nd; ++j) off += idx[j] * src_stride[j];
             std::memcpy(out.data_ + size_t(i) * es, data_ + size_t(off) * es, es);
@@ -222,7 +226,7 @@ public:
     Tensor expand_as(const Tensor& other) const { return expand(other.sizes()); }
     Tensor broadcast_to(IntArrayRef shape) const { return expand(std::move(shape)); }
     // permute / transpose: materialised too (a fresh contiguous tensor of the permuted shape)
-    Tensor permute(IntArrayRef dims) const {
+    KGSIM_UNINSTRUMENTED Tensor permute(IntArrayRef dims) const {
         const size_t nd = sizes_.size();
         if (dims.size() != nd) throw std::runtime_error("permute: the number of dims does not match the tensor");
         std::vector<bool> seen(nd, false);
@@ -239,8 +243,10 @@ public:
         }
         Tensor out = allocate(shape, dtype_);
         const size_t es = element_size();
+        const int64_t n = out.numel();
+        kgsim_eager_op((unsigned long long)(n) * es * 2);
         IntArrayRef idx(nd, 0);
-        for (int64_t i = 0; i < out.numel(); ++i) {
+        for (int64_t i = 0; i < n; ++i) {
             int64_t off = 0;
             for (size_t j = 0; j < nd; ++j) off += idx[j] * src_stride[j];
             std::memcpy(out.data_ + size_t(i) * es, data_ + size_t(off) * es, es);
@@ -264,10 +270,12 @@ public:
     Tensor flatten() const { return view({numel()}); }
     Tensor clone() const {
         Tensor t = allocate(sizes_, dtype_);
+        kgsim_eager_op(2ull * nbytes());
         if (nbytes()) std::memcpy(t.data_, data_, nbytes());
         return t;
     }
     Tensor& zero_() {
+        kgsim_eager_op(nbytes());
         if (nbytes()) std::memset(data_, 0, nbytes());
         return *this;
     }
@@ -292,7 +300,7 @@ private:
 };
 
 namespace detail {
-inline double load(const uint8_t* p, ScalarType t) {
+KGSIM_UNINSTRUMENTED inline double load(const uint8_t* p, ScalarType t) {
     switch (t) {
         case kFloat: return *reinterpret_cast<const float*>(p);
         case kHalf: return double(float(*reinterpret_cast<const half*>(p)));
@@ -305,7 +313,7 @@ inline double load(const uint8_t* p, ScalarType t) {
         default: return *p;
     }
 }
-inline void store(uint8_t* p, ScalarType t, double v) {
+KGSIM_UNINSTRUMENTED inline void store(uint8_t* p, ScalarType t, double v) {
     switch (t) {
         case kFloat: *reinterpret_cast<float*>(p) = float(v); break;
         case kHalf: *reinterpret_cast<half*>(p) = half(float(v)); break;
@@ -321,18 +329,22 @@ inline void store(uint8_t* p, ScalarType t, double v) {
 }
 }  // namespace detail
 
-inline Tensor Tensor::to(ScalarType t, bool, bool copy) const {
+KGSIM_UNINSTRUMENTED inline Tensor Tensor::to(ScalarType t, bool, bool copy) const {
     if (t == dtype_) return copy ? clone() : *this;
     Tensor out = allocate(sizes_, t);
     size_t src = element_size(), dst = out.element_size();
-    for (int64_t i = 0; i < numel(); ++i)
+    const int64_t n = numel();  // once: a call per element would be host code of its own
+    kgsim_eager_op((unsigned long long)(n) * (src + dst));
+    for (int64_t i = 0; i < n; ++i)
         detail::store(out.data_ + size_t(i) * dst, t, detail::load(data_ + size_t(i) * src, dtype_));
     return out;
 }
 
-inline Tensor& Tensor::fill_(double v) {
+KGSIM_UNINSTRUMENTED inline Tensor& Tensor::fill_(double v) {
     size_t size = element_size();
-    for (int64_t i = 0; i < numel(); ++i) detail::store(data_ + size_t(i) * size, dtype_, v);
+    const int64_t n = numel();
+    kgsim_eager_op((unsigned long long)(n) * size);
+    for (int64_t i = 0; i < n; ++i) detail::store(data_ + size_t(i) * size, dtype_, v);
     return *this;
 }
 

@@ -50,8 +50,9 @@ public:
         kgsim::gm_scalar(buf_, ptr_ + offset, sizeof(T), 1, loc);
         std::memcpy(ptr_ + offset, &value, sizeof(T));
     }
-    // a reference may be read or written: recorded as a read for the race detector
-    T& operator()(uint64_t offset, kgsim::Loc loc = kgsim::Loc::current()) const {
+    // a reference may be read or written: recorded as a read for the race detector. The body is the
+    // simulator's bookkeeping (uninstrumented, as GetValue's): the access costs what gm_scalar charges
+    KGSIM_UNINSTRUMENTED T& operator()(uint64_t offset, kgsim::Loc loc = kgsim::Loc::current()) const {
         kgsim::gm_scalar(buf_, ptr_ + offset, sizeof(T), 2, loc);
         return ptr_[offset];
     }
@@ -158,7 +159,9 @@ public:
         if (kgsim::hot.check_uninit) kgsim::mark_init(r_.mem, r_.addr + index * uint32_t(sizeof(T)), sizeof(T));
         std::memcpy(host_ptr(index), &value, sizeof(T));
     }
-    T& operator()(uint32_t index, kgsim::Loc loc = kgsim::Loc::current()) const {
+    // the bounds and initialisation checks are the simulator's, not kernel code: uninstrumented, so a
+    // UB scalar access costs scalar_ub_access_cycles and no basic blocks of its own (as GetValue)
+    KGSIM_UNINSTRUMENTED T& operator()(uint32_t index, kgsim::Loc loc = kgsim::Loc::current()) const {
         if (index >= size_) kgsim::local_oob(r_, uint64_t(index) * sizeof(T), sizeof(T), "operator()", loc);
         kgsim::hot.s_time += kgsim::hot.scalar_ub_cycles;
         ++kgsim::hot.local_reads;

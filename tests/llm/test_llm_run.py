@@ -29,7 +29,7 @@ def run(srv: LoopbackServer, out: Path, *extra: str) -> subprocess.CompletedProc
     args = ["experiment=none", "agent=random", "tasks.ids=[level1/021_relu]", "llm=litellm",
             "llm.model=openai/gpt-4o-mini", f"llm.options.api_base={srv.api_base}",
             f"llm.options.api_key_env={KEY_VAR}", "llm.options.use_cache=false", "llm.options.backoff_s=0.01",
-            "llm.options.max_retries=1", "llm.options.timeout_s=0.3", "llm.options.deadline_s=0.6",
+            "llm.options.max_retries=1", "llm.options.timeout_s=1.0", "llm.options.deadline_s=2.0",
             f"hydra.run.dir={out}", "progress=false", *extra]
     env = {**os.environ, KEY_VAR: KEY}
     return subprocess.run([sys.executable, "-m", "experiments.run", *args], cwd=REPO, capture_output=True,
@@ -50,7 +50,7 @@ def test_run_survives_every_reply_and_logs_each_call(tmp_path):
     script = [Reply(BROKEN),                                                        # step 0: syntax_error
               Reply(status=429, headers={"Retry-After": "0.1"}), Reply(BROKEN),     # step 1: retried, 2 calls
               Reply(status=500), Reply(status=500),                                 # step 2: generation_error
-              Reply(BROKEN, delay_s=2.0), Reply(BROKEN, delay_s=2.0),               # step 3: deadline
+              Reply(BROKEN, delay_s=5.0), Reply(BROKEN, delay_s=5.0),               # step 3: deadline
               Reply("Use a vector ReLU."),                                          # step 4: no_code
               Reply(BROKEN, reasoning="think first",                                # step 5: reasoning
                     usage={"prompt_tokens": 10, "completion_tokens": 30, "total_tokens": 40,

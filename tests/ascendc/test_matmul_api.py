@@ -251,7 +251,6 @@ def test_host_tiling_splits_c_over_the_cores() -> None:
     assert times[8] < times[2] / 2
 
 
-
 def test_gm_to_l1_staging_pays_per_row_copies_and_unaligned_rows(op) -> None:
     """ND2NZ's source row stride is 16-bit (<= 65535 elements): CANN's Matmul copies operands whose rows
     lie further apart one row per DataCopy (K = 65536 pays an issue per row that K = 65280 does not);

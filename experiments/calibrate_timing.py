@@ -1120,10 +1120,17 @@ def write_report(
         "lines, a hit or a line fill, associativity assumed). A kernel dominated by scalar loops (many EvoKernel "
         "kernels are) is timed by those costs.",
         "- Memory: a single HBM bandwidth bound per launch and L2 reuse only for cube copies; no bank conflicts, "
-        "no MTE2 contention between cores beyond the HBM bound, no unaligned or small-burst DMA inefficiency "
-        "beyond a per-burst cost.",
-        "- Cube work of the high-level Matmul API is a model of its own (`rt_matmul.cpp`), not the real "
-        "iteration order; AIC/AIV overlap and cross-core waits are modelled coarsely.",
+        "no MTE2 contention between cores beyond the HBM bound; unaligned GM rows (the documented 70 % of the "
+        "512 B-aligned bandwidth) only in the Matmul API's staging, small bursts only through a per-burst cost.",
+        "- HBM-bound elementwise kernels: the 910B's latencies differ by 5 % (9.5 to 10.0 ms for the same 12.9 GB) "
+        "and follow the kernels' block count (24 blocks slowest, 48 fastest), not their vector work; no published "
+        "figure says how the achieved HBM bandwidth grows with the number of streaming cores, so the model gives "
+        "them one HBM-bound latency and their ranking inside the family is not meaningful.",
+        "- Cube work of the high-level Matmul API is a model of its own (`rt_matmul.cpp`): operands staged into "
+        "L1 as CANN's Matmul copies them (one ND2NZ DataCopy per stepK x baseK slab, one DataCopy per row when "
+        "the row stride exceeds nd2nz's 16-bit limit), but the stages run one after another per base block, not "
+        "in the real double-buffered iteration order; AIC/AIV overlap and cross-core waits are modelled coarsely. "
+        "Single-block fp32 matmuls with K beyond 65535 remain several times faster than measured.",
         "- A fit of a few global constants cannot fix per-kernel structure errors; its value is in the "
         "median ratio, not the ranking.",
         "",

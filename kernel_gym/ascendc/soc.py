@@ -162,6 +162,12 @@ def _common() -> dict[str, Const]:
             "assumed (spec: fixed copy start-up, a profile constant; modelled as GM latency that later copies overlap)",
             "cycles",
         ),
+        "mte2_unaligned_efficiency": C(
+            0.7,
+            "CANN Ascend C best practices, 'GM addresses 512 B aligned' (Atlas A2): GM -> local copies from "
+            "32 B-aligned addresses reach as little as 70 % of the 512 B-aligned bandwidth",
+            "ratio",
+        ),
         "mte3_bytes_per_cycle": C(80, SPEC + " (UB->GM ramps to about 80 B/cycle)", "B/cycle"),
         "mte3_startup_cycles": C(400, "assumed (spec: fixed copy start-up; write completion latency)", "cycles"),
         "dma_issue_cycles": C(24, "assumed (pipe occupancy per DataCopy instruction)", "cycles"),

@@ -249,3 +249,17 @@ def test_host_tiling_splits_c_over_the_cores() -> None:
         torch.testing.assert_close(c, _want(a, b, bias, 0.1, True), rtol=1e-4, atol=1e-3)
         times[aiv] = op.last_run.latency_s
     assert times[8] < times[2] / 2
+
+
+def test_gm_to_l1_staging_pays_per_row_copies_and_unaligned_rows(op) -> None:
+    """ND2NZ's source row stride is 16-bit (<= 65535 elements): CANN's Matmul copies operands whose rows
+    lie further apart one row per DataCopy (K = 65536 pays an issue per row that K = 65280 does not);
+    rows that do not start on 512 B of GM move at mte2_unaligned_efficiency of the rate (K = 65296)."""
+    per_elem = {}
+    for k in (65280, 65296, 65536):
+        a, b, bias = torch.randn(16, k).half(), torch.randn(16, k).half(), torch.randn(16)
+        c = op(a, b, bias, alpha=0.1, transpose_b=True, aiv=1)
+        torch.testing.assert_close(c, _want(a, b, bias, 0.1, True), rtol=1e-3, atol=0.1)
+        per_elem[k] = op.last_run.per_pipe_busy["MTE2"] / k
+    assert per_elem[65536] > 1.1 * per_elem[65280]
+    assert per_elem[65296] > 1.2 * per_elem[65280]

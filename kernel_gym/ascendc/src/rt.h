@@ -29,7 +29,8 @@ constexpr uint32_t kLocalMemBytes = 1u << 20;
     X(watchdog_calls) X(watchdog_s) X(watchdog_cycles) X(race_check) X(scalar_block_cycles) X(sync_all_cycles)  \
     X(bt_bytes) X(fb_bytes) X(cube_fp16_macs_per_cycle) X(cube_issue_cycles) X(l1_to_l0a_bytes_per_cycle)       \
     X(l1_to_l0b_bytes_per_cycle) X(mte1_latency_cycles) X(fix_bytes_per_cycle) X(fix_startup_cycles) X(mte1_issue_cycles) \
-    X(scalar_dcache_bytes) X(scalar_dcache_line_bytes) X(scalar_dcache_ways) X(scalar_dcache_hit_cycles)
+    X(scalar_dcache_bytes) X(scalar_dcache_line_bytes) X(scalar_dcache_ways) X(scalar_dcache_hit_cycles) \
+    X(mte2_unaligned_efficiency)
 
 struct Config {
 #define KGSIM_X(n) double n = 0;

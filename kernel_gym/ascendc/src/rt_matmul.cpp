@@ -58,10 +58,32 @@ void check_operand(const MmOperand& o, int64_t r0, int64_t rows, int64_t c0, int
 
 double stage_cycles(int64_t bytes, double rate) { return std::ceil(double(bytes) / rate); }
 
+// MTE2 occupancy of staging one operand GM -> L1 the way CANN's Matmul does (ND source, NZ in L1):
+// `chunks` copies of a `rows` x `cols` slab of the stored matrix (row stride `ld` elements). The
+// ND2NZ DataCopy (copy_gm_to_cbuf_multi_nd2nz) moves one burst per source row and pads each row to
+// 32 bytes in L1; its source row stride (Nd2NzParams::srcDValue) is 16-bit, so CANN's Matmul copies
+// an operand whose rows lie 65535 or more elements apart one row per DataCopy instruction
+// (copy_cube_in/data_copy_wrapper_nd.h, arch 2201). Rows that do not start on 512 B of GM move at
+// mte2_unaligned_efficiency of the rate (CANN best practices, Atlas A2: 32 B-aligned GM reads reach
+// as little as 70 % of the 512 B-aligned bandwidth). A UB operand keeps the plain byte count.
+double stage_in_cycles(const MmOperand& o, int64_t rows, int64_t cols, int64_t chunks, int64_t chunk_elems) {
+    if (rows <= 0 || cols <= 0 || chunks <= 0) return 0;
+    int64_t es = int64_t(dt_size(o.dt));
+    int64_t row_bytes = (cols * es + 31) / 32 * 32;
+    if (o.is_local) return double(chunks) * stage_cycles(rows * row_bytes, cfg.mte2_bytes_per_cycle);
+    double copies = o.ld >= 65535 ? double(rows) : 1.0;
+    // row starts, from the row stride and the slabs' step (GM buffers themselves start aligned on the NPU)
+    bool aligned = (o.ld * es) % 512 == 0 && (chunks == 1 || (chunk_elems * es) % 512 == 0);
+    double rate = cfg.mte2_bytes_per_cycle * (aligned || cfg.mte2_unaligned_efficiency <= 0 ? 1.0
+                                                                                           : cfg.mte2_unaligned_efficiency);
+    double one = copies * cfg.dma_issue_cycles + double(rows) * cfg.dma_burst_cycles + double(rows * row_bytes) / rate;
+    return double(chunks) * one;
+}
+
 }  // namespace
 
 void mm_block(const MmOperand& a, const MmOperand& b, const MmOperand* bias, int64_t row0, int64_t col0, int64_t m,
-              int64_t n, int64_t k, int64_t base_k, float* l0c, const Loc& loc) {
+              int64_t n, int64_t k, int64_t base_k, int64_t step_ka, int64_t step_kb, float* l0c, const Loc& loc) {
     check_in_launch(loc, "Matmul::Iterate");
     tick(loc);
     if (m <= 0 || n <= 0 || k <= 0)
@@ -104,8 +126,13 @@ void mm_block(const MmOperand& a, const MmOperand& b, const MmOperand* bias, int
     BlockState& blk = rt.blk;
     int64_t bytes_a = m * k * dt_size(a.dt), bytes_b = k * n * dt_size(b.dt);
     int64_t k0 = std::max<int64_t>(1, 32 / dt_size(a.dt));
-    issue(P_MTE2, cfg.dma_issue_cycles + stage_cycles(bytes_a + bytes_b, cfg.mte2_bytes_per_cycle),
-          cfg.mte2_startup_cycles, nullptr, 0, nullptr, 0, "Matmul", loc);
+    // K reaches L1 stepKa (stepKb) base-K slices at a time, each slab one ND2NZ copy (stage_in_cycles)
+    int64_t ka = std::min(k, bk * std::max<int64_t>(1, step_ka)), kb = std::min(k, bk * std::max<int64_t>(1, step_kb));
+    int64_t na = (k + ka - 1) / ka, nb = (k + kb - 1) / kb;
+    // a slab steps along the stored rows when K is their inner axis (A plain, B transposed), else down them
+    double mte2 = a.trans ? stage_in_cycles(a, ka, m, na, ka * a.ld) : stage_in_cycles(a, m, ka, na, ka);
+    mte2 += b.trans ? stage_in_cycles(b, n, kb, nb, kb) : stage_in_cycles(b, kb, n, nb, kb * b.ld);
+    issue(P_MTE2, std::ceil(mte2), cfg.mte2_startup_cycles, nullptr, 0, nullptr, 0, "Matmul", loc);
     blk.free_[P_MTE1] = std::max(blk.free_[P_MTE1], blk.done_[P_MTE2]);
     issue(P_MTE1, stage_cycles(bytes_a + bytes_b, kMte1BytesPerCycle), 0, nullptr, 0, nullptr, 0, "Matmul", loc);
     blk.free_[P_M] = std::max(blk.free_[P_M], blk.done_[P_MTE1]);

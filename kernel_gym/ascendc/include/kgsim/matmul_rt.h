@@ -16,7 +16,7 @@ struct MmOperand {
 // One m x n block of C at (row0, col0) of this core's C, accumulated over k into l0c (m * n
 // floats, the L0C contents), plus the bias row when given.
 void mm_block(const MmOperand& a, const MmOperand& b, const MmOperand* bias, int64_t row0, int64_t col0, int64_t m,
-              int64_t n, int64_t k, int64_t base_k, float* l0c, const Loc& loc);
+              int64_t n, int64_t k, int64_t base_k, int64_t step_ka, int64_t step_kb, float* l0c, const Loc& loc);
 // Write an m x n block from L0C to c (element (i, j) at offset + i * c.ld + j), converting to
 // c's type; atomic adds to what is there.
 void mm_out(const float* l0c, int64_t m, int64_t n, const MmOperand& c, int64_t offset, int atomic, const Loc& loc);

@@ -486,6 +486,7 @@ private:
                          "B): reduce baseM/baseN in the tiling", (long long)cur_m_, (long long)cur_n_,
                          (long long)(kL0cFloats * 4));
         kgsim::mm_block(a_, b_, has_bias_ ? &bias_ : nullptr, row0_, col0_, cur_m_, cur_n_, single_k_, t_.baseK,
+                        t_.stepKa, t_.stepKb,
                         l0c_, loc);
     }
 

@@ -27,11 +27,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import torch
-
 from kernel_gym.ascendc.errors import AscendCCompileError
 from kernel_gym.ascendc.loader import compile_module
-from kernel_gym.ascendc.op_project import _C_TYPES, ProjectSources, _snake
+from kernel_gym.ascendc.op_project import _C_TYPES, ProjectSources, _snake, op_meta_text
 from kernel_gym.ascendc.sample import SampleRun, run_sample
 
 __all__ = ["AclnnOp", "aclnn_header_name", "generate_aclnn", "op_signature", "run_aclnn_example"]
@@ -265,9 +263,7 @@ class AclnnOp:
         key = json.dumps(unit, sort_keys=True)
         if key not in _META_CACHE:
             mod = compile_module(unit, soc=self.soc, pch="host")
-            buf = torch.zeros(1 << 16, dtype=torch.uint8)
-            n = mod.kgsim_gen_op_meta(buf, buf.numel())
-            _META_CACHE[key] = json.loads(bytes(buf[:n].tolist()).decode())
+            _META_CACHE[key] = json.loads(op_meta_text(mod))
         meta = _META_CACHE[key]
         if not meta.get("op"):
             raise ValueError("the project defines no operator (no OP_ADD in op_host/)")

@@ -7,6 +7,7 @@ dir, then rename), so concurrent processes compiling the same source are safe.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -174,7 +175,8 @@ def _write_version_memo(memo: dict[str, str]) -> None:
         tmp.write_text(json.dumps(memo, sort_keys=True))
         os.replace(tmp, path)
     except OSError:  # a read-only cache (the sandbox's view): ask again next time
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
 
 
 def _hash_inputs(sources: Mapping[str, str], flags: Sequence[str], compiler: str, extra_files: Sequence[Path]) -> str:

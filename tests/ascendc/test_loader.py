@@ -1,6 +1,7 @@
 """The loader API: binding, reports, recorders, source rewriting, options, platform queries."""
 
 import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -125,6 +126,33 @@ def test_cached_load_is_fast(simple):
     t = time.perf_counter()
     asc.load(SIMPLE, name="simple.cpp")
     assert time.perf_counter() - t < 0.5
+
+
+def test_cached_load_skips_the_rewrite_but_not_the_signature(simple, monkeypatch):
+    # a load of sources built before finds library and host functions in the index, without
+    # rewriting; a library whose signature no longer matches is built again, not loaded
+    import kernel_gym.ascendc.loader as loader
+
+    def no_rewrite(*args, **kwargs):
+        raise AssertionError("rewritten although built before")
+
+    with monkeypatch.context() as m:
+        m.setattr(loader, "rewrite_source", no_rewrite)
+        again = asc.load(SIMPLE, name="simple.cpp")
+    assert again.path == simple.path and set(again.functions) == set(simple.functions)
+    assert again.functions["fill"] == simple.functions["fill"]
+    out = torch.zeros(2 * 16)
+    assert again.fill(2, None, out, 16, 3.0) == 3
+    sig = Path(f"{simple.path}.sig")
+    good = sig.read_text()
+    try:
+        sig.write_text("0" * 64)
+        with monkeypatch.context() as m:
+            m.setattr(loader, "rewrite_source", no_rewrite)
+            with pytest.raises(AssertionError, match="rewritten although built before"):
+                asc.load(SIMPLE, name="simple.cpp")
+    finally:
+        sig.write_text(good)
 
 
 def test_compile_errors():

@@ -5,14 +5,19 @@
 Formats: a direct kernel (``kernel_gym.ascendc.load``), an operator project
 (``load_op_project``) and a MultiKernelBench six-string answer (``load_multikernelbench``);
 with ``--cann-ops DIR...``, also cann-ops projects built as their examples run them (the project,
-its generated aclnn pair and the example's ``main``: ``kernel_gym.ascendc.aclnn``), one run per
-project, the median over the projects.
+its generated aclnn pair and the example's ``main``: ``kernel_gym.ascendc.aclnn``), and with
+``--evokernel DIR...`` EvoKernel operator projects with their binding (as
+``experiments.calibrate_timing`` builds them), one run per project, the median over the projects.
 *cold*: the answer's source has never been compiled (a fresh comment makes it new; the
 simulator runtime and the precompiled headers are built once beforehand and reported
 separately, as the verifier's judge builds them at start-up). *cached*: the same answer again
 in a fresh process (the compiled library is found by content hash and signature). Each child
 process first loads the simulator runtime library (a fixed cost per process, reported in its own
 column), then times the load call. Each figure is the median over ``--repeats`` child processes.
+*CPU*: the child's own and its compilers' CPU seconds for the load call (what the build costs on
+a shared machine, where wall time depends on the other jobs: the load average is printed too).
+*kernel edited*: the answer again with only its kernel file changed (objects of the units that
+did not change, the project's host side and an example's ``main``, are reused).
 """
 
 from __future__ import annotations
@@ -71,6 +76,19 @@ elif fmt == "aclnn_example":  # a cann-ops project built as the corpus builds it
     sources, _ = _unity_source(op.sample_files({{"main.cpp": main}}, op.default_dtypes()))
     unit = "kgsim_sample.cpp"
     compile_module({{unit: sources.pop(unit), **sources}}, pch="host")
+elif fmt == "evokernel":  # an EvoKernel operator project with its binding, as calibrate_timing loads it
+    proj = Path(sys.argv[3])
+    jsons = [p for p in proj.glob("*.json") if p.name != "result.json"]
+    six = {{
+        "project_json_src": jsons[0].read_text() if jsons else "[]",
+        "host_tiling_src": next(proj.glob("op_host/*tiling*.h")).read_text(),
+        "host_operator_src": next(proj.glob("op_host/*.cpp")).read_text(),
+        "kernel_src": next(proj.glob("op_kernel/*.cpp")).read_text() + tag,
+        "python_bind_src": (proj / "CppExtension" / "csrc" / "op.cpp").read_text(),
+        "model_src": "class ModelNew:\n    pass\n",
+    }}
+    start, cpu0 = time.perf_counter(), cpu()
+    asc.load_multikernelbench(six)
 else:
     six = dict(MSE_LOSS)
     six["kernel_src"] += tag
@@ -130,8 +148,17 @@ def main() -> None:
         help="a kernel-gym cache whose simulator runtime library and precompiled headers are copied into the "
         "benchmark's fresh cache (saves building them; the answers' builds still start from nothing)",
     )
+    parser.add_argument(
+        "--evokernel",
+        nargs="*",
+        default=[],
+        help="EvoKernel operator-project directories (<Op>Custom/ with op_host, op_kernel and CppExtension; format "
+        "evokernel: built with their binding as experiments.calibrate_timing builds them; one repeat per project)",
+    )
     args = parser.parse_args()
-    formats = list(args.formats) + (["aclnn_example"] if args.cann_ops else [])
+    formats = (
+        list(args.formats) + (["aclnn_example"] if args.cann_ops else []) + (["evokernel"] if args.evokernel else [])
+    )
     loads = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "KERNEL_GYM_CACHE": cache}
@@ -145,7 +172,7 @@ def main() -> None:
         rows = []
         for fmt in formats:
             cold, cold_cpu, edited, cached, cached_cpu, runtime = [], [], [], [], [], []
-            projects = args.cann_ops if fmt == "aclnn_example" else [""] * args.repeats
+            projects = {"aclnn_example": args.cann_ops, "evokernel": args.evokernel}.get(fmt, [""] * args.repeats)
             for r, project in enumerate(projects):
                 token = f"bench-{os.getpid()}-{r}-{time.time_ns()}"
                 wall, _, cpu = _load_seconds(fmt, token, env, project)

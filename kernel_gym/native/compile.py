@@ -416,7 +416,7 @@ def _compile_units(
         os.replace(keep, cached[k])
         return ""
 
-    workers = max(1, min(len(units), os.cpu_count() or 1))
+    workers = max(1, min(len(units), len(os.sched_getaffinity(0))))
     with ThreadPoolExecutor(max_workers=workers) as pool:
         logs = list(pool.map(build, range(len(units))))
     failed = [log for log in logs if log]

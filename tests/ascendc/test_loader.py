@@ -112,6 +112,24 @@ def test_rewrite_keeps_line_numbers():
     assert "<<<not a launch>>>" in body and "fill_kernel<float><<<1, nullptr, stream>>>(x)" in body
 
 
+def test_masking_blanks_comments_and_literals_only():
+    # what the chevron rewrite must not look into: comments, strings, raw strings, char literals;
+    # a digit separator is no char literal, and every newline and length is kept
+    from kernel_gym.ascendc.loader import _mask
+
+    src = (
+        'k<<<1, nullptr, s>>>(x); // a<<<b>>>(c)\n/* multi\nline <<< */ "str\\"<<<" R"d(raw )" <<<)d" '
+        "'<' 1'000'000 u8R\"(x)\" tail /* open"
+    )
+    masked = _mask(src)
+    assert len(masked) == len(src) and [i for i, c in enumerate(src) if c == "\n"] == [
+        i for i, c in enumerate(masked) if c == "\n"
+    ]
+    assert masked.startswith("k<<<1, nullptr, s>>>(x); ") and masked.count("<<<") == 1
+    assert "1'000'000" in masked and "tail" in masked and "open" not in masked
+    assert 'R"' in masked and "raw" not in masked and "str" not in masked
+
+
 def test_platform_queries_follow_the_soc():
     for soc, aiv, aic in (("Ascend910B2", 48, 24), ("Ascend910B4", 40, 20)):
         mod = asc.load(SIMPLE, soc=soc, name="simple.cpp")

@@ -27,11 +27,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import torch
-
 from kernel_gym.ascendc.errors import AscendCCompileError
 from kernel_gym.ascendc.loader import compile_module
-from kernel_gym.ascendc.op_project import _C_TYPES, ProjectSources, _snake
+from kernel_gym.ascendc.op_project import _C_TYPES, ProjectSources, _snake, op_meta_text
 from kernel_gym.ascendc.sample import SampleRun, run_sample
 
 __all__ = ["AclnnOp", "aclnn_header_name", "generate_aclnn", "op_signature", "run_aclnn_example"]
@@ -115,6 +113,60 @@ def _cname(name: str, used: set[str]) -> str:
     return base
 
 
+# The generic part of the pair (kgsim/aclnn_exec.h: gathering arguments, TilingFunc, launch) is
+# compiled in a unit of its own whose text is the same for every op, so its object is built once
+# per cache and reused; the op's pair calls it out of line. Inlined into each op's host unit it
+# was half that unit's compile time.
+EXEC_UNIT = "kgsim_aclnn_exec.cpp"
+_EXEC_NS = "kgsim_aclnn_unit"
+_EXEC_API = (  # name, return type, parameters, as kgsim/aclnn_exec.h defines them
+    ("begin", "aclOpExecutor*", "::ops::OpDef* def, const char* api"),
+    ("fail", "void", "aclOpExecutor* ex, const char* why"),
+    ("input", "void", "aclOpExecutor* ex, const aclTensor* t"),
+    ("input_list", "void", "aclOpExecutor* ex, const aclTensorList* l"),
+    ("input_scalar", "void", "aclOpExecutor* ex, const aclScalar* s"),
+    ("input_ints", "void", "aclOpExecutor* ex, const aclIntArray* a"),
+    ("input_floats", "void", "aclOpExecutor* ex, const aclFloatArray* a"),
+    ("input_bools", "void", "aclOpExecutor* ex, const aclBoolArray* a"),
+    ("attr_int", "void", "aclOpExecutor* ex, int64_t v"),
+    ("attr_float", "void", "aclOpExecutor* ex, double v"),
+    ("attr_bool", "void", "aclOpExecutor* ex, bool v"),
+    ("attr_str", "void", "aclOpExecutor* ex, const char* v"),
+    ("attr_ints", "void", "aclOpExecutor* ex, const aclIntArray* v"),
+    ("attr_floats", "void", "aclOpExecutor* ex, const aclFloatArray* v"),
+    ("attr_bools", "void", "aclOpExecutor* ex, const aclBoolArray* v"),
+    ("output", "void", "aclOpExecutor* ex, const aclTensor* t"),
+    ("output_ref", "void", "aclOpExecutor* ex, const aclTensor* t"),
+    ("output_list", "void", "aclOpExecutor* ex, const aclTensorList* l"),
+    (
+        "finish",
+        "aclnnStatus",
+        "aclOpExecutor* ex, const int64_t* compiled, size_t n_compiled, uint64_t* workspaceSize, "
+        "aclOpExecutor** executor",
+    ),
+    (
+        "run",
+        "aclnnStatus",
+        "aclOpExecutor* ex, void* workspace, uint64_t workspaceSize, ::kgsim_aclnn::LaunchV launch, "
+        "size_t kernel_params",
+    ),
+)
+
+
+def _exec_declarations() -> str:
+    lines = [f"{ret} {name}({params});" for name, ret, params in _EXEC_API]
+    return f"namespace {_EXEC_NS} {{\n" + "\n".join(lines) + "\n}\n"
+
+
+def exec_unit() -> str:
+    """The unit defining the pair's generic calls (the same text for every op)."""
+    out = ['#include "kgsim/aclnn_exec.h"', f"namespace {_EXEC_NS} {{"]
+    for name, ret, params in _EXEC_API:
+        args = ", ".join(p.rsplit(" ", 1)[1].lstrip("*") for p in params.split(", "))
+        out.append(f"{ret} {name}({params}) {{ return ::kgsim_aclnn::{name}({args}); }}")
+    return "\n".join([*out, "}"]) + "\n"
+
+
 def generate_aclnn(meta: Mapping[str, Any], dtypes: Sequence[int] | None = None) -> tuple[str, str]:
     """(header, implementation) of the op's aclnn pair. The implementation is appended to the
     project's unit (it uses the unit's ``kgsim_gen_op_def`` and ``kgsim_gen_op_launch_v``);
@@ -145,18 +197,18 @@ def generate_aclnn(meta: Mapping[str, Any], dtypes: Sequence[int] | None = None)
     for p, n in zip(params, names, strict=True):
         if p.kind == "input":
             if p.call == "input_scalar_list":
-                body.append(f'    ::kgsim_aclnn::fail(ex, "missing_api: aclScalarList input {p.name}");')
+                body.append(f'    ::{_EXEC_NS}::fail(ex, "missing_api: aclScalarList input {p.name}");')
                 continue
-            body.append(f"    ::kgsim_aclnn::{p.call}(ex, {n});")
+            body.append(f"    ::{_EXEC_NS}::{p.call}(ex, {n});")
             if p.name.endswith("Ref"):
                 in_refs[p.index] = n
         elif p.kind == "attr":
-            body.append(f"    ::kgsim_aclnn::{p.call}(ex, {n});")
+            body.append(f"    ::{_EXEC_NS}::{p.call}(ex, {n});")
         elif p.call == "output_ref":
             in_k = [q["name"] for q in meta["inputs"]].index(p.name[:-3])
-            body.append(f"    ::kgsim_aclnn::output_ref(ex, {in_refs[in_k]});")
+            body.append(f"    ::{_EXEC_NS}::output_ref(ex, {in_refs[in_k]});")
         else:
-            body.append(f"    ::kgsim_aclnn::{p.call}(ex, {n});")
+            body.append(f"    ::{_EXEC_NS}::{p.call}(ex, {n});")
     if dtypes is not None:
         arr = ", ".join(str(int(d)) for d in dtypes) or "-1"
         check = f"    static const int64_t compiled[] = {{{arr}}};\n"
@@ -166,13 +218,14 @@ def generate_aclnn(meta: Mapping[str, Any], dtypes: Sequence[int] | None = None)
     impl = (
         '\n#include "kgsim/aclnn_exec.h"\n'
         f'#include "{aclnn_header_name(op)}"\n'
+        f"{_exec_declarations()}"
         f"{first} {{\n"
-        f'    aclOpExecutor* ex = ::kgsim_aclnn::begin(kgsim_gen_op_def(), "aclnn{op}");\n'
+        f'    aclOpExecutor* ex = ::{_EXEC_NS}::begin(kgsim_gen_op_def(), "aclnn{op}");\n'
         + "\n".join(body)
-        + f"\n{check}    return ::kgsim_aclnn::finish(ex, {finish}, workspaceSize, executor);\n}}\n"
+        + f"\n{check}    return ::{_EXEC_NS}::finish(ex, {finish}, workspaceSize, executor);\n}}\n"
         f"{second} {{\n"
         "    (void)stream;\n"
-        "    return ::kgsim_aclnn::run(executor, workspace, workspaceSize, kgsim_gen_op_launch_v, "
+        f"    return ::{_EXEC_NS}::run(executor, workspace, workspaceSize, kgsim_gen_op_launch_v, "
         "KGSIM_GEN_KERNEL_PARAMS);\n}\n"
     )
     return header, impl
@@ -265,9 +318,7 @@ class AclnnOp:
         key = json.dumps(unit, sort_keys=True)
         if key not in _META_CACHE:
             mod = compile_module(unit, soc=self.soc, pch="host")
-            buf = torch.zeros(1 << 16, dtype=torch.uint8)
-            n = mod.kgsim_gen_op_meta(buf, buf.numel())
-            _META_CACHE[key] = json.loads(bytes(buf[:n].tolist()).decode())
+            _META_CACHE[key] = json.loads(op_meta_text(mod))
         meta = _META_CACHE[key]
         if not meta.get("op"):
             raise ValueError("the project defines no operator (no OP_ADD in op_host/)")
@@ -310,7 +361,7 @@ class AclnnOp:
         _, impl = generate_aclnn(self.meta, dtypes)
         n_params = len(self.project.kernel_params)
         unit["op_host_unit.cpp"] += f"#define KGSIM_GEN_KERNEL_PARAMS {n_params}\n{impl}"
-        out = {**unit, **self.headers, aclnn_header_name(self.meta["op"]): self.header}
+        out = {**unit, **self.headers, aclnn_header_name(self.meta["op"]): self.header, EXEC_UNIT: exec_unit()}
         # a main may include the header under another spelling of the op's name
         for main in main_files.values():
             for inc in re.findall(r'#\s*include\s*"(aclnn_\w+\.h)"', main):

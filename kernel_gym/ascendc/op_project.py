@@ -9,6 +9,7 @@ kernel file (with ``GET_TILING_DATA`` from ``include/kgsim/op_kernel_side.h``) a
 
 from __future__ import annotations
 
+import ctypes
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -52,6 +53,14 @@ _C_TYPES = {
 }
 _TILING_CAP = 64 * 1024
 _MAX_DIMS = 25
+
+
+def op_meta_text(mod: Any) -> str:
+    """The OpDef of a compiled project unit as JSON (its ``kgsim_gen_op_meta`` entry point). Into a
+    plain C buffer: a process's first torch operation costs more than the whole cached load."""
+    buf = ctypes.create_string_buffer(1 << 16)
+    n = int(mod.kgsim_gen_op_meta(ctypes.addressof(buf), len(buf)))
+    return buf.raw[: max(0, min(n, len(buf)))].decode()
 
 
 class OpTilingError(RuntimeError):
@@ -401,9 +410,7 @@ class OpProjectOp(ProjectSources):
         else:
             mod = self._compile(False, {})
         self._meta_mod = mod
-        buf = torch.zeros(1 << 16, dtype=torch.uint8)
-        n = mod.kgsim_gen_op_meta(buf, buf.numel())
-        text = bytes(buf[:n].tolist()).decode()
+        text = op_meta_text(mod)
         if guess is not None:
             meta = json.loads(text)
             if _first_column(meta) == guess and _param_names(meta) == _param_names(_declared_params(self.files)):

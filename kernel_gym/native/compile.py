@@ -7,14 +7,18 @@ dir, then rename), so concurrent processes compiling the same source are safe.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
+import json
 import logging
 import os
+import re
 import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 __all__ = [
@@ -125,11 +129,54 @@ def compiler_version(compiler: str) -> str:
         if compiler == "nvcc":
             raise CompileError("nvcc not found (PATH, $CUDA_HOME/bin, /usr/local/cuda/bin); install the CUDA toolkit")
         raise CompileError(f"C++ compiler {compiler!r} not found on PATH; install it (Debian: apt-get install g++)")
+    # asked once per installed binary, not once per process: a fresh process that finds its
+    # library in the cache would otherwise spend most of its time starting the compiler
+    stamp = _binary_stamp(exe)
+    memo = _read_version_memo()
+    if stamp in memo:
+        return memo[stamp]
     out = subprocess.run([exe, "--version"], capture_output=True, text=True, check=False)
     lines = out.stdout.strip().splitlines()
     if compiler == "nvcc":  # the release line ("Cuda compilation tools, release 13.0, V13.0.88")
-        return next((ln for ln in lines if "release" in ln), lines[-1] if lines else compiler)
-    return lines[0] if lines else compiler
+        version = next((ln for ln in lines if "release" in ln), lines[-1] if lines else compiler)
+    else:
+        version = lines[0] if lines else compiler
+    if out.returncode == 0 and stamp:
+        _write_version_memo({**memo, stamp: version})
+    return version
+
+
+def _binary_stamp(exe: str) -> str:
+    """The compiler binary as installed: its resolved path, size and modification time."""
+    try:
+        real = os.path.realpath(exe)
+        st = os.stat(real)
+    except OSError:
+        return ""
+    return f"{real}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def _version_memo_path() -> Path:
+    return cache_root() / "compiler_versions.json"
+
+
+def _read_version_memo() -> dict[str, str]:
+    try:
+        data = json.loads(_version_memo_path().read_text())
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def _write_version_memo(memo: dict[str, str]) -> None:
+    path = _version_memo_path()
+    tmp = Path(f"{path}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(json.dumps(memo, sort_keys=True))
+        os.replace(tmp, path)
+    except OSError:  # a read-only cache (the sandbox's view): ask again next time
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
 
 
 def _hash_inputs(sources: Mapping[str, str], flags: Sequence[str], compiler: str, extra_files: Sequence[Path]) -> str:
@@ -256,23 +303,133 @@ def _compile_local(
         if not units:
             raise CompileError("no .cpp/.cc/.c file among the sources: nothing to compile")
         lib = tmp_path / "lib.so"
-        if compiler == "nvcc":  # nvcc drives the host compiler: position-independent code through it
-            exe = compiler_path("nvcc")
-            if exe is None:
-                raise CompileError("nvcc not found; install the CUDA toolkit or set CUDA_HOME")
-            cmd = [exe, "-shared", "-Xcompiler", "-fPIC", *flags, "-I", str(tmp_path), *units, "-o", str(lib)]
+        if compiler in ("g++", "gcc") and len(units) > 1:
+            _compile_units(sources, units, flags, compiler, depends_on, out_dir, tmp_path, lib, timeout_s, wrap)
         else:
-            cmd = [compiler, "-shared", "-fPIC", *flags, "-I", str(tmp_path), *units, "-o", str(lib)]
-        if wrap is not None:
-            cmd = wrap(cmd, tmp_path)
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, cwd=tmp_path, check=False)
-        except subprocess.TimeoutExpired as exc:
-            raise CompileError(f"compiler timed out after {timeout_s:.0f} s", str(exc.stdout or "")) from None
-        log = (proc.stdout + proc.stderr).replace(str(tmp_path) + "/", "")
-        if proc.returncode != 0:
-            first = next((ln for ln in log.splitlines() if "error" in ln), log.strip()[:200])
-            raise CompileError(f"compilation failed: {first}", log)
+            if compiler == "nvcc":  # nvcc drives the host compiler: position-independent code through it
+                exe = compiler_path("nvcc")
+                if exe is None:
+                    raise CompileError("nvcc not found; install the CUDA toolkit or set CUDA_HOME")
+                cmd = [exe, "-shared", "-Xcompiler", "-fPIC", *flags, "-I", str(tmp_path), *units, "-o", str(lib)]
+            else:
+                cmd = [compiler, "-shared", "-fPIC", *flags, "-I", str(tmp_path), *units, "-o", str(lib)]
+            _run_compiler(cmd, tmp_path, timeout_s, wrap)
         sign_artefact(target, content=lib)  # signature first: a reader never sees an unsigned library
         os.replace(lib, target)
     return target
+
+
+def _run_compiler(
+    cmd: list[str], tmp_path: Path, timeout_s: float, wrap: Callable[[list[str], Path], list[str]] | None
+) -> None:
+    """Run one compiler command in ``tmp_path``; CompileError (with the log) when it fails."""
+    if wrap is not None:
+        cmd = wrap(cmd, tmp_path)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, cwd=tmp_path, check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise CompileError(f"compiler timed out after {timeout_s:.0f} s", str(exc.stdout or "")) from None
+    log = (proc.stdout + proc.stderr).replace(str(tmp_path) + "/", "")
+    if proc.returncode != 0:
+        first = next((ln for ln in log.splitlines() if "error" in ln), log.strip()[:200])
+        raise CompileError(f"compilation failed: {first}", log)
+
+
+_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include(?:_next)?[ \t]*([\"<])([^\">\n]+)[\">]", re.M)
+_COMPUTED_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include(?:_next)?[ \t]*[^\s\"<]", re.M)
+
+
+def _included_sources(unit: str, sources: Mapping[str, str]) -> list[str] | None:
+    """The files of ``sources`` that ``unit`` may include, directly or not (every ``#include`` is
+    followed whatever the conditionals around it say, so the set is never too small), or None
+    when an include names its file through a macro and the set cannot be told from the text."""
+    seen, todo = {unit}, [unit]
+    while todo:
+        name = todo.pop()
+        text = sources[name]
+        if _COMPUTED_INCLUDE.search(text) or "__has_include" in text:
+            return None
+        here = os.path.dirname(name)
+        for _, inc in _INCLUDE.findall(text):
+            # quoted names resolve beside the including file, then (like <...> names) at the root (-I)
+            for cand in (os.path.normpath(os.path.join(here, inc)), os.path.normpath(inc)):
+                if cand in sources and cand not in seen:
+                    seen.add(cand)
+                    todo.append(cand)
+    return sorted(seen)
+
+
+def _object_key(
+    unit: str, sources: Mapping[str, str], flags: Sequence[str], compiler: str, depends_on: Sequence[Path]
+) -> str:
+    """Cache key of one translation unit's object: its text, the sources it may include (all of
+    them when that cannot be told), the flags, the compiler and the files it depends on outside."""
+    used = _included_sources(unit, sources)
+    names = list(sources) if used is None else used
+    return "u" + _hash_inputs({n: sources[n] for n in names}, [*flags, "\0unit\0" + unit], compiler, depends_on)
+
+
+def _link_only_flag(flag: str) -> bool:
+    return flag.startswith("-Wl,") or (not flag.startswith("-") and flag.endswith((".so", ".a", ".o")))
+
+
+def _compile_units(
+    sources: Mapping[str, str],
+    units: list[str],
+    flags: list[str],
+    compiler: str,
+    depends_on: Sequence[Path],
+    out_dir: Path,
+    tmp_path: Path,
+    lib: Path,
+    timeout_s: float,
+    wrap: Callable[[list[str], Path], list[str]] | None,
+) -> None:
+    """Several translation units: each compiled on its own, in parallel, its object cached by
+    content (a project's host units and an example's ``main`` rarely change between builds),
+    then linked in the units' order (so symbols resolve as in one ``g++`` call of them all)."""
+    names = [os.path.relpath(u, tmp_path) for u in units]
+    # a flag's value after -I / -include / -o stays with it; linker inputs wait for the link
+    compile_flags: list[str] = []
+    takes_value = False
+    for f in flags:
+        if takes_value or not _link_only_flag(f):
+            compile_flags.append(f)
+        takes_value = f in ("-I", "-include", "-isystem", "-iquote", "-x", "-MF", "-D", "-U")
+    obj_dir = out_dir / "objects"
+    obj_dir.mkdir(parents=True, exist_ok=True)
+    cached = [obj_dir / f"{_object_key(n, sources, compile_flags, compiler, depends_on)}.o" for n in names]
+    objects = [tmp_path / f"unit{k}.o" for k in range(len(names))]
+
+    def build(k: int) -> str:
+        if cached[k].exists() and artefact_is_signed(cached[k]):
+            shutil.copyfile(cached[k], objects[k])
+            return ""
+        cmd = [compiler, "-fPIC", *compile_flags, "-I", str(tmp_path), "-c", units[k], "-o", str(objects[k])]
+        try:
+            _run_compiler(cmd, tmp_path, timeout_s, wrap)
+        except CompileError as exc:
+            return exc.log or str(exc)
+        keep = Path(f"{cached[k]}.{os.getpid()}.{k}.tmp")
+        shutil.copyfile(objects[k], keep)
+        sign_artefact(cached[k], content=keep)
+        os.replace(keep, cached[k])
+        return ""
+
+    workers = max(1, min(len(units), len(os.sched_getaffinity(0))))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        logs = list(pool.map(build, range(len(units))))
+    failed = [log for log in logs if log]
+    if failed:  # in the units' order, as one g++ call of them all reports them
+        log = "".join(failed)
+        first = next((ln for ln in log.splitlines() if "error" in ln), log.strip()[:200])
+        raise CompileError(f"compilation failed: {first}", log)
+    link = [compiler, "-shared", "-fPIC", *_fast_linker(compiler), *flags, *map(str, objects), "-o", str(lib)]
+    _run_compiler(link, tmp_path, timeout_s, wrap)
+
+
+@functools.cache
+def _fast_linker(compiler: str) -> tuple[str, ...]:
+    """``-fuse-ld=gold`` where binutils' gold is installed (it links these libraries in half the
+    time of the default ld); nothing otherwise."""
+    return ("-fuse-ld=gold",) if compiler in ("g++", "gcc") and shutil.which("ld.gold") else ()

@@ -1,6 +1,7 @@
 """The loader API: binding, reports, recorders, source rewriting, options, platform queries."""
 
 import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -111,6 +112,24 @@ def test_rewrite_keeps_line_numbers():
     assert "<<<not a launch>>>" in body and "fill_kernel<float><<<1, nullptr, stream>>>(x)" in body
 
 
+def test_masking_blanks_comments_and_literals_only():
+    # what the chevron rewrite must not look into: comments, strings, raw strings, char literals;
+    # a digit separator is no char literal, and every newline and length is kept
+    from kernel_gym.ascendc.loader import _mask
+
+    src = (
+        'k<<<1, nullptr, s>>>(x); // a<<<b>>>(c)\n/* multi\nline <<< */ "str\\"<<<" R"d(raw )" <<<)d" '
+        "'<' 1'000'000 u8R\"(x)\" tail /* open"
+    )
+    masked = _mask(src)
+    assert len(masked) == len(src) and [i for i, c in enumerate(src) if c == "\n"] == [
+        i for i, c in enumerate(masked) if c == "\n"
+    ]
+    assert masked.startswith("k<<<1, nullptr, s>>>(x); ") and masked.count("<<<") == 1
+    assert "1'000'000" in masked and "tail" in masked and "open" not in masked
+    assert 'R"' in masked and "raw" not in masked and "str" not in masked
+
+
 def test_platform_queries_follow_the_soc():
     for soc, aiv, aic in (("Ascend910B2", 48, 24), ("Ascend910B4", 40, 20)):
         mod = asc.load(SIMPLE, soc=soc, name="simple.cpp")
@@ -125,6 +144,33 @@ def test_cached_load_is_fast(simple):
     t = time.perf_counter()
     asc.load(SIMPLE, name="simple.cpp")
     assert time.perf_counter() - t < 0.5
+
+
+def test_cached_load_skips_the_rewrite_but_not_the_signature(simple, monkeypatch):
+    # a load of sources built before finds library and host functions in the index, without
+    # rewriting; a library whose signature no longer matches is built again, not loaded
+    import kernel_gym.ascendc.loader as loader
+
+    def no_rewrite(*args, **kwargs):
+        raise AssertionError("rewritten although built before")
+
+    with monkeypatch.context() as m:
+        m.setattr(loader, "rewrite_source", no_rewrite)
+        again = asc.load(SIMPLE, name="simple.cpp")
+    assert again.path == simple.path and set(again.functions) == set(simple.functions)
+    assert again.functions["fill"] == simple.functions["fill"]
+    out = torch.zeros(2 * 16)
+    assert again.fill(2, None, out, 16, 3.0) == 3
+    sig = Path(f"{simple.path}.sig")
+    good = sig.read_text()
+    try:
+        sig.write_text("0" * 64)
+        with monkeypatch.context() as m:
+            m.setattr(loader, "rewrite_source", no_rewrite)
+            with pytest.raises(AssertionError, match="rewritten although built before"):
+                asc.load(SIMPLE, name="simple.cpp")
+    finally:
+        sig.write_text(good)
 
 
 def test_compile_errors():

@@ -79,3 +79,46 @@ def test_compile_error_carries_the_log():
 def test_load_cpp_without_entry_point_says_how():
     with pytest.raises(ValueError, match='extern "C"'):
         load_cpp("int f() { return 1; }")
+
+
+def _unit_objects() -> set[str]:
+    from kernel_gym.native import cache_root
+
+    return {p.name for p in (cache_root() / "test" / "objects").glob("*.o")}
+
+
+def test_units_compile_apart_and_reuse_unchanged_objects():
+    # two units and the header one of them includes; a unit's object is rebuilt only when its
+    # own text or a file it includes changed
+    probe = f"// units probe {time.time():f}\n"
+    sources = {
+        "a.cpp": probe + '#include "shared.h"\nextern "C" int twice(int x) { return SCALE * x; }\n',
+        "b.cpp": probe
+        + 'static int helper(int x) { return x + 1; }\nextern "C" int next_int(int x) { return helper(x); }\n',
+        "shared.h": "#define SCALE 2\n",
+    }
+    before = _unit_objects()
+    lib = load_cpp_sources(sources)
+    assert lib.twice(21) == 42 and lib.next_int(1) == 2
+    first = _unit_objects() - before
+    assert len(first) == 2
+
+    # the header changes: only a.cpp's object is new
+    lib = load_cpp_sources({**sources, "shared.h": "#define SCALE 3\n"})
+    assert lib.twice(2) == 6 and lib.next_int(2) == 3
+    assert len(_unit_objects() - before - first) == 1
+
+    # an error in one unit is reported as one g++ call reports it, with that unit's line
+    with pytest.raises(CompileError) as info:
+        compile_shared(
+            {**sources, "b.cpp": probe + 'extern "C" int broken() { return missing_name; }\n'}, cache_subdir="test"
+        )
+    assert "b.cpp:2" in str(info.value) and "missing_name" in info.value.log
+
+
+def load_cpp_sources(sources: dict[str, str]):
+    from kernel_gym.native import NativeLibrary
+
+    path = compile_shared(sources, flags=["-O1"], cache_subdir="test")
+    funcs = [f for name, text in sources.items() if name.endswith(".cpp") for f in parse_extern_c(text)]
+    return NativeLibrary(path, funcs)

@@ -120,7 +120,10 @@ def run_one(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
     # the library's shared host sources of a family whose headers the project uses (the foreach
     # tiling functions in src/common/src/foreach), compiled into the op's host side as the build does
     common_src = corpus / "src" / "common" / "src"
-    for family in sorted({h.split("/", 1)[0] for h in headers if "/" in h}):
+    # (and the family the project's category names: foreach_copy's tiling function and tiling
+    # class live only there, registered for its op type, as the library's build links them)
+    families = {h.split("/", 1)[0] for h in headers if "/" in h} | {project.parent.name}
+    for family in sorted(families):
         for p in sorted((common_src / family).rglob("*.cpp")) if (common_src / family).is_dir() else []:
             files[f"common_src/{p.relative_to(common_src)}"] = p.read_text(errors="replace")
     headers = {**headers, **_common_headers(corpus, [t for k, t in files.items() if k.startswith("common_src/")])}

@@ -249,6 +249,7 @@ class AclnnOp:
         self.project = ProjectSources(files)
         self.soc = soc
         self.headers = dict(headers or {})  # include-path headers the build adds (the library's common/inc)
+        self.project.note_include_headers(self.headers)
         self.meta = self._meta()
         # the op type as the OpDef registers it (OP_ADD inside a family's helper macro hides it from the text)
         self.project.op_type = self.meta["op"]

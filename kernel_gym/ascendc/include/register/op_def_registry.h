@@ -227,6 +227,12 @@ public:
     Shape* GetOutputShape(size_t i) { return i < io_->out_shapes.size() ? &io_->out_shapes[i].MutableStorageShape() : nullptr; }
     const Tensor* GetInputTensor(size_t i) const { return Present(i) ? &io_->in_tensors[i] : nullptr; }
     const Tensor* GetOptionalInputTensor(size_t i) const { return GetInputTensor(io_->Flat(i, 0)); }
+    // an input's compile-time description (data type, formats), as the tiling context gives it
+    const CompileTimeTensorDesc* GetInputDesc(size_t i) const {
+        return Present(i) && i < io_->in_desc.size() ? &io_->in_desc[i] : nullptr;
+    }
+    const CompileTimeTensorDesc* GetOptionalInputDesc(size_t i) const { return GetInputDesc(io_->Flat(i, 0)); }
+    const CompileTimeTensorDesc* GetDynamicInputDesc(size_t i, size_t j) const { return GetInputDesc(io_->Flat(i, j)); }
     const RuntimeAttrs* GetAttrs() const { return &io_->attrs; }
     const char* GetNodeName() const { return io_->name.c_str(); }
     const char* GetNodeType() const { return io_->name.c_str(); }

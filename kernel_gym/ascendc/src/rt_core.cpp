@@ -587,9 +587,14 @@ void tpipe_release(void* self) {
 int32_t que_init(uint8_t src_pos, uint8_t dst_pos, int32_t depth, uint32_t num, uint32_t len, const Loc& loc) {
     check_in_launch(loc, "TPipe::InitBuffer");
     tick(loc);
-    if (num == 0 || len == 0)
-        fault("invalid_argument", loc, "TPipe::InitBuffer(que, %u, %u): the number of buffers and their length must "
-              "be positive", num, len);
+    if (num == 0)
+        fault("invalid_argument", loc, "TPipe::InitBuffer(que, %u, %u): the number of buffers must be positive", num,
+              len);
+    // A zero length is not checked on the NPU (a debug-build assertion): the queue gets empty buffers,
+    // and only a tensor access through them is out of bounds.
+    if (len == 0)
+        warn("invalid_argument", loc,
+             fmt("TPipe::InitBuffer(que, %u, 0): buffers of length 0; a tensor taken from them has no elements", num));
     Queue q;
     q.live = true;
     q.src_pos = src_pos;

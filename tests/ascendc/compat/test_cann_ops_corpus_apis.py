@@ -94,3 +94,80 @@ def test_vector_api_as_function_pointer_template_argument(fn_mod, which, ref):
     y = torch.zeros(n)
     fn_mod.run(x, z, y, n, which, 0.25)
     torch.testing.assert_close(y, ref(x, z), rtol=2e-3, atol=2e-3)
+
+
+# GetReduceMaxMinCount after WholeReduceMax (the Atlas A2 recipe of its documentation: the
+# index register is exact after WholeReduceMax, stored as integer bits in a T); the compiler
+# intrinsics get_block_idx / get_block_num; SelectWithBytesMask (CANN 8.0's name of the byte-mask
+# Select: mask 0 picks src0); CompareScalar with a bitwise mask array (mask[0] low 64 lanes).
+REGISTERS = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+
+extern "C" __global__ __aicore__ void registers(GM_ADDR x, GM_ADDR m, GM_ADDR y, GM_ADDR info, int32_t n)
+{
+    if (get_block_idx() != get_block_num() - 1) return;  // the last block of three does the work
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> bx, bm, by, bt, bc;
+    pipe.InitBuffer(bx, n * 4);
+    pipe.InitBuffer(bm, n);
+    pipe.InitBuffer(by, n * 4);
+    pipe.InitBuffer(bt, 8192);
+    pipe.InitBuffer(bc, 256);
+    LocalTensor<float> xl = bx.Get<float>(), yl = by.Get<float>();
+    LocalTensor<uint8_t> ml = bm.Get<uint8_t>(), tmp = bt.Get<uint8_t>(), cmp = bc.Get<uint8_t>();
+    GlobalTensor<float> xg, yg, ig;
+    GlobalTensor<uint8_t> mg;
+    xg.SetGlobalBuffer((__gm__ float*)x, n);
+    yg.SetGlobalBuffer((__gm__ float*)y, n);
+    mg.SetGlobalBuffer((__gm__ uint8_t*)m, n);
+    ig.SetGlobalBuffer((__gm__ float*)info, 16);
+    DataCopy(xl, xg, n);
+    DataCopy(ml, mg, n);
+    PipeBarrier<PIPE_ALL>();
+    // the maximum of x[0..n) over n / 64 repeats, and its index from the register
+    WholeReduceMax<float>(yl, xl, 64, n / 64, 1, 1, 8);
+    PipeBarrier<PIPE_ALL>();
+    float val = 0, idx = 0;
+    GetReduceMaxMinCount<float>(val, idx);
+    ig.SetValue(0, val);
+    ig.SetValue(1, float(*reinterpret_cast<uint32_t*>(&idx)));
+    ig.SetValue(2, float(get_block_idx()));
+    ig.SetValue(3, float(get_block_num()));
+    // x <= 0.5 over the first 64 lanes only (mask {all ones, 0}), one bit per element
+    uint64_t mask[2] = {~0ull, 0};
+    Duplicate(cmp.ReinterpretCast<uint16_t>(), uint16_t(0), 128);
+    PipeBarrier<PIPE_ALL>();
+    CompareScalar(cmp, xl, 0.5f, CMPMODE::LE, mask, 1, {1, 1, 8, 8});
+    PipeBarrier<PIPE_ALL>();
+    for (int k = 0; k < 8; ++k) ig.SetValue(4 + k, float(cmp.GetValue(k)));
+    SelectWithBytesMaskShapeInfo shape;
+    shape.firstAxis = 1;
+    shape.srcLastAxis = n;
+    shape.maskLastAxis = n;
+    SelectWithBytesMask(yl, xl, -1.0f, ml, tmp, shape);
+    PipeBarrier<PIPE_ALL>();
+    DataCopy(yg, yl, n);
+}
+extern "C" void run(uint8_t* x, uint8_t* m, uint8_t* y, uint8_t* info, int32_t n)
+{
+    registers<<<3, nullptr, nullptr>>>(x, m, y, info, n);
+}
+"""
+
+
+def test_reduce_register_block_intrinsics_byte_mask_select_and_masked_compare():
+    mod = asc.load(REGISTERS, name="registers.cpp")
+    n = 256
+    g = torch.Generator().manual_seed(11)
+    x = torch.rand(n, generator=g)
+    x[200] = 5.0  # the maximum, in the fourth repeat
+    m = torch.randint(0, 2, (n,), generator=g, dtype=torch.uint8)
+    y, info = torch.zeros(n), torch.zeros(16)
+    mod.run(x, m, y, info, n)
+    assert info[0].item() == 5.0 and info[1].item() == 200.0  # value and index over all repeats
+    assert info[2].item() == 2.0 and info[3].item() == 3.0
+    bits = torch.tensor([int(b) for b in info[4:12].tolist()], dtype=torch.uint8)
+    lanes = ((bits.unsqueeze(-1).int() >> torch.arange(8)) & 1).reshape(64).bool()  # LSB first
+    assert torch.equal(lanes, x[:64] <= 0.5)
+    torch.testing.assert_close(y, torch.where(m.bool(), torch.tensor(-1.0), x))

@@ -171,3 +171,66 @@ def test_reduce_register_block_intrinsics_byte_mask_select_and_masked_compare():
     lanes = ((bits.unsqueeze(-1).int() >> torch.arange(8)) & 1).reshape(64).bool()  # LSB first
     assert torch.equal(lanes, x[:64] <= 0.5)
     torch.testing.assert_close(y, torch.where(m.bool(), torch.tensor(-1.0), x))
+
+
+# The operator forms of LocalTensor (`c = a + b`, `mask = a >= b`: Add/Sub/Mul/Div and Compare over
+# all of a's elements), and, built in the same kernel, the constant matmul tiling of a MatmulConfig
+# (GetMatmulApiTiling: the configuration's shape fields, -1 where it leaves them open).
+OPERATORS = r"""
+#include "kernel_operator.h"
+#include "lib/matmul_intf.h"
+using namespace AscendC;
+using AT = matmul::MatmulType<TPosition::GM, CubeFormat::ND, half>;
+using CT = matmul::MatmulType<TPosition::GM, CubeFormat::ND, float>;
+constexpr static MatmulShapeParams kShape = {128, 256, 64, 64, 128, 32};
+constexpr static MatmulApiStaticTiling kTiling =
+    GetMatmulApiTiling<AT, AT, CT, CT>(GetMMConfig<MatmulConfigMode::CONFIG_NORM>(kShape));
+static_assert(kTiling.singleCoreN == 256 && kTiling.baseK == 32 && kTiling.M == -1, "constant tiling fields");
+
+extern "C" __global__ __aicore__ void operators(GM_ADDR x, GM_ADDR z, GM_ADDR y, GM_ADDR m)
+{
+    constexpr int32_t n = 128;
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf, mbuf;
+    pipe.InitBuffer(buf, 4 * n * sizeof(float));
+    pipe.InitBuffer(mbuf, n / 8);
+    LocalTensor<float> a = buf.Get<float>(), b = a[n], c = a[2 * n], d = a[3 * n];
+    LocalTensor<uint8_t> mask = mbuf.Get<uint8_t>();
+    a.SetSize(n);  // each tensor is n elements: the operators run over a's size
+    b.SetSize(n);
+    c.SetSize(n);
+    GlobalTensor<float> xg, zg, yg;
+    GlobalTensor<uint8_t> mg;
+    xg.SetGlobalBuffer((__gm__ float*)x, n);
+    zg.SetGlobalBuffer((__gm__ float*)z, n);
+    yg.SetGlobalBuffer((__gm__ float*)y, n);
+    mg.SetGlobalBuffer((__gm__ uint8_t*)m, n / 8);
+    DataCopy(a, xg, n);
+    DataCopy(b, zg, n);
+    PipeBarrier<PIPE_ALL>();
+    c = a + b;
+    PipeBarrier<PIPE_V>();
+    d = c * a;
+    PipeBarrier<PIPE_V>();
+    c = d / b;
+    mask = a >= b;
+    PipeBarrier<PIPE_ALL>();
+    DataCopy(yg, c, n);
+    for (int k = 0; k < n / 8; ++k) mg.SetValue(k, mask.GetValue(k));
+}
+extern "C" void run(uint8_t* x, uint8_t* z, uint8_t* y, uint8_t* m)
+{
+    operators<<<1, nullptr, nullptr>>>(x, z, y, m);
+}
+"""
+
+
+def test_tensor_operator_forms_and_constant_matmul_tiling():
+    mod = asc.load(OPERATORS, name="operators.cpp")
+    g = torch.Generator().manual_seed(3)
+    x, z = torch.rand(128, generator=g) + 0.5, torch.rand(128, generator=g) + 0.5
+    y, m = torch.zeros(128), torch.zeros(16, dtype=torch.uint8)
+    mod.run(x, z, y, m)
+    torch.testing.assert_close(y, (x + z) * x / z, rtol=1e-5, atol=1e-6)
+    lanes = ((m.unsqueeze(-1).int() >> torch.arange(8)) & 1).reshape(128).bool()  # LSB first
+    assert torch.equal(lanes, x >= z)

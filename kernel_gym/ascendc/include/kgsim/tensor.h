@@ -133,6 +133,14 @@ public:
         t.size_ = static_cast<uint32_t>(uint64_t(nbytes) * 8 / kgsim::kBits<T>);
         return t;
     }
+    // `dst = src0 + src1`, `mask = src0 < src1`: the operator forms of the vector APIs (vector.h)
+    template <class E, class = typename E::kgsim_tensor_expr>
+    LocalTensor& operator=(const E& expr) {
+        expr.assign_to(*this);
+        return *this;
+    }
+    LocalTensor& operator=(const LocalTensor&) = default;
+    LocalTensor(const LocalTensor&) = default;
     LocalTensor operator[](uint32_t offset) const {
         LocalTensor t = *this;
         t.r_.addr += static_cast<uint32_t>(uint64_t(offset) * kgsim::kBits<T> / 8);

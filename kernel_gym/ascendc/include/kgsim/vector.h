@@ -582,6 +582,60 @@ void GetReduceMaxMinCount(T& maxMinValue, kgsim::Loc loc = kgsim::Loc::current()
     maxMinValue = T(kgsim::reduce_spr(1, loc));
 }
 
+// ---- operator forms: dst = src0 OP src1 over src0's elements --------------------------------------
+// The documented symbol overloads of LocalTensor: + - * / | & run Add/Sub/Mul/Div/Or/And, and
+// < > <= >= == != run Compare into a bit mask; each over all of src0's elements.
+namespace kgsim_detail {
+enum class TensorOp { ADD, SUB, MUL, DIV, OR, AND };
+template <class T, TensorOp OP>
+struct TensorBinaryExpr {
+    using kgsim_tensor_expr = void;
+    LocalTensor<T> a, b;
+    void assign_to(const LocalTensor<T>& dst) const {
+        int32_t n = int32_t(a.GetSize());
+        if constexpr (OP == TensorOp::ADD) Add(dst, a, b, n);
+        else if constexpr (OP == TensorOp::SUB) Sub(dst, a, b, n);
+        else if constexpr (OP == TensorOp::MUL) Mul(dst, a, b, n);
+        else if constexpr (OP == TensorOp::DIV) Div(dst, a, b, n);
+        else if constexpr (OP == TensorOp::OR) Or(dst, a, b, n);
+        else And(dst, a, b, n);
+    }
+};
+template <class T>
+struct TensorCompareExpr {
+    using kgsim_tensor_expr = void;
+    LocalTensor<T> a, b;
+    CMPMODE mode;
+    template <class U>
+    void assign_to(const LocalTensor<U>& dst) const {
+        Compare(dst, a, b, mode, a.GetSize());
+    }
+};
+}  // namespace kgsim_detail
+#define KGSIM_TENSOR_BINARY_OP(SYM, OPV)                                                                           \
+    template <class T>                                                                                             \
+    kgsim_detail::TensorBinaryExpr<T, kgsim_detail::TensorOp::OPV> operator SYM(const LocalTensor<T>& a,          \
+                                                                               const LocalTensor<T>& b) {         \
+        return {a, b};                                                                                             \
+    }
+KGSIM_TENSOR_BINARY_OP(+, ADD)
+KGSIM_TENSOR_BINARY_OP(-, SUB)
+KGSIM_TENSOR_BINARY_OP(*, MUL)
+KGSIM_TENSOR_BINARY_OP(/, DIV)
+KGSIM_TENSOR_BINARY_OP(|, OR)
+KGSIM_TENSOR_BINARY_OP(&, AND)
+#define KGSIM_TENSOR_COMPARE_OP(SYM, MODE)                                                                         \
+    template <class T>                                                                                             \
+    kgsim_detail::TensorCompareExpr<T> operator SYM(const LocalTensor<T>& a, const LocalTensor<T>& b) {            \
+        return {a, b, CMPMODE::MODE};                                                                              \
+    }
+KGSIM_TENSOR_COMPARE_OP(<, LT)
+KGSIM_TENSOR_COMPARE_OP(>, GT)
+KGSIM_TENSOR_COMPARE_OP(<=, LE)
+KGSIM_TENSOR_COMPARE_OP(>=, GE)
+KGSIM_TENSOR_COMPARE_OP(==, EQ)
+KGSIM_TENSOR_COMPARE_OP(!=, NE)
+
 // ---- masks ------------------------------------------------------------------------------------
 inline void SetMaskCount(kgsim::Loc loc = kgsim::Loc::current()) { kgsim::set_mask_mode(1, loc); }
 inline void SetMaskNorm(kgsim::Loc loc = kgsim::Loc::current()) { kgsim::set_mask_mode(0, loc); }

@@ -144,9 +144,6 @@ def generate_aclnn(meta: Mapping[str, Any], dtypes: Sequence[int] | None = None)
     in_refs: dict[int, str] = {}
     for p, n in zip(params, names, strict=True):
         if p.kind == "input":
-            if p.call == "input_scalar_list":
-                body.append(f'    ::kgsim_aclnn::fail(ex, "missing_api: aclScalarList input {p.name}");')
-                continue
             body.append(f"    ::kgsim_aclnn::{p.call}(ex, {n});")
             if p.name.endswith("Ref"):
                 in_refs[p.index] = n

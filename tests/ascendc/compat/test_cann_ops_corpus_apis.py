@@ -63,7 +63,7 @@ extern "C" __global__ __aicore__ void fn_pointers(GM_ADDR x, GM_ADDR z, GM_ADDR 
     Apply<float, Exp, Acos<float, false>, Div, Adds, Sub> k;
     k.Run(x, z, y, n, which, s);
 }
-extern "C" void run(uint8_t* x, uint8_t* z, uint8_t* y, int32_t n, int which, float s)
+extern "C" void run_fn_pointers(uint8_t* x, uint8_t* z, uint8_t* y, int32_t n, int which, float s)
 {
     fn_pointers<<<1, nullptr, nullptr>>>(x, z, y, n, which, s);
 }
@@ -92,7 +92,7 @@ def test_vector_api_as_function_pointer_template_argument(fn_mod, which, ref):
     x = torch.rand(n, generator=g) * 1.8 - 0.9
     z = torch.rand(n, generator=g) + 0.5
     y = torch.zeros(n)
-    fn_mod.run(x, z, y, n, which, 0.25)
+    fn_mod.run_fn_pointers(x, z, y, n, which, 0.25)
     torch.testing.assert_close(y, ref(x, z), rtol=2e-3, atol=2e-3)
 
 
@@ -149,7 +149,7 @@ extern "C" __global__ __aicore__ void registers(GM_ADDR x, GM_ADDR m, GM_ADDR y,
     PipeBarrier<PIPE_ALL>();
     DataCopy(yg, yl, n);
 }
-extern "C" void run(uint8_t* x, uint8_t* m, uint8_t* y, uint8_t* info, int32_t n)
+extern "C" void run_registers(uint8_t* x, uint8_t* m, uint8_t* y, uint8_t* info, int32_t n)
 {
     registers<<<3, nullptr, nullptr>>>(x, m, y, info, n);
 }
@@ -164,7 +164,7 @@ def test_reduce_register_block_intrinsics_byte_mask_select_and_masked_compare():
     x[200] = 5.0  # the maximum, in the fourth repeat
     m = torch.randint(0, 2, (n,), generator=g, dtype=torch.uint8)
     y, info = torch.zeros(n), torch.zeros(16)
-    mod.run(x, m, y, info, n)
+    mod.run_registers(x, m, y, info, n)
     assert info[0].item() == 5.0 and info[1].item() == 200.0  # value and index over all repeats
     assert info[2].item() == 2.0 and info[3].item() == 3.0
     bits = torch.tensor([int(b) for b in info[4:12].tolist()], dtype=torch.uint8)
@@ -218,7 +218,7 @@ extern "C" __global__ __aicore__ void operators(GM_ADDR x, GM_ADDR z, GM_ADDR y,
     DataCopy(yg, c, n);
     for (int k = 0; k < n / 8; ++k) mg.SetValue(k, mask.GetValue(k));
 }
-extern "C" void run(uint8_t* x, uint8_t* z, uint8_t* y, uint8_t* m)
+extern "C" void run_operators(uint8_t* x, uint8_t* z, uint8_t* y, uint8_t* m)
 {
     operators<<<1, nullptr, nullptr>>>(x, z, y, m);
 }
@@ -230,7 +230,7 @@ def test_tensor_operator_forms_and_constant_matmul_tiling():
     g = torch.Generator().manual_seed(3)
     x, z = torch.rand(128, generator=g) + 0.5, torch.rand(128, generator=g) + 0.5
     y, m = torch.zeros(128), torch.zeros(16, dtype=torch.uint8)
-    mod.run(x, z, y, m)
+    mod.run_operators(x, z, y, m)
     torch.testing.assert_close(y, (x + z) * x / z, rtol=1e-5, atol=1e-6)
     lanes = ((m.unsqueeze(-1).int() >> torch.arange(8)) & 1).reshape(128).bool()  # LSB first
     assert torch.equal(lanes, x >= z)

@@ -12,6 +12,7 @@ The corpus is kept outside the repository; the table names the commit it was rea
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import re
@@ -112,28 +113,47 @@ def _classify(message: str) -> tuple[str, str]:
     return first[:240], "simulator"
 
 
-def run_one(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
-    from kernel_gym.ascendc.aclnn import AclnnOp, run_aclnn_example
-    from kernel_gym.ascendc.errors import AscendCCompileError
-
+def triage(project: Path, corpus: Path) -> ProjectResult | None:
+    """What the sources alone say, before any build: no runnable example, an example on other CANN
+    libraries, a gen_data.py importing a package this machine lacks. None: the project must run."""
     name = str(project.relative_to(corpus / "src"))
     ex = project / "examples" / "AclNNInvocationNaive"
     main = ex / "main.cpp"
     if not main.is_file():
         return ProjectResult(name, "no_example", "no examples/AclNNInvocationNaive/main.cpp", "corpus")
-    main_text = main.read_text(errors="replace")
-    other = _OTHER_LIBS.search(main_text)
+    other = _OTHER_LIBS.search(main.read_text(errors="replace"))
     if other:
         lib = other.group(1).rstrip("/")
         return ProjectResult(name, "needs_cann_library", f"its example includes {lib}", "out of scope")
     run_sh = (ex / "run.sh").read_text(errors="replace") if (ex / "run.sh").is_file() else ""
-    verifies = _verify_commands(run_sh)
-    if not verifies:
+    if not _verify_commands(run_sh):
         return ProjectResult(name, "no_example", "no verify_result.py call in run.sh", "corpus")
     files = {**_read_tree(project, "op_host"), **_read_tree(project, "op_kernel")}
     opdev = [p for p, t in files.items() if p.startswith("op_host/") and _OPDEV.search(t)]
     if opdev:  # the project's own aclnn layer, written on CANN's op-API framework (opdev, l0 ops)
         return ProjectResult(name, "needs_cann_library", f"{opdev[0]} builds on CANN's opdev framework", "out of scope")
+    gen = ex / "gen_data.py"
+    imports = re.findall(r"^\s*(?:import|from)\s+(\w+)", gen.read_text(errors="replace"), re.M) if gen.is_file() else []
+    local = {p.stem for p in ex.iterdir()}  # the example's own modules
+    missing = next((m for m in imports if m not in local and importlib.util.find_spec(m) is None), None)
+    if missing:  # the reference side needs a framework this machine lacks (TensorFlow, SciPy)
+        return ProjectResult(name, "needs_python_package", f"gen_data.py imports {missing}", "environment")
+    return None
+
+
+def run_one(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
+    from kernel_gym.ascendc.aclnn import AclnnOp, run_aclnn_example
+    from kernel_gym.ascendc.errors import AscendCCompileError
+
+    early = triage(project, corpus)
+    if early is not None:
+        return early
+    name = str(project.relative_to(corpus / "src"))
+    ex = project / "examples" / "AclNNInvocationNaive"
+    main_text = (ex / "main.cpp").read_text(errors="replace")
+    run_sh = (ex / "run.sh").read_text(errors="replace")
+    verifies = _verify_commands(run_sh)
+    files = {**_read_tree(project, "op_host"), **_read_tree(project, "op_kernel")}
     headers = _common_headers(corpus, list(files.values()))
     # the library's shared host sources of a family whose headers the project uses (the foreach
     # tiling functions in src/common/src/foreach), compiled into the op's host side as the build does
@@ -313,6 +333,11 @@ def main(argv: list[str] | None = None) -> int:
         help="a --json file of an earlier run: keep its passes, run the other projects again, merge",
     )
     ap.add_argument("--render", default=None, help="only write docs/ascendc_compat.md from this --json file")
+    ap.add_argument(
+        "--triage-rest",
+        action="store_true",
+        help="with --render: give the projects the file lacks their source-only status (triage) instead of not_run",
+    )
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--out", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
@@ -322,11 +347,11 @@ def main(argv: list[str] | None = None) -> int:
     if a.render:  # the table from a --json file (projects it lacks are listed as not run)
         done = [ProjectResult(**d) for d in json.loads(Path(a.render).read_text())]
         have = {r.project for r in done}
-        done += [
-            ProjectResult(str(p.relative_to(corpus / "src")), "not_run", "not run in this pass", "")
-            for p in projects(corpus)
-            if str(p.relative_to(corpus / "src")) not in have
-        ]
+        for p in projects(corpus):
+            name = str(p.relative_to(corpus / "src"))
+            if name not in have:
+                early = triage(p, corpus) if a.triage_rest else None
+                done.append(early or ProjectResult(name, "not_run", "not run in this pass", ""))
         cmd = "python -m experiments.cann_ops_corpus --corpus <cann-ops checkout> --commit <commit> --write-doc"
         DOC.write_text(render(done, _corpus_commit(corpus, a.commit), cmd))
         return 0

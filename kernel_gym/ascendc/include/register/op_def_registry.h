@@ -170,7 +170,14 @@ struct KgsimOpIO {
     // compute-node index of each IR input's first instance (a DYNAMIC input is several); empty: one each
     std::vector<size_t> ir_first;
     const void* compile_info = nullptr;  // what the op's TilingParse filled (GetCompileInfo)
-    size_t Flat(size_t ir, size_t j) const { return ir < ir_first.size() ? ir_first[ir] + j : ir + j; }
+    // The flat index of instance j of IR input ir; past the instances that input was given, an index
+    // that is not present (a DYNAMIC input's GetDynamicInputTensor(i, n) is null after its last tensor,
+    // which the library's tiling loops rely on to count them).
+    size_t Flat(size_t ir, size_t j) const {
+        if (ir >= ir_first.size()) return ir + j;
+        size_t end = ir + 1 < ir_first.size() ? ir_first[ir + 1] : in_shapes.size();
+        return ir_first[ir] + j < end ? ir_first[ir] + j : size_t(-1);
+    }
 };
 
 class TilingContext {

@@ -125,6 +125,7 @@ _EXEC_API = (  # name, return type, parameters, as kgsim/aclnn_exec.h defines th
     ("input", "void", "aclOpExecutor* ex, const aclTensor* t"),
     ("input_list", "void", "aclOpExecutor* ex, const aclTensorList* l"),
     ("input_scalar", "void", "aclOpExecutor* ex, const aclScalar* s"),
+    ("input_scalar_list", "void", "aclOpExecutor* ex, const aclScalarList* l"),
     ("input_ints", "void", "aclOpExecutor* ex, const aclIntArray* a"),
     ("input_floats", "void", "aclOpExecutor* ex, const aclFloatArray* a"),
     ("input_bools", "void", "aclOpExecutor* ex, const aclBoolArray* a"),
@@ -196,9 +197,6 @@ def generate_aclnn(meta: Mapping[str, Any], dtypes: Sequence[int] | None = None)
     in_refs: dict[int, str] = {}
     for p, n in zip(params, names, strict=True):
         if p.kind == "input":
-            if p.call == "input_scalar_list":
-                body.append(f'    ::{_EXEC_NS}::fail(ex, "missing_api: aclScalarList input {p.name}");')
-                continue
             body.append(f"    ::{_EXEC_NS}::{p.call}(ex, {n});")
             if p.name.endswith("Ref"):
                 in_refs[p.index] = n
@@ -302,6 +300,7 @@ class AclnnOp:
         self.project = ProjectSources(files)
         self.soc = soc
         self.headers = dict(headers or {})  # include-path headers the build adds (the library's common/inc)
+        self.project.note_include_headers(self.headers)
         self.meta = self._meta()
         # the op type as the OpDef registers it (OP_ADD inside a family's helper macro hides it from the text)
         self.project.op_type = self.meta["op"]

@@ -209,6 +209,12 @@ class ProjectSources:
         """The kernel is written with ``DTYPE_<NAME>`` macros: it is built per dtype combination."""
         return self._uses_dtype_macros
 
+    def note_include_headers(self, headers: Mapping[str, str]) -> None:
+        """Include-path headers the kernel reaches (a library's shared kernel classes) may be the
+        ones naming ``DTYPE_<NAME>`` (cann-ops' foreach family: ``GlobalTensor<DTYPE_SCALAR>``)."""
+        if any(re.search(r"\b(?:ORIG_)?DTYPE_\w+", strip_comments(t)) for t in headers.values()):
+            self._uses_dtype_macros = True
+
     def unit(self, with_kernel: bool, dtype_defs: Mapping[str, str]) -> dict[str, str]:
         """The generated sources: ``op_project_unit.cpp`` (first) and the project's files under ``proj/``."""
         return self._unit(with_kernel, dtype_defs)

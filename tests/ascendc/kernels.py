@@ -275,7 +275,11 @@ __global__ __aicore__ void fault_kernel(GM_ADDR x, GM_ADDR y, uint32_t n)
     if constexpr (CASE == 0) {  // ub_overflow
         TQue<QuePosition::VECIN, 2> q1, q2;
         pipe.InitBuffer(q1, 2, 65536);
-        pipe.InitBuffer(q2, 2, 40000);  // @ub_overflow
+        pipe.InitBuffer(q2, 2, 40000);  // past the UB: accepted, as on the NPU, until a tensor is taken there
+        LocalTensor<float> t0 = q2.AllocTensor<float>();  // its first buffer ends inside the UB
+        LocalTensor<float> t1 = q2.AllocTensor<float>();  // @ub_overflow
+        q2.FreeTensor(t0);
+        q2.FreeTensor(t1);
     } else if constexpr (CASE == 1) {  // misaligned_copy: 10 floats = 40 B (copied through UB)
         TQueBind<QuePosition::VECIN, QuePosition::VECOUT, 1> q;
         pipe.InitBuffer(q, 1, 256);

@@ -540,7 +540,11 @@ static uint32_t alloc_local(uint8_t mem, uint64_t bytes, uint32_t count, const c
     uint64_t each = (bytes + al - 1) / al * al;
     uint64_t need = each * count;
     double cap = mem_capacity(mem);
-    if (double(b.top[mem]) + double(need) > cap) {
+    // The NPU does not check InitBuffer totals (TPipe's size checks are debug-build assertions): a
+    // buffer placed past the UB is harmless until the kernel uses it (ub_use_check). Only
+    // allocations past the simulator's backing store fault here.
+    bool past_ub_unused = mem == MEM_UB && uint64_t(b.top[mem]) + need <= kMemBytes;
+    if (double(b.top[mem]) + double(need) > cap && !past_ub_unused) {
         if (mem == MEM_UB)
             fault("ub_overflow", loc, "UB over-allocation: %s needs %llu B (%u x %llu B, each rounded up to 32 B); %u B "
                   "are already allocated, so the total %llu B exceeds the usable UB of %.0f B (UB %.0f B minus the "
@@ -583,9 +587,14 @@ void tpipe_release(void* self) {
 int32_t que_init(uint8_t src_pos, uint8_t dst_pos, int32_t depth, uint32_t num, uint32_t len, const Loc& loc) {
     check_in_launch(loc, "TPipe::InitBuffer");
     tick(loc);
-    if (num == 0 || len == 0)
-        fault("invalid_argument", loc, "TPipe::InitBuffer(que, %u, %u): the number of buffers and their length must "
-              "be positive", num, len);
+    if (num == 0)
+        fault("invalid_argument", loc, "TPipe::InitBuffer(que, %u, %u): the number of buffers must be positive", num,
+              len);
+    // A zero length is not checked on the NPU (a debug-build assertion): the queue gets empty buffers,
+    // and only a tensor access through them is out of bounds.
+    if (len == 0)
+        warn("invalid_argument", loc,
+             fmt("TPipe::InitBuffer(que, %u, 0): buffers of length 0; a tensor taken from them has no elements", num));
     Queue q;
     q.live = true;
     q.src_pos = src_pos;
@@ -635,6 +644,16 @@ static BufInfo info_of(const Queue& q, int32_t h, int slot) {
     return b;
 }
 
+// A queue buffer or TBuf that InitBuffer placed (partly) past the usable UB, when the kernel takes it.
+static void ub_use_check(uint8_t mem, uint64_t addr, uint64_t bytes, const char* api, const Loc& loc) {
+    double cap = mem_capacity(mem);
+    if (mem != MEM_UB || double(addr + bytes) <= cap) return;
+    fault("ub_overflow", loc, "%s: the buffer at UB bytes [%llu, %llu) ends past the usable UB: the InitBuffer sizes "
+          "before it and its own, each rounded up to 32 B, total %llu B, which exceeds the usable UB of %.0f B (the NPU "
+          "takes the InitBuffer calls unchecked, but a tensor there lies outside the UB)", api,
+          (unsigned long long)addr, (unsigned long long)(addr + bytes), (unsigned long long)(addr + bytes), cap);
+}
+
 BufInfo que_alloc(int32_t h, uint32_t gen, const Loc& loc) {
     Queue& q = get_que(h, gen, "AllocTensor", loc);
     int n = int(q.slots.size()), pick = -1;
@@ -660,6 +679,7 @@ BufInfo que_alloc(int32_t h, uint32_t gen, const Loc& loc) {
     live++;
     q.next = uint32_t(pick + 1);
     Slot& s = q.slots[pick];
+    ub_use_check(q.mem, s.addr, s.len, "AllocTensor", loc);
     s.state = S_ALLOC;
     s.alloc_loc = loc;
     // the producer may write the buffer only after its previous consumer released it
@@ -826,6 +846,7 @@ void tbuf_check(const BufInfo& b, uint64_t off, uint64_t nbytes, const Loc& loc)
     if (off + nbytes > b.len)
         fault("local_out_of_bounds", loc, "TBuf::Get of %llu B at offset %llu exceeds the TBuf's %u B",
               (unsigned long long)nbytes, (unsigned long long)off, b.len);
+    ub_use_check(b.mem, b.addr + off, nbytes ? nbytes : b.len - off, "TBuf::Get", loc);  // 0: the whole TBuf
 }
 
 // ---- synchronisation, masks, atomics -------------------------------------------------------------

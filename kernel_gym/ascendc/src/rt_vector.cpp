@@ -786,6 +786,7 @@ void vec_reduce(int kind, int shape, DT dt, const TRef& dst, const TRef& src, co
         uint32_t unit = kind == 0 ? 1 : (order <= 1 ? 2 : 1);
         dst_bytes = (uint64_t(s.R - 1) * uint32_t(dst_rep) * unit + unit) * es;
         check_local(dst, 0, dst_bytes, es, api, "dst", loc);
+        RedResult whole;  // over every repeat: the register GetReduceMaxMinCount reads
         for (uint32_t rr = 0; rr < s.R; ++rr) {
             uint32_t k = 0;
             RedResult res;
@@ -793,7 +794,10 @@ void vec_reduce(int kind, int shape, DT dt, const TRef& dst, const TRef& src, co
                 if (!s.enabled(rr, e)) continue;
                 double v = load(dt, A.at(rr, e));
                 if (kind == 0) buf[k++] = v;
-                else red_acc(res, kind, v, e);
+                else {
+                    red_acc(res, kind, v, e);
+                    red_acc(whole, kind, v, int64_t(rr) * epr + e);
+                }
             }
             uint8_t* o = out + uint64_t(rr) * uint32_t(dst_rep) * unit * es;
             if (kind == 0) {
@@ -809,6 +813,10 @@ void vec_reduce(int kind, int shape, DT dt, const TRef& dst, const TRef& src, co
             } else {
                 store_idx(dt, o, res.index);
             }
+        }
+        if (kind != 0 && whole.any) {
+            rt.blk.reduce_spr[1] = whole.value;
+            rt.blk.reduce_spr[2] = double(whole.index);
         }
     } else if (shape == 3) {  // one result per 32-byte block
         dst_bytes = (uint64_t(s.R - 1) * uint32_t(dst_rep) * 8 + 8) * es;

@@ -135,6 +135,25 @@ inline void input_scalar(aclOpExecutor* ex, const aclScalar* s) {
     std::unique_ptr<aclTensor> t(aclCreateTensor(&one, 1, s->dtype, nullptr, 0, ACL_FORMAT_ND, &one, 1, buf));
     input(ex, t.get());
 }
+// An input the OpDef marks ScalarList(): the scalars become a one-dimensional tensor of the first
+// scalar's dtype, one element each (a scalar of another dtype is converted to it).
+inline void input_scalar_list(aclOpExecutor* ex, const aclScalarList* l) {
+    if (!l || l->scalars.empty()) {
+        input(ex, nullptr);
+        return;
+    }
+    aclDataType dt = l->scalars[0]->dtype;
+    size_t each = aclDataTypeSize(dt), n = l->scalars.size();
+    uint8_t* buf = gm_buffer(ex, n * each, "aclScalarList");
+    for (size_t k = 0; k < n; ++k) {
+        const aclScalar* s = l->scalars[k];
+        if (s->dtype == dt) std::memcpy(buf + k * each, s->bytes, each);
+        else fail(ex, "an aclScalarList mixes scalar dtypes");
+    }
+    int64_t len = int64_t(n);
+    std::unique_ptr<aclTensor> t(aclCreateTensor(&len, 1, dt, nullptr, 0, ACL_FORMAT_ND, &len, 1, buf));
+    input(ex, t.get());
+}
 // A ValueDepend input passed as an array (aclIntArray: int64, aclFloatArray: float, aclBoolArray):
 // a one-dimensional tensor holding the values.
 template <class A, class V>

@@ -18,6 +18,11 @@
 #ifndef __NPU_ARCH__
 #define __NPU_ARCH__ 2201
 #endif
+// ... and the older spelling of the same target (`#if __CCE_AICORE__ == 220`), which the
+// operator library (cann-ops) uses to pick its Atlas A2 specialisations.
+#ifndef __CCE_AICORE__
+#define __CCE_AICORE__ 220
+#endif
 // ---- device keywords: no meaning on the CPU --------------------------------------------
 #define __global__
 #define __aicore__
@@ -40,6 +45,9 @@
 typedef void* aclrtStream;
 typedef int aclError;
 #endif
+
+// a template parameter that must be exactly TYPE (the function-pointer overloads, vector.h)
+#define KGSIM_EXACTLY(C, TYPE) requires std::is_same_v<C, TYPE>
 
 // Kernel types select which cores a launch starts (AIV only, AIC only, or AIC:AIV groups of
 // 1:1 / 1:2); see kgsim/cores.h. KERNEL_TASK_TYPE(key, x) applies to one tiling key: ignored.

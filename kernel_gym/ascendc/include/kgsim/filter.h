@@ -67,6 +67,20 @@ void Select(const LocalTensor<T>& dst, T src0, const LocalTensor<T>& src1, const
             ::kgsim::Loc loc = ::kgsim::Loc::current()) {
     kgsim_detail::select_bytes_call<T, U>(dst, src1, src0, true, mask, sharedTmpBuffer, isReuseMask, info, loc);
 }
+// SelectWithBytesMask: the documented name of the same API in CANN 8.0 (mask 0 picks src0,
+// otherwise src1; one source a scalar)
+template <typename T, typename U, bool isReuseMask = true>
+void SelectWithBytesMask(const LocalTensor<T>& dst, const LocalTensor<T>& src0, T src1, const LocalTensor<U>& mask,
+                         const LocalTensor<uint8_t>& sharedTmpBuffer, const SelectWithBytesMaskShapeInfo& info,
+                         ::kgsim::Loc loc = ::kgsim::Loc::current()) {
+    kgsim_detail::select_bytes_call<T, U>(dst, src0, src1, false, mask, sharedTmpBuffer, isReuseMask, info, loc);
+}
+template <typename T, typename U, bool isReuseMask = true>
+void SelectWithBytesMask(const LocalTensor<T>& dst, T src0, const LocalTensor<T>& src1, const LocalTensor<U>& mask,
+                         const LocalTensor<uint8_t>& sharedTmpBuffer, const SelectWithBytesMaskShapeInfo& info,
+                         ::kgsim::Loc loc = ::kgsim::Loc::current()) {
+    kgsim_detail::select_bytes_call<T, U>(dst, src1, src0, true, mask, sharedTmpBuffer, isReuseMask, info, loc);
+}
 
 // dropOutMode: 0 inferred from the shapes, 1 byte mask with padding, 2 byte mask, 3 bit mask, 4 bit mask with padding
 template <typename T, bool isInitBitMode = false, uint32_t dropOutMode = 0>

@@ -85,6 +85,13 @@ constexpr auto CeilAlign(T a, U b, NotCanns...) { return (a + b - 1) / b * b; }
     void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, kgsim::Loc loc = kgsim::Loc::current()) {       \
         KGSIM_DTYPES(#NAME, T, __VA_ARGS__);                                                                        \
         kgsim::math_call<T>(kgsim::FN, dst, src, nullptr, nullptr, 0, src.GetSize(), loc);                          \
+    }                                                                                                               \
+    /* the count form as a function-pointer target (KGSIM_ADDRESSABLE_BINARY in vector.h says why) */               \
+    template <class T, TPARAMS, class C>                                                                            \
+    KGSIM_EXACTLY(C, uint32_t)                                                                                      \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const C calCount) {                             \
+        KGSIM_DTYPES(#NAME, T, __VA_ARGS__);                                                                        \
+        kgsim::math_call<T>(kgsim::FN, dst, src, nullptr, nullptr, 0, calCount, kgsim::Loc::current());             \
     }
 
 // template parameters after T: isReuseSource and, for some APIs, a config object (accepted, unused)

@@ -243,6 +243,18 @@ void TransDataTo5HD(uint64_t dstList[NCHW_CONV_ADDR_LIST_SIZE], uint64_t srcList
     kgsim::trans_5hd(kgsim::dt_of<T>::v, d, s, p.dstHighHalf, p.srcHighHalf, p.repeatTimes, p.dstRepStride,
                      p.srcRepStride, loc);
 }
+// TransDataTo5HDImpl: the form under the API, on lists of UB pointers (`__ubuf__ T* list[16]`), which
+// kernels call directly with pointers taken from LocalTensor::GetPhyAddr()
+template <class T>
+void TransDataTo5HDImpl(T* dstList[NCHW_CONV_ADDR_LIST_SIZE], T* srcList[NCHW_CONV_ADDR_LIST_SIZE],
+                        const TransDataTo5HDParams& p, kgsim::Loc loc = kgsim::Loc::current()) {
+    uint64_t da[16], sa[16];
+    for (uint32_t i = 0; i < 16; ++i) {
+        da[i] = uint64_t(reinterpret_cast<uintptr_t>(dstList[i]));
+        sa[i] = uint64_t(reinterpret_cast<uintptr_t>(srcList[i]));
+    }
+    TransDataTo5HD<std::remove_cv_t<T>>(da, sa, p, loc);
+}
 template <class T>
 void TransDataTo5HD(const LocalTensor<uint64_t>& dst, const LocalTensor<uint64_t>& src, const TransDataTo5HDParams& p,
                     kgsim::Loc loc = kgsim::Loc::current()) {

@@ -13,6 +13,15 @@ inline int64_t GetSubBlockNum() { return kgsim::hot.sub_block_num; }
 inline int64_t GetTaskRatio() { return kgsim::hot.task_ratio; }
 inline int64_t GetTaskRation() { return kgsim::hot.task_ratio; }
 inline int64_t GetSystemCycle() { return static_cast<int64_t>(kgsim::get_system_cycle()); }
+}  // namespace AscendC
+// The compiler's own intrinsics under those APIs (global names, as bisheng declares them): the
+// AI Core's index and count; an AIV of a mixed launch shares its AI Core's index, and its
+// position in the core is get_subblockid().
+inline int64_t get_block_idx() { return kgsim::hot.block_idx / kgsim::hot.sub_block_num; }
+inline int64_t get_block_num() { return kgsim::hot.block_num; }
+inline int64_t get_subblockid() { return kgsim::hot.sub_block_idx; }
+inline int64_t get_subblockdim() { return kgsim::hot.sub_block_num; }
+namespace AscendC {
 
 // ---- GlobalTensor -------------------------------------------------------------------------
 // L2 cache hints: whether a GlobalTensor's traffic is kept in L2 (rwMode is reserved in the docs).
@@ -124,6 +133,14 @@ public:
         t.size_ = static_cast<uint32_t>(uint64_t(nbytes) * 8 / kgsim::kBits<T>);
         return t;
     }
+    // `dst = src0 + src1`, `mask = src0 < src1`: the operator forms of the vector APIs (vector.h)
+    template <class E, class = typename E::kgsim_tensor_expr>
+    LocalTensor& operator=(const E& expr) {
+        expr.assign_to(*this);
+        return *this;
+    }
+    LocalTensor& operator=(const LocalTensor&) = default;
+    LocalTensor(const LocalTensor&) = default;
     LocalTensor operator[](uint32_t offset) const {
         LocalTensor t = *this;
         t.r_.addr += static_cast<uint32_t>(uint64_t(offset) * kgsim::kBits<T> / 8);

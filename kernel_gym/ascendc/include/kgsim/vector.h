@@ -59,6 +59,40 @@ inline const kgsim::RepArg kNoRep{};
 inline const kgsim::TRef kNoRef{};
 }  // namespace kgsim_detail
 
+// ---- the vector APIs as function-pointer template arguments ----------------------------------
+// Production kernels pass an API itself as a template argument (`template <..., BinaryOp<T>* op>`
+// instantiated with `Div` or `Acos<float, false>`), which takes the overload whose type is exactly
+// the documented signature. The overloads above carry a trailing source-location parameter, so
+// each documented count (and level-0) form also has an overload of exactly that type. Its count
+// type is a constrained template parameter: in a call, the overload with the location is the more
+// specialised one and is chosen, so messages still name the caller's line; only the conversion to
+// a function pointer reaches these (whose messages name this header).
+#define KGSIM_ADDRESSABLE_BINARY(NAME)                                                                             \
+    template <class T, bool isSetMask = true, class C>                                                             \
+    KGSIM_EXACTLY(C, int32_t)                                                                                      \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, const C& count) { \
+        NAME<T, isSetMask>(dst, src0, src1, count, kgsim::Loc::current());                                         \
+    }                                                                                                              \
+    template <class T, bool isSetMask = true, class R>                                                             \
+    KGSIM_EXACTLY(R, uint8_t)                                                                                      \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, uint64_t mask,    \
+              const R repeatTime, const BinaryRepeatParams& repeatParams) {                                        \
+        NAME<T, isSetMask>(dst, src0, src1, mask, int32_t(repeatTime), repeatParams, kgsim::Loc::current());       \
+    }
+#define KGSIM_ADDRESSABLE_SCALAR(NAME)                                                                             \
+    template <class T, bool isSetMask = true, class C>                                                             \
+    KGSIM_EXACTLY(C, int32_t)                                                                                      \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const std::type_identity_t<T>& scalarValue,    \
+              const C& count) {                                                                                    \
+        NAME<T, isSetMask>(dst, src, scalarValue, count, kgsim::Loc::current());                                   \
+    }
+#define KGSIM_ADDRESSABLE_UNARY(NAME)                                                                              \
+    template <class T, bool isSetMask = true, class C>                                                             \
+    KGSIM_EXACTLY(C, int32_t)                                                                                      \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const C& count) {                              \
+        NAME<T, isSetMask>(dst, src, count, kgsim::Loc::current());                                                \
+    }
+
 // ---- binary: dst = op(src0, src1) -----------------------------------------------------------
 #define KGSIM_BINARY(NAME, OPC, ...)                                                                               \
     template <class T, bool isSetMask = true>                                                                      \
@@ -83,7 +117,8 @@ inline const kgsim::TRef kNoRef{};
         KGSIM_DTYPES(#NAME, T, __VA_ARGS__);                                                                       \
         kgsim::vec_op(kgsim::OPC, kgsim::dt_of<T>::v, dst.r_, src0.r_, src1.r_, kgsim::Scalar{},                   \
                       kgsim_detail::bit_mask(isSetMask, mask), kgsim_detail::rep(repeatTime, repeatParams), loc);  \
-    }
+    }                                                                                                              \
+    KGSIM_ADDRESSABLE_BINARY(NAME)
 
 KGSIM_BINARY(Add, V_ADD, int16_t, half, int32_t, float)
 KGSIM_BINARY(Sub, V_SUB, int16_t, half, int32_t, float)
@@ -121,7 +156,8 @@ KGSIM_BINARY(Or, V_OR, int16_t, uint16_t)
         kgsim::vec_op(kgsim::OPC, kgsim::dt_of<T>::v, dst.r_, src.r_, kgsim_detail::kNoRef,                        \
                       kgsim::scalar_of<T>(scalarValue), kgsim_detail::bit_mask(isSetMask, mask),                   \
                       kgsim_detail::rep(repeatTime, repeatParams), loc);                                           \
-    }
+    }                                                                                                              \
+    KGSIM_ADDRESSABLE_SCALAR(NAME)
 
 KGSIM_SCALAR(Adds, V_ADDS, int16_t, half, int32_t, float)
 KGSIM_SCALAR(Muls, V_MULS, int16_t, half, int32_t, float)
@@ -154,7 +190,8 @@ KGSIM_SCALAR(ShiftRight, V_SHR, int16_t, uint16_t, int32_t, uint32_t)
         KGSIM_DTYPES(#NAME, T, __VA_ARGS__);                                                                       \
         kgsim::vec_op(kgsim::OPC, kgsim::dt_of<T>::v, dst.r_, src.r_, kgsim_detail::kNoRef, kgsim::Scalar{},       \
                       kgsim_detail::bit_mask(isSetMask, mask), kgsim_detail::rep(repeatTime, repeatParams), loc);  \
-    }
+    }                                                                                                              \
+    KGSIM_ADDRESSABLE_UNARY(NAME)
 
 KGSIM_UNARY(Exp, V_EXP, half, float)
 KGSIM_UNARY(Ln, V_LN, half, float)
@@ -284,6 +321,15 @@ void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const std::
                    int(cmpMode), kgsim_detail::cont_mask(isSetMask, mask),
                    kgsim_detail::rep(repeatTime, repeatParams), loc);
 }
+template <class T, class U, bool isSetMask = true>
+void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const std::type_identity_t<T> src1Scalar,
+              CMPMODE cmpMode, const uint64_t mask[], int32_t repeatTime, const UnaryRepeatParams& repeatParams,
+              kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("Compares", T, half, float, int32_t);
+    kgsim::vec_cmp(kgsim::dt_of<T>::v, dst.r_, src0.r_, kgsim_detail::kNoRef, 1, kgsim::scalar_of<T>(src1Scalar),
+                   int(cmpMode), kgsim_detail::bit_mask(isSetMask, mask),
+                   kgsim_detail::rep(repeatTime, repeatParams), loc);
+}
 // CompareScalar: the earlier name of Compares (tensor against a scalar, a bit per element), same forms.
 template <class T, class U>
 void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const std::type_identity_t<T> src1Scalar,
@@ -293,6 +339,12 @@ void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const 
 template <class T, class U, bool isSetMask = true>
 void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const std::type_identity_t<T> src1Scalar,
                    CMPMODE cmpMode, const uint64_t mask, int32_t repeatTime, const UnaryRepeatParams& repeatParams,
+                   kgsim::Loc loc = kgsim::Loc::current()) {
+    Compares<T, U, isSetMask>(dst, src0, src1Scalar, cmpMode, mask, repeatTime, repeatParams, loc);
+}
+template <class T, class U, bool isSetMask = true>
+void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const std::type_identity_t<T> src1Scalar,
+                   CMPMODE cmpMode, const uint64_t mask[], int32_t repeatTime, const UnaryRepeatParams& repeatParams,
                    kgsim::Loc loc = kgsim::Loc::current()) {
     Compares<T, U, isSetMask>(dst, src0, src1Scalar, cmpMode, mask, repeatTime, repeatParams, loc);
 }
@@ -512,6 +564,77 @@ void GetReduceRepeatMaxMinSpr(T& maxMinValue, kgsim::Loc loc = kgsim::Loc::curre
     KGSIM_DTYPES("GetReduceRepeatMaxMinSpr", T, half, float);
     maxMinValue = T(kgsim::reduce_spr(1, loc));
 }
+
+// GetReduceMaxMinCount (the name of the same registers in the ISASI docs): the extremum and its
+// index of the last ReduceMax/ReduceMin or WholeReduceMax/WholeReduceMin ("continuous scenario":
+// over every element the instruction selected, the index counted from its first element); the
+// index is an integer bit pattern stored in a T, read back with reinterpret_cast as documented.
+template <class T>
+void GetReduceMaxMinCount(T& maxMinValue, T& maxMinIndex, kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("GetReduceMaxMinCount", T, half, float);
+    maxMinValue = T(kgsim::reduce_spr(1, loc));
+    uint32_t idx = uint32_t(kgsim::reduce_spr(2, loc));
+    std::memcpy(&maxMinIndex, &idx, sizeof(T));
+}
+template <class T>
+void GetReduceMaxMinCount(T& maxMinValue, kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("GetReduceMaxMinCount", T, half, float);
+    maxMinValue = T(kgsim::reduce_spr(1, loc));
+}
+
+// ---- operator forms: dst = src0 OP src1 over src0's elements --------------------------------------
+// The documented symbol overloads of LocalTensor: + - * / | & run Add/Sub/Mul/Div/Or/And, and
+// < > <= >= == != run Compare into a bit mask; each over all of src0's elements.
+namespace kgsim_detail {
+enum class TensorOp { ADD, SUB, MUL, DIV, OR, AND };
+template <class T, TensorOp OP>
+struct TensorBinaryExpr {
+    using kgsim_tensor_expr = void;
+    LocalTensor<T> a, b;
+    void assign_to(const LocalTensor<T>& dst) const {
+        int32_t n = int32_t(a.GetSize());
+        if constexpr (OP == TensorOp::ADD) Add(dst, a, b, n);
+        else if constexpr (OP == TensorOp::SUB) Sub(dst, a, b, n);
+        else if constexpr (OP == TensorOp::MUL) Mul(dst, a, b, n);
+        else if constexpr (OP == TensorOp::DIV) Div(dst, a, b, n);
+        else if constexpr (OP == TensorOp::OR) Or(dst, a, b, n);
+        else And(dst, a, b, n);
+    }
+};
+template <class T>
+struct TensorCompareExpr {
+    using kgsim_tensor_expr = void;
+    LocalTensor<T> a, b;
+    CMPMODE mode;
+    template <class U>
+    void assign_to(const LocalTensor<U>& dst) const {
+        Compare(dst, a, b, mode, a.GetSize());
+    }
+};
+}  // namespace kgsim_detail
+#define KGSIM_TENSOR_BINARY_OP(SYM, OPV)                                                                           \
+    template <class T>                                                                                             \
+    kgsim_detail::TensorBinaryExpr<T, kgsim_detail::TensorOp::OPV> operator SYM(const LocalTensor<T>& a,          \
+                                                                               const LocalTensor<T>& b) {         \
+        return {a, b};                                                                                             \
+    }
+KGSIM_TENSOR_BINARY_OP(+, ADD)
+KGSIM_TENSOR_BINARY_OP(-, SUB)
+KGSIM_TENSOR_BINARY_OP(*, MUL)
+KGSIM_TENSOR_BINARY_OP(/, DIV)
+KGSIM_TENSOR_BINARY_OP(|, OR)
+KGSIM_TENSOR_BINARY_OP(&, AND)
+#define KGSIM_TENSOR_COMPARE_OP(SYM, MODE)                                                                         \
+    template <class T>                                                                                             \
+    kgsim_detail::TensorCompareExpr<T> operator SYM(const LocalTensor<T>& a, const LocalTensor<T>& b) {            \
+        return {a, b, CMPMODE::MODE};                                                                              \
+    }
+KGSIM_TENSOR_COMPARE_OP(<, LT)
+KGSIM_TENSOR_COMPARE_OP(>, GT)
+KGSIM_TENSOR_COMPARE_OP(<=, LE)
+KGSIM_TENSOR_COMPARE_OP(>=, GE)
+KGSIM_TENSOR_COMPARE_OP(==, EQ)
+KGSIM_TENSOR_COMPARE_OP(!=, NE)
 
 // ---- masks ------------------------------------------------------------------------------------
 inline void SetMaskCount(kgsim::Loc loc = kgsim::Loc::current()) { kgsim::set_mask_mode(1, loc); }

@@ -152,6 +152,36 @@ struct MatmulType {
     constexpr static bool ibShare = IBSHARE;
 };
 
+// MatmulApiStaticTiling / GetMatmulApiTiling: tiling made compile-time constants from a MatmulConfig
+// (its shape fields). The simulator's Matmul computes from the runtime tiling the kernel registers
+// either way; the constant one is carried as the MM_CFG template argument, its fields readable. Fields
+// the configuration leaves open are -1, as the documentation's "not constant" marker.
+struct MatmulApiStaticTiling {
+    int32_t usedCoreNum = -1, M = -1, N = -1, Ka = -1, Kb = -1;
+    int32_t singleCoreM = -1, singleCoreN = -1, singleCoreK = -1, baseM = -1, baseN = -1, baseK = -1;
+    int32_t depthA1 = -1, depthB1 = -1, stepM = -1, stepN = -1, isBias = -1, transLength = -1, iterateOrder = -1;
+    int32_t dbL0A = -1, dbL0B = -1, dbL0C = -1, shareMode = -1, shareL1Size = -1, shareL0CSize = -1;
+    int32_t shareUbSize = -1, stepKa = -1, stepKb = -1, depthAL1CacheUB = -1, depthBL1CacheUB = -1;
+    int32_t batchM = -1, batchN = -1, singleBatchM = -1, singleBatchN = -1;
+    MatmulConfig cfg{};
+};
+template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE>
+constexpr MatmulApiStaticTiling GetMatmulApiTiling(const MatmulConfig& mmCFG, int32_t l1Size = 512 * 1024) {
+    (void)l1Size;
+    MatmulApiStaticTiling t{};
+    t.cfg = mmCFG;
+    auto set = [](int32_t& field, uint32_t v) {
+        if (v != 0) field = int32_t(v);
+    };
+    set(t.singleCoreM, mmCFG.singleCoreM);
+    set(t.singleCoreN, mmCFG.singleCoreN);
+    set(t.singleCoreK, mmCFG.singleCoreK);
+    set(t.baseM, mmCFG.basicM);
+    set(t.baseN, mmCFG.basicN);
+    set(t.baseK, mmCFG.basicK);
+    return t;
+}
+
 template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE = C_TYPE, const auto& MM_CFG = CFG_NORM,
           class... POLICY>
 class Matmul {
@@ -524,6 +554,8 @@ using AscendC::GetSysWorkSpacePtr;
 // The configurations live in the global namespace in CANN's matmul/tiling.h; kernels name them
 // unqualified beside AscendC::Matmul.
 using AscendC::MatmulConfig;
+using AscendC::MatmulApiStaticTiling;
+using AscendC::GetMatmulApiTiling;
 using AscendC::LayoutMode;
 using AscendC::IterateOrder;
 using AscendC::ScheduleType;

@@ -170,7 +170,14 @@ struct KgsimOpIO {
     // compute-node index of each IR input's first instance (a DYNAMIC input is several); empty: one each
     std::vector<size_t> ir_first;
     const void* compile_info = nullptr;  // what the op's TilingParse filled (GetCompileInfo)
-    size_t Flat(size_t ir, size_t j) const { return ir < ir_first.size() ? ir_first[ir] + j : ir + j; }
+    // The flat index of instance j of IR input ir; past the instances that input was given, an index
+    // that is not present (a DYNAMIC input's GetDynamicInputTensor(i, n) is null after its last tensor,
+    // which the library's tiling loops rely on to count them).
+    size_t Flat(size_t ir, size_t j) const {
+        if (ir >= ir_first.size()) return ir + j;
+        size_t end = ir + 1 < ir_first.size() ? ir_first[ir + 1] : in_shapes.size();
+        return ir_first[ir] + j < end ? ir_first[ir] + j : size_t(-1);
+    }
 };
 
 class TilingContext {
@@ -227,6 +234,12 @@ public:
     Shape* GetOutputShape(size_t i) { return i < io_->out_shapes.size() ? &io_->out_shapes[i].MutableStorageShape() : nullptr; }
     const Tensor* GetInputTensor(size_t i) const { return Present(i) ? &io_->in_tensors[i] : nullptr; }
     const Tensor* GetOptionalInputTensor(size_t i) const { return GetInputTensor(io_->Flat(i, 0)); }
+    // an input's compile-time description (data type, formats), as the tiling context gives it
+    const CompileTimeTensorDesc* GetInputDesc(size_t i) const {
+        return Present(i) && i < io_->in_desc.size() ? &io_->in_desc[i] : nullptr;
+    }
+    const CompileTimeTensorDesc* GetOptionalInputDesc(size_t i) const { return GetInputDesc(io_->Flat(i, 0)); }
+    const CompileTimeTensorDesc* GetDynamicInputDesc(size_t i, size_t j) const { return GetInputDesc(io_->Flat(i, j)); }
     const RuntimeAttrs* GetAttrs() const { return &io_->attrs; }
     const char* GetNodeName() const { return io_->name.c_str(); }
     const char* GetNodeType() const { return io_->name.c_str(); }

@@ -3,6 +3,7 @@
 // SetInferShape) or through these chains by op type; both reach the same functions. The entry
 // points (kgsim_gen_op_def) fill in what the OpDef leaves unset from this registry.
 #pragma once
+#include <initializer_list>
 #include <functional>
 #include <map>
 #include <tuple>
@@ -60,7 +61,11 @@ struct OpImplRegistrar {
     }
     template <class F> OpImplRegistrar& InferShapeRange(F&&) { return *this; }
     template <class F> OpImplRegistrar& TilingInputsDataDependency(F&&) { return *this; }
+    // the documented form takes the input indices as a braced list: `.TilingInputsDataDependency({2, 3})`
+    OpImplRegistrar& TilingInputsDataDependency(std::initializer_list<int32_t>) { return *this; }
+    template <class P> OpImplRegistrar& TilingInputsDataDependency(std::initializer_list<int32_t>, P&&) { return *this; }
     template <class... A> OpImplRegistrar& InputsDataDependency(A&&...) { return *this; }
+    OpImplRegistrar& InputsDataDependency(std::initializer_list<int32_t>) { return *this; }
     template <class... A> OpImplRegistrar& PrivateAttr(A&&...) { return *this; }
     template <class... A> OpImplRegistrar& OutputShapeDependOnCompute(A&&...) { return *this; }
 };

@@ -10,6 +10,10 @@
 #include "kgsim/normalization_tiling.h"
 #include "kgsim/layernorm_rstd_tiling.h"
 #include "kgsim/confusion_transpose_tiling.h"
+#include <map>
+// Host code of the operator library writes `map<...>` unqualified after including this header:
+// CANN's host headers make std::map visible at file scope.
+using std::map;
 #include "kgsim/topk_tiling.h"
 #include "kgsim/sort_config_tiling.h"
 #include "register/op_impl_registry.h"

@@ -1,0 +1,160 @@
+"""CANN's matmul template library (catlass) as a corpus: each basic matmul example of the Atlas A2
+list, built unmodified against the simulator (headers, ACL shim) and run with its own golden check.
+
+    python -m experiments.catlass_corpus --root DIR [--examples 00_basic_matmul ...] [--jobs 2]
+        [--json out.json]
+
+DIR is a work tree of catlass at the pinned commit (CATLASS_COMMIT), e.g. from a bare mirror:
+``git --git-dir=<mirror> archive <commit> | tar -x -C DIR``. Each example is built as its CMake
+target is (CATLASS_ARCH=2201, its include directories, the kernel type its target names: cube,
+mix or vec) from the example's .cpp files, catlass's include/ and examples/common/; it runs with a
+small problem shape and passes when its own comparison prints "Compare success." (the golden
+matmul of examples/common/golden). The table lists build / match / blocker per example.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import resource
+import sys
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+CATLASS_COMMIT = "b71539e306ca29f82a6f55282e867b8a1f8e0b97"
+CATLASS_REPO = "mirror-cann/catlass"
+
+# The basic (non-quantised) matmul examples of catlass's Atlas A2 example list, with the
+# arguments they run with (the Options type each example parses; small shapes, kept short).
+GEMM_ARGS = ("256", "512", "384")
+GROUPED_ARGS = ("2", "256", "512", "384")
+BASIC_MATMUL_EXAMPLES: dict[str, tuple[str, ...]] = {
+    "00_basic_matmul": GEMM_ARGS,
+    "01_batched_matmul": GROUPED_ARGS,
+    "02_grouped_matmul_slice_m": GROUPED_ARGS,
+    "03_matmul_add": GEMM_ARGS,
+    "04_padding_matmul": GEMM_ARGS,
+    "05_grouped_matmul_slice_k": GROUPED_ARGS,
+    "06_optimized_matmul": GEMM_ARGS,
+    "08_grouped_matmul": GROUPED_ARGS,
+    "09_splitk_matmul": GEMM_ARGS,
+    "13_basic_matmul_tla": GEMM_ARGS,
+    "14_optimized_matmul_tla": GEMM_ARGS,
+    "20_matmul_bias": GEMM_ARGS,
+    "21_basic_matmul_preload_zN": GEMM_ARGS,
+    "22_padding_splitk_matmul": GEMM_ARGS,
+    "25_matmul_full_loadA": GEMM_ARGS,
+    "26_matmul_relu": GEMM_ARGS,
+    "27_matmul_gelu": GEMM_ARGS,
+    "28_matmul_silu": GEMM_ARGS,
+    "31_small_matmul": GEMM_ARGS,
+    "34_single_core_splitk_matmul": GEMM_ARGS,
+    "37_streamk_matmul": GEMM_ARGS,
+    "45_strided_batched_matmul_tla": GROUPED_ARGS,
+    "80_grouped_matmul_slice_m_gelu": GROUPED_ARGS,
+}
+_KERNEL_TYPES = {"cube": "KERNEL_TYPE_AIC_ONLY", "mix": "KERNEL_TYPE_MIX_AIC_1_2", "vec": "KERNEL_TYPE_AIV_ONLY"}
+_TARGET = re.compile(r"catlass_example_add_executable\(\s*(\S+)\s+(\w+)\s+([^)]*)\)")
+_SUCCESS = "Compare success."
+
+
+def library_files(root: Path) -> dict[str, str]:
+    """catlass's headers and the examples' common headers, at the paths the build's -I gives them."""
+    files: dict[str, str] = {}
+    for base in (root / "include", root / "examples" / "common"):
+        for p in sorted(base.rglob("*")):
+            if p.suffix in (".hpp", ".h") and p.is_file():
+                files[str(p.relative_to(base))] = p.read_text(errors="replace")
+    return files
+
+
+def example_target(root: Path, name: str) -> tuple[str, list[str]]:
+    """(kernel type, source files) of an example's CMake target."""
+    cmake = (root / "examples" / name / "CMakeLists.txt").read_text()
+    m = _TARGET.search(cmake)
+    if m is None:
+        raise ValueError(f"{name}: no catlass_example_add_executable target in its CMakeLists.txt")
+    optype, sources = m.group(2), m.group(3).split()
+    if optype not in _KERNEL_TYPES or any("$" in s for s in sources):
+        raise ValueError(f"{name}: target type {optype!r} / sources {sources} not handled")
+    return _KERNEL_TYPES[optype], sources
+
+
+def _blocker(text: str) -> str:
+    """The first line that names what stopped an example (a compile error, a fault)."""
+    for pat in (r"missing_api: [^\n]*", r"error: [^\n]*", r"kernel fault: [^\n]*", r"Compare failed[^\n]*"):
+        m = re.search(pat, text)
+        if m:
+            return m.group(0)[:240]
+    return text.strip().splitlines()[-1][:240] if text.strip() else "no output"
+
+
+def run_example(root: Path, name: str, library: dict[str, str], timeout_s: float = 600.0) -> dict[str, object]:
+    """Build and run one example; its row of the table."""
+    from kernel_gym.ascendc.errors import AscendCCompileError
+    from kernel_gym.ascendc.sample import run_sample
+
+    row: dict[str, object] = {"example": name, "build": False, "match": False, "blocker": ""}
+    t0 = time.perf_counter()
+    try:
+        ktype, sources = example_target(root, name)
+        files = dict(library)
+        for p in sorted((root / "examples" / name).iterdir()):
+            if p.is_file() and (p.name in sources or p.suffix in (".hpp", ".h")):
+                files[p.name] = p.read_text(errors="replace")
+        defines: dict[str, str | int] = {"CATLASS_ARCH": 2201, "CATLASS_EXAMPLE_NAME": name, "KGSIM_KERNEL_TYPE": ktype}
+        run = run_sample(files, argv=BASIC_MATMUL_EXAMPLES.get(name, GEMM_ARGS), defines=defines, timeout_s=timeout_s)
+        row["build"] = True
+        row["match"] = run.ok and _SUCCESS in run.stdout
+        if not row["match"]:
+            row["blocker"] = _blocker((run.error or "") + "\n" + run.stderr + "\n" + run.stdout)
+        row["pipe_race_warnings"] = sum(
+            1 for r in run.launches for w in r.warnings if w.get("error_class") == "pipe_race"
+        )
+    except AscendCCompileError as exc:
+        row["blocker"] = _blocker(str(exc))
+    except ValueError as exc:
+        row["blocker"] = str(exc)
+    row["seconds"] = round(time.perf_counter() - t0, 1)
+    return row
+
+
+def table(rows: Sequence[dict[str, object]]) -> str:
+    lines = ["| example | build | match | blocker |", "|---|---|---|---|"]
+    for r in rows:
+        blocker = str(r["blocker"]).replace("|", "\\|")
+        lines.append(f"| {r['example']} | {'yes' if r['build'] else 'no'} | {'yes' if r['match'] else 'no'} | {blocker} |")
+    built = sum(1 for r in rows if r["build"])
+    matched = sum(1 for r in rows if r["match"])
+    lines.append(f"\nbuilt {built}/{len(rows)}, matched {matched}/{len(rows)} ({100.0 * matched / max(1, len(rows)):.0f} %)")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--root", type=Path, required=True, help=f"catlass work tree at commit {CATLASS_COMMIT}")
+    ap.add_argument("--examples", nargs="*", default=list(BASIC_MATMUL_EXAMPLES), help="example directories")
+    ap.add_argument("--jobs", type=int, default=1, help="examples built at once")
+    ap.add_argument("--json", type=Path, help="write the rows here")
+    args = ap.parse_args(argv)
+    if not (args.root / "include" / "catlass").is_dir():
+        print(f"--root {args.root}: not a catlass work tree (no include/catlass); extract commit {CATLASS_COMMIT}")
+        return 2
+    library = library_files(args.root)
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        rows = list(pool.map(lambda n: run_example(args.root, n, library), args.examples))
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    print(f"catlass {CATLASS_REPO}@{CATLASS_COMMIT[:12]}, {len(rows)} examples")
+    print(table(rows))
+    print(f"wall {time.perf_counter() - t0:.0f} s, child CPU {usage.ru_utime + usage.ru_stime:.0f} s")
+    if args.json:
+        args.json.write_text(json.dumps({"commit": CATLASS_COMMIT, "rows": rows}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -21,7 +21,7 @@ import resource
 import sys
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 CATLASS_COMMIT = "b71539e306ca29f82a6f55282e867b8a1f8e0b97"
@@ -59,6 +59,9 @@ BASIC_MATMUL_EXAMPLES: dict[str, tuple[str, ...]] = {
 _KERNEL_TYPES = {"cube": "KERNEL_TYPE_AIC_ONLY", "mix": "KERNEL_TYPE_MIX_AIC_1_2", "vec": "KERNEL_TYPE_AIV_ONLY"}
 _TARGET = re.compile(r"catlass_example_add_executable\(\s*(\S+)\s+(\w+)\s+([^)]*)\)")
 _SUCCESS = "Compare success."
+DOC = Path(__file__).resolve().parent.parent / "docs" / "ascendc_compat.md"
+SECTION_BEGIN = "<!-- catlass corpus: begin (python -m experiments.catlass_corpus --write-doc) -->"
+SECTION_END = "<!-- catlass corpus: end -->"
 
 
 def library_files(root: Path) -> dict[str, str]:
@@ -126,10 +129,14 @@ def table(rows: Sequence[dict[str, object]]) -> str:
     lines = ["| example | build | match | blocker |", "|---|---|---|---|"]
     for r in rows:
         blocker = str(r["blocker"]).replace("|", "\\|")
-        lines.append(f"| {r['example']} | {'yes' if r['build'] else 'no'} | {'yes' if r['match'] else 'no'} | {blocker} |")
+        lines.append(
+            f"| {r['example']} | {'yes' if r['build'] else 'no'} | {'yes' if r['match'] else 'no'} | {blocker} |"
+        )
     built = sum(1 for r in rows if r["build"])
     matched = sum(1 for r in rows if r["match"])
-    lines.append(f"\nbuilt {built}/{len(rows)}, matched {matched}/{len(rows)} ({100.0 * matched / max(1, len(rows)):.0f} %)")
+    lines.append(
+        f"\nbuilt {built}/{len(rows)}, matched {matched}/{len(rows)} ({100.0 * matched / max(1, len(rows)):.0f} %)"
+    )
     return "\n".join(lines)
 
 
@@ -139,21 +146,62 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--examples", nargs="*", default=list(BASIC_MATMUL_EXAMPLES), help="example directories")
     ap.add_argument("--jobs", type=int, default=1, help="examples built at once")
     ap.add_argument("--json", type=Path, help="write the rows here")
+    ap.add_argument("--write-doc", action="store_true", help="write the table into docs/ascendc_compat.md")
+    ap.add_argument("--render", type=Path, help="only write the doc from this --json file (no runs)")
     args = ap.parse_args(argv)
     if not (args.root / "include" / "catlass").is_dir():
         print(f"--root {args.root}: not a catlass work tree (no include/catlass); extract commit {CATLASS_COMMIT}")
         return 2
+    if args.render:
+        write_doc(json.loads(args.render.read_text())["rows"])
+        return 0
     library = library_files(args.root)
     t0 = time.perf_counter()
+    done: dict[str, dict[str, object]] = {}
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        rows = list(pool.map(lambda n: run_example(args.root, n, library), args.examples))
+        futures = {pool.submit(run_example, args.root, n, library): n for n in args.examples}
+        for fut in as_completed(futures):
+            row = fut.result()
+            done[str(row["example"])] = row
+            print(f"{row['example']}: build={row['build']} match={row['match']} {row['blocker']}", flush=True)
+    rows = [done[n] for n in args.examples]
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    print(f"catlass {CATLASS_REPO}@{CATLASS_COMMIT[:12]}, {len(rows)} examples")
+    head = f"catlass {CATLASS_REPO}@{CATLASS_COMMIT[:12]}, {len(rows)} examples"
+    wall = f"wall {time.perf_counter() - t0:.0f} s, child CPU {usage.ru_utime + usage.ru_stime:.0f} s"
+    print(head)
     print(table(rows))
-    print(f"wall {time.perf_counter() - t0:.0f} s, child CPU {usage.ru_utime + usage.ru_stime:.0f} s")
+    print(wall)
     if args.json:
         args.json.write_text(json.dumps({"commit": CATLASS_COMMIT, "rows": rows}, indent=1))
+    if args.write_doc:
+        write_doc(rows)
     return 0
+
+
+def write_doc(rows: Sequence[dict[str, object]]) -> None:
+    """Replace (or append) the catlass section of docs/ascendc_compat.md."""
+    body = "\n".join(
+        [
+            SECTION_BEGIN,
+            "## catlass (CANN's matmul template library): basic matmul examples",
+            "",
+            f"Corpus: {CATLASS_REPO} at commit `{CATLASS_COMMIT}`, kept outside the repository. Each",
+            "example of the Atlas A2 list without quantisation, unmodified, built as its CMake target and run",
+            "with its own golden comparison (pass: it prints `Compare success.`). Regenerate:",
+            "`python -m experiments.catlass_corpus --root <catlass work tree> --write-doc`.",
+            "",
+            table(rows),
+            SECTION_END,
+        ]
+    )
+    text = DOC.read_text() if DOC.exists() else ""
+    if SECTION_BEGIN in text and SECTION_END in text:
+        a = text.index(SECTION_BEGIN)
+        b = text.index(SECTION_END) + len(SECTION_END)
+        text = text[:a] + body + text[b:]
+    else:
+        text = text.rstrip("\n") + "\n\n" + body + "\n"
+    DOC.write_text(text)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,9 @@ _PRIMARY = re.compile(r"template\s*<\s*((?:const\s+)?[\w:]+)\s+(\w+)\s*=\s*g_cor
 _SPECIAL = re.compile(r"template\s*<\s*>")
 _IF_CONSTEXPR = re.compile(r"\bif\s+constexpr(\s*\(\s*g_coreType\b)")
 # `constexpr T x = Name<ARGS, g_coreType>::member;` (a per-core constant such as a barrier's flag id)
-_CONSTEXPR_PICK = re.compile(r"\bconstexpr\s+([\w:]+)\s+(\w+)\s*=\s*([\w:]+)\s*<([^<>;{}]*?)\bg_coreType\s*>\s*::\s*(\w+)\s*;")
+_CONSTEXPR_PICK = re.compile(
+    r"\bconstexpr\s+([\w:]+)\s+(\w+)\s*=\s*([\w:]+)\s*<([^<>;{}]*?)\bg_coreType\s*>\s*::\s*(\w+)\s*;"
+)
 
 
 def _param_names(params: str) -> list[str] | None:
@@ -128,7 +130,9 @@ def rewrite_core_type_dispatch(src: str) -> str:
         if name not in primaries:
             continue
         value = src[m.end() + spec.start(2) : m.end() + spec.end(2)].strip()
-        edits.append((m.start(), m.end(), f"template <{primaries[name]} KgsimCoreType> requires (KgsimCoreType == {value})"))
+        edits.append(
+            (m.start(), m.end(), f"template <{primaries[name]} KgsimCoreType> requires (KgsimCoreType == {value})")
+        )
         # drop the explicit argument list: `name<ARG>` -> `name`
         edits.append((m.end() + spec.end(1), m.end() + spec.end(), ""))
     for a, b, text in sorted(edits, reverse=True):

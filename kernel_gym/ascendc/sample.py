@@ -173,7 +173,9 @@ def _unity_source(files: Mapping[str, str], soc_name: str = "Ascend910B2") -> tu
     for n in order:
         inc = f"{n}.inc"
         # kernel<<<blocks, l2ctrl, stream>>>(...) and the __cube__ / __mix__(1, 2) kernel qualifiers
-        out[inc] = f'#line 1 "{n}"\n' + rewrite_chevrons(rewrite_kernel_qualifiers(rewrite_core_type_dispatch(files[n])))
+        out[inc] = f'#line 1 "{n}"\n' + rewrite_chevrons(
+            rewrite_kernel_qualifiers(rewrite_core_type_dispatch(files[n]))
+        )
         if n in mains:
             out[inc] = _main_returns_zero(out[inc])
             lines += ["#define main kgsim_sample_main", f'#include "{inc}"', "#undef main"]

@@ -50,7 +50,7 @@ BASIC_MATMUL_EXAMPLES: dict[str, tuple[str, ...]] = {
     "26_matmul_relu": GEMM_ARGS,
     "27_matmul_gelu": GEMM_ARGS,
     "28_matmul_silu": GEMM_ARGS,
-    "31_small_matmul": GEMM_ARGS,
+    "31_small_matmul": ("256", "512", "256"),  # its README: k <= L1TileShape::K, tiles <= cube cores
     "34_single_core_splitk_matmul": GEMM_ARGS,
     "37_streamk_matmul": GEMM_ARGS,
     "45_strided_batched_matmul_tla": GROUPED_ARGS,
@@ -105,9 +105,11 @@ def run_example(root: Path, name: str, library: dict[str, str], timeout_s: float
     try:
         ktype, sources = example_target(root, name)
         files = dict(library)
-        for p in sorted((root / "examples" / name).iterdir()):
-            if p.is_file() and (p.name in sources or p.suffix in (".hpp", ".h")):
-                files[p.name] = p.read_text(errors="replace")
+        example_dir = root / "examples" / name
+        for p in sorted(example_dir.rglob("*")):
+            rel = str(p.relative_to(example_dir))
+            if p.is_file() and (rel in sources or p.suffix in (".hpp", ".h")):
+                files[rel] = p.read_text(errors="replace")
         defines: dict[str, str | int] = {"CATLASS_ARCH": 2201, "CATLASS_EXAMPLE_NAME": name, "KGSIM_KERNEL_TYPE": ktype}
         run = run_sample(files, argv=BASIC_MATMUL_EXAMPLES.get(name, GEMM_ARGS), defines=defines, timeout_s=timeout_s)
         row["build"] = True

@@ -80,9 +80,88 @@ def _declarator(masked: str, start: int) -> tuple[str, int, int, int] | None:
     return re.sub(r"\s+", "", m.group(1)), last_open, last_close, i
 
 
+_CLASS_SPECIAL = re.compile(r"template\s*<\s*>\s*(struct|class)\s+(\w+)\s*<")
+_SPEC_PARAM = "KgsimSpecialisation"
+
+
+def _class_scopes(masked: str) -> list[tuple[int, int]]:
+    """The [open, close) spans of class bodies (``struct X ... {`` / ``class X ... {``)."""
+    spans, stack = [], []
+    last_stop = 0
+    for i, ch in enumerate(masked):
+        if ch == "{":
+            head = masked[last_stop:i]
+            is_class = re.search(r"\b(struct|class|union)\s+\w+[^;()]*$", head) is not None and not re.search(
+                r"\benum\b", head
+            )
+            stack.append((i, is_class))
+            last_stop = i + 1
+        elif ch == "}":
+            if stack:
+                start, is_class = stack.pop()
+                if is_class:
+                    spans.append((start, i))
+            last_stop = i + 1
+        elif ch == ";":
+            last_stop = i + 1
+    return spans
+
+
+def rewrite_member_class_specialisations(src: str) -> str:
+    """``template <> struct Helper<void> {...}`` inside a class (an explicit specialisation of a
+    member class template, which g++ rejects there, CWG 727) becomes a partial specialisation:
+    the primary in the same file gets a defaulted extra parameter and the specialisation
+    ``template <class KgsimSpecialisation> struct Helper<void, KgsimSpecialisation>``. Every
+    ``Helper<...>`` of the library names the same classes as before. Line numbers are kept."""
+    if "template" not in src:
+        return src
+    masked = _mask(src)
+    specs = [m for m in _CLASS_SPECIAL.finditer(masked)]
+    if not specs:
+        return src
+    scopes = _class_scopes(masked)
+
+    def in_class(pos: int) -> bool:
+        return any(a < pos < b for a, b in scopes)
+
+    names = {m.group(2) for m in specs if in_class(m.start())}
+    edits: list[tuple[int, int, str]] = []
+    done_names = set()
+    for name in names:
+        primary = re.compile(r"template\s*<([^<>]*)>\s*(?:struct|class)\s+" + name + r"\s*[:{;]")
+        hits = [p for p in primary.finditer(masked) if "..." not in p.group(1) and p.group(1).strip()]
+        if not hits:
+            continue
+        done_names.add(name)
+        for p in hits:
+            edits.append((p.end(1), p.end(1), f", class {_SPEC_PARAM} = void"))
+    for m in specs:
+        if m.group(2) not in done_names or not in_class(m.start()):
+            continue
+        lt = m.end() - 1
+        depth, k = 0, lt
+        while k < len(masked):
+            if masked[k] == "<":
+                depth += 1
+            elif masked[k] == ">":
+                depth -= 1
+                if depth == 0:
+                    break
+            k += 1
+        if k >= len(masked):
+            continue
+        head_end = masked.index(">", m.start()) + 1  # the `template <>`
+        edits.append((m.start(), head_end, f"template <class {_SPEC_PARAM}>"))
+        edits.append((k, k, f", {_SPEC_PARAM}"))
+    for a, b, text in sorted(edits, reverse=True):
+        src = src[:a] + text + src[b:]
+    return src
+
+
 def rewrite_core_type_dispatch(src: str) -> str:
     """``src`` with per-core-type member specialisations made g++-compatible (see the module doc);
     unchanged when it has none. Line numbers are kept."""
+    src = rewrite_member_class_specialisations(src)
     if "g_coreType" not in src:
         return src
     # `if constexpr (g_coreType == AscendC::AIV)`: a run-time test here (one build, both core types)

@@ -2,7 +2,8 @@
 run_sample: a kernel class whose operator() is specialised per core type inside the class
 (``template <int32_t CORE_TYPE = g_coreType>``), ``if constexpr (g_coreType == ...)``, a per-core
 constant picked with g_coreType, an overloaded kernel template launched with <<<>>>, the
-``__forceinline__`` keyword, the cube mode setters, and the host types of opdev
+``__forceinline__`` keyword, the cube mode setters, the 7 KB fixpipe buffer, the L1 -> bias
+table move with its fp16 -> fp32 conversion, ``aclrtGetHardwareSyncAddr`` and the host types of opdev
 (``op::fp16_t``, ``op::bfloat16``). The sample below is written here from the Ascend C
 documentation of those APIs (kernel types, g_coreType, GetSubBlockIdx), not taken from catlass."""
 
@@ -22,6 +23,11 @@ struct Params { GM_ADDR out; uint32_t n; };
 
 class TagKernel {
 public:
+    template <class T>
+    struct OffsetOf { static constexpr int32_t value = T::value; };
+    template <>
+    struct OffsetOf<void> { static constexpr int32_t value = 0; };
+
     template <int32_t CORE_TYPE = g_coreType>
     __forceinline__ __aicore__ void operator()(Params const& params);
 
@@ -31,8 +37,27 @@ public:
         AscendC::SetHF32Mode(false);
         AscendC::SetMMLayoutTransform(true);
         constexpr uint16_t flag = FlagOf<0, g_coreType>::ID;
+        // the 7 KB fixpipe buffer CANN's template library allocates whole, and the L1 -> bias
+        // table move with its fp16 -> fp32 conversion (64 B of fp16 per burst unit)
+        AscendC::TPipe pipe;
+        AscendC::TBuf<AscendC::TPosition::C2PIPE2GM> fb;
+        pipe.InitBuffer(fb, 7 * 1024);
+        AscendC::TBuf<AscendC::TPosition::A1> l1;
+        AscendC::TBuf<AscendC::TPosition::C2> bt;
+        pipe.InitBuffer(l1, 64 * sizeof(half));
+        pipe.InitBuffer(bt, 64 * sizeof(float));
+        AscendC::LocalTensor<half> l1h = l1.Get<half>();
+        AscendC::LocalTensor<float> btf = bt.Get<float>();
+        for (int i = 0; i < 64; ++i) l1h.SetValue(i, half(0.25f * i - 3.0f));
+        AscendC::DataCopyParams cp;
+        cp.blockCount = 1;
+        cp.blockLen = 2;  // 2 x 64 B of fp16: 64 values
+        AscendC::DataCopy(btf, l1h, cp);
+        float sum = 0.0f;
+        for (int i = 0; i < 64; ++i) sum += btf.GetValue(i);  // sum of 0.25 i - 3 = 312
         auto* out = reinterpret_cast<__gm__ int32_t*>(params.out);
-        out[AscendC::GetBlockIdx() * 4] = 1000 + flag;
+        out[AscendC::GetBlockIdx() * 4] = 1000 + flag + OffsetOf<void>::value;
+        out[AscendC::GetBlockIdx() * 4 + 3] = int32_t(sum);
     }
 
     template <>
@@ -90,7 +115,9 @@ int main()
     std::fclose(f);
     // the two-argument overload of the same kernel template
     aclrtMemset(out, bytes, 0, bytes);
-    Adapter<TagKernel><<<groups, nullptr, stream>>>(params, uint64_t(0));
+    uint64_t syncAddr = 0;
+    if (aclrtGetHardwareSyncAddr(reinterpret_cast<void**>(&syncAddr)) != ACL_SUCCESS || syncAddr == 0) return 3;
+    Adapter<TagKernel><<<groups, nullptr, stream>>>(params, syncAddr);
     aclrtSynchronizeStream(stream);
     aclrtMemcpy(host.data(), bytes, out, bytes, ACL_MEMCPY_DEVICE_TO_HOST);
     f = std::fopen("output/tags2.bin", "wb");
@@ -127,6 +154,7 @@ def test_rewrite_keeps_lines_and_turns_specialisations_into_constrained_overload
     assert out.count("requires (KgsimCoreType == AscendC::AIC)") == 1
     assert out.count("requires (KgsimCoreType == AscendC::AIV)") == 1
     assert "if constexpr (g_coreType" not in out
+    assert "struct OffsetOf<void, KgsimSpecialisation>" in out  # in-class class specialisation
     assert "::kgsim::core_select" in out
     # a file without g_coreType is left alone, byte for byte
     plain = "template <> struct X<int> { };\n"
@@ -139,7 +167,7 @@ def test_catlass_style_kernel_runs_each_core_types_specialisation() -> None:
         defines={"KGSIM_KERNEL_TYPE": "KERNEL_TYPE_MIX_AIC_1_2"},
     )
     assert run.ok, (run.error, run.stderr[-2000:])
-    want = np.array([[1009, 2008, 2008, 0]] * 3, dtype=np.int32).ravel()
+    want = np.array([[1009, 2008, 2008, 312]] * 3, dtype=np.int32).ravel()
     for name in ("output/tags.bin", "output/tags2.bin"):
         got = np.frombuffer(run.files[name], dtype=np.int32)
         np.testing.assert_array_equal(got, want)

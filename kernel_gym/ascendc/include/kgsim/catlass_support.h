@@ -94,3 +94,41 @@ inline void SetSyncBaseAddr(uint64_t /*config*/) {}
 #ifndef unlikely
 #define unlikely(x) __builtin_expect(!!(x), 0)
 #endif
+
+namespace kgsim {
+void require_aic(const char* api, const Loc& loc);  // src/rt_blocks.cpp: cube memories belong to the AIC
+}  // namespace kgsim
+
+namespace AscendC {
+// DataCopy L1 (A1/B1/C1) -> bias table (C2) with the fp16 -> fp32 conversion of the hardware's
+// L1-to-BT move (CCE copy_cbuf_to_bt: convControl, lenBurst in 64 B of the L1 source, the source
+// gap in 32 B, the destination gap in 64 B; the bias table holds fp32).
+// kgsim:partial DataCopy(C2 float <- L1 half): values exact; the MTE1 time of the move is not charged
+template <class Dst, class Src,
+          std::enable_if_t<std::is_same_v<Dst, float> && (std::is_same_v<Src, half> || std::is_same_v<Src, bfloat16_t>),
+                           bool> = true>
+void DataCopy(const LocalTensor<Dst>& dst, const LocalTensor<Src>& src, const DataCopyParams& p,
+              kgsim::Loc loc = kgsim::Loc::current()) {
+    if (dst.r_.mem != kgsim::MEM_BT || src.r_.mem != kgsim::MEM_L1)
+        kgsim::fault("wrong_position", loc, "DataCopy with an fp16 -> fp32 conversion moves L1 to the bias table (C2)");
+    kgsim::require_aic("DataCopy(L1 -> BT)", loc);
+    kgsim::tick(loc);
+    const uint64_t per_burst = uint64_t(p.blockLen) * 64 / sizeof(Src);
+    uint64_t s = 0, d = 0;
+    for (uint32_t b = 0; b < p.blockCount; ++b) {
+        const uint64_t s_end = s + per_burst * sizeof(Src), d_end = d + per_burst * sizeof(float);
+        if (src.r_.addr + s_end > src.r_.end) kgsim::local_oob(src.r_, s, s_end - s, "DataCopy(L1 -> BT)", loc);
+        if (dst.r_.addr + d_end > dst.r_.end) kgsim::local_oob(dst.r_, d, d_end - d, "DataCopy(L1 -> BT)", loc);
+        const uint8_t* in = kgsim::hot.mem[src.r_.mem] + src.r_.addr + s;
+        uint8_t* out = kgsim::hot.mem[dst.r_.mem] + dst.r_.addr + d;
+        for (uint64_t i = 0; i < per_burst; ++i) {
+            Src v;
+            std::memcpy(&v, in + i * sizeof(Src), sizeof(Src));
+            const float f = static_cast<float>(v);
+            std::memcpy(out + i * sizeof(float), &f, sizeof(float));
+        }
+        s = s_end + uint64_t(p.srcStride) * 32;
+        d = d_end + uint64_t(p.dstStride) * 64;
+    }
+}
+}  // namespace AscendC

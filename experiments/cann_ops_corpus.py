@@ -24,6 +24,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from experiments.catlass_corpus import kept_catlass_section  # the catlass section shares the doc
+
 DOC = Path(__file__).resolve().parent.parent / "docs" / "ascendc_compat.md"
 # `ret=\`python3 verify_result.py a b\`` (pass: it prints exactly "test pass") or a plain call (pass: exit 0)
 _VERIFY = re.compile(r"^[^#\n]*?(`?)python3?\s+(verify_\w*\.py)([^`\n]*)", re.M)
@@ -303,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
             if str(p.relative_to(corpus / "src")) not in have
         ]
         cmd = "python -m experiments.cann_ops_corpus --corpus <cann-ops checkout> --commit <commit> --write-doc"
-        DOC.write_text(render(done, _corpus_commit(corpus, a.commit), cmd))
+        DOC.write_text(render(done, _corpus_commit(corpus, a.commit), cmd) + kept_catlass_section(DOC))
         return 0
     todo = projects(corpus)
     if a.only:
@@ -330,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
         Path(a.json).write_text(json.dumps([asdict(r) for r in results], indent=1))
     if a.write_doc:
         cmd = "python -m experiments.cann_ops_corpus --corpus <cann-ops checkout> --commit <commit> --write-doc"
-        DOC.write_text(render(results, _corpus_commit(corpus, a.commit), cmd))
+        DOC.write_text(render(results, _corpus_commit(corpus, a.commit), cmd) + kept_catlass_section(DOC))
     return 0
 
 

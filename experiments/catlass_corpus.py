@@ -181,6 +181,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+NOTES = """What the simulator does for catlass (details: docs/ascendc_simulator.md, "Template library kernels"):
+per-core-type member specialisations and `g_coreType` constants rewritten line for line
+(`kernel_gym/ascendc/core_type_dispatch.py`), in-class class-template specialisations turned into partial
+ones, `<<<>>>` in headers, the kernel type from the CMake target (`KGSIM_KERNEL_TYPE`), `op::fp16_t` /
+`op::bfloat16`, `aclrtGetHardwareSyncAddr`, the 7 KB fixpipe buffer, `unitFlag` Mmad -> Fixpipe handover,
+the L1 -> bias table move with fp16 -> fp32 conversion, and integer division by zero in kernel code
+(no exception on the AI Core; catlass's preload kernels compute `x % 0` for a block that does not exist).
+
+Not in this corpus: the quantised A2 matmul examples (07, 10, 11, 12, 29, 30, 32, 38, 42, 44, 52: they need
+`SetFixPipeConfig` / per-channel quantisation in the fixpipe buffer, int4 and fp8 paths, declared here but an
+`unsupported_api` fault when called), the sparse one (41: `LoadDataWithSparse`, declared, unsupported), the
+dynamic-tiling 102/103 (no plain CMake target), and the Ascend 950 examples (another architecture).
+Known partial models: `SetHF32Mode` keeps fp32 operands (at least as accurate), the L1 -> BT move's MTE1 time
+is not charged, a `unitFlag` Fixpipe waits for the whole Mmad (no fractal-wise overlap: time an upper bound)."""
+
+
+def kept_catlass_section(doc: Path) -> str:
+    """The catlass section of ``doc`` (with a leading blank line), for a writer that regenerates the
+    rest of the file (experiments.cann_ops_corpus); empty when there is none."""
+    text = doc.read_text() if doc.exists() else ""
+    if SECTION_BEGIN not in text or SECTION_END not in text:
+        return ""
+    a, b = text.index(SECTION_BEGIN), text.index(SECTION_END) + len(SECTION_END)
+    return "\n" + text[a:b] + "\n"
+
+
 def write_doc(rows: Sequence[dict[str, object]]) -> None:
     """Replace (or append) the catlass section of docs/ascendc_compat.md."""
     body = "\n".join(
@@ -194,6 +220,8 @@ def write_doc(rows: Sequence[dict[str, object]]) -> None:
             "`python -m experiments.catlass_corpus --root <catlass work tree> --write-doc`.",
             "",
             table(rows),
+            "",
+            NOTES,
             SECTION_END,
         ]
     )

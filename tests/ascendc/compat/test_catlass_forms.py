@@ -19,7 +19,7 @@ template <uint8_t MODE, int32_t CORE_TYPE> struct FlagOf;
 template <> struct FlagOf<0, AscendC::AIC> { static constexpr uint16_t ID = 9; };
 template <> struct FlagOf<0, AscendC::AIV> { static constexpr uint16_t ID = 8; };
 
-struct Params { GM_ADDR out; uint32_t n; };
+struct Params { GM_ADDR out; uint32_t n; uint32_t zero; };
 
 class TagKernel {
 public:
@@ -63,7 +63,10 @@ public:
     template <>
     __forceinline__ __aicore__ void operator()<AscendC::AIV>(Params const& params)
     {
-        int32_t side = 0;
+        // an integer division by zero whose result the kernel does not need (the AI Core raises no
+        // exception; the simulator gives 0 instead of killing the process with SIGFPE)
+        uint32_t unused = params.n % params.zero;
+        int32_t side = int32_t(unused);
         if constexpr (g_coreType == AscendC::AIV) {
             side = 2000;
         }
@@ -105,7 +108,7 @@ int main()
     void* out = nullptr;
     aclrtMalloc(&out, bytes, ACL_MEM_MALLOC_HUGE_FIRST);
     aclrtMemset(out, bytes, 0, bytes);
-    Params params{static_cast<GM_ADDR>(out), groups};
+    Params params{static_cast<GM_ADDR>(out), groups, 0};
     Adapter<TagKernel><<<groups, nullptr, stream>>>(params);
     aclrtSynchronizeStream(stream);
     std::vector<int32_t> host(groups * 4);

@@ -1,14 +1,18 @@
-// kgsim: integer division by zero in kernel code. The AI Core's scalar unit raises no exception
-// for it (CANN's own template library, catlass, computes `startTileIdx % kTileCountNext` with a
-// zero count for a block that does not exist and never uses the result); on x86 the same `div`
-// traps with SIGFPE and would kill the process. While a launch runs, a SIGFPE raised by a
-// div/idiv instruction is answered by skipping that instruction with quotient and remainder 0
-// (the NPU's value is not documented: a kernel that uses it computes garbage on both). Outside a
-// launch, or for any other instruction, the signal keeps its previous action.
+// kgsim: integer division by zero in simulated code. The AI Core's scalar unit raises no
+// exception for it (CANN's own template library, catlass, computes `startTileIdx % kTileCountNext`
+// with a zero count for a block that does not exist and never uses the result), nor does the
+// aarch64 host of an Atlas server (udiv/sdiv by zero give 0; catlass's host code default-constructs
+// a PaddingRowMajor, CeilDiv(0, 0)). On x86 the same `div` traps with SIGFPE and would kill the
+// process. A SIGFPE raised by a div/idiv instruction while a launch runs, or in a module the
+// simulator compiled (kernel and host code of a sample), is answered by skipping the instruction
+// with quotient and remainder 0, as aarch64 gives (the NPU's value is not documented: code that
+// uses it computes garbage on both). Anywhere else the signal keeps its previous action.
+#include <dlfcn.h>
 #include <signal.h>
 #include <ucontext.h>
 
 #include <cstdint>
+#include <cstring>
 
 #include "rt.h"
 
@@ -43,10 +47,16 @@ const uint8_t* past_div(const uint8_t* p) {
     return p;
 }
 
+// Code the simulator compiled: the modules of its build cache (kernel_gym/native: <cache>/ascendc/*.so).
+bool simulated_code(const void* ip) {
+    Dl_info d{};
+    return dladdr(ip, &d) != 0 && d.dli_fname != nullptr && std::strstr(d.dli_fname, "/ascendc/") != nullptr;
+}
+
 void on_fpe(int sig, siginfo_t* info, void* uctx) {
     auto* uc = static_cast<ucontext_t*>(uctx);
-    if (hot.in_launch && info && (info->si_code == FPE_INTDIV || info->si_code == FPE_INTOVF)) {
-        const auto* ip = reinterpret_cast<const uint8_t*>(uc->uc_mcontext.gregs[REG_RIP]);
+    const auto* ip = reinterpret_cast<const uint8_t*>(uc->uc_mcontext.gregs[REG_RIP]);
+    if (info && (info->si_code == FPE_INTDIV || info->si_code == FPE_INTOVF) && (hot.in_launch || simulated_code(ip))) {
         if (const uint8_t* next = past_div(ip)) {
             uc->uc_mcontext.gregs[REG_RIP] = reinterpret_cast<greg_t>(next);
             uc->uc_mcontext.gregs[REG_RAX] = 0;

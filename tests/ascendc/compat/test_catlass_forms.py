@@ -90,6 +90,7 @@ __global__ __aicore__ void Adapter(Params params, uint64_t syncAddr)
 
 MAIN = r"""
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 #include "acl/acl.h"
 #include "kernel_operator.h"
@@ -141,6 +142,14 @@ int main()
     std::fwrite(b.data(), 2, 4, f);
     std::fwrite(back, 4, 4, f);
     std::fclose(f);
+    // host code dividing by zero (catlass default-constructs a padding layout: CeilDiv(0, 0)); an
+    // Atlas server's aarch64 host gives 0 without a trap
+    const char* set = std::getenv("KGSIM_TEST_UNSET_VARIABLE");  // unset: a divisor g++ cannot fold
+    const uint32_t zero = static_cast<uint32_t>(std::atoi(set ? set : "0"));
+    const uint32_t quotient = 7u / zero;
+    f = std::fopen("output/div.bin", "wb");
+    std::fwrite(&quotient, sizeof(quotient), 1, f);
+    std::fclose(f);
     aclrtFree(out);
     aclrtDestroyStream(stream);
     aclrtResetDevice(0);
@@ -182,5 +191,6 @@ def test_catlass_style_kernel_runs_each_core_types_specialisation() -> None:
     f32_bits = values.view(np.uint32)
     rne = ((f32_bits + 0x7FFF + ((f32_bits >> 16) & 1)) >> 16).astype(np.uint16)  # round to nearest even
     np.testing.assert_array_equal(bf_bits, rne)
+    assert np.frombuffer(run.files["output/div.bin"], dtype=np.uint32).tolist() == [0]
     back = np.frombuffer(data[16:32], dtype=np.float32)
     np.testing.assert_array_equal(back, values.astype(np.float16).astype(np.float32))

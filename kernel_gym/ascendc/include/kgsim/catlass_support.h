@@ -132,3 +132,9 @@ void DataCopy(const LocalTensor<Dst>& dst, const LocalTensor<Src>& src, const Da
     }
 }
 }  // namespace AscendC
+
+namespace AscendC {
+// ICachePreLoad: prefetch `preFetchLen` x 2 KB of the kernel's instructions into the instruction
+// cache; the simulator has no instruction cache, so there is nothing to prefetch.
+inline void ICachePreLoad(const int64_t /*preFetchLen*/) {}
+}  // namespace AscendC

@@ -25,6 +25,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from experiments.catlass_corpus import kept_catlass_section  # the catlass section shares the doc
+
 DOC = Path(__file__).resolve().parent.parent / "docs" / "ascendc_compat.md"
 # `ret=\`python3 verify_result.py a b\`` (pass: it prints exactly "test pass") or a plain call (pass: exit 0)
 _VERIFY = re.compile(r"^[^#\n]*?(`?)python3?\s+(verify_\w*\.py)([^`\n]*)", re.M)
@@ -353,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
                 early = triage(p, corpus) if a.triage_rest else None
                 done.append(early or ProjectResult(name, "not_run", "not run in this pass", ""))
         cmd = "python -m experiments.cann_ops_corpus --corpus <cann-ops checkout> --commit <commit> --write-doc"
-        DOC.write_text(render(done, _corpus_commit(corpus, a.commit), cmd))
+        DOC.write_text(render(done, _corpus_commit(corpus, a.commit), cmd) + kept_catlass_section(DOC))
         return 0
     todo = projects(corpus)
     if a.only:
@@ -380,7 +382,7 @@ def main(argv: list[str] | None = None) -> int:
         Path(a.json).write_text(json.dumps([asdict(r) for r in results], indent=1))
     if a.write_doc:
         cmd = "python -m experiments.cann_ops_corpus --corpus <cann-ops checkout> --commit <commit> --write-doc"
-        DOC.write_text(render(results, _corpus_commit(corpus, a.commit), cmd))
+        DOC.write_text(render(results, _corpus_commit(corpus, a.commit), cmd) + kept_catlass_section(DOC))
     return 0
 
 

@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kernel_gym.ascendc.core_type_dispatch import rewrite_core_type_dispatch
 from kernel_gym.ascendc.loader import compile_module, default_options, rewrite_chevrons, rewrite_kernel_qualifiers
 from kernel_gym.ascendc.timing import LaunchReport
 
@@ -127,6 +128,12 @@ def _registrations(names: Sequence[str]) -> str:
     return "".join(f'\nstatic const bool kgsim_registered_{k} = ::kgsim::register_kernel("{k}", &{k});' for k in unique)
 
 
+def _cce_header(text: str) -> str:
+    """A header as compiled: chevron launches and per-core-type specialisations rewritten."""
+    text = rewrite_core_type_dispatch(text)
+    return rewrite_chevrons(text) if "<<<" in text else text
+
+
 def _unity_source(files: Mapping[str, str], soc_name: str = "Ascend910B2") -> tuple[dict[str, str], list[str]]:
     """The generated unit (kernel files first, ``main`` renamed) and the kernels it defines."""
     cpps = [n for n in files if n.endswith(_SOURCE_SUFFIXES)]
@@ -150,7 +157,9 @@ def _unity_source(files: Mapping[str, str], soc_name: str = "Ascend910B2") -> tu
     # compiles each as a unit of its own, so their file-scope names (anonymous-namespace constants) may repeat.
     separate = len(kernel_files) > 1 and not _MAIN_LAUNCHES.search(files[mains[0]])
     order = ([] if separate else kernel_files) + mains
-    out = {n: t for n, t in files.items() if not n.endswith(_SOURCE_SUFFIXES)}
+    # headers take the CCE dialect steps too: a template library (catlass) launches kernels and
+    # specialises members per core type in its headers
+    out = {n: _cce_header(t) for n, t in files.items() if not n.endswith(_SOURCE_SUFFIXES)}
     for n in host_only:  # at its own path: its quoted includes of sibling headers resolve as built
         out[n] = f'#line 1 "{n}"\n{files[n]}'
     for n in kernel_files if separate else []:
@@ -164,7 +173,9 @@ def _unity_source(files: Mapping[str, str], soc_name: str = "Ascend910B2") -> tu
     for n in order:
         inc = f"{n}.inc"
         # kernel<<<blocks, l2ctrl, stream>>>(...) and the __cube__ / __mix__(1, 2) kernel qualifiers
-        out[inc] = f'#line 1 "{n}"\n' + rewrite_chevrons(rewrite_kernel_qualifiers(files[n]))
+        out[inc] = f'#line 1 "{n}"\n' + rewrite_chevrons(
+            rewrite_kernel_qualifiers(rewrite_core_type_dispatch(files[n]))
+        )
         if n in mains:
             out[inc] = _main_returns_zero(out[inc])
             lines += ["#define main kgsim_sample_main", f'#include "{inc}"', "#undef main"]

@@ -181,7 +181,12 @@ def _common() -> dict[str, Const]:
             + " Mmad: bias in BT Buffer, TPosition C2)",
             "B",
         ),
-        "fb_bytes": C(2048, "assumed (fixpipe buffer for quantisation parameters, TPosition C2PIPE2GM)", "B"),
+        "fb_bytes": C(
+            7168,
+            "CANN's matmul template library (catlass, arch/arch.hpp: AtlasA2 FIXBUF_SIZE = 7 KB, which its "
+            "kernels allocate whole at TPosition C2PIPE2GM; 2 KB was assumed before and faulted them)",
+            "B",
+        ),
         "l1_align": C(32, CANN_DOC + " (matrix input constraints: L1 Buffer 32 B aligned)", "B"),
         "bt_align": C(64, CANN_DOC + " (data movement constraints: BiasTable Buffer 64 B aligned)", "B"),
         "fb_align": C(128, CANN_DOC + " (data movement constraints: Fixpipe Buffer 128 B aligned)", "B"),

@@ -22,4 +22,5 @@
 #include "kgsim/softmax_flashv3.h"
 #include "kgsim/confusion_transpose.h"
 #include "kgsim/topk.h"
+#include "kgsim/catlass_support.h"
 #include "tiling/platform/platform_ascendc.h"

@@ -100,6 +100,15 @@ inline char* handle() {
 inline aclError aclInit(const char* /*configPath*/) { return ACL_SUCCESS; }
 inline aclError aclFinalize() { return ACL_SUCCESS; }
 inline aclError aclrtSetDevice(int32_t /*deviceId*/) { return ACL_SUCCESS; }
+// The GM address of the hardware cross-core synchronisation area, which a host passes to a mixed
+// kernel (SetSyncBaseAddr). The simulator's cross-core flags need no such area: a non-null
+// placeholder address, which SetSyncBaseAddr accepts and ignores.
+inline aclError aclrtGetHardwareSyncAddr(void** addr) {
+    static uint64_t sync_area[8];
+    if (addr == nullptr) return ACL_ERROR_INVALID_PARAM;
+    *addr = sync_area;
+    return ACL_SUCCESS;
+}
 inline aclError aclrtResetDevice(int32_t /*deviceId*/) { return ACL_SUCCESS; }
 inline aclError aclrtGetDevice(int32_t* deviceId) {
     if (deviceId) *deviceId = 0;

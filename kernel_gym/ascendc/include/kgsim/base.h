@@ -335,7 +335,13 @@ void block_begin(int64_t b);
 void run_blocks(int64_t num_blocks, void (*body)(void*), void* ctx, const void* fn = nullptr, int kernel_type = 0);
 // Kernel type a module's kernels get without KERNEL_TASK_TYPE_DEFAULT (lib/matmul_intf.h: mixed).
 // Internal linkage: each module (one translation unit) has its own, never the runtime library's.
+// KGSIM_KERNEL_TYPE: the type a build gives kernels that declare none (a catlass example's CMake
+// target says cube, mix or vec; the bisheng compiler derives it from the code per core type).
+#ifdef KGSIM_KERNEL_TYPE
+static int module_kernel_type = KGSIM_KERNEL_TYPE;
+#else
 static int module_kernel_type = KERNEL_TYPE_AIV_ONLY;
+#endif
 void block_exception(const char* what);
 bool block_end(int64_t b);
 void launch_end();

@@ -396,10 +396,24 @@ inline kgsim::CubeFixpipe fixpipe_args(const FixpipeParamsV220& p, bool nz2nd) {
 }
 }  // namespace kgsim_cube
 
+namespace kgsim_cube {
+// unitFlag 2/3 (Mmad and Fixpipe): the hardware moves each L0C fractal out once the cube has
+// computed it, so the Fixpipe needs no SetFlag/WaitFlag<M_FIX>. Modelled as the Fixpipe waiting
+// for the cube pipe (an internal event, never a user's), which keeps the values exact and the
+// time an upper bound (the fractal-wise overlap is not modelled).
+inline void unit_flag_wait(uint8_t unitFlag, const kgsim::Loc& loc) {
+    if (unitFlag < 2) return;
+    constexpr int kUnitFlagEvent = 250;
+    kgsim::set_flag(kgsim::P_M, kgsim::P_FIX, kUnitFlagEvent, 0, loc);
+    kgsim::wait_flag(kgsim::P_M, kgsim::P_FIX, kUnitFlagEvent, 0, loc);
+}
+}  // namespace kgsim_cube
+
 template <class T, class U, const FixpipeConfig& config = CFG_ROW_MAJOR>
 void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p,
              kgsim::Loc loc = kgsim::Loc::current()) {
     kgsim_cube::fixpipe_types<T, U>();
+    kgsim_cube::unit_flag_wait(p.unitFlag, loc);
     static_assert(config.format != CO2Layout::COLUMN_MAJOR, "Fixpipe: NZ2DN is not available on Atlas A2");
     kgsim::cube_fixpipe(dst.buf_, dst.ptr_, nullptr, kgsim::dt_of<T>::v, src.r_, kgsim::dt_of<U>::v,
                         kgsim_cube::fixpipe_args(p, config.format == CO2Layout::ROW_MAJOR), loc);
@@ -408,6 +422,7 @@ template <class T, class U, const FixpipeConfig& config = CFG_ROW_MAJOR>
 void Fixpipe(const LocalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p,
              kgsim::Loc loc = kgsim::Loc::current()) {
     kgsim_cube::fixpipe_types<T, U>();
+    kgsim_cube::unit_flag_wait(p.unitFlag, loc);
     static_assert(config.format != CO2Layout::COLUMN_MAJOR, "Fixpipe: NZ2DN is not available on Atlas A2");
     kgsim::cube_fixpipe(-1, nullptr, &dst.r_, kgsim::dt_of<T>::v, src.r_, kgsim::dt_of<U>::v,
                         kgsim_cube::fixpipe_args(p, config.format == CO2Layout::ROW_MAJOR), loc);

@@ -196,6 +196,12 @@ public:
     void SetUserTag(int32_t tag) { tag_ = tag; }
     int32_t GetUserTag() const { return tag_; }
     void SetAddrWithOffset(const LocalTensor& src, uint32_t offset) { *this = src[offset]; }
+    // The tensor's address record (CANN: TBuffAddr address_), for SetAddr: re-point a tensor.
+    kgsim::TRef GetAddr() const { return r_; }
+    void SetAddr(const kgsim::TRef& addr) {
+        r_ = addr;
+        size_ = static_cast<uint32_t>(uint64_t(addr.end - addr.addr) * 8 / kgsim::kBits<T>);
+    }
 };
 
 // ---- TQue / TQueBind / TBuf -----------------------------------------------------------------

@@ -423,6 +423,7 @@ def _run_sampled(
         input_specs,
         lazy_inputs,
         lazy_stats,
+        run_with_loop_fallback,
         sampled_simulation,
     )
     from kernel_gym.verify.correctness import row_reference
@@ -434,34 +435,45 @@ def _run_sampled(
     last: dict[str, Any] = {}
     for label, args in cands:
         ts = time.monotonic()
-        try:
-            with sampled_simulation(blocks=int(opts["sampled_blocks"])):
+
+        def attempt(loops: bool | str, args: list[Any] = args) -> tuple[Any, Any]:
+            # 1 GiB of clean lazy input chunks, as the loaders' sampled= option and the judge keep
+            with sampled_simulation(blocks=int(opts["sampled_blocks"]), resident_cap_bytes=1 << 30, loops=loops):
                 with asc.record_launches() as launches, contextlib.redirect_stdout(io.StringIO()):
                     got = lib.call(fn, *args)
-                sim_s = time.monotonic() - ts
-                res: dict[str, Any] = {
-                    "mapping": label,
-                    "sim_host_s": round(sim_s, 2),
-                    "sampled": True,
-                    **_timing(launches),
+            return got, launches
+
+        try:
+            modes = _loop_modes(opts.get("loops", "all"))
+            (got, launches), loops = run_with_loop_fallback(attempt, modes)
+            # the written spans stay readable after the sampled simulation: the check follows it
+            sim_s = time.monotonic() - ts
+            res: dict[str, Any] = {
+                "mapping": label,
+                "sim_host_s": round(sim_s, 2),
+                "sampled": True,
+                "loops": loops,
+                "loop_sampled_blocks": sum(r.loop_sampled_blocks for r in launches.launches),
+                "loop_fallback": next((r.loop_fallback for r in launches.launches if r.loop_fallback), ""),
+                **_timing(launches),
+            }
+            res["sampled_blocks"] = [r.blocks_run for r in launches.launches]
+            res["latency_bracket_s"] = [  # the host-side share is no estimate: it is in both ends
+                sum(r.latency_lo_s for r in launches.launches) + launches.host_s,
+                sum(r.latency_hi_s for r in launches.launches) + launches.host_s,
+            ]
+            rows = row_reference(model, inputs)
+            out = got[0] if isinstance(got, (tuple, list)) else got
+            if rows is None or not isinstance(out, torch.Tensor) or not out.is_contiguous():
+                return {
+                    **res,
+                    "status": "ok_unchecked",
+                    "cause": "",
+                    "detail": "the reference is not row-separable: timed, output unchecked",
                 }
-                res["sampled_blocks"] = [r.blocks_run for r in launches.launches]
-                res["latency_bracket_s"] = [  # the host-side share is no estimate: it is in both ends
-                    sum(r.latency_lo_s for r in launches.launches) + launches.host_s,
-                    sum(r.latency_hi_s for r in launches.launches) + launches.host_s,
-                ]
-                rows = row_reference(model, inputs)
-                out = got[0] if isinstance(got, (tuple, list)) else got
-                if rows is None or not isinstance(out, torch.Tensor) or not out.is_contiguous():
-                    return {
-                        **res,
-                        "status": "ok_unchecked",
-                        "cause": "",
-                        "detail": "the reference is not row-separable: timed, output unchecked",
-                    }
-                check = check_sampled_output(out, rows, atol=opts["atol"], rtol=opts["rtol"], max_rows=16)
-                res["checked_fraction"] = round(check.output_fraction, 4)
-                res["resident_peak_bytes"] = lazy_stats().peak_resident_bytes
+            check = check_sampled_output(out, rows, atol=opts["atol"], rtol=opts["rtol"], max_rows=16)
+            res["checked_fraction"] = round(check.output_fraction, 4)
+            res["resident_peak_bytes"] = lazy_stats().peak_resident_bytes
         except AscendCFault as exc:
             cls = getattr(exc, "error_class", type(exc).__name__)
             msg = str(exc)
@@ -486,6 +498,15 @@ def _run_sampled(
             return {**res, "status": "ok", "cause": ""}
         last = {**res, "status": "mismatch", "cause": "mismatch", "detail": check.message[:300]}
     return {**last, "sampled": True}
+
+
+def _loop_modes(loops: Any) -> tuple[bool | str, ...]:
+    """The loop-sampling modes a sampled run tries in turn (``--loops``): from ``loops`` down to
+    none, each next one taken when the kernel's loop-sampled blocks wait for each other."""
+    from kernel_gym.ascendc.sampling import LOOP_FALLBACK_ORDER
+
+    first = {"all": "all", "on": True, "off": False}.get(loops, loops) if isinstance(loops, str) else bool(loops)
+    return LOOP_FALLBACK_ORDER[LOOP_FALLBACK_ORDER.index(first) :]
 
 
 def _first_error(text: str) -> str:
@@ -1157,6 +1178,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "block groups (0: skip them)",
     )
     ap.add_argument("--max-sampled-bytes", type=float, default=64 * 2**30, help="skip kernels larger than this")
+    ap.add_argument(
+        "--loops",
+        choices=("all", "on", "off"),
+        default="all",
+        help="loop sampling inside the sampled blocks: all (block 0 too), on (every block but block 0), off; "
+        "a kernel whose loop-sampled blocks wait for each other reruns with the next mode",
+    )
     ap.add_argument("--max-sim-cycles", type=float, default=2e9, help="simulated cycles per block before a skip")
     ap.add_argument("--timeout-s", type=float, default=90.0, help="host seconds per kernel run")
     ap.add_argument("--budget-s", type=float, default=0.0, help="stop starting kernels after this many seconds")
@@ -1185,6 +1213,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "max_sim_cycles": a.max_sim_cycles,
         "sampled_blocks": a.sampled_blocks,
         "max_sampled_bytes": a.max_sampled_bytes,
+        "loops": a.loops,
         "timeout_s": a.timeout_s,
         "soc": a.soc,
         "atol": a.atol,

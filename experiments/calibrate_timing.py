@@ -647,7 +647,11 @@ def _worker() -> None:
     job = json.loads(sys.stdin.read())
     rec = run_one(job["spec"], job["opts"])
     # peak resident memory of this child (Linux: KiB), the memory a kernel's simulation needs
-    rec["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    rec["peak_rss_mb"] = round(usage.ru_maxrss / 1024, 1)
+    # CPU seconds of this child (the compiler's processes apart): wall time on a shared machine is
+    # inflated by the other jobs' load, this is not
+    rec["cpu_s"] = round(usage.ru_utime + usage.ru_stime, 2)
     sys.stdout.write("\nKGCAL_RESULT " + json.dumps(rec) + "\n")
     sys.stdout.flush()
     os._exit(0)  # skip interpreter teardown of the loaded kernel modules
@@ -878,10 +882,28 @@ def host_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
         out.update(
             host_median=float(np.median(host)), host_p95=float(np.percentile(host, 95)), host_max=float(host.max())
         )
+    cpu = np.array([float(r["cpu_s"]) for r in ran if isinstance(r.get("cpu_s"), (int, float))])
+    if len(cpu):
+        out.update(
+            cpu_n=len(cpu),
+            cpu_median=float(np.median(cpu)),
+            cpu_p95=float(np.percentile(cpu, 95)),
+            cpu_max=float(cpu.max()),
+            cpu_within_20s=int((cpu <= 20).sum()),
+        )
     rss = np.array([float(r["peak_rss_mb"]) for r in ran if isinstance(r.get("peak_rss_mb"), (int, float))])
     if len(rss):
-        out.update(rss_n=len(rss), rss_median_mb=float(np.median(rss)), rss_max_mb=float(rss.max()))
+        out.update(
+            rss_n=len(rss),
+            rss_median_mb=float(np.median(rss)),
+            rss_max_mb=float(rss.max()),
+            rss_within_2gib=int((rss <= 2048).sum()),
+        )
     return out
+
+
+def _cnt(d: dict[str, Any], k: str, of: str) -> str:
+    return f"{d[k]} of {d[of]}" if k in d else "n/a"
 
 
 def _fmt(v: Any, spec: str = ".3g") -> str:
@@ -1032,13 +1054,18 @@ def write_report(
         "",
         "### Host cost per kernel (validation, this run's machine)",
         "",
-        "One child process per kernel: build, reference, simulation and check. Peak resident memory is the "
-        "child's `ru_maxrss`.",
+        "One child process per kernel: build, reference, simulation and check. Host s: the child's wall "
+        "seconds (inflated by other jobs on a shared machine); CPU s: its user + system seconds (the compiler's "
+        "processes apart). Peak resident memory is the child's `ru_maxrss`.",
         "",
-        "| kernels run | host s median | host s p95 | host s max | peak RSS MiB median | peak RSS MiB max | too long |",
-        "|---|---|---|---|---|---|---|",
+        "| kernels run | host s median | host s p95 | host s max | CPU s median | CPU s p95 | CPU s max "
+        "| CPU <= 20 s | peak RSS MiB median | peak RSS MiB max | RSS <= 2 GiB | too long |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
         f"| {hf['n']} | {_fmt(hf.get('host_median'))} | {_fmt(hf.get('host_p95'))} | {_fmt(hf.get('host_max'))} | "
-        f"{_fmt(hf.get('rss_median_mb'), '.0f')} | {_fmt(hf.get('rss_max_mb'), '.0f')} | {hf['too_long']} |",
+        f"{_fmt(hf.get('cpu_median'))} | {_fmt(hf.get('cpu_p95'))} | {_fmt(hf.get('cpu_max'))} | "
+        f"{_cnt(hf, 'cpu_within_20s', 'cpu_n')} | "
+        f"{_fmt(hf.get('rss_median_mb'), '.0f')} | {_fmt(hf.get('rss_max_mb'), '.0f')} | "
+        f"{_cnt(hf, 'rss_within_2gib', 'rss_n')} | {hf['too_long']} |",
     ]
     lines += [
         "",

@@ -282,3 +282,13 @@ def test_sampled_runs_step_down_through_the_loop_modes() -> None:
     assert C._loop_modes("all") == ("all", True, False)
     assert C._loop_modes("on") == (True, False)
     assert C._loop_modes("off") == (False,)
+
+
+def test_the_sampled_check_bounds_the_reference_rows_by_bytes() -> None:
+    import torch
+
+    small = [torch.empty((64, 1024)), 3]  # 4 KiB rows: the 16-row cap
+    big = [torch.empty((4, 64, 1024, 1024), device="meta"), torch.empty((4, 8), device="meta")]  # 256 MiB rows
+    assert C._reference_rows(small) == 16
+    assert C._reference_rows(big) == 1
+    assert C._reference_rows([torch.empty((8, 4 << 20), device="meta")]) == 8  # 16 MiB rows, 128 MiB

@@ -486,7 +486,7 @@ def _run_sampled(
             return {
                 "status": "skipped" if cls == "watchdog" else "error",
                 "cause": cause,
-                "detail": msg[:400],
+                "detail": (_TOO_LONG_HINT if cls == "watchdog" else "") + msg[:400],
                 "mapping": label,
                 "sampled": True,
             }
@@ -500,6 +500,14 @@ def _run_sampled(
             return {**res, "status": "ok", "cause": ""}
         last = {**res, "status": "mismatch", "cause": "mismatch", "detail": check.message[:300]}
     return {**last, "sampled": True}
+
+
+# why a sampled run still ran too long, and what runs it: loop sampling skips repeated API calls,
+# not the kernel's own scalar loops, which the host executes in full in every sampled block
+_TOO_LONG_HINT = (
+    "the sampled blocks alone ran past the bound (scalar loops, which loop sampling cannot skip, or a "
+    "loop whose periods never cost the same); raise --max-sim-cycles and --timeout-s to run it: "
+)
 
 
 def _reference_rows(inputs: list[Any], budget: int = 128 << 20) -> int:

@@ -286,3 +286,21 @@ def test_compile_rate_rises_with_context():
         rates.append(ok / len(tasks))
     # 15-task sample: 7/15 compile empty (the full level1 rate is 27%, see docs/synthetic_coder.md)
     assert rates[0] <= 0.5 and rates[1] >= rates[0] + 0.2, rates
+
+
+def test_the_copied_init_drops_kernelbench_s_super_call():
+    """KernelBench's files call ``super(Model, self).__init__()``: copied into ModelNew it names the
+    reference class (the verifier's reference_reuse rule), so it is dropped like ``super().__init__()``."""
+    from kernel_gym.llm.synthetic.analysis import _init_parts
+
+    src = (
+        "class Model(nn.Module):\n"
+        "    def __init__(self, dim: int):\n"
+        "        super(Model, self).__init__()\n"
+        "        self.dim = dim\n"
+        "\n"
+        "    def forward(self, x):\n"
+        "        return x\n"
+    )
+    sig, body = _init_parts(src)
+    assert sig == "dim: int" and body.strip() == "self.dim = dim"

@@ -270,6 +270,9 @@ def _ref_info(task: TaskSpec) -> tuple[list[Any], list[tuple[int, ...]]]:
     return init, [tuple(int(d) for d in s) for s in task.input_shapes]
 
 
+_SUPER_INIT = re.compile(r"super\([^)]*\)\.__init__")
+
+
 def _init_parts(src: str) -> tuple[str, str]:
     """(signature, body) of the reference ``Model.__init__`` (without super().__init__())."""
     m = re.search(r"def __init__\(self(?P<sig>[^)]*)\)[^:]*:\n(?P<body>(?:[ \t]+.*\n|\n)+?)(?=[ \t]+def |\S)", src)
@@ -279,7 +282,8 @@ def _init_parts(src: str) -> tuple[str, str]:
     lines = [
         ln
         for ln in m.group("body").splitlines()
-        if ln.strip() and "super().__init__" not in ln and not ln.strip().startswith(('"""', "'''"))
+        # either spelling of the super call: KernelBench's files write super(Model, self).__init__()
+        if ln.strip() and not _SUPER_INIT.search(ln) and not ln.strip().startswith(('"""', "'''"))
     ]
     return sig, "\n".join(lines)
 

@@ -119,6 +119,27 @@ def _measured(result: dict[str, Any]) -> tuple[float | None, float | None, str]:
     return to_s(mean), to_s(base), "" if to_s(mean) else "no measured latency"
 
 
+def _likeliest_reference(proj: Path, found: list[tuple[Path, str, str]]) -> tuple[Path, str, str]:
+    """Of references sharing a project's name (KernelBench level 1 has two "conv standard 2D, square
+    input, square kernel" files), the one whose module-level integer constants (the shapes) the
+    project's host and binding sources name most often; the first on a tie. EvoKernel's kernels
+    are specialised to their reference's shapes, so the other reference's inputs fail its checks."""
+    if len(found) < 2:
+        return found[0]
+    text = " ".join(
+        f.read_text(errors="replace")
+        for f in [*proj.glob("op_host/*"), *proj.glob("CppExtension/csrc/*")]
+        if f.is_file()
+    )
+    used = set(re.findall(r"\b\d+\b", text))
+
+    def score(entry: tuple[Path, str, str]) -> int:
+        consts = re.findall(r"^\w+\s*=\s*(\d+)\s*$", entry[0].read_text(errors="replace"), flags=re.M)
+        return sum(1 for c in consts if c in used)
+
+    return max(found, key=score)  # max keeps the first of equal scores
+
+
 def discover(data: Path, categories: Sequence[str] | None = None) -> list[KernelSpec]:
     """The dataset's kernels, each with its reference, level, category and measured latency."""
     root = _dataset_root(data)
@@ -150,9 +171,12 @@ def discover(data: Path, categories: Sequence[str] | None = None) -> list[Kernel
             found = refs.get(_norm(base), [])
             if not found:
                 note = note or "no PyTorch reference of that name"
-            ref, level, cat = found[0] if found else (Path(""), collection, collection)
+            ref, level, cat = _likeliest_reference(proj, found) if found else (Path(""), collection, collection)
             if len(found) > 1:
-                note = note or f"{len(found)} references of that name; the first one ({ref.name}) is used"
+                note = (
+                    note
+                    or f"{len(found)} references of that name; {ref.name}, whose shape constants the project uses most"
+                )
             spec = KernelSpec(proj.name, collection, level, cat, str(proj), str(ref), measured, baseline, note)
             if categories and not ({collection, level, cat, spec.split} & set(categories)):
                 continue
@@ -480,7 +504,9 @@ def _run_sampled(
             cls = getattr(exc, "error_class", type(exc).__name__)
             msg = str(exc)
             if cls == "host_exception" or "TORCH_CHECK" in msg or "must" in msg:
-                last = {"status": "error", "cause": "binding_check", "detail": f"[{label}] {msg}"[:400]}
+                # every mapping's refusal, first first: the last alone hides why the likely one failed
+                seen = f"{last['detail']}; " if last.get("cause") == "binding_check" else ""
+                last = {"status": "error", "cause": "binding_check", "detail": f"{seen}[{label}] {msg}"[:800]}
                 continue
             cause = "too_long" if cls == "watchdog" else f"fault:{cls}"
             return {

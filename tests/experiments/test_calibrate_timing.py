@@ -292,3 +292,15 @@ def test_the_sampled_check_bounds_the_reference_rows_by_bytes() -> None:
     assert C._reference_rows(small) == 16
     assert C._reference_rows(big) == 1
     assert C._reference_rows([torch.empty((8, 4 << 20), device="meta")]) == 8  # 16 MiB rows, 128 MiB
+
+
+def test_of_two_references_of_one_name_the_one_whose_shapes_the_project_uses(tmp_path: Path) -> None:
+    proj = tmp_path / "ConvCustom"
+    (proj / "CppExtension" / "csrc").mkdir(parents=True)
+    (proj / "CppExtension" / "csrc" / "op.cpp").write_text('TORCH_CHECK(x.size(1) == 16 && x.size(2) == 1024, "");')
+    first, second = tmp_path / "50_conv.py", tmp_path / "63_conv.py"
+    first.write_text("batch_size = 10\nin_channels = 3\nheight = 224\n")
+    second.write_text("batch_size = 16\nin_channels = 16\nheight = 1024\n")
+    found = [(first, "level1", "convolution"), (second, "level1", "convolution")]
+    assert C._likeliest_reference(proj, found)[0] == second
+    assert C._likeliest_reference(proj, found[:1])[0] == first

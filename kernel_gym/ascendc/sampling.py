@@ -47,14 +47,17 @@ from torch.overrides import TorchFunctionMode
 from kernel_gym.ascendc.loader import runtime_library
 
 __all__ = [
+    "LOOP_FALLBACK_ORDER",
     "LazyOutputs",
     "SampledCheck",
     "check_sampled_output",
     "input_specs",
     "is_lazy",
+    "is_loop_refusal",
     "lazy_inputs",
     "lazy_stats",
     "lazy_tensor",
+    "run_with_loop_fallback",
     "sampled_scope",
     "sampled_simulation",
     "written_spans",
@@ -75,6 +78,7 @@ _DTYPES = {
 }
 
 
+_LOOP_MODES: dict[bool | str, int] = {False: 0, True: 1, "all": 2}  # the runtime's loop sampling modes
 _ACTIVE = 0  # sampled_simulation blocks running (a caller's own settings win over the loaders' option)
 _TYPED: set[int] = set()  # runtime libraries whose sampling functions have their ctypes signatures
 
@@ -112,7 +116,9 @@ def _rt() -> ctypes.CDLL:
 
 
 @contextmanager
-def sampled_simulation(blocks: int = 5, resident_cap_bytes: int = 2 << 30, *, loops: bool = False) -> Iterator[None]:
+def sampled_simulation(
+    blocks: int = 5, resident_cap_bytes: int = 2 << 30, *, loops: bool | str = False
+) -> Iterator[None]:
     """Run launches made inside the block on a sample of ``blocks`` block groups (0: all).
 
     :param blocks: AI Core groups simulated per launch (launches with no more run in full);
@@ -123,7 +129,11 @@ def sampled_simulation(blocks: int = 5, resident_cap_bytes: int = 2 << 30, *, lo
         in full): once a block's tile loop repeats with the same costs, its middle iterations
         are skipped and extrapolated (see ``docs/ascendc_simulator.md``). Launch reports say how
         many blocks were loop-sampled (``loop_sampled_blocks``) and why a block ran in full
-        (``loop_fallback``).
+        (``loop_fallback``). ``"all"``: block 0 loop-samples too (a launch of one block, or a
+        long block 0, then costs only its first and last iterations); the sampled check then
+        covers every sampled block's iterations before its first skip. A block that skipped
+        and then waits for another is an ``unsupported_api`` fault: :func:`run_with_loop_fallback`
+        retries with less loop sampling.
     Written-span tracking starts (empty) with the block; what it recorded stays readable after
     it until the next sampled simulation starts (see :func:`written_spans`).
     """
@@ -135,8 +145,10 @@ def sampled_simulation(blocks: int = 5, resident_cap_bytes: int = 2 << 30, *, lo
     rt = _rt()
     before = int(rt.kgsim_get_sampling())
     loops_before = int(rt.kgsim_get_loop_sampling())
+    if loops not in (False, True, "all"):
+        raise ValueError(f"sampled_simulation(loops=...) takes False, True or 'all', not {loops!r}")
     rt.kgsim_set_sampling(int(blocks))
-    rt.kgsim_set_loop_sampling(int(bool(loops)))
+    rt.kgsim_set_loop_sampling(_LOOP_MODES[loops])
     rt.kgsim_lazy_set_cap(int(resident_cap_bytes))
     rt.kgsim_track_writes(1)
     _ACTIVE += 1
@@ -160,6 +172,31 @@ def sampled_scope(blocks: int) -> Iterator[None]:
     # 1 GiB of clean input chunks: with the process itself, under the 2 GiB a published-shape run may hold
     with sampled_simulation(blocks=blocks, resident_cap_bytes=1 << 30, loops=True):
         yield
+
+
+LOOP_FALLBACK_ORDER: tuple[bool | str, ...] = ("all", True, False)
+
+
+def is_loop_refusal(exc: BaseException) -> bool:
+    """Whether ``exc`` is the runtime's refusal of a loop-sampled block that then waited for or
+    signalled another block (rerunning with less loop sampling simulates it)."""
+    return getattr(exc, "error_class", "") == "unsupported_api" and "cannot be loop sampled" in str(exc)
+
+
+def run_with_loop_fallback(
+    run: Callable[[bool | str], Any], order: tuple[bool | str, ...] = LOOP_FALLBACK_ORDER
+) -> tuple[Any, bool | str]:
+    """``run(loops)`` with the first loop-sampling mode of ``order`` that the kernel takes: a
+    kernel whose loop-sampled blocks wait for each other is refused (:func:`is_loop_refusal`)
+    and run again with the next mode (block 0 in full, then no loop sampling). Returns the
+    result and the mode it ran with; any other error propagates."""
+    for i, loops in enumerate(order):
+        try:
+            return run(loops), loops
+        except Exception as exc:
+            if i + 1 == len(order) or not is_loop_refusal(exc):
+                raise
+    raise ValueError("run_with_loop_fallback needs at least one loop-sampling mode")
 
 
 def lazy_tensor(

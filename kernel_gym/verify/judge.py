@@ -849,6 +849,7 @@ def check_published(
         "speedup": reference_latency / float(latency),
         "blocks_run": sim.get("blocks_run"),
         "blocks_skipped": sim.get("blocks_skipped"),
+        "loop_sampled_blocks": sim.get("loop_sampled_blocks"),
         "tensor_bytes": need,
     }
     lo, hi = sim.get("latency_lo_s"), sim.get("latency_hi_s")

@@ -203,3 +203,36 @@ def test_raw_gm_overrun_found_in_an_access_callback_stops_the_block(in_dtor, blo
     y = torch.zeros(1 << 23)
     mod.run(y, y.numel() - 8, 0, 1)
     assert bool((y[:-8] == 1).all())
+
+
+SCALAR_PAST_END = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void past_end(GM_ADDR x, GM_ADDR y, uint32_t n) {
+    GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x, n);
+    yGm.SetGlobalBuffer((__gm__ float*)y, n);
+    float past = xGm.GetValue(n);         // one element past x: a sliding window's last preload
+    yGm.SetValue(0, past);
+    yGm.SetValue(1, xGm.GetValue(n - 1));
+    yGm.SetValue(n, 7.0f);                // one element past y: dropped
+}
+extern "C" void run(uint8_t* x, uint8_t* y, uint32_t n) { past_end<<<1, nullptr, nullptr>>>(x, y, n); }
+"""
+
+
+def test_a_scalar_access_just_past_its_buffer_acts_as_on_the_npu():
+    """GetValue/SetValue one element past the buffer: the NPU's 2 MiB device page holds it, so by
+    default it reads 0xFF bytes and the store is dropped, with a warning (as a DataCopy there);
+    bounds_mode="strict" makes it the fault."""
+    n = 1 << 23  # 32 MiB: pages of its own, so nothing real lies past it
+    x, y = torch.randn(n), torch.zeros(n)
+    mod = asc.load(SCALAR_PAST_END, name="past_end.cpp")
+    mod.run(x, y, n)  # the store past y is dropped (its page is unmapped here: a store would crash)
+    assert torch.isnan(y[0]) and y[1] == x[-1]  # the 0xFF read is a NaN
+    warned = [w["message"] for w in mod.last_run.warnings if w["error_class"] == "gm_out_of_bounds"]
+    assert any("GetValue reads" in m and "2 MiB pages" in m for m in warned), warned
+    assert any("SetValue writes" in m for m in warned), warned
+    strict = asc.load(SCALAR_PAST_END, name="past_end.cpp", bounds_mode="strict")
+    with pytest.raises(asc.GMOutOfBounds, match="GetValue reads bytes"):
+        strict.run(x, y, n)

@@ -272,3 +272,63 @@ def test_load_op_project_takes_sampled():
     check = check_sampled_output(z, lambda r0, r1: x[r0:r1] + y[r0:r1])
     assert check.ok, check.message
     assert 0 < check.output_fraction < 0.5
+
+
+def test_loops_all_samples_block_0_too(relu_mod):
+    """loops="all": a launch of one block costs its first and last iterations, not all of them."""
+    n, tile = 64 * 1024, 1024
+    full, _, y_full, _ = _relu(relu_mod, 1, n, tile, blocks=0)
+    kept, _, _, _ = _relu(relu_mod, 1, n, tile, blocks=0, loops=True)
+    sampled, _, y, spans = _relu(relu_mod, 1, n, tile, blocks=0, loops="all")
+    assert kept.loop_sampled_blocks == 0  # loops=True keeps block 0 in full
+    assert sampled.loop_sampled_blocks == 1 and sampled.loop_periods_skipped > 0
+    assert sampled.latency_s == pytest.approx(full.latency_s, rel=0.05)
+    assert sampled.latency_lo_s <= sampled.latency_s <= sampled.latency_hi_s
+    # the iterations before the skip are tracked and stored what full simulation stored
+    assert spans and sum(hi - lo for _, lo, hi, _ in spans) < n // 2
+    for _, lo, hi, _ in spans:
+        assert torch.equal(y[lo:hi], y_full[lo:hi])
+    assert bool(y.isnan().any())
+    with pytest.raises(ValueError, match="False, True or 'all'"), sampled_simulation(loops="some"):
+        pass
+
+
+def test_run_with_loop_fallback_steps_down_where_blocks_wait_for_each_other(relu_mod):
+    from kernel_gym.ascendc.sampling import run_with_loop_fallback
+
+    # block 0 skips its loop, then waits for the others: refused under "all", fine with block 0 in full
+    mod = asc.load(RELU.replace("op.Process();", "op.Process();\n    SyncAll();"), name="relu_sync_after.cpp")
+    n, blocks = 8 * 64 * 1024, 8
+    x = torch.randn(n)
+
+    def run(loops):
+        y = torch.full((n,), float("nan"))
+        with sampled_simulation(blocks=0, loops=loops):
+            mod.relu_do(blocks, x, y, n, 1024)
+        return mod.last_run
+
+    with pytest.raises(AscendCFault, match="cannot be loop sampled"):
+        run("all")
+    report, loops = run_with_loop_fallback(run)
+    assert loops is True and "wait for each other" in report.loop_fallback
+    # a refusal in every mode but the last ends in full simulation; other errors are not retried
+    sig = asc.load(SIGNALS_AFTER_LOOP, name="signals.cpp")
+    xs = torch.randn(3 * 1024 * 40)
+    ys = torch.zeros_like(xs)
+
+    def run_signals(loops):
+        with sampled_simulation(blocks=0, loops=loops):
+            sig.signals_do(3, xs, ys, 1024, 40)
+        return sig.last_run
+
+    report, loops = run_with_loop_fallback(run_signals)
+    assert loops is False and report.loop_sampled_blocks == 0
+    calls = []
+
+    def broken(loops):
+        calls.append(loops)
+        raise RuntimeError("not a refusal")
+
+    with pytest.raises(RuntimeError, match="not a refusal"):
+        run_with_loop_fallback(broken)
+    assert calls == ["all"]

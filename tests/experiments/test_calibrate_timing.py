@@ -251,6 +251,7 @@ def test_families_shares_and_host_figures_of_the_report(tmp_path: Path) -> None:
             "simulated_s": sim,
             "measured_s": 1.0,
             "host_s": host,
+            "cpu_s": host / 2,
             "peak_rss_mb": rss,
         }
 
@@ -258,15 +259,48 @@ def test_families_shares_and_host_figures_of_the_report(tmp_path: Path) -> None:
         row("ReluCustom", 1.0, 10, 300),
         row("TanhCustom", 3.0, 20, 500),
         row("GeluCustom", 0.5, 30, 400),
-        row("SeluCustom", 0.1, 40, 450),
+        row("SeluCustom", 0.1, 40, 4500),
     ]
     assert C.within_share(rows) == 0.5  # 1.0 and 0.5 inside [0.5, 2], 3.0 and 0.1 outside
     skipped = {"name": "X", "split": "validation", "status": "skipped", "cause": "too_long", "host_s": 300}
     hf = C.host_figures([*rows, skipped])
     assert hf["n"] == 4 and hf["too_long"] == 1 and hf["host_median"] == 25 and hf["host_max"] == 40
-    assert hf["rss_max_mb"] == 500 and hf["rss_median_mb"] == 425
+    assert hf["rss_max_mb"] == 4500 and hf["rss_median_mb"] == 450 and hf["rss_within_2gib"] == 3
+    # CPU seconds (wall time is inflated by other jobs): 5, 10, 15, 20
+    assert hf["cpu_median"] == 12.5 and hf["cpu_max"] == 20 and hf["cpu_within_20s"] == 4
     report = tmp_path / "r.md"
     C.write_report(report, [*rows, skipped], [], None, "cmd")
     text = report.read_text()
     assert "Within [0.5x, 2x] of the 910B: 50 %" in text
-    assert "| elementwise | 4 |" in text and "| 4 | 25 | 38.5 | 40 | 425 | 500 | 1 |" in text
+    assert "| elementwise | 4 |" in text
+    assert "| 4 | 25 | 38.5 | 40 | 12.5 | 19.2 | 20 | 4 of 4 | 450 | 4500 | 3 of 4 | 1 |" in text
+
+
+def test_sampled_runs_step_down_through_the_loop_modes() -> None:
+    # --loops all: block 0 loop-samples too; a refusal (blocks that wait for each other) reruns with
+    # block 0 in full, then without loop sampling
+    assert C._loop_modes("all") == ("all", True, False)
+    assert C._loop_modes("on") == (True, False)
+    assert C._loop_modes("off") == (False,)
+
+
+def test_the_sampled_check_bounds_the_reference_rows_by_bytes() -> None:
+    import torch
+
+    small = [torch.empty((64, 1024)), 3]  # 4 KiB rows: the 16-row cap
+    big = [torch.empty((4, 64, 1024, 1024), device="meta"), torch.empty((4, 8), device="meta")]  # 256 MiB rows
+    assert C._reference_rows(small) == 16
+    assert C._reference_rows(big) == 1
+    assert C._reference_rows([torch.empty((8, 4 << 20), device="meta")]) == 8  # 16 MiB rows, 128 MiB
+
+
+def test_of_two_references_of_one_name_the_one_whose_shapes_the_project_uses(tmp_path: Path) -> None:
+    proj = tmp_path / "ConvCustom"
+    (proj / "CppExtension" / "csrc").mkdir(parents=True)
+    (proj / "CppExtension" / "csrc" / "op.cpp").write_text('TORCH_CHECK(x.size(1) == 16 && x.size(2) == 1024, "");')
+    first, second = tmp_path / "50_conv.py", tmp_path / "63_conv.py"
+    first.write_text("batch_size = 10\nin_channels = 3\nheight = 224\n")
+    second.write_text("batch_size = 16\nin_channels = 16\nheight = 1024\n")
+    found = [(first, "level1", "convolution"), (second, "level1", "convolution")]
+    assert C._likeliest_reference(proj, found)[0] == second
+    assert C._likeliest_reference(proj, found[:1])[0] == first

@@ -286,3 +286,29 @@ def test_compile_rate_rises_with_context():
         rates.append(ok / len(tasks))
     # 15-task sample: 7/15 compile empty (the full level1 rate is 27%, see docs/synthetic_coder.md)
     assert rates[0] <= 0.5 and rates[1] >= rates[0] + 0.2, rates
+
+
+def test_the_copied_init_drops_kernelbench_s_super_call_and_docstring():
+    """KernelBench's files call ``super(Model, self).__init__()`` (copied into ModelNew it names the
+    reference class: the verifier's reference_reuse rule) and open ``__init__`` with a docstring of
+    several lines (copied, its inner lines are a syntax error): both are dropped."""
+    from kernel_gym.llm.synthetic.analysis import _init_parts
+
+    src = (
+        "class Model(nn.Module):\n"
+        "    def __init__(self, dim: int):\n"
+        '        """\n'
+        "        Initializes the module.\n"
+        "\n"
+        "        Args:\n"
+        "            dim (int): the dimension.\n"
+        '        """\n'
+        "        super(Model, self).__init__()\n"
+        '        """one line"""\n'
+        "        self.dim = dim\n"
+        "\n"
+        "    def forward(self, x):\n"
+        "        return x\n"
+    )
+    sig, body = _init_parts(src)
+    assert sig == "dim: int" and body.strip() == "self.dim = dim"

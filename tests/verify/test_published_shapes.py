@@ -116,3 +116,19 @@ def test_too_little_memory_is_a_clear_error_not_a_failure():
 def test_without_a_published_source_nothing_more_runs():
     result = verify(_task(False), ANSWER.format(source=RELU, flags=""), backend="ascend_sim", **SETTINGS)
     assert result.feasible and "published" not in result.details
+
+
+def test_row_reference_compares_in_chunks_and_refuses_a_non_separable_model() -> None:
+    import torch
+
+    from kernel_gym.verify.correctness import _close_in_chunks, row_reference
+
+    a = torch.randn(3 * (1 << 10) + 7)
+    b = a.clone()
+    assert _close_in_chunks(a, b, 1e-3, 0.0, chunk=1 << 10)
+    b[-1] += 1.0  # in the last, partial chunk
+    assert not _close_in_chunks(a, b, 1e-3, 0.0, chunk=1 << 10)
+    x = torch.randn(4, 8)
+    rows = row_reference(torch.nn.Softmax(dim=1), [x])
+    assert rows is not None and torch.allclose(rows(1, 3), torch.softmax(x[1:3], dim=1))
+    assert row_reference(torch.nn.Softmax(dim=0), [x]) is None  # across the rows: not separable

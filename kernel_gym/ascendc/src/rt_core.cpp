@@ -407,10 +407,11 @@ void record_store(uintptr_t lo, uint64_t n, const uint8_t* before, const Loc& lo
     record_access(lo, n, AK_WRITE, loc);  // which tracks it too
 }
 
-void gm_scalar(int32_t buf, const void* p, uint32_t nbytes, int write, const Loc& loc) {
+bool gm_scalar(int32_t buf, const void* p, uint32_t nbytes, int write, const Loc& loc) {
     check_in_launch(loc, write == 1 ? "GlobalTensor::SetValue" : write ? "GlobalTensor::operator()" : "GlobalTensor::GetValue");
     tick(loc);
     uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    const bool by_ref = write == 2;
     if (write == 2) {  // a reference: the kernel's own (instrumented) access through it is not charged again
         scalar.skip_once = a;
         write = 0;
@@ -418,11 +419,22 @@ void gm_scalar(int32_t buf, const void* p, uint32_t nbytes, int write, const Loc
     // 3 / 4: Read/WriteGmByPassDCache, the documented cross-core handshake through GM: not a race
     const bool handshake = write >= 3;
     if (handshake) write -= 3;
-    gm_check(buf, a, nbytes, nbytes, write ? "GlobalTensor::SetValue" : "GlobalTensor::GetValue",
-             write ? "writes" : "reads", loc);
+    const char* api = write ? "GlobalTensor::SetValue" : "GlobalTensor::GetValue";
+    const char* dir = write ? "writes" : "reads";
+    // GetValue/SetValue (by value) past the buffer within the NPU's page: as a DataCopy there (gm_clip
+    // warns, or faults beyond the page or under bounds_mode="strict"); a reference or a handshake cannot
+    const bool by_value = !by_ref && !handshake;
+    const bool inside = !by_value ? (gm_check(buf, a, nbytes, nbytes, api, dir, loc), true)
+                                  : !gm_clip(buf, a, nbytes, nbytes, api, dir, loc).clipped;
+    if (!inside) {
+        if (rt.cur) (write ? rt.cur->gm_write : rt.cur->gm_read) += nbytes;
+        hot.s_time += scalar_gm_cycles(a, nbytes);
+        return false;
+    }
     if (!handshake) record_access(a, nbytes, write ? AK_WRITE : AK_READ, loc);
     if (rt.cur) (write ? rt.cur->gm_write : rt.cur->gm_read) += nbytes;
     hot.s_time += handshake ? hot.scalar_gm_cycles : scalar_gm_cycles(a, nbytes);  // a bypass skips the cache
+    return true;
 }
 
 static const char* kind_verb(uint8_t k) { return k == AK_READ ? "reads" : k == AK_WRITE ? "writes" : "atomically updates"; }

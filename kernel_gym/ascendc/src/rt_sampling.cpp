@@ -228,10 +228,12 @@ void time_launch(LaunchRec& L) {
 // end stops the skip: the state becomes what the periods predict (the state at the skip's start
 // plus whole periods plus the partial period), and simulation goes on. Skipped events enter the
 // history with their predicted state, so an outer loop around an inner one is found too.
-// The first AI Core group of a launch (block index 0) always runs in full: its outputs are all
-// checked; a block's stores after its first skip are not tracked for the check (its local data
-// may be stale). Blocks that wait for each other stop loop sampling for the launch.
+// The first AI Core group of a launch (block index 0) runs in full unless the mode is 2 (every
+// block skips; then the check covers every sampled block's iterations before its first skip);
+// a block's stores after its first skip are not tracked for the check (its local data may be
+// stale). Blocks that wait for each other stop loop sampling for the launch.
 bool g_loop_on = false;
+bool g_loop_block0 = false;  // mode 2: block index 0 may skip too (one-block launches, a long block 0)
 
 namespace {
 
@@ -447,7 +449,7 @@ void loop_launch_begin() {
 
 void loop_block_begin() {
     LoopState& L = g_loop;
-    L.eligible = g_loop_on && hot.block_idx != 0;  // block 0 runs in full: its outputs are all checked
+    L.eligible = g_loop_on && (hot.block_idx != 0 || g_loop_block0);  // mode 1: block 0 in full, all checked
     L.skipping = L.skipped = false;
     L.n = L.P = L.match = L.t0 = L.m = 0;
     L.spread = L.spread_pending = 0;
@@ -723,8 +725,9 @@ using namespace kgsim;
 extern "C" {
 
 void kgsim_set_sampling(long long groups) { g_sample_groups = groups < 0 ? 0 : groups; }
-void kgsim_set_loop_sampling(int on) { g_loop_on = on != 0; }
-int kgsim_get_loop_sampling() { return g_loop_on; }
+// 0: off; 1: every sampled block but block index 0; 2: every sampled block
+void kgsim_set_loop_sampling(int mode) { g_loop_on = mode != 0, g_loop_block0 = mode >= 2; }
+int kgsim_get_loop_sampling() { return g_loop_on ? (g_loop_block0 ? 2 : 1) : 0; }
 long long kgsim_get_sampling() { return g_sample_groups; }
 
 // Written-span tracking: on (clearing what was recorded) or off, and the hulls as

@@ -270,17 +270,28 @@ def _ref_info(task: TaskSpec) -> tuple[list[Any], list[tuple[int, ...]]]:
     return init, [tuple(int(d) for d in s) for s in task.input_shapes]
 
 
+_SUPER_INIT = re.compile(r"super\([^)]*\)\.__init__")
+
+
 def _init_parts(src: str) -> tuple[str, str]:
-    """(signature, body) of the reference ``Model.__init__`` (without super().__init__())."""
+    """(signature, body) of the reference ``Model.__init__``, without its super call and docstring."""
     m = re.search(r"def __init__\(self(?P<sig>[^)]*)\)[^:]*:\n(?P<body>(?:[ \t]+.*\n|\n)+?)(?=[ \t]+def |\S)", src)
     if not m:
         return "", ""
     sig = m.group("sig").strip().lstrip(",").strip()
-    lines = [
-        ln
-        for ln in m.group("body").splitlines()
-        if ln.strip() and "super().__init__" not in ln and not ln.strip().startswith(('"""', "'''"))
-    ]
+    lines, quote = [], ""
+    for ln in m.group("body").splitlines():
+        text = ln.strip()
+        if quote:  # inside a docstring (KernelBench's run over several lines)
+            quote = "" if quote in text else quote
+            continue
+        if text.startswith(('"""', "'''")):
+            q = text[:3]
+            quote = "" if text.count(q) >= 2 else q
+            continue
+        # either spelling of the super call: KernelBench's files write super(Model, self).__init__()
+        if text and not _SUPER_INIT.search(ln):
+            lines.append(ln)
     return sig, "\n".join(lines)
 
 

@@ -213,7 +213,9 @@ void mark_init(uint8_t mem, uint32_t addr, uint32_t nbytes);
 
 // GM
 int32_t gm_lookup(const void* p);
-void gm_scalar(int32_t buf, const void* p, uint32_t nbytes, int write, const Loc& loc);
+// false: a GetValue/SetValue past its buffer but within the NPU's 2 MiB page of it (bounds_mode="npu",
+// a warning): the caller reads 0xFF bytes and drops the write, as DataCopy does there
+bool gm_scalar(int32_t buf, const void* p, uint32_t nbytes, int write, const Loc& loc);
 
 // pipes, queues, buffers
 struct BufInfo {

@@ -223,7 +223,7 @@ def pool(answers_dir: Path, references: Path, names: list[str], repeat: int, gpu
 
     from kernel_gym.native import cache_root
     from kernel_gym.verify.ray_verifier import RayVerifier
-    from kernel_gym.verify.verifiers import LocalVerifier, VerifyJob
+    from kernel_gym.verify.verifiers import LocalVerifier, VerifyJob, prebuild_extensions
 
     jobs = []
     for name in names:
@@ -233,8 +233,8 @@ def pool(answers_dir: Path, references: Path, names: list[str], repeat: int, gpu
         jobs.append(VerifyJob(_task(ref, name), answer, "cuda", {"use_cache": False, **settings}))
     batch = [jobs[i % len(jobs)] for i in range(repeat * len(jobs))]
     t0 = time.perf_counter()
-    LocalVerifier().verify_many(jobs[:1])  # builds every extension of the batch (in parallel) and warms
-    print(f"prebuild + first verification: {time.perf_counter() - t0:.1f} s", flush=True)
+    prebuild_extensions(jobs)  # every extension of the batch, in parallel: the timed runs find them built
+    print(f"prebuild: {time.perf_counter() - t0:.1f} s", flush=True)
     t0 = time.perf_counter()
     once = [_verdict(r) for r in LocalVerifier().verify_many(jobs)]
     local_s = time.perf_counter() - t0

@@ -8,7 +8,11 @@
     python -m experiments.bench_cuda_extension corpus --answers DIR --references DIR [--sample N]
         answers in EvoKernel's layout (<task>/best_code.py) against KernelBench reference files
         (<references>/level*/<task>.py) at their published shapes: built in parallel, then verified
-        one by one; one row per answer, every failure named.
+        (one by one, or spread over the GPUs with --gpus N: verifier=ray, one actor per GPU);
+        one row per answer, every failure named. --time-limit S stops starting new answers after S s.
+    python -m experiments.bench_cuda_extension pool --answers DIR --references DIR --names A B ...
+        verifications/s of the GPU pool (verifier=ray, one actor per GPU) with 1, 2, 4 GPUs on the
+        same batch (the named answers, --repeat times), against the local verifier's verdicts.
 
 Needs a CUDA build of torch and nvcc (the corpus run also a GPU). Prints markdown tables.
 """
@@ -104,14 +108,38 @@ def _reference(references: Path, name: str) -> Path | None:
     return None
 
 
-def corpus(answers_dir: Path, references: Path, sample: int, names: list[str], settings: dict[str, Any]) -> None:
+def _task(ref: Path, name: str) -> Any:
     from kernel_gym.tasks.spec import TaskSpec
-    from kernel_gym.verify import verify
 
+    level = int(ref.parent.name.removeprefix("level"))
+    return TaskSpec(id=f"kernelbench/level{level}/{name}", level=level, category="kernelbench", dtype="float32",
+                    source=ref.read_text(), path=ref)  # fmt: skip
+
+
+def _verdict(result: Any) -> str:
+    verdict = "correct" if result.correct else (result.error_class or "?")
+    return verdict + (f" ({result.hack_rule})" if result.hack_rule else "")
+
+
+def corpus(
+    answers_dir: Path,
+    references: Path,
+    sample: int,
+    names: list[str],
+    settings: dict[str, Any],
+    gpus: int = 0,
+    time_limit: float = 0.0,
+    skip: int = 0,
+) -> None:
+    from kernel_gym.verify import verify
+    from kernel_gym.verify.verifiers import VerifyJob
+
+    started = time.perf_counter()
     all_names = sorted(p.parent.name for p in answers_dir.glob("*/best_code.py"))
     if not names:
         step = max(1, len(all_names) // sample) if sample else 1
         names = all_names[::step][:sample] if sample else all_names
+    names = names[skip:]
     jobs = []
     for name in names:
         ref = _reference(references, name)
@@ -127,38 +155,119 @@ def corpus(answers_dir: Path, references: Path, sample: int, names: list[str], s
         f"parallel build of {len(built)} extensions: {build_wall:.1f} s wall; "
         f"per build median {median:.1f} s; failed: {failed}"
     )
-    rows = []
-    for name, ref, answer in jobs:
-        if ref is None:
-            rows.append((name, "no reference", "", "", "", ""))
-            continue
-        level = int(ref.parent.name.removeprefix("level"))
-        task = TaskSpec(id=f"kernelbench/level{level}/{name}", level=level, category="kernelbench", dtype="float32",
-                        source=ref.read_text(), path=ref)  # fmt: skip
+    rows: list[tuple[str, ...]] = []
+    verifier = None
+    if gpus:
+        from kernel_gym.verify.ray_verifier import RayVerifier
+
+        verifier = RayVerifier(num_workers=1, num_gpu_workers=gpus)
+    todo = [(n, r, a) for n, r, a in jobs if r is not None]
+    rows.extend((n, "no reference", "", "", "", "") for n, r, _ in jobs if r is None)
+    chunk = 2 * gpus if gpus else 1
+    for first in range(0, len(todo), chunk):
+        if time_limit and time.perf_counter() - started > time_limit:
+            rows.extend((n, "not run (time limit)", "", "", "", "") for n, _, _ in todo[first:])
+            break
+        part = todo[first : first + chunk]
         t0 = time.perf_counter()
-        result = verify(task, answer, backend="cuda", use_cache=False, **settings)
-        seconds = time.perf_counter() - t0
-        verdict = "correct" if result.correct else (result.error_class or "?")
-        if result.hack_rule:
-            verdict += f" ({result.hack_rule})"
-        speed = f"{result.speedup:.2f}" if result.correct and result.speedup else ""
-        lat = f"{result.latency_s * 1e6:.1f}" if result.correct and result.latency_s else ""
-        cv = ""
-        timing = result.details.get("answer_timing") or {}
-        if timing.get("device_iqr_s") and timing.get("device_median_s"):
-            cv = f"{timing['device_iqr_s'] / timing['device_median_s'] / 1.349:.3f}"  # IQR-based sigma / median
-        message = "" if result.correct else (result.message or "").replace("|", "/").replace("\n", " ")[:160]
-        rows.append((name, verdict, lat, speed, cv, f"{seconds:.1f}s {message}"))
-        print(
-            json.dumps({"task": name, "verdict": verdict, "latency_us": lat, "speedup": speed, "message": message}),
-            flush=True,
-        )
+        if verifier is not None:
+            batch = [VerifyJob(_task(r, n), a, "cuda", {"use_cache": False, **settings}) for n, r, a in part]
+            results = verifier.verify_many(batch)
+        else:
+            n, r, a = part[0]
+            results = [verify(_task(r, n), a, backend="cuda", use_cache=False, **settings)]
+        seconds = (time.perf_counter() - t0) / len(part)
+        for (name, _, _), result in zip(part, results, strict=True):
+            rows.append(_row(name, result, seconds))
+    if verifier is not None:
+        verifier.close()
+    _corpus_table(rows)
+
+
+def _row(name: str, result: Any, seconds: float) -> tuple[str, ...]:
+    verdict = _verdict(result)
+    speed = f"{result.speedup:.2f}" if result.correct and result.speedup else ""
+    lat = f"{result.latency_s * 1e6:.1f}" if result.correct and result.latency_s else ""
+    cv = ""
+    timing = result.details.get("answer_timing") or {}
+    if timing.get("device_iqr_s") and timing.get("device_median_s"):
+        cv = f"{timing['device_iqr_s'] / timing['device_median_s'] / 1.349:.3f}"  # IQR-based sigma / median
+    message = "" if result.correct else (result.message or "").replace("|", "/").replace("\n", " ")[:160]
+    print(
+        json.dumps({"task": name, "verdict": verdict, "latency_us": lat, "speedup": speed, "message": message}),
+        flush=True,
+    )
+    return (name, verdict, lat, speed, cv, f"{seconds:.1f}s {message}")
+
+
+def _corpus_table(rows: list[tuple[str, ...]]) -> None:
     correct = sum(1 for r in rows if r[1] == "correct")
     print(f"\n{correct}/{len(rows)} correct\n")
+    verdicts: dict[str, int] = {}
+    for row in rows:
+        verdicts[row[1]] = verdicts.get(row[1], 0) + 1
+    print("| verdict | answers |\n|---|---|")
+    for verdict, count in sorted(verdicts.items(), key=lambda kv: -kv[1]):
+        print(f"| {verdict} | {count} |")
+    print()
     print("| task | verdict | latency us | speedup vs eager | robust CV | verify time, message |")
     print("|---|---|---|---|---|---|")
     for row in rows:
         print("| " + " | ".join(row) + " |")
+
+
+def pool(answers_dir: Path, references: Path, names: list[str], repeat: int, gpus: list[int], settings: dict) -> None:
+    """Verifications/s of the Ray GPU pool at each GPU count, on one batch, with the local verdicts."""
+    import ray
+    import torch
+
+    from kernel_gym.native import cache_root
+    from kernel_gym.verify.ray_verifier import RayVerifier
+    from kernel_gym.verify.verifiers import LocalVerifier, VerifyJob, prebuild_extensions
+
+    jobs = []
+    for name in names:
+        ref = _reference(references, name)
+        assert ref is not None, name
+        answer = (answers_dir / name / "best_code.py").read_text()
+        jobs.append(VerifyJob(_task(ref, name), answer, "cuda", {"use_cache": False, **settings}))
+    batch = [jobs[i % len(jobs)] for i in range(repeat * len(jobs))]
+    t0 = time.perf_counter()
+    prebuild_extensions(jobs)  # every extension of the batch, in parallel: the timed runs find them built
+    print(f"prebuild: {time.perf_counter() - t0:.1f} s", flush=True)
+    t0 = time.perf_counter()
+    once = [_verdict(r) for r in LocalVerifier().verify_many(jobs)]
+    local_s = time.perf_counter() - t0
+    local = [once[i % len(jobs)] for i in range(len(batch))]
+    print(f"local verifier, 1 GPU: {len(jobs)} jobs in {local_s:.1f} s: {once}", flush=True)
+    have = torch.cuda.device_count()
+    ray.init(
+        num_gpus=have,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={"env_vars": {"KERNEL_GYM_CACHE": str(cache_root())}},
+    )
+    rows = [("local (no Ray)", 1, len(jobs), len(jobs) / local_s, "-")]
+    base = None
+    for n in [g for g in gpus if g <= have]:
+        verifier = RayVerifier(num_workers=1, num_gpu_workers=n)
+        try:
+            verifier.verify_many(jobs[:1] * n)  # every actor started, its server and GPU context warm
+            t0 = time.perf_counter()
+            results = verifier.verify_many(batch)
+            seconds = time.perf_counter() - t0
+        finally:
+            verifier.close()
+        same = [_verdict(r) for r in results] == local
+        rate = len(batch) / seconds
+        base = base or rate
+        rows.append((f"Ray, {n} GPU actor(s)", n, len(batch), rate, f"{rate / base:.2f}x, verdicts same: {same}"))
+        print(rows[-1], flush=True)
+    ray.shutdown()
+    print(f"\n{torch.cuda.get_device_name(0)} x {have}, {os.cpu_count()} cores\n")
+    print("| verifier | GPUs | jobs | verifications/s | vs 1 GPU on Ray |\n|---|---|---|---|---|")
+    for what, n, count, rate, rel in rows:
+        print(f"| {what} | {n} | {count} | {rate:.3f} | {rel} |")
 
 
 def static(answers_dir: Path) -> None:
@@ -172,11 +281,13 @@ def static(answers_dir: Path) -> None:
     first: collections.Counter[str] = collections.Counter()
     by_rule: collections.Counter[str] = collections.Counter()
     files = sorted(answers_dir.glob("*/best_code.py"))
-    passed = 0
+    passed = watched = 0
     for path in files:
-        violations = check_answer_source(path.read_text(), "cuda")
+        found = check_answer_source(path.read_text(), "cuda")
+        violations = [v for v in found if not v.runtime_checked]  # refused before running
         if not violations:
             passed += 1
+            watched += any(v.runtime_checked for v in found)
             continue
         by_rule.update({v.rule for v in violations})
         v = violations[0]
@@ -186,7 +297,8 @@ def static(answers_dir: Path) -> None:
             :90
         ]
         first[f"{v.rule}: {what}"] += 1
-    print(f"{passed}/{len(files)} answers pass the static rules on backend cuda\n")
+    print(f"{passed}/{len(files)} answers pass the static rules on backend cuda")
+    print(f"of them {watched} call torch in forward: the judge guards each of their calls\n")
     print("| first violation | answers |\n|---|---|")
     for what, n in first.most_common():
         print(f"| {what} | {n} |")
@@ -205,6 +317,16 @@ def main() -> None:
     c.add_argument("--names", nargs="*", default=[])
     c.add_argument("--timing-trials", type=int, default=30)
     c.add_argument("--memory-limit-mb", type=int, default=65536)
+    c.add_argument("--gpus", type=int, default=0, help="spread over N GPUs (verifier=ray); 0: one by one here")
+    c.add_argument("--time-limit", type=float, default=0.0, help="start no answer after this many seconds")
+    c.add_argument("--skip", type=int, default=0, help="leave out the first N answers of the list")
+    p = sub.add_parser("pool")
+    p.add_argument("--answers", type=Path, required=True)
+    p.add_argument("--references", type=Path, required=True)
+    p.add_argument("--names", nargs="+", required=True)
+    p.add_argument("--repeat", type=int, default=2)
+    p.add_argument("--gpus", default="1,2,4")
+    p.add_argument("--timing-trials", type=int, default=20)
     st = sub.add_parser("static")
     st.add_argument("--answers", type=Path, required=True)
     args = parser.parse_args()
@@ -212,9 +334,13 @@ def main() -> None:
         builds(args.parallel)
     elif args.what == "static":
         static(args.answers)
+    elif args.what == "pool":
+        settings = {"timing_trials": args.timing_trials, "memory_limit_mb": 65536, "timeout_s": 300}
+        gpus = [int(g) for g in args.gpus.split(",")]
+        pool(args.answers, args.references, args.names, args.repeat, gpus, settings)
     else:
         settings = {"timing_trials": args.timing_trials, "memory_limit_mb": args.memory_limit_mb, "timeout_s": 300}
-        corpus(args.answers, args.references, args.sample, args.names, settings)
+        corpus(args.answers, args.references, args.sample, args.names, settings, args.gpus, args.time_limit, args.skip)
     sys.stdout.flush()
 
 

@@ -166,6 +166,8 @@ def check_config(cfg: DictConfig) -> list[str]:
     if verifier.get("name") == "ray":
         for key in ("num_workers", "num_gpu_workers", "max_retries"):
             v = verifier.get(key)
+            if key == "num_gpu_workers" and v is None:
+                continue  # one per GPU of the cluster
             low = 1 if key == "num_workers" else 0
             if not isinstance(v, int) or isinstance(v, bool) or v < low:
                 errors.append(f"verifier.{key}={v!r}: must be an integer >= {low}")

@@ -229,8 +229,8 @@ def prebuild_extensions(
         if "load_inline" not in answer:
             continue
         try:
-            if check_answer_source(answer, "cuda"):
-                continue
+            if any(not v.runtime_checked for v in check_answer_source(answer, "cuda")):
+                continue  # refused before it runs: nothing to build
             found = extract_calls(answer)
         except SyntaxError:
             continue

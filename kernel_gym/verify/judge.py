@@ -579,12 +579,18 @@ def _preempted(timing: CallTiming) -> bool:
 
 
 def measure_paired(
-    backend: Backend, slots: CallSlots, ref: CallSlots, plan: ReferencePlan, settings: VerifySettings
+    backend: Backend,
+    slots: CallSlots,
+    ref: CallSlots,
+    plan: ReferencePlan,
+    settings: VerifySettings,
+    guard_all: bool = False,
 ) -> tuple[list[float], list[float], dict[str, Any]]:
     """Reference and answer timed in alternating rounds on the same fresh input values, each call's
     run-queue wait taken out; rounds are added until the speedup's interval is within
     ``timing_target`` or ``timing_budget_s`` is spent. Every answer output is checked, and a random
-    quarter of the rounds (after the warm-up) are guarded answer calls, left out of the samples.
+    quarter of the rounds (after the warm-up) are guarded answer calls, left out of the samples;
+    with ``guard_all`` (torch calls in the answer's forward) every answer call is guarded.
 
     Returns the reference's and the answer's per-round latencies (paired) and the details."""
     assert plan.draw is not None
@@ -620,7 +626,15 @@ def measure_paired(
             slots.link.resume()
             try:
                 _, reply, answer_timing = _checked_call(
-                    slots, s.inputs, s.expected, settings, what, False, guard=watched, fill=watched, keep_stopped=True
+                    slots,
+                    s.inputs,
+                    s.expected,
+                    settings,
+                    what,
+                    False,
+                    guard=watched or guard_all,
+                    fill=watched,
+                    keep_stopped=True,
                 )
             except StageFailure as failure:
                 if failure.error_class in ("numerical_mismatch", "shape_mismatch", "dtype_mismatch"):
@@ -674,11 +688,13 @@ def measure_paired(
 
 
 def measure_latency(
-    backend: Backend, slots: CallSlots, plan: ReferencePlan, settings: VerifySettings
+    backend: Backend, slots: CallSlots, plan: ReferencePlan, settings: VerifySettings, guard_all: bool = False
 ) -> tuple[float, dict[str, Any]]:
     """Median latency over distinct input sets, every timed output checked (a wrong output
     while timed fails the answer). Simulated backends report the simulated latency, which must
-    not fall below the memory-traffic floor the judge computes itself."""
+    not fall below the memory-traffic floor the judge computes itself. ``guard_all``: every call
+    runs under the compute guard and counts (the answer's forward calls torch: the guard's cost
+    is the answer's)."""
     samples, timings, simulated, reports = [], [], [], []
     # The in-process compute guard costs a Python dispatch per torch op, which the reference does
     # not pay: it watches a random quarter of the timed calls (left out of the samples), which
@@ -701,7 +717,14 @@ def measure_latency(
         guard = backend.simulated or j in watched
         try:
             _, reply, timing = _checked_call(
-                slots, s.inputs, s.expected, settings, what, record=backend.simulated, guard=guard, fill=guard
+                slots,
+                s.inputs,
+                s.expected,
+                settings,
+                what,
+                record=backend.simulated,
+                guard=guard or guard_all,
+                fill=guard,
             )
         except StageFailure as failure:
             if failure.error_class in ("numerical_mismatch", "shape_mismatch", "dtype_mismatch"):
@@ -962,6 +985,8 @@ def run_job(
     """
     task = TaskSpec.from_dict(job["task"])
     settings = VerifySettings.from_kwargs(**job["settings"])
+    # torch calls in the answer's forward (static_checks.watched_torch_calls): every call guarded
+    guard_all = bool(job.get("watched_torch_calls"))
     backend = get_backend(job["backend"], job.get("backend_target"))
     result: dict[str, Any] = {
         "task_id": task.id,
@@ -1024,7 +1049,9 @@ def run_job(
             progress("timing")
             paired_details = None
             if ref_slots is not None:
-                ref_samples, samples, paired_details = measure_paired(backend, slots, ref_slots, plan, settings)
+                ref_samples, samples, paired_details = measure_paired(
+                    backend, slots, ref_slots, plan, settings, guard_all
+                )
                 slots.link.request({"op": "audit"})  # a patch made while timed shows here
                 used = _HOST_CLOCK if slots.link._delays() is not None else _HOST_CLOCK_PLAIN
                 details = {
@@ -1038,7 +1065,7 @@ def run_job(
                 reference_details = {**spread(ref_samples), "trials": len(ref_samples), "clock": used}
                 latency, reference_latency = statistics.median(samples), statistics.median(ref_samples)
             else:
-                latency, details = measure_latency(backend, slots, plan, settings)
+                latency, details = measure_latency(backend, slots, plan, settings, guard_all)
                 samples = details.pop("samples_s", [])
                 ref_samples = reference_details.pop("samples_s", [])
             assert reference_latency is not None
@@ -1086,6 +1113,8 @@ def run_job(
                     published = {"ok": False, "error": f"timeout at published shapes: {failure.message}"}
                 result.setdefault("details", {})["published"] = published
         result["error_class"] = "ok"
+        if guard_all:
+            result.setdefault("details", {})["torch_calls_guarded"] = list(job["watched_torch_calls"])[:20]
     except StageFailure as failure:
         result["error_class"] = failure.error_class
         result["message"] = failure.message

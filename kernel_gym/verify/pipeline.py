@@ -1,7 +1,9 @@
 """``verify(task, answer_source, backend, **settings) -> VerifyResult``: the whole pipeline.
 
 1. static_stage: parse the answer and apply the static anti-hack rules (in this process;
-   the answer is only parsed here, never executed);
+   the answer is only parsed here, never executed). A torch call in ``ModelNew.forward`` is
+   not refused here: the source does not say it runs (most are fallback branches); the judge
+   guards every call of such an answer and refuses it when a compute op executes;
 2. sandbox_stage: the judge (kernel_gym.verify.judge, its own process) draws inputs, runs the
    reference, and drives the answer's runner (kernel_gym.verify.runner, in an OS sandbox)
    through correctness trials, timing and a re-check;
@@ -21,7 +23,7 @@ from kernel_gym.verify.sandbox import SandboxLimits, run_in_sandbox
 from kernel_gym.verify.settings import VerifySettings
 from kernel_gym.verify.static_checks import RULES, check_answer_source
 
-__all__ = ["verify", "static_stage", "sandbox_stage"]
+__all__ = ["verify", "static_stage", "sandbox_stage", "watched_torch_calls"]
 
 
 def static_stage(task: TaskSpec, answer_source: str, backend: str) -> VerifyResult | None:
@@ -30,6 +32,7 @@ def static_stage(task: TaskSpec, answer_source: str, backend: str) -> VerifyResu
         violations = check_answer_source(answer_source, backend)
     except SyntaxError as exc:
         return VerifyResult(task.id, backend, error_class="syntax_error", message=f"line {exc.lineno}: {exc.msg}")
+    violations = [v for v in violations if not v.runtime_checked]  # the judge watches those
     if not violations:
         return None
     first = violations[0]
@@ -44,9 +47,19 @@ def static_stage(task: TaskSpec, answer_source: str, backend: str) -> VerifyResu
     )
 
 
+def watched_torch_calls(answer_source: str, backend: str) -> list[str]:
+    """The torch calls in the answer's forward that the judge watches on every call."""
+    try:
+        return [str(v) for v in check_answer_source(answer_source, backend) if v.runtime_checked]
+    except SyntaxError:
+        return []
+
+
 def sandbox_stage(task: TaskSpec, answer_source: str, backend: str, settings: VerifySettings) -> VerifyResult:
     """Compile, check and time the answer in the sandboxed worker."""
     job = {
+        # torch calls in forward: the compute guard runs on every call, not a sample of them
+        "watched_torch_calls": watched_torch_calls(answer_source, backend),
         "task": task.to_dict(),
         "answer": answer_source,
         "backend": backend,

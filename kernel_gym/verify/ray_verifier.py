@@ -62,6 +62,7 @@ class RayVerifier:
             cluster in this process (or uses the one already initialised).
         num_workers: CPU actors (each takes one CPU of the cluster).
         num_gpu_workers: GPU actors for GPU backends' jobs (each takes one GPU); created on first use.
+            None: one per GPU of the cluster.
         max_in_flight: most jobs submitted at once (None: one per actor).
         max_retries: reruns of a job whose actor died (then ``internal_error``).
         init_kwargs: more ``ray.init`` arguments for a local cluster (e.g. ``num_cpus``).
@@ -75,13 +76,15 @@ class RayVerifier:
         self,
         address: str | None = None,
         num_workers: int = 2,
-        num_gpu_workers: int = 1,
+        num_gpu_workers: int | None = None,
         max_in_flight: int | None = None,
         max_retries: int = 1,
         init_kwargs: dict[str, Any] | None = None,
         actor_start_timeout_s: float = 120.0,
     ) -> None:
         for label, value in (("num_workers", num_workers), ("num_gpu_workers", num_gpu_workers)):
+            if label == "num_gpu_workers" and value is None:
+                continue
             if not isinstance(value, int) or value < (1 if label == "num_workers" else 0):
                 raise ValueError(f"{label} must be a positive integer, got {value!r}")
         if max_in_flight is not None and (not isinstance(max_in_flight, int) or max_in_flight < 1):
@@ -99,6 +102,9 @@ class RayVerifier:
             kwargs.setdefault("runtime_env", {"env_vars": env})
             ray.init(address=address, **kwargs)
             self._started_ray = True
+        # a cluster started here shares this host's build cache: a step's extensions are built here,
+        # in parallel, before its jobs are spread over the actors (a joined cluster builds in each actor)
+        self._shares_cache = address is None
         self.num_workers = num_workers
         self.num_gpu_workers = num_gpu_workers
         self.max_in_flight = max_in_flight
@@ -129,6 +135,8 @@ class RayVerifier:
     def _pool(self, gpu: bool) -> list[Any]:
         if gpu not in self._pools:
             n = self.num_gpu_workers if gpu else self.num_workers
+            if n is None:  # one actor per GPU of the cluster
+                n = int(_ray().cluster_resources().get("GPU", 0)) or 1
             if n < 1:
                 raise ValueError("a GPU backend's job needs num_gpu_workers >= 1")
             pool: list[Any] = []
@@ -156,6 +164,10 @@ class RayVerifier:
     def verify_many(self, jobs: Sequence[VerifyJob]) -> list[VerifyResult]:
         """Run ``jobs`` on the pools; results in job order."""
         ray = _ray()
+        if self._shares_cache:
+            from kernel_gym.verify.verifiers import prebuild_extensions
+
+            prebuild_extensions(jobs)
         results: list[VerifyResult | None] = [None] * len(jobs)
         attempts = [0] * len(jobs)
         waiting: dict[bool, deque[int]] = {}

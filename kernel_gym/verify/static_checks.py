@@ -24,6 +24,8 @@ __all__ = [
 
 RULES: dict[str, str] = {
     "torch_compute": "ModelNew computes with torch ops instead of its kernel",
+    "vendor_library": "the answer calls a vendor library (cuBLAS, cuDNN ...): KernelBench counts library calls as "
+    "not custom kernels",
     "try_fallback": "try/except in the answer (a fallback to PyTorch hides kernel failures)",
     "monkey_patch": "the answer patches timers, synchronisation or torch/numpy/time functions",
     "threads_or_streams": "the answer uses threads, processes or side streams",
@@ -219,6 +221,10 @@ class Violation:
     rule: str
     message: str
     line: int | None = None
+    # a torch call in ModelNew.forward: the source alone does not say it runs (most are fallback
+    # branches, `if not x.is_cuda: return torch...`); the judge then guards every call of the
+    # answer and refuses it only when such an op actually executes (see watched_torch_calls)
+    runtime_checked: bool = False
 
     def __str__(self) -> str:
         where = f"line {self.line}: " if self.line else ""
@@ -250,8 +256,8 @@ class _AnswerVisitor(ast.NodeVisitor):
         self.in_model_new = False
         self.in_init = False
 
-    def add(self, rule: str, message: str, node: ast.AST) -> None:
-        self.violations.append(Violation(rule, message, getattr(node, "lineno", None)))
+    def add(self, rule: str, message: str, node: ast.AST, runtime_checked: bool = False) -> None:
+        self.violations.append(Violation(rule, message, getattr(node, "lineno", None), runtime_checked))
 
     # -- imports ---------------------------------------------------------------------------
     def _check_module(self, name: str, node: ast.AST) -> None:
@@ -473,13 +479,13 @@ class _AnswerVisitor(ast.NodeVisitor):
                 if parts[1] in ("ops", "_C", "_ops"):
                     self.add("torch_compute", f"{func}() calls torch operators directly", node)
                 elif len(parts) == 2 and parts[1] not in _TORCH_ALLOWED:
-                    self.add("torch_compute", f"{func}() in ModelNew: compute in the kernel instead", node)
+                    self.add("torch_compute", f"{func}() in ModelNew: compute in the kernel instead", node, True)
                 elif parts[1] == "nn" and "functional" in parts:
-                    self.add("torch_compute", f"{func}() in ModelNew: compute in the kernel instead", node)
+                    self.add("torch_compute", f"{func}() in ModelNew: compute in the kernel instead", node, True)
             if parts[0] in self.functional_aliases or (
                 len(parts) > 1 and ".".join(parts[:-1]) in self.functional_aliases
             ):
-                self.add("torch_compute", f"{func}() in ModelNew: compute in the kernel instead", node)
+                self.add("torch_compute", f"{func}() in ModelNew: compute in the kernel instead", node, True)
         self.generic_visit(node)
 
 
@@ -523,7 +529,12 @@ _CPP_FORBIDDEN: list[tuple[str, str, str]] = [
         "{0}: kernels may use OpenMP, not threads of their own",
     ),
     (
-        r"\b(omp_set_num_threads|omp_set_dynamic|omp_set_nested|omp_set_max_active_levels|num_threads)\b",
+        r"\b(omp_set_num_threads|omp_set_dynamic|omp_set_nested|omp_set_max_active_levels)\b",
+        "threads_or_streams",
+        "{0}: the thread count is the verifier's setting (both sides get the same)",
+    ),
+    (  # the OpenMP clause only: a variable named num_threads (common in CUDA code) is fine
+        r"(?:#\s*pragma\s+omp\b|\b_Pragma\s*\(\s*\"\s*omp\b)[^\n]*?\b(num_threads)\b",
         "threads_or_streams",
         "{0}: the thread count is the verifier's setting (both sides get the same)",
     ),
@@ -549,12 +560,12 @@ _CPP_FORBIDDEN: list[tuple[str, str, str]] = [
         "{0} changes torch's numerics for every model, the reference's included",
     ),
     (
-        r"\b(cublas\w*|cublasLt\w*|cudnn\w*|cusparse\w*|cusolver\w*|cufft\w*|getCurrentCUDABlasHandle|"
+        r"\b(cublas\w*|cublasLt\w*|cudnn\w*|cusparse\w*|cusolver\w*|cufft\w*|curand\w*|getCurrentCUDABlasHandle|"
         r"getCurrentCUDABlasLtHandle|getCudnnHandle)\b",
-        "torch_compute",
-        "{0}: vendor-library compute (cuBLAS, cuDNN ...) instead of the answer's own kernel",
+        "vendor_library",
+        "{0}: a vendor library (cuBLAS, cuDNN ...) computes instead of the answer's own kernel "
+        "(KernelBench counts library calls as not custom kernels)",
     ),
-    (r"\b(asm|__asm__|__asm)\b", "os_access", "inline assembly is not allowed"),
     (
         r"__attribute__\s*\(\(\s*(constructor|destructor|alias|weakref|ifunc|section|init_priority)",
         "os_access",
@@ -588,6 +599,47 @@ def check_kernel_source(source: str) -> list[Violation]:
                 )
             )
     found.extend(_undefined_extern_c(text))
+    found.extend(_inline_assembly(text))
+    return found
+
+
+_ASM = re.compile(r"\b(?:asm|__asm__|__asm)\b")
+_ASM_TEMPLATE = re.compile(r"\s*(?:volatile\b|__volatile__\b|inline\b|goto\b)*\s*\(((?:\s*\"(?:\\.|[^\"\\])*\")*)")
+# PTX statements: directives (.reg, .pred ...), predicates (@p), labels, and instructions with
+# a type or state-space suffix (ld.global.nc.f32, mma.sync..., bar.sync) or one of the few
+# suffix-free ones. Host (x86) assembly has no such form: syscall, int $0x80, movq, rdtsc.
+_PTX_STATEMENT = re.compile(
+    r"(\.\w+\b.*|@!?%?\w+\s+.*|\w+:|[a-z][a-z0-9_]*(\.[\w:]+)+\b.*|(trap|exit|ret|brkpt|pmevent)\b.*)",
+    re.S,
+)
+
+
+def _inline_assembly(text: str) -> list[Violation]:
+    """Inline assembly is allowed when it is PTX (device code: vector stores, cache hints,
+    tensor-core instructions are legitimate CUDA); anything else (host assembly can make system
+    calls) or a template that cannot be read from the source is refused."""
+    found = []
+    for m in _ASM.finditer(text):
+        line = text.count("\n", 0, m.start()) + 1
+        t = _ASM_TEMPLATE.match(text, m.end())
+        if t is None:
+            found.append(Violation("os_access", "kernel source: inline assembly without a literal template", line))
+            continue
+        template = "".join(
+            bytes(lit[1:-1], "utf-8").decode("unicode_escape", "replace")
+            for lit in re.findall(r'"(?:\\.|[^"\\])*"', t.group(1))
+        )
+        for statement in re.split(r"[;\n]", template):
+            statement = statement.strip().lstrip("{").rstrip("}").strip()  # PTX scope braces
+            if statement and not _PTX_STATEMENT.fullmatch(statement):
+                found.append(
+                    Violation(
+                        "os_access",
+                        f"kernel source: inline assembly {statement[:40]!r} is not PTX (only PTX is allowed)",
+                        line,
+                    )
+                )
+                break
     return found
 
 

@@ -166,7 +166,7 @@ def extension_exploits() -> dict[str, tuple[str, str, set[str]]]:
         "cublas_handle": (
             RELU,
             _edit((_BODY, "    auto handle = at::cuda::getCurrentCUDABlasHandle();\n    (void)handle;\n" + _BODY)),
-            {"torch_compute"},
+            {"vendor_library"},
         ),
         # an include path of the answer's choosing
         "include_path_flag": (
@@ -185,6 +185,26 @@ def extension_exploits() -> dict[str, tuple[str, str, set[str]]]:
             ),
             {"os_access"},
         ),
+        # torch computes only once the answer is timed (past the correctness trials): a torch call in
+        # forward is watched on every call, so the timed calls see it
+        "torch_while_timed": (
+            RELU,
+            _edit(
+                ("        self.ext = relu_ext\n", "        self.ext = relu_ext\n        self.calls = 0\n"),
+                (
+                    _FORWARD,
+                    "        self.calls += 1\n        if self.calls > 8:\n            return torch.relu(x)\n"
+                    + _FORWARD,
+                ),
+            ),
+            {"torch_compute"},
+        ),
+        # host assembly (x86 can make system calls); PTX is allowed
+        "host_assembly": (
+            RELU,
+            _edit((_BODY, '    asm volatile("syscall" ::: "memory");\n' + _BODY)),
+            {"os_access"},
+        ),
         # a library of the answer's choosing
         "ldflags": (
             RELU,
@@ -195,4 +215,15 @@ def extension_exploits() -> dict[str, tuple[str, str, set[str]]]:
 
 
 # exploits caught only when they run (on a GPU); the others are refused by the static rules too
-RUNTIME_ONLY = {"per_thread_stream", "deferred", "pointer_cache", "in_place", "aten_from_cpp"}
+RUNTIME_ONLY = {"per_thread_stream", "deferred", "pointer_cache", "in_place", "aten_from_cpp", "torch_while_timed"}
+
+# accepted as KernelBench's answers write them: a torch fallback branch that never runs on the GPU
+# (the judge watches it on every call) and PTX inline assembly (a streaming store)
+RELU_WITH_FALLBACK = _edit(
+    (_FORWARD, "        if not x.is_cuda:\n            return torch.relu(x)\n" + _FORWARD),
+    (
+        "        y[i] = v > 0.f ? v : 0.f;\n",
+        "        float r = v > 0.f ? v : 0.f;\n"
+        '        asm volatile("st.global.cs.f32 [%0], %1;" :: "l"(y + i), "f"(r));\n',
+    ),
+)

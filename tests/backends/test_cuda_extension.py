@@ -16,9 +16,15 @@ from kernel_gym.backends import BackendUnavailable
 from kernel_gym.backends.cuda_extension import ExtensionRequest, check_flags, extract_calls, render_sources
 from kernel_gym.native.compile import compiler_path
 from kernel_gym.tasks import get_task
-from kernel_gym.verify.pipeline import static_stage
+from kernel_gym.verify.pipeline import static_stage, watched_torch_calls
 from kernel_gym.verify.static_checks import check_answer_source
-from tests.backends.extension_answers import RELU, RELU_EXTENSION, RUNTIME_ONLY, extension_exploits
+from tests.backends.extension_answers import (
+    RELU,
+    RELU_EXTENSION,
+    RELU_WITH_FALLBACK,
+    RUNTIME_ONLY,
+    extension_exploits,
+)
 from tests.backends.gpu_checks import GPU_SETTINGS
 
 GPU = torch.cuda.is_available()
@@ -56,7 +62,15 @@ def test_runtime_only_exploits_pass_the_static_rules():
     # these need the runtime checks (GPU tests below): the static rules must not be what refuses them
     for name in RUNTIME_ONLY:
         _, answer, _ = extension_exploits()[name]
-        assert check_answer_source(answer, "cuda") == [], name
+        assert static_stage(get_task(RELU), answer, "cuda") is None, name
+
+
+def test_a_torch_fallback_and_ptx_assembly_pass_the_static_stage_watched():
+    # the torch call is not refused from the source: the judge guards every call of this answer
+    found = check_answer_source(RELU_WITH_FALLBACK, "cuda")
+    assert found and all(v.runtime_checked and v.rule == "torch_compute" for v in found), found
+    assert static_stage(get_task(RELU), RELU_WITH_FALLBACK, "cuda") is None
+    assert watched_torch_calls(RELU_WITH_FALLBACK, "cuda") and not watched_torch_calls(RELU_EXTENSION, "cuda")
 
 
 def test_arguments_are_read_from_module_constants():
@@ -169,6 +183,15 @@ def test_a_load_inline_answer_verifies_on_the_gpu():
     result = verify(get_task(RELU), RELU_EXTENSION, backend="cuda", use_cache=False, **GPU_SETTINGS)
     assert result.correct, (result.error_class, result.message, result.details.get("compile_log", "")[-2000:])
     assert "device_median_s" in result.details["answer_timing"]
+
+
+@pytest.mark.skipif(not GPU, reason=NO_GPU)
+def test_an_answer_with_a_torch_fallback_verifies_with_every_call_guarded():
+    from kernel_gym.verify import verify
+
+    result = verify(get_task(RELU), RELU_WITH_FALLBACK, backend="cuda", use_cache=False, **GPU_SETTINGS)
+    assert result.correct, (result.error_class, result.message, result.details.get("compile_log", "")[-2000:])
+    assert result.details["torch_calls_guarded"], result.details
 
 
 @pytest.mark.skipif(not GPU, reason=NO_GPU)

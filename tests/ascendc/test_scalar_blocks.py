@@ -46,3 +46,16 @@ def test_a_select_costs_no_basic_block_of_its_own() -> None:
     # the same loads, the same loop: without merging, each of the 4 selects per iteration would add a
     # block (scalar_block_cycles) per iteration, 1024 x 4 x 4 cycles on top of the sum's
     assert max_s == sum_s
+
+
+def test_the_compile_service_allows_only_the_simulators_own_assembler_folder() -> None:
+    from kernel_gym.ascendc.loader import SCALAR_INSTRUMENTATION, TOOLCHAIN_DIR
+    from kernel_gym.backends import get_backend
+    from kernel_gym.verify.compile_service import CompileService
+
+    service = CompileService(sandboxed=False, backend=get_backend("ascend_sim"))
+    assert f"-B{TOOLCHAIN_DIR}" in SCALAR_INSTRUMENTATION
+    assert service._check_flags(list(SCALAR_INSTRUMENTATION), "ascendc") is None
+    # another -B folder would let an answer pick the assembler (or compiler) a kernel is built with
+    assert service._check_flags([f"-B{TOOLCHAIN_DIR.parent / 'include'}"], "ascendc") is not None
+    assert service._check_flags(["-B/usr/bin"], "ascendc") is not None

@@ -21,6 +21,9 @@ def test_wheel_has_the_package_data_and_no_reference_answers(tmp_path: Path) -> 
     assert "kernel_gym/tasks/level1/021_relu.py" in names
     assert "kernel_gym/ascendc/include/kernel_operator.h" in names
     assert any(n.startswith("kernel_gym/ascendc/src/") and n.endswith(".cpp") for n in names)
+    # the assembler wrapper kernels are built with (gcc -B) must stay executable
+    wrapper = zipfile.ZipFile(wheel).getinfo("kernel_gym/ascendc/toolchain/as")
+    assert (wrapper.external_attr >> 16) & 0o111
     # ... and no answer to a task: those are test fixtures and benchmark inputs (solutions/)
     assert not [n for n in names if n.startswith(("solutions/", "tests/"))]
     answers = sorted(p.name for p in (ROOT / "solutions").rglob("*.py") if p.name != "__init__.py")

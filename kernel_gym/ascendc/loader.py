@@ -58,6 +58,7 @@ __all__ = [
 PKG_DIR = Path(__file__).resolve().parent
 INCLUDE_DIR = PKG_DIR / "include"
 SRC_DIR = PKG_DIR / "src"
+TOOLCHAIN_DIR = PKG_DIR / "toolchain"  # the assembler wrapper (toolchain/as) kernels are built with
 CACHE_SUBDIR = "ascendc"
 
 _DEFAULTS: dict[str, Any] = {"soc": "Ascend910B2", "align_mode": "npu"}
@@ -112,10 +113,11 @@ def default_options() -> dict[str, Any]:
 
 # ---- build helpers ------------------------------------------------------------------------
 def _headers() -> list[Path]:
-    """Every header under include/ (kernel sources may include any of them)."""
+    """Every header under include/ (kernel sources may include any of them), and the assembler
+    wrapper every kernel is built with."""
     # (os.walk: a third of rglob's time, which a cached load would otherwise spend here)
     found = (Path(root) / f for root, _, names in os.walk(INCLUDE_DIR) for f in names if f.endswith(".h"))
-    return sorted(found, key=str)
+    return [*sorted(found, key=str), TOOLCHAIN_DIR / "as"]
 
 
 def _own_headers() -> list[Path]:
@@ -166,7 +168,10 @@ def runtime_library() -> tuple[Path, ctypes.CDLL]:
 # Every kernel translation unit calls the runtime on each basic block and memory access
 # (src/rt_scalar.cpp), so scalar code and raw GM pointers cost simulated time and are
 # bounds-checked. Not an option: a kernel compiled without them would compute for free.
+# The assembler in toolchain/ (found through -B) keeps one block counter per machine basic block:
+# GCC places the counters before if-conversion, so a select would otherwise be charged a block.
 SCALAR_INSTRUMENTATION = (
+    f"-B{TOOLCHAIN_DIR}",
     "-fsanitize-coverage=trace-pc",
     "-fsanitize=kernel-address",
     "--param=asan-instrumentation-with-call-threshold=0",

@@ -70,6 +70,8 @@ class CompileService:
                 continue
             if flag.startswith("-I") and self._allowed_path(flag[2:]):
                 continue
+            if flag.startswith("-B") and flag in self.backend.compile_flags(subdir):
+                continue  # the backend's own tool folder (the simulator's assembler wrapper), no other
             if not flag.startswith("-") and flag.endswith(".so") and self._allowed_path(flag):
                 continue  # the simulator runtime the kernel links against
             if _LOADER_FLAGS.fullmatch(flag) or not check_compiler_flags([flag]):

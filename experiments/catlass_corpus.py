@@ -213,6 +213,11 @@ Not in this corpus: the quantised A2 matmul examples (07, 10, 11, 12, 29, 30, 32
 `SetFixPipeConfig` / per-channel quantisation in the fixpipe buffer, int4 and fp8 paths, declared here but an
 `unsupported_api` fault when called), the sparse one (41: `LoadDataWithSparse`, declared, unsupported), the
 dynamic-tiling 102/103 (no plain CMake target), and the Ascend 950 examples (another architecture).
+Blockers of the other matmul examples, for the next step: the simulator's `TPipe` is not copyable (CANN's is),
+and kernels that hold `Arch::Resource` (which holds a TPipe) by value are copied or assigned (10, 12, 30, 32);
+the tla quantised kernels (42, 44, 52) and the sparse one (41) fail overload resolution in their own
+argument types (not yet analysed); 38 copies int4 through `DataCopy(Nd2NzParams)`, which the simulator
+refuses for int4b_t.
 Known partial models: `SetHF32Mode` keeps fp32 operands (at least as accurate), the L1 -> BT move's MTE1 time
 is not charged, a `unitFlag` Fixpipe waits for the whole Mmad (no fractal-wise overlap: time an upper bound)."""
 

@@ -1228,8 +1228,8 @@ def write_report(
         "24 cores stream 3.5 TB/s, over the 1.6 TB/s HBM. For 24 blocks to be capped below 32 the per-core rate "
         "would have to be under 54 GB/s (29 B/cycle), against the spec's plateau; and no fit-set kernel is a "
         "plain streaming kernel (level 2/3 kernels fuse a convolution, GEMM or recurrent cell; attention and MHC "
-        "kernels are matmul and softmax work), so no rate can be fitted there either. The model gives them one HBM-bound "
-        "latency and their ranking inside the family is not meaningful.",
+        "kernels are matmul and softmax work), so no rate can be fitted there either. The model gives them one "
+        "HBM-bound latency and their ranking inside the family is not meaningful.",
         "- Cube work of the high-level Matmul API is a model of its own (`rt_matmul.cpp`): operands staged into "
         "L1 as CANN's Matmul copies them (one ND2NZ DataCopy per stepK x baseK slab, one DataCopy per row when "
         "the row stride exceeds nd2nz's 16-bit limit), but the stages run one after another per base block, not "

@@ -33,10 +33,15 @@ class Writer(threading.Thread):
     """A worker's memory traffic: add an item, step the shared item's Q and use count, recall; ``n``
     times, each operation timed. Errors are kept for the test to raise."""
 
-    def __init__(self, dsn: str, worker: int, n: int, shared_id: int, reconnect_timeout: float = 60.0) -> None:
+    def __init__(
+        self, dsn: str, worker: int, n: int, shared_id: int, reconnect_timeout: float = 60.0, pause_at: int = -1
+    ) -> None:
         super().__init__(daemon=True)
         self.dsn, self.worker, self.n, self.shared_id = dsn, worker, n, shared_id
         self.reconnect_timeout = reconnect_timeout
+        # with pause_at >= 0 the writer stops before that step until ``go`` is set, so a test can make
+        # sure it has traffic left when an outage begins (a fast writer could otherwise finish first)
+        self.pause_at, self.paused, self.go = pause_at, threading.Event(), threading.Event()
         self.done_steps = 0
         self.slowest_s = 0.0
         self.ids: list[int] = []
@@ -47,6 +52,9 @@ class Writer(threading.Thread):
         try:
             with MemoryStore(self.dsn, save_index_on_close=False, reconnect_timeout=self.reconnect_timeout) as store:
                 for i in range(self.n):
+                    if i == self.pause_at:
+                        self.paused.set()
+                        self.go.wait(120)
                     t0 = time.monotonic()
                     [new_id] = store.add(
                         [MemoryItem(kind="trace", text=f"worker {self.worker} step {i} relu", payload={"i": i})]
@@ -133,13 +141,15 @@ def test_partition_of_10_s_the_operations_wait_and_complete(server, tmp_path, mo
     monkeypatch.setenv("KERNEL_GYM_CACHE", str(tmp_path / "cache"))
     dsn, shared = _setup(server)
     n = 40
-    writers = [Writer(dsn, w, n, shared) for w in range(2)]
+    writers = [Writer(dsn, w, n, shared, pause_at=5) for w in range(2)]
     for w in writers:
         w.start()
-    _wait_for(lambda: all(w.done_steps >= 5 or w.error for w in writers))
+    _wait_for(lambda: all(w.paused.is_set() or w.error for w in writers))
     server.shut_down("fast")
     down_at = time.monotonic()
     stalled = [w.done_steps for w in writers]
+    for w in writers:
+        w.go.set()  # both go on into the outage
     time.sleep(10)
     during = [w.done_steps for w in writers]
     assert all(d - s <= 1 for s, d in zip(stalled, during, strict=True))  # nothing completes while it is down

@@ -48,16 +48,7 @@ def compile_only(answer: str, arch: str | None = None) -> list[dict[str, Any]]:
             compile_shared({"kernel.cu": text + _ERROR_PROBE}, flags=flags, compiler="nvcc", cache_subdir="cuda")
             results.append({"ok": True, "message": "compiled", "log": "", "seconds": time.perf_counter() - t0})
         except CompileError as exc:
-            message = str(exc)
-            missing = re.search(
-                r"fatal error: ((cusparse|cublas\w*|cusolver\w*|cufft\w*|curand\w*|nvtx\w*)[\w/]*\.h)", exc.log
-            )
-            if missing:  # the toolkit here, not the answer
-                message = (
-                    f"this CUDA toolkit has no {missing.group(1)} (torch's ATen/cuda headers include it): install the "
-                    "toolkit's library headers (e.g. the cuda-libraries-dev package) for compile-only checks"
-                )
-            results.append({"ok": False, "message": message, "log": exc.log, "seconds": time.perf_counter() - t0})
+            results.append(_compile_failure(exc, time.perf_counter() - t0))
     return results
 
 
@@ -98,14 +89,18 @@ def _compile_extensions(answer: str, arch: str | None) -> list[dict[str, Any]]:
                 }
             )
         except CompileError as exc:
-            message = str(exc)
-            missing = re.search(
-                r"fatal error: ((cusparse|cublas\w*|cusolver\w*|cufft\w*|curand\w*|nvtx\w*)[\w/]*\.h)", exc.log
-            )
-            if missing:  # the toolkit here, not the answer
-                message = (
-                    f"this CUDA toolkit has no {missing.group(1)} (torch's ATen/cuda headers include it): install the "
-                    "toolkit's library headers (e.g. the cuda-libraries-dev package) for compile-only checks"
-                )
-            results.append({"ok": False, "message": message, "log": exc.log, "seconds": time.perf_counter() - t0})
+            results.append(_compile_failure(exc, time.perf_counter() - t0))
     return results
+
+
+def _compile_failure(exc: Any, seconds: float) -> dict[str, Any]:
+    """A failed build's result; a toolkit missing a library header torch includes is named as the
+    machine's gap, not the answer's."""
+    message = str(exc)
+    missing = re.search(r"fatal error: ((cusparse|cublas\w*|cusolver\w*|cufft\w*|curand\w*|nvtx\w*)[\w/]*\.h)", exc.log)
+    if missing:
+        message = (
+            f"this CUDA toolkit has no {missing.group(1)} (torch's ATen/cuda headers include it): install the "
+            "toolkit's library headers (e.g. the cuda-libraries-dev package) for compile-only checks"
+        )
+    return {"ok": False, "message": message, "log": exc.log, "seconds": seconds}

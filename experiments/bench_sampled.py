@@ -365,20 +365,12 @@ def project_run(spec: dict[str, Any], sampled: bool, spans_file: str) -> dict[st
     import torch
 
     import kernel_gym.ascendc as asc
-    from experiments.calibrate_timing import _binding_signature, _candidates
+    from experiments.calibrate_timing import _binding_signature, _candidates, project_sources
     from kernel_gym.ascendc.sampling import input_specs, lazy_inputs, written_spans
     from kernel_gym.ascendc.timing import record_launches
 
     proj = Path(spec["project_dir"])
-    jsons = [p for p in proj.glob("*.json") if p.name != "result.json"]
-    files = {
-        "project_json_src": jsons[0].read_text() if jsons else "[]",
-        "host_tiling_src": next(proj.glob("op_host/*tiling*.h")).read_text(),
-        "host_operator_src": next(proj.glob("op_host/*.cpp")).read_text(),
-        "kernel_src": next(proj.glob("op_kernel/*.cpp")).read_text(),
-        "python_bind_src": (proj / "CppExtension" / "csrc" / "op.cpp").read_text(),
-        "model_src": "class ModelNew:\n    pass\n",
-    }
+    files = project_sources(proj)
     lib = asc.load_multikernelbench(
         files, align_mode="npu", race_check=False, watchdog_s=3600.0, watchdog_cycles=1e13, sampled=sampled
     )

@@ -78,6 +78,21 @@ class KernelSpec:
         return "validation" if self.collection == "kernelbench" and self.level == VALIDATION_LEVEL else "fit"
 
 
+def project_sources(proj: Path) -> dict[str, str]:
+    """An exported EvoKernel operator project as the six strings ``load_multikernelbench`` takes
+    (its binding's ``op.cpp`` for the Python side; the model is not needed to build). Raises
+    StopIteration or OSError when a part is missing."""
+    jsons = [p for p in proj.glob("*.json") if p.name != "result.json"]
+    return {
+        "project_json_src": jsons[0].read_text() if jsons else "[]",
+        "host_tiling_src": next(proj.glob("op_host/*tiling*.h")).read_text(),
+        "host_operator_src": next(proj.glob("op_host/*.cpp")).read_text(),
+        "kernel_src": next(proj.glob("op_kernel/*.cpp")).read_text(),
+        "python_bind_src": (proj / "CppExtension" / "csrc" / "op.cpp").read_text(),
+        "model_src": "class ModelNew:\n    pass\n",
+    }
+
+
 def _norm(s: str) -> str:
     return re.sub(r"[^a-z0-9]", "", s.lower())
 
@@ -334,15 +349,7 @@ def _run_one(spec: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
 
     proj = Path(spec["project_dir"])
     try:
-        jsons = [p for p in proj.glob("*.json") if p.name != "result.json"]
-        files = {
-            "project_json_src": jsons[0].read_text() if jsons else "[]",
-            "host_tiling_src": next(proj.glob("op_host/*tiling*.h")).read_text(),
-            "host_operator_src": next(proj.glob("op_host/*.cpp")).read_text(),
-            "kernel_src": next(proj.glob("op_kernel/*.cpp")).read_text(),
-            "python_bind_src": (proj / "CppExtension" / "csrc" / "op.cpp").read_text(),
-            "model_src": "class ModelNew:\n    pass\n",
-        }
+        files = project_sources(proj)
     except (StopIteration, OSError) as exc:
         return {**out, "status": "error", "cause": "project_layout", "detail": str(exc)[:300]}
 

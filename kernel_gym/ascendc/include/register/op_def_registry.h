@@ -107,6 +107,7 @@ struct KgsimAttrValue {
     std::vector<int64_t> li;
     std::vector<float> lf;
     ContinuousVector cv;
+    mutable double d = 0;  // the attribute read as double (GetAttrPointer<double>), per attribute
 };
 
 class RuntimeAttrs {
@@ -120,14 +121,14 @@ public:
         else if constexpr (std::is_same_v<T, bool>) return &a.b;
         else if constexpr (std::is_same_v<T, char>) return a.s.c_str();
         else if constexpr (std::is_same_v<T, ContinuousVector>) return &a.cv;
-        else if constexpr (std::is_same_v<T, int32_t>) { tmp32_ = int32_t(a.i); return &tmp32_; }
-        else if constexpr (std::is_integral_v<T>) {  // an Int attribute read through a narrower type
-            tmpn_ = a.i;
-            T* v = reinterpret_cast<T*>(&tmpn_);  // the low bytes, as reading the int64 in place does
-            *v = static_cast<T>(a.i);
-            return v;
+        // An Int attribute read through a narrower integer type: the low bytes of the attribute's own
+        // int64 storage (little-endian, as reading it in place on the host does). The documentation
+        // returns "a pointer to the attribute", so two attributes never share one pointer.
+        else if constexpr (std::is_integral_v<T>) return reinterpret_cast<const T*>(&a.i);
+        else if constexpr (std::is_same_v<T, double>) {
+            a.d = a.type == 1 ? double(a.f) : double(a.i);
+            return &a.d;
         }
-        else if constexpr (std::is_same_v<T, double>) { tmpd_ = a.type == 1 ? double(a.f) : double(a.i); return &tmpd_; }
         else static_assert(sizeof(T) == 0, "kgsim: unsupported attribute type in GetAttrPointer");
     }
     const int64_t* GetInt(size_t i) const { return GetAttrPointer<int64_t>(i); }
@@ -142,9 +143,6 @@ public:
     }
     size_t GetAttrNum() const { return attrs_.size(); }
     std::vector<KgsimAttrValue> attrs_;
-    mutable int32_t tmp32_ = 0;
-    mutable int64_t tmpn_ = 0;
-    mutable double tmpd_ = 0;
 };
 
 class TilingData {

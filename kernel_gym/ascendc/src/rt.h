@@ -161,6 +161,9 @@ struct BlockState {
     uint64_t dc_line[kDcacheSlots];
     uint64_t dc_used[kDcacheSlots];
     uint64_t dc_clock = 0;
+    // hot.api_calls when this block started (watchdog_calls is per block); kept with the block, as
+    // hot.api_calls is, when it waits at SyncAll and another block runs
+    uint64_t calls_base = 0;
 };
 
 struct Runtime {
@@ -183,7 +186,6 @@ struct Runtime {
     LaunchRec* cur = nullptr;
     BlockState blk;
     double launch_wall_start = 0;
-    uint64_t block_calls_base = 0;  // hot.api_calls when the current block started (watchdog_calls is per block)
     std::string printf_buf;
     // UB shadow state (per 32-byte block) for the synchronisation check
     std::vector<double> w_end;

@@ -187,7 +187,7 @@ void check_in_launch(const Loc& loc, const char* api) {
 void slow_tick(const Loc& loc) {
     hot.next_check = hot.api_calls + 4096;
     if (!hot.in_launch) return;
-    if (double(hot.api_calls - rt.block_calls_base) > cfg.watchdog_calls)
+    if (double(hot.api_calls - rt.blk.calls_base) > cfg.watchdog_calls)
         fault("watchdog", loc, "block %lld made more than %.0f API calls (watchdog_calls): an endless loop? On the "
               "NPU the kernel would hang until the device watchdog kills it", (long long)hot.block_idx,
               cfg.watchdog_calls);
@@ -1048,7 +1048,7 @@ void block_begin(int64_t blk) {
     if (rt.cur) rt.cur->gm_mark = rt.cur->gm_read + rt.cur->gm_write;
     hot.s_time = 0;
     hot.gen++;
-    rt.block_calls_base = hot.api_calls;
+    rt.blk.calls_base = hot.api_calls;
     loop_block_begin();
     if (cfg.sync_check > 0) {
         uint32_t n = uint32_t(std::min<double>(cfg.ub_bytes, double(kMemBytes)) / 32) + 1;

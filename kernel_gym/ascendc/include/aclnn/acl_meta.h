@@ -24,6 +24,8 @@ struct aclTensor {
     aclDataType dtype = ACL_DT_UNDEFINED;
     aclFormat format = ACL_FORMAT_ND;
     void* data = nullptr;
+    // how many live aclTensorLists hold this tensor: the last of them to be destroyed frees it
+    mutable int in_lists = 0;
 };
 struct aclScalar {
     aclDataType dtype = ACL_DT_UNDEFINED;
@@ -90,6 +92,9 @@ inline aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum,
     return t;
 }
 inline aclnnStatus aclDestroyTensor(const aclTensor* tensor) {
+    // A tensor a live list holds is freed by the list's destroy (CANN's examples destroy a member
+    // first and then its list, and run): here it is left to the list, which would otherwise free it twice.
+    if (tensor && tensor->in_lists > 0) return ACLNN_SUCCESS;
     delete tensor;
     return ACLNN_SUCCESS;
 }
@@ -130,14 +135,19 @@ inline aclnnStatus aclDestroyBoolArray(const aclBoolArray* array) {
     return ACLNN_SUCCESS;
 }
 // A list holds the tensors by pointer; destroying the list destroys its tensors too (the
-// documented ownership: callers destroy the list, not its members).
+// documented ownership: "the aclTensor in the aclTensorList does not need to be destroyed again").
+// A tensor held by another live list stays until that one is destroyed too.
 inline aclTensorList* aclCreateTensorList(const aclTensor* const* value, uint64_t size) {
     if (size && !value) return nullptr;
-    return new aclTensorList{std::vector<const aclTensor*>(value, value + size)};
+    auto* l = new aclTensorList{std::vector<const aclTensor*>(value, value + size)};
+    for (const aclTensor* t : l->tensors)
+        if (t) ++t->in_lists;
+    return l;
 }
 inline aclnnStatus aclDestroyTensorList(const aclTensorList* array) {
     if (array)
-        for (const aclTensor* t : array->tensors) delete t;
+        for (const aclTensor* t : array->tensors)
+            if (t && --t->in_lists == 0) delete t;
     delete array;
     return ACLNN_SUCCESS;
 }

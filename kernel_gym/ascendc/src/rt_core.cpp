@@ -738,8 +738,14 @@ void que_free(int32_t h, uint32_t gen, const TRef& t, const Loc& loc) {
               "free it on its own queue", h, pos_name(q.src_pos), int(t.que));
     Slot& s = q.slots[t.slot];
     if (s.state == S_FREE) fault("foreign_free", loc, "FreeTensor of a tensor that is already free (double free)");
-    if (s.state == S_QUEUED)
-        fault("queue_misuse", loc, "FreeTensor of a tensor that is still in the queue (EnQue'd but not DeQue'd)");
+    if (s.state == S_QUEUED) {
+        // FreeTensor documents no constraint on the tensor's queue state and the NPU checks none
+        // (cann-ops' inplace_attn_softmax frees a tensor it EnQue'd and then used directly): the
+        // buffer is released and leaves the queue, so a later DeQue does not return it.
+        warn("queue_misuse", loc, "FreeTensor of a tensor that is still in the queue (EnQue'd but not DeQue'd): "
+             "the buffer is released and taken out of the queue; the docs pair EnQue with DeQue");
+        q.fifo.erase(std::find(q.fifo.begin(), q.fifo.end(), int(t.slot)));
+    }
     s.state = S_FREE;
     s.freed = rt.blk.done_[q.cons];
     rt.blk.live_per_pos[q.src_pos & 31]--;

@@ -29,7 +29,7 @@ from typing import Any
 
 from kernel_gym.ascendc.errors import AscendCCompileError
 from kernel_gym.ascendc.loader import compile_module
-from kernel_gym.ascendc.op_project import _C_TYPES, ProjectSources, _snake, op_meta_text
+from kernel_gym.ascendc.op_project import _C_TYPES, _DT_NAMES, ProjectSources, _snake, op_meta_text
 from kernel_gym.ascendc.sample import SampleRun, run_sample
 
 __all__ = ["AclnnOp", "aclnn_header_name", "generate_aclnn", "op_signature", "run_aclnn_example"]
@@ -344,9 +344,9 @@ class AclnnOp:
         defs: dict[str, str] = {}
         ps = self._tensor_params()
         for p, d in zip(ps, dtypes, strict=False):
-            c = _C_TYPES.get(int(d), _C_TYPES.get(p["dtypes"][0] if p["dtypes"] else 0, "float"))
-            defs[f"DTYPE_{p['name'].upper()}"] = c
-            defs[f"ORIG_DTYPE_{p['name'].upper()}"] = c
+            code = int(d) if int(d) in _C_TYPES else (p["dtypes"][0] if p["dtypes"] else 0)
+            defs[f"DTYPE_{p['name'].upper()}"] = _C_TYPES.get(code, "float")
+            defs[f"ORIG_DTYPE_{p['name'].upper()}"] = _DT_NAMES.get(code, "DT_FLOAT")
         outs = {p["name"] for p in self.meta["outputs"]}
         for p in self.meta["inputs"]:  # an in-place parameter is also named <NAME>_REF, as CANN's build names it
             if p["name"] in outs:

@@ -51,6 +51,42 @@ _C_TYPES = {
     12: "bool",
     27: "bfloat16_t",
 }
+# The ge data type codes by name (graph/types.h). CANN's build defines a kernel's ORIG_DTYPE_<NAME>
+# as one of these names (DTYPE_<NAME> is the C type) and its kernel headers (kernel_type.h) define
+# the names as macros of the codes, so kernel code tests them in `#if ORIG_DTYPE_X == DT_BF16`.
+_DT_NAMES = {
+    0: "DT_FLOAT",
+    1: "DT_FLOAT16",
+    2: "DT_INT8",
+    3: "DT_INT32",
+    4: "DT_UINT8",
+    6: "DT_INT16",
+    7: "DT_UINT16",
+    8: "DT_UINT32",
+    9: "DT_INT64",
+    10: "DT_UINT64",
+    11: "DT_DOUBLE",
+    12: "DT_BOOL",
+    16: "DT_COMPLEX64",
+    17: "DT_COMPLEX128",
+    27: "DT_BF16",
+    29: "DT_INT4",
+}
+# Headers declaring DT_* enumerators (ge::DataType, matmul_tiling::DataType), which CANN compiles
+# apart from the kernel: here they are read before the macros exist, and the macros end with the kernel.
+_DT_ENUM_HEADERS = ("graph/types.h", "graph/utils/type_utils.h", "register/op_def_registry.h", "tiling/tiling_api.h")
+
+
+def dtype_code_macros(dtype_defs: Mapping[str, str]) -> tuple[list[str], list[str]]:
+    """Lines to put before a DTYPE_ kernel (the DT_* code macros) and after it (undefining them);
+    none for a kernel without DTYPE_ macros."""
+    if not dtype_defs:
+        return [], []
+    before = [f'#include "{h}"' for h in _DT_ENUM_HEADERS]
+    before += [f"#define {name} {code}" for code, name in _DT_NAMES.items()]
+    return before, [f"#undef {name}" for name in _DT_NAMES.values()]
+
+
 _TILING_CAP = 64 * 1024
 _MAX_DIMS = 25
 
@@ -291,8 +327,9 @@ class ProjectSources:
             c for p in shared for c in re.findall(r"BEGIN_TILING_DATA_DEF\s*\(\s*(\w+)", (headers or {})[p])
         ]
         kern += [f"using ::optiling::{c};" for c in sorted({*self._tiling_classes, *shared_classes})]
-        kern += [f"#define {k} {v}" for k, v in dtype_defs.items()]
-        kern += [f'#include "proj/{p}.inc"' for p in self._kern]
+        dt_on, dt_off = dtype_code_macros(dtype_defs)
+        kern += dt_on + [f"#define {k} {v}" for k, v in dtype_defs.items()]
+        kern += [f'#include "proj/{p}.inc"' for p in self._kern] + dt_off
         n = len(self.kernel_params)
         unpacked = ", ".join(f"p[{k}]" for k in range(n))
         kern.append(
@@ -347,9 +384,10 @@ class ProjectSources:
             if self._tiling_alias:
                 lines.append(f"using KgsimOpTilingData = ::optiling::{self._tiling_alias};")
             lines += [f"using ::optiling::{c};" for c in self._tiling_classes]
-            lines += [f"#define {k} {v}" for k, v in dtype_defs.items()]
+            dt_on, dt_off = dtype_code_macros(dtype_defs)
+            lines += dt_on + [f"#define {k} {v}" for k, v in dtype_defs.items()]
             lines += [f"#undef {g}" for g in kernel_guards]
-            lines += [f'#include "proj/{p}.inc"' for p in self._kern]
+            lines += [f'#include "proj/{p}.inc"' for p in self._kern] + dt_off
         lines.append(f'#define KGSIM_OP_NAME "{self.op_type}"')
         lines.append(_ENTRIES)
         if with_kernel:
@@ -427,9 +465,8 @@ class OpProjectOp(ProjectSources):
     def _dtype_defs(in_dt: list[int], out_dt: list[int], meta: Mapping[str, Any]) -> dict[str, str]:
         defs = {}
         for p, d in [*zip(meta["inputs"], in_dt, strict=False), *zip(meta["outputs"], out_dt, strict=False)]:
-            c = _C_TYPES.get(d, "float")
-            defs[f"DTYPE_{p['name'].upper()}"] = c
-            defs[f"ORIG_DTYPE_{p['name'].upper()}"] = c
+            defs[f"DTYPE_{p['name'].upper()}"] = _C_TYPES.get(d, "float")
+            defs[f"ORIG_DTYPE_{p['name'].upper()}"] = _DT_NAMES.get(d, "DT_FLOAT")
         return defs
 
     def _kernel_module(self, column: int | None, in_dt: list[int], out_dt: list[int]):

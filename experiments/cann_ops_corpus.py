@@ -88,6 +88,35 @@ def _common_headers(corpus: Path, texts: list[str]) -> dict[str, str]:
     return found
 
 
+# `export NAME=value` lines of a run.sh whose value is literal (the toolkit paths read other variables)
+_EXPORT = re.compile(r"^\s*export\s+(\w+)=([^\s$`;#]+)\s*$", re.M)
+# `ret=\`python3 gen_data.py\``: what gen_data.py prints lands in a variable ...
+_GEN_CAPTURE = re.compile(r"^\s*(\w+)=`python3?\s+gen_data\.py")
+# ... which the line running the example's binary may pass on: `./execute_radius_op $ret`
+_MAIN_CALL = re.compile(r"^\s*\./(\w+)((?:[ \t]+[^\s;)]+)*)[ \t]*$", re.M)
+
+
+def _run_env(run_sh: str) -> dict[str, str]:
+    """The variables a run.sh exports with literal values (gen_data.py and verify_result.py may read them)."""
+    return {name: value.strip("'\"") for name, value in _EXPORT.findall(run_sh)}
+
+
+def _main_args(run_sh: str, gen_stdout: str) -> list[str]:
+    """The arguments a run.sh passes the example's binary: literal words, and the words gen_data.py
+    printed where the call names the variable that captured them."""
+    call = _MAIN_CALL.search(run_sh)
+    if not call:
+        return []
+    captured = next((m.group(1) for ln in run_sh.splitlines() if (m := _GEN_CAPTURE.match(ln))), None)
+    out: list[str] = []
+    for word in call.group(2).split():
+        if captured and word.strip('"') in (f"${captured}", f"${{{captured}}}"):
+            out += gen_stdout.split()
+        elif "$" not in word:
+            out.append(word.strip("'\""))
+    return out
+
+
 def _verify_commands(run_sh: str) -> list[tuple[bool, list[str]]]:
     """(checks the printed "test pass", argv) of each verify call of a run.sh."""
     return [(tick == "`", [script, *args.split()]) for tick, script, args in _VERIFY.findall(run_sh)]
@@ -175,9 +204,11 @@ def run_one(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
             (work / sub).mkdir(exist_ok=True)
         gen_args = re.search(r"^\s*(?:\w+=`)?python3?\s+gen_data\.py([^`\n]*)", run_sh, re.M)
         args = [a.strip("'\"") for a in gen_args.group(1).split()] if gen_args else []
+        env = {**os.environ, **_run_env(run_sh)}
         gen = subprocess.run(
             [sys.executable, "gen_data.py", *[a for a in args if "$" not in a]],
             cwd=work,
+            env=env,
             capture_output=True,
             text=True,
             timeout=timeout_s,
@@ -205,7 +236,16 @@ def run_one(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
                 return ProjectResult(
                     name, "needs_cann_library", f"its example calls {', '.join(sorted(calls))}", "out of scope"
                 )
-            run = run_aclnn_example(files, example, inputs, cwd="build", soc=SOC, headers=headers, timeout_s=timeout_s)
+            run = run_aclnn_example(
+                files,
+                example,
+                inputs,
+                cwd="build",
+                soc=SOC,
+                headers=headers,
+                timeout_s=timeout_s,
+                argv=_main_args(run_sh, gen.stdout),
+            )
         except AscendCCompileError as exc:
             blocker, owner = _classify(str(exc))
             return ProjectResult(name, "fail", blocker, owner, time.perf_counter() - t0)
@@ -219,7 +259,13 @@ def run_one(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
         ok = run.returncode == 0 and run.error is None
         for printed, cmd in verifies:
             v = subprocess.run(
-                [sys.executable, *cmd], cwd=work, capture_output=True, text=True, timeout=timeout_s, check=False
+                [sys.executable, *cmd],
+                cwd=work,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=timeout_s,
+                check=False,
             )
             outs.append((v.stdout + v.stderr).strip())
             ok = ok and (v.stdout.strip() == "test pass" if printed else v.returncode == 0)

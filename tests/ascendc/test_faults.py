@@ -65,6 +65,20 @@ def test_a_tensor_still_allocated_at_kernel_end_is_a_warning(faults_mod):
     assert faults_mod.last_run.faults == []
 
 
+@pytest.mark.parametrize(
+    "case,marker,fragment", [(10, "too_many_tensors", "9 tensors"), (19, "too_many_buffers", "65 buffers")]
+)
+def test_tensor_and_buffer_limits_warn_by_default(case, marker, fragment):
+    """The documented limits (8 tensors per position, 64 buffers) are checked by CANN's CPU debug
+    build, not on the NPU: by default the kernel runs and the report warns at the line; the fault
+    above is bounds_mode="strict"."""
+    mod = asc.load(kernels.FAULTS, name=FILE)
+    run(mod, case)
+    assert mod.last_run.faults == []
+    [warning] = [w for w in mod.last_run.warnings if w["error_class"] == "too_many_tensors"]
+    assert fragment in warning["message"] and warning["line"] == line_of(marker)
+
+
 def test_queue_faults_share_a_category():
     for cls in (asc.QueueFull, asc.QueueEmpty, asc.ForeignFree, asc.TensorLeak, asc.TooManyTensors):
         assert issubclass(cls, asc.QueueMisuse) and cls.category == "queue_misuse"

@@ -1,6 +1,7 @@
 // kgsim runtime: the advanced math APIs (Tanh, Sigmoid, Gelu, Power, ...), Sum, and the
 // data-rearranging vector instructions (GatherMask, Brcb, BroadCast, Copy, the compare mask).
-// Advanced APIs are count-form element-wise functions computed in float (half in, half out);
+// Advanced APIs are count-form element-wise functions computed in float (half in, half out; Sigmoid
+// of half rounds each of its steps to half, as CANN's implementation computes it in the data type);
 // their cost is that of the basic vector instructions they decompose into.
 #include "rt.h"
 #include "kgsim/math.h"
@@ -108,6 +109,16 @@ float apply(MathFn fn, float x, float y, double s0) {
         case M_FMOD: return std::fmod(x, y);
         default: return x;
     }
+}
+
+// Sigmoid of half data as CANN's implementation for this architecture computes it (asc-devkit's
+// SigmoidIntrinsicsImpl: Muls by -1, Exp, Adds 1, Div of a Duplicate'd 1, each in the data type):
+// every step rounded to half, not the whole function in float rounded once (the difference is
+// several ulps near 0.5; cann-ops' mul_sigmoid golden, fp16 step by step, needs the former).
+float sigmoid_half_steps(float x) {
+    const half e = half(std::exp(float(half(-x))));
+    const half d = half(float(e) + 1.0f);
+    return float(half(1.0f / float(d)));
 }
 
 bool is_binary(MathFn fn) {
@@ -228,7 +239,8 @@ void vec_math(MathFn fn, DT dt, DT src_dt, const MathArgs& a, const Loc& loc) {
             store_as(dt, d + i * es, e < 0 ? (std::fabs(b) == 1 ? std::pow(b, e) : 0.0) : std::pow(b, e));
             continue;
         }
-        store_as(dt, d + i * es, apply(fn, xv, yv, a.s0));
+        const float v = fn == M_SIGMOID && dt == DT::F16 ? sigmoid_half_steps(xv) : apply(fn, xv, yv, a.s0);
+        store_as(dt, d + i * es, v);
     }
     mark_init_range(a.dst.mem, a.dst.addr, uint32_t(n * es));
     uint32_t passes = 1;

@@ -241,11 +241,16 @@ int32_t gm_check(int32_t buf, uintptr_t p, uint64_t nbytes, uint32_t es, const c
                  const Loc& loc);
 // A DataCopy's GM range [p, p + nbytes) against its buffer. In bounds: {p, p + nbytes, false}.
 // Past the buffer but within the NPU's 2 MiB allocation granule of it (bounds_mode="npu"): the
-// in-bounds part [lo, hi), clipped = true and a warning; the caller reads poison / drops writes
-// for the rest, as no other buffer of the launch lies there. Otherwise a gm_out_of_bounds fault.
+// in-bounds part [lo, hi), clipped = true and a warning. Where the range stays inside the pages
+// the simulator mapped for the buffer (gm_pages), own_pages = true: the caller reads and writes
+// the bytes past the buffer there, as the NPU keeps what is written in the buffer's device page
+// (a later read, the host's aclrtMemcpy included, finds it); otherwise it reads poison and drops
+// writes for the rest, as no other buffer of the launch lies there. Only [lo, hi) is recorded for
+// the race check either way. Beyond the granule: a gm_out_of_bounds fault.
 struct GmClip {
     uintptr_t lo, hi;
     bool clipped;
+    bool own_pages = false;
 };
 GmClip gm_clip(int32_t buf, uintptr_t p, uint64_t nbytes, uint32_t es, const char* api, const char* dir,
                const Loc& loc);
@@ -254,6 +259,9 @@ GmClip gm_clip(int32_t buf, uintptr_t p, uint64_t nbytes, uint32_t es, const cha
 void* gm_alloc(uint64_t bytes);
 bool gm_free(void* p);                             // false: not from gm_alloc
 bool gm_is_isolated(uintptr_t base, uint64_t size);  // see GmBuf::guarded
+// Bytes of the pages gm_alloc mapped for the buffer at base (its size rounded up to whole pages,
+// the slack past the size poison until written); 0 for memory gm_alloc did not map.
+uint64_t gm_pages(uintptr_t base);
 void record_access(uintptr_t lo, uint64_t n, uint8_t kind, const Loc& loc);
 double vector_row_sum(double* v, uint32_t n, uint32_t per_repeat, bool is_half);  // rt_vector.cpp
 // Whether another block of this launch already wrote all of [lo, lo + n) (its last 4096 recorded

@@ -99,7 +99,7 @@ void copy_gm_to_local(const TRef& dst, int32_t buf, const void* gm, DT dt, uint3
     if (loop_skip(loc, loop_key(tref_key(dst), buf, es, copy_key(p)))) return;
     std::vector<uint8_t> shadow;  // a range past the buffer: its bytes, then poison
     uintptr_t from = g;
-    if (clip.clipped) {
+    if (clip.clipped && !clip.own_pages) {  // (within the buffer's own pages the bytes are read there)
         shadow.assign(gm_span, 0xFF);
         if (clip.hi > clip.lo) std::memcpy(shadow.data() + (clip.lo - g), reinterpret_cast<void*>(clip.lo), clip.hi - clip.lo);
         from = reinterpret_cast<uintptr_t>(shadow.data());
@@ -177,7 +177,9 @@ void copy_local_to_gm(int32_t buf, void* gm, const TRef& src, DT dt, uint32_t es
     uintptr_t to = g;
     if (clip.clipped) {
         shadow.assign(gm_span, 0);
-        if (clip.hi > clip.lo) std::memcpy(shadow.data() + (clip.lo - g), reinterpret_cast<void*>(clip.lo), clip.hi - clip.lo);
+        if (clip.own_pages) std::memcpy(shadow.data(), reinterpret_cast<void*>(g), gm_span);  // an atomic reads them
+        else if (clip.hi > clip.lo)
+            std::memcpy(shadow.data() + (clip.lo - g), reinterpret_cast<void*>(clip.lo), clip.hi - clip.lo);
         to = reinterpret_cast<uintptr_t>(shadow.data());
     }
     const uint8_t* ub = mem_ptr(src.mem, src.addr);
@@ -229,8 +231,9 @@ void copy_local_to_gm(int32_t buf, void* gm, const TRef& src, DT dt, uint32_t es
         }
     }
     if (span_hi > span_lo) record_access(g + span_lo, span_hi - span_lo, atomic ? AK_ATOMIC : AK_WRITE, loc);
+    if (clip.clipped && clip.own_pages) std::memcpy(reinterpret_cast<void*>(g), shadow.data(), gm_span);
     if (clip.clipped && clip.hi > clip.lo) {
-        std::memcpy(reinterpret_cast<void*>(clip.lo), shadow.data() + (clip.lo - g), clip.hi - clip.lo);
+        if (!clip.own_pages) std::memcpy(reinterpret_cast<void*>(clip.lo), shadow.data() + (clip.lo - g), clip.hi - clip.lo);
         record_access(clip.lo, clip.hi - clip.lo, atomic ? AK_ATOMIC : AK_WRITE, loc);
     }
     uint64_t bytes = uint64_t(p.block_count) * p.block_len;

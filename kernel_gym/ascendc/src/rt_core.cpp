@@ -325,12 +325,15 @@ GmClip gm_clip(int32_t buf, uintptr_t p, uint64_t nbytes, uint32_t es, const cha
     const GmBuf& b = rt.gm[buf];
     uintptr_t lo = std::min(p, b.base + b.size), hi = std::min(p + nbytes, b.base + b.size);
     long long off = (long long)(p - b.base);
+    // inside the pages mapped for this buffer alone: done there, as in the buffer's device page
+    const bool own_pages = p + nbytes <= b.base + gm_pages(b.base);
     warn("gm_out_of_bounds", loc,
          fmt("%s %s bytes [%lld, %lld) of GM buffer '%s', which has %llu B: the NPU does so without a fault (its device "
-             "memory comes in 2 MiB pages), reading whatever lies there and writing over it; here bytes past the "
-             "buffer read as 0xFF and writes to them are dropped",
-             api, dir, off, off + (long long)nbytes, b.name.c_str(), (unsigned long long)b.size));
-    return {lo, hi, true};
+             "memory comes in 2 MiB pages), reading whatever lies there and writing over it; %s",
+             api, dir, off, off + (long long)nbytes, b.name.c_str(), (unsigned long long)b.size,
+             own_pages ? "here too, within the buffer's own pages (bytes never written there read as 0xFF)"
+                       : "here bytes past the buffer read as 0xFF and writes to them are dropped"));
+    return {lo, hi, true, own_pages};
 }
 
 void record_access(uintptr_t lo, uint64_t n, uint8_t kind, const Loc& loc) {
@@ -424,12 +427,12 @@ bool gm_scalar(int32_t buf, const void* p, uint32_t nbytes, int write, const Loc
     // GetValue/SetValue (by value) past the buffer within the NPU's page: as a DataCopy there (gm_clip
     // warns, or faults beyond the page or under bounds_mode="strict"); a reference or a handshake cannot
     const bool by_value = !by_ref && !handshake;
-    const bool inside = !by_value ? (gm_check(buf, a, nbytes, nbytes, api, dir, loc), true)
-                                  : !gm_clip(buf, a, nbytes, nbytes, api, dir, loc).clipped;
-    if (!inside) {
+    const GmClip clip = by_value ? gm_clip(buf, a, nbytes, nbytes, api, dir, loc)
+                                 : (gm_check(buf, a, nbytes, nbytes, api, dir, loc), GmClip{a, a + nbytes, false});
+    if (clip.clipped) {  // past the buffer: done only within its own pages, and not race-checked
         if (rt.cur) (write ? rt.cur->gm_write : rt.cur->gm_read) += nbytes;
         hot.s_time += scalar_gm_cycles(a, nbytes);
-        return false;
+        return clip.own_pages;
     }
     if (!handshake) record_access(a, nbytes, write ? AK_WRITE : AK_READ, loc);
     if (rt.cur) (write ? rt.cur->gm_write : rt.cur->gm_read) += nbytes;

@@ -60,6 +60,8 @@ void* gm_alloc(uint64_t bytes) {
     void* m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED) return nullptr;
     auto base = reinterpret_cast<uintptr_t>(m) + kPad;  // zero-filled, 4096-aligned (NPU: 512)
+    // the rest of the buffer's last page holds no data yet: poison, as reads there find it (gm_slack)
+    if (bytes % kPad) std::memset(reinterpret_cast<void*>(base + bytes), 0xFF, kPad - bytes % kPad);
     std::lock_guard<std::mutex> g(allocs().mu);
     allocs().mapped[base] = len;
     return reinterpret_cast<void*>(base);
@@ -80,6 +82,12 @@ bool gm_free(void* p) {
                 rt.gm.end());
     munmap(static_cast<uint8_t*>(p) - kPad, len);
     return true;
+}
+
+uint64_t gm_pages(uintptr_t base) {
+    std::lock_guard<std::mutex> g(allocs().mu);
+    auto it = allocs().mapped.find(base);
+    return it == allocs().mapped.end() ? 0 : it->second - 2 * kPad;
 }
 
 bool gm_is_isolated(uintptr_t base, uint64_t size) {

@@ -112,16 +112,19 @@ void copy_gm_to_local(const TRef& dst, int32_t buf, const void* gm, DT dt, uint3
         mark_init_range(dst.mem, dst.addr + uint32_t(i * ub_step + lpad), uint32_t(p.block_len));
         if (p.pad && padded > p.block_len) {
             uint64_t tail = padded - lpad - p.block_len;
-            if (p.is_pad) {
+            // The dummy elements up to 32 B: with no left or right padding the hardware repeats the
+            // block's first element, isPad or not; with padding, isPad fills them with paddingValue
+            // (DataCopyPad's padding rules; cann-ops' isamin pads with isPad and paddingValue 0)
+            if (lpad == 0 && rpad == 0) {
+                uint64_t first = 0;
+                std::memcpy(&first, s, es);
+                fill_pattern(d + p.block_len, tail, first, es);
+                mark_init_range(dst.mem, dst.addr + uint32_t(i * ub_step + p.block_len), uint32_t(tail));
+            } else if (p.is_pad) {
                 fill_pattern(d, lpad, p.pad_bits, es);
                 fill_pattern(d + lpad + p.block_len, tail, p.pad_bits, es);
                 mark_init_range(dst.mem, dst.addr + uint32_t(i * ub_step), uint32_t(lpad));
                 mark_init_range(dst.mem, dst.addr + uint32_t(i * ub_step + lpad + p.block_len), uint32_t(tail));
-            } else if (lpad == 0 && rpad == 0) {
-                uint64_t first = 0;
-                std::memcpy(&first, s, es);  // the hardware repeats the block's first element
-                fill_pattern(d + p.block_len, tail, first, es);
-                mark_init_range(dst.mem, dst.addr + uint32_t(i * ub_step + p.block_len), uint32_t(tail));
             } else {
                 std::memset(d, 0xFF, lpad);  // undefined on the NPU
                 std::memset(d + lpad + p.block_len, 0xFF, tail);

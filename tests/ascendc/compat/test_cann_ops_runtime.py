@@ -406,3 +406,41 @@ def test_a_write_past_a_device_buffer_stays_in_its_page():
     assert got[360] == 9 and (got[361:] == -1).all()
     warned = [w["message"] for r in run.launches for w in r.warnings if w["error_class"] == "gm_out_of_bounds"]
     assert any("within the buffer's own pages" in m for m in warned), warned
+
+
+# ---- DataCopyPad's dummy elements up to 32 B ------------------------------------------------------------
+PAD_DUMMY_KERNEL = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void pad_dummy(GM_ADDR x, GM_ADDR y, uint32_t right)
+{
+    TPipe pipe;
+    TBuf<QuePosition::VECCALC> b;
+    pipe.InitBuffer(b, 32);
+    GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x, 8);
+    yGm.SetGlobalBuffer((__gm__ float*)y, 8);
+    LocalTensor<float> t = b.Get<float>();
+    Duplicate(t, 100.0f, 8);
+    PipeBarrier<PIPE_ALL>();
+    DataCopyExtParams cp{1, 5 * sizeof(float), 0, 0, 0};
+    DataCopyPadExtParams<float> pad{true, 0, uint8_t(right), -5.0f};
+    DataCopyPad(t, xGm, cp, pad);
+    PipeBarrier<PIPE_ALL>();
+    DataCopy(yGm, t, 8);
+}
+extern "C" void run(GM_ADDR x, GM_ADDR y, uint32_t right) { pad_dummy<<<1, nullptr, nullptr>>>(x, y, right); }
+"""
+
+
+def test_datacopypad_dummy_repeats_the_first_element_without_padding():
+    """DataCopyPad's padding rules: with leftPadding and rightPadding both 0 the dummy elements up to
+    32 B repeat the block's first element, isPad or not; with padding, isPad fills them with
+    paddingValue (cann-ops' isamin copies tails with isPad and paddingValue 0 into FLT_MAX)."""
+    mod = asc.load(PAD_DUMMY_KERNEL, name="pad_dummy.cpp")
+    x = torch.arange(1, 9, dtype=torch.float32)
+    y = torch.zeros(8)
+    mod.run(x, y, 0)
+    assert y.tolist() == [1, 2, 3, 4, 5, 1, 1, 1]
+    mod.run(x, y, 1)
+    assert y.tolist() == [1, 2, 3, 4, 5, -5, -5, -5]

@@ -72,9 +72,16 @@ _DT_NAMES = {
     27: "DT_BF16",
     29: "DT_INT4",
 }
-# Headers declaring DT_* enumerators (ge::DataType, matmul_tiling::DataType), which CANN compiles
-# apart from the kernel: here they are read before the macros exist, and the macros end with the kernel.
-_DT_ENUM_HEADERS = ("graph/types.h", "graph/utils/type_utils.h", "register/op_def_registry.h", "tiling/tiling_api.h")
+# The headers naming DT_* enumerators (ge::DataType, matmul_tiling::DataType), which CANN compiles
+# apart from the kernel: here they are read before the macros exist, and the macros end with the
+# kernel. Only these: tiling/tiling_api.h, say, brings `using std::map` (cann-ops' cross defines `map`).
+_DT_ENUM_HEADERS = (
+    "graph/types.h",
+    "graph/utils/type_utils.h",
+    "register/op_def_registry.h",
+    "kernel_tiling/kernel_tiling.h",
+    "kgsim/quantization_tiling.h",
+)
 
 
 def dtype_code_macros(dtype_defs: Mapping[str, str]) -> tuple[list[str], list[str]]:

@@ -289,6 +289,7 @@ OP_ADD(Which);
 
 DTYPE_KERNEL = r"""
 #include "kernel_operator.h"
+template <typename T> struct map { using type = T; };  // a kernel's own `map` (cann-ops' cross has one)
 #if ORIG_DTYPE_X == DT_FLOAT16
 constexpr int32_t BRANCH = 16;
 #elif ORIG_DTYPE_X == DT_FLOAT

@@ -514,6 +514,10 @@ struct sigaction g_prev {};
 bool g_installed = false;
 size_t g_cap = size_t(2) << 30;
 size_t g_resident = 0, g_peak = 0, g_faults = 0, g_evictions = 0;
+// Clean (evictable) input bytes: the cap bounds these alone. Counting written chunks too made a
+// kernel that had written more than the cap evict every input chunk as soon as it was filled, so
+// the faulting access re-faulted forever.
+size_t g_clean = 0;
 double g_quantile[65537];  // standard normal quantiles at (i + 0.5) / 65537 ... see init_quantiles
 
 uint64_t mix(uint64_t z) {  // splitmix64's finaliser
@@ -615,8 +619,10 @@ void fill_chunk(const Region& r, size_t c) {
 
 bool evictable(const Region& r) { return r.fill != FILL_POISON && r.fill != FILL_ZERO; }
 
-void evict_down_to(size_t cap) {
-    while (g_resident > cap && g_ring_tail != g_ring_head) {
+// Evict the oldest clean chunks until at most `cap` clean bytes stay; `keep_newest`: never the
+// chunk filled last (the access that faulted it in is about to re-run).
+void evict_down_to(size_t cap, bool keep_newest = false) {
+    while (g_clean > cap && g_ring_head - g_ring_tail > (keep_newest ? 1u : 0u)) {
         uint64_t e = g_ring[g_ring_tail++ % kRing];
         Region& r = g_regions[e >> 40];
         size_t c = size_t(e & ((uint64_t(1) << 40) - 1));
@@ -628,6 +634,7 @@ void evict_down_to(size_t cap) {
         madvise(p, n, MADV_DONTNEED);
         r.state[c] = C_EMPTY;
         g_resident -= n;
+        g_clean -= n;
         ++g_evictions;
     }
 }
@@ -669,6 +676,8 @@ void on_segv(int sig, siginfo_t* info, void* uctx) {
                 if (r.state[c] == C_EMPTY) {  // evicted by protect to free mappings: refill it
                     fill_chunk(r, c);
                     g_resident += n;
+                } else {
+                    g_clean -= n;
                 }
                 r.state[c] = C_DIRTY;
                 return;
@@ -681,9 +690,10 @@ void on_segv(int sig, siginfo_t* info, void* uctx) {
             if (evictable(r)) {
                 protect(p, n, PROT_READ);
                 r.state[c] = C_CLEAN;
+                g_clean += n;
                 if (g_ring_head - g_ring_tail >= kRing) evict_down_to(0);  // only with a cap above kRing chunks
                 g_ring[g_ring_head++ % kRing] = (uint64_t(&r - g_regions) << 40) | c;
-                evict_down_to(g_cap);
+                evict_down_to(g_cap, true);
             } else {
                 r.state[c] = C_DIRTY;
             }
@@ -771,6 +781,8 @@ void kgsim_lazy_free(void* base) {
     if (!r) return;
     for (size_t c = 0; c < r->chunks; ++c)
         if (r->state[c] != C_EMPTY) g_resident -= std::min(kChunk, r->size - c * kChunk);
+    for (size_t c = 0; c < r->chunks; ++c)
+        if (r->state[c] == C_CLEAN) g_clean -= std::min(kChunk, r->size - c * kChunk);
     munmap(base, r->size);
     delete[] r->state;
     *r = Region{};

@@ -366,7 +366,14 @@ void stop_skip() {
         for (EventQ& e : byte_code)
             for (double& t : e.times) t += shift;
     if (rt.cur) rt.cur->loop_periods_skipped += uint64_t(L.m / P);
-    L.spread += double(L.m / P) * L.spread_pending;
+    // The bracket: the periods' cost differences, once per skipped period, plus one period's
+    // length. The periods do not carry every state that timing reads (the data cache, the L2 and
+    // GM port models, queue slots), so the first events after the skip can land up to about a
+    // period off what the periods predict even when the periods cost exactly the same.
+    const Snap &a = L.tmpl[0], &e = L.tmpl[size_t(P)];
+    double period = e.s - a.s;
+    for (int p = 0; p < P_COUNT; ++p) period = std::max(period, e.dn[p] - a.dn[p]);
+    L.spread += double(L.m / P) * L.spread_pending + (L.m > 0 ? std::max(0.0, period) : 0.0);
     L.skipping = false;
 }
 

@@ -358,9 +358,8 @@ def test_the_matmul_api_block_loop_is_sampled():
     epilogue = "LocalTensor<float> row = outQue.AllocTensor<float>();"
     assert epilogue in KERNEL
     kernel = KERNEL.replace(epilogue, "return;\n" + epilogue)
-    op = asc.load_op_project(
-        {"op_host/matmul_custom_tiling.h": TILING_H, "op_host/matmul_custom.cpp": HOST, "op_kernel/matmul_custom.cpp": kernel}
-    )
+    files = {"op_host/matmul_custom_tiling.h": TILING_H, "op_host/matmul_custom.cpp": HOST}
+    op = asc.load_op_project({**files, "op_kernel/matmul_custom.cpp": kernel})
     m, k, n = 1024, 64, 1024  # per core 16 x 16 base blocks of 64 x 64 (aiv=1: one AIV drives the cube)
     torch.manual_seed(0)
     a, b, bias = torch.randn(m, k).half(), torch.randn(n, k).half(), torch.randn(n)

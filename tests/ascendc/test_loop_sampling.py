@@ -272,6 +272,28 @@ def test_the_loaders_take_sampled():
     assert mod.last_run.blocks_run == blocks and mod.last_run.loop_sampled_blocks == 0
 
 
+def test_the_loaders_option_loop_samples_block_0_and_steps_down_where_blocks_wait():
+    """sampled= runs loops="all" with run_with_loop_fallback: a one-block launch costs its first
+    and last iterations; a kernel whose block 0 skips and then waits (SyncAll) reruns with block
+    0 in full and says why, rather than failing."""
+    mod = asc.load(RELU, name="relu.cpp", sampled=True)
+    n, tile = 64 * 1024, 1024
+    x = torch.randn(n)
+    y = torch.full((n,), float("nan"))
+    mod.relu_do(1, x, y, n, tile)
+    r = mod.last_run
+    assert r.blocks_run == 1 and r.loop_sampled_blocks == 1 and r.loop_periods_skipped > 0
+    sync = asc.load(RELU.replace("op.Process();", "op.Process();\n    SyncAll();"), name="relu_sync.cpp", sampled=True)
+    n, blocks = 5 * 64 * 1024, 5  # every block runs (5 groups): SyncAll forbids block sampling
+    x = torch.randn(n)
+    y = torch.full((n,), float("nan"))
+    sync.relu_do(blocks, x, y, n, tile)
+    r = sync.last_run
+    assert not r.faults and "wait for each other" in r.loop_fallback
+    check = check_sampled_output(y, lambda r0, r1: torch.relu(x[r0:r1]))
+    assert check.ok, check.message
+
+
 def test_load_op_project_takes_sampled():
     from pathlib import Path
 

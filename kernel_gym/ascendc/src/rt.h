@@ -161,6 +161,11 @@ struct BlockState {
     uint64_t dc_line[kDcacheSlots];
     uint64_t dc_used[kDcacheSlots];
     uint64_t dc_clock = 0;
+    // where line l was last found (slot in dc_line / dc_used), by a hash of l: a hint checked against
+    // the tag, so a stale one only costs the full search (a scalar loop over a few streams of
+    // consecutive elements hits the same lines over and over; the hash keeps streams whose buffers
+    // lie a power of two apart from sharing an entry)
+    uint16_t dc_hint[16] = {};
 };
 
 struct Runtime {

@@ -236,6 +236,20 @@ def test_written_output_does_not_starve_input_chunks(cap):
         assert float(y.sum()) == float(1 << 20)  # the written output stays resident
 
 
+def test_written_output_counts_against_the_resident_cap():
+    """Written chunks stay resident; clean input chunks make room for them down to a quarter of
+    the cap, so a kernel that writes much output holds about the cap, not the cap plus its output."""
+    before = lazy_stats().resident_bytes
+    with sampled_simulation(blocks=2, resident_cap_bytes=8 << 20):
+        y = lazy_tensor((6 << 18,), torch.float32, "poison")
+        y.fill_(1.0)  # 6 MiB written
+        x = lazy_tensor((2 << 20,), torch.float32, "normal", seed=6)
+        total = float(x.sum())  # 8 MiB of input read once: at most 2 MiB of it stays
+        held = lazy_stats().resident_bytes - before
+        assert (6 << 20) <= held <= (8 << 20) + (64 << 10)
+        assert float(x.sum()) == total  # refilled identically
+
+
 BIG = """
 import json, resource, sys, time, torch
 import kernel_gym.ascendc as asc

@@ -521,10 +521,16 @@ struct sigaction g_prev {};
 bool g_installed = false;
 size_t g_cap = size_t(2) << 30;
 size_t g_resident = 0, g_peak = 0, g_faults = 0, g_evictions = 0;
-// Clean (evictable) input bytes: the cap bounds these alone. Counting written chunks too made a
-// kernel that had written more than the cap evict every input chunk as soon as it was filled, so
-// the faulting access re-faulted forever.
+// Clean (evictable) input bytes. The cap bounds all resident bytes, written ones included, but
+// only clean chunks can go, and never below a quarter of the cap (nor the chunk just filled):
+// evicting every input chunk as soon as it was filled, once the kernel had written more than the
+// cap, made the faulting access re-fault forever (Softmax, Cumsum at published shapes).
 size_t g_clean = 0;
+
+size_t clean_target() {
+    const size_t dirty = g_resident - g_clean;
+    return std::max(g_cap / 4, g_cap > dirty ? g_cap - dirty : size_t(0));
+}
 double g_quantile[65537];  // standard normal quantiles at (i + 0.5) / 65537 ... see init_quantiles
 
 uint64_t mix(uint64_t z) {  // splitmix64's finaliser
@@ -700,7 +706,7 @@ void on_segv(int sig, siginfo_t* info, void* uctx) {
                 g_clean += n;
                 if (g_ring_head - g_ring_tail >= kRing) evict_down_to(0);  // only with a cap above kRing chunks
                 g_ring[g_ring_head++ % kRing] = (uint64_t(&r - g_regions) << 40) | c;
-                evict_down_to(g_cap, true);
+                evict_down_to(clean_target(), true);
             } else {
                 r.state[c] = C_DIRTY;
             }
@@ -811,7 +817,7 @@ int kgsim_lazy_is(const void* base) {
 void kgsim_lazy_set_cap(unsigned long long bytes) {
     Lock lock;
     g_cap = bytes;
-    evict_down_to(g_cap);
+    evict_down_to(clean_target());
 }
 
 // resident bytes, peak resident bytes, chunk faults, evictions

@@ -701,6 +701,11 @@ def _run_child(spec: KernelSpec, opts: dict[str, Any]) -> dict[str, Any]:
 
 
 def _worker() -> None:
+    import torch
+
+    # one torch thread, as the verifier checks: on a loaded machine OpenMP's idle threads spin, and
+    # CumsumCustom's check burned 86 % of its 62 CPU s in libgomp waiting for a core
+    torch.set_num_threads(1)
     job = json.loads(sys.stdin.read())
     rec = run_one(job["spec"], job["opts"])
     # peak resident memory of this child (Linux: KiB), the memory a kernel's simulation needs

@@ -593,12 +593,16 @@ class AscendCModule:
         return [*super().__dir__(), *self._native]
 
     def _call(self, fname: str, *args: Any) -> Any:
+        from kernel_gym.ascendc.sampling import run_sampled  # sampling imports this module
+
+        with _CALL_LOCK:
+            return run_sampled(self.sampled, lambda: self._call_once(fname, *args))
+
+    def _call_once(self, fname: str, *args: Any) -> Any:
         nf = self._native[fname]
         cargs = nf.convert_args(args)
         _, rt = runtime_library()
-        from kernel_gym.ascendc.sampling import sampled_scope  # sampling imports this module
-
-        with _CALL_LOCK, sampled_scope(self.sampled):
+        with _CALL_LOCK:
             rt.kgsim_set_config(self._config, self._config_n)
             rt.kgsim_call_begin()
             for p, a in zip(nf.cfunc.params, args, strict=True):

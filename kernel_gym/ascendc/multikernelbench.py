@@ -41,7 +41,7 @@ from kernel_gym.ascendc.op_project import (
     _first_column,
     _snake,
 )
-from kernel_gym.ascendc.sampling import handover_lazy_result, sampled_scope
+from kernel_gym.ascendc.sampling import handover_lazy_result, run_sampled
 from kernel_gym.native.cabi import strip_comments
 
 __all__ = [
@@ -211,8 +211,8 @@ class MultiKernelBenchOp:
 
         With the ``sampled`` option, the whole call (the binding's output allocations and the
         hand-over of its results) runs under sampled simulation."""
-        with sampled_scope(sampled_blocks(self.project._opts.get("sampled", False))):
-            return self._call(name, *args)
+        blocks = sampled_blocks(self.project._opts.get("sampled", False))
+        return run_sampled(blocks, lambda: self._call(name, *args))
 
     def _call(self, name: str, *args: Any) -> Any:
         names = self._names()

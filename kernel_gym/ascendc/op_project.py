@@ -593,10 +593,10 @@ class OpProjectOp(ProjectSources):
         outputs are allocated from InferShape. With the ``sampled`` option the call runs under
         sampled simulation: lazy inputs (``kernel_gym.ascendc.sampling.lazy_tensor``) are passed
         as they are and large outputs are poisoned lazy tensors, so published shapes fit."""
-        from kernel_gym.ascendc.sampling import sampled_scope  # sampling imports the loader
+        from kernel_gym.ascendc.sampling import run_sampled  # sampling imports the loader
 
-        with sampled_scope(sampled_blocks(self._opts.get("sampled", False))):
-            return self._run(inputs, outputs, attrs)
+        blocks = sampled_blocks(self._opts.get("sampled", False))
+        return run_sampled(blocks, lambda: self._run(inputs, outputs, attrs))
 
     def _run(self, inputs: tuple[torch.Tensor | None, ...], outputs: Sequence[torch.Tensor] | None, attrs: dict):
         params = self.meta.get("inputs", []) + self.meta.get("outputs", [])

@@ -57,8 +57,8 @@ __all__ = [
     "lazy_inputs",
     "lazy_stats",
     "lazy_tensor",
+    "run_sampled",
     "run_with_loop_fallback",
-    "sampled_scope",
     "sampled_simulation",
     "written_spans",
 ]
@@ -161,20 +161,26 @@ def sampled_simulation(
         rt.kgsim_track_writes(0)
 
 
-@contextmanager
-def sampled_scope(blocks: int) -> Iterator[None]:
-    """:func:`sampled_simulation` of ``blocks`` groups with loop sampling, for the ``sampled``
-    option of the loaders: nothing when ``blocks`` is 0 or a sampled simulation is running
-    already (the caller's settings win). Written spans stay readable after it."""
-    if blocks <= 0 or _ACTIVE:
-        yield
-        return
-    # 1 GiB of clean input chunks: with the process itself, under the 2 GiB a published-shape run may hold
-    with sampled_simulation(blocks=blocks, resident_cap_bytes=1 << 30, loops=True):
-        yield
-
-
 LOOP_FALLBACK_ORDER: tuple[bool | str, ...] = ("all", True, False)
+_OPTION_CAP = 1 << 30  # clean lazy input chunks under the loaders' option: with the process, under 2 GiB
+
+
+def run_sampled(blocks: int, call: Callable[[], Any]) -> Any:
+    """``call()`` under :func:`sampled_simulation` of ``blocks`` groups, for the ``sampled``
+    option of the loaders: every sampled block loop-samples (``loops="all"``, so a launch of one
+    block or a long block 0 costs only its first and last iterations), stepping down through
+    :data:`LOOP_FALLBACK_ORDER` where loop-sampled blocks wait for each other
+    (:func:`run_with_loop_fallback`: ``call`` runs again from the start). Plain ``call()`` when
+    ``blocks`` is 0 or a sampled simulation is running already (the caller's settings win).
+    Written spans stay readable after it."""
+    if blocks <= 0 or _ACTIVE:
+        return call()
+
+    def attempt(loops: bool | str) -> Any:
+        with sampled_simulation(blocks=blocks, resident_cap_bytes=_OPTION_CAP, loops=loops):
+            return call()
+
+    return run_with_loop_fallback(attempt)[0]
 
 
 def is_loop_refusal(exc: BaseException) -> bool:

@@ -237,6 +237,21 @@ def test_a_sync_all_kernel_falls_back_to_full_simulation():
     assert lat[True].latency_s == lat[False].latency_s
 
 
+@pytest.mark.parametrize("loops", [True, "all"])
+def test_the_full_latency_lies_inside_the_loop_sampled_bracket(relu_mod, loops):
+    """The bracket widens by one period per skip (state the periods do not carry: caches, queue
+    slots), so it holds the full latency even where the periods cost exactly the same."""
+    for blocks, n, tile in [(8, 3_000_000, 2048), (1, 64 * 1024, 1024), (13, 777_777, 1024)]:
+        full, _, _, _ = _relu(relu_mod, blocks, n, tile, blocks=0)
+        sampled, _, _, _ = _relu(relu_mod, blocks, n, tile, blocks=0, loops=loops)
+        if sampled.loop_periods_skipped == 0:
+            assert loops is True and blocks == 1  # a lone block 0 runs in full unless loops="all"
+            continue
+        assert sampled.latency_lo_s < sampled.latency_hi_s
+        assert sampled.latency_lo_s <= full.latency_s <= sampled.latency_hi_s
+        assert sampled.latency_hi_s - sampled.latency_lo_s < 0.05 * full.latency_s
+
+
 def test_the_loaders_take_sampled():
     with pytest.raises(ValueError, match="sampled=1"):
         asc.load(RELU, name="relu.cpp", sampled=1)
@@ -255,6 +270,28 @@ def test_the_loaders_take_sampled():
     with sampled_simulation(blocks=0):
         mod.relu_do(blocks, x, y, n, 1024)
     assert mod.last_run.blocks_run == blocks and mod.last_run.loop_sampled_blocks == 0
+
+
+def test_the_loaders_option_loop_samples_block_0_and_steps_down_where_blocks_wait():
+    """sampled= runs loops="all" with run_with_loop_fallback: a one-block launch costs its first
+    and last iterations; a kernel whose block 0 skips and then waits (SyncAll) reruns with block
+    0 in full and says why, rather than failing."""
+    mod = asc.load(RELU, name="relu.cpp", sampled=True)
+    n, tile = 64 * 1024, 1024
+    x = torch.randn(n)
+    y = torch.full((n,), float("nan"))
+    mod.relu_do(1, x, y, n, tile)
+    r = mod.last_run
+    assert r.blocks_run == 1 and r.loop_sampled_blocks == 1 and r.loop_periods_skipped > 0
+    sync = asc.load(RELU.replace("op.Process();", "op.Process();\n    SyncAll();"), name="relu_sync.cpp", sampled=True)
+    n, blocks = 5 * 64 * 1024, 5  # every block runs (5 groups): SyncAll forbids block sampling
+    x = torch.randn(n)
+    y = torch.full((n,), float("nan"))
+    sync.relu_do(blocks, x, y, n, tile)
+    r = sync.last_run
+    assert not r.faults and "wait for each other" in r.loop_fallback
+    check = check_sampled_output(y, lambda r0, r1: torch.relu(x[r0:r1]))
+    assert check.ok, check.message
 
 
 def test_load_op_project_takes_sampled():
@@ -332,3 +369,36 @@ def test_run_with_loop_fallback_steps_down_where_blocks_wait_for_each_other(relu
     with pytest.raises(RuntimeError, match="not a refusal"):
         run_with_loop_fallback(broken)
     assert calls == ["all"]
+
+
+def test_the_matmul_api_block_loop_is_sampled():
+    """IterateAll issues every base block from the caller's one call site: each block and each
+    write-out is a loop event of its own, so the block loop forms a period and is skipped."""
+    from tests.ascendc.test_matmul_api import HOST, KERNEL, TILING_H
+
+    # IterateAll straight to GM, without the epilogue that rewrites C row by row
+    epilogue = "LocalTensor<float> row = outQue.AllocTensor<float>();"
+    assert epilogue in KERNEL
+    kernel = KERNEL.replace(epilogue, "return;\n" + epilogue)
+    files = {"op_host/matmul_custom_tiling.h": TILING_H, "op_host/matmul_custom.cpp": HOST}
+    op = asc.load_op_project({**files, "op_kernel/matmul_custom.cpp": kernel})
+    m, k, n = 1024, 64, 1024  # per core 16 x 16 base blocks of 64 x 64 (aiv=1: one AIV drives the cube)
+    torch.manual_seed(0)
+    a, b, bias = torch.randn(m, k).half(), torch.randn(n, k).half(), torch.randn(n)
+    runs = {}
+    for loops in (False, "all"):
+        with sampled_simulation(blocks=0, loops=loops):
+            c = op(a, b, bias, alpha=0.2, transpose_b=True, aiv=1)
+            spans = written_spans(c)
+        runs[loops] = (op.last_run, c, spans)
+    full, c_full, _ = runs[False]
+    sampled, c, spans = runs["all"]
+    assert not full.faults and full.loop_periods_skipped == 0
+    torch.testing.assert_close(c_full, a.float() @ b.float().t() + bias, rtol=1e-4, atol=1e-3)
+    assert sampled.loop_sampled_blocks >= 1 and sampled.loop_periods_skipped >= 200
+    assert sampled.latency_s == pytest.approx(full.latency_s, rel=0.01)
+    assert sampled.latency_lo_s <= full.latency_s <= sampled.latency_hi_s
+    # what was stored before the skip (the tracked spans) is the full run's; skipped blocks stored nothing
+    assert spans and sum(hi - lo for _, lo, hi, _ in spans) < m * n // 2
+    for _, lo, hi, _ in spans:
+        assert torch.equal(c.flatten()[lo:hi], c_full.flatten()[lo:hi])

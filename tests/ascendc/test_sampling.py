@@ -220,6 +220,36 @@ def test_a_write_to_a_lazy_input_survives_eviction():
         assert torch.equal(x[:10], torch.full((10,), 42.0))
 
 
+@pytest.mark.timeout(120, method="thread")  # the livelock this guards against never returns
+@pytest.mark.parametrize("cap", [1 << 20, 0])
+def test_written_output_does_not_starve_input_chunks(cap):
+    """The resident cap bounds clean input chunks only: once more than the cap of output was
+    written, an input chunk used to be evicted as soon as it was filled, and the access that
+    faulted it in faulted again forever (Softmax, Cumsum at published shapes never finished)."""
+    with sampled_simulation(blocks=2, resident_cap_bytes=cap):
+        y = lazy_tensor((1 << 20,), torch.float32, "poison")
+        y.fill_(1.0)  # 4 MiB of written output, above the cap
+        x = lazy_tensor((1 << 20,), torch.float32, "normal", seed=5)
+        total = float(x.sum())  # every input chunk filled, most evicted on the way
+        assert float(x.sum()) == total  # and refilled identically
+        assert lazy_stats().evictions > 0
+        assert float(y.sum()) == float(1 << 20)  # the written output stays resident
+
+
+def test_written_output_counts_against_the_resident_cap():
+    """Written chunks stay resident; clean input chunks make room for them down to a quarter of
+    the cap, so a kernel that writes much output holds about the cap, not the cap plus its output."""
+    before = lazy_stats().resident_bytes
+    with sampled_simulation(blocks=2, resident_cap_bytes=8 << 20):
+        y = lazy_tensor((6 << 18,), torch.float32, "poison")
+        y.fill_(1.0)  # 6 MiB written
+        x = lazy_tensor((2 << 20,), torch.float32, "normal", seed=6)
+        total = float(x.sum())  # 8 MiB of input read once: at most 2 MiB of it stays
+        held = lazy_stats().resident_bytes - before
+        assert (6 << 20) <= held <= (8 << 20) + (64 << 10)
+        assert float(x.sum()) == total  # refilled identically
+
+
 BIG = """
 import json, resource, sys, time, torch
 import kernel_gym.ascendc as asc

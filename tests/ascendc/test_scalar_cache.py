@@ -136,3 +136,65 @@ def test_a_ub_access_through_operator_call_costs_as_set_value() -> None:
     # no dearer than SetValue (whose own checks were never kernel code): the UB access and the loop's
     # own few basic blocks per element
     assert cycles[1] <= cycles[0] and cycles[1] / 2048 <= 8 + 5 * 4
+
+
+GATHER = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+
+extern "C" __global__ __aicore__ void gather_kernel(GM_ADDR x, GM_ADDR idx, GM_ADDR y, uint32_t n)
+{
+    GlobalTensor<float> xGm, yGm;
+    GlobalTensor<int32_t> iGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x);
+    iGm.SetGlobalBuffer((__gm__ int32_t*)idx);
+    yGm.SetGlobalBuffer((__gm__ float*)y);
+    float acc = 0.0f;
+    for (uint32_t i = 0; i < n; ++i) acc += xGm.GetValue(iGm.GetValue(i));
+    yGm.SetValue(0, acc);
+}
+
+extern "C" void gather_do(uint8_t* x, uint8_t* idx, uint8_t* y, uint32_t n)
+{
+    gather_kernel<<<1, nullptr, nullptr>>>(x, idx, y, n);
+}
+"""
+
+
+def _lru_hits(addresses, line=64, sets=64, ways=4):
+    """Hits of a set-associative LRU cache over 4-byte accesses (the model's documented shape)."""
+    cache = [[] for _ in range(sets)]  # per set: lines, most recently used last
+    hits = 0
+    for a in addresses:
+        ln = a // line
+        s = cache[ln % sets]
+        if ln in s:
+            hits += 1
+            s.remove(ln)
+        elif len(s) == ways:
+            s.pop(0)
+        s.append(ln)
+    return hits
+
+
+def test_an_irregular_access_stream_hits_exactly_as_an_lru_cache_does():
+    """Random gathers over 64 KB mixed with a sequential index stream: the cache's hit count is an
+    LRU cache's, access for access (the host-side lookup hint must never change a result)."""
+    cached = asc.load(GATHER, name="gather.cpp")
+    uncached = asc.load(GATHER, name="gather.cpp", soc_overrides={"scalar_dcache_bytes": 0})
+    torch.manual_seed(0)
+    n = 6000
+    x = torch.rand(16384)
+    idx = torch.randint(0, 16384, (n,), dtype=torch.int32)
+    idx[: n // 2] = idx[: n // 2] // 64  # half of them within 256 elements: mostly hits
+    busy = []
+    for mod in (cached, uncached):
+        y = torch.zeros(8)
+        mod.gather_do(x, idx, y, n)
+        assert y[0].item() == pytest.approx(x[idx.long()].sum().item(), rel=1e-4)
+        busy.append(mod.last_run.per_pipe_busy["S"])
+    stream = []
+    for i in range(n):
+        stream += [idx.data_ptr() + 4 * i, x.data_ptr() + 4 * int(idx[i])]
+    hits = _lru_hits(stream)  # the final SetValue of y is a fill either way
+    assert busy[1] - busy[0] == pytest.approx(hits * (FILL - HIT), rel=1e-9)

@@ -164,6 +164,11 @@ struct BlockState {
     // hot.api_calls when this block started (watchdog_calls is per block); kept with the block, as
     // hot.api_calls is, when it waits at SyncAll and another block runs
     uint64_t calls_base = 0;
+    // where line l was last found (slot in dc_line / dc_used), by a hash of l: a hint checked against
+    // the tag, so a stale one only costs the full search (a scalar loop over a few streams of
+    // consecutive elements hits the same lines over and over; the hash keeps streams whose buffers
+    // lie a power of two apart from sharing an entry)
+    uint16_t dc_hint[16] = {};
 };
 
 struct Runtime {

@@ -82,6 +82,11 @@ double stage_in_cycles(const MmOperand& o, int64_t rows, int64_t cols, int64_t c
 
 }  // namespace
 
+// An operand in a loop key: its layout and, in local memory, its place (GM addresses left out).
+static uint64_t operand_key(const MmOperand& o) {
+    return loop_key(o.is_local ? tref_key(o.local) : uint64_t(o.buf), o.is_local, uint64_t(o.dt), o.trans, o.ld);
+}
+
 void mm_block(const MmOperand& a, const MmOperand& b, const MmOperand* bias, int64_t row0, int64_t col0, int64_t m,
               int64_t n, int64_t k, int64_t base_k, int64_t step_ka, int64_t step_kb, float* l0c, const Loc& loc) {
     check_in_launch(loc, "Matmul::Iterate");
@@ -95,6 +100,12 @@ void mm_block(const MmOperand& a, const MmOperand& b, const MmOperand* bias, int
     if (b.trans) check_operand(b, col0, n, 0, k, false, "B", loc);
     else check_operand(b, 0, k, col0, n, false, "B", loc);
     if (bias) check_operand(*bias, 0, 1, col0, n, false, "bias", loc);
+    // Each base block is a loop event of its own (the block's place in C and GM addresses left
+    // out): IterateAll issues every block from the caller's one call site, so without this the
+    // whole block loop was one event and never formed a period.
+    if (loop_skip(loc, loop_key(0x6d6d626cu, operand_key(a), operand_key(b), bias ? operand_key(*bias) : 0, m, n, k,
+                                base_k, step_ka, step_kb)))
+        return;
 
     // B row-major (k x n): the inner loop runs over j, so it vectorises while every C element still
     // sums its products in k order, one partial sum per baseK step (the Mmads into L0C)
@@ -145,6 +156,8 @@ void mm_out(const float* l0c, int64_t m, int64_t n, const MmOperand& c, int64_t 
     tick(loc);
     const bool plain_gm = !c.is_local && !atomic;  // plain GM stores: recorded row by row below
     check_operand(c, 0, m, offset, n, true, "C", loc, atomic != 0, !plain_gm);
+    // the write-out is an event of its own too; an atomic one accumulates, so its loop is not skipped
+    if (loop_skip(loc, loop_key(0x6d6d6f75u, operand_key(c), m, n, atomic), atomic ? 1 : 0)) return;
     uint32_t es = dt_size(c.dt);
     uint8_t* base = c.is_local ? mem_ptr(c.local.mem, c.local.addr) : static_cast<uint8_t*>(const_cast<void*>(c.gm));
     std::vector<uint8_t> before(plain_gm ? size_t(n) * es : 0);

@@ -366,7 +366,14 @@ void stop_skip() {
         for (EventQ& e : byte_code)
             for (double& t : e.times) t += shift;
     if (rt.cur) rt.cur->loop_periods_skipped += uint64_t(L.m / P);
-    L.spread += double(L.m / P) * L.spread_pending;
+    // The bracket: the periods' cost differences, once per skipped period, plus one period's
+    // length. The periods do not carry every state that timing reads (the data cache, the L2 and
+    // GM port models, queue slots), so the first events after the skip can land up to about a
+    // period off what the periods predict even when the periods cost exactly the same.
+    const Snap &a = L.tmpl[0], &e = L.tmpl[size_t(P)];
+    double period = e.s - a.s;
+    for (int p = 0; p < P_COUNT; ++p) period = std::max(period, e.dn[p] - a.dn[p]);
+    L.spread += double(L.m / P) * L.spread_pending + (L.m > 0 ? std::max(0.0, period) : 0.0);
     L.skipping = false;
 }
 
@@ -514,6 +521,16 @@ struct sigaction g_prev {};
 bool g_installed = false;
 size_t g_cap = size_t(2) << 30;
 size_t g_resident = 0, g_peak = 0, g_faults = 0, g_evictions = 0;
+// Clean (evictable) input bytes. The cap bounds all resident bytes, written ones included, but
+// only clean chunks can go, and never below a quarter of the cap (nor the chunk just filled):
+// evicting every input chunk as soon as it was filled, once the kernel had written more than the
+// cap, made the faulting access re-fault forever (Softmax, Cumsum at published shapes).
+size_t g_clean = 0;
+
+size_t clean_target() {
+    const size_t dirty = g_resident - g_clean;
+    return std::max(g_cap / 4, g_cap > dirty ? g_cap - dirty : size_t(0));
+}
 double g_quantile[65537];  // standard normal quantiles at (i + 0.5) / 65537 ... see init_quantiles
 
 uint64_t mix(uint64_t z) {  // splitmix64's finaliser
@@ -615,8 +632,10 @@ void fill_chunk(const Region& r, size_t c) {
 
 bool evictable(const Region& r) { return r.fill != FILL_POISON && r.fill != FILL_ZERO; }
 
-void evict_down_to(size_t cap) {
-    while (g_resident > cap && g_ring_tail != g_ring_head) {
+// Evict the oldest clean chunks until at most `cap` clean bytes stay; `keep_newest`: never the
+// chunk filled last (the access that faulted it in is about to re-run).
+void evict_down_to(size_t cap, bool keep_newest = false) {
+    while (g_clean > cap && g_ring_head - g_ring_tail > (keep_newest ? 1u : 0u)) {
         uint64_t e = g_ring[g_ring_tail++ % kRing];
         Region& r = g_regions[e >> 40];
         size_t c = size_t(e & ((uint64_t(1) << 40) - 1));
@@ -628,6 +647,7 @@ void evict_down_to(size_t cap) {
         madvise(p, n, MADV_DONTNEED);
         r.state[c] = C_EMPTY;
         g_resident -= n;
+        g_clean -= n;
         ++g_evictions;
     }
 }
@@ -669,6 +689,8 @@ void on_segv(int sig, siginfo_t* info, void* uctx) {
                 if (r.state[c] == C_EMPTY) {  // evicted by protect to free mappings: refill it
                     fill_chunk(r, c);
                     g_resident += n;
+                } else {
+                    g_clean -= n;
                 }
                 r.state[c] = C_DIRTY;
                 return;
@@ -681,9 +703,10 @@ void on_segv(int sig, siginfo_t* info, void* uctx) {
             if (evictable(r)) {
                 protect(p, n, PROT_READ);
                 r.state[c] = C_CLEAN;
+                g_clean += n;
                 if (g_ring_head - g_ring_tail >= kRing) evict_down_to(0);  // only with a cap above kRing chunks
                 g_ring[g_ring_head++ % kRing] = (uint64_t(&r - g_regions) << 40) | c;
-                evict_down_to(g_cap);
+                evict_down_to(clean_target(), true);
             } else {
                 r.state[c] = C_DIRTY;
             }
@@ -771,6 +794,8 @@ void kgsim_lazy_free(void* base) {
     if (!r) return;
     for (size_t c = 0; c < r->chunks; ++c)
         if (r->state[c] != C_EMPTY) g_resident -= std::min(kChunk, r->size - c * kChunk);
+    for (size_t c = 0; c < r->chunks; ++c)
+        if (r->state[c] == C_CLEAN) g_clean -= std::min(kChunk, r->size - c * kChunk);
     munmap(base, r->size);
     delete[] r->state;
     *r = Region{};
@@ -792,7 +817,7 @@ int kgsim_lazy_is(const void* base) {
 void kgsim_lazy_set_cap(unsigned long long bytes) {
     Lock lock;
     g_cap = bytes;
-    evict_down_to(g_cap);
+    evict_down_to(clean_target());
 }
 
 // resident bytes, peak resident bytes, chunk faults, evictions

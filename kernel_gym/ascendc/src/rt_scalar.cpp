@@ -85,22 +85,55 @@ void dcache_reset() {
     std::memset(b.dc_line, 0, sizeof b.dc_line);
     std::memset(b.dc_used, 0, sizeof b.dc_used);
     b.dc_clock = 0;
+    std::memset(b.dc_hint, 0, sizeof b.dc_hint);
 }
 
+namespace {
+// The cache's shape from the profile, worked out again only when the profile's constants change
+// (this runs on every scalar GM access: a scalar loop's host time was 40 % this function).
+struct DcacheShape {
+    double line_bytes = -1, ways_cfg = -1, bytes = -1;
+    bool on = false;
+    uint64_t line = 1, sets = 1;
+    int ways = 1;
+};
+DcacheShape g_dc_shape;
+
+const DcacheShape& dcache_shape() {
+    DcacheShape& g = g_dc_shape;
+    if (g.line_bytes == cfg.scalar_dcache_line_bytes && g.ways_cfg == cfg.scalar_dcache_ways &&
+        g.bytes == cfg.scalar_dcache_bytes)
+        return g;
+    g.line_bytes = cfg.scalar_dcache_line_bytes, g.ways_cfg = cfg.scalar_dcache_ways, g.bytes = cfg.scalar_dcache_bytes;
+    g.on = !(g.line_bytes < 1 || g.ways_cfg < 1 || g.bytes < g.line_bytes);
+    if (!g.on) return g;
+    g.line = uint64_t(g.line_bytes);
+    g.ways = std::min(int(g.ways_cfg), BlockState::kDcacheSlots);
+    g.sets = std::max<uint64_t>(1, uint64_t(g.bytes) / g.line / uint64_t(g.ways));
+    g.sets = std::min<uint64_t>(g.sets, uint64_t(BlockState::kDcacheSlots / g.ways));
+    return g;
+}
+}  // namespace
+
 double scalar_gm_cycles(uintptr_t a, size_t n) {
-    const double line_bytes = cfg.scalar_dcache_line_bytes;
-    const double ways_cfg = cfg.scalar_dcache_ways;
-    if (line_bytes < 1 || ways_cfg < 1 || cfg.scalar_dcache_bytes < line_bytes) return hot.scalar_gm_cycles;  // no cache
+    const DcacheShape& g = dcache_shape();
+    if (!g.on) return hot.scalar_gm_cycles;  // no cache
     BlockState& b = rt.blk;
-    const uint64_t line = uint64_t(line_bytes);
-    const int ways = std::min(int(ways_cfg), BlockState::kDcacheSlots);
-    uint64_t sets = std::max<uint64_t>(1, uint64_t(cfg.scalar_dcache_bytes) / line / uint64_t(ways));
-    sets = std::min<uint64_t>(sets, uint64_t(BlockState::kDcacheSlots / ways));
-    double cycles = 0;
+    const uint64_t line = g.line;
+    const int ways = g.ways;
+    const uint64_t sets = g.sets;
     const uint64_t first = a / line, last = (a + (n ? n : 1) - 1) / line;
+    double cycles = 0;
     for (uint64_t l = first; l <= last; ++l) {
-        uint64_t* tags = b.dc_line + (l % sets) * uint64_t(ways);
-        uint64_t* used = b.dc_used + (l % sets) * uint64_t(ways);
+        uint16_t& hint = b.dc_hint[(l * 0x9E3779B97F4A7C15ull) >> 60];
+        if (b.dc_line[hint] == l + 1) {  // a line lives in one slot only: the hint's slot is the hit
+            b.dc_used[hint] = ++b.dc_clock;
+            cycles += cfg.scalar_dcache_hit_cycles;
+            continue;
+        }
+        const uint64_t set0 = (l % sets) * uint64_t(ways);
+        uint64_t* tags = b.dc_line + set0;
+        uint64_t* used = b.dc_used + set0;
         ++b.dc_clock;
         int hit = -1, victim = 0;  // an empty way has used == 0, so the LRU choice takes it first
         for (int w = 0; w < ways; ++w) {
@@ -110,14 +143,15 @@ double scalar_gm_cycles(uintptr_t a, size_t n) {
             }
             if (used[w] < used[victim]) victim = w;
         }
+        const int slot = hit >= 0 ? hit : victim;
         if (hit >= 0) {
-            used[hit] = b.dc_clock;
             cycles += cfg.scalar_dcache_hit_cycles;
         } else {
             tags[victim] = l + 1;
-            used[victim] = b.dc_clock;
             cycles += hot.scalar_gm_cycles;
         }
+        used[slot] = b.dc_clock;
+        hint = uint16_t(set0 + uint64_t(slot));
     }
     return cycles;
 }

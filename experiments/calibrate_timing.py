@@ -45,6 +45,8 @@ from typing import Any
 
 import numpy as np
 
+from experiments.binding_args import BindingParam, binding_params, named_arguments
+
 COLLECTIONS = {  # exported folder -> (collection, reference folders)
     "ops-kernelbench-910b": ("kernelbench", ["KernelBench/level1", "KernelBench/level2", "KernelBench/level3"]),
     "ops-attention-910b": ("attention", ["Attention"]),
@@ -202,20 +204,10 @@ def discover(data: Path, categories: Sequence[str] | None = None) -> list[Kernel
 # ---------------------------------------------------------------------------------------------
 # one kernel (runs in a child process)
 # ---------------------------------------------------------------------------------------------
-_TORCH_TYPE = re.compile(r"Tensor")
-
-
 def _binding_signature(bind_src: str, name: str) -> list[str] | None:
     """'tensor' / 'scalar' per parameter of the C++ function bound as ``name``."""
-    m = re.search(r'm\.(?:def|impl)\s*\(\s*"' + re.escape(name) + r'"\s*,\s*&?\s*([\w:]+)', bind_src)
-    if not m:
-        return None
-    fn = m.group(1).split("::")[-1]
-    d = re.search(r"\b" + re.escape(fn) + r"\s*\(([^)]*)\)\s*(?:->[^{]*)?\{", bind_src)
-    if not d:
-        return None
-    params = [p.strip() for p in d.group(1).split(",") if p.strip()]
-    return ["tensor" if _TORCH_TYPE.search(p) else "scalar" for p in params]
+    params = binding_params(bind_src, name)
+    return None if params is None else ["tensor" if p.is_tensor else "scalar" for p in params]
 
 
 def _hyperparameters(model: Any) -> list[float | int]:
@@ -241,10 +233,13 @@ def _hyperparameters(model: Any) -> list[float | int]:
     return out
 
 
-def _candidates(kinds: list[str], inputs: list[Any], model: Any, init: list[Any]) -> list[tuple[str, list[Any]]]:
-    """Argument lists for the binding built from the reference's inputs, parameters, buffers and
-    numbers (the numeric inputs and init arguments, else the module's numeric attributes), in
-    order, that match the binding's parameter kinds."""
+def _candidates(
+    kinds: list[str], inputs: list[Any], model: Any, init: list[Any], binding: list[BindingParam] | None = None
+) -> list[tuple[str, list[Any]]]:
+    """Argument lists for the binding: matched by name first where the binding's parameters are
+    given (``binding``: :func:`experiments.binding_args.named_arguments`), then built from the reference's inputs,
+    parameters, buffers and numbers (the numeric inputs and init arguments, else the module's
+    numeric attributes), in order, that match the binding's parameter kinds."""
     import torch
 
     params = [p.detach() for p in model.parameters()] if model is not None else []
@@ -258,7 +253,7 @@ def _candidates(kinds: list[str], inputs: list[Any], model: Any, init: list[Any]
     number_pools = [("", numbers), ("+attributes", in_numbers + _hyperparameters(model))]
     # a hyperparameter some bindings take as a one-element tensor (a loss's margin)
     as_tensors = [torch.tensor([float(x)]) for x in numbers or _hyperparameters(model)]
-    out: list[tuple[str, list[Any]]] = []
+    out: list[tuple[str, list[Any]]] = list(named_arguments(binding, inputs, model, init)) if binding else []
     for label, pool in (
         ("inputs", in_tensors),
         ("inputs+parameters", in_tensors + params),
@@ -376,6 +371,7 @@ def _run_one(spec: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
         if snake in names
         else next((n for n in names if _norm(n) == _norm(spec["name"])), names[0] if names else "")
     )
+    params = binding_params(files["python_bind_src"], fn)
     kinds = _binding_signature(files["python_bind_src"], fn)
     if kinds is None:
         return {**out, "status": "error", "cause": "arg_mapping", "detail": f"cannot read the signature of {fn}"}
@@ -385,7 +381,7 @@ def _run_one(spec: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
     init = list(ns["get_init_inputs"]()) if "get_init_inputs" in ns else []
     model = ns["Model"](*init)
     if sampled:
-        return {**out, **_run_sampled(lib, fn, kinds, ns, model, init, opts)}
+        return {**out, **_run_sampled(lib, fn, kinds, ns, model, init, opts, params)}
     inputs = list(ns["get_inputs"]())
     with torch.no_grad():
         tr = time.monotonic()
@@ -399,7 +395,7 @@ def _run_one(spec: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
                 "detail": f"{type(exc).__name__}: {exc}"[:300],
             }
         out["reference_host_s"] = round(time.monotonic() - tr, 2)
-    cands = _candidates(kinds, inputs, model, init)
+    cands = _candidates(kinds, inputs, model, init, params)
     if not cands:
         return {
             **out,
@@ -439,7 +435,14 @@ def _run_one(spec: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
 
 
 def _run_sampled(
-    lib: Any, fn: str, kinds: list[str], ns: dict[str, Any], model: Any, init: list[Any], opts: dict[str, Any]
+    lib: Any,
+    fn: str,
+    kinds: list[str],
+    ns: dict[str, Any],
+    model: Any,
+    init: list[Any],
+    opts: dict[str, Any],
+    params: list[BindingParam] | None = None,
 ) -> dict[str, Any]:
     """A kernel too large to simulate in full, at its real shapes under sampled simulation:
     lazy inputs, a sample of its blocks, its output checked on the sampled blocks' rows where
@@ -460,7 +463,7 @@ def _run_sampled(
     from kernel_gym.verify.correctness import row_reference
 
     inputs = lazy_inputs(input_specs(ns["get_inputs"], seed=1000))
-    cands = _candidates(kinds, inputs, model, init)
+    cands = _candidates(kinds, inputs, model, init, params)
     if not cands:
         return {"status": "error", "cause": "arg_mapping", "detail": f"binding {fn}({', '.join(kinds)}): no mapping"}
     last: dict[str, Any] = {}

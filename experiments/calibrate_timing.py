@@ -381,7 +381,7 @@ def _run_one(spec: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
     init = list(ns["get_init_inputs"]()) if "get_init_inputs" in ns else []
     model = ns["Model"](*init)
     if sampled:
-        return {**out, **_run_sampled(lib, fn, kinds, ns, model, init, opts, params)}
+        return {**out, **_run_sampled(lib, fn, kinds, ns, model, init, opts, params, proj)}
     inputs = list(ns["get_inputs"]())
     with torch.no_grad():
         tr = time.monotonic()
@@ -418,7 +418,8 @@ def _run_one(spec: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
                 continue  # wrong mapping: the binding's own checks refuse it
             cause = "too_long" if cls == "watchdog" else f"fault:{cls}"
             status = "skipped" if cls == "watchdog" else "error"
-            return {**out, "status": status, "cause": cause, "detail": msg[:400], "mapping": label}
+            stuck = where_stuck(proj, msg) if cls == "watchdog" else {}
+            return {**out, "status": status, "cause": cause, "detail": msg[:400], "mapping": label, **stuck}
         except OpTilingError as exc:
             last = {"status": "error", "cause": "tiling_error", "detail": f"[{label}] {exc}"[:400]}
             continue
@@ -443,6 +444,7 @@ def _run_sampled(
     init: list[Any],
     opts: dict[str, Any],
     params: list[BindingParam] | None = None,
+    proj: Path | None = None,
 ) -> dict[str, Any]:
     """A kernel too large to simulate in full, at its real shapes under sampled simulation:
     lazy inputs, a sample of its blocks, its output checked on the sampled blocks' rows where
@@ -525,6 +527,7 @@ def _run_sampled(
                 "detail": (_TOO_LONG_HINT if cls == "watchdog" else "") + msg[:400],
                 "mapping": label,
                 "sampled": True,
+                **(where_stuck(proj, msg) if cls == "watchdog" and proj else {}),
             }
         except OpTilingError as exc:
             last = {"status": "error", "cause": "tiling_error", "detail": f"[{label}] {exc}"[:400]}
@@ -544,6 +547,44 @@ _TOO_LONG_HINT = (
     "the sampled blocks alone ran past the bound (scalar loops, which loop sampling cannot skip, or a "
     "loop whose periods never cost the same); raise --max-sim-cycles and --timeout-s to run it: "
 )
+
+
+_WATCHDOG_AT = re.compile(r"\(at (op_kernel/[\w./-]+):(\d+)\)")
+# an Ascend C API call (DataCopy, Adds, ReduceSum, Mmad, ...) rather than scalar code
+_API_CALL = re.compile(r"\b(?!GetValue\b|SetValue\b)[A-Z]\w*(?:<[^>]*>)?\s*\(")
+
+
+def where_stuck(project_dir: Path | str, watchdog_message: str) -> dict[str, Any]:
+    """Where a watchdog stopped a kernel, from its message's ``(at op_kernel/<file>:<line>)``:
+    ``stuck_at`` (file:line), ``stuck_by`` (``cycles``: the simulated-cycle bound, ``host_s``: the
+    host-time bound), ``stuck_loop`` (the header of the innermost ``for``/``while`` around that
+    line) and ``stuck_scalar`` (no Ascend C API call in that loop's lines up to the stuck one: the
+    host runs such a loop element by element, and loop sampling, which skips repeated API calls,
+    cannot shorten it). Empty when the message names no place."""
+    m = _WATCHDOG_AT.search(watchdog_message)
+    if not m:
+        return {}
+    out: dict[str, Any] = {
+        "stuck_at": f"{m.group(1)}:{m.group(2)}",
+        "stuck_by": "cycles" if "watchdog_cycles" in watchdog_message else "host_s",
+    }
+    try:
+        lines = (Path(project_dir) / m.group(1)).read_text(errors="replace").splitlines()
+    except OSError:
+        return out
+    n = int(m.group(2)) - 1
+    if not 0 <= n < len(lines):
+        return out
+    indent = len(lines[n]) - len(lines[n].lstrip())
+    for i in range(n, -1, -1):
+        text = lines[i]
+        lead = len(text) - len(text.lstrip())
+        if re.match(r"\s*(for|while)\s*\(", text) and (lead < indent or i == n):
+            body = "\n".join(lines[i + 1 : n + 1])
+            out["stuck_loop"] = f"{i + 1}: {text.strip()}"[:160]
+            out["stuck_scalar"] = _API_CALL.search(re.sub(r"//[^\n]*", "", body)) is None
+            break
+    return out
 
 
 def _reference_rows(inputs: list[Any], budget: int = 128 << 20) -> int:
@@ -1295,9 +1336,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--fresh", action="store_true", help="discard earlier results in --out")
     ap.add_argument("--command-label", help="the command the report shows (default: this one)")
     ap.add_argument("--first", nargs="*", default=[], help="run these kernels (project names) before the others")
+    ap.add_argument("--names", nargs="*", default=[], help="keep only these kernels (project names)")
     a = ap.parse_args(argv)
     stages = set(a.stages.split(","))
     specs = discover(a.data, a.categories)
+    if a.names:
+        unknown = sorted(set(a.names) - {s.name for s in specs})
+        if unknown:
+            ap.error(f"--names: no kernel {', '.join(unknown)} among the --categories chosen (project folder names)")
+        specs = [s for s in specs if s.name in set(a.names)]
     specs = _interleave(specs)
     if a.first:  # e.g. the known outliers, so that a time-bounded run has them
         order = {name: i for i, name in enumerate(a.first)}

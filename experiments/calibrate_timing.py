@@ -408,8 +408,10 @@ def _run_one(spec: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
     for label, args in cands:
         ts = time.monotonic()
         try:
+            _progress("calling", label)
             with asc.record_launches() as launches, contextlib.redirect_stdout(io.StringIO()):
                 got = lib.call(fn, *args)
+            _progress("returned", label)
         except AscendCFault as exc:
             cls = getattr(exc, "error_class", type(exc).__name__)
             msg = str(exc)
@@ -481,7 +483,9 @@ def _run_sampled(
 
         try:
             modes = _loop_modes(opts.get("loops", "all"))
+            _progress("calling", label)
             (got, launches), loops = run_with_loop_fallback(attempt, modes)
+            _progress("returned", label)
             # the written spans stay readable after the sampled simulation: the check follows it
             sim_s = time.monotonic() - ts
             res: dict[str, Any] = {
@@ -713,6 +717,30 @@ def run_all(
     return _read_jsonl(out_file)
 
 
+def _progress(stage: str, label: str) -> None:
+    """A line on the child's stdout before and after each binding call, flushed: when the parent
+    kills a child past its time limit, the last line says whether the binding had taken the
+    arguments (and which mapping) and whether the kernel or the check after it was running."""
+    print(f"\nKGCAL_PROGRESS {stage} {label}", flush=True)
+
+
+def _stuck_in(stdout: str | bytes | None) -> dict[str, Any]:
+    """What a killed child was doing, from its last ``KGCAL_PROGRESS`` line (:func:`_progress`)."""
+    text = stdout.decode(errors="replace") if isinstance(stdout, bytes) else stdout or ""
+    lines = [ln for ln in text.splitlines() if ln.startswith("KGCAL_PROGRESS ")]
+    if not lines:
+        return {"detail": "the child process ran past its time limit before any binding call (build or reference)"}
+    _, stage, label = lines[-1].split(" ", 2)
+    if stage == "calling":
+        return {
+            "mapping": label,
+            "detail": "the child process ran past its time limit inside the binding call: the binding took the "
+            f"arguments of mapping {label!r} and the kernel was still running (the watchdog looks every 4096 "
+            "API calls, so a long stretch of scalar code runs on unchecked)",
+        }
+    return {"mapping": label, "detail": "the child process ran past its time limit checking the output"}
+
+
 def _run_child(spec: KernelSpec, opts: dict[str, Any]) -> dict[str, Any]:
     payload = json.dumps({"spec": asdict(spec), "opts": opts})
     t0 = time.monotonic()
@@ -725,11 +753,11 @@ def _run_child(spec: KernelSpec, opts: dict[str, Any]) -> dict[str, Any]:
             timeout=opts["timeout_s"] + 60,
             cwd=str(Path(__file__).resolve().parents[1]),
         )
-    except subprocess.TimeoutExpired:
+    except subprocess.TimeoutExpired as exc:
         return {
             "status": "skipped",
             "cause": "too_long",
-            "detail": "the child process ran past its time limit",
+            **_stuck_in(exc.stdout),
             "host_s": round(time.monotonic() - t0, 1),
         }
     for line in reversed(proc.stdout.splitlines()):

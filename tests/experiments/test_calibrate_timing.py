@@ -3,6 +3,8 @@ laid out like the published one, with made-up "measured" latencies."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 from pathlib import Path
 
@@ -337,3 +339,17 @@ def test_where_a_watchdog_stopped_names_the_loop_and_whether_it_is_scalar(tmp_pa
     assert got["stuck_by"] == "host_s" and got["stuck_loop"].startswith("2: for (uint32_t t")
     assert got["stuck_scalar"] is False
     assert where_stuck(tmp_path, "watchdog: no place named") == {}
+
+
+def test_a_killed_child_says_whether_the_binding_took_its_arguments() -> None:
+    from experiments.calibrate_timing import _progress, _stuck_in
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        _progress("calling", "by name")
+    got = _stuck_in(buf.getvalue().encode())
+    assert got["mapping"] == "by name" and "took the arguments of mapping 'by name'" in got["detail"]
+    with contextlib.redirect_stdout(buf):
+        _progress("returned", "by name")
+    assert "checking the output" in _stuck_in(buf.getvalue())["detail"]
+    assert "before any binding call" in _stuck_in(None)["detail"]

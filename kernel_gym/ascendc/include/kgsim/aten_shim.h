@@ -56,6 +56,9 @@ struct IntArrayRef : std::vector<int64_t> {
     IntArrayRef(const std::vector<int64_t>& v) : std::vector<int64_t>(v) {}
     IntArrayRef(std::vector<int64_t>&& v) : std::vector<int64_t>(std::move(v)) {}
     std::vector<int64_t> vec() const { return *this; }
+    bool equals(const IntArrayRef& o) const {  // c10::ArrayRef::equals: same length, same elements
+        return static_cast<const std::vector<int64_t>&>(*this) == static_cast<const std::vector<int64_t>&>(o);
+    }
 };
 template <class T>
 using optional = std::optional<T>;
@@ -162,6 +165,7 @@ public:
     ScalarType dtype() const { return dtype_; }
     TensorOptions options() const { return TensorOptions{}.dtype(dtype_); }
     Device device() const { return {}; }
+    bool is_privateuseone() const { return device().is_privateuseone(); }  // at::TensorBase's, as torch_npu's tensors are
     bool is_contiguous() const { return true; }
     bool is_floating_point() const {
         return dtype_ == kFloat || dtype_ == kHalf || dtype_ == kBFloat16 || dtype_ == kDouble;

@@ -183,7 +183,7 @@ def test_harness_runs_fits_without_validation_and_reports(tmp_path: Path) -> Non
     for r in rows.values():
         assert r["status"] == "ok", r
         assert r["simulated_s"] > 0 and r["launches"]
-    assert rows["BiasPlusCustom"]["mapping"] == "inputs+parameters"  # the weight comes from the model
+    assert rows["BiasPlusCustom"]["mapping"] == "by name"  # the weight comes from the model, matched by name
 
     prov = json.loads((out / C.PROVENANCE).read_text())
     assert prov["fit_kernels"] == ["BiasPlusCustom", "GateCustom"] and prov["n_fit"] == 2  # level 1 excluded

@@ -11,7 +11,8 @@ binding, a divisor passed as a one-element tensor. This module matches by name:
 * the leading tensor parameters take the forward inputs, in order;
 * every other parameter takes the reference's value whose name fits best: a parameter, buffer,
   ``__init__`` argument or numeric module attribute (``group_norm.eps``), in that order; ties go
-  to the earliest (``__init__`` order), each value used once;
+  to the earliest (``__init__`` order), each value used once; a tensor parameter takes a tensor
+  whose name fits before a number of the same name (``bias=True`` is a flag, not the bias);
 * a number passed where the binding takes a tensor becomes a one-element tensor: int32 for a
   count (an int or bool: ``num_groups``, ``training``), float32 otherwise;
 * a per-channel weight stored ``(C, 1, 1)`` is offered both as is and flattened to ``(C,)``: the
@@ -237,12 +238,20 @@ def named_arguments(
             chosen.append((p, in_numbers.pop(0)))
             continue
         best, best_score = -1, 0
-        for i, (vname, value) in enumerate(pool):
-            if i in used or (not p.is_tensor and isinstance(value, torch.Tensor) and value.numel() != 1):
-                continue
-            s = match_score(p.name, vname)
-            if s > best_score:
-                best, best_score = i, s
+        # a tensor parameter takes a tensor of a fitting name before a number of the same name (a
+        # module's `bias=True` flag is not the conv's bias); numbers only where no tensor fits
+        passes = ((True, 50), (False, 1)) if p.is_tensor else ((None, 1),)
+        for tensors_only, floor in passes:
+            for i, (vname, value) in enumerate(pool):
+                if i in used or (not p.is_tensor and isinstance(value, torch.Tensor) and value.numel() != 1):
+                    continue
+                if tensors_only is not None and isinstance(value, torch.Tensor) != tensors_only:
+                    continue
+                s = match_score(p.name, vname)
+                if s >= floor and s > best_score:
+                    best, best_score = i, s
+            if best >= 0:
+                break
         if best < 0:
             if p.kind == OPTIONAL_TENSOR:
                 chosen.append((p, None))  # the binding's default (e.g. a conv without bias)

@@ -141,3 +141,25 @@ def test_named_values_order_and_scores() -> None:
     assert match_score("conv_bias_opt", "conv_transpose.bias") > match_score("conv_bias_opt", "bias")
     assert match_score("gn_gamma", "group_norm.weight") > match_score("gn_gamma", "gemm.weight")
     assert match_score("temperature", "gemm.weight") == 0
+
+
+class _ConvTransposeFlag(nn.Module):
+    """A ``bias=True`` init flag beside the conv's bias tensor, as KernelBench level-2 modules have."""
+
+    def __init__(self, cin: int, cout: int, bias: bool = True) -> None:
+        super().__init__()
+        self.conv_transpose = nn.ConvTranspose2d(cin, cout, 3, bias=bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.conv_transpose(x)
+
+
+def test_a_tensor_parameter_takes_the_tensor_not_a_flag_of_its_name() -> None:
+    model = _ConvTransposeFlag(3, 4)
+    x = torch.randn(1, 3, 5, 5)
+    src = _binding("const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias")
+    (_, args), *_ = named_arguments(binding_params(src, "fused_custom"), [x], model, [3, 4])
+    assert torch.equal(args[2], model.conv_transpose.bias)  # not tensor([1]) from the bias=True flag
+    src = _binding("const at::Tensor& x, const at::Tensor& weight, bool bias")
+    (_, args), *_ = named_arguments(binding_params(src, "fused_custom"), [x], model, [3, 4])
+    assert args[2] is True  # a scalar parameter of that name does take the flag

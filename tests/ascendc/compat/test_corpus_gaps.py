@@ -60,10 +60,15 @@ BINDING_WITH_TENSOR_DEVICE_QUERY_AND_SIZES_EQUALS = r"""
 
 at::Tensor lrelu_like(const at::Tensor& x, const at::Tensor& like)
 {
-    // at::Tensor::is_privateuseone and c10::IntArrayRef::equals, as EvoKernel's level-2 bindings use them
+    // at::Tensor::is_privateuseone, c10::IntArrayRef::equals, device tags: as EvoKernel's level-2 bindings use them
     TORCH_CHECK(x.is_privateuseone(), "x must be on the NPU");
     TORCH_CHECK(x.sizes().equals(like.sizes()), "like must have x's shape");
     TORCH_CHECK(!x.sizes().equals(at::IntArrayRef{x.size(0)}), "a shorter list is not equal");
+    // a host copy is a CPU tensor to the binding's checks, and its options make CPU tensors too
+    at::Tensor host = like.to(at::kCPU).contiguous();
+    TORCH_CHECK(host.device().is_cpu() && !host.is_privateuseone(), "a .to(kCPU) copy is on the CPU");
+    TORCH_CHECK(at::empty({2}, host.options()).device().is_cpu(), "host options make CPU tensors");
+    TORCH_CHECK(host.to(x.device()).is_privateuseone() && x.cpu().device().is_cpu(), "and back");
     at::Tensor y = at::empty_like(x);
     EXEC_NPU_CMD(aclnnLeakyReluCustom, x, 0.5, y);
     return y;

@@ -156,6 +156,7 @@ _SYNONYM = {
     "fc": "linear",
     "transpose": "conv",
 }
+_NORM_WORDS = {"gamma", "beta", "gn", "bn"}
 _FILLER = {"opt", "factor", "value", "1d", "2d", "3d", "tensor", "param", "custom", "p"}
 
 
@@ -179,11 +180,13 @@ def match_score(binding_name: str, value_name: str) -> int:
     bt, lt, mt = _tokens(binding_name), _tokens(leaf), set(_tokens(module))
     if not bt or not lt:
         return 0
+    # gamma/beta name a normalisation's affine weight/bias: a norm module's beats a conv's
+    norm_hint = 5 if "norm" in mt and set(re.findall(r"[a-z]+", binding_name.lower())) & _NORM_WORDS else 0
     if bt == lt:
-        return 80
+        return 80 + norm_hint
     if bt[-1] == lt[-1]:  # the same kind of thing (a bias, a weight, a scale), module words as tie-breaker
         shared = len(set(bt[:-1]) & (mt | set(lt[:-1])))
-        return 50 + 5 * shared
+        return 50 + 5 * shared + norm_hint
     if bt[-1] in lt or lt[-1] in bt:
         return 20
     return 0

@@ -140,6 +140,9 @@ def test_named_values_order_and_scores() -> None:
     assert match_score("bias", "bias") > match_score("bias", "conv.bias") > 0
     assert match_score("conv_bias_opt", "conv_transpose.bias") > match_score("conv_bias_opt", "bias")
     assert match_score("gn_gamma", "group_norm.weight") > match_score("gn_gamma", "gemm.weight")
+    # a bare gamma too: the norm's weight, not the transposed conv's declared before it
+    assert match_score("gamma", "group_norm.weight") > match_score("gamma", "conv_transpose.weight") > 0
+    assert match_score("beta", "group_norm.bias") > match_score("beta", "conv_transpose.bias") > 0
     assert match_score("temperature", "gemm.weight") == 0
 
 

@@ -356,17 +356,27 @@ print("RESULT " + json.dumps(project_run(*json.loads(sys.argv[2]))))
 """
 
 
-def project_run(spec: dict[str, Any], sampled: bool, spans_file: str) -> dict[str, Any]:
+def project_run(spec: dict[str, Any], sampled: bool, spans_file: str, loops: bool | str = "all") -> dict[str, Any]:
     """One EvoKernel project at its published shape in this process: sampled (saving the spans
     the simulated blocks stored and their values to ``spans_file``) or in full (comparing with
-    them)."""
+    them). ``loops`` is the sampled run's loop sampling (stepping down to less where the kernel's
+    loop-sampled blocks wait for each other)."""
+    import contextlib
     import resource
 
     import torch
 
     import kernel_gym.ascendc as asc
+    from experiments.binding_args import binding_params
     from experiments.calibrate_timing import _binding_signature, _candidates, project_sources
-    from kernel_gym.ascendc.sampling import input_specs, lazy_inputs, written_spans
+    from kernel_gym.ascendc.sampling import (
+        LOOP_FALLBACK_ORDER,
+        input_specs,
+        lazy_inputs,
+        run_with_loop_fallback,
+        sampled_simulation,
+        written_spans,
+    )
     from kernel_gym.ascendc.timing import record_launches
 
     proj = Path(spec["project_dir"])
@@ -385,25 +395,43 @@ def project_run(spec: dict[str, Any], sampled: bool, spans_file: str) -> dict[st
     model = ns["Model"](*init)
     inputs = lazy_inputs(input_specs(ns["get_inputs"], seed=1000))
     last = "no argument mapping"
-    for _label, args in _candidates(kinds, inputs, model, init):
-        t0 = time.monotonic()
-        try:
-            with record_launches() as rec:
+    params = binding_params(files["python_bind_src"], fn)
+    for _label, args in _candidates(kinds, inputs, model, init, params):
+
+        def call(mode: bool | str, args: list[Any] = args) -> tuple[Any, Any]:
+            # the loader's sampled option runs loops=True; the caller's sampled_simulation wins over it
+            scope = (
+                sampled_simulation(blocks=5, resident_cap_bytes=1 << 30, loops=mode)
+                if sampled
+                else contextlib.nullcontext()
+            )
+            with scope, record_launches() as rec:
                 got = lib.call(fn, *args)
+            return got, rec
+
+        t0 = time.monotonic()
+        c0 = resource.getrusage(resource.RUSAGE_SELF)
+        try:
+            order = LOOP_FALLBACK_ORDER[LOOP_FALLBACK_ORDER.index(loops) :] if sampled else (False,)
+            (got, rec), mode = run_with_loop_fallback(call, order)
         except Exception as exc:  # noqa: BLE001 - the next mapping
             last = f"{type(exc).__name__}: {str(exc)[:160]}"
             continue
         host = time.monotonic() - t0
+        c1 = resource.getrusage(resource.RUSAGE_SELF)
         out = got[0] if isinstance(got, (tuple, list)) else got
         res: dict[str, Any] = {
             "host_s": host,
-            "rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+            # CPU seconds of the simulation: wall time on a shared machine counts the others' load too
+            "cpu_s": (c1.ru_utime + c1.ru_stime) - (c0.ru_utime + c0.ru_stime),
+            "rss_gib": c1.ru_maxrss / 2**20,
             "latency_s": sum(r.latency_s for r in rec.launches),
             "lo": sum(r.latency_lo_s for r in rec.launches),
             "hi": sum(r.latency_hi_s for r in rec.launches),
             "looped": sum(r.loop_sampled_blocks for r in rec.launches),
             "ran": sum(r.blocks_run for r in rec.launches),
             "fallback": next((r.loop_fallback for r in rec.launches if r.loop_fallback), ""),
+            "loops": mode,
         }
         if isinstance(out, torch.Tensor):
             flat = out.reshape(-1)
@@ -419,21 +447,33 @@ def project_run(spec: dict[str, Any], sampled: bool, spans_file: str) -> dict[st
     return {"error": last}
 
 
-def projects_table(data: Path, names: list[str], full_timeout: float) -> list[str]:
+def bracket_verdict(sampled: dict[str, Any], full: dict[str, Any]) -> tuple[bool, bool, float]:
+    """(the sampled latency lies in its own bracket, the full latency lies in it, how far outside
+    the full latency lies in seconds: 0 inside)."""
+    lo, hi, full_s = sampled["lo"], sampled["hi"], full["latency_s"]
+    outside = max(0.0, lo - full_s, full_s - hi)
+    return lo <= sampled["latency_s"] <= hi, outside == 0.0, outside
+
+
+def projects_table(
+    data: Path, names: list[str], full_timeout: float, levels: list[str] | None = None, loops: bool | str = "all"
+) -> list[str]:
     """EvoKernel projects at their published shapes: sampled, then in full where that finishes."""
     import statistics
     import tempfile
 
     from experiments.calibrate_timing import discover
 
-    specs = [s for s in discover(data, ["level1"]) if s.reference and (not names or s.name in names)]
+    specs = [s for s in discover(data, levels or ["level1"]) if s.reference and (not names or s.name in names)]
     rows = [
-        "| project | sampled host (s) | peak RSS (GiB) | sampled (us) | bracket (us) | loop-sampled blocks | "
-        "full host (s) | full (us) | sampled / full | simulated share identical | why a block ran in full |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| project | level | sampled CPU (s) | peak RSS (GiB) | sampled (us) | bracket (us) | sampled in its bracket | "
+        "loop-sampled blocks | full CPU (s) | full (us) | sampled / full | full in the bracket | "
+        "simulated share identical | why a block ran in full |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     hosts: list[float] = []
     rss: list[float] = []
+    compared: list[tuple[bool, float, bool, float, str]] = []
     with tempfile.TemporaryDirectory() as tmp:
         for spec in specs:
             d = dict(spec.__dict__)
@@ -443,7 +483,7 @@ def projects_table(data: Path, names: list[str], full_timeout: float) -> list[st
                 limit = full_timeout if not sampled else 900.0
                 try:
                     p = subprocess.run(
-                        [sys.executable, "-c", PROJECT_CHILD, str(ROOT), json.dumps([d, sampled, spans_file])],
+                        [sys.executable, "-c", PROJECT_CHILD, str(ROOT), json.dumps([d, sampled, spans_file, loops])],
                         capture_output=True,
                         text=True,
                         timeout=limit,
@@ -452,33 +492,51 @@ def projects_table(data: Path, names: list[str], full_timeout: float) -> list[st
                     runs[sampled] = json.loads(line[7:]) if line else {"error": p.stderr.strip()[-160:]}
                 except subprocess.TimeoutExpired:
                     runs[sampled] = {"error": f"did not finish within {limit:.0f} s"}
-            s, f = runs[True], runs[False]
+                if "error" in runs[sampled]:
+                    break  # no full run to compare with a sampled run that failed
+            s, f = runs[True], runs.get(False, {"error": "not run"})
             if "error" in s:
-                rows.append(f"| {spec.name} | failed: {s['error'][:100]} |")
+                rows.append(f"| {spec.name} | {spec.level} | failed: {s['error'][:100]} |")
                 print(rows[-1], flush=True)
                 continue
-            hosts.append(s["host_s"])
+            hosts.append(s["cpu_s"])
             rss.append(s["rss_gib"])
-            full_cols = (
-                f"{f['host_s']:.1f} | {f['latency_s'] * 1e6:.2f} | {s['latency_s'] / f['latency_s']:.4f} | "
-                f"{'yes' if f.get('same') else 'NO' if 'same' in f else 'no output tensor'}"
-                if "error" not in f
-                else f"{f['error'][:60]} | | |"
-            )
+            own = s["lo"] <= s["latency_s"] <= s["hi"]
+            if "error" not in f:
+                own, inside, outside = bracket_verdict(s, f)
+                same = "yes" if f.get("same") else "NO" if "same" in f else "no output tensor"
+                ratio = s["latency_s"] / f["latency_s"]
+                compared.append((own, ratio, inside, outside, same))
+                full_cols = (
+                    f"{f['cpu_s']:.1f} | {f['latency_s'] * 1e6:.3f} | {ratio:.5f} | "
+                    f"{'yes' if inside else f'no: {outside * 1e9:.0f} ns outside'} | {same}"
+                )
+            else:
+                full_cols = f"{f['error'][:60]} | | | |"
             why = re.sub(r"^block \d+: ", "", s["fallback"]).split(" (")[0].split(":")[0][:70]
             if not why and not s["looped"]:
                 why = _NO_LOOP if s["ran"] > 1 else "block 0, the only one run, always runs in full"
             rows.append(
-                f"| {spec.name} | {s['host_s']:.1f} | {s['rss_gib']:.2f} | {s['latency_s'] * 1e6:.2f} | "
-                f"{s['lo'] * 1e6:.2f} to {s['hi'] * 1e6:.2f} | {s['looped']} of {s['ran']} | {full_cols} | {why} |"
+                f"| {spec.name} | {spec.level} | {s['cpu_s']:.1f} | {s['rss_gib']:.2f} | {s['latency_s'] * 1e6:.3f} | "
+                f"{s['lo'] * 1e6:.3f} to {s['hi'] * 1e6:.3f} | {'yes' if own else 'NO'} | "
+                f"{s['looped']} of {s['ran']} | "
+                f"{full_cols} | {why} |"
             )
             print(rows[-1], flush=True)
     if hosts:
         q = statistics.quantiles(hosts, n=20, method="inclusive")[-1] if len(hosts) > 1 else hosts[0]
         rows.append("")
         rows.append(
-            f"Sampled host seconds: median {statistics.median(hosts):.1f}, p95 {q:.1f}, max {max(hosts):.1f} "
+            f"Sampled CPU seconds: median {statistics.median(hosts):.1f}, p95 {q:.1f}, max {max(hosts):.1f} "
             f"(n = {len(hosts)}); peak RSS max {max(rss):.2f} GiB."
+        )
+    if compared:
+        worst = max(abs(r - 1) for _, r, _, _, _ in compared)
+        rows.append(
+            f"Finished in full: {len(compared)}; sampled inside its own bracket: {sum(c[0] for c in compared)}; "
+            f"within 5 % of full: {sum(abs(c[1] - 1) <= 0.05 for c in compared)} (largest difference "
+            f"{worst * 100:.3f} %); full inside the bracket: {sum(c[2] for c in compared)}; simulated share "
+            f"identical: {sum(c[4] == 'yes' for c in compared)}."
         )
     return rows
 
@@ -493,13 +551,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--projects", type=Path, help="EvoKernel dataset: its level-1 projects at published shapes")
     ap.add_argument("--names", default="", help="comma-separated project names (--projects)")
     ap.add_argument("--full-timeout", type=float, default=600, help="seconds a full simulation may take (--projects)")
+    ap.add_argument(
+        "--levels", default="level1", help="comma-separated KernelBench levels of the projects (--projects)"
+    )
+    ap.add_argument(
+        "--project-loops",
+        choices=("all", "on", "off"),
+        default="all",
+        help="loop sampling of the projects' sampled runs (--projects): all (block 0 too), on, off",
+    )
     a = ap.parse_args(argv)
     if a.loops:
         print("\n".join(loops_table(a.blocks, a.answers, a.elements)), flush=True)
         return 0
     if a.projects:
         names = [n for n in a.names.split(",") if n]
-        print("\n".join(projects_table(a.projects, names, a.full_timeout)), flush=True)
+        loops = {"all": "all", "on": True, "off": False}[a.project_loops]
+        levels = [lv for lv in a.levels.split(",") if lv]
+        print("\n".join(projects_table(a.projects, names, a.full_timeout, levels, loops)), flush=True)
         return 0
     if not a.skip_full:
         print("\n".join(fidelity(a.blocks)), flush=True)

@@ -45,6 +45,8 @@ from typing import Any
 
 import numpy as np
 
+from experiments.binding_args import BindingParam, binding_params, named_arguments
+
 COLLECTIONS = {  # exported folder -> (collection, reference folders)
     "ops-kernelbench-910b": ("kernelbench", ["KernelBench/level1", "KernelBench/level2", "KernelBench/level3"]),
     "ops-attention-910b": ("attention", ["Attention"]),
@@ -202,20 +204,10 @@ def discover(data: Path, categories: Sequence[str] | None = None) -> list[Kernel
 # ---------------------------------------------------------------------------------------------
 # one kernel (runs in a child process)
 # ---------------------------------------------------------------------------------------------
-_TORCH_TYPE = re.compile(r"Tensor")
-
-
 def _binding_signature(bind_src: str, name: str) -> list[str] | None:
     """'tensor' / 'scalar' per parameter of the C++ function bound as ``name``."""
-    m = re.search(r'm\.(?:def|impl)\s*\(\s*"' + re.escape(name) + r'"\s*,\s*&?\s*([\w:]+)', bind_src)
-    if not m:
-        return None
-    fn = m.group(1).split("::")[-1]
-    d = re.search(r"\b" + re.escape(fn) + r"\s*\(([^)]*)\)\s*(?:->[^{]*)?\{", bind_src)
-    if not d:
-        return None
-    params = [p.strip() for p in d.group(1).split(",") if p.strip()]
-    return ["tensor" if _TORCH_TYPE.search(p) else "scalar" for p in params]
+    params = binding_params(bind_src, name)
+    return None if params is None else ["tensor" if p.is_tensor else "scalar" for p in params]
 
 
 def _hyperparameters(model: Any) -> list[float | int]:
@@ -241,10 +233,13 @@ def _hyperparameters(model: Any) -> list[float | int]:
     return out
 
 
-def _candidates(kinds: list[str], inputs: list[Any], model: Any, init: list[Any]) -> list[tuple[str, list[Any]]]:
-    """Argument lists for the binding built from the reference's inputs, parameters, buffers and
-    numbers (the numeric inputs and init arguments, else the module's numeric attributes), in
-    order, that match the binding's parameter kinds."""
+def _candidates(
+    kinds: list[str], inputs: list[Any], model: Any, init: list[Any], binding: list[BindingParam] | None = None
+) -> list[tuple[str, list[Any]]]:
+    """Argument lists for the binding: matched by name first where the binding's parameters are
+    given (``binding``: :func:`experiments.binding_args.named_arguments`), then built from the reference's inputs,
+    parameters, buffers and numbers (the numeric inputs and init arguments, else the module's
+    numeric attributes), in order, that match the binding's parameter kinds."""
     import torch
 
     params = [p.detach() for p in model.parameters()] if model is not None else []
@@ -258,7 +253,7 @@ def _candidates(kinds: list[str], inputs: list[Any], model: Any, init: list[Any]
     number_pools = [("", numbers), ("+attributes", in_numbers + _hyperparameters(model))]
     # a hyperparameter some bindings take as a one-element tensor (a loss's margin)
     as_tensors = [torch.tensor([float(x)]) for x in numbers or _hyperparameters(model)]
-    out: list[tuple[str, list[Any]]] = []
+    out: list[tuple[str, list[Any]]] = list(named_arguments(binding, inputs, model, init)) if binding else []
     for label, pool in (
         ("inputs", in_tensors),
         ("inputs+parameters", in_tensors + params),
@@ -376,6 +371,7 @@ def _run_one(spec: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
         if snake in names
         else next((n for n in names if _norm(n) == _norm(spec["name"])), names[0] if names else "")
     )
+    params = binding_params(files["python_bind_src"], fn)
     kinds = _binding_signature(files["python_bind_src"], fn)
     if kinds is None:
         return {**out, "status": "error", "cause": "arg_mapping", "detail": f"cannot read the signature of {fn}"}
@@ -385,7 +381,7 @@ def _run_one(spec: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
     init = list(ns["get_init_inputs"]()) if "get_init_inputs" in ns else []
     model = ns["Model"](*init)
     if sampled:
-        return {**out, **_run_sampled(lib, fn, kinds, ns, model, init, opts)}
+        return {**out, **_run_sampled(lib, fn, kinds, ns, model, init, opts, params, proj)}
     inputs = list(ns["get_inputs"]())
     with torch.no_grad():
         tr = time.monotonic()
@@ -399,7 +395,7 @@ def _run_one(spec: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
                 "detail": f"{type(exc).__name__}: {exc}"[:300],
             }
         out["reference_host_s"] = round(time.monotonic() - tr, 2)
-    cands = _candidates(kinds, inputs, model, init)
+    cands = _candidates(kinds, inputs, model, init, params)
     if not cands:
         return {
             **out,
@@ -412,8 +408,10 @@ def _run_one(spec: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
     for label, args in cands:
         ts = time.monotonic()
         try:
+            _progress("calling", label)
             with asc.record_launches() as launches, contextlib.redirect_stdout(io.StringIO()):
                 got = lib.call(fn, *args)
+            _progress("returned", label)
         except AscendCFault as exc:
             cls = getattr(exc, "error_class", type(exc).__name__)
             msg = str(exc)
@@ -422,7 +420,8 @@ def _run_one(spec: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
                 continue  # wrong mapping: the binding's own checks refuse it
             cause = "too_long" if cls == "watchdog" else f"fault:{cls}"
             status = "skipped" if cls == "watchdog" else "error"
-            return {**out, "status": status, "cause": cause, "detail": msg[:400], "mapping": label}
+            stuck = where_stuck(proj, msg) if cls == "watchdog" else {}
+            return {**out, "status": status, "cause": cause, "detail": msg[:400], "mapping": label, **stuck}
         except OpTilingError as exc:
             last = {"status": "error", "cause": "tiling_error", "detail": f"[{label}] {exc}"[:400]}
             continue
@@ -439,7 +438,15 @@ def _run_one(spec: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
 
 
 def _run_sampled(
-    lib: Any, fn: str, kinds: list[str], ns: dict[str, Any], model: Any, init: list[Any], opts: dict[str, Any]
+    lib: Any,
+    fn: str,
+    kinds: list[str],
+    ns: dict[str, Any],
+    model: Any,
+    init: list[Any],
+    opts: dict[str, Any],
+    params: list[BindingParam] | None = None,
+    proj: Path | None = None,
 ) -> dict[str, Any]:
     """A kernel too large to simulate in full, at its real shapes under sampled simulation:
     lazy inputs, a sample of its blocks, its output checked on the sampled blocks' rows where
@@ -460,7 +467,7 @@ def _run_sampled(
     from kernel_gym.verify.correctness import row_reference
 
     inputs = lazy_inputs(input_specs(ns["get_inputs"], seed=1000))
-    cands = _candidates(kinds, inputs, model, init)
+    cands = _candidates(kinds, inputs, model, init, params)
     if not cands:
         return {"status": "error", "cause": "arg_mapping", "detail": f"binding {fn}({', '.join(kinds)}): no mapping"}
     last: dict[str, Any] = {}
@@ -476,7 +483,9 @@ def _run_sampled(
 
         try:
             modes = _loop_modes(opts.get("loops", "all"))
+            _progress("calling", label)
             (got, launches), loops = run_with_loop_fallback(attempt, modes)
+            _progress("returned", label)
             # the written spans stay readable after the sampled simulation: the check follows it
             sim_s = time.monotonic() - ts
             res: dict[str, Any] = {
@@ -522,6 +531,7 @@ def _run_sampled(
                 "detail": (_TOO_LONG_HINT if cls == "watchdog" else "") + msg[:400],
                 "mapping": label,
                 "sampled": True,
+                **(where_stuck(proj, msg) if cls == "watchdog" and proj else {}),
             }
         except OpTilingError as exc:
             last = {"status": "error", "cause": "tiling_error", "detail": f"[{label}] {exc}"[:400]}
@@ -541,6 +551,44 @@ _TOO_LONG_HINT = (
     "the sampled blocks alone ran past the bound (scalar loops, which loop sampling cannot skip, or a "
     "loop whose periods never cost the same); raise --max-sim-cycles and --timeout-s to run it: "
 )
+
+
+_WATCHDOG_AT = re.compile(r"\(at (op_kernel/[\w./-]+):(\d+)\)")
+# an Ascend C API call (DataCopy, Adds, ReduceSum, Mmad, ...) rather than scalar code
+_API_CALL = re.compile(r"\b(?!GetValue\b|SetValue\b)[A-Z]\w*(?:<[^>]*>)?\s*\(")
+
+
+def where_stuck(project_dir: Path | str, watchdog_message: str) -> dict[str, Any]:
+    """Where a watchdog stopped a kernel, from its message's ``(at op_kernel/<file>:<line>)``:
+    ``stuck_at`` (file:line), ``stuck_by`` (``cycles``: the simulated-cycle bound, ``host_s``: the
+    host-time bound), ``stuck_loop`` (the header of the innermost ``for``/``while`` around that
+    line) and ``stuck_scalar`` (no Ascend C API call in that loop's lines up to the stuck one: the
+    host runs such a loop element by element, and loop sampling, which skips repeated API calls,
+    cannot shorten it). Empty when the message names no place."""
+    m = _WATCHDOG_AT.search(watchdog_message)
+    if not m:
+        return {}
+    out: dict[str, Any] = {
+        "stuck_at": f"{m.group(1)}:{m.group(2)}",
+        "stuck_by": "cycles" if "watchdog_cycles" in watchdog_message else "host_s",
+    }
+    try:
+        lines = (Path(project_dir) / m.group(1)).read_text(errors="replace").splitlines()
+    except OSError:
+        return out
+    n = int(m.group(2)) - 1
+    if not 0 <= n < len(lines):
+        return out
+    indent = len(lines[n]) - len(lines[n].lstrip())
+    for i in range(n, -1, -1):
+        text = lines[i]
+        lead = len(text) - len(text.lstrip())
+        if re.match(r"\s*(for|while)\s*\(", text) and (lead < indent or i == n):
+            body = "\n".join(lines[i + 1 : n + 1])
+            out["stuck_loop"] = f"{i + 1}: {text.strip()}"[:160]
+            out["stuck_scalar"] = _API_CALL.search(re.sub(r"//[^\n]*", "", body)) is None
+            break
+    return out
 
 
 def _reference_rows(inputs: list[Any], budget: int = 128 << 20) -> int:
@@ -669,6 +717,30 @@ def run_all(
     return _read_jsonl(out_file)
 
 
+def _progress(stage: str, label: str) -> None:
+    """A line on the child's stdout before and after each binding call, flushed: when the parent
+    kills a child past its time limit, the last line says whether the binding had taken the
+    arguments (and which mapping) and whether the kernel or the check after it was running."""
+    print(f"\nKGCAL_PROGRESS {stage} {label}", flush=True)
+
+
+def _stuck_in(stdout: str | bytes | None) -> dict[str, Any]:
+    """What a killed child was doing, from its last ``KGCAL_PROGRESS`` line (:func:`_progress`)."""
+    text = stdout.decode(errors="replace") if isinstance(stdout, bytes) else stdout or ""
+    lines = [ln for ln in text.splitlines() if ln.startswith("KGCAL_PROGRESS ")]
+    if not lines:
+        return {"detail": "the child process ran past its time limit before any binding call (build or reference)"}
+    _, stage, label = lines[-1].split(" ", 2)
+    if stage == "calling":
+        return {
+            "mapping": label,
+            "detail": "the child process ran past its time limit inside the binding call: the binding took the "
+            f"arguments of mapping {label!r} and the kernel was still running (the watchdog looks every 4096 "
+            "API calls, so a long stretch of scalar code runs on unchecked)",
+        }
+    return {"mapping": label, "detail": "the child process ran past its time limit checking the output"}
+
+
 def _run_child(spec: KernelSpec, opts: dict[str, Any]) -> dict[str, Any]:
     payload = json.dumps({"spec": asdict(spec), "opts": opts})
     t0 = time.monotonic()
@@ -681,11 +753,11 @@ def _run_child(spec: KernelSpec, opts: dict[str, Any]) -> dict[str, Any]:
             timeout=opts["timeout_s"] + 60,
             cwd=str(Path(__file__).resolve().parents[1]),
         )
-    except subprocess.TimeoutExpired:
+    except subprocess.TimeoutExpired as exc:
         return {
             "status": "skipped",
             "cause": "too_long",
-            "detail": "the child process ran past its time limit",
+            **_stuck_in(exc.stdout),
             "host_s": round(time.monotonic() - t0, 1),
         }
     for line in reversed(proc.stdout.splitlines()):
@@ -1297,9 +1369,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--fresh", action="store_true", help="discard earlier results in --out")
     ap.add_argument("--command-label", help="the command the report shows (default: this one)")
     ap.add_argument("--first", nargs="*", default=[], help="run these kernels (project names) before the others")
+    ap.add_argument("--names", nargs="*", default=[], help="keep only these kernels (project names)")
     a = ap.parse_args(argv)
     stages = set(a.stages.split(","))
     specs = discover(a.data, a.categories)
+    if a.names:
+        unknown = sorted(set(a.names) - {s.name for s in specs})
+        if unknown:
+            ap.error(f"--names: no kernel {', '.join(unknown)} among the --categories chosen (project folder names)")
+        specs = [s for s in specs if s.name in set(a.names)]
     specs = _interleave(specs)
     if a.first:  # e.g. the known outliers, so that a time-bounded run has them
         order = {name: i for i, name in enumerate(a.first)}

@@ -3,6 +3,8 @@ laid out like the published one, with made-up "measured" latencies."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 from pathlib import Path
 
@@ -181,7 +183,7 @@ def test_harness_runs_fits_without_validation_and_reports(tmp_path: Path) -> Non
     for r in rows.values():
         assert r["status"] == "ok", r
         assert r["simulated_s"] > 0 and r["launches"]
-    assert rows["BiasPlusCustom"]["mapping"] == "inputs+parameters"  # the weight comes from the model
+    assert rows["BiasPlusCustom"]["mapping"] == "by name"  # the weight comes from the model, matched by name
 
     prov = json.loads((out / C.PROVENANCE).read_text())
     assert prov["fit_kernels"] == ["BiasPlusCustom", "GateCustom"] and prov["n_fit"] == 2  # level 1 excluded
@@ -304,3 +306,50 @@ def test_of_two_references_of_one_name_the_one_whose_shapes_the_project_uses(tmp
     found = [(first, "level1", "convolution"), (second, "level1", "convolution")]
     assert C._likeliest_reference(proj, found)[0] == second
     assert C._likeliest_reference(proj, found[:1])[0] == first
+
+
+def test_where_a_watchdog_stopped_names_the_loop_and_whether_it_is_scalar(tmp_path: Path) -> None:
+    from experiments.calibrate_timing import where_stuck
+
+    kernel = tmp_path / "op_kernel"
+    kernel.mkdir()
+    (kernel / "k.cpp").write_text(
+        "__aicore__ void Process() {\n"
+        "    for (uint32_t t = 0; t < tiles; ++t) {\n"
+        "        DataCopy(xl, xGm[t * 64], 64);\n"
+        "        for (uint32_t i = 0; i < 64; ++i) {\n"
+        "            acc += xGm.GetValue(t * 64 + i);  // scalar, element by element\n"
+        "        }\n"
+        "    }\n"
+        "}\n"
+    )
+    by_cycles = (
+        "watchdog: block 0 has run for more than 2e+09 simulated cycles (watchdog_cycles): (at op_kernel/k.cpp:5)"
+    )
+    got = where_stuck(tmp_path, by_cycles)
+    assert got == {
+        "stuck_at": "op_kernel/k.cpp:5",
+        "stuck_by": "cycles",
+        "stuck_loop": "4: for (uint32_t i = 0; i < 64; ++i) {",
+        "stuck_scalar": True,
+    }
+    # stopped on the copy: the enclosing loop issues an API call, loop sampling's kind of loop
+    by_host = "watchdog: the launch ran for more than 60 s of host time (watchdog_s) (at op_kernel/k.cpp:3)"
+    got = where_stuck(tmp_path, by_host)
+    assert got["stuck_by"] == "host_s" and got["stuck_loop"].startswith("2: for (uint32_t t")
+    assert got["stuck_scalar"] is False
+    assert where_stuck(tmp_path, "watchdog: no place named") == {}
+
+
+def test_a_killed_child_says_whether_the_binding_took_its_arguments() -> None:
+    from experiments.calibrate_timing import _progress, _stuck_in
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        _progress("calling", "by name")
+    got = _stuck_in(buf.getvalue().encode())
+    assert got["mapping"] == "by name" and "took the arguments of mapping 'by name'" in got["detail"]
+    with contextlib.redirect_stdout(buf):
+        _progress("returned", "by name")
+    assert "checking the output" in _stuck_in(buf.getvalue())["detail"]
+    assert "before any binding call" in _stuck_in(None)["detail"]

@@ -53,6 +53,43 @@ def test_binding_out_variant_device_queries_and_host_scalars() -> None:
     torch.testing.assert_close(lib.ops.lrelu_out(x, 0.1, out), F.leaky_relu(x, 0.1))
 
 
+BINDING_WITH_TENSOR_DEVICE_QUERY_AND_SIZES_EQUALS = r"""
+#include <torch/library.h>
+#include <torch/extension.h>
+#include "pytorch_npu_helper.hpp"
+
+at::Tensor lrelu_like(const at::Tensor& x, const at::Tensor& like)
+{
+    // at::Tensor::is_privateuseone, c10::IntArrayRef::equals, device tags: as EvoKernel's level-2 bindings use them
+    TORCH_CHECK(x.is_privateuseone(), "x must be on the NPU");
+    TORCH_CHECK(x.sizes().equals(like.sizes()), "like must have x's shape");
+    TORCH_CHECK(!x.sizes().equals(at::IntArrayRef{x.size(0)}), "a shorter list is not equal");
+    // a host copy is a CPU tensor to the binding's checks, and its options make CPU tensors too
+    at::Tensor host = like.to(at::kCPU).contiguous();
+    TORCH_CHECK(host.device().is_cpu() && !host.is_privateuseone(), "a .to(kCPU) copy is on the CPU");
+    TORCH_CHECK(at::empty({2}, host.options()).device().is_cpu(), "host options make CPU tensors");
+    TORCH_CHECK(host.to(x.device()).is_privateuseone() && x.cpu().device().is_cpu(), "and back");
+    at::Tensor y = at::empty_like(x);
+    EXEC_NPU_CMD(aclnnLeakyReluCustom, x, 0.5, y);
+    return y;
+}
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+    m.def("lrelu_like", &lrelu_like, "leaky relu after a shape check");
+}
+"""
+
+
+def test_binding_tensor_device_query_and_sizes_equals() -> None:
+    lib = asc.load_multikernelbench(
+        {**LEAKY_RELU, "python_bind_src": BINDING_WITH_TENSOR_DEVICE_QUERY_AND_SIZES_EQUALS}
+    )
+    x = torch.randn(8, 1024)
+    torch.testing.assert_close(lib.ops.lrelu_like(x, torch.empty(8, 1024)), F.leaky_relu(x, 0.5))
+    with pytest.raises(asc.AscendCFault, match="like must have x's shape"):
+        lib.ops.lrelu_like(x, torch.empty(8, 512))
+
+
 # ---- GM Fill, the asc built-ins block_idx/block_num, GetTPipePtr at global scope -----------------
 FILL_KERNEL = r"""
 #include "kernel_operator.h"

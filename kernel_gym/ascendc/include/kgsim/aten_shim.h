@@ -14,6 +14,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -56,6 +57,9 @@ struct IntArrayRef : std::vector<int64_t> {
     IntArrayRef(const std::vector<int64_t>& v) : std::vector<int64_t>(v) {}
     IntArrayRef(std::vector<int64_t>&& v) : std::vector<int64_t>(std::move(v)) {}
     std::vector<int64_t> vec() const { return *this; }
+    bool equals(const IntArrayRef& o) const {  // c10::ArrayRef::equals: same length, same elements
+        return static_cast<const std::vector<int64_t>&>(*this) == static_cast<const std::vector<int64_t>&>(o);
+    }
 };
 template <class T>
 using optional = std::optional<T>;
@@ -87,9 +91,15 @@ struct Device {
 
 struct TensorOptions {
     ScalarType dtype_ = ScalarType::Float;
+    Device device_{};
     TensorOptions dtype(ScalarType t) const { TensorOptions o = *this; o.dtype_ = t; return o; }
     template <class D>
-    TensorOptions device(const D&) const { return *this; }
+    TensorOptions device(const D& d) const {  // a Device or DeviceType; anything else leaves the NPU
+        TensorOptions o = *this;
+        if constexpr (std::is_constructible_v<Device, D>) o.device_ = Device(d);
+        return o;
+    }
+    Device device() const { return device_; }
     TensorOptions requires_grad(bool = true) const { return *this; }
     ScalarType dtype() const { return dtype_; }
 };
@@ -160,8 +170,11 @@ public:
     size_t storage_bytes() const { return owner_ ? npu_block_bytes(nbytes()) : nbytes(); }
     ScalarType scalar_type() const { return dtype_; }
     ScalarType dtype() const { return dtype_; }
-    TensorOptions options() const { return TensorOptions{}.dtype(dtype_); }
-    Device device() const { return {}; }
+    TensorOptions options() const { return TensorOptions{}.dtype(dtype_).device(device_); }
+    // the device a binding asked for (`.to(at::kCPU)`, `.device(at::kCPU)` options): a tag only, the
+    // bytes stay in host memory, so that bindings that check `is_cpu()` on a host copy pass
+    Device device() const { return device_; }
+    bool is_privateuseone() const { return device().is_privateuseone(); }  // at::TensorBase's, as torch_npu's tensors are
     bool is_contiguous() const { return true; }
     bool is_floating_point() const {
         return dtype_ == kFloat || dtype_ == kHalf || dtype_ == kBFloat16 || dtype_ == kDouble;
@@ -270,6 +283,7 @@ public:
     Tensor flatten() const { return view({numel()}); }
     Tensor clone() const {
         Tensor t = allocate(sizes_, dtype_);
+        t.device_ = device_;
         kgsim_eager_op(2ull * nbytes());
         if (nbytes()) std::memcpy(t.data_, data_, nbytes());
         return t;
@@ -283,20 +297,25 @@ public:
     Tensor to(ScalarType t, bool non_blocking = false, bool copy = false) const;
     Tensor to(const TensorOptions& o) const { return to(o.dtype()); }
     // A device move: host memory stays host memory; `copy` asks for a fresh buffer.
-    Tensor to(Device, bool non_blocking = false, bool copy = false) const { return copy ? clone() : *this; }
+    Tensor to(Device d, bool non_blocking = false, bool copy = false) const {
+        Tensor t = copy ? clone() : *this;
+        t.device_ = d;
+        return t;
+    }
     Tensor to(DeviceType d, bool non_blocking = false, bool copy = false) const {
         return to(Device(d), non_blocking, copy);
     }
     template <class T>
     T item() const;
-    Tensor cpu() const { return *this; }
-    Tensor npu() const { return *this; }
+    Tensor cpu() const { return to(DeviceType::CPU); }
+    Tensor npu() const { return to(DeviceType::PrivateUse1); }
 
 private:
     uint8_t* data_ = nullptr;
     std::shared_ptr<uint8_t> owner_;
     IntArrayRef sizes_;
     ScalarType dtype_ = ScalarType::Float;
+    Device device_{};
 };
 
 namespace detail {
@@ -332,6 +351,7 @@ KGSIM_UNINSTRUMENTED inline void store(uint8_t* p, ScalarType t, double v) {
 KGSIM_UNINSTRUMENTED inline Tensor Tensor::to(ScalarType t, bool, bool copy) const {
     if (t == dtype_) return copy ? clone() : *this;
     Tensor out = allocate(sizes_, t);
+    out.device_ = device_;
     size_t src = element_size(), dst = out.element_size();
     const int64_t n = numel();  // once: a call per element would be host code of its own
     kgsim_eager_op((unsigned long long)(n) * (src + dst));
@@ -354,7 +374,9 @@ T Tensor::item() const {
     return static_cast<T>(detail::load(data_, dtype_));
 }
 
-inline Tensor empty(IntArrayRef sizes, TensorOptions o = {}) { return Tensor::allocate(std::move(sizes), o.dtype()); }
+inline Tensor empty(IntArrayRef sizes, TensorOptions o = {}) {
+    return Tensor::allocate(std::move(sizes), o.dtype()).to(o.device());
+}
 inline Tensor empty(std::initializer_list<int64_t> sizes, TensorOptions o = {}) { return empty(IntArrayRef(sizes), o); }
 inline Tensor empty_like(const Tensor& t) { return empty(t.sizes(), t.options()); }
 inline Tensor empty_like(const Tensor& t, TensorOptions o) { return empty(t.sizes(), o); }

@@ -49,13 +49,15 @@ def test_a_plain_load_inline_answer_passes_the_static_rules_on_cuda_only():
     assert "forbidden_import" in {v.rule for v in check_answer_source(load, "cuda")}
 
 
-def test_without_a_gpu_verify_says_unavailable_not_hacked(monkeypatch):
+@pytest.mark.parametrize("answer", [RELU_EXTENSION, RELU_WITH_FALLBACK], ids=["plain", "torch_fallback_and_ptx"])
+def test_without_a_gpu_verify_says_unavailable_not_hacked(monkeypatch, answer):
     from kernel_gym.verify import verify
 
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
     with pytest.raises(BackendUnavailable) as info:
-        verify(get_task(RELU), RELU_EXTENSION, backend="cuda", use_cache=False)
+        verify(get_task(RELU), answer, backend="cuda", use_cache=False)
     assert "GPU" in str(info.value) or "CPU-only" in str(info.value)
+    assert "compile_only" in str(info.value) or not NVCC  # the way to its compile errors is named
 
 
 @pytest.mark.parametrize("name", sorted(set(extension_exploits()) - RUNTIME_ONLY))

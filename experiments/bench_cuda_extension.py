@@ -3,6 +3,11 @@
     python -m experiments.bench_cuda_extension builds
         cold build without the shared header, the header's own build, a build with it (warm header),
         a cached lookup; then N distinct answers built in parallel.
+    python -m experiments.bench_cuda_extension compile-cpu [--answers DIR --names A B ...]
+        CPU seconds (user + system, every compiler process) of compile_only's build (objects, no
+        link: runs with a CPU-only torch and nvcc, no GPU) of the tests' ReLU and the named answers:
+        cold with torch's header in the CUDA unit, cold with its light form, the shared header's own
+        build, cold with the light form and the shared header ready, and a cached lookup.
     python -m experiments.bench_cuda_extension static --answers DIR
         the static stage over every answer (no GPU): how many pass, what refuses the others.
     python -m experiments.bench_cuda_extension corpus --answers DIR --references DIR [--sample N]
@@ -93,6 +98,114 @@ def builds(parallel: int) -> None:
     print("| build | seconds | header |\n|---|---|---|")
     for what, seconds, state in rows:
         print(f"| {what} | {seconds:.3f} | {state} |")
+
+
+def _children_cpu_s() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def compile_cpu(
+    answers_dir: Path | None, names: list[str], arch: str, out: Path | None, cold: str = "both", relu: bool = True
+) -> None:
+    """CPU seconds of compile-only builds, each row a new content hash (a comment line added).
+    ``cold``: the builds without the shared header to run per answer (full, light, both, none)."""
+    from kernel_gym.backends.cuda_extension import _ensure_pch, build_environment, light_header_fits
+    from tests.backends.extension_answers import RELU_EXTENSION
+
+    os.environ["KERNEL_GYM_CUDA_ARCH"] = arch
+    # ATen's CUDA context header includes cuSPARSE/cuBLAS headers, which a compiler-only toolkit
+    # lacks; c10's stream header has the same current-stream call (as the compile-only test does)
+    relu_source = RELU_EXTENSION.replace("#include <ATen/cuda/CUDAContext.h>", "#include <c10/cuda/CUDAStream.h>")
+    relu_name = "tests' ReLU (c10 stream header)"
+    answers = {relu_name: relu_source.replace("at::cuda::getCurrent", "c10::cuda::getCurrent")} if relu else {}
+    for name in names:
+        answers[name] = (answers_dir / name / "best_code.py").read_text()  # type: ignore[operator]
+    requests: dict[str, list[ExtensionRequest]] = {}
+    for name, answer in answers.items():
+        found = extract_calls(answer)
+        bad = [r for r in found if isinstance(r, str)]
+        if bad:
+            raise SystemExit(f"{name}: {bad[0]}")
+        requests[name] = [r for r in found if isinstance(r, ExtensionRequest)]
+    stamp = f"{time.time_ns()}"
+    rows: list[dict[str, Any]] = []
+
+    def build(name: str, row: str, light: bool, pch: bool) -> None:
+        load0, cpu0, t0 = os.getloadavg()[0], _children_cpu_s(), time.perf_counter()
+        headers = []
+        for i, request in enumerate(requests[name]):
+            variant = ExtensionRequest.from_json(request.to_json())
+            variant.cuda_sources = [
+                f"// variant {stamp} {row} {i}\n" + variant.cuda_sources[0],
+                *variant.cuda_sources[1:],
+            ]
+            built = build_extension(variant, objects_only=True, use_pch=pch, light_header=light, timeout_s=3600.0)
+            assert not built.cached, "a cold row found its build cached"
+            headers.append(built.header)
+            last[name] = variant
+        rows.append(
+            {
+                "answer": name,
+                "build": row,
+                "cpu_s": _children_cpu_s() - cpu0,
+                "wall_s": time.perf_counter() - t0,
+                "header": ", ".join(headers),
+                "load": f"{load0:.1f}-{os.getloadavg()[0]:.1f}",
+            }
+        )
+        print(json.dumps(rows[-1]), flush=True)
+
+    last: dict[str, ExtensionRequest] = {}
+    # one shared header per host-flag set (EvoKernel's answers all pass -O3, as the ReLU does)
+    flag_sets = {tuple(r.extra_cflags): r for found in requests.values() for r in found}
+    for flags, request in flag_sets.items():
+        load0, cpu0, t0 = os.getloadavg()[0], _children_cpu_s(), time.perf_counter()
+        _, state = _ensure_pch(request, build_environment()[0], None, 3600.0)
+        rows.append(
+            {
+                "answer": "-",
+                "build": f"the shared header of torch/extension.h ({' '.join(flags) or 'no flags'}), once: {state}",
+                "cpu_s": _children_cpu_s() - cpu0,
+                "wall_s": time.perf_counter() - t0,
+                "header": "-",
+                "load": f"{load0:.1f}-{os.getloadavg()[0]:.1f}",
+            }
+        )
+        print(json.dumps(rows[-1]), flush=True)
+    for name in answers:
+        build(name, "cold, light header, shared header ready", light=True, pch=True)
+        lookups = []
+        for _ in range(20):
+            t0 = time.perf_counter()
+            hit = build_extension(last[name], objects_only=True, use_pch=True, light_header=True)
+            lookups.append(time.perf_counter() - t0)
+            assert hit.cached
+        rows.append(
+            {
+                "answer": name,
+                "build": "cached (median of 20 lookups)",
+                "cpu_s": 0.0,
+                "wall_s": statistics.median(lookups),
+                "header": hit.header,
+                "load": f"{os.getloadavg()[0]:.1f}",
+            }
+        )
+        print(json.dumps(rows[-1]), flush=True)
+    # the builds without the shared header last: the longest, and a partial run keeps the rest
+    for name in answers:
+        print(f"{name}: light header fits {[light_header_fits(r) for r in requests[name]]}", flush=True)
+        if cold in ("full", "both"):
+            build(name, "cold, torch's header, no shared header", light=False, pch=False)
+        if cold in ("light", "both"):
+            build(name, "cold, light header, no shared header", light=True, pch=False)
+    if out is not None:
+        out.write_text(json.dumps(rows, indent=1))
+    print("\n| answer | build | CPU s | wall s | CUDA unit header | load average |\n|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['answer']} | {r['build']} | {r['cpu_s']:.1f} | {r['wall_s']:.3g} | {r['header']} | {r['load']} |")
 
 
 def _reference(references: Path, name: str) -> Path | None:
@@ -327,6 +440,13 @@ def main() -> None:
     p.add_argument("--repeat", type=int, default=2)
     p.add_argument("--gpus", default="1,2,4")
     p.add_argument("--timing-trials", type=int, default=20)
+    cc = sub.add_parser("compile-cpu")
+    cc.add_argument("--answers", type=Path, default=None, help="EvoKernel's layout: <dir>/<task>/best_code.py")
+    cc.add_argument("--names", nargs="*", default=[])
+    cc.add_argument("--arch", default="sm_90")
+    cc.add_argument("--out", type=Path, default=None, help="the rows as JSON")
+    cc.add_argument("--cold", choices=("full", "light", "both", "none"), default="both")
+    cc.add_argument("--no-relu", action="store_true", help="leave out the tests' ReLU")
     st = sub.add_parser("static")
     st.add_argument("--answers", type=Path, required=True)
     args = parser.parse_args()
@@ -334,6 +454,8 @@ def main() -> None:
         builds(args.parallel)
     elif args.what == "static":
         static(args.answers)
+    elif args.what == "compile-cpu":
+        compile_cpu(args.answers, args.names, args.arch, args.out, args.cold, not args.no_relu)
     elif args.what == "pool":
         settings = {"timing_trials": args.timing_trials, "memory_limit_mb": 65536, "timeout_s": 300}
         gpus = [int(g) for g in args.gpus.split(",")]

@@ -13,6 +13,16 @@ Every extension is built as the module ``kg_torch_ext`` (the file name carries t
 the answer's ``name`` only labels messages, and one module name lets one precompiled header of
 ``torch/extension.h`` (built once per torch version, compiler and flag set) serve every build.
 
+The CUDA unit, which nvcc compiles (no precompiled header there), is the longer of the two: its
+``#include <torch/extension.h>`` pulls in all of libtorch's C++ API and pybind11 three times over
+(nvcc's host front end, its device front end and the host compiler). Unless a scan of the CUDA
+sources shows they use more (:func:`light_header_fits`), that line is built as
+``#include <torch/version.h>`` beside the ``torch/types.h``, ``cuda.h`` and ``cuda_runtime.h`` that
+load_inline puts first: ATen, the tensor factories and the version, not the modules, optimisers,
+serialisation or Python bindings a kernel file does not call. If that build fails on a name it
+could not find, it is built again with torch's header, whose errors are the ones reported. The
+header is part of the cache key (the rendered source differs).
+
 Outside the verifier (:func:`extract_calls`) the ``load_inline`` arguments are read from the
 answer's syntax tree, resolving module-level string constants, so ``compile_only`` and the
 candidates' parallel builds need not run the answer.
@@ -41,6 +51,7 @@ __all__ = [
     "check_flags",
     "extract_calls",
     "install_shim",
+    "light_header_fits",
     "render_sources",
 ]
 
@@ -48,6 +59,29 @@ CACHE_SUBDIR = "torch_ext"
 MODULE_NAME = "kg_torch_ext"
 _PCH_HEADER = "kg_torch_extension_pch.h"
 _PCH_FAILED_MARKER = "pch.failed"
+# torch's full C++ API header in a CUDA source, as KernelBench answers write it (torch/torch.h is
+# the same API); the light build replaces the line, keeping the line numbers of compiler messages
+_FULL_HEADER_LINE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]torch/(extension|torch)\.h[>"][^\n]*$', re.M)
+_LIGHT_HEADER_LINE = "#include <torch/version.h> /* kernel-gym: torch/extension.h, light form */"
+# what only the full header declares: pybind11 and torch's Python glue, and the C++ API beyond
+# ATen and the tensor factories (modules, autograd functions, optimisers, data, serialisation,
+# torch/enum.h's constants such as torch::kMean (not the dtypes: torch/types.h has those), the
+# grad-mode guards of torch/utils.h)
+_NEEDS_FULL_HEADER = re.compile(
+    r"\b(py|pybind11)::|PYBIND11_|TORCH_EXTENSION_NAME|\bTHP[A-Z]\w*|"
+    r"\btorch::(nn|autograd|jit|optim|data|fft|linalg|special|nested|sparse|serialize|python|cuda|mps|xpu|"
+    r"enumtype|detail|NoGradGuard|AutoGradMode|InferenceMode|manual_seed|OrderedDict|ExpandingArray|save|load|"
+    r"pickle_\w+|utils|k(Mean|Sum|None|BatchMean|ReLU|GELU|Tanh|Sigmoid|LSTM|GRU|Nearest|Bilinear|Bicubic|"
+    r"Zeros|Reflect|Replicate|Circular))\b"
+)
+# compiler messages of a name or header it could not find: what a missing declaration looks like,
+# so a light build failing with them is built again with the full header (other errors are the
+# answer's own and the full header would report them the same)
+_MISSING_DECLARATION = re.compile(
+    r"is undefined|was not declared|not declared in this scope|has no member|is not a member of|"
+    r"incomplete type|does not name a (type|template)|is not a (class|namespace|template)|no instance of|"
+    r"no matching function|not a class or namespace|no template named|explicit type is missing"
+)
 
 # Flags an answer may pass to the host compiler (extra_cflags) and to nvcc (extra_cuda_cflags):
 # optimisation and code generation. -D of names of the toolchain, torch or this package (the
@@ -175,9 +209,23 @@ def check_flags(request: ExtensionRequest) -> list[str]:
     ]
 
 
-def render_sources(request: ExtensionRequest) -> dict[str, str]:
+def light_header_fits(request: ExtensionRequest) -> bool:
+    """Whether the CUDA unit may be built with torch/extension.h in its light form: it includes
+    the header (else there is nothing to lighten), load_inline's implicit headers are on (the light
+    form relies on their torch/types.h) and no CUDA source names what only the full header has."""
+    texts = request.cuda_sources
+    return (
+        bool(texts)
+        and not request.no_implicit_headers
+        and any(_FULL_HEADER_LINE.search(t) for t in texts)
+        and not any(_NEEDS_FULL_HEADER.search(t) for t in texts)
+    )
+
+
+def render_sources(request: ExtensionRequest, light_header: bool = False) -> dict[str, str]:
     """The build's files, as load_inline writes them: the C++ sources joined (torch/extension.h
-    first, then pybind11 bindings of ``functions``) and the CUDA sources joined."""
+    first, then pybind11 bindings of ``functions``) and the CUDA sources joined; with
+    ``light_header``, the CUDA sources' torch/extension.h lines in their light form."""
     cpp = list(request.cpp_sources)
     if not request.no_implicit_headers:
         cpp.insert(0, "#include <torch/extension.h>")
@@ -190,6 +238,8 @@ def render_sources(request: ExtensionRequest) -> dict[str, str]:
     files = {"main.cpp": "\n".join(cpp)}
     if request.cuda_sources:
         cuda = list(request.cuda_sources)
+        if light_header:
+            cuda = [_FULL_HEADER_LINE.sub(_LIGHT_HEADER_LINE, text) for text in cuda]
         if not request.no_implicit_headers:
             cuda[:0] = ["#include <torch/types.h>", "#include <cuda.h>", "#include <cuda_runtime.h>"]
         files["cuda.cu"] = "\n".join(cuda)
@@ -228,6 +278,7 @@ class BuildResult:
     cached: bool
     pch: str  # "used", "built", "off", "unavailable: ..."
     log: str = ""
+    header: str = "full"  # the CUDA unit's torch/extension.h: "light", "full", "full (the light ...)"
 
 
 Wrap = Callable[[list[str], list[Path], list[Path]], list[str]]
@@ -279,38 +330,86 @@ def build_extension(
     timeout_s: float = 600.0,
     objects_only: bool = False,
     use_pch: bool | None = None,
+    light_header: bool | None = None,
 ) -> BuildResult:
     """Build (or find in the cache) the extension of ``request``; the path of the module's ``.so``
     (with ``objects_only``: of a marker file once every translation unit compiled).
 
     ``wrap(cmd, read_only, writable)`` runs the build process in a sandbox. The precompiled header
-    of torch/extension.h is on unless ``use_pch`` is False or $KERNEL_GYM_TORCH_PCH=0.
+    of torch/extension.h is on unless ``use_pch`` is False or $KERNEL_GYM_TORCH_PCH=0; the CUDA
+    unit's light header (see the module's notes) unless ``light_header`` is False or
+    $KERNEL_GYM_TORCH_LIGHT_HEADER=0.
 
     Raises:
         kernel_gym.native.CompileError: the build failed; ``.log`` holds the compiler's output.
     """
-    import shutil
-    import tempfile
     import time
 
     from kernel_gym.native import CompileError, cache_root
-    from kernel_gym.native.compile import artefact_is_signed, sign_artefact
+    from kernel_gym.native.compile import artefact_is_signed
 
     started = time.perf_counter()
-    files = render_sources(request)
-    key = _key(files, request, objects_only)
+    if light_header is None:
+        light_header = os.environ.get("KERNEL_GYM_TORCH_LIGHT_HEADER", "1") != "0"
+    light_header = light_header and light_header_fits(request)
+    full = render_sources(request)
+    light = render_sources(request, light_header=True) if light_header else None
     out_dir = cache_root() / CACHE_SUBDIR
     out_dir.mkdir(parents=True, exist_ok=True)
-    target = out_dir / (f"{key}.objects" if objects_only else f"{key}.so")
-    if target.exists() and artefact_is_signed(target):
-        return BuildResult(target, time.perf_counter() - started, True, "cached")
-    target.unlink(missing_ok=True)
+    suffix = ".objects" if objects_only else ".so"
+    # a light build that failed was built again in full: both keys are looked up
+    for files, header in ((light, "light"), (full, "full")):
+        if files is None:
+            continue
+        target = out_dir / (_key(files, request, objects_only) + suffix)
+        if target.exists() and artefact_is_signed(target):
+            return BuildResult(target, time.perf_counter() - started, True, "cached", header=header)
     if use_pch is None:
         use_pch = os.environ.get("KERNEL_GYM_TORCH_PCH", "1") != "0"
     env = build_environment()[0]
     pch_state, pch_dir = "off", None
     if use_pch:
         pch_dir, pch_state = _ensure_pch(request, env, wrap, timeout_s)
+    header, log = "full", ""
+    try:
+        if light is not None:
+            try:
+                header = "light"
+                target, log = _build_files(light, request, objects_only, pch_dir, env, wrap, timeout_s)
+            except CompileError as exc:
+                if not _MISSING_DECLARATION.search(exc.log):
+                    raise
+                header = "full (the light header lacked a declaration)"
+                target, log = _build_files(full, request, objects_only, pch_dir, env, wrap, timeout_s)
+        else:
+            target, log = _build_files(full, request, objects_only, pch_dir, env, wrap, timeout_s)
+    except subprocess.TimeoutExpired:
+        raise CompileError(f"the extension build timed out after {timeout_s:.0f} s") from None
+    if pch_state == "built" or pch_state == "cached":
+        pch_state = "used" if "not used because" not in log else "rejected by the compiler"
+    return BuildResult(target, time.perf_counter() - started, False, pch_state, log[-4000:], header)
+
+
+def _build_files(
+    files: dict[str, str],
+    request: ExtensionRequest,
+    objects_only: bool,
+    pch_dir: Path | None,
+    env: dict[str, str],
+    wrap: Wrap | None,
+    timeout_s: float,
+) -> tuple[Path, str]:
+    """One build of rendered sources into the cache: the artefact's path and the build's log."""
+    import shutil
+    import tempfile
+
+    from kernel_gym.native import CompileError, cache_root
+    from kernel_gym.native.compile import sign_artefact
+
+    key = _key(files, request, objects_only)
+    out_dir = cache_root() / CACHE_SUBDIR
+    target = out_dir / (f"{key}.objects" if objects_only else f"{key}.so")
+    target.unlink(missing_ok=True)
     with tempfile.TemporaryDirectory(dir=out_dir, prefix=f".build-{key}-") as tmp:
         build_dir = Path(tmp)
         for name, text in files.items():
@@ -328,10 +427,7 @@ def build_extension(
         read_only = [p for p in (pch_dir,) if p is not None]
         if wrap is not None:
             cmd = wrap(cmd, read_only, [build_dir])
-        try:
-            proc = _run(cmd, build_dir, timeout_s, env)
-        except subprocess.TimeoutExpired:
-            raise CompileError(f"the extension build timed out after {timeout_s:.0f} s") from None
+        proc = _run(cmd, build_dir, timeout_s, env)
         log = (proc.stdout + proc.stderr).replace(str(build_dir) + "/", "")
         if proc.returncode != 0:
             first = next((ln for ln in log.splitlines() if re.search(r"error", ln, re.I)), log.strip()[-300:])
@@ -341,9 +437,7 @@ def build_extension(
             built.write_text("compiled\n")
         sign_artefact(target, content=built)
         shutil.move(str(built), target)
-    if pch_state == "built" or pch_state == "cached":
-        pch_state = "used" if "not used because" not in log else "rejected by the compiler"
-    return BuildResult(target, time.perf_counter() - started, False, pch_state, log[-4000:])
+    return target, log
 
 
 def _ensure_pch(

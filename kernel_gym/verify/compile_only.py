@@ -86,6 +86,7 @@ def _compile_extensions(answer: str, arch: str | None) -> list[dict[str, Any]]:
                     "log": built.log,
                     "seconds": time.perf_counter() - t0,
                     "pch": built.pch,
+                    "header": built.header,
                 }
             )
         except CompileError as exc:

@@ -168,7 +168,13 @@ class CompileService:
             built = build_extension(spec, wrap=self._wrap_extension if self.sandboxed else None, timeout_s=timeout)
         except CompileError as exc:
             return {"error_class": "compile_error", "message": str(exc), "log": exc.log[-8000:]}
-        return {"path": str(built.path), "seconds": built.seconds, "cached": built.cached, "pch": built.pch}
+        return {
+            "path": str(built.path),
+            "seconds": built.seconds,
+            "cached": built.cached,
+            "pch": built.pch,
+            "header": built.header,
+        }
 
     @staticmethod
     def _wrap_extension(cmd: list[str], read_only: list[Path], writable: list[Path]) -> list[str]:

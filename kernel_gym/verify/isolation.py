@@ -133,10 +133,18 @@ def _bwrap_prefix() -> list[str]:
 def _existing(paths: Sequence[str | Path]) -> list[Path]:
     out: list[Path] = []
     for p in paths:
-        path = Path(p)
+        path = _link_target_if_inside(Path(p), out)
         if path.exists() and not any(path == q or q in path.parents for q in out):
             out.append(path)
     return out
+
+
+def _link_target_if_inside(path: Path, bound: Sequence[Path]) -> Path:
+    """A link inside a folder already bound (/usr/local/cuda -> cuda-13.0, /usr bound) is there as
+    a link, and bubblewrap cannot mount onto a link: what it points to is bound instead."""
+    if path.is_symlink() and any(b in path.parents for b in bound):
+        return path.resolve()
+    return path
 
 
 def _python_dirs() -> list[Path]:
@@ -154,8 +162,11 @@ def _python_dirs() -> list[Path]:
 def _view_args(read_only: Sequence[Path]) -> list[str]:
     args: list[str] = ["--tmpfs", "/tmp"]  # first: binds below /tmp (a cache there) stay visible
     system = _existing(["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc/ld.so.cache", "/etc/alternatives"])
+    bound: list[Path] = []
     for path in [*system, *_python_dirs(), *read_only]:
+        path = _link_target_if_inside(path, bound)
         args += ["--ro-bind", str(path), str(path)]
+        bound.append(path)
     args += ["--proc", "/proc", "--dev", "/dev", "--chdir", "/tmp"]
     return args
 

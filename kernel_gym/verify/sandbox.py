@@ -10,6 +10,7 @@ signal in the caller while waiting), so the next verification always starts in s
 from __future__ import annotations
 
 import atexit
+import functools
 import itertools
 import json
 import logging
@@ -65,31 +66,67 @@ class IsolationRefused(RuntimeError):
 
 
 def caller_python_path() -> list[Path]:
-    """The caller's $PYTHONPATH folders (dependencies installed with ``pip --target`` where the
-    site folder is read-only), which the verification server and the sandbox see read-only. Left
-    out: the package's parent (the sandbox sees the package alone, not the checkout holding the
-    reference answers) and any folder holding the cache root (the judge's key is there)."""
+    """The caller's import folders that the verification server and the sandbox see read-only:
+    its $PYTHONPATH (dependencies installed with ``pip install --target`` where the site folder is
+    read-only) and the folders it added to ``sys.path`` at run time. Left out: the package's
+    parent (the sandbox sees the package alone, not the checkout holding the reference answers),
+    any folder holding the cache root (the judge's key is there), the caller's script folder and
+    working directory, the file-system root and the home folder."""
     package_parent = Path(__file__).resolve().parent.parent.parent
     cache = cache_root().resolve()
+    passed = os.environ.get(CALLER_PYTHONPATH_ENV)
+    if passed is not None:  # in the server: what the caller computed
+        entries = passed.split(os.pathsep)
+    else:
+        entries = os.environ.get("PYTHONPATH", "").split(os.pathsep) + _added_sys_path()
     out: list[Path] = []
-    # in the server: what the caller passed on (its PYTHONPATH also names the package's parent)
-    raw = os.environ.get(CALLER_PYTHONPATH_ENV, os.environ.get("PYTHONPATH", ""))
-    for entry in raw.split(os.pathsep):
+    for entry in entries:
         if not entry:
             continue
         path = Path(entry).resolve()
         if not path.is_dir() or path == package_parent or path in out:
             continue
-        if path == cache or path in cache.parents or path in package_parent.parents:
-            log.warning("PYTHONPATH entry %s holds the verifier's cache or checkout; the sandbox does not see it", path)
+        if path == cache or path in cache.parents or path in package_parent.parents or path in (Path("/"), Path.home()):
+            log.warning(
+                "import folder %s holds the verifier's cache, checkout or home; the sandbox does not see it", path
+            )
             continue
         out.append(path)
     return out
 
 
+def _added_sys_path() -> list[str]:
+    """``sys.path`` entries the server's interpreter would not have by itself (folders the caller
+    added at run time: ``sys.path.insert``, ``site.addsitedir``), less the caller's script folder
+    and working directory (``sys.path``'s first entry, which the server has no business reading)."""
+    script = Path(sys.argv[0]).resolve().parent if sys.argv and sys.argv[0] not in ("", "-c", "-m") else None
+    known = {*_interpreter_sys_path(), Path.cwd().resolve(), *([script] if script else [])}
+    return [entry for entry in sys.path if entry and Path(entry).resolve() not in known]
+
+
+@functools.lru_cache(maxsize=1)
+def _interpreter_sys_path() -> frozenset[Path]:
+    """The interpreter's own ``sys.path`` (its site folders and their ``.pth`` entries), as a
+    process started without $PYTHONPATH sees it."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", CALLER_PYTHONPATH_ENV)}
+    probe = subprocess.run(
+        [sys.executable, "-c", "import json, sys; print(json.dumps(sys.path))"],
+        env=env,
+        cwd="/",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    try:
+        return frozenset(Path(p).resolve() for p in json.loads(probe.stdout) if p)
+    except ValueError:
+        return frozenset()
+
+
 def python_path(policy: SandboxPolicy) -> str:
     """PYTHONPATH of the verification processes: the package's parent, the parents of the
-    plug-in backends' packages and the caller's own PYTHONPATH folders."""
+    plug-in backends' packages and the caller's import folders (:func:`caller_python_path`)."""
     dirs = [str(Path(__file__).resolve().parent.parent.parent)]
     dirs += [str(Path(p).parent) for p in policy.import_roots]
     dirs += [str(p) for p in caller_python_path()]

@@ -13,7 +13,14 @@ import pytest
 import torch
 
 from kernel_gym.backends import BackendUnavailable
-from kernel_gym.backends.cuda_extension import ExtensionRequest, check_flags, extract_calls, render_sources
+from kernel_gym.backends.cuda_extension import (
+    ExtensionRequest,
+    _key,
+    check_flags,
+    extract_calls,
+    light_header_fits,
+    render_sources,
+)
 from kernel_gym.native.compile import compiler_path
 from kernel_gym.tasks import get_task
 from kernel_gym.verify.pipeline import static_stage, watched_torch_calls
@@ -42,13 +49,15 @@ def test_a_plain_load_inline_answer_passes_the_static_rules_on_cuda_only():
     assert "forbidden_import" in {v.rule for v in check_answer_source(load, "cuda")}
 
 
-def test_without_a_gpu_verify_says_unavailable_not_hacked(monkeypatch):
+@pytest.mark.parametrize("answer", [RELU_EXTENSION, RELU_WITH_FALLBACK], ids=["plain", "torch_fallback_and_ptx"])
+def test_without_a_gpu_verify_says_unavailable_not_hacked(monkeypatch, answer):
     from kernel_gym.verify import verify
 
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
     with pytest.raises(BackendUnavailable) as info:
-        verify(get_task(RELU), RELU_EXTENSION, backend="cuda", use_cache=False)
+        verify(get_task(RELU), answer, backend="cuda", use_cache=False)
     assert "GPU" in str(info.value) or "CPU-only" in str(info.value)
+    assert "compile_only" in str(info.value) or not NVCC  # the way to its compile errors is named
 
 
 @pytest.mark.parametrize("name", sorted(set(extension_exploits()) - RUNTIME_ONLY))
@@ -157,6 +166,81 @@ def test_the_runners_shim_sends_the_call_to_the_judge(monkeypatch):
         load(name="x", sources=["x.cu"])
 
 
+def _relu_request() -> ExtensionRequest:
+    [request] = extract_calls(RELU_EXTENSION)
+    assert isinstance(request, ExtensionRequest)
+    return request
+
+
+def test_the_cuda_units_light_header_keeps_the_answers_lines():
+    request = _relu_request()
+    assert light_header_fits(request)
+    full, light = render_sources(request)["cuda.cu"], render_sources(request, light_header=True)["cuda.cu"]
+    assert "#include <torch/extension.h>" in full and "#include <torch/extension.h>" not in light
+    assert "#include <torch/version.h>" in light
+    # one line for one line: the compiler's line numbers are the answer's
+    assert len(full.splitlines()) == len(light.splitlines())
+    assert [a for a, b in zip(full.splitlines(), light.splitlines(), strict=True) if a != b] == [
+        "#include <torch/extension.h>"
+    ]
+    # the host unit keeps torch's header (and its precompiled form)
+    assert render_sources(request, light_header=True)["main.cpp"] == render_sources(request)["main.cpp"]
+    # the header is part of the cache key
+    assert _key(render_sources(request), request, False) != _key(render_sources(request, True), request, False)
+
+
+@pytest.mark.parametrize(
+    "uses",
+    ["py::object o;", "PYBIND11_MODULE(m, x) {}", "torch::nn::Linear l(1, 1);", "auto r = torch::kMean;",
+     "torch::NoGradGuard g;", "torch::autograd::Function<F> f;", "auto n = torch::cuda::device_count();"],
+)  # fmt: skip
+def test_sources_that_need_more_than_the_light_header_keep_torchs(uses):
+    request = _relu_request()
+    request.cuda_sources = [request.cuda_sources[0] + "\n" + uses]
+    assert not light_header_fits(request)
+    # the dtypes and factories are in torch/types.h: no reason for the full header
+    request.cuda_sources = [_relu_request().cuda_sources[0] + "\nauto t = torch::zeros({1}, torch::kFloat16);"]
+    assert light_header_fits(request)
+    request.no_implicit_headers = True  # the light form relies on load_inline's torch/types.h
+    assert not light_header_fits(request)
+
+
+def test_a_light_build_missing_a_declaration_is_built_again_with_torchs_header(tmp_path, monkeypatch):
+    from kernel_gym.backends import cuda_extension
+    from kernel_gym.native import CompileError
+
+    monkeypatch.setenv("KERNEL_GYM_CACHE", str(tmp_path))
+    monkeypatch.setenv("KERNEL_GYM_CUDA_ARCH", "sm_90")
+    built: list[bool] = []
+    errors = {"light": "", "full": ""}
+
+    def fake_build(files, request, objects_only, pch_dir, env, wrap, timeout_s):
+        light = "#include <torch/extension.h>" not in files["cuda.cu"]
+        built.append(light)
+        if errors["light" if light else "full"]:
+            raise CompileError("extension build failed", errors["light" if light else "full"])
+        return tmp_path / ("light.o" if light else "full.o"), ""
+
+    monkeypatch.setattr(cuda_extension, "_build_files", fake_build)
+    build = lambda: cuda_extension.build_extension(_relu_request(), objects_only=True, use_pch=False)  # noqa: E731
+    assert build().header == "light" and built == [True]
+    built.clear()
+    errors["light"] = 'cuda.cu(30): error: namespace "torch" has no member "OrderedDict"'
+    result = build()
+    assert result.header.startswith("full") and result.path.name == "full.o" and built == [True, False]
+    built.clear()
+    # the answer's own error (not a missing name) is reported from the light build, not built twice
+    errors["light"] = 'cuda.cu(12): error: expected a ";"'
+    with pytest.raises(CompileError, match="failed"):
+        build()
+    assert built == [True]
+    built.clear()
+    # switched off: one build with torch's header
+    monkeypatch.setenv("KERNEL_GYM_TORCH_LIGHT_HEADER", "0")
+    errors["light"] = ""
+    assert build().header == "full" and built == [False]
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not NVCC, reason="needs nvcc (the CUDA toolkit) for compile-only checks")
 def test_compile_only_builds_a_load_inline_answer_and_reports_errors(tmp_path, monkeypatch):
@@ -170,6 +254,7 @@ def test_compile_only_builds_a_load_inline_answer_and_reports_errors(tmp_path, m
     answer = answer.replace("at::cuda::getCurrentCUDAStream()", "c10::cuda::getCurrentCUDAStream()")
     [ok] = compile_only(answer, arch="sm_90")
     assert ok["ok"], ok["log"][-2000:]
+    assert ok["header"] == "light"
     broken = answer.replace("y[i] = v > 0.f ? v : 0.f;", "y[i] = v > 0.f ? v : undefined_name;")
     [failed] = compile_only(broken, arch="sm_90")
     assert not failed["ok"] and "undefined_name" in failed["log"]

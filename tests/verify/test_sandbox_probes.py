@@ -286,3 +286,22 @@ def test_signal_during_verify_leaves_the_server_in_step() -> None:
     for _ in range(2):
         r = sandbox_stage(RELU, probe_answer("return True"), "cpu", SETTINGS)
         assert r.error_class == "ok", r.summary()
+
+
+@needs_namespaces
+def test_a_read_only_path_that_is_a_link_inside_a_bound_folder(tmp_path) -> None:
+    # a toolkit reached through a link: /usr/local/cuda -> cuda-13.0, both named, /usr bound
+    from kernel_gym.verify.isolation import sandbox_command
+
+    toolkit, holder = tmp_path / "toolkit-13.0", tmp_path / "local"
+    toolkit.mkdir()
+    holder.mkdir()
+    (toolkit / "version.txt").write_text("13.0\n")
+    (holder / "toolkit").symlink_to(toolkit)
+    cmd = sandbox_command(
+        ["cat", str(holder / "toolkit" / "version.txt")],
+        read_only=[holder, holder / "toolkit"],
+        env={"PATH": "/usr/bin:/bin"},
+    )
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0 and done.stdout == "13.0\n", done.stderr[-500:]

@@ -157,6 +157,8 @@ def run_one(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
     verifies = _verify_commands(run_sh)
     files = {**_read_tree(project, "op_host"), **_read_tree(project, "op_kernel")}
     headers = _common_headers(corpus, list(files.values()))
+    if (project / "CMakeLists.txt").is_file():  # which host library each host source is built into
+        files["CMakeLists.txt"] = (project / "CMakeLists.txt").read_text(errors="replace")
     # the library's shared host sources of a family whose headers the project uses (the foreach
     # tiling functions in src/common/src/foreach), compiled into the op's host side as the build does
     common_src = corpus / "src" / "common" / "src"

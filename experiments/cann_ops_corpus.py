@@ -41,6 +41,26 @@ _INCLUDE = re.compile(r'#\s*include\s*["<]([\w./+-]+)[">]')
 SOC = "Ascend910B3"
 
 
+def _npu_smi(soc: str) -> str:
+    """A stand-in ``npu-smi`` for the scripts of an example (add_rms_norm's gen_data.py reads the
+    SoC name from ``npu-smi info -m``): that query's table for one device of ``soc``, in the tool's
+    documented layout (NPU ID, Chip ID, Chip Logic ID, Chip Name, the chip name as "Ascend 910B3",
+    then the device's MCU row); any other query says it is not simulated."""
+    row = "        {:<31}{:<31}{:<31}{}"
+    table = "\n".join(
+        [
+            row.format("NPU ID", "Chip ID", "Chip Logic ID", "Chip Name"),
+            row.format("0", "0", "0", "Ascend " + soc.removeprefix("Ascend")),
+            row.format("0", "1", "-", "Mcu"),
+        ]
+    )
+    return (
+        "#!/bin/sh\n"
+        'if [ "$1 $2" = "info -m" ]; then\ncat <<\'EOF\'\n' + table + "\nEOF\nexit 0\nfi\n"
+        "echo \"npu-smi: only 'info -m' is simulated (kernel-gym cann-ops harness)\" >&2\nexit 2\n"
+    )
+
+
 @dataclass
 class ProjectResult:
     project: str
@@ -88,9 +108,33 @@ def _common_headers(corpus: Path, texts: list[str]) -> dict[str, str]:
     return found
 
 
+def _shell_variables(run_sh: str) -> dict[str, str]:
+    """A run.sh's plain variables as it runs without arguments: ``case_name=${1:-"case1"}`` (the
+    first argument's default) and ``name=value``; what it computes (`...`, $(...)) is left out."""
+    out: dict[str, str] = {}
+    for name, default in re.findall(r'^\s*(\w+)=\$\{1:-["\']?([^"\'}]*)["\']?\}', run_sh, re.M):
+        out.setdefault(name, default)
+    for name, value in re.findall(r'^\s*(\w+)=["\']?([\w.+-]+)["\']?\s*(?:#.*)?$', run_sh, re.M):
+        out.setdefault(name, value)
+    return out
+
+
+def _expand(args: str, variables: dict[str, str]) -> list[str]:
+    """Shell words with the run.sh's variables substituted; a word naming one it does not set is dropped."""
+    words = [re.sub(r"\$\{?(\w+)\}?", lambda m: variables.get(m.group(1), "\0"), a) for a in args.split()]
+    return [w.strip("'\"") for w in words if "\0" not in w]
+
+
 def _verify_commands(run_sh: str) -> list[tuple[bool, list[str]]]:
     """(checks the printed "test pass", argv) of each verify call of a run.sh."""
-    return [(tick == "`", [script, *args.split()]) for tick, script, args in _VERIFY.findall(run_sh)]
+    variables = _shell_variables(run_sh)
+    return [(tick == "`", [script, *_expand(args, variables)]) for tick, script, args in _VERIFY.findall(run_sh)]
+
+
+def _main_arguments(run_sh: str) -> list[str]:
+    """The arguments run.sh gives the example's executable (``./execute_x_op $case_name``)."""
+    found = re.search(r"^[^#\n]*?\./execute_\w+([^\n;&|>]*)", run_sh, re.M)
+    return _expand(found.group(1), _shell_variables(run_sh)) if found else []
 
 
 # Examples whose own check fails on exact per-instruction fp16 arithmetic (what the NPU's vector
@@ -175,15 +219,21 @@ def run_one(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
         shutil.copytree(ex, work)
         for sub in ("input", "output"):
             (work / sub).mkdir(exist_ok=True)
+        tools = Path(tmp) / "bin"  # the device tools the example's scripts call
+        tools.mkdir()
+        (tools / "npu-smi").write_text(_npu_smi(SOC))
+        (tools / "npu-smi").chmod(0o755)
+        env = {**os.environ, "PATH": f"{tools}{os.pathsep}{os.environ.get('PATH', '')}"}
         gen_args = re.search(r"^\s*(?:\w+=`)?python3?\s+gen_data\.py([^`\n]*)", run_sh, re.M)
-        args = [a.strip("'\"") for a in gen_args.group(1).split()] if gen_args else []
+        args = _expand(gen_args.group(1), _shell_variables(run_sh)) if gen_args else []
         gen = subprocess.run(
-            [sys.executable, "gen_data.py", *[a for a in args if "$" not in a]],
+            [sys.executable, "gen_data.py", *args],
             cwd=work,
             capture_output=True,
             text=True,
             timeout=timeout_s,
             check=False,
+            env=env,
         )
         if gen.returncode != 0:
             tail = (gen.stderr or gen.stdout).strip().splitlines()[-1:] or ["?"]
@@ -207,7 +257,16 @@ def run_one(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
                 return ProjectResult(
                     name, "needs_cann_library", f"its example calls {', '.join(sorted(calls))}", "out of scope"
                 )
-            run = run_aclnn_example(files, example, inputs, cwd="build", soc=SOC, headers=headers, timeout_s=timeout_s)
+            run = run_aclnn_example(
+                files,
+                example,
+                inputs,
+                cwd="build",
+                soc=SOC,
+                headers=headers,
+                timeout_s=timeout_s,
+                argv=_main_arguments(run_sh),
+            )
         except AscendCCompileError as exc:
             blocker, owner = _classify(str(exc))
             return ProjectResult(name, "fail", blocker, owner, time.perf_counter() - t0)
@@ -221,7 +280,13 @@ def run_one(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
         ok = run.returncode == 0 and run.error is None
         for printed, cmd in verifies:
             v = subprocess.run(
-                [sys.executable, *cmd], cwd=work, capture_output=True, text=True, timeout=timeout_s, check=False
+                [sys.executable, *cmd],
+                cwd=work,
+                capture_output=True,
+                text=True,
+                timeout=timeout_s,
+                check=False,
+                env=env,
             )
             outs.append((v.stdout + v.stderr).strip())
             ok = ok and (v.stdout.strip() == "test pass" if printed else v.returncode == 0)

@@ -391,6 +391,7 @@ def run_aclnn_example(
     soc: str = "Ascend910B2",
     headers: Mapping[str, str] | None = None,
     timeout_s: float = 120.0,
+    argv: Sequence[str] = (),
 ) -> SampleRun:
     """Build an operator project with its generated aclnn pair and run an example's ``main`` on it.
 
@@ -398,7 +399,7 @@ def run_aclnn_example(
     in the working directory (what its ``gen_data.py`` wrote); ``cwd``: the subdirectory ``main``
     runs in (``build`` for the operator library's examples, which read ``../input``). A kernel built
     with ``DTYPE_<NAME>`` macros is built for the OpDef's first dtype column, and again for the
-    dtypes the example passes when they differ.
+    dtypes the example passes when they differ. ``argv``: the arguments its ``run.sh`` gives ``main``.
     """
     op = AclnnOp(project_files, soc=soc, headers=headers)
     columns = op.columns()
@@ -406,7 +407,7 @@ def run_aclnn_example(
     for attempt in range(3):
         files = op.sample_files(example_files, dtypes)
         try:
-            run = run_sample(files, inputs=inputs, timeout_s=timeout_s, soc=soc, cwd=cwd, pch="host")
+            run = run_sample(files, inputs=inputs, timeout_s=timeout_s, soc=soc, cwd=cwd, pch="host", argv=argv)
         except AscendCCompileError:
             # a column the kernel cannot be built for (an API without that dtype on this SoC): the
             # first column that builds runs, and the example's own dtypes are taken from there

@@ -39,6 +39,12 @@ _INCLUDE = re.compile(r'#\s*include\s*["<]([\w./+-]+)[">]')
 # (`totalVecCoreNum = 40`), so on a 48-core Ascend910B2 blocks 40..47 really read past them (the
 # simulator faults there, rightly); the authors' device has 40.
 SOC = "Ascend910B3"
+# the pyproject extra holding the Python packages the examples' gen_data.py import (TensorFlow, SciPy, ONNX)
+EXTRA = "cann-ops-corpus"
+
+
+def _needs_package(module: str) -> str:
+    return f"gen_data.py imports {module} (pip install -e '.[{EXTRA}]')"
 
 
 def _npu_smi(soc: str) -> str:
@@ -183,7 +189,7 @@ def triage(project: Path, corpus: Path) -> ProjectResult | None:
     local = {p.stem for p in ex.iterdir()}  # the example's own modules
     missing = next((m for m in imports if m not in local and importlib.util.find_spec(m) is None), None)
     if missing:  # the reference side needs a framework this machine lacks (TensorFlow, SciPy)
-        return ProjectResult(name, "needs_python_package", f"gen_data.py imports {missing}", "environment")
+        return ProjectResult(name, "needs_python_package", _needs_package(missing), "environment")
     return None
 
 
@@ -226,22 +232,25 @@ def run_one(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
         env = {**os.environ, "PATH": f"{tools}{os.pathsep}{os.environ.get('PATH', '')}"}
         gen_args = re.search(r"^\s*(?:\w+=`)?python3?\s+gen_data\.py([^`\n]*)", run_sh, re.M)
         args = _expand(gen_args.group(1), _shell_variables(run_sh)) if gen_args else []
-        gen = subprocess.run(
-            [sys.executable, "gen_data.py", *args],
-            cwd=work,
-            capture_output=True,
-            text=True,
-            timeout=timeout_s,
-            check=False,
-            env=env,
-        )
+        try:
+            gen = subprocess.run(
+                [sys.executable, "gen_data.py", *args],
+                cwd=work,
+                capture_output=True,
+                text=True,
+                timeout=timeout_s,
+                check=False,
+                env=env,
+            )
+        except subprocess.TimeoutExpired:  # the reference side alone took the step's time (a big golden)
+            return ProjectResult(
+                name, "fail", f"gen_data.py took more than {timeout_s:g} s (--timeout)", "corpus", timeout_s
+            )
         if gen.returncode != 0:
             tail = (gen.stderr or gen.stdout).strip().splitlines()[-1:] or ["?"]
             missing = re.search(r"No module named '(\w+)'", tail[0])
             if missing:  # the reference side needs a framework this machine lacks (TensorFlow)
-                return ProjectResult(
-                    name, "needs_python_package", f"gen_data.py imports {missing.group(1)}", "environment"
-                )
+                return ProjectResult(name, "needs_python_package", _needs_package(missing.group(1)), "environment")
             return ProjectResult(name, "fail", f"gen_data.py failed: {tail[0][:200]}", "corpus")
         inputs = {
             str(p.relative_to(work)): p.read_bytes()
@@ -279,15 +288,20 @@ def run_one(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
         outs = []
         ok = run.returncode == 0 and run.error is None
         for printed, cmd in verifies:
-            v = subprocess.run(
-                [sys.executable, *cmd],
-                cwd=work,
-                capture_output=True,
-                text=True,
-                timeout=timeout_s,
-                check=False,
-                env=env,
-            )
+            try:
+                v = subprocess.run(
+                    [sys.executable, *cmd],
+                    cwd=work,
+                    capture_output=True,
+                    text=True,
+                    timeout=timeout_s,
+                    check=False,
+                    env=env,
+                )
+            except subprocess.TimeoutExpired:
+                outs.append(f"{cmd[0]} took more than {timeout_s:g} s (--timeout)")
+                ok = False
+                continue
             outs.append((v.stdout + v.stderr).strip())
             ok = ok and (v.stdout.strip() == "test pass" if printed else v.returncode == 0)
         detail = {"stdout": run.stdout[-600:], "stderr": run.stderr[-600:], "verify": [o[-300:] for o in outs]}

@@ -1,7 +1,8 @@
 """Host-side APIs the cann-ops operator projects use (issue 28), written here from CANN's
 documentation of them, never from an op's code: gert::ExtendedKernelContext (the base of the
 tiling and inference contexts) and its ComputeNodeInfo, StorageShape's equality, ge::SUCCESS /
-ge::FAILED, and the library's log and check macros (log/ops_log.h, error/ops_error.h, base/err_msg.h)."""
+ge::FAILED, ge::Format's values, the library's log and check macros (log/ops_log.h, error/ops_error.h, base/err_msg.h),
+and aclDestroyTensorList's documented ownership (the list's tensors need not be destroyed again)."""
 
 from __future__ import annotations
 
@@ -60,6 +61,10 @@ extern "C" int storage_shapes_equal(int64_t a0, int64_t b0, int64_t origin_b0) {
     return (a == b ? 1 : 0) + (a != b ? 2 : 0);
 }
 
+// ge::Format's documented values of the formats the library's host code names
+static_assert(ge::FORMAT_HWCN == 16 && ge::FORMAT_CHWN == 14 && ge::FORMAT_NC1HWC0_C04 == 12);
+static_assert(ge::FORMAT_NDC1HWC0 == 32 && ge::FORMAT_FRACTAL_Z_3D == 33 && ge::FORMAT_NC == 35);
+
 // ge::SUCCESS and ge::FAILED as host tiling code compares them (`using namespace ge`)
 using namespace ge;
 static Status check_positive(int64_t v) { return v > 0 ? SUCCESS : FAILED; }
@@ -113,3 +118,32 @@ def test_host_contexts_share_the_extended_kernel_context_and_compute_node_info(c
     assert out == ""
     assert "negative: -1" in err and "missing is nullptr" in err and "too big" in err and "reported 50" in err
     assert "checking" not in err
+
+
+ACL_SOURCE = r"""
+#include "aclnn/acl_meta.h"
+// a list over two tensors: the list sees their data; destroying the tensors and then the list
+// (as an example may, though the list's need no second destroy) frees each object once
+extern "C" int64_t list_then_destroy_both(int64_t fill) {
+    int64_t shape[1] = {4};
+    float a[4] = {float(fill), 0, 0, 0}, b[4] = {0, float(fill), 0, 0};
+    aclTensor* ta = aclCreateTensor(shape, 1, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, shape, 1, a);
+    aclTensor* tb = aclCreateTensor(shape, 1, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, shape, 1, b);
+    const aclTensor* members[2] = {ta, tb};
+    aclTensorList* list = aclCreateTensorList(members, 2);
+    float seen = static_cast<float*>(list->tensors[0]->data)[0] + static_cast<float*>(list->tensors[1]->data)[1];
+    aclDestroyTensor(ta);
+    aclDestroyTensor(tb);
+    aclDestroyTensorList(list);
+    return int64_t(seen);
+}
+"""
+
+
+def test_tensor_list_owns_its_tensor_descriptions():
+    probe = f"// acl list probe {time.time():f}\n"
+    path = compile_shared(
+        {"acl_list.cpp": probe + ACL_SOURCE}, flags=["-O1", "-std=c++20", "-I", str(INCLUDE)], cache_subdir="test"
+    )
+    lib = NativeLibrary(path, parse_extern_c(ACL_SOURCE))
+    assert lib.list_then_destroy_both(21) == 42

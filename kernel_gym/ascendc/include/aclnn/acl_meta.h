@@ -129,11 +129,15 @@ inline aclnnStatus aclDestroyBoolArray(const aclBoolArray* array) {
     delete array;
     return ACLNN_SUCCESS;
 }
-// A list holds the tensors by pointer; destroying the list destroys its tensors too (the
-// documented ownership: callers destroy the list, not its members).
+// A list holds tensor descriptions of its own, copied from the ones given (the same device data):
+// destroying the list destroys them ("the aclTensors in the list need not be destroyed again"),
+// and a caller that also destroys the tensors it listed (cann-ops' non_finite_check example
+// does, and runs to its end on the NPU) frees each object once.
 inline aclTensorList* aclCreateTensorList(const aclTensor* const* value, uint64_t size) {
     if (size && !value) return nullptr;
-    return new aclTensorList{std::vector<const aclTensor*>(value, value + size)};
+    auto* list = new aclTensorList;
+    for (uint64_t i = 0; i < size; ++i) list->tensors.push_back(value[i] ? new aclTensor(*value[i]) : nullptr);
+    return list;
 }
 inline aclnnStatus aclDestroyTensorList(const aclTensorList* array) {
     if (array)

@@ -1,7 +1,8 @@
-"""Kernel APIs the cann-ops norm kernels use (issue 28), written here from the Ascend C API
-documentation, never from an op's code: GetAccVal<T> (the result of the last count-form ReduceSum)
-and the mask setters of AscendCUtils (SetMask<T>(len), SetMask<T>(high, low), SetMaskCount<T>,
-SetMaskNorm<T>), which act as SetVectorMask's forms and the mode switches."""
+"""Kernel APIs the cann-ops kernels use (issue 28), written here from the Ascend C API
+documentation, never from an op's code: GetAccVal<T> (the result of the last count-form ReduceSum),
+the mask setters of AscendCUtils (SetMask<T>(len), SetMask<T>(high, low), SetMaskCount<T>,
+SetMaskNorm<T>), which act as SetVectorMask's forms and the mode switches, and InitOutput, whose
+documented prototype takes the GlobalTensor by value (a view `y[k]` is passed directly)."""
 
 from __future__ import annotations
 
@@ -55,6 +56,18 @@ extern "C" __global__ __aicore__ void norm_apis(GM_ADDR x, GM_ADDR y, int32_t n,
     }
     DataCopy(yg, c, 128);
 }
+// InitOutput on views of y: elements [8, 8 + n) set to 5, [64, 64 + n) to the default 0
+extern "C" __global__ __aicore__ void init_output_views(GM_ADDR y, int32_t n)
+{
+    GlobalTensor<float> yg;
+    yg.SetGlobalBuffer((__gm__ float*)y, 128);
+    InitOutput<float>(yg[8], n, 5.0f);
+    InitOutput<float>(yg[64], n);
+}
+extern "C" void run_init_output_views(uint8_t* y, int32_t n)
+{
+    init_output_views<<<1, nullptr, nullptr>>>(y, n);
+}
 extern "C" void run_norm_apis(uint8_t* x, uint8_t* y, int32_t n, int which, uint64_t lo)
 {
     norm_apis<<<1, nullptr, nullptr>>>(x, y, n, which, lo);
@@ -97,4 +110,13 @@ def test_set_mask_in_counter_mode_counts_elements_across_repeats(mod):
     x, y = _run(mod, 100, 3)
     want = torch.zeros(128)
     want[:100] = 2 * x[:100]
+    assert torch.equal(y, want)
+
+
+def test_init_output_takes_a_view_by_value(mod):
+    y = torch.full((128,), -1.0)
+    mod.run_init_output_views(y, 16)
+    want = torch.full((128,), -1.0)
+    want[8:24] = 5.0
+    want[64:80] = 0.0
     assert torch.equal(y, want)

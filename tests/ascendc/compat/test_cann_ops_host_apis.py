@@ -1,8 +1,10 @@
 """Host-side APIs the cann-ops operator projects use (issue 28), written here from CANN's
 documentation of them, never from an op's code: gert::ExtendedKernelContext (the base of the
-tiling and inference contexts) and its ComputeNodeInfo, StorageShape's equality, ge::SUCCESS /
-ge::FAILED, ge::Format's values, the library's log and check macros (log/ops_log.h, error/ops_error.h, base/err_msg.h),
-and aclDestroyTensorList's documented ownership (the list's tensors need not be destroyed again)."""
+tiling and inference contexts) and its ComputeNodeInfo, StorageShape's equality, ge::Operator /
+TensorDesc / AscendString, ge::SUCCESS / ge::FAILED, ge::Format's values, the headers the
+library's own log macros write through (base/alog_pub.h, base/err_msg.h, aclnn/opdev/op_log.h,
+securec's snprintf_s), and aclDestroyTensorList's documented ownership (the list's tensors need
+not be destroyed again)."""
 
 from __future__ import annotations
 
@@ -15,9 +17,10 @@ INCLUDE = Path(__file__).resolve().parents[3] / "kernel_gym" / "ascendc" / "incl
 
 SOURCE = r"""
 #include "register/op_def_registry.h"
-#include "error/ops_error.h"
+#include "base/alog_pub.h"
 #include "base/err_msg.h"
 #include "aclnn/opdev/op_log.h"
+#include "securec.h"
 
 static gert::KgsimOpIO make_io(int n_in, int n_out) {
     gert::KgsimOpIO io;
@@ -65,26 +68,45 @@ extern "C" int storage_shapes_equal(int64_t a0, int64_t b0, int64_t origin_b0) {
 static_assert(ge::FORMAT_HWCN == 16 && ge::FORMAT_CHWN == 14 && ge::FORMAT_NC1HWC0_C04 == 12);
 static_assert(ge::FORMAT_NDC1HWC0 == 32 && ge::FORMAT_FRACTAL_Z_3D == 33 && ge::FORMAT_NC == 35);
 
+// ge::Operator as an OpDef's CheckSupport callback reads it: descs by tensor name, attributes
+static ge::graphStatus check_support(const ge::Operator& op, ge::AscendString& result) {
+    ge::TensorDesc x = op.GetInputDescByName("x");
+    int64_t axis = -1;
+    if (op.GetAttr("axis", axis) != ge::GRAPH_SUCCESS || x.GetDataType() != ge::DT_FLOAT16) {
+        result = ge::AscendString("unsupported");
+        return ge::GRAPH_FAILED;
+    }
+    result = ge::AscendString("supported");
+    return x.GetShape().GetDim(size_t(axis)) == 7 && op.GetInputDescByName("absent").GetShape().GetDimNum() == 0
+               ? ge::GRAPH_SUCCESS
+               : ge::GRAPH_FAILED;
+}
+extern "C" int64_t operator_check(int64_t with_axis, int64_t dim) {
+    ge::Operator op("Probe");
+    op.UpdateInputDesc("x", ge::TensorDesc(ge::Shape({2, dim}), ge::FORMAT_ND, ge::DT_FLOAT16));
+    if (with_axis) op.SetAttr("axis", int64_t(1));
+    ge::AscendString result;
+    ge::graphStatus s = check_support(op, result);
+    return (s == ge::GRAPH_SUCCESS ? 10 : 20) + (std::string(result.GetString()) == "supported" ? 1 : 2);
+}
+
 // ge::SUCCESS and ge::FAILED as host tiling code compares them (`using namespace ge`)
 using namespace ge;
 static Status check_positive(int64_t v) { return v > 0 ? SUCCESS : FAILED; }
 extern "C" int64_t status_of(int64_t v) { return int64_t(check_positive(v)); }
 
-// the check macros: a failing check logs and runs its expression; a passing one does nothing
-static ge::graphStatus checked(gert::InferShapeContext* context, int64_t v) {
-    OPS_LOG_D(context->GetNodeName(), "checking %ld", long(v));
-    OPS_CHECK(v < 0, OPS_REPORT_VECTOR_INNER_ERR(context->GetNodeName(), "negative: %ld", long(v)),
-              return ge::GRAPH_FAILED);
-    const gert::Shape* missing = v == 0 ? nullptr : context->GetInputShape(0);
-    OPS_LOG_E_IF_NULL(context, missing, return ge::GRAPH_PARAM_INVALID);
-    OP_TILING_CHECK(v > 100, VECTOR_INNER_ERR_REPORT_TILIING(context->GetNodeName(), "too big"), return 7);
-    if (v == 50) REPORT_INNER_ERR_MSG("89999", "reported %d", 50);
-    return ge::GRAPH_SUCCESS;
-}
-extern "C" int64_t check_macros(int64_t v) {
-    gert::KgsimOpIO io = make_io(1, 1);
-    gert::InferShapeContext ctx(&io);
-    return int64_t(checked(&ctx, v));
+// the op log macros (aclnn/opdev/op_log.h), the device log (base/alog_pub.h) and the error report
+// (base/err_msg.h): errors reach stderr, levels below ERROR are not written
+extern "C" int64_t log_records(int64_t v) {
+    OP_LOGD("Probe", "debug %ld", long(v));
+    OP_LOGE("Probe", "error %ld", long(v));
+    if (AlogCheckDebugLevel(OP, DLOG_INFO) == 1) AlogRecord(OP, DLOG_TYPE_DEBUG, DLOG_INFO, "info %ld", long(v));
+    AlogRecord(OP, DLOG_TYPE_DEBUG, DLOG_ERROR, "alog %ld [%s]", long(v), OPS_UTILS_LOG_SUB_MOD_NAME);
+    REPORT_INNER_ERR_MSG("89999", "reported %ld", long(v));
+    char buf[8];
+    int cut = snprintf_s(buf, sizeof(buf), sizeof(buf) - 1, "%s", "0123456789");
+    int fits = snprintf_s(buf, sizeof(buf), sizeof(buf) - 1, "%ld", long(v));
+    return AlogCheckDebugLevel(OP, DLOG_ERROR) * 100 + (cut == -1 ? 10 : 0) + (fits == 2 ? 1 : 0);
 }
 """
 
@@ -105,19 +127,19 @@ def test_host_contexts_share_the_extended_kernel_context_and_compute_node_info(c
     assert lib.storage_shapes_equal(5, 5, 5) == 1
     assert lib.storage_shapes_equal(5, 6, 6) == 2
     assert lib.storage_shapes_equal(5, 5, 9) == 2
+    # ge::Operator: descs by name, an attribute it lacks is GRAPH_FAILED
+    assert lib.operator_check(1, 7) == 11
+    assert lib.operator_check(1, 5) == 21
+    assert lib.operator_check(0, 7) == 22
     # ge::SUCCESS is 0, ge::FAILED every bit set
     assert lib.status_of(3) == 0
     assert lib.status_of(-3) == 0xFFFFFFFF
-    # the check macros, and where their messages go (stderr; the debug level prints nothing)
-    assert lib.check_macros(5) == 0
-    assert lib.check_macros(-1) == 0xFFFFFFFF
-    assert lib.check_macros(0) == 50331649  # GRAPH_PARAM_INVALID from OPS_LOG_E_IF_NULL's expression
-    assert lib.check_macros(500) == 7
-    assert lib.check_macros(50) == 0
+    # the log headers: errors on stderr, nothing on stdout, the debug and info levels not written
+    assert lib.log_records(42) == 111
     out, err = capfd.readouterr()
     assert out == ""
-    assert "negative: -1" in err and "missing is nullptr" in err and "too big" in err and "reported 50" in err
-    assert "checking" not in err
+    assert "error 42" in err and "alog 42 [OP_TILING]" in err and "reported 42" in err
+    assert "debug" not in err and "info" not in err
 
 
 ACL_SOURCE = r"""

@@ -12,6 +12,7 @@
 #include <vector>
 #include "ge/ge_api_error_codes.h"
 #include "graph/ge_error_codes.h"
+#include "graph/operator.h"
 #include "graph/types.h"
 #include "register/tilingdata_base.h"
 #include "tiling/platform/platform_ascendc.h"

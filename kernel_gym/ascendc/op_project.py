@@ -262,7 +262,8 @@ class ProjectSources:
         out["op_host_unit.cpp"] = "\n".join(host) + "\n"
         library = self.host_libraries()
         for k, p in enumerate(self._host):
-            where = f"{library[p]}{LIBRARY_DIR_SUFFIX}/" if library else ""
+            # (a source the CMakeLists does not name, a family's shared one, is linked with the entry unit)
+            where = f"{library[p]}{LIBRARY_DIR_SUFFIX}/" if p in library else ""
             out[f"{where}op_host_unit_{k}.cpp"] = "\n".join([*prelude, f'#include "proj/{p}.inc"']) + "\n"
         if not with_kernel:
             return out

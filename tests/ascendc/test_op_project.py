@@ -108,8 +108,11 @@ def test_host_sources_are_grouped_by_the_cann_library_cmake_builds_them_into():
         f"target_sources(optiling PRIVATE\n  {host}\n)\n# target_sources(opapi PRIVATE {host})\n"
         f"target_sources(opsproto PRIVATE op_host/add_custom_proto.cpp {host})\n"
     )
+    # a host source the CMakeLists does not name (a family's shared tiling source) stays with the entry unit
+    files["op_host/unnamed_helper.cpp"] = "// built with the entry points\n"
     assert ProjectSources(files).host_libraries() == {host: "optiling", "op_host/add_custom_proto.cpp": "opsproto"}
     units = ProjectSources(files).split_units({}, with_kernel=False)
     placed = {units[n].split('"proj/')[-1].split('.inc"')[0]: n.split("/")[0] for n in units if ".solib/" in n}
     assert placed == {host: "optiling.solib", "op_host/add_custom_proto.cpp": "opsproto.solib"}
+    assert any("unnamed_helper.cpp" in t for n, t in units.items() if n.startswith("op_host_unit_"))
     assert asc.load_op_project(files) is not None  # and it still builds and links

@@ -90,6 +90,9 @@ extern "C" int64_t operator_check(int64_t with_axis, int64_t dim) {
     return (s == ge::GRAPH_SUCCESS ? 10 : 20) + (std::string(result.GetString()) == "supported" ? 1 : 2);
 }
 
+// graph status codes' documented values
+static_assert(ge::GRAPH_NOT_CHANGED == 1343242304u && ge::GRAPH_NODE_WITHOUT_CONST_INPUT == 50331648u);
+
 // ge::SUCCESS and ge::FAILED as host tiling code compares them (`using namespace ge`)
 using namespace ge;
 static Status check_positive(int64_t v) { return v > 0 ? SUCCESS : FAILED; }

@@ -1,10 +1,10 @@
 """Host-side APIs the cann-ops operator projects use (issue 28), written here from CANN's
 documentation of them, never from an op's code: gert::ExtendedKernelContext (the base of the
 tiling and inference contexts) and its ComputeNodeInfo, StorageShape's equality, ge::Operator /
-TensorDesc / AscendString, ge::SUCCESS / ge::FAILED, ge::Format's values, the headers the
-library's own log macros write through (base/alog_pub.h, base/err_msg.h, aclnn/opdev/op_log.h,
-securec's snprintf_s), and aclDestroyTensorList's documented ownership (the list's tensors need
-not be destroyed again)."""
+TensorDesc / AscendString, ge::TypeUtils' names, ge::GetPrimaryFormat, ge::SUCCESS / ge::FAILED,
+ge::Format's and the graph status codes' values, the headers the library's own log macros write
+through (base/alog_pub.h, base/err_msg.h, aclnn/opdev/op_log.h, securec's snprintf_s), and
+aclDestroyTensorList's documented ownership (its tensors need not be destroyed again)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ SOURCE = r"""
 #include "base/err_msg.h"
 #include "aclnn/opdev/op_log.h"
 #include "securec.h"
+#include "graph/utils/type_utils.h"
 
 static gert::KgsimOpIO make_io(int n_in, int n_out) {
     gert::KgsimOpIO io;
@@ -90,6 +91,16 @@ extern "C" int64_t operator_check(int64_t with_axis, int64_t dim) {
     return (s == ge::GRAPH_SUCCESS ? 10 : 20) + (std::string(result.GetString()) == "supported" ? 1 : 2);
 }
 
+// ge::TypeUtils' names of formats and data types, GetPrimaryFormat's low byte
+extern "C" int64_t type_names() {
+    bool ok = ge::TypeUtils::FormatToSerialString(ge::FORMAT_FRACTAL_NZ) == "FRACTAL_NZ" &&
+              ge::TypeUtils::FormatToSerialString(ge::FORMAT_HWCN) == "HWCN" &&
+              ge::TypeUtils::FormatToSerialString(ge::Format(200)) == "RESERVED" &&
+              std::string(ge::TypeUtils::DataTypeToAscendString(ge::DT_FLOAT16).GetString()) == "DT_FLOAT16" &&
+              std::string(ge::TypeUtils::FormatToAscendString(ge::FORMAT_ND).GetString()) == "ND";
+    return ok ? ge::GetPrimaryFormat(int32_t(ge::FORMAT_FRACTAL_NZ) | (16 << 24)) : -1;
+}
+
 // graph status codes' documented values
 static_assert(ge::GRAPH_NOT_CHANGED == 1343242304u && ge::GRAPH_NODE_WITHOUT_CONST_INPUT == 50331648u);
 
@@ -134,6 +145,7 @@ def test_host_contexts_share_the_extended_kernel_context_and_compute_node_info(c
     assert lib.operator_check(1, 7) == 11
     assert lib.operator_check(1, 5) == 21
     assert lib.operator_check(0, 7) == 22
+    assert lib.type_names() == 29
     # ge::SUCCESS is 0, ge::FAILED every bit set
     assert lib.status_of(3) == 0
     assert lib.status_of(-3) == 0xFFFFFFFF

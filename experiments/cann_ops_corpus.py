@@ -39,6 +39,32 @@ _INCLUDE = re.compile(r'#\s*include\s*["<]([\w./+-]+)[">]')
 # (`totalVecCoreNum = 40`), so on a 48-core Ascend910B2 blocks 40..47 really read past them (the
 # simulator faults there, rightly); the authors' device has 40.
 SOC = "Ascend910B3"
+# the pyproject extra holding the Python packages the examples' gen_data.py import (TensorFlow, SciPy, ONNX)
+EXTRA = "cann-ops-corpus"
+
+
+def _needs_package(module: str) -> str:
+    return f"gen_data.py imports {module} (pip install -e '.[{EXTRA}]')"
+
+
+def _npu_smi(soc: str) -> str:
+    """A stand-in ``npu-smi`` for the scripts of an example (add_rms_norm's gen_data.py reads the
+    SoC name from ``npu-smi info -m``): that query's table for one device of ``soc``, in the tool's
+    documented layout (NPU ID, Chip ID, Chip Logic ID, Chip Name, the chip name as "Ascend 910B3",
+    then the device's MCU row); any other query says it is not simulated."""
+    row = "        {:<31}{:<31}{:<31}{}"
+    table = "\n".join(
+        [
+            row.format("NPU ID", "Chip ID", "Chip Logic ID", "Chip Name"),
+            row.format("0", "0", "0", "Ascend " + soc.removeprefix("Ascend")),
+            row.format("0", "1", "-", "Mcu"),
+        ]
+    )
+    return (
+        "#!/bin/sh\n"
+        'if [ "$1 $2" = "info -m" ]; then\ncat <<\'EOF\'\n' + table + "\nEOF\nexit 0\nfi\n"
+        "echo \"npu-smi: only 'info -m' is simulated (kernel-gym cann-ops harness)\" >&2\nexit 2\n"
+    )
 
 
 @dataclass
@@ -93,7 +119,7 @@ _EXPORT = re.compile(r"^\s*export\s+(\w+)=([^\s$`;#]+)\s*$", re.M)
 # `ret=\`python3 gen_data.py\``: what gen_data.py prints lands in a variable ...
 _GEN_CAPTURE = re.compile(r"^\s*(\w+)=`python3?\s+gen_data\.py")
 # ... which the line running the example's binary may pass on: `./execute_radius_op $ret`
-_MAIN_CALL = re.compile(r"^\s*\./(\w+)((?:[ \t]+[^\s;)]+)*)[ \t]*$", re.M)
+_MAIN_CALL = re.compile(r"^[^#\n]*?\./execute_\w+([^\n;&|>]*)", re.M)
 
 
 def _run_env(run_sh: str) -> dict[str, str]:
@@ -101,25 +127,46 @@ def _run_env(run_sh: str) -> dict[str, str]:
     return {name: value.strip("'\"") for name, value in _EXPORT.findall(run_sh)}
 
 
+def _shell_variables(run_sh: str) -> dict[str, str]:
+    """A run.sh's plain variables as it runs without arguments: ``case_name=${1:-"case1"}`` (the
+    first argument's default), ``name=value`` and ``export name=value``; what it computes (`...`,
+    $(...)) is left out."""
+    out: dict[str, str] = {}
+    for name, default in re.findall(r'^\s*(\w+)=\$\{1:-["\']?([^"\'}]*)["\']?\}', run_sh, re.M):
+        out.setdefault(name, default)
+    for name, value in re.findall(r'^\s*(?:export\s+)?(\w+)=["\']?([\w.+-]+)["\']?\s*(?:#.*)?$', run_sh, re.M):
+        out.setdefault(name, value)
+    return out
+
+
+def _expand(args: str, variables: dict[str, str]) -> list[str]:
+    """Shell words with the run.sh's variables substituted; a word naming one it does not set is dropped."""
+    words = [re.sub(r"\$\{?(\w+)\}?", lambda m: variables.get(m.group(1), "\0"), a) for a in args.split()]
+    return [w.strip("'\"") for w in words if "\0" not in w]
+
+
 def _main_args(run_sh: str, gen_stdout: str) -> list[str]:
-    """The arguments a run.sh passes the example's binary: literal words, and the words gen_data.py
-    printed where the call names the variable that captured them."""
+    """The arguments a run.sh gives the example's binary (``./execute_x_op $case_name``): its
+    variables substituted, and the words gen_data.py printed where the call names the variable that
+    captured them (``./execute_radius_op $ret``)."""
     call = _MAIN_CALL.search(run_sh)
     if not call:
         return []
     captured = next((m.group(1) for ln in run_sh.splitlines() if (m := _GEN_CAPTURE.match(ln))), None)
+    variables = _shell_variables(run_sh)
     out: list[str] = []
-    for word in call.group(2).split():
+    for word in call.group(1).split():
         if captured and word.strip('"') in (f"${captured}", f"${{{captured}}}"):
             out += gen_stdout.split()
-        elif "$" not in word:
-            out.append(word.strip("'\""))
+        else:
+            out += _expand(word, variables)
     return out
 
 
 def _verify_commands(run_sh: str) -> list[tuple[bool, list[str]]]:
     """(checks the printed "test pass", argv) of each verify call of a run.sh."""
-    return [(tick == "`", [script, *args.split()]) for tick, script, args in _VERIFY.findall(run_sh)]
+    variables = _shell_variables(run_sh)
+    return [(tick == "`", [script, *_expand(args, variables)]) for tick, script, args in _VERIFY.findall(run_sh)]
 
 
 # Examples whose own check fails on exact per-instruction fp16 arithmetic (what the NPU's vector
@@ -179,7 +226,7 @@ def triage(project: Path, corpus: Path) -> ProjectResult | None:
     local = {p.stem for p in ex.iterdir()}  # the example's own modules
     missing = next((m for m in imports if m not in local and importlib.util.find_spec(m) is None), None)
     if missing:  # the reference side needs a framework this machine lacks (TensorFlow, SciPy)
-        return ProjectResult(name, "needs_python_package", f"gen_data.py imports {missing}", "environment")
+        return ProjectResult(name, "needs_python_package", _needs_package(missing), "environment")
     return None
 
 
@@ -197,6 +244,8 @@ def run_one(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
     verifies = _verify_commands(run_sh)
     files = {**_read_tree(project, "op_host"), **_read_tree(project, "op_kernel")}
     headers = _common_headers(corpus, list(files.values()))
+    if (project / "CMakeLists.txt").is_file():  # which host library each host source is built into
+        files["CMakeLists.txt"] = (project / "CMakeLists.txt").read_text(errors="replace")
     # the library's shared host sources of a family whose headers the project uses (the foreach
     # tiling functions in src/common/src/foreach), compiled into the op's host side as the build does
     common_src = corpus / "src" / "common" / "src"
@@ -213,25 +262,33 @@ def run_one(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
         shutil.copytree(ex, work)
         for sub in ("input", "output"):
             (work / sub).mkdir(exist_ok=True)
+        tools = Path(tmp) / "bin"  # the device tools the example's scripts call
+        tools.mkdir()
+        (tools / "npu-smi").write_text(_npu_smi(SOC))
+        (tools / "npu-smi").chmod(0o755)
+        env = {**os.environ, "PATH": f"{tools}{os.pathsep}{os.environ.get('PATH', '')}"}
         gen_args = re.search(r"^\s*(?:\w+=`)?python3?\s+gen_data\.py([^`\n]*)", run_sh, re.M)
-        args = [a.strip("'\"") for a in gen_args.group(1).split()] if gen_args else []
-        env = {**os.environ, **_run_env(run_sh)}
-        gen = subprocess.run(
-            [sys.executable, "gen_data.py", *[a for a in args if "$" not in a]],
-            cwd=work,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=timeout_s,
-            check=False,
-        )
+        args = _expand(gen_args.group(1), _shell_variables(run_sh)) if gen_args else []
+        env.update(_run_env(run_sh))
+        try:
+            gen = subprocess.run(
+                [sys.executable, "gen_data.py", *args],
+                cwd=work,
+                capture_output=True,
+                text=True,
+                timeout=timeout_s,
+                check=False,
+                env=env,
+            )
+        except subprocess.TimeoutExpired:  # the reference side alone took the step's time (a big golden)
+            return ProjectResult(
+                name, "fail", f"gen_data.py took more than {timeout_s:g} s (--timeout)", "corpus", timeout_s
+            )
         if gen.returncode != 0:
             tail = (gen.stderr or gen.stdout).strip().splitlines()[-1:] or ["?"]
             missing = re.search(r"No module named '(\w+)'", tail[0])
             if missing:  # the reference side needs a framework this machine lacks (TensorFlow)
-                return ProjectResult(
-                    name, "needs_python_package", f"gen_data.py imports {missing.group(1)}", "environment"
-                )
+                return ProjectResult(name, "needs_python_package", _needs_package(missing.group(1)), "environment")
             return ProjectResult(name, "fail", f"gen_data.py failed: {tail[0][:200]}", "corpus")
         inputs = {
             str(p.relative_to(work)): p.read_bytes()
@@ -269,15 +326,20 @@ def run_one(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
         outs = []
         ok = run.returncode == 0 and run.error is None
         for printed, cmd in verifies:
-            v = subprocess.run(
-                [sys.executable, *cmd],
-                cwd=work,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=timeout_s,
-                check=False,
-            )
+            try:
+                v = subprocess.run(
+                    [sys.executable, *cmd],
+                    cwd=work,
+                    capture_output=True,
+                    text=True,
+                    timeout=timeout_s,
+                    check=False,
+                    env=env,
+                )
+            except subprocess.TimeoutExpired:
+                outs.append(f"{cmd[0]} took more than {timeout_s:g} s (--timeout)")
+                ok = False
+                continue
             outs.append((v.stdout + v.stderr).strip())
             ok = ok and (v.stdout.strip() == "test pass" if printed else v.returncode == 0)
         detail = {"stdout": run.stdout[-600:], "stderr": run.stderr[-600:], "verify": [o[-300:] for o in outs]}

@@ -20,6 +20,7 @@ import torch
 from kernel_gym.ascendc.errors import AscendCCompileError
 from kernel_gym.ascendc.loader import compile_module, npu_block_tensor, rewrite_chevrons, sampled_blocks
 from kernel_gym.native.cabi import strip_comments
+from kernel_gym.native.compile import LIBRARY_DIR_SUFFIX
 
 __all__ = ["load_op_project", "OpProjectOp", "OpTilingError"]
 
@@ -302,8 +303,11 @@ class ProjectSources:
             "void kgsim_gen_op_launch_v(int64_t block_dim, int64_t tiling_key, uint8_t** p, size_t n);",
         ]
         out["op_host_unit.cpp"] = "\n".join(host) + "\n"
+        library = self.host_libraries()
         for k, p in enumerate(self._host):
-            out[f"op_host_unit_{k}.cpp"] = "\n".join([*prelude, f'#include "proj/{p}.inc"']) + "\n"
+            # (a source the CMakeLists does not name, a family's shared one, is linked with the entry unit)
+            where = f"{library[p]}{LIBRARY_DIR_SUFFIX}/" if p in library else ""
+            out[f"{where}op_host_unit_{k}.cpp"] = "\n".join([*prelude, f'#include "proj/{p}.inc"']) + "\n"
         if not with_kernel:
             return out
         tiling_def = re.compile(r"\b(?:BEGIN_TILING_DATA_DEF|REGISTER_TILING_DATA_CLASS)\s*\(")
@@ -349,6 +353,20 @@ class ProjectSources:
         )
         out["op_kernel_unit.cpp"] = "\n".join(kern) + "\n"
         return out
+
+    def host_libraries(self) -> dict[str, str]:
+        """{host source: the CANN host library its CMakeLists.txt builds it into} (optiling, opsproto,
+        op_host_aclnn; a source in several counts in the first), or {} when all go into one: the
+        libraries are separate shared objects, so a non-inline helper of a header two of them
+        include is defined in each (gelu_quant's ``GetMod``), and the build links them apart."""
+        text = re.sub(r"#[^\n]*", "", self.files.get("CMakeLists.txt", ""))
+        library: dict[str, str] = {}
+        for lib, body in re.findall(r"\btarget_sources\s*\(\s*(\w+)\s+(?:PRIVATE|PUBLIC|INTERFACE)\s+([^)]*)\)", text):
+            for src in body.split():
+                src = src.replace("${OP_COMMON_DIR}/src/", "common_src/").replace("${CMAKE_CURRENT_SOURCE_DIR}/", "")
+                library.setdefault(src, lib)
+        found = {p: library[p] for p in self._host if p in library}
+        return found if len(set(found.values())) > 1 else {}
 
     # ---- building ---------------------------------------------------------------------
     def _unit(self, with_kernel: bool, dtype_defs: Mapping[str, str]) -> dict[str, str]:

@@ -294,11 +294,13 @@ def _compile_local(
     with tempfile.TemporaryDirectory(dir=out_dir, prefix=f".build-{key}-") as tmp:
         tmp_path = Path(tmp)
         units = []
+        included = _included_by_others(sources)
         for name, text in sources.items():
             path = tmp_path / name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
-            if path.suffix in (".cpp", ".cc", ".cxx", ".c", *((".cu",) if compiler == "nvcc" else ())):
+            is_source = path.suffix in (".cpp", ".cc", ".cxx", ".c", *((".cu",) if compiler == "nvcc" else ()))
+            if is_source and name not in included:
                 units.append(str(path))
         if not units:
             raise CompileError("no .cpp/.cc/.c file among the sources: nothing to compile")
@@ -357,6 +359,34 @@ def _included_sources(unit: str, sources: Mapping[str, str]) -> list[str] | None
                     seen.add(cand)
                     todo.append(cand)
     return sorted(seen)
+
+
+def _included_by_others(sources: Mapping[str, str]) -> set[str]:
+    """The files of ``sources`` another file includes: a ``.cpp`` that a kernel file includes
+    (``#include "trunc_f32.cpp"``) is part of that unit, not a unit of its own (compiled alone it
+    would lack what its includer declared before it, or define everything twice)."""
+    out: set[str] = set()
+    for name, text in sources.items():
+        here = os.path.dirname(name)
+        for _, inc in _INCLUDE.findall(text):
+            for cand in (os.path.normpath(os.path.join(here, inc)), os.path.normpath(inc)):
+                if cand in sources and cand != name:
+                    out.add(cand)
+                    break
+    return out
+
+
+# Translation units under a directory named ``<library>.solib`` are one shared library of a build
+# that makes several (CANN's op_host: optiling, opsproto, op_host_aclnn): linked together first, so
+# a name twice within one library is still an error, while the same helper defined in two
+# libraries (a non-inline function of a header both include) is what separate libraries loaded
+# into one process allow (the first definition is the one used).
+LIBRARY_DIR_SUFFIX = ".solib"
+
+
+def _library_of(name: str) -> str:
+    top = name.split("/", 1)[0]
+    return top if "/" in name and top.endswith(LIBRARY_DIR_SUFFIX) else ""
 
 
 def _object_key(
@@ -424,8 +454,18 @@ def _compile_units(
         log = "".join(failed)
         first = next((ln for ln in log.splitlines() if "error" in ln), log.strip()[:200])
         raise CompileError(f"compilation failed: {first}", log)
-    link = [compiler, "-shared", "-fPIC", *_fast_linker(compiler), *flags, *map(str, objects), "-o", str(lib)]
-    _run_compiler(link, tmp_path, timeout_s, wrap)
+    libraries = {_library_of(n) for n in names}
+    muldefs: list[str] = []
+    if len(libraries) > 1:  # each library's objects as one (ld -r reports a duplicate within it)
+        grouped = []
+        for k, library in enumerate(sorted(libraries)):
+            members = [str(o) for o, n in zip(objects, names, strict=True) if _library_of(n) == library]
+            merged = tmp_path / f"library{k}.o"
+            _run_compiler([compiler, "-r", "-nostdlib", *members, "-o", str(merged)], tmp_path, timeout_s, wrap)
+            grouped.append(merged)
+        objects, muldefs = grouped, ["-Wl,-z,muldefs"]
+    link = [compiler, "-shared", "-fPIC", *_fast_linker(compiler), *flags, *muldefs, *map(str, objects)]
+    _run_compiler([*link, "-o", str(lib)], tmp_path, timeout_s, wrap)
 
 
 @functools.cache

@@ -92,3 +92,27 @@ def test_dtype_macro_project_compiles_once_per_dtype_column():
     assert op.compiles == 2  # the fp32 column: one more build, then reused
     op(y, y)
     assert op.compiles == 2
+
+
+def test_host_sources_are_grouped_by_the_cann_library_cmake_builds_them_into():
+    from kernel_gym.ascendc.op_project import ProjectSources
+
+    files = _files("add_custom")
+    host = next(p for p in files if p.startswith("op_host/") and p.endswith(".cpp"))
+    files["op_host/add_custom_proto.cpp"] = "// the shape inference half\n"
+    # one library for every host source: nothing to link apart (the build as before)
+    files["CMakeLists.txt"] = f"target_sources(optiling PRIVATE {host} op_host/add_custom_proto.cpp)\n"
+    assert ProjectSources(files).host_libraries() == {}
+    # two libraries (CMake's own comments ignored); a source named in both counts in the first
+    files["CMakeLists.txt"] = (
+        f"target_sources(optiling PRIVATE\n  {host}\n)\n# target_sources(opapi PRIVATE {host})\n"
+        f"target_sources(opsproto PRIVATE op_host/add_custom_proto.cpp {host})\n"
+    )
+    # a host source the CMakeLists does not name (a family's shared tiling source) stays with the entry unit
+    files["op_host/unnamed_helper.cpp"] = "// built with the entry points\n"
+    assert ProjectSources(files).host_libraries() == {host: "optiling", "op_host/add_custom_proto.cpp": "opsproto"}
+    units = ProjectSources(files).split_units({}, with_kernel=False)
+    placed = {units[n].split('"proj/')[-1].split('.inc"')[0]: n.split("/")[0] for n in units if ".solib/" in n}
+    assert placed == {host: "optiling.solib", "op_host/add_custom_proto.cpp": "opsproto.solib"}
+    assert any("unnamed_helper.cpp" in t for n, t in units.items() if n.startswith("op_host_unit_"))
+    assert asc.load_op_project(files) is not None  # and it still builds and links

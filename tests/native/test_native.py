@@ -122,3 +122,32 @@ def load_cpp_sources(sources: dict[str, str]):
     path = compile_shared(sources, flags=["-O1"], cache_subdir="test")
     funcs = [f for name, text in sources.items() if name.endswith(".cpp") for f in parse_extern_c(text)]
     return NativeLibrary(path, funcs)
+
+
+def test_a_cpp_another_file_includes_is_not_a_unit_of_its_own():
+    # part.cpp uses what main.cpp declared before including it: compiled alone it would not build
+    probe = f"// included-cpp probe {time.time():f}\n"
+    sources = {
+        "main.cpp": probe + 'static int base() { return 40; }\n#include "sub/part.cpp"\n',
+        "sub/part.cpp": 'extern "C" int answer() { return base() + 2; }\n',
+    }
+    assert load_cpp_sources(sources).answer() == 42
+
+
+def test_library_dirs_link_apart_and_keep_duplicates_within_one_an_error():
+    # a non-inline helper of a header two libraries include is defined in both (as two shared
+    # libraries of one process allow); the same helper twice in one library stays an error
+    probe = f"// solib probe {time.time():f}\n"
+    helper = "int mod_of(int a, int b) { return a % b; }\n"
+    sources = {
+        "main.cpp": probe + 'extern "C" int ping() { return 1; }\n',
+        "tiling.solib/t.cpp": probe + '#include "helper.h"\nextern "C" int tail(int a) { return mod_of(a, 7); }\n',
+        "proto.solib/p.cpp": probe + '#include "helper.h"\nextern "C" int rest(int a) { return mod_of(a, 5); }\n',
+        "helper.h": helper,
+    }
+    lib = load_cpp_sources(sources)
+    assert (lib.ping(), lib.tail(23), lib.rest(23)) == (1, 2, 3)
+    same = {**sources, "proto.solib/p2.cpp": probe + '#include "helper.h"\n'}
+    with pytest.raises(CompileError) as info:
+        compile_shared(same, flags=["-O1"], cache_subdir="test")
+    assert "multiple definition" in info.value.log and "mod_of" in info.value.log

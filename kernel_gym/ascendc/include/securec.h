@@ -3,6 +3,8 @@
 #pragma once
 #include <cerrno>
 #include <cstddef>
+#include <cstdarg>
+#include <cstdio>
 #include <cstring>
 
 #ifndef KGSIM_SECUREC_DEFINED
@@ -18,6 +20,16 @@ inline errno_t memmove_s(void* dest, size_t destMax, const void* src, size_t cou
     if (dest == nullptr || src == nullptr || count > destMax) return EINVAL;
     std::memmove(dest, src, count);
     return 0;
+}
+// snprintf_s: at most count characters (and below destMax) are written; -1 when the text was cut
+inline int snprintf_s(char* dest, size_t destMax, size_t count, const char* format, ...) {
+    if (dest == nullptr || destMax == 0 || format == nullptr) return -1;
+    size_t cap = count + 1 < destMax ? count + 1 : destMax;
+    va_list ap;
+    va_start(ap, format);
+    int n = std::vsnprintf(dest, cap, format, ap);
+    va_end(ap);
+    return n < 0 || size_t(n) >= cap ? -1 : n;
 }
 inline errno_t memset_s(void* dest, size_t destMax, int c, size_t count) {
     if (dest == nullptr || count > destMax) return EINVAL;

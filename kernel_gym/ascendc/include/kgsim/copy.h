@@ -283,11 +283,12 @@ void Fill(GlobalTensor<T>& gmWorkspaceAddr, const uint64_t size, const T value,
     InitGlobalMemory(gmWorkspaceAddr, size, value, loc);
 }
 
-// InitOutput: the operator-library name of the same fill (value defaults to zero)
+// InitOutput: the older name of the same fill, documented as InitOutput(GlobalTensor<T>, uint32_t size,
+// T value = 0): the tensor by value, so a view (`y[offset]`) can be passed directly
 template <class T>
-void InitOutput(GlobalTensor<T>& gmWorkspaceAddr, const uint64_t size, const T value = T(0),
+void InitOutput(GlobalTensor<T> gmWorkspaceAddr, uint32_t size, T value = T(0),
                 kgsim::Loc loc = kgsim::Loc::current()) {
-    InitGlobalMemory(gmWorkspaceAddr, size, value, loc);
+    InitGlobalMemory(gmWorkspaceAddr, uint64_t(size), value, loc);
 }
 
 }  // namespace AscendC

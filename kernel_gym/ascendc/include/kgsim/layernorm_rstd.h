@@ -42,12 +42,6 @@ namespace tiling {
 using ::LayerNormSeparateTiling;
 }  // namespace tiling
 
-// AscendCUtils::SetOverflow, which the asc-devkit LayerNorm sample brackets its compute with: the simulator
-// does not model the overflow-mode register, so the call only has to compile
-struct AscendCUtils {
-    static void SetOverflow(uint64_t ctrlValue) { (void)ctrlValue; }
-};
-
 // the tiling helpers (kgsim/math_tiling.h) name more patterns; Normalize takes AR only
 enum class ReducePattern : uint32_t { AR = 0, RA = 1, R, ARA, ARAR, ARARA, ARARAR, ARARARA, ARARARAR, ARARARARA, RAR,
                                       RARA, RARAR, RARARA, RARARAR, RARARARA };

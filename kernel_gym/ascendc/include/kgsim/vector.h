@@ -552,6 +552,13 @@ T GetReduceRepeatSumSpr(kgsim::Loc loc = kgsim::Loc::current()) {
     KGSIM_DTYPES("GetReduceRepeatSumSpr", T, half, float);
     return T(kgsim::reduce_spr(0, loc));
 }
+// GetAccVal<T> (ISASI): the result of the last count-form ReduceSum (its first n elements), the
+// same register GetReduceRepeatSumSpr reads
+template <class T>
+T GetAccVal(kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("GetAccVal", T, half, float);
+    return T(kgsim::reduce_spr(0, loc));
+}
 template <class T>
 void GetReduceRepeatMaxMinSpr(T& maxMinValue, T& maxMinIndex, kgsim::Loc loc = kgsim::Loc::current()) {
     KGSIM_DTYPES("GetReduceRepeatMaxMinSpr", T, half, float);
@@ -648,6 +655,31 @@ void SetVectorMask(int32_t len, kgsim::Loc loc = kgsim::Loc::current()) {
     kgsim::set_vector_mask(0, 0, sizeof(T), 1, len, loc);
 }
 inline void ResetMask(kgsim::Loc loc = kgsim::Loc::current()) { kgsim::reset_mask(loc); }
+
+// AscendCUtils::SetOverflow, which the asc-devkit LayerNorm sample brackets its compute with: the simulator
+// does not model the overflow-mode register, so the call only has to compile
+struct AscendCUtils {
+    static void SetOverflow(uint64_t ctrlValue) { (void)ctrlValue; }
+    // The mask setters of this utility class (the library's norm kernels use them): SetMask<T>(len)
+    // and SetMask<T>(maskHigh, maskLow) are SetVectorMask<T>'s two forms (len elements in the mode
+    // set; the bit masks, normal mode), SetMaskCount<T> / SetMaskNorm<T> switch the mode.
+    template <class T>
+    static void SetMask(int32_t len, kgsim::Loc loc = kgsim::Loc::current()) {
+        SetVectorMask<T>(len, loc);
+    }
+    template <class T>
+    static void SetMask(uint64_t maskHigh, uint64_t maskLow, kgsim::Loc loc = kgsim::Loc::current()) {
+        SetVectorMask<T>(maskHigh, maskLow, loc);
+    }
+    template <class T>
+    static void SetMaskCount(kgsim::Loc loc = kgsim::Loc::current()) {
+        AscendC::SetMaskCount(loc);
+    }
+    template <class T>
+    static void SetMaskNorm(kgsim::Loc loc = kgsim::Loc::current()) {
+        AscendC::SetMaskNorm(loc);
+    }
+};
 
 // ---- synchronisation ----------------------------------------------------------------------------
 namespace kgsim_detail {

@@ -10,7 +10,9 @@
 #include <string>
 #include <type_traits>
 #include <vector>
+#include "ge/ge_api_error_codes.h"
 #include "graph/ge_error_codes.h"
+#include "graph/operator.h"
 #include "graph/types.h"
 #include "register/tilingdata_base.h"
 #include "tiling/platform/platform_ascendc.h"
@@ -49,6 +51,9 @@ public:
     Shape& MutableStorageShape() { return storage_; }
     Shape& MutableOriginShape() { return origin_; }
     void Set(const Shape& s) { storage_ = s; origin_ = s; }
+    // equal when both the origin and the storage shape are (CANN's StorageShape::operator==)
+    bool operator==(const StorageShape& o) const { return origin_ == o.origin_ && storage_ == o.storage_; }
+    bool operator!=(const StorageShape& o) const { return !(*this == o); }
 private:
     Shape origin_, storage_;
 };
@@ -178,9 +183,48 @@ struct KgsimOpIO {
     }
 };
 
-class TilingContext {
+// The compute node a kernel context belongs to (CANN's gert::ComputeNodeInfo): its name and type,
+// how many inputs and outputs the node has, its attributes and each tensor's compile-time desc.
+class ComputeNodeInfo {
 public:
-    explicit TilingContext(KgsimOpIO* io) : io_(io) {}
+    explicit ComputeNodeInfo(const KgsimOpIO* io) : io_(io) {}
+    const char* GetNodeName() const { return io_->name.c_str(); }
+    const char* GetNodeType() const { return io_->name.c_str(); }
+    size_t GetInputsNum() const { return io_->in_shapes.size(); }
+    size_t GetOutputsNum() const { return io_->out_shapes.size(); }
+    size_t GetIrInputsNum() const { return io_->ir_first.empty() ? io_->in_shapes.size() : io_->ir_first.size(); }
+    const RuntimeAttrs* GetAttrs() const { return &io_->attrs; }
+    const CompileTimeTensorDesc* GetInputTdInfo(size_t i) const {
+        return i < io_->in_desc.size() ? &io_->in_desc[i] : nullptr;
+    }
+    const CompileTimeTensorDesc* GetOutputTdInfo(size_t i) const {
+        return i < io_->out_desc.size() ? &io_->out_desc[i] : nullptr;
+    }
+private:
+    const KgsimOpIO* io_;
+};
+
+// The base of the tiling, shape and data-type inference contexts (CANN's gert::ExtendedKernelContext):
+// what each of them answers about the node. Its subobject is the context's first, so a kernel
+// context reinterpret_cast to it (as the library's host code does) is the same object.
+class ExtendedKernelContext {
+public:
+    explicit ExtendedKernelContext(KgsimOpIO* io) : io_(io), node_(io) {}
+    const ComputeNodeInfo* GetComputeNodeInfo() const { return &node_; }
+    size_t GetComputeNodeInputNum() const { return io_->in_shapes.size(); }
+    size_t GetComputeNodeOutputNum() const { return io_->out_shapes.size(); }
+    const char* GetNodeName() const { return io_->name.c_str(); }
+    const char* GetNodeType() const { return io_->name.c_str(); }
+    const RuntimeAttrs* GetAttrs() const { return &io_->attrs; }
+protected:
+    bool Present(size_t i) const { return i < io_->in_shapes.size() && io_->in_present[i]; }
+    KgsimOpIO* io_;
+    ComputeNodeInfo node_;
+};
+
+class TilingContext : public ExtendedKernelContext {
+public:
+    explicit TilingContext(KgsimOpIO* io) : ExtendedKernelContext(io) {}
     const StorageShape* GetInputShape(size_t i) const { return Present(i) ? &io_->in_shapes[i] : nullptr; }
     const StorageShape* GetOptionalInputShape(size_t i) const { return GetInputShape(io_->Flat(i, 0)); }
     const StorageShape* GetDynamicInputShape(size_t i, size_t j) const { return GetInputShape(io_->Flat(i, j)); }
@@ -192,11 +236,6 @@ public:
     const CompileTimeTensorDesc* GetOptionalInputDesc(size_t i) const { return GetInputDesc(io_->Flat(i, 0)); }
     const CompileTimeTensorDesc* GetDynamicInputDesc(size_t i, size_t j) const { return GetInputDesc(io_->Flat(i, j)); }
     const CompileTimeTensorDesc* GetOutputDesc(size_t i) const { return i < io_->out_desc.size() ? &io_->out_desc[i] : nullptr; }
-    const RuntimeAttrs* GetAttrs() const { return &io_->attrs; }
-    size_t GetComputeNodeInputNum() const { return io_->in_shapes.size(); }
-    size_t GetComputeNodeOutputNum() const { return io_->out_shapes.size(); }
-    const char* GetNodeName() const { return io_->name.c_str(); }
-    const char* GetNodeType() const { return io_->name.c_str(); }
     ge::graphStatus SetBlockDim(uint32_t d) { block_dim_ = d; return ge::GRAPH_SUCCESS; }
     uint32_t GetBlockDim() const { return block_dim_; }
     ge::graphStatus SetTilingKey(uint64_t k) { tiling_key_ = k; return ge::GRAPH_SUCCESS; }
@@ -218,14 +257,11 @@ public:
     uint64_t tiling_key_ = 0;
     TilingData tiling_;
     std::vector<size_t> workspace_;
-private:
-    bool Present(size_t i) const { return i < io_->in_shapes.size() && io_->in_present[i]; }
-    KgsimOpIO* io_;
 };
 
-class InferShapeContext {
+class InferShapeContext : public ExtendedKernelContext {
 public:
-    explicit InferShapeContext(KgsimOpIO* io) : io_(io) {}
+    explicit InferShapeContext(KgsimOpIO* io) : ExtendedKernelContext(io) {}
     const Shape* GetInputShape(size_t i) const { return Present(i) ? &io_->in_shapes[i].GetStorageShape() : nullptr; }
     const Shape* GetOptionalInputShape(size_t i) const { return GetInputShape(io_->Flat(i, 0)); }
     const Shape* GetDynamicInputShape(size_t i, size_t j) const { return GetInputShape(io_->Flat(i, j)); }
@@ -238,18 +274,11 @@ public:
     }
     const CompileTimeTensorDesc* GetOptionalInputDesc(size_t i) const { return GetInputDesc(io_->Flat(i, 0)); }
     const CompileTimeTensorDesc* GetDynamicInputDesc(size_t i, size_t j) const { return GetInputDesc(io_->Flat(i, j)); }
-    const RuntimeAttrs* GetAttrs() const { return &io_->attrs; }
-    const char* GetNodeName() const { return io_->name.c_str(); }
-    const char* GetNodeType() const { return io_->name.c_str(); }
-    size_t GetComputeNodeInputNum() const { return io_->in_shapes.size(); }
-private:
-    bool Present(size_t i) const { return i < io_->in_shapes.size() && io_->in_present[i]; }
-    KgsimOpIO* io_;
 };
 
-class InferDataTypeContext {
+class InferDataTypeContext : public ExtendedKernelContext {
 public:
-    explicit InferDataTypeContext(KgsimOpIO* io) : io_(io) {}
+    explicit InferDataTypeContext(KgsimOpIO* io) : ExtendedKernelContext(io) {}
     ge::DataType GetInputDataType(size_t i) const { return i < io_->in_desc.size() ? io_->in_desc[i].dtype_ : ge::DT_UNDEFINED; }
     ge::DataType GetOptionalInputDataType(size_t i) const { return GetInputDataType(io_->Flat(i, 0)); }
     // Dynamic inputs are flattened in order, as GetDynamicInputShape of the other contexts does.
@@ -259,9 +288,6 @@ public:
         if (i < io_->out_desc.size()) io_->out_desc[i].dtype_ = d;
         return ge::GRAPH_SUCCESS;
     }
-    const RuntimeAttrs* GetAttrs() const { return &io_->attrs; }
-private:
-    KgsimOpIO* io_;
 };
 class InferShapeRangeContext {};
 // TilingParse (tiling preparation): fills the op's compile info from the platform, once.

@@ -1,5 +1,6 @@
 #pragma once
 #include <string>
+#include "graph/operator.h"
 #include "graph/types.h"
 
 namespace ge {
@@ -30,6 +31,30 @@ public:
             if (DataTypeToSerialString(DataType(i)) == s) return DataType(i);
         return DT_UNDEFINED;
     }
+    // a format's name without the FORMAT_ prefix ("ND", "FRACTAL_NZ"); one it does not name is "RESERVED"
+    static std::string FormatToSerialString(Format f) {
+        switch (int32_t(f)) {
+            case FORMAT_NCHW: return "NCHW";
+            case FORMAT_NHWC: return "NHWC";
+            case FORMAT_ND: return "ND";
+            case FORMAT_NC1HWC0: return "NC1HWC0";
+            case FORMAT_FRACTAL_Z: return "FRACTAL_Z";
+            case FORMAT_NC1HWC0_C04: return "NC1HWC0_C04";
+            case FORMAT_FRACTAL_Z_C04: return "FRACTAL_Z_C04";
+            case FORMAT_CHWN: return "CHWN";
+            case FORMAT_HWCN: return "HWCN";
+            case FORMAT_NDHWC: return "NDHWC";
+            case FORMAT_FRACTAL_NZ: return "FRACTAL_NZ";
+            case FORMAT_NCDHW: return "NCDHW";
+            case FORMAT_NDC1HWC0: return "NDC1HWC0";
+            case FORMAT_FRACTAL_Z_3D: return "FRACTAL_Z_3D";
+            case FORMAT_NC: return "NC";
+            case FORMAT_NCL: return "NCL";
+            default: return "RESERVED";
+        }
+    }
+    static AscendString DataTypeToAscendString(DataType dt) { return AscendString(DataTypeToSerialString(dt).c_str()); }
+    static AscendString FormatToAscendString(Format f) { return AscendString(FormatToSerialString(f).c_str()); }
     static bool GetDataTypeLength(DataType dt, uint32_t& length) {
         int n = GetSizeByDataType(dt);
         if (n <= 0) return false;

@@ -1,0 +1,2 @@
+#pragma once
+#include "register/op_def_registry.h"

@@ -1,0 +1,122 @@
+"""Kernel APIs the cann-ops kernels use (issue 28), written here from the Ascend C API
+documentation, never from an op's code: GetAccVal<T> (the result of the last count-form ReduceSum),
+the mask setters of AscendCUtils (SetMask<T>(len), SetMask<T>(high, low), SetMaskCount<T>,
+SetMaskNorm<T>), which act as SetVectorMask's forms and the mode switches, and InitOutput, whose
+documented prototype takes the GlobalTensor by value (a view `y[k]` is passed directly)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import kernel_gym.ascendc as asc
+
+SOURCE = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+
+// which 0: ReduceSum over the first n elements, its result read back with GetAccVal<float>
+// which 1: AscendCUtils::SetMask<float>(n), then a mask-placeholder Add of one 64-element repeat
+// which 2: AscendCUtils::SetMask<float>(high, low) (bit masks), then the same Add
+// which 3: counter mode by AscendCUtils::SetMaskCount<float>, SetMask<float>(n) counts n elements of 2 repeats
+extern "C" __global__ __aicore__ void norm_apis(GM_ADDR x, GM_ADDR y, int32_t n, int which, uint64_t lo)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    GlobalTensor<float> xg, yg;
+    xg.SetGlobalBuffer((__gm__ float*)x, 128);
+    yg.SetGlobalBuffer((__gm__ float*)y, 128);
+    pipe.InitBuffer(buf, 3 * 128 * sizeof(float));
+    LocalTensor<float> a = buf.Get<float>();
+    LocalTensor<float> c = a[128];
+    LocalTensor<float> w = a[256];
+    DataCopy(a, xg, 128);
+    Duplicate(c, 0.0f, 128);
+    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    if (which == 0) {
+        ReduceSum(w, a, w, n);
+        SetFlag<HardEvent::V_S>(EVENT_ID0);
+        WaitFlag<HardEvent::V_S>(EVENT_ID0);
+        c.SetValue(0, GetAccVal<float>());
+        SetFlag<HardEvent::S_MTE3>(EVENT_ID0);
+        WaitFlag<HardEvent::S_MTE3>(EVENT_ID0);
+    } else {
+        if (which == 1) AscendCUtils::SetMask<float>(n);
+        if (which == 2) AscendCUtils::SetMask<float>(0, lo);
+        if (which == 3) {
+            AscendCUtils::SetMaskCount<float>();
+            AscendCUtils::SetMask<float>(n);
+        }
+        Add<float, false>(c, a, a, MASK_PLACEHOLDER, which == 3 ? 2 : 1, {1, 1, 1, 8, 8, 8});
+        if (which == 3) AscendCUtils::SetMaskNorm<float>();
+        ResetMask();
+        SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+        WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    }
+    DataCopy(yg, c, 128);
+}
+// InitOutput on views of y: elements [8, 8 + n) set to 5, [64, 64 + n) to the default 0
+extern "C" __global__ __aicore__ void init_output_views(GM_ADDR y, int32_t n)
+{
+    GlobalTensor<float> yg;
+    yg.SetGlobalBuffer((__gm__ float*)y, 128);
+    InitOutput<float>(yg[8], n, 5.0f);
+    InitOutput<float>(yg[64], n);
+}
+extern "C" void run_init_output_views(uint8_t* y, int32_t n)
+{
+    init_output_views<<<1, nullptr, nullptr>>>(y, n);
+}
+extern "C" void run_norm_apis(uint8_t* x, uint8_t* y, int32_t n, int which, uint64_t lo)
+{
+    norm_apis<<<1, nullptr, nullptr>>>(x, y, n, which, lo);
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def mod():
+    return asc.load(SOURCE, name="norm_apis.cpp")
+
+
+def _run(mod, n, which, lo=0):
+    x = torch.arange(1, 129, dtype=torch.float32)
+    y = torch.full((128,), -1.0)
+    mod.run_norm_apis(x, y, n, which, lo)
+    return x, y
+
+
+def test_get_acc_val_reads_the_count_form_reduce_sum(mod):
+    x, y = _run(mod, 100, 0)
+    assert y[0].item() == pytest.approx(x[:100].sum().item())
+
+
+def test_set_mask_len_selects_the_first_elements_of_a_repeat(mod):
+    x, y = _run(mod, 40, 1)
+    want = torch.zeros(128)
+    want[:40] = 2 * x[:40]
+    assert torch.equal(y, want)
+
+
+def test_set_mask_bits_select_the_set_bits(mod):
+    x, y = _run(mod, 0, 2, lo=0b1011)
+    want = torch.zeros(128)
+    want[[0, 1, 3]] = 2 * x[[0, 1, 3]]
+    assert torch.equal(y, want)
+
+
+def test_set_mask_in_counter_mode_counts_elements_across_repeats(mod):
+    x, y = _run(mod, 100, 3)
+    want = torch.zeros(128)
+    want[:100] = 2 * x[:100]
+    assert torch.equal(y, want)
+
+
+def test_init_output_takes_a_view_by_value(mod):
+    y = torch.full((128,), -1.0)
+    mod.run_init_output_views(y, 16)
+    want = torch.full((128,), -1.0)
+    want[8:24] = 5.0
+    want[64:80] = 0.0
+    assert torch.equal(y, want)

@@ -585,6 +585,7 @@ def _timing(rec: Any) -> dict[str, Any]:
                 "bound": r.bound,
                 "compute_s": r.compute_s,
                 "hbm_s": r.hbm_s,
+                "gm_port_s": r.gm_port_s,
                 "launch_s": r.launch_s,
                 "latency_s": r.latency_s,
                 "gm_bytes": r.gm_bytes,
@@ -770,7 +771,7 @@ def _predict(row: dict[str, Any], p: dict[str, float], base: dict[str, float]) -
         scale = sum(v * p[PIPE_GROUPS.get(k, "vector")] for k, v in busy.items()) / tot if tot else 1.0
         hbm = ln["hbm_s"] * base["hbm_bytes_per_s"] / p["hbm_bytes_per_s"]
         launch = ln["launch_s"] - base["launch_base_s"] + p["launch_base_s"]
-        total += max(ln["compute_s"] * scale, hbm) + launch
+        total += max(ln["compute_s"] * scale, hbm, ln.get("gm_port_s", 0.0)) + launch
     return total
 
 
@@ -991,6 +992,8 @@ def _why(r: dict[str, Any]) -> str:
     parts = [f"{len(lns)} launch(es), {'/'.join(bounds)}-bound, busiest pipe {top}"]
     if ratio < 1 and bounds.get("hbm"):
         parts.append("the model is at its HBM bound; the kernel is slower on the NPU than its traffic needs")
+    if ratio < 1 and bounds.get("gm_port"):
+        parts.append("the model is at its per-core GM port bound; the NPU is slower than its traffic needs")
     if top == "S":
         parts.append("scalar-dominated: basic blocks at a fixed cost, GM through the modelled data cache")
     if r.get("launches") and sum(ln.get("pipe_race_warnings", 0) for ln in lns):

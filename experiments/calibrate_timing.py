@@ -633,6 +633,7 @@ def _timing(rec: Any) -> dict[str, Any]:
                 "bound": r.bound,
                 "compute_s": r.compute_s,
                 "hbm_s": r.hbm_s,
+                "gm_port_s": r.gm_port_s,
                 "launch_s": r.launch_s,
                 "latency_s": r.latency_s,
                 "gm_bytes": r.gm_bytes,
@@ -847,7 +848,7 @@ def _predict(row: dict[str, Any], p: dict[str, float], base: dict[str, float]) -
         scale = sum(v * p[PIPE_GROUPS.get(k, "vector")] for k, v in busy.items()) / tot if tot else 1.0
         hbm = ln["hbm_s"] * base["hbm_bytes_per_s"] / p["hbm_bytes_per_s"]
         launch = ln["launch_s"] - base["launch_base_s"] + p["launch_base_s"]
-        total += max(ln["compute_s"] * scale, hbm) + launch
+        total += max(ln["compute_s"] * scale, hbm, ln.get("gm_port_s", 0.0)) + launch
     return total
 
 
@@ -1068,6 +1069,8 @@ def _why(r: dict[str, Any]) -> str:
     parts = [f"{len(lns)} launch(es), {'/'.join(bounds)}-bound, busiest pipe {top}"]
     if ratio < 1 and bounds.get("hbm"):
         parts.append("the model is at its HBM bound; the kernel is slower on the NPU than its traffic needs")
+    if ratio < 1 and bounds.get("gm_port"):
+        parts.append("the model is at its per-core GM port bound; the NPU is slower than its traffic needs")
     if top == "S":
         parts.append("scalar-dominated: basic blocks at a fixed cost, GM through the modelled data cache")
     if r.get("launches") and sum(ln.get("pipe_race_warnings", 0) for ln in lns):
@@ -1299,21 +1302,22 @@ def write_report(
         "kernel file's host code only.",
         "- Scalar code is charged per machine basic block at a fixed cost (no per-instruction count, no "
         "instruction cache or branch model; a select the compiler makes branch-free costs no block of its own); "
-        "its GM accesses go through a model of the core's 16 KB data cache (64-byte "
-        "lines, a hit or a line fill, associativity assumed). A kernel dominated by scalar loops (many EvoKernel "
-        "kernels are) is timed by those costs.",
-        "- Memory: a single HBM bandwidth bound per launch and L2 reuse only for cube copies; no bank conflicts, "
-        "no MTE2 contention between cores beyond the HBM bound; unaligned GM rows (the documented 70 % of the "
-        "512 B-aligned bandwidth) only in the Matmul API's staging, small bursts only through a per-burst cost.",
+        "a scalar access through the API (GetValue, SetValue, operator()) costs its access only, not the "
+        "simulator's own bounds and initialisation checks; GM accesses go through a model of the core's 16 KB "
+        "data cache (64-byte lines, a hit or a line fill, associativity assumed). A kernel dominated by scalar "
+        "loops (many EvoKernel kernels are) is timed by those costs.",
+        "- Memory: each launch's bytes through HBM (`hbm_bytes_per_s`) and each core's bytes through its own GM "
+        "port (`gm_port_bytes_per_cycle`, CANN's per-core `ddr_rate` of 32 B/cycle); L2 reuse only for cube "
+        "copies, whose L2 re-reads are charged to neither (CANN's `l2_rate` of 110 B/cycle is not modelled); no "
+        "bank conflicts; unaligned GM rows (the documented 70 % of the 512 B-aligned bandwidth) only in the "
+        "Matmul API's staging; small copies only through `dma_issue_cycles` and a per-burst cost. CANN's best "
+        "practice says one DataCopy reaches full bandwidth from about 16 KB, but gives the curve below that only "
+        "as a figure: no per-copy latency is published to model, so kernels that issue millions of ~1 KB copies "
+        "(MatrixVectorMultiplication, MatmulWithLargeKDimension) stay several times faster than measured.",
         "- HBM-bound elementwise kernels: the 910B's latencies differ by 5 % (9.5 to 10.0 ms for the same 12.9 GB) "
-        "and follow the kernels' block count (24 blocks slowest, 48 fastest), not their vector work. A per-core "
-        "streaming cap, latency = bytes / min(HBM, cores x per-core rate), is already in the model (a core's MTE2 "
-        "pipe at `mte2_bytes_per_cycle`, 78 B/cycle = 144 GB/s, against the launch's HBM bound) and does not bind: "
-        "24 cores stream 3.5 TB/s, over the 1.6 TB/s HBM. For 24 blocks to be capped below 32 the per-core rate "
-        "would have to be under 54 GB/s (29 B/cycle), against the spec's plateau; and no fit-set kernel is a "
-        "plain streaming kernel (level 2/3 kernels fuse a convolution, GEMM or recurrent cell; attention and MHC "
-        "kernels are matmul and softmax work), so no rate can be fitted there either. The model gives them one "
-        "HBM-bound latency and their ranking inside the family is not meaningful.",
+        "and follow the kernels' block count (24 blocks slowest), not their vector work. The per-core GM port "
+        "gives that order: 24 cores at 32 B/cycle stream 1.42 TB/s, under the 1.6 TB/s HBM bound that 32 and 48 "
+        "cores reach; 32 and 48 blocks still tie in the model (the 910B puts 32 blocks 1-2 % behind 48).",
         "- Cube work of the high-level Matmul API is a model of its own (`rt_matmul.cpp`): operands staged into "
         "L1 as CANN's Matmul copies them (one ND2NZ DataCopy per stepK x baseK slab, one DataCopy per row when "
         "the row stride exceeds nd2nz's 16-bit limit), but the stages run one after another per base block, not "

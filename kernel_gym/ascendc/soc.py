@@ -169,6 +169,14 @@ def _common() -> dict[str, Const]:
             "ratio",
         ),
         "mte3_bytes_per_cycle": C(80, SPEC + " (UB->GM ramps to about 80 B/cycle)", "B/cycle"),
+        # One core's own path to HBM: a launch's memory time is at least its busiest core's GM bytes at
+        # this rate, besides the whole launch's bytes at hbm_bytes_per_s. CANN's tiling code reads the
+        # same field as a per-core rate (ops-nn weight_quant_batch_matmul_v2 tiling: HBM bandwidth =
+        # cube_freq x ai_core_cnt x ddr_rate), so fewer than hbm / (32 B x clock) = 27 streaming cores
+        # cannot reach the HBM bound. (The same section's l2_rate=110 is the rate from L2.)
+        "gm_port_bytes_per_cycle": C(
+            32, _PLATFORM_INI + " Ascend910B1.ini [AICoreMemoryRates] ddr_rate=32 (per AI Core)", "B/cycle"
+        ),
         "mte3_startup_cycles": C(400, "assumed (spec: fixed copy start-up; write completion latency)", "cycles"),
         "dma_issue_cycles": C(24, "assumed (pipe occupancy per DataCopy instruction)", "cycles"),
         "dma_burst_cycles": C(2, "assumed (pipe occupancy per burst of a multi-block DataCopy)", "cycles"),

@@ -23,7 +23,8 @@ class LaunchReport:
 
     latency_s / latency_cycles: simulated kernel time (slowest core, or the HBM bound, plus the
     launch overhead); per_pipe_busy: busy cycles per pipe (S, V, MTE1, MTE2, MTE3, M, FIX) of
-    the critical core; bound: "pipe" | "hbm" | "launch"; faults / warnings: records with
+    the critical core; bound: "pipe" | "hbm" | "gm_port" (the busiest core's GM bytes through its own
+    port, ``gm_port_bytes_per_cycle``) | "launch"; faults / warnings: records with
     error_class, message, file, line, block. Under sampled simulation (:mod:`.sampling`),
     ``blocks_skipped`` blocks did not run: their time and GM bytes are those of the nearest sampled
     block, and [latency_lo_s, latency_hi_s] is the latency with every skipped block at the
@@ -49,6 +50,7 @@ class LaunchReport:
     warnings: list[dict[str, Any]] = field(default_factory=list)
     compute_s: float = 0.0
     hbm_s: float = 0.0
+    gm_port_s: float = 0.0
     launch_s: float = 0.0
     block_cycles: list[float] = field(default_factory=list)
     blocks_run: int = 0
@@ -80,6 +82,7 @@ class LaunchReport:
             warnings=list(d.get("warnings", [])),
             compute_s=float(d.get("compute_s", 0.0)),
             hbm_s=float(d.get("hbm_s", 0.0)),
+            gm_port_s=float(d.get("gm_port_s", 0.0)),
             launch_s=float(d.get("launch_s", 0.0)),
             block_cycles=[float(x) for x in d.get("block_cycles", [])],
             blocks_run=int(d.get("blocks_run", 0)),

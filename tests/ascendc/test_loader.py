@@ -77,7 +77,7 @@ def test_host_function_binding_and_report(simple):
     assert isinstance(r, asc.LaunchReport)
     assert r.kernel == "fill_kernel<float>" and r.num_blocks == 4 and r.waves == 1 and r.cores_used == 4
     assert r.latency_s > 0 and r.latency_cycles == pytest.approx(r.latency_s * 1.85e9)
-    assert r.gm_bytes == 4 * 64 * 4 and r.bound in ("pipe", "hbm", "launch")
+    assert r.gm_bytes == 4 * 64 * 4 and r.bound in ("pipe", "hbm", "gm_port", "launch")
     assert set(r.per_pipe_busy) >= {"S", "V", "MTE2", "MTE3"} and r.per_pipe_busy["V"] > 0
     assert r.faults == [] and r.soc == "Ascend910B2"
     with pytest.raises(TypeError, match="float\\* but the tensor is torch.float16"):

@@ -1,6 +1,7 @@
 """Scalar code is charged per machine basic block: a select that the compiler turns into a
 branch-free max costs what an add does, while a real branch still costs its blocks."""
 
+import pytest
 import torch
 
 import kernel_gym.ascendc as asc
@@ -59,3 +60,55 @@ def test_the_compile_service_allows_only_the_simulators_own_assembler_folder() -
     # another -B folder would let an answer pick the assembler (or compiler) a kernel is built with
     assert service._check_flags([f"-B{TOOLCHAIN_DIR.parent / 'include'}"], "ascendc") is not None
     assert service._check_flags(["-B/usr/bin"], "ascendc") is not None
+
+
+# One UB scalar access per extra call: the loop is the same, so the difference between one and two
+# accesses per iteration is exactly one access's documented cost (scalar_ub_access_cycles). The
+# accessors' own bounds and initialisation checks are the simulator's and must not add kernel blocks.
+ACCESS_SOURCE = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+
+template <int K, int MODE>
+__aicore__ inline void access(GM_ADDR y, uint32_t n)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 2048 * sizeof(float));
+    LocalTensor<float> t = buf.Get<float>();
+    GlobalTensor<float> yGm;
+    yGm.SetGlobalBuffer((__gm__ float*)y);
+    Duplicate(t, 1.0f, 2048);
+    PipeBarrier<PIPE_ALL>();
+    float acc = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        if constexpr (MODE == 0) { acc += t.GetValue(i); if constexpr (K == 2) acc += t.GetValue(i + 1); }
+        if constexpr (MODE == 1) { t.SetValue(i, acc); if constexpr (K == 2) t.SetValue(i + 1, acc); acc += 1.0f; }
+        if constexpr (MODE == 2) { acc += t(i); if constexpr (K == 2) acc += t(i + 1); }
+    }
+    yGm.SetValue(0, acc);
+}
+"""
+ACCESS_KINDS = {"get": 0, "set": 1, "call": 2}
+for _name, _mode in ACCESS_KINDS.items():
+    for _k in (1, 2):
+        ACCESS_SOURCE += (
+            f'extern "C" __global__ __aicore__ void {_name}{_k}_kernel(GM_ADDR y, uint32_t n) '
+            f"{{ access<{_k}, {_mode}>(y, n); }}\n"
+            f'extern "C" void {_name}{_k}(uint8_t* y, uint32_t n) '
+            f"{{ {_name}{_k}_kernel<<<1, nullptr, nullptr>>>(y, n); }}\n"
+        )
+
+
+@pytest.mark.parametrize("kind", list(ACCESS_KINDS))
+def test_a_ub_scalar_access_costs_its_access_and_no_basic_block(kind: str) -> None:
+    mod = asc.load(ACCESS_SOURCE, name="scalar_access.cpp")
+    y, n = torch.zeros(8), 1000
+    s = []
+    for k in (1, 2):
+        getattr(mod, f"{kind}{k}")(y, n)
+        assert mod.last_run.ok
+        s.append(mod.last_run.per_pipe_busy["S"])
+    per_access = asc.SOC_PROFILES["Ascend910B2"].scalar_ub_access_cycles
+    # (a GetValue's inlined checks used to add 3 blocks of scalar_block_cycles per access, operator() 1)
+    assert (s[1] - s[0]) / n == pytest.approx(per_access, abs=0.01)

@@ -40,7 +40,7 @@ struct MemInit {
         cfg.mte3_bytes_per_cycle = 80; cfg.mte3_startup_cycles = 400; cfg.dma_issue_cycles = 24;
         cfg.dma_burst_cycles = 2; cfg.launch_base_s = 3e-6; cfg.launch_per_core_s = 3e-8; cfg.align_strict = 0;
         cfg.sync_check = 1; cfg.watchdog_calls = 1e9; cfg.watchdog_s = 60; cfg.watchdog_cycles = 2e10;
-        cfg.race_check = 1; cfg.mte2_unaligned_efficiency = 0.7;
+        cfg.race_check = 1; cfg.mte2_unaligned_efficiency = 0.7; cfg.gm_port_bytes_per_cycle = 32;
         hot.scalar_ub_cycles = cfg.scalar_ub_access_cycles;
         hot.scalar_gm_cycles = cfg.scalar_gm_access_cycles;
     }
@@ -1182,6 +1182,7 @@ static std::string report_json() {
         o += ",\"latency_cycles\":"; jnum(o, L.cycles);
         o += ",\"compute_s\":"; jnum(o, L.compute_s);
         o += ",\"hbm_s\":"; jnum(o, L.hbm_s);
+        o += ",\"gm_port_s\":"; jnum(o, L.gm_port_s);
         o += ",\"launch_s\":"; jnum(o, L.launch_s);
         o += ",\"bound\":"; jstr(o, L.bound);
         o += fmt(",\"blocks_skipped\":%lld", (long long)L.blocks_skipped);

@@ -82,6 +82,7 @@ struct Kind {
 
 struct CoreTimes {
     double max_core = 0;
+    double max_core_gm = 0;  // the most GM bytes one core moves (its blocks' sum)
     std::array<double, P_COUNT> busy{};
     int64_t waves = 0, used = 0;
 };
@@ -89,16 +90,19 @@ struct CoreTimes {
 // AIV blocks (uids [0, n_aiv)) run on the AIV cores, AIC blocks (the rest) on the AIC cores, round
 // robin: a core's time is the sum of its blocks; the kernel's is the slowest core's.
 CoreTimes time_cores(const Kind (&kinds)[2], const std::vector<double>& cyc,
-                     const std::vector<std::array<double, P_COUNT>>& busy) {
+                     const std::vector<std::array<double, P_COUNT>>& busy, const std::vector<double>& gm) {
     CoreTimes r;
     for (const Kind& k : kinds) {
         int64_t used = std::min(k.count, k.cores);
         r.used += used;
         if (k.count == 0) continue;
         r.waves = std::max(r.waves, (k.count + k.cores - 1) / k.cores);
-        std::vector<double> core_t(size_t(used), 0.0);
+        std::vector<double> core_t(size_t(used), 0.0), core_gm(size_t(used), 0.0);
         for (int64_t i = 0; i < k.count && size_t(k.first + i) < cyc.size(); ++i)
             core_t[size_t(i % used)] += cyc[size_t(k.first + i)];
+        for (int64_t i = 0; i < k.count && size_t(k.first + i) < gm.size(); ++i)
+            core_gm[size_t(i % used)] += gm[size_t(k.first + i)];
+        for (double g : core_gm) r.max_core_gm = std::max(r.max_core_gm, g);
         size_t crit = 0;
         for (size_t c = 1; c < core_t.size(); ++c)
             if (core_t[c] > core_t[crit]) crit = c;
@@ -127,12 +131,19 @@ void time_launch(LaunchRec& L) {
     std::vector<double> cyc = L.block_cycles;
     std::vector<std::array<double, P_COUNT>> busy = L.block_busy;
     double gm_bytes = double(L.gm_read + L.gm_write);
+    // GM bytes per block (by core uid), for the per-core GM port bound
+    std::vector<double> blk_gm(L.block_gm.begin(), L.block_gm.end()), lo_blk_gm, hi_blk_gm;
     double clock = cfg.clock_hz > 0 ? cfg.clock_hz : 1.85e9;
-    auto latency = [&](double max_core, double bytes, int64_t used, double* compute, double* hbm, double* launch) {
-        *compute = max_core / clock;
+    // Memory time: the whole launch's bytes through HBM, and each core's bytes through its own GM
+    // port (gm_port_bytes_per_cycle, CANN's per-core ddr_rate): with few streaming cores the port
+    // binds before HBM does (24 x 32 B/cycle at 1.85 GHz is 1.42 TB/s, under 1.6 TB/s).
+    auto latency = [&](const CoreTimes& ct, double bytes, double* compute, double* hbm, double* port,
+                       double* launch) {
+        *compute = ct.max_core / clock;
         *hbm = cfg.hbm_bytes_per_s > 0 ? bytes / cfg.hbm_bytes_per_s : 0;
-        *launch = cfg.launch_base_s + cfg.launch_per_core_s * double(used);
-        return std::max(*compute, *hbm) + *launch;
+        *port = cfg.gm_port_bytes_per_cycle > 0 ? ct.max_core_gm / (cfg.gm_port_bytes_per_cycle * clock) : 0;
+        *launch = cfg.launch_base_s + cfg.launch_per_core_s * double(ct.used);
+        return std::max({*compute, *hbm, *port}) + *launch;
     };
 
     L.blocks_skipped = 0;
@@ -158,6 +169,8 @@ void time_launch(LaunchRec& L) {
         std::vector<double> own_lo = lo_cyc.empty() ? cyc : lo_cyc, own_hi = hi_cyc.empty() ? cyc : hi_cyc;
         own_lo.resize(total, 0.0), own_hi.resize(total, 0.0);
         lo_cyc = own_lo, hi_cyc = own_hi;
+        blk_gm.assign(gm.begin(), gm.end());
+        lo_blk_gm = hi_blk_gm = blk_gm;
         double est_gm = 0;
         lo_gm = hi_gm = 0;
         for (const Kind& k : kinds) {
@@ -188,6 +201,8 @@ void time_launch(LaunchRec& L) {
                 hi_cyc[size_t(i)] = cmax;
                 est_gm += double(gm[s]);
                 lo_gm += gmin, hi_gm += gmax;
+                blk_gm[size_t(i)] = double(gm[s]);
+                lo_blk_gm[size_t(i)] = gmin, hi_blk_gm[size_t(i)] = gmax;
             }
         }
         // the report describes the whole launch: GM traffic scaled to the estimate
@@ -199,19 +214,22 @@ void time_launch(LaunchRec& L) {
         gm_bytes = est_gm;
     }
 
-    CoreTimes t = time_cores(kinds, cyc, busy);
+    CoreTimes t = time_cores(kinds, cyc, busy, blk_gm);
     L.waves = t.waves;
     L.cores_used = t.used;
     L.critical_busy = t.busy;
-    L.latency_s = latency(t.max_core, gm_bytes, t.used, &L.compute_s, &L.hbm_s, &L.launch_s);
+    L.latency_s = latency(t, gm_bytes, &L.compute_s, &L.hbm_s, &L.gm_port_s, &L.launch_s);
     L.cycles = L.latency_s * clock;
-    double body = std::max(L.compute_s, L.hbm_s);
-    L.bound = L.launch_s > body ? "launch" : (L.hbm_s > L.compute_s ? "hbm" : "pipe");
+    double mem = std::max(L.hbm_s, L.gm_port_s), body = std::max(L.compute_s, mem);
+    L.bound = L.launch_s > body ? "launch"
+              : mem > L.compute_s ? (L.gm_port_s > L.hbm_s ? "gm_port" : "hbm")
+                                  : "pipe";
     L.latency_lo_s = L.latency_hi_s = L.latency_s;
     if (L.blocks_skipped > 0 || loops) {
-        double c, h, l;
-        L.latency_lo_s = latency(time_cores(kinds, lo_cyc, busy).max_core, lo_gm, t.used, &c, &h, &l);
-        L.latency_hi_s = latency(time_cores(kinds, hi_cyc, busy).max_core, hi_gm, t.used, &c, &h, &l);
+        double c, h, g, l;
+        if (lo_blk_gm.empty()) lo_blk_gm = hi_blk_gm = blk_gm;
+        L.latency_lo_s = latency(time_cores(kinds, lo_cyc, busy, lo_blk_gm), lo_gm, &c, &h, &g, &l);
+        L.latency_hi_s = latency(time_cores(kinds, hi_cyc, busy, hi_blk_gm), hi_gm, &c, &h, &g, &l);
     }
 }
 

@@ -134,6 +134,11 @@ using Loc = std::source_location;
 // Kernel code is compiled with basic-block and memory-access instrumentation (src/rt_scalar.cpp)
 // so that scalar work costs simulated time. Simulator API code that charges for itself opts out.
 #define KGSIM_UNINSTRUMENTED __attribute__((no_sanitize_coverage, no_sanitize("kernel-address")))
+// A scalar accessor (GetValue, SetValue, operator()) is one load or store on the NPU, charged by its
+// own body. Its bounds and initialisation checks are the simulator's: inlined into the kernel, their
+// branches would split the kernel's machine basic blocks and be charged as kernel blocks (a UB
+// GetValue then cost 3 blocks on top of its access, operator() 1), so the accessor stays out of line.
+#define KGSIM_SCALAR_ACCESSOR __attribute__((noinline)) KGSIM_UNINSTRUMENTED
 
 enum class DT : uint8_t { F32, F16, BF16, I8, U8, I16, U16, I32, U32, I64, U64, F64, B8, S4 };
 template <class T> struct dt_of;
@@ -203,7 +208,9 @@ struct Fault {};  // thrown by fault(); the details are already recorded by the 
 
 [[noreturn]] void fault(const char* cls, const Loc& loc, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
 void slow_tick(const Loc& loc);
-inline void tick(const Loc& loc) {
+// the simulator's watchdog count, not kernel work: uninstrumented (GCC does not inline an instrumented
+// function into an uninstrumented one, so an out-of-line copy would be charged as kernel blocks)
+KGSIM_UNINSTRUMENTED inline void tick(const Loc& loc) {
     if (++hot.api_calls >= hot.next_check) slow_tick(loc);
 }
 // past a LocalTensor's end: a warning inside the physical memory (bounds_mode="npu"), else a fault

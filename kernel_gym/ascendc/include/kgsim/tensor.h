@@ -49,7 +49,7 @@ public:
         r.size_ = size_ > offset ? size_ - offset : 0;
         return r;
     }
-    KGSIM_UNINSTRUMENTED T GetValue(uint64_t offset, kgsim::Loc loc = kgsim::Loc::current()) const {
+    KGSIM_SCALAR_ACCESSOR T GetValue(uint64_t offset, kgsim::Loc loc = kgsim::Loc::current()) const {
         T v;
         if (kgsim::gm_scalar(buf_, ptr_ + offset, sizeof(T), 0, loc))
             std::memcpy(&v, ptr_ + offset, sizeof(T));
@@ -57,12 +57,12 @@ public:
             std::memset(&v, 0xFF, sizeof(T));
         return v;
     }
-    KGSIM_UNINSTRUMENTED void SetValue(uint64_t offset, T value, kgsim::Loc loc = kgsim::Loc::current()) const {
+    KGSIM_SCALAR_ACCESSOR void SetValue(uint64_t offset, T value, kgsim::Loc loc = kgsim::Loc::current()) const {
         if (kgsim::gm_scalar(buf_, ptr_ + offset, sizeof(T), 1, loc)) std::memcpy(ptr_ + offset, &value, sizeof(T));
     }
     // a reference may be read or written: recorded as a read for the race detector. The body is the
     // simulator's bookkeeping (uninstrumented, as GetValue's): the access costs what gm_scalar charges
-    KGSIM_UNINSTRUMENTED T& operator()(uint64_t offset, kgsim::Loc loc = kgsim::Loc::current()) const {
+    KGSIM_SCALAR_ACCESSOR T& operator()(uint64_t offset, kgsim::Loc loc = kgsim::Loc::current()) const {
         kgsim::gm_scalar(buf_, ptr_ + offset, sizeof(T), 2, loc);
         return ptr_[offset];
     }
@@ -156,10 +156,10 @@ public:
         t.tag_ = tag_;
         return t;
     }
-    T* host_ptr(uint32_t index) const {
+    KGSIM_UNINSTRUMENTED T* host_ptr(uint32_t index) const {
         return reinterpret_cast<T*>(kgsim::hot.mem[r_.mem] + r_.addr) + index;
     }
-    KGSIM_UNINSTRUMENTED T GetValue(uint32_t index, kgsim::Loc loc = kgsim::Loc::current()) const {
+    KGSIM_SCALAR_ACCESSOR T GetValue(uint32_t index, kgsim::Loc loc = kgsim::Loc::current()) const {
         if (index >= size_) kgsim::local_oob(r_, uint64_t(index) * sizeof(T), sizeof(T), "GetValue", loc);
         kgsim::tick(loc);
         kgsim::hot.s_time += kgsim::hot.scalar_ub_cycles;
@@ -170,16 +170,16 @@ public:
         std::memcpy(&v, host_ptr(index), sizeof(T));
         return v;
     }
-    KGSIM_UNINSTRUMENTED void SetValue(uint32_t index, T value, kgsim::Loc loc = kgsim::Loc::current()) const {
+    KGSIM_SCALAR_ACCESSOR void SetValue(uint32_t index, T value, kgsim::Loc loc = kgsim::Loc::current()) const {
         if (index >= size_) kgsim::local_oob(r_, uint64_t(index) * sizeof(T), sizeof(T), "SetValue", loc);
         kgsim::tick(loc);
         kgsim::hot.s_time += kgsim::hot.scalar_ub_cycles;
         if (kgsim::hot.check_uninit) kgsim::mark_init(r_.mem, r_.addr + index * uint32_t(sizeof(T)), sizeof(T));
         std::memcpy(host_ptr(index), &value, sizeof(T));
     }
-    // the bounds and initialisation checks are the simulator's, not kernel code: uninstrumented, so a
-    // UB scalar access costs scalar_ub_access_cycles and no basic blocks of its own (as GetValue)
-    KGSIM_UNINSTRUMENTED T& operator()(uint32_t index, kgsim::Loc loc = kgsim::Loc::current()) const {
+    // the bounds and initialisation checks are the simulator's, not kernel code: out of line and
+    // uninstrumented, so a UB scalar access costs scalar_ub_access_cycles and no basic block of its own
+    KGSIM_SCALAR_ACCESSOR T& operator()(uint32_t index, kgsim::Loc loc = kgsim::Loc::current()) const {
         if (index >= size_) kgsim::local_oob(r_, uint64_t(index) * sizeof(T), sizeof(T), "operator()", loc);
         kgsim::hot.s_time += kgsim::hot.scalar_ub_cycles;
         ++kgsim::hot.local_reads;

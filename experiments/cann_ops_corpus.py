@@ -163,6 +163,17 @@ def _main_args(run_sh: str, gen_stdout: str) -> list[str]:
     return out
 
 
+def _example_script(argv: list[str], work: Path, env: dict[str, str], timeout_s: float):
+    """One of the example's Python scripts (gen_data.py, verify_result.py) in its working directory;
+    None when it ran past the step's time."""
+    try:
+        return subprocess.run(
+            [sys.executable, *argv], cwd=work, capture_output=True, text=True, timeout=timeout_s, check=False, env=env
+        )
+    except subprocess.TimeoutExpired:
+        return None
+
+
 def _verify_commands(run_sh: str) -> list[tuple[bool, list[str]]]:
     """(checks the printed "test pass", argv) of each verify call of a run.sh."""
     variables = _shell_variables(run_sh)
@@ -270,17 +281,8 @@ def run_one(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
         gen_args = re.search(r"^\s*(?:\w+=`)?python3?\s+gen_data\.py([^`\n]*)", run_sh, re.M)
         args = _expand(gen_args.group(1), _shell_variables(run_sh)) if gen_args else []
         env.update(_run_env(run_sh))
-        try:
-            gen = subprocess.run(
-                [sys.executable, "gen_data.py", *args],
-                cwd=work,
-                capture_output=True,
-                text=True,
-                timeout=timeout_s,
-                check=False,
-                env=env,
-            )
-        except subprocess.TimeoutExpired:  # the reference side alone took the step's time (a big golden)
+        gen = _example_script(["gen_data.py", *args], work, env, timeout_s)
+        if gen is None:  # the reference side alone took the step's time (a big golden)
             return ProjectResult(
                 name, "fail", f"gen_data.py took more than {timeout_s:g} s (--timeout)", "corpus", timeout_s
             )
@@ -326,17 +328,8 @@ def run_one(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
         outs = []
         ok = run.returncode == 0 and run.error is None
         for printed, cmd in verifies:
-            try:
-                v = subprocess.run(
-                    [sys.executable, *cmd],
-                    cwd=work,
-                    capture_output=True,
-                    text=True,
-                    timeout=timeout_s,
-                    check=False,
-                    env=env,
-                )
-            except subprocess.TimeoutExpired:
+            v = _example_script(cmd, work, env, timeout_s)
+            if v is None:
                 outs.append(f"{cmd[0]} took more than {timeout_s:g} s (--timeout)")
                 ok = False
                 continue

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <cstring>
+#include <unordered_set>
 #include <vector>
 
 #include "acl/acl.h"
@@ -70,6 +71,16 @@ inline double aclScalar::ToDouble() const {
 
 // viewDims/stride/offset describe the logical tensor over storage (strides in elements; null:
 // contiguous); storageDims the memory the data pointer holds.
+// The aclTensor descriptions alive: a second aclDestroyTensor of one (cann-ops' group_norm_swish
+// example destroys an output twice, and runs to its end on the NPU) finds it gone and does nothing.
+inline std::unordered_set<const aclTensor*>& kgsim_live_tensors() {
+    static std::unordered_set<const aclTensor*> live;
+    return live;
+}
+inline aclTensor* kgsim_track_tensor(aclTensor* t) {
+    kgsim_live_tensors().insert(t);
+    return t;
+}
 inline aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDataType dataType,
                                   const int64_t* stride, int64_t offset, aclFormat format, const int64_t* storageDims,
                                   uint64_t storageDimsNum, void* tensorData) {
@@ -87,10 +98,10 @@ inline aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum,
     t->dtype = dataType;
     t->format = format;
     t->data = tensorData;
-    return t;
+    return kgsim_track_tensor(t);
 }
 inline aclnnStatus aclDestroyTensor(const aclTensor* tensor) {
-    delete tensor;
+    if (tensor != nullptr && kgsim_live_tensors().erase(tensor) == 1) delete tensor;
     return ACLNN_SUCCESS;
 }
 inline aclScalar* aclCreateScalar(void* value, aclDataType dataType) {
@@ -136,12 +147,13 @@ inline aclnnStatus aclDestroyBoolArray(const aclBoolArray* array) {
 inline aclTensorList* aclCreateTensorList(const aclTensor* const* value, uint64_t size) {
     if (size && !value) return nullptr;
     auto* list = new aclTensorList;
-    for (uint64_t i = 0; i < size; ++i) list->tensors.push_back(value[i] ? new aclTensor(*value[i]) : nullptr);
+    for (uint64_t i = 0; i < size; ++i)
+        list->tensors.push_back(value[i] ? kgsim_track_tensor(new aclTensor(*value[i])) : nullptr);
     return list;
 }
 inline aclnnStatus aclDestroyTensorList(const aclTensorList* array) {
     if (array)
-        for (const aclTensor* t : array->tensors) delete t;
+        for (const aclTensor* t : array->tensors) aclDestroyTensor(t);
     delete array;
     return ACLNN_SUCCESS;
 }

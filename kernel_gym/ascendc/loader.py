@@ -123,7 +123,10 @@ def _headers() -> list[Path]:
 def _own_headers() -> list[Path]:
     """The simulator's own headers: what the runtime library and the precompiled header depend on."""
     own = [INCLUDE_DIR / "kernel_operator.h", INCLUDE_DIR / "tiling" / "platform" / "platform_ascendc.h"]
-    host = [p for d in ("register", "graph", "exe_graph") for p in (INCLUDE_DIR / d).rglob("*.h")]  # src/rt_ophost.cpp
+    # (src/rt_ophost.cpp and the host precompiled header include these; the register headers reach ge/, the
+    # aclnn pair's header aclnn/ and acl/: a change there must rebuild both)
+    dirs = ("register", "graph", "exe_graph", "ge", "base", "aclnn", "acl")
+    host = [p for d in dirs for p in (INCLUDE_DIR / d).rglob("*.h")]
     return sorted([*(INCLUDE_DIR / "kgsim").glob("*.h"), *own, *host])
 
 

@@ -198,3 +198,14 @@ def test_options_and_defaults():
         assert asc.load(SIMPLE, name="simple.cpp").soc == "Ascend910B3"
     finally:
         asc.set_default_options(soc=old["soc"], align_mode=old["align_mode"])
+
+
+def test_runtime_and_host_pch_depend_on_every_header_the_host_pch_reaches():
+    # the host precompiled header reaches aclnn/acl_meta.h (through kgsim/aclnn_exec.h) and
+    # ge/ge_api_error_codes.h (through register/op_def_registry.h): a change there must give a new
+    # pch, or a unit including the changed header after the stale pch defines its types twice
+    from kernel_gym.ascendc.loader import INCLUDE_DIR, _own_headers
+
+    own = set(_own_headers())
+    for rel in ("aclnn/acl_meta.h", "acl/acl.h", "ge/ge_api_error_codes.h", "base/err_msg.h"):
+        assert INCLUDE_DIR / rel in own, rel

@@ -4,7 +4,8 @@ tiling and inference contexts) and its ComputeNodeInfo, StorageShape's equality,
 TensorDesc / AscendString, ge::TypeUtils' names, ge::GetPrimaryFormat, ge::SUCCESS / ge::FAILED,
 ge::Format's and the graph status codes' values, the headers the library's own log macros write
 through (base/alog_pub.h, base/err_msg.h, aclnn/opdev/op_log.h, securec's snprintf_s), and
-aclDestroyTensorList's documented ownership (its tensors need not be destroyed again)."""
+aclDestroyTensorList's documented ownership (its tensors need not be destroyed again; a
+second destroy of a tensor does nothing)."""
 
 from __future__ import annotations
 
@@ -172,6 +173,7 @@ extern "C" int64_t list_then_destroy_both(int64_t fill) {
     aclDestroyTensor(ta);
     aclDestroyTensor(tb);
     aclDestroyTensorList(list);
+    aclDestroyTensor(ta);  // a second destroy of a tensor finds it gone
     return int64_t(seen);
 }
 """

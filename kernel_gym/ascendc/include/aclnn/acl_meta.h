@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <cstring>
+#include <unordered_set>
 #include <vector>
 
 #include "acl/acl.h"
@@ -24,8 +25,6 @@ struct aclTensor {
     aclDataType dtype = ACL_DT_UNDEFINED;
     aclFormat format = ACL_FORMAT_ND;
     void* data = nullptr;
-    // how many live aclTensorLists hold this tensor: the last of them to be destroyed frees it
-    mutable int in_lists = 0;
 };
 struct aclScalar {
     aclDataType dtype = ACL_DT_UNDEFINED;
@@ -72,6 +71,16 @@ inline double aclScalar::ToDouble() const {
 
 // viewDims/stride/offset describe the logical tensor over storage (strides in elements; null:
 // contiguous); storageDims the memory the data pointer holds.
+// The aclTensor descriptions alive: a second aclDestroyTensor of one (cann-ops' group_norm_swish
+// example destroys an output twice, and runs to its end on the NPU) finds it gone and does nothing.
+inline std::unordered_set<const aclTensor*>& kgsim_live_tensors() {
+    static std::unordered_set<const aclTensor*> live;
+    return live;
+}
+inline aclTensor* kgsim_track_tensor(aclTensor* t) {
+    kgsim_live_tensors().insert(t);
+    return t;
+}
 inline aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDataType dataType,
                                   const int64_t* stride, int64_t offset, aclFormat format, const int64_t* storageDims,
                                   uint64_t storageDimsNum, void* tensorData) {
@@ -89,13 +98,10 @@ inline aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum,
     t->dtype = dataType;
     t->format = format;
     t->data = tensorData;
-    return t;
+    return kgsim_track_tensor(t);
 }
 inline aclnnStatus aclDestroyTensor(const aclTensor* tensor) {
-    // A tensor a live list holds is freed by the list's destroy (CANN's examples destroy a member
-    // first and then its list, and run): here it is left to the list, which would otherwise free it twice.
-    if (tensor && tensor->in_lists > 0) return ACLNN_SUCCESS;
-    delete tensor;
+    if (tensor != nullptr && kgsim_live_tensors().erase(tensor) == 1) delete tensor;
     return ACLNN_SUCCESS;
 }
 inline aclScalar* aclCreateScalar(void* value, aclDataType dataType) {
@@ -134,20 +140,20 @@ inline aclnnStatus aclDestroyBoolArray(const aclBoolArray* array) {
     delete array;
     return ACLNN_SUCCESS;
 }
-// A list holds the tensors by pointer; destroying the list destroys its tensors too (the
-// documented ownership: "the aclTensor in the aclTensorList does not need to be destroyed again").
-// A tensor held by another live list stays until that one is destroyed too.
+// A list holds tensor descriptions of its own, copied from the ones given (the same device data):
+// destroying the list destroys them ("the aclTensors in the list need not be destroyed again"),
+// and a caller that also destroys the tensors it listed (cann-ops' non_finite_check example
+// does, and runs to its end on the NPU) frees each object once.
 inline aclTensorList* aclCreateTensorList(const aclTensor* const* value, uint64_t size) {
     if (size && !value) return nullptr;
-    auto* l = new aclTensorList{std::vector<const aclTensor*>(value, value + size)};
-    for (const aclTensor* t : l->tensors)
-        if (t) ++t->in_lists;
-    return l;
+    auto* list = new aclTensorList;
+    for (uint64_t i = 0; i < size; ++i)
+        list->tensors.push_back(value[i] ? kgsim_track_tensor(new aclTensor(*value[i])) : nullptr);
+    return list;
 }
 inline aclnnStatus aclDestroyTensorList(const aclTensorList* array) {
     if (array)
-        for (const aclTensor* t : array->tensors)
-            if (t && --t->in_lists == 0) delete t;
+        for (const aclTensor* t : array->tensors) aclDestroyTensor(t);
     delete array;
     return ACLNN_SUCCESS;
 }

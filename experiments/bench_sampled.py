@@ -566,7 +566,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if a.projects:
         names = [n for n in a.names.split(",") if n]
-        loops = {"all": "all", "on": True, "off": False}[a.project_loops]
+        loops: bool | str = {"on": True, "off": False}.get(a.project_loops, "all")
         levels = [lv for lv in a.levels.split(",") if lv]
         print("\n".join(projects_table(a.projects, names, a.full_timeout, levels, loops)), flush=True)
         return 0

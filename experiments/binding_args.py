@@ -119,7 +119,7 @@ def _init_order(cls: type) -> list[str]:
     registers a module's own parameters before its submodules' whatever the order they were
     assigned in, and bindings follow the source. Empty when the source cannot be read."""
     try:
-        src = inspect.getsource(cls.__init__)
+        src = inspect.getsource(cls.__init__)  # type: ignore[misc]  # a class, not an instance
     except (OSError, TypeError):
         return []
     seen: list[str] = []

@@ -486,3 +486,24 @@ def test_a_tensor_from_zero_length_queue_buffers_is_live():
     strict = asc.load(ZERO_LEN_QUEUE_KERNEL, name="zero_len_queue.cpp", bounds_mode="strict")
     with pytest.raises(asc.LocalOutOfBounds, match="buffer ends at byte 0"):
         strict.run(x, torch.zeros(64), 64)
+
+
+DEFAULT_TENSOR_KERNEL = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void default_tensor(GM_ADDR x)
+{
+    TPipe pipe;
+    GlobalTensor<float> xGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x, 64);
+    LocalTensor<float> t;  // never taken from a queue or TBuf
+    DataCopy(t, xGm, 8);
+}
+extern "C" void run(GM_ADDR x) { default_tensor<<<1, nullptr, nullptr>>>(x); }
+"""
+
+
+def test_a_default_constructed_tensor_is_still_not_live():
+    mod = asc.load(DEFAULT_TENSOR_KERNEL, name="default_tensor.cpp")
+    with pytest.raises(asc.InvalidTensor, match="operand dst is not a live LocalTensor"):
+        mod.run(torch.zeros(64))

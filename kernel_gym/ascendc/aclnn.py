@@ -139,6 +139,7 @@ _EXEC_API = (  # name, return type, parameters, as kgsim/aclnn_exec.h defines th
     ("output", "void", "aclOpExecutor* ex, const aclTensor* t"),
     ("output_ref", "void", "aclOpExecutor* ex, const aclTensor* t"),
     ("output_list", "void", "aclOpExecutor* ex, const aclTensorList* l"),
+    ("output_list_ref", "void", "aclOpExecutor* ex, const aclTensorList* l"),
     (
         "finish",
         "aclnnStatus",
@@ -195,16 +196,22 @@ def generate_aclnn(meta: Mapping[str, Any], dtypes: Sequence[int] | None = None)
     )
     body = []
     in_refs: dict[int, str] = {}
+    in_lists: dict[int, str] = {}  # a DYNAMIC input written in place: the same list is the output
     for p, n in zip(params, names, strict=True):
         if p.kind == "input":
             body.append(f"    ::{_EXEC_NS}::{p.call}(ex, {n});")
             if p.name.endswith("Ref"):
                 in_refs[p.index] = n
+            elif p.call == "input_list":
+                in_lists[p.index] = n
         elif p.kind == "attr":
             body.append(f"    ::{_EXEC_NS}::{p.call}(ex, {n});")
         elif p.call == "output_ref":
             in_k = [q["name"] for q in meta["inputs"]].index(p.name[:-3])
-            body.append(f"    ::{_EXEC_NS}::output_ref(ex, {in_refs[in_k]});")
+            if in_k in in_refs:
+                body.append(f"    ::{_EXEC_NS}::output_ref(ex, {in_refs[in_k]});")
+            else:
+                body.append(f"    ::{_EXEC_NS}::output_list_ref(ex, {in_lists[in_k]});")
         else:
             body.append(f"    ::{_EXEC_NS}::{p.call}(ex, {n});")
     if dtypes is not None:

@@ -141,7 +141,7 @@ struct BlockState {
     bool counter_mode = false;
     uint64_t mask_lo = ~0ull, mask_hi = ~0ull;
     int64_t mask_count = 0;
-    double reduce_spr[3] = {0, 0, 0};  // last Reduce* results: sum, max/min value, max/min index
+    double reduce_spr[4] = {0, 0, 0, 0};  // last Reduce* results: sum, max/min value, max/min index; [3]: the sum's DT
     int atomic = 0;  // 0 none 1 add 2 max 3 min
     DT atomic_dt = DT::F32;
     double deq_scale = 1.0;

@@ -231,7 +231,9 @@ void local_oob(const TRef& r, uint64_t first_byte, uint64_t nbytes, const char* 
 
 void check_local(const TRef& t, uint64_t rel_first, uint64_t nbytes, uint32_t align, const char* api,
                  const char* operand, const Loc& loc) {
-    if (t.gen != hot.gen || t.end == 0)
+    // gen 0 marks a default-constructed tensor (blocks count from 1); a live tensor may end at byte 0:
+    // one from a queue given buffers of length 0 at the start of the memory
+    if (t.gen != hot.gen || t.gen == 0)
         fault("invalid_tensor", loc, "%s: operand %s is not a live LocalTensor of this block (default-constructed, or "
               "obtained in another block/launch): get tensors from AllocTensor/DeQue/TBuf::Get", api, operand);
     if (align && (t.addr % align) != 0)

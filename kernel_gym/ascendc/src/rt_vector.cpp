@@ -693,7 +693,7 @@ void vec_select(DT dt, const TRef& dst, const TRef& sel, const TRef& src0, const
 double reduce_spr(int which, const Loc& loc) {
     check_in_launch(loc, which == 0 ? "GetReduceRepeatSumSpr" : "GetReduceRepeatMaxMinSpr");
     ++hot.local_reads;
-    return rt.blk.reduce_spr[which < 0 || which > 2 ? 0 : which];
+    return rt.blk.reduce_spr[which < 0 || which > 3 ? 0 : which];
 }
 
 void vec_reduce(int kind, int shape, DT dt, const TRef& dst, const TRef& src, const TRef& work, const MaskArg& m,
@@ -778,6 +778,7 @@ void vec_reduce(int kind, int shape, DT dt, const TRef& dst, const TRef& src, co
         // the special registers GetReduceRepeatSumSpr / GetReduceRepeatMaxMinSpr read back
         if (kind == 0) {
             rt.blk.reduce_spr[0] = res.value;
+            rt.blk.reduce_spr[3] = double(int(dt));
         } else {
             rt.blk.reduce_spr[1] = res.value;
             rt.blk.reduce_spr[2] = double(res.index);

@@ -275,6 +275,26 @@ def test_aclnn_signature_follows_the_opdef():
     assert "output_ref(ex, varRef)" in impl
 
 
+def test_aclnn_in_place_tensor_list_is_passed_once_and_written_through_its_output():
+    """A DYNAMIC input that is also an output (written in place, as scatter_list's var): the list is one
+    parameter, and the same list fills the output slot without a second dtype column."""
+    meta = {
+        "op": "ListUpdate",
+        "inputs": [
+            {"name": "var", "option": 3, "scalar": 0, "dtypes": [1]},
+            {"name": "updates", "option": 2, "scalar": 0, "dtypes": [1]},
+        ],
+        "outputs": [{"name": "var", "option": 3, "dtypes": [1]}],
+        "attrs": [],
+    }
+    header, impl = generate_aclnn(meta)
+    assert (
+        "aclnnStatus aclnnListUpdateGetWorkspaceSize(const aclTensorList *var, const aclTensor *updates, "
+        "uint64_t *workspaceSize, aclOpExecutor **executor);"
+    ) in header
+    assert "input_list(ex, var)" in impl and "output_list_ref(ex, var)" in impl
+
+
 def test_missing_api_names_the_api_and_line():
     src = (
         '#include "kernel_operator.h"\n'

@@ -57,6 +57,23 @@ extern "C" int64_t node_counts(int64_t n_in, int64_t n_out) {
     return same ? int64_t(node->GetInputsNum() * 10 + node->GetOutputsNum()) : -1;
 }
 
+// AnchorInstanceInfo of each IR input: a dynamic input of n_dyn tensors, then a required one, then an
+// optional one given or not; the outputs one each
+extern "C" int64_t instance_info(int64_t n_dyn, int64_t optional_given) {
+    gert::KgsimOpIO io = make_io(int(n_dyn) + 2, 2);
+    io.in_present.back() = optional_given != 0;
+    io.ir_first = {0, size_t(n_dyn), size_t(n_dyn) + 1};
+    gert::TilingContext tiling(&io);
+    const gert::ComputeNodeInfo* node = tiling.GetComputeNodeInfo();
+    const gert::AnchorInstanceInfo* dyn = node->GetInputInstanceInfo(0);
+    const gert::AnchorInstanceInfo* req = node->GetInputInstanceInfo(1);
+    const gert::AnchorInstanceInfo* opt = node->GetInputInstanceInfo(2);
+    if (node->GetInputInstanceInfo(3) != nullptr || node->GetOutputInstanceInfo(1)->GetInstanceStart() != 1)
+        return -1;
+    return int64_t(dyn->GetInstanceStart() * 100000 + dyn->GetInstanceNum() * 10000 + req->GetInstanceStart() * 1000 +
+                   req->GetInstanceNum() * 100 + opt->GetInstanceStart() * 10 + opt->GetInstanceNum());
+}
+
 // StorageShape == compares both shapes
 extern "C" int storage_shapes_equal(int64_t a0, int64_t b0, int64_t origin_b0) {
     gert::StorageShape a, b;
@@ -138,6 +155,9 @@ def test_host_contexts_share_the_extended_kernel_context_and_compute_node_info(c
     lib = _lib()
     assert lib.node_counts(3, 2) == 32
     assert lib.node_counts(1, 4) == 14
+    # AnchorInstanceInfo: (start, count) per IR input; an optional input not given has none
+    assert lib.instance_info(3, 1) == 3 * 10000 + 3 * 1000 + 1 * 100 + 4 * 10 + 1
+    assert lib.instance_info(2, 0) == 2 * 10000 + 2 * 1000 + 1 * 100 + 3 * 10 + 0
     # StorageShape ==: equal only when the origin shape is too
     assert lib.storage_shapes_equal(5, 5, 5) == 1
     assert lib.storage_shapes_equal(5, 6, 6) == 2

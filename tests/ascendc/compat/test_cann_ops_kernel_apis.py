@@ -120,3 +120,177 @@ def test_init_output_takes_a_view_by_value(mod):
     want[8:24] = 5.0
     want[64:80] = 0.0
     assert torch.equal(y, want)
+
+
+# Older and less common forms the library writes, from the same documentation: TQueBind's
+# position-naming EnQue<srcUserPos, dstUserPos, T> / DeQue<srcUserPos, dstUserPos, T> (a VECIN/VECOUT
+# queue reused across vector compute), a DeQue whose tensor is not kept, the untyped GetAccVal()
+# (the raw register: the sum's bits in the reduction's type), AscendCUtils::GetC0Count (elements per
+# 32-byte C0 block), a queue passed by value to a helper (a copy allocates from the same buffers),
+# and fe::PlatFormInfos::GetLocalMemSize next to the unqualified `vector` that platform_info.h allows.
+FORMS_SOURCE = r"""
+#include "kernel_operator.h"
+#include "platform/platform_info.h"
+using namespace AscendC;
+
+// a helper taking the queue by value: allocates from the copy, doubles x into it, frees it again
+static float double_first_through_copy(TQue<TPosition::VECIN, 1> que, const LocalTensor<float>& x)
+{
+    LocalTensor<float> t = que.AllocTensor<float>();
+    Add(t, x, x, 64);
+    SetFlag<HardEvent::V_S>(EVENT_ID0);
+    WaitFlag<HardEvent::V_S>(EVENT_ID0);
+    float v = t.GetValue(1);
+    que.FreeTensor(t);
+    return v;
+}
+
+// which 0: GM -> VECIN and VECOUT -> GM named on one TQueBind<VECIN, VECOUT>; y = 2x
+// which 1: DeQue() keeping nothing, the tensor used as allocated; y = 3x
+// which 2: untyped GetAccVal after a float ReduceSum of n elements; y[0] = the sum
+// which 3: untyped GetAccVal after a half ReduceSum of n elements; y[0] = the sum
+// which 4: GetC0Count of 4-, 2- and 1-byte types in y[0..2]
+// which 5: a queue copied into a helper and then allocated again from the original; y[0] = 2 x[1]
+extern "C" __global__ __aicore__ void queue_forms(GM_ADDR x, GM_ADDR y, int32_t n, int which)
+{
+    TPipe pipe;
+    GlobalTensor<float> xg, yg;
+    xg.SetGlobalBuffer((__gm__ float*)x, 128);
+    yg.SetGlobalBuffer((__gm__ float*)y, 128);
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 3 * 128 * sizeof(float));
+    LocalTensor<float> c = buf.Get<float>();
+    LocalTensor<float> w = c[128];
+    if (which == 0) {
+        TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> que;
+        pipe.InitBuffer(que, 1, 128 * sizeof(float));
+        LocalTensor<float> t = que.AllocTensor<float>();
+        DataCopy(t, xg, 128);
+        que.EnQue<TPosition::GM, TPosition::VECIN, float>(t);
+        LocalTensor<float> in = que.DeQue<TPosition::GM, TPosition::VECIN, float>();
+        Add(in, in, in, 128);
+        que.EnQue<TPosition::VECOUT, TPosition::GM, float>(in);
+        LocalTensor<float> out = que.DeQue<TPosition::VECOUT, TPosition::GM, float>();
+        DataCopy(yg, out, 128);
+        que.FreeTensor(out);
+        return;
+    }
+    if (which == 1) {
+        TQue<TPosition::VECIN, 1> que;
+        pipe.InitBuffer(que, 1, 128 * sizeof(float));
+        LocalTensor<float> t = que.AllocTensor<float>();
+        DataCopy(t, xg, 128);
+        que.EnQue(t);
+        que.DeQue();
+        Muls(c, t, 3.0f, 128);
+        que.FreeTensor(t);
+    } else if (which == 2 || which == 3) {
+        LocalTensor<float> a = c[256];
+        DataCopy(a, xg, 128);
+        SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+        WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+        Duplicate(c, 0.0f, 128);
+        float sum = 0.0f;
+        if (which == 2) {
+            ReduceSum(w, a, w, n);
+            SetFlag<HardEvent::V_S>(EVENT_ID0);
+            WaitFlag<HardEvent::V_S>(EVENT_ID0);
+            uint64_t acc = GetAccVal();
+            sum = *reinterpret_cast<float*>(&acc);
+        } else {
+            LocalTensor<half> ah = w.ReinterpretCast<half>();
+            LocalTensor<half> wh = ah[128];
+            Cast(ah, a, RoundMode::CAST_NONE, 128);
+            ReduceSum(wh, ah, wh, n);
+            SetFlag<HardEvent::V_S>(EVENT_ID0);
+            WaitFlag<HardEvent::V_S>(EVENT_ID0);
+            uint64_t acc = GetAccVal();
+            sum = float(*reinterpret_cast<half*>(&acc));
+        }
+        c.SetValue(0, sum);
+    } else {
+        LocalTensor<float> a = c[256];
+        DataCopy(a, xg, 128);
+        SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+        WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+        Duplicate(c, 0.0f, 128);
+        SetFlag<HardEvent::V_S>(EVENT_ID0);
+        WaitFlag<HardEvent::V_S>(EVENT_ID0);
+        if (which == 4) {
+            c.SetValue(0, float(AscendCUtils::GetC0Count(sizeof(float))));
+            c.SetValue(1, float(AscendCUtils::GetC0Count(sizeof(half))));
+            c.SetValue(2, float(AscendCUtils::GetC0Count(sizeof(int8_t))));
+        } else {
+            TQue<TPosition::VECIN, 1> que;
+            pipe.InitBuffer(que, 1, 64 * sizeof(float));
+            float v = double_first_through_copy(que, a);
+            LocalTensor<float> again = que.AllocTensor<float>();  // the copy freed the only buffer
+            que.FreeTensor(again);
+            c.SetValue(0, v);
+        }
+    }
+    SetFlag<HardEvent::S_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::S_MTE3>(EVENT_ID0);
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    DataCopy(yg, c, 128);
+}
+extern "C" void run_queue_forms(uint8_t* x, uint8_t* y, int32_t n, int which)
+{
+    queue_forms<<<1, nullptr, nullptr>>>(x, y, n, which);
+}
+// the UB size through fe::PlatFormInfos next to PlatformAscendC's, and a shape in an unqualified vector
+extern "C" int64_t local_ub_bytes()
+{
+    fe::PlatFormInfos* info = fe::PlatFormInfos::Instance();
+    uint64_t ub = 0, core_ub = 0;
+    info->GetLocalMemSize(fe::LocalMemType::UB, ub);
+    platform_ascendc::PlatformAscendC(info).GetCoreMemSize(platform_ascendc::CoreMemType::UB, core_ub);
+    vector<int64_t> dims{int64_t(ub), int64_t(core_ub)};
+    return dims[0] == dims[1] ? dims[0] : -1;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def forms():
+    return asc.load(FORMS_SOURCE, name="queue_forms.cpp")
+
+
+def _forms(forms, which, n=0):
+    x = torch.arange(1, 129, dtype=torch.float32)
+    y = torch.full((128,), -1.0)
+    forms.run_queue_forms(x, y, n, which)
+    return x, y
+
+
+def test_position_naming_enque_deque_pass_a_tensor_through_a_bound_queue(forms):
+    x, y = _forms(forms, 0)
+    assert torch.equal(y, 2 * x)
+
+
+def test_deque_without_a_type_releases_the_tensor_for_use(forms):
+    x, y = _forms(forms, 1)
+    assert torch.equal(y, 3 * x)
+
+
+@pytest.mark.parametrize("which", [2, 3])
+def test_untyped_get_acc_val_holds_the_sum_bits_in_the_reduction_type(forms, which):
+    x, y = _forms(forms, which, n=16)
+    assert y[0].item() == x[:16].sum().item()  # 136: exact in half too
+    assert torch.equal(y[1:], torch.zeros(127))
+
+
+def test_get_c0_count_is_elements_per_32_byte_block(forms):
+    _, y = _forms(forms, 4)
+    assert y[:3].tolist() == [8.0, 16.0, 32.0]
+
+
+def test_a_queue_copied_by_value_shares_its_buffers(forms):
+    x, y = _forms(forms, 5)
+    assert y[0].item() == 2 * x[1].item()
+
+
+def test_local_mem_size_is_the_ub_a_kernel_may_allocate(forms):
+    ub = forms.local_ub_bytes()
+    assert 0 < ub <= 192 * 1024

@@ -445,3 +445,65 @@ def test_datacopypad_dummy_repeats_the_first_element_without_padding():
     assert y.tolist() == [1, 2, 3, 4, 5, 1, 1, 1]
     mod.run(x, y, 1)
     assert y.tolist() == [1, 2, 3, 4, 5, -5, -5, -5]
+
+
+# ---- a queue given buffers of length 0 ---------------------------------------------------------------
+# InitBuffer's length is not checked on the NPU: the queue's buffers are empty and all start where the
+# next allocation does (here the start of UB). A tensor from them is a live tensor; an access past its
+# end reaches the UB beyond it, as any over-long count does (a warning; bounds_mode="strict" faults).
+ZERO_LEN_QUEUE_KERNEL = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void zero_len_queue(GM_ADDR x, GM_ADDR y, int32_t n)
+{
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 2> q;
+    pipe.InitBuffer(q, 2, 0);
+    GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x, 64);
+    yGm.SetGlobalBuffer((__gm__ float*)y, 64);
+    LocalTensor<float> t = q.AllocTensor<float>();
+    DataCopy(t, xGm, 0);  // a count of 0 through the empty tensor
+    DataCopy(t, xGm, n);  // n elements into the UB the tensor starts at
+    PipeBarrier<PIPE_ALL>();
+    Muls(t, t, 2.0f, n);
+    PipeBarrier<PIPE_ALL>();
+    DataCopy(yGm, t, n);
+    q.FreeTensor(t);
+}
+extern "C" void run(GM_ADDR x, GM_ADDR y, int32_t n) { zero_len_queue<<<1, nullptr, nullptr>>>(x, y, n); }
+"""
+
+
+def test_a_tensor_from_zero_length_queue_buffers_is_live():
+    mod = asc.load(ZERO_LEN_QUEUE_KERNEL, name="zero_len_queue.cpp")
+    x = torch.randn(64)
+    y = torch.zeros(64)
+    mod.run(x, y, 64)
+    torch.testing.assert_close(y, 2 * x)
+    assert mod.last_run.faults == []
+    assert any(w["error_class"] == "local_out_of_bounds" for w in mod.last_run.warnings)
+    strict = asc.load(ZERO_LEN_QUEUE_KERNEL, name="zero_len_queue.cpp", bounds_mode="strict")
+    with pytest.raises(asc.LocalOutOfBounds, match="buffer ends at byte 0"):
+        strict.run(x, torch.zeros(64), 64)
+
+
+DEFAULT_TENSOR_KERNEL = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void default_tensor(GM_ADDR x)
+{
+    TPipe pipe;
+    GlobalTensor<float> xGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x, 64);
+    LocalTensor<float> t;  // never taken from a queue or TBuf
+    DataCopy(t, xGm, 8);
+}
+extern "C" void run(GM_ADDR x) { default_tensor<<<1, nullptr, nullptr>>>(x); }
+"""
+
+
+def test_a_default_constructed_tensor_is_still_not_live():
+    mod = asc.load(DEFAULT_TENSOR_KERNEL, name="default_tensor.cpp")
+    with pytest.raises(asc.InvalidTensor, match="operand dst is not a live LocalTensor"):
+        mod.run(torch.zeros(64))

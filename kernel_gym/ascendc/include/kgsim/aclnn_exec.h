@@ -235,6 +235,13 @@ inline void output_list(aclOpExecutor* ex, const aclTensorList* l) {
     ex->gm.push_back(list_desc(ex, l, "aclTensorList"));
     ex->dtypes.push_back(!l->tensors.empty() && l->tensors[0] ? int64_t(l->tensors[0]->dtype) : -1);
 }
+// An in-place DYNAMIC output: the input list again, written through its output slot (its dtypes
+// counted once, with the input, as output_ref's are)
+inline void output_list_ref(aclOpExecutor* ex, const aclTensorList* l) {
+    if (!l) return;  // input_list has already failed the call
+    for (const aclTensor* t : l->tensors) add_out(ex, t);
+    ex->gm.push_back(list_desc(ex, l, "aclTensorList"));
+}
 // The attribute lists' ContinuousVector views (GetListInt and friends) point into the values.
 inline void bind_lists(aclOpExecutor* ex) {
     for (auto& a : ex->io.attrs.attrs_) {

@@ -212,14 +212,27 @@ public:
     int32_t h_ = -1;
     uint32_t gen_ = 0;
 
+    bool view_ = false;  // a copy: names the same queue, which its original alone releases
+
     TQueBind() = default;
-    TQueBind(const TQueBind&) = delete;
-    TQueBind& operator=(const TQueBind&) = delete;
+    // CANN's queue is copyable (kernels pass one by value to a helper) and its buffers live in the
+    // pipe, so a copy allocates from and frees to the same buffers: here, the same queue handle
+    TQueBind(const TQueBind& o) : h_(o.h_), gen_(o.gen_), view_(true) {}
+    TQueBind& operator=(const TQueBind& o) {
+        if (this != &o) {
+            if (h_ >= 0 && !view_) kgsim::que_release(h_, gen_);
+            h_ = o.h_;
+            gen_ = o.gen_;
+            view_ = true;
+        }
+        return *this;
+    }
     ~TQueBind() {
-        if (h_ >= 0) kgsim::que_release(h_, gen_);
+        if (h_ >= 0 && !view_) kgsim::que_release(h_, gen_);
     }
     void kgsim_init(uint32_t num, uint32_t len, const kgsim::Loc& loc) {
-        if (h_ >= 0) kgsim::que_release(h_, gen_);
+        if (h_ >= 0 && !view_) kgsim::que_release(h_, gen_);
+        view_ = false;
         h_ = kgsim::que_init(static_cast<uint8_t>(src), static_cast<uint8_t>(dst), depth, num, len, loc);
         gen_ = kgsim::hot.gen;
     }
@@ -238,6 +251,20 @@ public:
         kgsim::BufInfo b = kgsim::que_deque(h_, gen_, loc);
         return LocalTensor<T>::from(b, 0, b.len);
     }
+    // The position-naming forms (a VECIN/VECOUT-bound queue reused for vector compute): the user
+    // positions only pick the synchronisation CANN inserts, which the simulator's queue already orders
+    template <TPosition srcUserPos, TPosition dstUserPos, class T>
+    bool EnQue(const LocalTensor<T>& tensor, kgsim::Loc loc = kgsim::Loc::current()) {
+        kgsim::que_enque(h_, gen_, tensor.r_, loc);
+        return true;
+    }
+    template <TPosition srcUserPos, TPosition dstUserPos, class T>
+    LocalTensor<T> DeQue(kgsim::Loc loc = kgsim::Loc::current()) {
+        kgsim::BufInfo b = kgsim::que_deque(h_, gen_, loc);
+        return LocalTensor<T>::from(b, 0, b.len);
+    }
+    // DeQue() with no type: dequeues and drops the tensor (a kernel waiting only for the data to land)
+    void DeQue(kgsim::Loc loc = kgsim::Loc::current()) { (void)kgsim::que_deque(h_, gen_, loc); }
     template <class T>
     void FreeTensor(LocalTensor<T>& tensor, kgsim::Loc loc = kgsim::Loc::current()) {
         kgsim::que_free(h_, gen_, tensor.r_, loc);

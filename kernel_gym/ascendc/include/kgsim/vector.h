@@ -559,6 +559,20 @@ T GetAccVal(kgsim::Loc loc = kgsim::Loc::current()) {
     KGSIM_DTYPES("GetAccVal", T, half, float);
     return T(kgsim::reduce_spr(0, loc));
 }
+// GetAccVal() without a type (the older CANN form): the raw register, the sum's bit pattern in
+// the reduction's own type in its low bits, which callers reinterpret as float or half
+inline uint64_t GetAccVal(kgsim::Loc loc = kgsim::Loc::current()) {
+    double v = kgsim::reduce_spr(0, loc);
+    uint64_t bits = 0;
+    if (kgsim::DT(int(kgsim::reduce_spr(3, loc))) == kgsim::DT::F16) {
+        half h = half(float(v));
+        std::memcpy(&bits, &h, sizeof(h));
+    } else {
+        float f = float(v);
+        std::memcpy(&bits, &f, sizeof(f));
+    }
+    return bits;
+}
 template <class T>
 void GetReduceRepeatMaxMinSpr(T& maxMinValue, T& maxMinIndex, kgsim::Loc loc = kgsim::Loc::current()) {
     KGSIM_DTYPES("GetReduceRepeatMaxMinSpr", T, half, float);
@@ -660,6 +674,9 @@ inline void ResetMask(kgsim::Loc loc = kgsim::Loc::current()) { kgsim::reset_mas
 // does not model the overflow-mode register, so the call only has to compile
 struct AscendCUtils {
     static void SetOverflow(uint64_t ctrlValue) { (void)ctrlValue; }
+    // GetC0Count(typeSize): how many elements of typeSize bytes one 32-byte data block (C0) holds
+    static int64_t GetC0Count(const int32_t dtypeSize) { return dtypeSize > 0 ? 32 / dtypeSize : 0; }
+    static constexpr int64_t GetC0Size() { return 32; }
     // The mask setters of this utility class (the library's norm kernels use them): SetMask<T>(len)
     // and SetMask<T>(maskHigh, maskLow) are SetVectorMask<T>'s two forms (len elements in the mode
     // set; the bit masks, normal mode), SetMaskCount<T> / SetMaskNorm<T> switch the mode.

@@ -183,6 +183,22 @@ struct KgsimOpIO {
     }
 };
 
+// Where one IR input's (or output's) instances sit among the node's actual ones (CANN's
+// gert::AnchorInstanceInfo): a required input has 1, an optional one 1 or 0, a dynamic one 0..N.
+class AnchorInstanceInfo {
+public:
+    AnchorInstanceInfo() = default;
+    AnchorInstanceInfo(uint32_t instance_start, uint32_t instantiation_num)
+        : start_(instance_start), num_(instantiation_num) {}
+    size_t GetInstanceNum() const { return num_; }
+    size_t GetInstanceStart() const { return start_; }
+    void SetInstanceStart(uint32_t instance_start) { start_ = instance_start; }
+    void SetInstantiationNum(uint32_t instantiation_num) { num_ = instantiation_num; }
+private:
+    uint32_t start_ = 0;
+    uint32_t num_ = 0;
+};
+
 // The compute node a kernel context belongs to (CANN's gert::ComputeNodeInfo): its name and type,
 // how many inputs and outputs the node has, its attributes and each tensor's compile-time desc.
 class ComputeNodeInfo {
@@ -200,8 +216,29 @@ public:
     const CompileTimeTensorDesc* GetOutputTdInfo(size_t i) const {
         return i < io_->out_desc.size() ? &io_->out_desc[i] : nullptr;
     }
+    // IR input ir_index's instances: its span of the flattened inputs, less an absent optional one
+    const AnchorInstanceInfo* GetInputInstanceInfo(size_t ir_index) const {
+        size_t n_ir = GetIrInputsNum();
+        if (ir_index >= n_ir) return nullptr;
+        in_inst_.resize(n_ir);
+        size_t start = io_->ir_first.empty() ? ir_index : io_->ir_first[ir_index];
+        size_t end = ir_index + 1 < n_ir ? (io_->ir_first.empty() ? ir_index + 1 : io_->ir_first[ir_index + 1])
+                                          : io_->in_shapes.size();
+        size_t num = end > start ? end - start : 0;
+        if (num == 1 && start < io_->in_present.size() && !io_->in_present[start]) num = 0;
+        in_inst_[ir_index] = AnchorInstanceInfo(uint32_t(start), uint32_t(num));
+        return &in_inst_[ir_index];
+    }
+    // outputs are required ones: one instance each
+    const AnchorInstanceInfo* GetOutputInstanceInfo(size_t ir_index) const {
+        if (ir_index >= io_->out_shapes.size()) return nullptr;
+        out_inst_.resize(io_->out_shapes.size());
+        out_inst_[ir_index] = AnchorInstanceInfo(uint32_t(ir_index), 1);
+        return &out_inst_[ir_index];
+    }
 private:
     const KgsimOpIO* io_;
+    mutable std::vector<AnchorInstanceInfo> in_inst_, out_inst_;
 };
 
 // The base of the tiling, shape and data-type inference contexts (CANN's gert::ExtendedKernelContext):

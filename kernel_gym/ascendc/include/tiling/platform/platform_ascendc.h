@@ -5,11 +5,28 @@
 #include "kgsim/base.h"
 
 namespace fe {
+enum class LocalMemType { L0_A = 0, L0_B = 1, L0_C = 2, L1 = 3, L2 = 4, UB = 5, HBM = 6, RESERVED };
 // What TilingContext::GetPlatformInfo() points to: host code reads it through PlatformAscendC,
 // and some directly (GetCoreNum: the vector cores an AI Core kernel runs on).
 class PlatFormInfos {
 public:
     uint32_t GetCoreNum() const { return uint32_t(kgsim::config_int("aiv_cores")); }
+    // The per-core memory sizes, as PlatformAscendC::GetCoreMemSize answers them (UB: what a kernel
+    // may allocate, so a tiling sized from it fits the simulator's budget)
+    void GetLocalMemSize(const LocalMemType& memType, uint64_t& size) const {
+        const char* key = nullptr;
+        switch (memType) {
+            case LocalMemType::UB: key = "usable_ub_bytes"; break;
+            case LocalMemType::L1: key = "l1_bytes"; break;
+            case LocalMemType::L0_A: key = "l0a_bytes"; break;
+            case LocalMemType::L0_B: key = "l0b_bytes"; break;
+            case LocalMemType::L0_C: key = "l0c_bytes"; break;
+            case LocalMemType::L2: key = "l2_bytes"; break;
+            case LocalMemType::HBM: key = "hbm_bytes"; break;
+            default: break;
+        }
+        size = key ? uint64_t(kgsim::config_int(key)) : 0;
+    }
     static PlatFormInfos* Instance() {
         static PlatFormInfos p;
         return &p;

@@ -2,7 +2,9 @@
 documentation, never from an op's code: GetAccVal<T> (the result of the last count-form ReduceSum),
 the mask setters of AscendCUtils (SetMask<T>(len), SetMask<T>(high, low), SetMaskCount<T>,
 SetMaskNorm<T>), which act as SetVectorMask's forms and the mode switches, and InitOutput, whose
-documented prototype takes the GlobalTensor by value (a view `y[k]` is passed directly)."""
+documented prototype takes the GlobalTensor by value (a view `y[k]` is passed directly), and
+SoftMaxFlashV2TilingFuncImpl, the kernel-side form of SoftMaxFlashV2TilingFunc (shape as srcM, srcK;
+work space in floats; the tiling returned by value)."""
 
 from __future__ import annotations
 
@@ -68,6 +70,23 @@ extern "C" void run_init_output_views(uint8_t* y, int32_t n)
 {
     init_output_views<<<1, nullptr, nullptr>>>(y, n);
 }
+// the kernel-side SoftmaxFlashV2 tiling of an [m, k] float input with workFloats floats of work space
+extern "C" __global__ __aicore__ void flashv2_tiling(GM_ADDR y, uint32_t m, uint32_t k, uint32_t workFloats)
+{
+    SoftMaxTiling t = SoftMaxFlashV2TilingFuncImpl(m, k, sizeof(float), sizeof(float), workFloats, true, false);
+    uint32_t* out = (uint32_t*)y;
+    out[0] = t.srcM;
+    out[1] = t.srcK;
+    out[2] = t.splitM;
+    out[3] = t.splitK;
+    out[4] = t.rangeM;
+    out[5] = t.tailM;
+    out[6] = t.reduceK;
+}
+extern "C" void run_flashv2_tiling(uint8_t* y, uint32_t m, uint32_t k, uint32_t workFloats)
+{
+    flashv2_tiling<<<1, nullptr, nullptr>>>(y, m, k, workFloats);
+}
 extern "C" void run_norm_apis(uint8_t* x, uint8_t* y, int32_t n, int which, uint64_t lo)
 {
     norm_apis<<<1, nullptr, nullptr>>>(x, y, n, which, lo);
@@ -120,3 +139,14 @@ def test_init_output_takes_a_view_by_value(mod):
     want[8:24] = 5.0
     want[64:80] = 0.0
     assert torch.equal(y, want)
+
+
+@pytest.mark.parametrize("m,k,work", [(64, 128, 64 * 1024 // 4), (40, 72, 4096)])
+def test_flash_v2_tiling_impl_splits_the_rows_to_fit_the_work_space(mod, m, k, work):
+    out = torch.zeros(7, dtype=torch.int32)
+    mod.run_flashv2_tiling(out, m, k, work)
+    src_m, src_k, split_m, split_k, range_m, tail_m, reduce_k = out.tolist()
+    assert (src_m, src_k, split_k, reduce_k) == (m, k, k, 8)  # reduce rows hold one 32-byte block of floats
+    assert 0 < split_m <= m and split_m * range_m + tail_m == m
+    # a pass of splitM rows needs (32 / 4 + k + 64) floats per row of work space
+    assert split_m * (8 + k + 64) <= work

@@ -3,7 +3,9 @@ here from the documented semantics of the APIs built on them, never from an op's
 
 vcadd(dst, src, repeat, dstRepStride, srcBlkStride, srcRepStride[, false]) is WholeReduceSum's
 instruction with the mask taken from the mask register: one sum per repeat of the selected
-elements, results dstRepStride apart, source strides in 32-byte blocks."""
+elements, results dstRepStride apart, source strides in 32-byte blocks. get_max_min_cnt() is the
+register GetReduceMaxMinCount reads: the last max/min's bit pattern in the low 32 bits (low 16 for
+half) and its index in the high 32 bits."""
 
 from __future__ import annotations
 
@@ -82,3 +84,70 @@ def test_vcadd_strides_place_results_and_read_sources(mod):
 def test_vcadd_with_its_flag_set_is_refused_by_name(mod):
     with pytest.raises(Exception, match="vcadd with its last flag true"):
         _vcadd(mod, 64, 1, 1, 8, 2)
+
+
+MAX_MIN_SOURCE = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+
+// get_max_min_cnt after WholeReduceMax over one 64-element float repeat (or a 128-element half repeat):
+// y[0] the low 32 bits, y[1] the high 32 bits of the register
+template <class T>
+__aicore__ inline void max_min_cnt_of(GM_ADDR x, GM_ADDR y, int32_t n)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    GlobalTensor<T> xg;
+    xg.SetGlobalBuffer((__gm__ T*)x, 128);
+    pipe.InitBuffer(buf, 256 * sizeof(T));
+    LocalTensor<T> a = buf.Get<T>();
+    LocalTensor<T> d = a[128];
+    DataCopy(a, xg, 128);
+    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    WholeReduceMax(d, a, n, 1, 1, 1, 8);
+    SetFlag<HardEvent::V_S>(EVENT_ID0);
+    WaitFlag<HardEvent::V_S>(EVENT_ID0);
+    uint64_t reg = get_max_min_cnt();
+    ((uint32_t*)y)[0] = uint32_t(reg);
+    ((uint32_t*)y)[1] = uint32_t(reg >> 32);
+}
+extern "C" __global__ __aicore__ void max_min_cnt_f32(GM_ADDR x, GM_ADDR y, int32_t n)
+{
+    max_min_cnt_of<float>(x, y, n);
+}
+extern "C" __global__ __aicore__ void max_min_cnt_f16(GM_ADDR x, GM_ADDR y, int32_t n)
+{
+    max_min_cnt_of<half>(x, y, n);
+}
+extern "C" void run_max_min_cnt(uint8_t* x, uint8_t* y, int32_t n, int half_type)
+{
+    if (half_type)
+        max_min_cnt_f16<<<1, nullptr, nullptr>>>(x, y, n);
+    else
+        max_min_cnt_f32<<<1, nullptr, nullptr>>>(x, y, n);
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def max_min_mod():
+    return asc.load(MAX_MIN_SOURCE, name="raw_max_min_cnt.cpp")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_get_max_min_cnt_holds_the_value_bits_low_and_the_index_high(max_min_mod, dtype):
+    x = torch.zeros(128, dtype=dtype)
+    x[5] = 3.5
+    x[50] = 7.25  # the maximum of the first 60 elements
+    x[61] = 100.0  # outside the mask
+    y = torch.zeros(2, dtype=torch.int32)
+    max_min_mod.run_max_min_cnt(x, y, 60, int(dtype == torch.float16))
+    low, high = y.tolist()
+    if dtype == torch.float32:
+        value = torch.tensor([low], dtype=torch.int32).view(torch.float32).item()
+    else:
+        assert low >> 16 == 0  # half fills the low 16 bits only
+        value = torch.tensor([low], dtype=torch.int16).view(torch.float16).item()
+    assert value == 7.25
+    assert high == 50

@@ -332,6 +332,8 @@ void vec_reduce(int kind, int shape, DT dt, const TRef& dst, const TRef& src, co
                 const Loc& loc);
 // the result registers of the last ReduceSum (which 0) and ReduceMax/ReduceMin (1 value, 2 index)
 double reduce_spr(int which, const Loc& loc);
+// that register as get_max_min_cnt() returns it: the value's bits low, the index in the high 32 bits
+uint64_t max_min_cnt(const Loc& loc);
 
 // launches
 bool launch_begin(const char* name, int64_t num_blocks, const char* file, int line);

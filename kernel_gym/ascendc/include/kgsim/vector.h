@@ -1030,6 +1030,11 @@ inline void raw_vcadd(T* dst, T* src, uint8_t repeat, uint16_t dstRepStride, uin
 KGSIM_RAW_VCADD(half)
 KGSIM_RAW_VCADD(float)
 
+// get_max_min_cnt: the register GetReduceMaxMinCount reads (the last ReduceMax/ReduceMin or
+// WholeReduceMax/WholeReduceMin): the value's bit pattern in the low 32 bits (low 16 for half), its
+// index in the high 32 bits; kernels reinterpret the low bits as the value type.
+inline int64_t get_max_min_cnt(kgsim::Loc loc = kgsim::Loc::current()) { return int64_t(kgsim::max_min_cnt(loc)); }
+
 // ASSERT is compiled out in NPU builds (CANN kernel_macros.h: it is assert() only under
 // ASCENDC_CPU_DEBUG), so the expression is not even evaluated. ascendc_assert traps on the NPU.
 // It expands to nothing at all: production code writes `this->n = n ASSERT(n != 0);`, which the

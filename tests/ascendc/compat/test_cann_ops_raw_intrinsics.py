@@ -151,3 +151,105 @@ def test_get_max_min_cnt_holds_the_value_bits_low_and_the_index_high(max_min_mod
         value = torch.tensor([low], dtype=torch.int16).view(torch.float16).item()
     assert value == 7.25
     assert high == 50
+
+
+# The builtins under Or, Duplicate, DataCopy (UB -> UB), Transpose and TransDataTo5HD, on int16 data:
+# x is 512 elements, a = x[0:256], b = x[256:512] in UB; y gets the 256 elements of the result c.
+B16_SOURCE = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+
+extern "C" __global__ __aicore__ void raw_b16(GM_ADDR x, GM_ADDR y, int which)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    GlobalTensor<int16_t> xg, yg;
+    xg.SetGlobalBuffer((__gm__ int16_t*)x, 512);
+    yg.SetGlobalBuffer((__gm__ int16_t*)y, 256);
+    pipe.InitBuffer(buf, 768 * sizeof(int16_t));
+    LocalTensor<int16_t> a = buf.Get<int16_t>();
+    LocalTensor<int16_t> b = a[256];
+    LocalTensor<int16_t> c = a[512];
+    DataCopy(a, xg, 512);
+    Duplicate(c, (int16_t)0, 256);
+    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    __ubuf__ int16_t* pa = (__ubuf__ int16_t*)a.GetPhyAddr();
+    __ubuf__ int16_t* pb = (__ubuf__ int16_t*)b.GetPhyAddr();
+    __ubuf__ int16_t* pc = (__ubuf__ int16_t*)c.GetPhyAddr();
+    if (which == 0) {  // the first 16 lanes of one repeat
+        SetVectorMask<int16_t>(0, 0xffff);
+        vector_dup(pc, (int16_t)7, 1, 1, 1, 8, 8);
+    } else if (which == 1) {  // two full repeats
+        SetVectorMask<int16_t>(static_cast<uint64_t>(-1), static_cast<uint64_t>(-1));
+        vor(pc, pa, pb, 2, 1, 1, 1, 8, 8, 8);
+    } else if (which == 2) {  // blocks 0 and 2 of a into blocks 0 and 3 of c
+        copy_ubuf_to_ubuf(pc, pa, 0, 2, 1, 1, 2);
+    } else if (which == 3) {
+        vtranspose((__ubuf__ uint16_t*)pc, (__ubuf__ uint16_t*)pa);
+    } else {  // 16 rows of a (16 elements each) into 16 rows of c, through the VA registers
+        uint64_t d0[8], d1[8], s0[8], s1[8];
+        for (int i = 0; i < 8; ++i) {
+            d0[i] = (uint64_t)(pc + 16 * i);
+            d1[i] = (uint64_t)(pc + 16 * (i + 8));
+            s0[i] = (uint64_t)(pa + 16 * i);
+            s1[i] = (uint64_t)(pa + 16 * (i + 8));
+        }
+        set_va_reg_sb(VA4, d0);
+        set_va_reg_sb(VA5, d1);
+        set_va_reg_sb(VA6, s0);
+        set_va_reg_sb(VA7, s1);
+        scatter_vnchwconv_b16(VA4, VA6, 1, 0, 0);
+    }
+    ResetMask();
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    DataCopy(yg, c, 256);
+}
+extern "C" void run_raw_b16(uint8_t* x, uint8_t* y, int which)
+{
+    raw_b16<<<1, nullptr, nullptr>>>(x, y, which);
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def b16_mod():
+    return asc.load(B16_SOURCE, name="raw_b16.cpp")
+
+
+def _b16(b16_mod, which):
+    x = torch.arange(512, dtype=torch.int16) * 3 + 1
+    y = torch.full((256,), -1, dtype=torch.int16)
+    b16_mod.run_raw_b16(x, y, which)
+    return x[:256], x[256:], y
+
+
+def test_vector_dup_fills_the_masked_lanes(b16_mod):
+    _, _, y = _b16(b16_mod, 0)
+    want = torch.zeros(256, dtype=torch.int16)
+    want[:16] = 7
+    assert torch.equal(y, want)
+
+
+def test_vor_ors_two_repeats(b16_mod):
+    a, b, y = _b16(b16_mod, 1)
+    assert torch.equal(y, a | b)
+
+
+def test_copy_ubuf_to_ubuf_counts_bursts_and_gaps_in_blocks(b16_mod):
+    a, _, y = _b16(b16_mod, 2)
+    want = torch.zeros(256, dtype=torch.int16)
+    want[0:16] = a[0:16]
+    want[48:64] = a[32:48]
+    assert torch.equal(y, want)
+
+
+def test_vtranspose_transposes_a_16x16_b16_block(b16_mod):
+    a, _, y = _b16(b16_mod, 3)
+    assert torch.equal(y.view(16, 16), a.view(16, 16).t())
+
+
+def test_scatter_vnchwconv_b16_reads_its_lists_from_the_va_registers(b16_mod):
+    a, _, y = _b16(b16_mod, 4)
+    assert torch.equal(y.view(16, 16), a.view(16, 16).t())

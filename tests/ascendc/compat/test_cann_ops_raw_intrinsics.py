@@ -185,6 +185,13 @@ extern "C" __global__ __aicore__ void raw_b16(GM_ADDR x, GM_ADDR y, int which)
         vor(pc, pa, pb, 2, 1, 1, 1, 8, 8, 8);
     } else if (which == 2) {  // blocks 0 and 2 of a into blocks 0 and 3 of c
         copy_ubuf_to_ubuf(pc, pa, 0, 2, 1, 1, 2);
+    } else if (which == 5) {  // counter mode: 200 elements over two repeats, then back to the bit mask
+        set_mask_count();
+        SetVectorMask<int16_t>(0, 200);
+        vor(pc, pa, pb, 2, 1, 1, 1, 8, 8, 8);
+        set_mask_norm();
+        SetVectorMask<int16_t>(0, 0xf);
+        vor(pc + 240, pa, pb, 1, 1, 1, 1, 8, 8, 8);
     } else if (which == 3) {
         vtranspose((__ubuf__ uint16_t*)pc, (__ubuf__ uint16_t*)pa);
     } else {  // 16 rows of a (16 elements each) into 16 rows of c, through the VA registers
@@ -253,3 +260,11 @@ def test_vtranspose_transposes_a_16x16_b16_block(b16_mod):
 def test_scatter_vnchwconv_b16_reads_its_lists_from_the_va_registers(b16_mod):
     a, _, y = _b16(b16_mod, 4)
     assert torch.equal(y.view(16, 16), a.view(16, 16).t())
+
+
+def test_set_mask_count_and_set_mask_norm_switch_the_mask_mode(b16_mod):
+    a, b, y = _b16(b16_mod, 5)
+    want = torch.zeros(256, dtype=torch.int16)
+    want[:200] = (a | b)[:200]
+    want[240:244] = (a | b)[:4]
+    assert torch.equal(y, want)

@@ -3,7 +3,8 @@
 // documented API and runs (and is charged) as that API with the mask taken from the mask register:
 //   vor -> Or, vector_dup -> Duplicate, copy_ubuf_to_ubuf -> DataCopy UB -> UB (DataCopyParams units),
 //   vtranspose -> Transpose (16 x 16, b16), set_va_reg_sb + scatter_vnchwconv_b16 -> TransDataTo5HD on
-//   address lists (the VA registers hold the lists: 8 addresses each, a list of 16 is two registers).
+//   address lists (the VA registers hold the lists: 8 addresses each, a list of 16 is two registers),
+//   set_mask_norm / set_mask_count -> SetMaskNorm / SetMaskCount.
 #pragma once
 #include "kgsim/vector.h"
 
@@ -77,3 +78,7 @@ inline void copy_ubuf_to_ubuf(T* dst, T* src, uint8_t sid, uint16_t nBurst, uint
 inline void vtranspose(uint16_t* dst, uint16_t* src, kgsim::Loc loc = kgsim::Loc::current()) {
     kgsim::transpose16(kgsim::DT::U16, kgsim::raw_ub(dst, "vtranspose", loc), kgsim::raw_ub(src, "vtranspose", loc), loc);
 }
+// the mask-mode switches under SetMaskNorm / SetMaskCount (flash_attention_score_with_large_head_dim
+// starts its kernel with set_mask_norm())
+inline void set_mask_norm(kgsim::Loc loc = kgsim::Loc::current()) { AscendC::SetMaskNorm(loc); }
+inline void set_mask_count(kgsim::Loc loc = kgsim::Loc::current()) { AscendC::SetMaskCount(loc); }

@@ -5,6 +5,7 @@
 #include "kgsim/tensor.h"
 #include "kgsim/copy.h"
 #include "kgsim/vector.h"
+#include "kgsim/raw_vector_intrinsics.h"
 #include "kgsim/math.h"
 #include "kgsim/scalar_api.h"
 #include "kgsim/rearrange.h"

@@ -142,6 +142,7 @@ struct BlockState {
     uint64_t mask_lo = ~0ull, mask_hi = ~0ull;
     int64_t mask_count = 0;
     double reduce_spr[4] = {0, 0, 0, 0};  // last Reduce* results: sum, max/min value, max/min index; [3]: the sum's DT
+    DT reduce_spr_dt = DT::F32;        // the type of the max/min value (get_max_min_cnt returns its bits)
     int atomic = 0;  // 0 none 1 add 2 max 3 min
     DT atomic_dt = DT::F32;
     double deq_scale = 1.0;

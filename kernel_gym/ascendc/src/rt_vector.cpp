@@ -696,6 +696,15 @@ double reduce_spr(int which, const Loc& loc) {
     return rt.blk.reduce_spr[which < 0 || which > 3 ? 0 : which];
 }
 
+uint64_t max_min_cnt(const Loc& loc) {
+    check_in_launch(loc, "get_max_min_cnt");
+    ++hot.local_reads;
+    // the value's bit pattern in the low bits (16 for half, 32 for float), the index in the high 32
+    uint64_t bits = 0;
+    store_val(rt.blk.reduce_spr_dt, reinterpret_cast<uint8_t*>(&bits), rt.blk.reduce_spr[1]);
+    return bits | (uint64_t(uint32_t(rt.blk.reduce_spr[2])) << 32);
+}
+
 void vec_reduce(int kind, int shape, DT dt, const TRef& dst, const TRef& src, const TRef& work, const MaskArg& m,
                 uint32_t repeat, int32_t dst_rep, int32_t src_blk, int32_t src_rep, int order, int cal_index,
                 const Loc& loc) {
@@ -782,6 +791,7 @@ void vec_reduce(int kind, int shape, DT dt, const TRef& dst, const TRef& src, co
         } else {
             rt.blk.reduce_spr[1] = res.value;
             rt.blk.reduce_spr[2] = double(res.index);
+            rt.blk.reduce_spr_dt = dt;
         }
     } else if (shape == 2) {  // one result per repeat
         uint32_t unit = kind == 0 ? 1 : (order <= 1 ? 2 : 1);
@@ -818,6 +828,7 @@ void vec_reduce(int kind, int shape, DT dt, const TRef& dst, const TRef& src, co
         if (kind != 0 && whole.any) {
             rt.blk.reduce_spr[1] = whole.value;
             rt.blk.reduce_spr[2] = double(whole.index);
+            rt.blk.reduce_spr_dt = dt;
         }
     } else if (shape == 3) {  // one result per 32-byte block
         dst_bytes = (uint64_t(s.R - 1) * uint32_t(dst_rep) * 8 + 8) * es;

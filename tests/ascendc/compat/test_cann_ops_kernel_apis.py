@@ -2,7 +2,10 @@
 documentation, never from an op's code: GetAccVal<T> (the result of the last count-form ReduceSum),
 the mask setters of AscendCUtils (SetMask<T>(len), SetMask<T>(high, low), SetMaskCount<T>,
 SetMaskNorm<T>), which act as SetVectorMask's forms and the mode switches, and InitOutput, whose
-documented prototype takes the GlobalTensor by value (a view `y[k]` is passed directly)."""
+documented prototype takes the GlobalTensor by value (a view `y[k]` is passed directly), and
+SoftMaxFlashV2TilingFuncImpl, the kernel-side form of SoftMaxFlashV2TilingFunc (shape as srcM, srcK;
+work space in floats; the tiling returned by value), and BRCB_BROADCAST_NUMBER, Brcb's elements per
+repeat, by which kernels size a Brcb call."""
 
 from __future__ import annotations
 
@@ -67,6 +70,47 @@ extern "C" __global__ __aicore__ void init_output_views(GM_ADDR y, int32_t n)
 extern "C" void run_init_output_views(uint8_t* y, int32_t n)
 {
     init_output_views<<<1, nullptr, nullptr>>>(y, n);
+}
+// the kernel-side SoftmaxFlashV2 tiling of an [m, k] float input with workFloats floats of work space
+extern "C" __global__ __aicore__ void flashv2_tiling(GM_ADDR y, uint32_t m, uint32_t k, uint32_t workFloats)
+{
+    SoftMaxTiling t = SoftMaxFlashV2TilingFuncImpl(m, k, sizeof(float), sizeof(float), workFloats, true, false);
+    uint32_t* out = (uint32_t*)y;
+    out[0] = t.srcM;
+    out[1] = t.srcK;
+    out[2] = t.splitM;
+    out[3] = t.splitK;
+    out[4] = t.rangeM;
+    out[5] = t.tailM;
+    out[6] = t.reduceK;
+}
+extern "C" void run_flashv2_tiling(uint8_t* y, uint32_t m, uint32_t k, uint32_t workFloats)
+{
+    flashv2_tiling<<<1, nullptr, nullptr>>>(y, m, k, workFloats);
+}
+// Brcb of n floats, its repeat count from BRCB_BROADCAST_NUMBER: element i fills block i of y
+extern "C" __global__ __aicore__ void brcb_by_constant(GM_ADDR x, GM_ADDR y, uint32_t n)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    GlobalTensor<float> xg, yg;
+    xg.SetGlobalBuffer((__gm__ float*)x, 16);
+    yg.SetGlobalBuffer((__gm__ float*)y, 128);
+    pipe.InitBuffer(buf, (16 + 128) * sizeof(float));
+    LocalTensor<float> a = buf.Get<float>();
+    LocalTensor<float> c = a[16];
+    DataCopy(a, xg, 16);
+    Duplicate(c, 0.0f, 128);
+    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    Brcb(c, a, uint8_t(n / BRCB_BROADCAST_NUMBER), {1, 8});
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    DataCopy(yg, c, 128);
+}
+extern "C" void run_brcb_by_constant(uint8_t* x, uint8_t* y, uint32_t n)
+{
+    brcb_by_constant<<<1, nullptr, nullptr>>>(x, y, n);
 }
 extern "C" void run_norm_apis(uint8_t* x, uint8_t* y, int32_t n, int which, uint64_t lo)
 {
@@ -294,3 +338,21 @@ def test_a_queue_copied_by_value_shares_its_buffers(forms):
 def test_local_mem_size_is_the_ub_a_kernel_may_allocate(forms):
     ub = forms.local_ub_bytes()
     assert 0 < ub <= 192 * 1024
+
+
+@pytest.mark.parametrize("m,k,work", [(64, 128, 64 * 1024 // 4), (40, 72, 4096)])
+def test_flash_v2_tiling_impl_splits_the_rows_to_fit_the_work_space(mod, m, k, work):
+    out = torch.zeros(7, dtype=torch.int32)
+    mod.run_flashv2_tiling(out, m, k, work)
+    src_m, src_k, split_m, split_k, range_m, tail_m, reduce_k = out.tolist()
+    assert (src_m, src_k, split_k, reduce_k) == (m, k, k, 8)  # reduce rows hold one 32-byte block of floats
+    assert 0 < split_m <= m and split_m * range_m + tail_m == m
+    # a pass of splitM rows needs (32 / 4 + k + 64) floats per row of work space
+    assert split_m * (8 + k + 64) <= work
+
+
+def test_brcb_broadcast_number_is_the_elements_of_one_brcb_repeat(mod):
+    x = torch.arange(1, 17, dtype=torch.float32)
+    y = torch.full((128,), -1.0)
+    mod.run_brcb_by_constant(x, y, 16)  # 16 elements: two repeats of 8
+    assert torch.equal(y.view(16, 8), x[:, None].expand(16, 8))

@@ -4,6 +4,7 @@
 // AscendC::X) and AscendC::tiling::X, so both sides agree on its layout (as TCubeTiling does).
 // The APIs' bodies live in the runtime library (src/rt_adv.cpp); these wrappers only marshal.
 #pragma once
+#include <algorithm>
 #include <cstring>
 #include "kgsim/tensor.h"
 
@@ -154,6 +155,28 @@ struct SoftMaxShapeInfo {
 namespace kgsim_detail {
 // Shape of a softmax call: SoftMaxShapeInfo when it is filled in, the tiling's otherwise (the
 // simulator's LocalTensor carries no ShapeInfo).
+// SoftMax's tiling of an [m, k] input (the host Tiling functions and the kernel-side *Impl forms share it):
+// the documented split, baseM rows of (32 / typeSize + k + 64) floats fit the work space
+inline void softmax_tiling_mk(uint32_t m, uint32_t k, uint32_t typeSize, uint32_t workBytes, SoftMaxTiling& t) {
+    if (typeSize == 0 || k == 0) return;
+    const uint32_t epb = 32 / typeSize;
+    uint32_t baseM = std::min<uint32_t>(workBytes / 4 / (epb + k + 64), m);
+    if (baseM < m && baseM > 8) baseM = baseM / 8 * 8;
+    if (baseM > 8 && m % 8 == 0 && k % 64 == 0) {  // basic block
+        baseM = baseM / 8 * 8;
+        while (m % baseM) baseM -= 8;
+        while (baseM * k >= 64 * 256) baseM /= 2;
+    }
+    t = SoftMaxTiling{};
+    t.srcM = m; t.srcK = k; t.srcSize = m * k;
+    t.outMaxM = m; t.outMaxK = epb; t.outMaxSize = m * epb;
+    t.splitM = baseM; t.splitK = k; t.splitSize = baseM * k;
+    t.reduceM = baseM; t.reduceK = epb; t.reduceSize = baseM * epb;
+    t.rangeM = baseM ? m / baseM : 0;
+    t.tailM = baseM ? m % baseM : 0;
+    t.tailSplitSize = t.tailM * k;
+    t.tailReduceSize = t.tailM * epb;
+}
 inline void softmax_shape(::kgsim::SoftmaxArgs& a, const SoftMaxTiling& t, const SoftMaxShapeInfo& s) {
     if (s.srcM == 0 || s.srcK == 0) {
         a.m = t.srcM;
@@ -204,6 +227,17 @@ inline void softmax_grad_call(int front, const LocalTensor<T>& dst, const LocalT
 }
 }  // namespace kgsim_detail
 
+// SoftMaxFlashV2TilingFuncImpl: the kernel-side form of the host SoftMaxFlashV2TilingFunc, for a kernel
+// that re-tiles per block: the shape as (srcM, srcK), the work space in floats (the library passes
+// tmp.GetSize() / sizeof(float)), the tiling returned by value; the same split as the host form.
+inline SoftMaxTiling SoftMaxFlashV2TilingFuncImpl(const uint32_t srcM, const uint32_t srcK, const uint32_t dataTypeSize1,
+                                                  const uint32_t dataTypeSize2, const uint32_t localWorkSpaceSize,
+                                                  const bool isUpdate = false, const bool isBasicBlock = false) {
+    (void)dataTypeSize2, (void)isUpdate, (void)isBasicBlock;
+    SoftMaxTiling t{};
+    kgsim_detail::softmax_tiling_mk(srcM, srcK, dataTypeSize1, localWorkSpaceSize * 4, t);
+    return t;
+}
 // SoftmaxFlashV2<T, isUpdate, ...>(dst, expSum, max, src, expMax, inExpSum, inMax, [tmp,] tiling, shape): ND only
 #define KGSIM_FLASHV2_TPL                                                                                         \
     template <typename T, bool isUpdate = false, bool isReuseSource = false, bool isBasicBlock = false,            \

@@ -121,6 +121,9 @@ constexpr uint16_t DEFAULT_DATA_COPY_STRIDE = 0;
 constexpr uint32_t ONE_BLOCK_SIZE = 32;
 constexpr uint32_t ONE_BLK_FLOAT_NUM = 8;
 constexpr uint32_t ONE_BLK_HALF_NUM = 16;
+// Brcb's elements per repeat (one per 32-byte block of the destination) and per call at most
+constexpr uint32_t BRCB_BROADCAST_NUMBER = 8;
+constexpr uint32_t BRCB_MAX_REPEAT_SIZE = BRCB_BROADCAST_NUMBER * MAX_REPEAT_TIMES;
 // type utilities of the kernel API: IsSameType<T, U>::value; PrimT<T>, the element type of T
 // (T itself: the simulator has no TensorTrait wrappers)
 template <class T, class U> struct IsSameType : std::is_same<T, U> {};
@@ -332,6 +335,8 @@ void vec_reduce(int kind, int shape, DT dt, const TRef& dst, const TRef& src, co
                 const Loc& loc);
 // the result registers of the last ReduceSum (which 0) and ReduceMax/ReduceMin (1 value, 2 index)
 double reduce_spr(int which, const Loc& loc);
+// that register as get_max_min_cnt() returns it: the value's bits low, the index in the high 32 bits
+uint64_t max_min_cnt(const Loc& loc);
 
 // launches
 bool launch_begin(const char* name, int64_t num_blocks, const char* file, int line);

@@ -140,28 +140,11 @@ inline void last_axis_mk(const ge::Shape& shape, uint32_t& m, uint32_t& k) {
     k = shape.GetDimNum() ? uint32_t(shape.GetDim(shape.GetDimNum() - 1)) : 0;
     m = k ? uint32_t(total / k) : 0;
 }
-// the documented split: baseM rows of (32 / typeSize + k + 64) floats fit the work space
+// the documented split (kgsim/adv_api.h: the kernel-side tiling functions share it)
 inline void softmax_tiling(const ge::Shape& shape, uint32_t typeSize, uint32_t workBytes, SoftMaxTiling& t) {
     uint32_t m, k;
     last_axis_mk(shape, m, k);
-    if (typeSize == 0 || k == 0) return;
-    const uint32_t epb = 32 / typeSize;
-    uint32_t baseM = std::min<uint32_t>(workBytes / 4 / (epb + k + 64), m);
-    if (baseM < m && baseM > 8) baseM = baseM / 8 * 8;
-    if (baseM > 8 && m % 8 == 0 && k % 64 == 0) {  // basic block
-        baseM = baseM / 8 * 8;
-        while (m % baseM) baseM -= 8;
-        while (baseM * k >= 64 * 256) baseM /= 2;
-    }
-    t = SoftMaxTiling{};
-    t.srcM = m; t.srcK = k; t.srcSize = m * k;
-    t.outMaxM = m; t.outMaxK = epb; t.outMaxSize = m * epb;
-    t.splitM = baseM; t.splitK = k; t.splitSize = baseM * k;
-    t.reduceM = baseM; t.reduceK = epb; t.reduceSize = baseM * epb;
-    t.rangeM = baseM ? m / baseM : 0;
-    t.tailM = baseM ? m % baseM : 0;
-    t.tailSplitSize = t.tailM * k;
-    t.tailReduceSize = t.tailM * epb;
+    softmax_tiling_mk(m, k, typeSize, workBytes, t);
 }
 }  // namespace kgsim_detail
 inline uint32_t GetSoftMaxMaxTmpSize(const ge::Shape& srcShape, const uint32_t dataTypeSize, const bool isReuseSource) {

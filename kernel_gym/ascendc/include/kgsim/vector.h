@@ -1016,6 +1016,42 @@ inline void wait_flag(pipe_t src, pipe_t dst, event_t id, kgsim::Loc loc = kgsim
                      id, loc);
 }
 
+// vcadd: the vector instruction under WholeReduceSum (the c_api's repeat_reduce_sum calls it with the
+// same operands), which the library's norm kernels call directly on GetPhyAddr() pointers. Each repeat
+// sums the elements the mask register selects into one result; dstRepStride counts results, the
+// source strides count 32-byte blocks, as WholeReduceSum documents. The dav_c220 form adds a last
+// flag that the library always passes as false (plain sum); any other value is refused.
+namespace kgsim {
+TRef ub_ref_of_addr(uint64_t host_addr, const char* api, const Loc& loc);
+template <class T>
+inline void raw_vcadd(T* dst, T* src, uint8_t repeat, uint16_t dstRepStride, uint16_t srcBlkStride,
+                      uint16_t srcRepStride, const kgsim::Loc& loc) {
+    static_assert(std::is_same_v<T, half> || std::is_same_v<T, float>, "[kgsim:unsupported_dtype] vcadd: half or float");
+    kgsim::vec_reduce(0, 2, kgsim::dt_of<T>::v, kgsim::ub_ref_of_addr(reinterpret_cast<uint64_t>(dst), "vcadd", loc),
+                      kgsim::ub_ref_of_addr(reinterpret_cast<uint64_t>(src), "vcadd", loc), AscendC::kgsim_detail::kNoRef,
+                      kgsim::MaskArg{3, 0, 0, 0}, repeat, dstRepStride, srcBlkStride, srcRepStride, 0, 0, loc);
+}
+}  // namespace kgsim
+#define KGSIM_RAW_VCADD(T)                                                                                         \
+    inline void vcadd(T* dst, T* src, uint8_t repeat, uint16_t dstRepStride, uint16_t srcBlkStride,               \
+                      uint16_t srcRepStride, kgsim::Loc loc = kgsim::Loc::current()) {                             \
+        kgsim::raw_vcadd(dst, src, repeat, dstRepStride, srcBlkStride, srcRepStride, loc);                 \
+    }                                                                                                              \
+    inline void vcadd(T* dst, T* src, uint8_t repeat, uint16_t dstRepStride, uint16_t srcBlkStride,               \
+                      uint16_t srcRepStride, bool mode, kgsim::Loc loc = kgsim::Loc::current()) {                  \
+        if (mode)                                                                                                  \
+            kgsim::fault("missing_api", loc, "vcadd with its last flag true is not modelled (the simulator has "   \
+                         "the plain per-repeat sum only: pass false, or call WholeReduceSum)");                    \
+        kgsim::raw_vcadd(dst, src, repeat, dstRepStride, srcBlkStride, srcRepStride, loc);                 \
+    }
+KGSIM_RAW_VCADD(half)
+KGSIM_RAW_VCADD(float)
+
+// get_max_min_cnt: the register GetReduceMaxMinCount reads (the last ReduceMax/ReduceMin or
+// WholeReduceMax/WholeReduceMin): the value's bit pattern in the low 32 bits (low 16 for half), its
+// index in the high 32 bits; kernels reinterpret the low bits as the value type.
+inline int64_t get_max_min_cnt(kgsim::Loc loc = kgsim::Loc::current()) { return int64_t(kgsim::max_min_cnt(loc)); }
+
 // ASSERT is compiled out in NPU builds (CANN kernel_macros.h: it is assert() only under
 // ASCENDC_CPU_DEBUG), so the expression is not even evaluated. ascendc_assert traps on the NPU.
 // It expands to nothing at all: production code writes `this->n = n ASSERT(n != 0);`, which the

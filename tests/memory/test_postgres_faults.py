@@ -120,11 +120,15 @@ def test_server_restart_during_a_run_waits_reconnects_and_loses_nothing(server, 
     monkeypatch.setenv("KERNEL_GYM_CACHE", str(tmp_path / "cache"))
     dsn, shared = _setup(server)
     n = 60
-    writers = [Writer(dsn, w, n, shared) for w in range(2)]
+    # each writer pauses before step 10 until the restart, so both still have traffic when their
+    # sessions end (a fast writer under load could otherwise finish all 60 steps first)
+    writers = [Writer(dsn, w, n, shared, pause_at=10) for w in range(2)]
     for w in writers:
         w.start()
-    _wait_for(lambda: all(w.done_steps >= 10 or w.error for w in writers))
-    server.restart("fast")  # every session is ended mid-traffic
+    _wait_for(lambda: all(w.paused.is_set() or w.error for w in writers))
+    server.restart("fast")  # every session is ended with the run half done
+    for w in writers:
+        w.go.set()
     for w in writers:
         w.join(timeout=180)
     for w in writers:

@@ -15,6 +15,8 @@
         (<references>/level*/<task>.py) at their published shapes: built in parallel, then verified
         (one by one, or spread over the GPUs with --gpus N: verifier=ray, one actor per GPU);
         one row per answer, every failure named. --time-limit S stops starting new answers after S s.
+        --torch-ops beside_kernel (the default here: KernelBench's rule) lets torch ops run beside the
+        answer's own kernels; refuse is the reward's rule.
     python -m experiments.bench_cuda_extension pool --answers DIR --references DIR --names A B ...
         verifications/s of the GPU pool (verifier=ray, one actor per GPU) with 1, 2, 4 GPUs on the
         same batch (the named answers, --repeat times), against the local verifier's verdicts.
@@ -433,6 +435,12 @@ def main() -> None:
     c.add_argument("--gpus", type=int, default=0, help="spread over N GPUs (verifier=ray); 0: one by one here")
     c.add_argument("--time-limit", type=float, default=0.0, help="start no answer after this many seconds")
     c.add_argument("--skip", type=int, default=0, help="leave out the first N answers of the list")
+    c.add_argument(
+        "--torch-ops",
+        choices=("refuse", "beside_kernel"),
+        default="beside_kernel",
+        help="torch ops beside the answer's kernels: KernelBench's rule (default) or the reward's (refuse)",
+    )
     p = sub.add_parser("pool")
     p.add_argument("--answers", type=Path, required=True)
     p.add_argument("--references", type=Path, required=True)
@@ -461,7 +469,12 @@ def main() -> None:
         gpus = [int(g) for g in args.gpus.split(",")]
         pool(args.answers, args.references, args.names, args.repeat, gpus, settings)
     else:
-        settings = {"timing_trials": args.timing_trials, "memory_limit_mb": args.memory_limit_mb, "timeout_s": 300}
+        settings = {
+            "timing_trials": args.timing_trials,
+            "memory_limit_mb": args.memory_limit_mb,
+            "timeout_s": 300,
+            "torch_ops": args.torch_ops,
+        }
         corpus(args.answers, args.references, args.sample, args.names, settings, args.gpus, args.time_limit, args.skip)
     sys.stdout.flush()
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 if TYPE_CHECKING:  # torch is imported where a backend is used, not where it is registered
     import torch
 
-__all__ = ["Backend", "BackendUnavailable", "SandboxPolicy", "TimingRejected"]
+__all__ = ["Backend", "BackendUnavailable", "OwnCodeCalls", "SandboxPolicy", "TimingRejected"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,15 @@ class BackendUnavailable(RuntimeError):
     """The backend cannot run on this machine; the message says what to install or set."""
 
 
+class OwnCodeCalls:
+    """Calls into the answer's own compiled code in this worker process (the functions of the
+    modules the judge built for it). The runner reads the count around each forward, so that under
+    ``VerifySettings.torch_ops="beside_kernel"`` a forward that only ran torch is told apart from
+    one that ran the answer's kernels beside torch."""
+
+    count: ClassVar[int] = 0
+
+
 class TimingRejected(RuntimeError):
     """A device-timed call whose timing report breaks a rule (work left running after the call,
     a latency below the physical floor); the judge turns it into a ``hacked`` verdict."""
@@ -98,6 +107,8 @@ class Backend(ABC):
     compile_source_rules: ClassVar[Mapping[str, str]] = {"cpp": "kernel", "native": "kernel"}
     #: what the verifier's sandbox must allow
     sandbox: ClassVar[SandboxPolicy] = SandboxPolicy()
+    #: calls into the answer's compiled code are counted (OwnCodeCalls): torch_ops="beside_kernel" works
+    counts_own_code: ClassVar[bool] = False
     #: shown when a simulated backend's answer launched no kernel
     no_launch_message: ClassVar[str] = "ModelNew.forward launched no kernel"
     #: compilers the judge's compile service may run for this backend's caches

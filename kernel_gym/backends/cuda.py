@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kernel_gym.backends.base import Backend, BackendUnavailable, SandboxPolicy
+from kernel_gym.backends.base import Backend, BackendUnavailable, OwnCodeCalls, SandboxPolicy
 
 if TYPE_CHECKING:  # imported on use: registering the backend must not import torch
     import torch
@@ -108,6 +108,7 @@ class CudaFunction:
             raise TypeError(
                 f"{self.cfunc.name}() takes {len(params)} arguments ({self.cfunc.signature()}), got {len(args)}"
             )
+        OwnCodeCalls.count += 1
         result = self._raw(*[self._convert(p, a) for p, a in zip(params, args, strict=True)])
         code = self._last_error()
         if code != 0:
@@ -319,6 +320,7 @@ class CudaBackend(GpuBackend):
     compile_kinds = ("cuda", "torch_ext")
     compile_source_rules = {"cuda": "kernel", "torch_ext": "kernel"}
     compilers = ("nvcc",)
+    counts_own_code = True
     answer_imports = {
         "kernel_gym.backends.cuda": frozenset({"load_cuda", "CUDA_ANSWER_FORMAT", "DEFAULT_CUDA_FLAGS"}),
         "torch.utils.cpp_extension": frozenset({"load_inline"}),

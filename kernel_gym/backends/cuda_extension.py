@@ -591,7 +591,7 @@ def install_shim(build: Callable[[dict[str, Any]], Path]) -> types.ModuleType:
     def load_inline(*args: Any, **kwargs: Any) -> types.ModuleType:
         request = ExtensionRequest.from_call(args, kwargs)
         path = build(request.to_json())
-        return _import_built(Path(path))
+        return _counting(_import_built(Path(path)))
 
     def load(*args: Any, **kwargs: Any) -> types.ModuleType:
         raise ValueError(
@@ -608,6 +608,27 @@ def install_shim(build: Callable[[dict[str, Any]], Path]) -> types.ModuleType:
 
 
 _IMPORTED: dict[str, types.ModuleType] = {}
+
+
+def _counting(module: types.ModuleType) -> types.ModuleType:
+    """The built module as the answer sees it: its functions count their calls (OwnCodeCalls), so
+    the runner can tell a forward that ran the answer's kernels from one that only called torch."""
+    from kernel_gym.backends.base import OwnCodeCalls
+
+    def counted(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            OwnCodeCalls.count += 1
+            return fn(*args, **kwargs)
+
+        call.__name__ = getattr(fn, "__name__", "function")
+        call.__doc__ = getattr(fn, "__doc__", None)
+        return call
+
+    view = types.ModuleType(module.__name__, module.__doc__)
+    for name, value in vars(module).items():
+        plain_function = callable(value) and not isinstance(value, type) and not name.startswith("__")
+        setattr(view, name, counted(value) if plain_function else value)
+    return view
 
 
 def _import_built(path: Path) -> types.ModuleType:

@@ -228,9 +228,23 @@ def _seed_source(settings: VerifySettings) -> Callable[[], int]:
     return lambda: rng.getrandbits(48)
 
 
-def _reference_output(reference: torch.nn.Module, inputs: list[Any]) -> torch.Tensor:
-    with torch.no_grad():
-        out = reference(*[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs])
+def _reference_output(reference: torch.nn.Module, inputs: list[Any], device: str = "cpu") -> torch.Tensor:
+    """The reference's output for one input set; on ``device`` (the judge's own GPU work: at
+    KernelBench's published shapes a CPU reference takes minutes), in full fp32 precision (no TF32
+    in cuBLAS or cuDNN), returned on the CPU."""
+    args = [x.to(device, copy=True) if isinstance(x, torch.Tensor) else x for x in inputs]
+    if device == "cpu":
+        with torch.no_grad():
+            out = reference(*args)
+    else:
+        matmul = torch.backends.cuda.matmul.allow_tf32
+        torch.backends.cuda.matmul.allow_tf32 = False
+        try:
+            with torch.no_grad(), torch.backends.cudnn.flags(enabled=True, allow_tf32=False):
+                out = reference(*args)
+            out = out.cpu() if isinstance(out, torch.Tensor) else out
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = matmul
     if not isinstance(out, torch.Tensor):
         raise StageFailure(
             "internal_error", f"the task's reference returned {type(out).__name__}; single-tensor outputs are supported"
@@ -243,7 +257,7 @@ def _nbytes(values: list[Any]) -> int:
 
 
 def prepare_reference(
-    task_module: Any, settings: VerifySettings, simulated: bool = False, paired: bool = False
+    task_module: Any, settings: VerifySettings, simulated: bool = False, paired: bool = False, device: str = "cpu"
 ) -> ReferencePlan:
     """Inputs from fresh OS-entropy seeds and the reference's outputs for every call.
 
@@ -254,11 +268,11 @@ def prepare_reference(
     next_seed = _seed_source(settings)
     weight_seed = next_seed()
     seed_cpu(weight_seed)
-    reference = task_module.Model(*task_module.get_init_inputs()).eval()
+    reference = task_module.Model(*task_module.get_init_inputs()).eval().to(device)
 
     def draw(scale: float, with_expected: bool = True) -> InputSet:
-        inputs = draw_inputs(task_module, next_seed(), scale)
-        return InputSet(inputs, _reference_output(reference, inputs) if with_expected else None)
+        inputs = draw_inputs(task_module, next_seed(), scale)  # on the CPU: the same values on any device
+        return InputSet(inputs, _reference_output(reference, inputs, device) if with_expected else None)
 
     trials = [
         (s, draw(s))
@@ -436,9 +450,11 @@ def check_correctness(
     for trial, (scale, s) in enumerate(plan.trials):
         assert s.expected is not None
         stats["trials_run"] = trial + 1
-        out, _, _ = _checked_call(
+        out, reply, _ = _checked_call(
             slots, s.inputs, s.expected, settings, f"trial {trial} (input scale {scale:g})", record, stats
         )
+        if reply.get("torch_ops"):  # torch_ops="beside_kernel": the torch ops beside the answer's code
+            stats.setdefault("details", {})["torch_ops"] = reply["torch_ops"]
         if previous is not None and _same(out, previous[0]) and not _same(s.expected, previous[1]):
             raise StageFailure(
                 "hacked",
@@ -1015,7 +1031,9 @@ def run_job(
         task_module = task.module()
         progress("reference")
         paired = bool(backend.host_clock and reference_link_factory is not None and settings.measure_time)
-        plan = prepare_reference(task_module, settings, backend.simulated, paired)
+        # a GPU backend's expected outputs come from the judge's own run of the reference on the GPU
+        device = "cuda" if backend.device == "cuda" and torch.cuda.is_available() else "cpu"
+        plan = prepare_reference(task_module, settings, backend.simulated, paired, device)
         link = link_factory()
         init = {
             "op": "init",
@@ -1026,6 +1044,7 @@ def run_job(
             "backend_options": settings.backend_options,
             "weight_seed": plan.weight_seed,
             "compiler_versions": _compiler_versions(backend),
+            "torch_ops": settings.torch_ops,
         }
         link.request(init)
         slots = CallSlots(link, plan)

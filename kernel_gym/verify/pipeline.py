@@ -90,6 +90,11 @@ def verify(task: TaskSpec, answer_source: str, backend: str = "cpu", **settings:
         raise TypeError(f"task must be a TaskSpec (kernel_gym.tasks.get_task), got {type(task).__name__}")
     config = VerifySettings.from_kwargs(**settings)
     backend_obj = get_backend(backend)
+    if config.torch_ops != "refuse" and not backend_obj.counts_own_code:
+        raise ValueError(
+            f"torch_ops={config.torch_ops!r} needs a backend that counts calls into the answer's own code "
+            f"(cuda); {backend_obj.name!r} does not: leave torch_ops at 'refuse'"
+        )
     backend_obj.configure(dict(config.backend_options))
     backend_obj.check_available()
     cache = ResultCache() if config.use_cache else None

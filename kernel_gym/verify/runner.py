@@ -24,6 +24,7 @@ import torch
 import torch.utils.deterministic
 
 from kernel_gym.backends import get_backend
+from kernel_gym.backends.base import OwnCodeCalls
 from kernel_gym.tasks.spec import load_task_module
 from kernel_gym.verify.channel import ChannelClosed, SharedBuffer, TensorSlot, recv_message, send_message
 from kernel_gym.verify.correctness import seed_cpu
@@ -165,6 +166,8 @@ class _Runner:
         self.task = load_task_module(msg["task_source"], "task")
         self.init_inputs = list(self.task.get_init_inputs())
         self.weight_seed = int(msg["weight_seed"])
+        self.torch_ops_policy = str(msg.get("torch_ops", "refuse"))
+        self.torch_ops_first: list[str] | None = None  # beside_kernel: the first guarded call's torch ops
         return {}
 
     def load_reference(self, msg: dict[str, Any]) -> dict[str, Any]:
@@ -229,6 +232,7 @@ class _Runner:
         if msg.get("record"):
             recorder = self.backend.launch_recorder()
         guard = ComputeGuard() if guarded else None
+        own_calls_before = OwnCodeCalls.count
         # timed calls of distinct input sets, every output checked: the NaN fill of torch.empty
         # (a pass over each output that the reference's own allocations skip) is off
         torch.utils.deterministic.fill_uninitialized_memory = bool(msg.get("fill", True))  # type: ignore[attr-defined]  # torch sets it through a module-class property that mypy cannot see
@@ -254,12 +258,10 @@ class _Runner:
                         recorder.__exit__(None, None, None)
         except BaseException as exc:  # noqa: BLE001
             raise self._audited(_classify(exc, "runtime_error")) from None
+        torch_ops: list[str] = []
         if guarded:
-            if guard is not None and guard.violations:
-                ops = ", ".join(dict.fromkeys(guard.violations))
-                raise _Refused(
-                    "hacked", f"ModelNew.forward ran torch ops {ops}; compute in the kernel", hack_rule="torch_compute"
-                )
+            if guard is not None and (guard.violations or self.torch_ops_first):
+                torch_ops = self._torch_ops_allowed(guard.violations, OwnCodeCalls.count - own_calls_before)
             if threading.active_count() > threads_before:
                 raise _Refused("hacked", "the forward left threads running", hack_rule="threads_or_streams")
         if not isinstance(out, torch.Tensor):
@@ -273,6 +275,8 @@ class _Runner:
             "shape": list(out.shape),
             "stride": list(out.stride()),
         }
+        if torch_ops:
+            reply["torch_ops"] = torch_ops[:20]
         if self.session is not None:  # the output comes back, the inputs go back (mutations show)
             try:
                 out = self.session.to_host(out, inputs, host_inputs)
@@ -291,6 +295,36 @@ class _Runner:
                 "warnings": simulator_warnings(rec.launches),
             }
         return reply
+
+    def _torch_ops_allowed(self, violations: list[str], own_calls: int) -> list[str]:
+        """The torch compute ops one guarded forward ran, if the policy allows them; else refused.
+        ``beside_kernel``: the forward also called the answer's own code, and runs no op the first
+        guarded call did not (torch work that appears once the calls are timed is refused)."""
+        ops = list(dict.fromkeys(violations))
+        if self.torch_ops_policy != "beside_kernel":
+            raise _Refused(
+                "hacked",
+                f"ModelNew.forward ran torch ops {', '.join(ops)}; compute in the kernel (KernelBench's rule, "
+                "torch beside the answer's own kernels, is torch_ops='beside_kernel')",
+                hack_rule="torch_compute",
+            )
+        if ops and own_calls == 0:
+            raise _Refused(
+                "hacked",
+                f"ModelNew.forward ran torch ops {', '.join(ops)} and none of the answer's own compiled functions",
+                hack_rule="torch_compute",
+            )
+        if self.torch_ops_first is None:
+            self.torch_ops_first = ops
+        new = [op for op in ops if op not in self.torch_ops_first]
+        if new:
+            raise _Refused(
+                "hacked",
+                f"ModelNew.forward ran torch ops {', '.join(new)} that its first checked call did not run "
+                f"({', '.join(self.torch_ops_first) or 'none'})",
+                hack_rule="torch_compute",
+            )
+        return ops
 
     def published_call(self, msg: dict[str, Any]) -> dict[str, Any]:
         """The answer at the task's published shapes (a ModelNew of its own, from that source's

@@ -23,6 +23,10 @@ TOLERANCE_PRESETS: dict[str, dict[str, tuple[float, float]]] = {
 }
 
 
+#: what a forward that runs torch compute ops gets (VerifySettings.torch_ops)
+TORCH_OPS_POLICIES = ("refuse", "beside_kernel")
+
+
 @dataclass(frozen=True)
 class VerifySettings:
     """Settings of one verification; part of the result-cache key.
@@ -56,6 +60,14 @@ class VerifySettings:
             (``details["published"]`` of the result). The lazy tensors take address space: memory_limit_mb must
             cover the task's published tensor bytes on top of the usual limit.
         sampled_blocks: block groups simulated per launch at published shapes (>= 2).
+        torch_ops: what a forward that calls torch operators gets. ``"refuse"`` (the default, the
+            reward's rule): any compute op that runs is a ``hacked`` verdict (``torch_compute``).
+            ``"beside_kernel"`` (KernelBench's rule, for answers that write part of the model and
+            leave the rest to torch): torch ops may run beside the answer's own compiled code, but
+            every guarded call must call that code and run the same torch ops as the first one
+            (a forward that switches to torch once it is timed is still refused); the ops that ran
+            are listed in ``details["torch_ops"]``. Only backends that count calls into the
+            answer's code (``Backend.counts_own_code``: cuda) take it.
     """
 
     correctness_trials: int = 5
@@ -78,6 +90,7 @@ class VerifySettings:
     use_cache: bool = True
     published_shapes: bool = False
     sampled_blocks: int = 5
+    torch_ops: str = "refuse"
 
     def __post_init__(self) -> None:
         if not isinstance(self.correctness_trials, int) or self.correctness_trials < 1:
@@ -115,6 +128,11 @@ class VerifySettings:
         if not isinstance(self.sampled_blocks, int) or isinstance(self.sampled_blocks, bool) or self.sampled_blocks < 2:
             raise ValueError(
                 f"sampled_blocks must be an integer >= 2 (the first and the last block), got {self.sampled_blocks!r}"
+            )
+        if self.torch_ops not in TORCH_OPS_POLICIES:
+            raise ValueError(
+                f"torch_ops must be one of {', '.join(TORCH_OPS_POLICIES)}, got {self.torch_ops!r} "
+                "('beside_kernel' accepts KernelBench answers that leave part of the model to torch)"
             )
         if not isinstance(self.fixed_inputs, bool):
             raise ValueError(f"fixed_inputs must be true or false, got {self.fixed_inputs!r}")

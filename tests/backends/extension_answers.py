@@ -227,3 +227,19 @@ RELU_WITH_FALLBACK = _edit(
         '        asm volatile("st.global.cs.f32 [%0], %1;" :: "l"(y + i), "f"(r));\n',
     ),
 )
+
+# KernelBench's partly-custom form: the answer's kernel and a torch op beside it (the output is still
+# ReLU's: max(relu(x), 0)); verifies under torch_ops="beside_kernel", refused under "refuse"
+RELU_BESIDE_TORCH = _edit(
+    (
+        _FORWARD,
+        "        y = self.ext.relu_forward(x.contiguous())\n        return torch.maximum(y, torch.zeros_like(y))",
+    ),
+)
+
+# torch only, the extension built but never called: refused under either policy
+TORCH_ONLY_WITH_EXTENSION = _edit((_FORWARD, "        return torch.relu(x)"))
+
+# exploits that beside_kernel accepts by design: at::relu called from the answer's C++ is a torch op
+# beside the answer's own code (KernelBench's rule), which runs no faster than torch
+ACCEPTED_BESIDE_KERNEL = {"aten_from_cpp"}

@@ -26,10 +26,13 @@ from kernel_gym.tasks import get_task
 from kernel_gym.verify.pipeline import static_stage, watched_torch_calls
 from kernel_gym.verify.static_checks import check_answer_source
 from tests.backends.extension_answers import (
+    ACCEPTED_BESIDE_KERNEL,
     RELU,
+    RELU_BESIDE_TORCH,
     RELU_EXTENSION,
     RELU_WITH_FALLBACK,
     RUNTIME_ONLY,
+    TORCH_ONLY_WITH_EXTENSION,
     extension_exploits,
 )
 from tests.backends.gpu_checks import GPU_SETTINGS
@@ -286,6 +289,71 @@ def test_exploits_in_load_inline_form_are_rejected_on_the_gpu(name):
 
     task_id, answer, accepted = extension_exploits()[name]
     result = verify(get_task(task_id), answer, backend="cuda", use_cache=False, **GPU_SETTINGS)
+    assert not result.correct, name
+    assert {result.error_class, result.hack_rule} & accepted, (
+        name,
+        result.error_class,
+        result.hack_rule,
+        result.message,
+    )
+
+
+def test_the_torch_ops_policy_is_checked_before_anything_runs():
+    from kernel_gym.verify import verify
+    from kernel_gym.verify.settings import VerifySettings
+
+    with pytest.raises(ValueError, match="beside_kernel"):
+        VerifySettings(torch_ops="allow")
+    # a backend that cannot tell the answer's own code ran cannot take KernelBench's rule
+    with pytest.raises(ValueError, match="cuda"):
+        verify(get_task(RELU), RELU_EXTENSION, backend="cpu", torch_ops="beside_kernel", use_cache=False)
+
+
+def test_the_built_module_counts_calls_into_the_answers_code():
+    import types
+
+    from kernel_gym.backends.base import OwnCodeCalls
+    from kernel_gym.backends.cuda_extension import _counting
+
+    built = types.ModuleType("ext")
+    built.twice = lambda v: 2 * v
+    built.SIZE = 4
+    built.Kind = type("Kind", (), {})
+    view = _counting(built)
+    before = OwnCodeCalls.count
+    assert view.twice(3) == 6 and view.twice(1) == 2
+    assert OwnCodeCalls.count - before == 2
+    assert view.SIZE == 4 and view.Kind is built.Kind  # constants and classes pass through unwrapped
+
+
+@pytest.mark.skipif(not GPU, reason=NO_GPU)
+def test_torch_beside_the_answers_kernel_follows_the_torch_ops_policy():
+    from kernel_gym.verify import verify
+
+    task = get_task(RELU)
+    refused = verify(task, RELU_BESIDE_TORCH, backend="cuda", use_cache=False, **GPU_SETTINGS)
+    assert refused.hack_rule == "torch_compute" and "beside_kernel" in (refused.message or "")
+    accepted = verify(
+        task, RELU_BESIDE_TORCH, backend="cuda", use_cache=False, torch_ops="beside_kernel", **GPU_SETTINGS
+    )
+    assert accepted.correct, (accepted.error_class, accepted.message)
+    assert accepted.details["torch_ops"] == ["aten.maximum"], accepted.details
+    # torch alone, the extension never called, is no answer under either rule
+    alone = verify(
+        task, TORCH_ONLY_WITH_EXTENSION, backend="cuda", use_cache=False, torch_ops="beside_kernel", **GPU_SETTINGS
+    )
+    assert alone.hack_rule == "torch_compute" and "none of the answer's own" in (alone.message or ""), alone.message
+
+
+@pytest.mark.skipif(not GPU, reason=NO_GPU)
+@pytest.mark.parametrize("name", sorted(set(extension_exploits()) - ACCEPTED_BESIDE_KERNEL))
+def test_exploits_are_still_rejected_under_kernelbenchs_torch_rule(name):
+    from kernel_gym.verify import verify
+
+    task_id, answer, accepted = extension_exploits()[name]
+    result = verify(
+        get_task(task_id), answer, backend="cuda", use_cache=False, torch_ops="beside_kernel", **GPU_SETTINGS
+    )
     assert not result.correct, name
     assert {result.error_class, result.hack_rule} & accepted, (
         name,

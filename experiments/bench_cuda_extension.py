@@ -309,7 +309,17 @@ def _row(name: str, result: Any, seconds: float) -> tuple[str, ...]:
         cv = f"{timing['device_iqr_s'] / timing['device_median_s'] / 1.349:.3f}"  # IQR-based sigma / median
     message = "" if result.correct else (result.message or "").replace("|", "/").replace("\n", " ")[:160]
     print(
-        json.dumps({"task": name, "verdict": verdict, "latency_us": lat, "speedup": speed, "message": message}),
+        json.dumps(
+            {
+                "task": name,
+                "verdict": verdict,
+                "latency_us": lat,
+                "speedup": speed,
+                "seconds": round(seconds, 1),
+                "torch_ops": (result.details or {}).get("torch_ops", []),
+                "message": message,
+            }
+        ),
         flush=True,
     )
     return (name, verdict, lat, speed, cv, f"{seconds:.1f}s {message}")

@@ -201,13 +201,47 @@ class InputSet:
     expected: torch.Tensor | None
 
 
+class DeferredInputSet:
+    """An input set whose seed is fixed now and whose values and expected output are drawn when
+    first used, then dropped (``release``). For tasks whose sets are GiBs each: at KernelBench's
+    published shapes one level-1 input is 6 GiB, and holding every trial's inputs and expected
+    output at once would take tens of GiB. Its sizes are those of ``like``, a set of the same task
+    drawn already (every draw of a task has the same shapes)."""
+
+    def __init__(self, make: Callable[[], InputSet], like: InputSet) -> None:
+        self._make = make
+        self.like = like
+        self._set: InputSet | None = None
+
+    def _drawn(self) -> InputSet:
+        if self._set is None:
+            self._set = self._make()
+        return self._set
+
+    @property
+    def inputs(self) -> list[Any]:
+        return self._drawn().inputs
+
+    @property
+    def expected(self) -> torch.Tensor | None:
+        return self._drawn().expected
+
+    def release(self) -> None:
+        self._set = None
+
+
+#: above this many bytes of inputs and expected outputs over the correctness trials, the trials
+#: after the first are drawn when used (DeferredInputSet)
+EAGER_TRIAL_BYTES = 4 << 30
+
+
 @dataclass
 class ReferencePlan:
     """Everything the reference contributes, computed here before any answer code runs."""
 
     weight_seed: int
-    trials: list[tuple[float, InputSet]]  # (input scale, set)
-    recheck: InputSet
+    trials: list[tuple[float, InputSet | DeferredInputSet]]  # (input scale, set)
+    recheck: InputSet | DeferredInputSet
     timing_sets: list[InputSet] = field(default_factory=list)
     reference_timing_sets: list[InputSet] = field(default_factory=list)
     #: a fresh input set (OS-entropy seed) with the reference's output, for paired timing rounds
@@ -270,15 +304,25 @@ def prepare_reference(
     seed_cpu(weight_seed)
     reference = task_module.Model(*task_module.get_init_inputs()).eval().to(device)
 
-    def draw(scale: float, with_expected: bool = True) -> InputSet:
-        inputs = draw_inputs(task_module, next_seed(), scale)  # on the CPU: the same values on any device
+    def draw(scale: float, with_expected: bool = True, seed: int | None = None) -> InputSet:
+        seed = next_seed() if seed is None else seed
+        inputs = draw_inputs(task_module, seed, scale)  # on the CPU: the same values on any device
         return InputSet(inputs, _reference_output(reference, inputs, device) if with_expected else None)
 
-    trials = [
-        (s, draw(s))
-        for s in (settings.input_scales[t % len(settings.input_scales)] for t in range(settings.correctness_trials))
-    ]
-    plan = ReferencePlan(weight_seed, trials, draw(1.0), draw=draw)
+    scales = [settings.input_scales[t % len(settings.input_scales)] for t in range(settings.correctness_trials)]
+    first = draw(scales[0])
+    assert first.expected is not None
+    deferred = (_nbytes(first.inputs) + tensor_nbytes(first.expected)) * (len(scales) + 1) > EAGER_TRIAL_BYTES
+
+    def later(scale: float) -> InputSet | DeferredInputSet:
+        if not deferred:
+            return draw(scale)
+        seed = next_seed()  # fixed now, drawn when used
+        return DeferredInputSet(lambda: draw(scale, seed=seed), like=first)
+
+    trials: list[tuple[float, InputSet | DeferredInputSet]] = [(scales[0], first)]
+    trials += [(scale, later(scale)) for scale in scales[1:]]
+    plan = ReferencePlan(weight_seed, trials, later(1.0), draw=draw)
     if settings.measure_time and not paired:  # paired rounds draw their sets as they go
         timing_trials = max(1, settings.timing_trials)
         calls = settings.warmup_runs + timing_trials + max(1, timing_trials // 3)  # room for the guarded calls
@@ -307,8 +351,9 @@ class CallSlots:
 
     def __init__(self, link: RunnerLink, plan: ReferencePlan) -> None:
         sets = [s for _, s in plan.trials] + [plan.recheck] + plan.timing_sets + plan.reference_timing_sets
-        self.input_bytes = max(_aligned_sizes(s.inputs) for s in sets)
-        outputs = [tensor_nbytes(s.expected) for s in sets if s.expected is not None]
+        drawn = [s.like if isinstance(s, DeferredInputSet) else s for s in sets]  # sizes without drawing
+        self.input_bytes = max(_aligned_sizes(s.inputs) for s in drawn)
+        outputs = [tensor_nbytes(s.expected) for s in drawn if s.expected is not None]
         self.out_offset = _align(self.input_bytes)
         self.out_capacity = max(outputs) + 64
         self.link = link
@@ -465,6 +510,8 @@ def check_correctness(
         slots.link.request({"op": "audit"})
         stats["trials_passed"] = trial + 1
         previous = (out, s.expected)
+        if isinstance(s, DeferredInputSet):
+            s.release()  # its inputs are not used again; the output and expectation stay in ``previous``
 
 
 def _same(a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -332,12 +332,12 @@ def test_torch_beside_the_answers_kernel_follows_the_torch_ops_policy():
 
     task = get_task(RELU)
     refused = verify(task, RELU_BESIDE_TORCH, backend="cuda", use_cache=False, **GPU_SETTINGS)
-    assert refused.hack_rule == "torch_compute" and "beside_kernel" in (refused.message or "")
+    assert refused.hack_rule == "torch_compute" and "beside_kernel" in (refused.message or ""), refused.summary()
     accepted = verify(
         task, RELU_BESIDE_TORCH, backend="cuda", use_cache=False, torch_ops="beside_kernel", **GPU_SETTINGS
     )
-    assert accepted.correct, (accepted.error_class, accepted.message)
-    assert accepted.details["torch_ops"] == ["aten.maximum"], accepted.details
+    assert accepted.correct, accepted.summary()
+    assert "aten.maximum" in accepted.details.get("torch_ops", []), accepted.details
     # torch alone, the extension never called, is no answer under either rule
     alone = verify(
         task, TORCH_ONLY_WITH_EXTENSION, backend="cuda", use_cache=False, torch_ops="beside_kernel", **GPU_SETTINGS

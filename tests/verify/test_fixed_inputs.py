@@ -30,3 +30,28 @@ def test_fixed_inputs_repeat_the_failure_message_entropy_does_not():
     assert len({message() for _ in range(2)}) == 2  # OS entropy: values differ run to run
     with pytest.raises(ValueError, match="fixed_inputs must be true or false"):
         verify(task, WRONG, backend="cpu", fixed_inputs="yes")
+
+
+def test_trials_of_large_tasks_are_drawn_when_used_with_the_same_values(monkeypatch):
+    """Above EAGER_TRIAL_BYTES the trials after the first are drawn when used (at published shapes
+    one input set can be GiBs); their seeds are fixed up front, so the values are the eager plan's."""
+    import torch
+
+    from kernel_gym.verify import judge
+    from kernel_gym.verify.settings import VerifySettings
+
+    module = get_task("level1/021_relu").module()
+    settings = VerifySettings(fixed_inputs=True, seed=11, timing_trials=2, warmup_runs=0)  # timing sets drawn too
+    eager = judge.prepare_reference(module, settings)
+    monkeypatch.setattr(judge, "EAGER_TRIAL_BYTES", 0)
+    lazy = judge.prepare_reference(module, settings)
+    assert not isinstance(lazy.trials[0][1], judge.DeferredInputSet)  # the first sizes the buffer
+    assert all(isinstance(s, judge.DeferredInputSet) for _, s in lazy.trials[1:])
+    assert isinstance(lazy.recheck, judge.DeferredInputSet)
+    for (scale_a, a), (scale_b, b) in zip(eager.trials, lazy.trials, strict=True):
+        assert scale_a == scale_b
+        assert torch.equal(a.inputs[0], b.inputs[0]) and torch.equal(a.expected, b.expected)
+    deferred = lazy.trials[1][1]
+    deferred.release()
+    assert torch.equal(deferred.inputs[0], eager.trials[1][1].inputs[0])  # drawn again, same seed
+    assert torch.equal(lazy.recheck.expected, eager.recheck.expected)

@@ -276,7 +276,9 @@ def _reference_output(reference: torch.nn.Module, inputs: list[Any], device: str
         try:
             with torch.no_grad(), torch.backends.cudnn.flags(enabled=True, allow_tf32=False):
                 out = reference(*args)
-            out = out.cpu() if isinstance(out, torch.Tensor) else out
+            del args
+            if isinstance(out, torch.Tensor) and out.device.type != "cpu":
+                return out.detach().cpu()  # a copy already: no second one of a GiB-sized output
         finally:
             torch.backends.cuda.matmul.allow_tf32 = matmul
     if not isinstance(out, torch.Tensor):

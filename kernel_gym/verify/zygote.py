@@ -196,7 +196,9 @@ def _judge_process(
     os._exit(0)
 
 
-def _wait_verdict(pid: int, fd: int, timeout_s: float) -> tuple[dict[str, Any] | None, bool]:
+def _wait_verdict(pid: int, fd: int, timeout_s: float) -> tuple[dict[str, Any] | None, bool, str]:
+    """The judge's verdict, whether it ran out of time, and how it ended when it gave none
+    (a judge killed by the kernel's out-of-memory killer says so)."""
     deadline = time.monotonic() + timeout_s
     chunks = []
     while True:
@@ -204,17 +206,24 @@ def _wait_verdict(pid: int, fd: int, timeout_s: float) -> tuple[dict[str, Any] |
         if left <= 0:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
-            return None, True
+            return None, True, ""
         if select.select([fd], [], [], left)[0]:
             chunk = os.read(fd, 1 << 20)
             if not chunk:
                 break
             chunks.append(chunk)
-    os.waitpid(pid, 0)
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        ended = f"killed by {signal.Signals(sig).name}" if sig in signal.valid_signals() else f"killed by signal {sig}"
+        if sig == signal.SIGKILL:
+            ended += " (on Linux usually the out-of-memory killer: the task's tensors and its reference's outputs)"
+    else:
+        ended = f"exit status {os.WEXITSTATUS(status)}"
     try:
-        return json.loads(b"".join(chunks)), False
+        return json.loads(b"".join(chunks)), False, ended
     except ValueError:
-        return None, False
+        return None, False, ended
 
 
 def _backend_limits(job: dict[str, Any]) -> dict[str, Any]:
@@ -284,7 +293,7 @@ def run_request(host: SandboxHost, request: dict[str, Any]) -> dict[str, Any]:
     os.close(verdict_w)
     for fd in opened:
         os.close(fd)
-    result, timed_out = _wait_verdict(pid, verdict_r, float(request["timeout_s"]) + 60.0)
+    result, timed_out, ended = _wait_verdict(pid, verdict_r, float(request["timeout_s"]) + 60.0)
     os.close(verdict_r)
     try:
         status = host.end_runner()
@@ -298,7 +307,7 @@ def run_request(host: SandboxHost, request: dict[str, Any]) -> dict[str, Any]:
         result = {
             **base,
             "error_class": "timeout" if timed_out else "internal_error",
-            "message": "the judge did not finish" + (" in time" if timed_out else " (no verdict)"),
+            "message": "the judge did not finish" + (" in time" if timed_out else f" (no verdict; it ended: {ended})"),
         }
     if result.get("error_class") == "crash":
         stage = result.get("stage", "?")

@@ -1141,7 +1141,11 @@ def run_job(
                 latency_s=latency,
                 reference_latency_s=reference_latency,
                 speedup=reference_latency / latency if latency > 0 else None,
-                details={"answer_timing": details, "reference_timing": reference_details},
+                details={
+                    **result.get("details", {}),  # what the correctness stage recorded (torch_ops)
+                    "answer_timing": details,
+                    "reference_timing": reference_details,
+                },
             )
             if latency > 0:
                 result.update(

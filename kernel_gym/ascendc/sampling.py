@@ -15,7 +15,9 @@ cores. Three pieces make it tractable (the runtime side is ``src/rt_sampling.cpp
   value depends only on its index and the seed, so evicted chunks refill identically and the
   reference can be computed on any slice); resident clean input chunks are evicted above
   ``resident_cap_bytes``. Outputs fill with the verifier's poison (NaN, the type's max, true),
-  so a kernel that does not write its share cannot match.
+  so a kernel that does not write its share cannot match. Written chunks above three quarters
+  of the cap go to an unlinked temporary file (in ``$TMPDIR``) and are read back when touched,
+  so the resident lazy bytes stay within the cap however much the sampled blocks write.
 - **Checking the sampled share** (:func:`check_sampled_output`): the spans of GM bytes the
   sampled blocks stored into the output are compared with the reference computed on just the
   rows covering them.
@@ -123,8 +125,9 @@ def sampled_simulation(
 
     :param blocks: AI Core groups simulated per launch (launches with no more run in full);
         at least 2 so that the first and the last block, where tails live, are both sampled.
-    :param resident_cap_bytes: bytes of clean lazy input chunks kept resident before the oldest
-        are evicted (they refill identically when touched again).
+    :param resident_cap_bytes: resident bytes of lazy tensors: clean input chunks above it are
+        evicted oldest first (they refill identically when touched again), written chunks above
+        three quarters of it are spilled to a temporary file (read back when touched again).
     :param loops: loop sampling inside each simulated block but the first (block index 0 runs
         in full): once a block's tile loop repeats with the same costs, its middle iterations
         are skipped and extrapolated (see ``docs/ascendc_simulator.md``). Launch reports say how
@@ -389,13 +392,15 @@ class LazyStats:
     peak_resident_bytes: int
     chunk_fills: int
     evictions: int
+    spilled_bytes: int = 0  # written chunks moved to the spill file (read back when touched)
 
 
 def lazy_stats() -> LazyStats:
-    """Resident bytes of lazy tensors now and at peak, chunk fills (faults) and evictions."""
-    out = (ctypes.c_double * 4)()
+    """Resident bytes of lazy tensors now and at peak, chunk fills (faults), evictions and bytes
+    of written chunks spilled to disk."""
+    out = (ctypes.c_double * 5)()
     _rt().kgsim_lazy_stats(out)
-    return LazyStats(int(out[0]), int(out[1]), int(out[2]), int(out[3]))
+    return LazyStats(int(out[0]), int(out[1]), int(out[2]), int(out[3]), int(out[4]))
 
 
 def written_spans(t: torch.Tensor) -> list[tuple[int, int, int, int]]:

@@ -1128,8 +1128,8 @@ def write_report(
     if not_run:
         lines += [
             "",
-            f"Not run in this pass ({len(not_run)}, the time budget `--budget-s` ran out before them; not in "
-            f"the counts above): {', '.join(sorted(not_run))}.",
+            f"Not run ({len(not_run)}: no row in the results, because the time budget `--budget-s` ran out "
+            f"before them or a targeted pass left them out; not in the counts above): {', '.join(sorted(not_run))}.",
         ]
     lines += [
         "",

@@ -59,6 +59,7 @@ __all__ = [
     "lazy_inputs",
     "lazy_stats",
     "lazy_tensor",
+    "untracked_store_bytes",
     "run_sampled",
     "run_with_loop_fallback",
     "sampled_simulation",
@@ -107,6 +108,8 @@ def _rt() -> ctypes.CDLL:
         rt.kgsim_track_writes.argtypes = [ctypes.c_int]
         rt.kgsim_written_spans.restype = ctypes.c_ulonglong
         rt.kgsim_written_spans.argtypes = [ctypes.POINTER(ctypes.c_ulonglong), ctypes.c_ulonglong]
+        rt.kgsim_untracked_spans.restype = ctypes.c_ulonglong
+        rt.kgsim_untracked_spans.argtypes = [ctypes.POINTER(ctypes.c_ulonglong), ctypes.c_ulonglong]
         rt.kgsim_lazy_is.argtypes = [ctypes.c_void_p]
         rt.kgsim_gen_bind_data.restype = ctypes.c_void_p
         rt.kgsim_gen_bind_data.argtypes = [ctypes.c_int64]
@@ -424,9 +427,24 @@ def written_spans(t: torch.Tensor) -> list[tuple[int, int, int, int]]:
     return rows
 
 
+def untracked_store_bytes(t: torch.Tensor) -> int:
+    """Bytes stored into ``t`` since :func:`sampled_simulation` began that :func:`written_spans`
+    leaves out: a block's stores after it first skipped loop iterations (its local data may be
+    stale from then on, so they are not checked)."""
+    rt = _rt()
+    n = int(rt.kgsim_untracked_spans(None, 0))
+    buf = (ctypes.c_ulonglong * (3 * max(n, 1)))()
+    n = int(rt.kgsim_untracked_spans(buf, n))
+    base = t.data_ptr()
+    end = base + t.numel() * t.element_size()
+    return sum(int(buf[3 * i + 2]) for i in range(n) if base <= int(buf[3 * i]) < end)
+
+
 @dataclass
 class SampledCheck:
-    """Outcome of :func:`check_sampled_output`: ``ok``, what was compared and the worst error."""
+    """Outcome of :func:`check_sampled_output`: ``ok``, what was compared and the worst error.
+    ``checkable`` is False when the sampled blocks stored into the output only after skipping
+    loop iterations: nothing could be compared, which says nothing about the output."""
 
     ok: bool
     message: str
@@ -434,6 +452,7 @@ class SampledCheck:
     output_fraction: float = 0.0  # of the output's elements, the share the sampled blocks cover
     max_abs_error: float = 0.0
     spans: list[tuple[int, int, int, int]] = field(default_factory=list)
+    checkable: bool = True
 
 
 def check_sampled_output(
@@ -459,6 +478,14 @@ def check_sampled_output(
         raise ValueError("check_sampled_output needs a contiguous output tensor")
     spans = written_spans(out)
     if not spans:
+        late = untracked_store_bytes(out)
+        if late:
+            return SampledCheck(
+                False,
+                f"the sampled blocks stored into the output ({late} B) only after skipping loop iterations, so none "
+                "of it can be checked; loops=True runs block 0 in full and checks its stores",
+                checkable=False,
+            )
         return SampledCheck(False, "the sampled blocks stored nothing into the output")
     flat = out.reshape(-1)
     row = max(1, out[0].numel()) if out.dim() > 1 else 1

@@ -337,3 +337,64 @@ def test_lazy_inputs_are_drawn_as_the_reference_draws_them() -> None:
     assert float(n.min()) < 0.0 < float(n.max())
     assert int(k.min()) >= 3 and int(k.max()) <= 8 and k.dtype == torch.int64
     assert torch.equal(c, torch.full((8,), 2.5))
+
+
+# One block sums `tiles` tiles of x into a UB accumulator and stores it once, after the loop: under
+# loops="all" the loop skips before the only store (RmsNorm's channel loop does the same).
+SUM_TILES = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void sum_tiles(GM_ADDR x, GM_ADDR y, uint32_t tile, uint32_t tiles)
+{
+    GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x, tile * tiles);
+    yGm.SetGlobalBuffer((__gm__ float*)y, tile);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> a, b;
+    pipe.InitBuffer(a, tile * sizeof(float));
+    pipe.InitBuffer(b, tile * sizeof(float));
+    LocalTensor<float> acc = a.Get<float>(), xl = b.Get<float>();
+    Duplicate(acc, 0.0f, (int32_t)tile);
+    for (uint32_t i = 0; i < tiles; ++i) {
+        SetFlag<HardEvent::V_MTE2>(0);
+        WaitFlag<HardEvent::V_MTE2>(0);
+        DataCopy(xl, xGm[(uint64_t)i * tile], tile);
+        SetFlag<HardEvent::MTE2_V>(0);
+        WaitFlag<HardEvent::MTE2_V>(0);
+        Add(acc, acc, xl, (int32_t)tile);
+    }
+    SetFlag<HardEvent::V_MTE3>(0);
+    WaitFlag<HardEvent::V_MTE3>(0);
+    DataCopy(yGm, acc, tile);
+}
+extern "C" void sum_tiles_do(uint8_t* x, uint8_t* y, uint32_t tile, uint32_t tiles)
+{
+    sum_tiles<<<1, nullptr, nullptr>>>(x, y, tile, tiles);
+}
+"""
+
+
+def test_an_output_stored_only_after_a_loop_skip_is_unchecked_not_a_mismatch():
+    """Stores after a block's first loop skip are not tracked (its local data may be stale), so a
+    kernel whose only store follows a skipped loop leaves nothing to compare: that is no evidence
+    of a wrong output (RmsNorm was reported as 'stored nothing' and counted as mismatched)."""
+    mod = asc.load(SUM_TILES, name="sum_tiles.cpp")
+    tile, tiles = 1024, 64
+    x = torch.randn(tiles * tile)
+
+    def run(loops):
+        y = torch.full((tile,), float("nan"))
+        with sampled_simulation(blocks=0, loops=loops):
+            mod.sum_tiles_do(x, y, tile, tiles)
+            return mod.last_run, check_sampled_output(y, lambda r0, r1: x.view(tiles, tile).sum(0)[r0:r1])
+
+    full, check = run(False)
+    assert full.loop_sampled_blocks == 0 and check.ok and check.checkable, check.message
+    skipped, check = run("all")
+    assert skipped.loop_sampled_blocks == 1
+    assert not check.ok and not check.checkable
+    assert f"stored into the output ({tile * 4} B) only after skipping loop iterations" in check.message
+    # a kernel that stores nothing at all is still a failure, and a checkable one
+    with sampled_simulation(blocks=0, loops="all"):
+        nothing = check_sampled_output(torch.full((tile,), float("nan")), lambda r0, r1: torch.zeros(r1 - r0))
+    assert not nothing.ok and nothing.checkable and "stored nothing" in nothing.message

@@ -48,10 +48,29 @@ struct Written {
     uint64_t bytes;
 };
 std::vector<Written> g_written;  // spans of stored bytes per (core, GM buffer), in first-write order
+// Stores left out of g_written because their block had skipped loop iterations: one hull per GM
+// buffer, so that a check that finds nothing to compare can tell "stored nothing" from "stored
+// only after a skip" (RmsNorm's first channel loop skips before its first output store).
+std::vector<Written> g_untracked;
+
+void note_untracked(uintptr_t lo, uint64_t n) {
+    uintptr_t blo = lo, bhi = lo + n;  // the GM buffer the store lands in (itself if none)
+    for (const GmBuf& b : rt.gm)
+        if (lo >= b.base && lo < b.base + b.size) { blo = b.base, bhi = b.base + b.size; break; }
+    for (Written& w : g_untracked)
+        if (w.lo >= blo && w.lo < bhi) {
+            w.lo = std::min(w.lo, lo), w.hi = std::max(w.hi, lo + n), w.bytes += n;
+            return;
+        }
+    g_untracked.push_back(Written{-1, lo, lo + n, n});
+}
 }  // namespace
 
 void track_write(uintptr_t lo, uint64_t n) {
-    if (loop_block_skipped()) return;  // after a loop skip the block's local data may be stale: not checked
+    if (loop_block_skipped()) {  // after a loop skip the block's local data may be stale: not checked
+        note_untracked(lo, n);
+        return;
+    }
     // the GM buffer the store lands in (a span never crosses two buffers)
     uintptr_t blo = 0, bhi = UINTPTR_MAX;
     for (const GmBuf& b : rt.gm)
@@ -857,7 +876,14 @@ long long kgsim_get_sampling() { return g_sample_groups; }
 // (core uid, first address, end address, bytes stored) rows; returns how many there are.
 void kgsim_track_writes(int on) {  // the spans stay readable after tracking stops
     g_track_writes = on != 0;
-    if (g_track_writes) g_written.clear();
+    if (g_track_writes) g_written.clear(), g_untracked.clear();
+}
+// Hulls of the stores not tracked because their block had skipped loop iterations, one per GM
+// buffer, as (first address, end address, bytes stored) rows; returns how many there are.
+unsigned long long kgsim_untracked_spans(unsigned long long* out, unsigned long long max_rows) {
+    for (size_t i = 0; i < g_untracked.size() && i < max_rows; ++i)
+        out[3 * i] = g_untracked[i].lo, out[3 * i + 1] = g_untracked[i].hi, out[3 * i + 2] = g_untracked[i].bytes;
+    return g_untracked.size();
 }
 unsigned long long kgsim_written_spans(unsigned long long* out, unsigned long long max_rows) {
     for (size_t i = 0; i < g_written.size() && i < max_rows; ++i) {

@@ -483,39 +483,50 @@ def _run_sampled(
 
         try:
             modes = _loop_modes(opts.get("loops", "all"))
-            _progress("calling", label)
-            (got, launches), loops = run_with_loop_fallback(attempt, modes)
-            _progress("returned", label)
-            # the written spans stay readable after the sampled simulation: the check follows it
-            sim_s = time.monotonic() - ts
-            res: dict[str, Any] = {
-                "mapping": label,
-                "sim_host_s": round(sim_s, 2),
-                "sampled": True,
-                "loops": loops,
-                "loop_sampled_blocks": sum(r.loop_sampled_blocks for r in launches.launches),
-                "loop_fallback": next((r.loop_fallback for r in launches.launches if r.loop_fallback), ""),
-                **_timing(launches),
-            }
-            res["sampled_blocks"] = [r.blocks_run for r in launches.launches]
-            res["latency_bracket_s"] = [  # the host-side share is no estimate: it is in both ends
-                sum(r.latency_lo_s for r in launches.launches) + launches.host_s,
-                sum(r.latency_hi_s for r in launches.launches) + launches.host_s,
-            ]
-            rows = row_reference(model, inputs)
-            out = got[0] if isinstance(got, (tuple, list)) else got
-            if rows is None or not isinstance(out, torch.Tensor) or not out.is_contiguous():
-                return {
-                    **res,
-                    "status": "ok_unchecked",
-                    "cause": "",
-                    "detail": "the reference is not row-separable: timed, output unchecked",
+            first_run: dict[str, Any] = {}
+            while True:
+                _progress("calling", label)
+                (got, launches), loops = run_with_loop_fallback(attempt, modes)
+                _progress("returned", label)
+                # the written spans stay readable after the sampled simulation: the check follows it
+                sim_s = time.monotonic() - ts
+                res: dict[str, Any] = {
+                    "mapping": label,
+                    "sim_host_s": round(sim_s, 2),
+                    "sampled": True,
+                    "loops": loops,
+                    "loop_sampled_blocks": sum(r.loop_sampled_blocks for r in launches.launches),
+                    "loop_fallback": next((r.loop_fallback for r in launches.launches if r.loop_fallback), ""),
+                    **_timing(launches),
                 }
-            check = check_sampled_output(
-                out, rows, atol=opts["atol"], rtol=opts["rtol"], max_rows=_reference_rows(inputs)
-            )
-            res["checked_fraction"] = round(check.output_fraction, 4)
-            res["resident_peak_bytes"] = lazy_stats().peak_resident_bytes
+                res["sampled_blocks"] = [r.blocks_run for r in launches.launches]
+                res["latency_bracket_s"] = [  # the host-side share is no estimate: it is in both ends
+                    sum(r.latency_lo_s for r in launches.launches) + launches.host_s,
+                    sum(r.latency_hi_s for r in launches.launches) + launches.host_s,
+                ]
+                rows = row_reference(model, inputs)
+                out = got[0] if isinstance(got, (tuple, list)) else got
+                if rows is None or not isinstance(out, torch.Tensor) or not out.is_contiguous():
+                    return {
+                        **res,
+                        "status": "ok_unchecked",
+                        "cause": "",
+                        "detail": "the reference is not row-separable: timed, output unchecked",
+                    }
+                check = check_sampled_output(
+                    out, rows, atol=opts["atol"], rtol=opts["rtol"], max_rows=_reference_rows(inputs)
+                )
+                res["checked_fraction"] = round(check.output_fraction, 4)
+                res["resident_peak_bytes"] = lazy_stats().peak_resident_bytes
+                if first_run:
+                    res["first_run"] = first_run
+                if check.checkable or loops != "all":
+                    break
+                # every sampled block stored only after skipping loop iterations (RmsNorm): block 0 in
+                # full makes its stores checkable, as the judge's published-shape run does
+                modes = tuple(m for m in modes if m != "all")
+                first_run = {"loops": loops, "sim_host_s": res["sim_host_s"], "detail": check.message[:200]}
+                del got, out
         except AscendCFault as exc:
             cls = getattr(exc, "error_class", type(exc).__name__)
             msg = str(exc)

@@ -398,3 +398,25 @@ def test_an_output_stored_only_after_a_loop_skip_is_unchecked_not_a_mismatch():
     with sampled_simulation(blocks=0, loops="all"):
         nothing = check_sampled_output(torch.full((tile,), float("nan")), lambda r0, r1: torch.zeros(r1 - r0))
     assert not nothing.ok and nothing.checkable and "stored nothing" in nothing.message
+
+
+SPILL_UNDER_FSIZE = """
+import resource, sys, torch
+sys.path.insert(0, sys.argv[1])
+resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))  # SIGXFSZ past 1 MiB, not ignored
+from kernel_gym.ascendc.sampling import lazy_stats, lazy_tensor, sampled_simulation
+with sampled_simulation(blocks=2, resident_cap_bytes=4 << 20):
+    y = lazy_tensor((4 << 20,), torch.float32, "poison")  # 16 MiB written: over the cap
+    y.fill_(2.0)
+    print(float(y.sum()), lazy_stats().spilled_bytes)
+"""
+
+
+def test_no_spill_file_under_a_file_size_limit():
+    """The verifier's runner has a file-size limit: a spill past it would raise SIGXFSZ and kill
+    the process, so under any limit written chunks stay resident, as before spilling."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    p = subprocess.run([sys.executable, "-c", SPILL_UNDER_FSIZE, root], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    total, spilled = p.stdout.split()
+    assert float(total) == 2.0 * (4 << 20) and int(spilled) == 0

@@ -483,39 +483,50 @@ def _run_sampled(
 
         try:
             modes = _loop_modes(opts.get("loops", "all"))
-            _progress("calling", label)
-            (got, launches), loops = run_with_loop_fallback(attempt, modes)
-            _progress("returned", label)
-            # the written spans stay readable after the sampled simulation: the check follows it
-            sim_s = time.monotonic() - ts
-            res: dict[str, Any] = {
-                "mapping": label,
-                "sim_host_s": round(sim_s, 2),
-                "sampled": True,
-                "loops": loops,
-                "loop_sampled_blocks": sum(r.loop_sampled_blocks for r in launches.launches),
-                "loop_fallback": next((r.loop_fallback for r in launches.launches if r.loop_fallback), ""),
-                **_timing(launches),
-            }
-            res["sampled_blocks"] = [r.blocks_run for r in launches.launches]
-            res["latency_bracket_s"] = [  # the host-side share is no estimate: it is in both ends
-                sum(r.latency_lo_s for r in launches.launches) + launches.host_s,
-                sum(r.latency_hi_s for r in launches.launches) + launches.host_s,
-            ]
-            rows = row_reference(model, inputs)
-            out = got[0] if isinstance(got, (tuple, list)) else got
-            if rows is None or not isinstance(out, torch.Tensor) or not out.is_contiguous():
-                return {
-                    **res,
-                    "status": "ok_unchecked",
-                    "cause": "",
-                    "detail": "the reference is not row-separable: timed, output unchecked",
+            first_run: dict[str, Any] = {}
+            while True:
+                _progress("calling", label)
+                (got, launches), loops = run_with_loop_fallback(attempt, modes)
+                _progress("returned", label)
+                # the written spans stay readable after the sampled simulation: the check follows it
+                sim_s = time.monotonic() - ts
+                res: dict[str, Any] = {
+                    "mapping": label,
+                    "sim_host_s": round(sim_s, 2),
+                    "sampled": True,
+                    "loops": loops,
+                    "loop_sampled_blocks": sum(r.loop_sampled_blocks for r in launches.launches),
+                    "loop_fallback": next((r.loop_fallback for r in launches.launches if r.loop_fallback), ""),
+                    **_timing(launches),
                 }
-            check = check_sampled_output(
-                out, rows, atol=opts["atol"], rtol=opts["rtol"], max_rows=_reference_rows(inputs)
-            )
-            res["checked_fraction"] = round(check.output_fraction, 4)
-            res["resident_peak_bytes"] = lazy_stats().peak_resident_bytes
+                res["sampled_blocks"] = [r.blocks_run for r in launches.launches]
+                res["latency_bracket_s"] = [  # the host-side share is no estimate: it is in both ends
+                    sum(r.latency_lo_s for r in launches.launches) + launches.host_s,
+                    sum(r.latency_hi_s for r in launches.launches) + launches.host_s,
+                ]
+                rows = row_reference(model, inputs)
+                out = got[0] if isinstance(got, (tuple, list)) else got
+                if rows is None or not isinstance(out, torch.Tensor) or not out.is_contiguous():
+                    return {
+                        **res,
+                        "status": "ok_unchecked",
+                        "cause": "",
+                        "detail": "the reference is not row-separable: timed, output unchecked",
+                    }
+                check = check_sampled_output(
+                    out, rows, atol=opts["atol"], rtol=opts["rtol"], max_rows=_reference_rows(inputs)
+                )
+                res["checked_fraction"] = round(check.output_fraction, 4)
+                res["resident_peak_bytes"] = lazy_stats().peak_resident_bytes
+                if first_run:
+                    res["first_run"] = first_run
+                if check.checkable or loops != "all":
+                    break
+                # every sampled block stored only after skipping loop iterations (RmsNorm): block 0 in
+                # full makes its stores checkable, as the judge's published-shape run does
+                modes = tuple(m for m in modes if m != "all")
+                first_run = {"loops": loops, "sim_host_s": res["sim_host_s"], "detail": check.message[:200]}
+                del got, out
         except AscendCFault as exc:
             cls = getattr(exc, "error_class", type(exc).__name__)
             msg = str(exc)
@@ -541,6 +552,8 @@ def _run_sampled(
             continue
         if check.ok:
             return {**res, "status": "ok", "cause": ""}
+        if not check.checkable:  # stored only after loop skips: timed, nothing to compare
+            return {**res, "status": "ok_unchecked", "cause": "", "detail": check.message[:300]}
         last = {**res, "status": "mismatch", "cause": "mismatch", "detail": check.message[:300]}
     return {**last, "sampled": True}
 
@@ -1128,8 +1141,8 @@ def write_report(
     if not_run:
         lines += [
             "",
-            f"Not run in this pass ({len(not_run)}, the time budget `--budget-s` ran out before them; not in "
-            f"the counts above): {', '.join(sorted(not_run))}.",
+            f"Not run ({len(not_run)}: no row in the results, because the time budget `--budget-s` ran out "
+            f"before them or a targeted pass left them out; not in the counts above): {', '.join(sorted(not_run))}.",
         ]
     lines += [
         "",
@@ -1305,7 +1318,12 @@ def write_report(
         "a scalar access through the API (GetValue, SetValue, operator()) costs its access only, not the "
         "simulator's own bounds and initialisation checks; GM accesses go through a model of the core's 16 KB "
         "data cache (64-byte lines, a hit or a line fill, associativity assumed). A kernel dominated by scalar "
-        "loops (many EvoKernel kernels are) is timed by those costs.",
+        "loops (many EvoKernel kernels are) is timed by those costs. Line fills are charged one after another: "
+        "whether the scalar unit overlaps independent misses is not published. The 910B suggests it does: "
+        "Argmax/ArgminOverADimension (a compare after every strided load, 48 cores) and "
+        "Sum/MeanReductionOverADimension (eight independent strided loads per step, 24 cores) take the same "
+        "2.1-2.4 s there, so per core the latter pay about 44 cycles a miss and the former about 90; the model "
+        "gives both about 100 (Argmax 1.16x, Sum 2.27x).",
         "- Memory: each launch's bytes through HBM (`hbm_bytes_per_s`) and each core's bytes through its own GM "
         "port (`gm_port_bytes_per_cycle`, CANN's per-core `ddr_rate` of 32 B/cycle); L2 reuse only for cube "
         "copies, whose L2 re-reads are charged to neither (CANN's `l2_rate` of 110 B/cycle is not modelled); no "
@@ -1363,7 +1381,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="loop sampling inside the sampled blocks: all (block 0 too), on (every block but block 0), off; "
         "a kernel whose loop-sampled blocks wait for each other reruns with the next mode",
     )
-    ap.add_argument("--max-sim-cycles", type=float, default=2e9, help="simulated cycles per block before a skip")
+    # a runaway guard, above every real kernel: level-1 kernels take up to 6 s on a 910B (GroupNorm;
+    # 1.1e10 cycles at 1.85 GHz), and 2e9 stopped Mean/SumReduction (2.1 s measured) as endless loops
+    ap.add_argument("--max-sim-cycles", type=float, default=2e10, help="simulated cycles per block before a skip")
     ap.add_argument("--timeout-s", type=float, default=90.0, help="host seconds per kernel run")
     ap.add_argument("--budget-s", type=float, default=0.0, help="stop starting kernels after this many seconds")
     ap.add_argument("--soc", default=DEFAULT_SOC)

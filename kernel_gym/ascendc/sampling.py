@@ -15,7 +15,9 @@ cores. Three pieces make it tractable (the runtime side is ``src/rt_sampling.cpp
   value depends only on its index and the seed, so evicted chunks refill identically and the
   reference can be computed on any slice); resident clean input chunks are evicted above
   ``resident_cap_bytes``. Outputs fill with the verifier's poison (NaN, the type's max, true),
-  so a kernel that does not write its share cannot match.
+  so a kernel that does not write its share cannot match. Written chunks above three quarters
+  of the cap go to an unlinked temporary file (in ``$TMPDIR``) and are read back when touched,
+  so the resident lazy bytes stay within the cap however much the sampled blocks write.
 - **Checking the sampled share** (:func:`check_sampled_output`): the spans of GM bytes the
   sampled blocks stored into the output are compared with the reference computed on just the
   rows covering them.
@@ -57,6 +59,7 @@ __all__ = [
     "lazy_inputs",
     "lazy_stats",
     "lazy_tensor",
+    "untracked_store_bytes",
     "run_sampled",
     "run_with_loop_fallback",
     "sampled_simulation",
@@ -105,6 +108,8 @@ def _rt() -> ctypes.CDLL:
         rt.kgsim_track_writes.argtypes = [ctypes.c_int]
         rt.kgsim_written_spans.restype = ctypes.c_ulonglong
         rt.kgsim_written_spans.argtypes = [ctypes.POINTER(ctypes.c_ulonglong), ctypes.c_ulonglong]
+        rt.kgsim_untracked_spans.restype = ctypes.c_ulonglong
+        rt.kgsim_untracked_spans.argtypes = [ctypes.POINTER(ctypes.c_ulonglong), ctypes.c_ulonglong]
         rt.kgsim_lazy_is.argtypes = [ctypes.c_void_p]
         rt.kgsim_gen_bind_data.restype = ctypes.c_void_p
         rt.kgsim_gen_bind_data.argtypes = [ctypes.c_int64]
@@ -123,8 +128,9 @@ def sampled_simulation(
 
     :param blocks: AI Core groups simulated per launch (launches with no more run in full);
         at least 2 so that the first and the last block, where tails live, are both sampled.
-    :param resident_cap_bytes: bytes of clean lazy input chunks kept resident before the oldest
-        are evicted (they refill identically when touched again).
+    :param resident_cap_bytes: resident bytes of lazy tensors: clean input chunks above it are
+        evicted oldest first (they refill identically when touched again), written chunks above
+        three quarters of it are spilled to a temporary file (read back when touched again).
     :param loops: loop sampling inside each simulated block but the first (block index 0 runs
         in full): once a block's tile loop repeats with the same costs, its middle iterations
         are skipped and extrapolated (see ``docs/ascendc_simulator.md``). Launch reports say how
@@ -389,13 +395,15 @@ class LazyStats:
     peak_resident_bytes: int
     chunk_fills: int
     evictions: int
+    spilled_bytes: int = 0  # written chunks moved to the spill file (read back when touched)
 
 
 def lazy_stats() -> LazyStats:
-    """Resident bytes of lazy tensors now and at peak, chunk fills (faults) and evictions."""
-    out = (ctypes.c_double * 4)()
+    """Resident bytes of lazy tensors now and at peak, chunk fills (faults), evictions and bytes
+    of written chunks spilled to disk."""
+    out = (ctypes.c_double * 5)()
     _rt().kgsim_lazy_stats(out)
-    return LazyStats(int(out[0]), int(out[1]), int(out[2]), int(out[3]))
+    return LazyStats(int(out[0]), int(out[1]), int(out[2]), int(out[3]), int(out[4]))
 
 
 def written_spans(t: torch.Tensor) -> list[tuple[int, int, int, int]]:
@@ -419,9 +427,24 @@ def written_spans(t: torch.Tensor) -> list[tuple[int, int, int, int]]:
     return rows
 
 
+def untracked_store_bytes(t: torch.Tensor) -> int:
+    """Bytes stored into ``t`` since :func:`sampled_simulation` began that :func:`written_spans`
+    leaves out: a block's stores after it first skipped loop iterations (its local data may be
+    stale from then on, so they are not checked)."""
+    rt = _rt()
+    n = int(rt.kgsim_untracked_spans(None, 0))
+    buf = (ctypes.c_ulonglong * (3 * max(n, 1)))()
+    n = int(rt.kgsim_untracked_spans(buf, n))
+    base = t.data_ptr()
+    end = base + t.numel() * t.element_size()
+    return sum(int(buf[3 * i + 2]) for i in range(n) if base <= int(buf[3 * i]) < end)
+
+
 @dataclass
 class SampledCheck:
-    """Outcome of :func:`check_sampled_output`: ``ok``, what was compared and the worst error."""
+    """Outcome of :func:`check_sampled_output`: ``ok``, what was compared and the worst error.
+    ``checkable`` is False when the sampled blocks stored into the output only after skipping
+    loop iterations: nothing could be compared, which says nothing about the output."""
 
     ok: bool
     message: str
@@ -429,6 +452,7 @@ class SampledCheck:
     output_fraction: float = 0.0  # of the output's elements, the share the sampled blocks cover
     max_abs_error: float = 0.0
     spans: list[tuple[int, int, int, int]] = field(default_factory=list)
+    checkable: bool = True
 
 
 def check_sampled_output(
@@ -454,6 +478,14 @@ def check_sampled_output(
         raise ValueError("check_sampled_output needs a contiguous output tensor")
     spans = written_spans(out)
     if not spans:
+        late = untracked_store_bytes(out)
+        if late:
+            return SampledCheck(
+                False,
+                f"the sampled blocks stored into the output ({late} B) only after skipping loop iterations, so none "
+                "of it can be checked; loops=True runs block 0 in full and checks its stores",
+                checkable=False,
+            )
         return SampledCheck(False, "the sampled blocks stored nothing into the output")
     flat = out.reshape(-1)
     row = max(1, out[0].numel()) if out.dim() > 1 else 1

@@ -202,20 +202,33 @@ class AscendSimBackend(Backend):
         import torch
 
         import kernel_gym.ascendc as asc
-        from kernel_gym.ascendc.sampling import LazyOutputs, run_with_loop_fallback, sampled_simulation, written_spans
+        from kernel_gym.ascendc.sampling import (
+            LOOP_FALLBACK_ORDER,
+            LazyOutputs,
+            run_with_loop_fallback,
+            sampled_simulation,
+            untracked_store_bytes,
+            written_spans,
+        )
 
-        def attempt(loops: bool | str) -> tuple[Any, Any, list[list[int]]]:
+        def attempt(loops: bool | str) -> tuple[Any, Any, list[list[int]], int]:
             # 1 GiB of clean input chunks: with the process itself, under the 2 GiB a published-shape run may hold
             with sampled_simulation(blocks=blocks, resident_cap_bytes=1 << 30, loops=loops):
                 with asc.record_launches() as rec, LazyOutputs():
                     out = forward()
-                spans = (
-                    [[uid, lo, hi] for uid, lo, hi, _ in written_spans(out)] if isinstance(out, torch.Tensor) else []
-                )
-            return out, rec, spans
+                is_tensor = isinstance(out, torch.Tensor)
+                spans = [[uid, lo, hi] for uid, lo, hi, _ in written_spans(out)] if is_tensor else []
+                late = untracked_store_bytes(out) if is_tensor and not spans else 0
+            return out, rec, spans, late
 
         # loops sampled in every block (block 0 too); blocks that wait for each other rerun with less
-        (out, rec, spans), loops = run_with_loop_fallback(attempt)
+        (out, rec, spans, late), loops = run_with_loop_fallback(attempt)
+        if late and loops == "all":
+            # every sampled block stored its output only after skipping loop iterations (a reduction that
+            # accumulates over a loop and stores once): none of it is checkable, and taking that as
+            # "unchecked" would let an answer dodge the check. Block 0 in full makes its stores checkable.
+            del out
+            (out, rec, spans, late), loops = run_with_loop_fallback(attempt, LOOP_FALLBACK_ORDER[1:])
         if not rec.launches:
             raise RuntimeError(self.no_launch_message)
         summary = {

@@ -42,3 +42,56 @@ def test_tiled_multiblock_kernel_with_tails(axpy_mod, total, blocks, tile):
     r = axpy_mod.last_run
     assert r.faults == [] and r.warnings == [] and r.num_blocks == blocks
     assert r.gm_bytes == 3 * 4 * total
+
+
+_BURSTS = """
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void bursts(GM_ADDR x, GM_ADDR y, uint32_t count) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 4096 * 32 + 32);
+    LocalTensor<float> t = b.Get<float>();
+    GlobalTensor<float> xg, yg;
+    xg.SetGlobalBuffer((__gm__ float*)x, 4097 * 8);
+    yg.SetGlobalBuffer((__gm__ float*)y, 4097 * 8);
+    Duplicate(t, -1.0f, 4097 * 8);
+    PipeBarrier<PIPE_ALL>();
+    DataCopyParams p;
+    p.blockCount = uint16_t(count);  // one 32-byte block per burst, back to back
+    p.blockLen = 1;
+    DataCopy(t, xg, p);
+    PipeBarrier<PIPE_ALL>();
+    DataCopy(yg, t, 4097 * 8);
+}
+extern "C" void run(uint8_t* x, uint8_t* y, uint32_t count) { bursts<<<1, nullptr, nullptr>>>(x, y, count); }
+"""
+
+
+@pytest.mark.parametrize("count,copied", [(4095, 4095), (4096, 0), (4097, 1)])
+def test_datacopy_keeps_the_low_12_bits_of_the_burst_count_as_the_npu_does(count, copied):
+    """The copy instructions' nBurst is 12 bits wide (documented range [0, 4095]); DataCopyParams
+    holds blockCount as a uint16_t, so 4096 bursts reach the NPU as 0 and 4097 as 1. EvoKernel's
+    MinReductionOverADimension (passed on a 910B) issues 4096 bursts with a 2 GiB stride: taken at
+    face value that read 2 GiB past its input."""
+    import kernel_gym.ascendc as asc
+
+    mod = asc.load(_BURSTS, name="bursts.cpp")
+    x, y = torch.randn(4097 * 8), torch.zeros(4097 * 8)
+    mod.run(x, y, count)
+    assert torch.equal(y[: 8 * copied], x[: 8 * copied])
+    assert (y[8 * copied :] == -1.0).all()  # the rest of the UB kept what Duplicate wrote
+    warnings = [w for w in mod.last_run.warnings if w["error_class"] == "invalid_argument"]
+    if count <= 4095:
+        assert warnings == []
+    else:
+        [w] = warnings
+        assert f"blockCount {count} is outside [1, 4095]" in w["message"] and f"copies {copied} block" in w["message"]
+
+
+def test_datacopy_burst_count_past_12_bits_is_a_fault_in_strict_mode():
+    import kernel_gym.ascendc as asc
+
+    mod = asc.load(_BURSTS, name="bursts.cpp", align_mode="strict")
+    with pytest.raises(asc.InvalidArgument, match="blockCount 4096 is outside"):
+        mod.run(torch.randn(4097 * 8), torch.zeros(4097 * 8), 4096)

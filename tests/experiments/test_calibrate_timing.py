@@ -144,9 +144,9 @@ def _snake(op: str) -> str:
     return "".join("_" + c.lower() if c.isupper() and i else c.lower() for i, c in enumerate(op))
 
 
-def _dataset(root: Path) -> Path:
+def _dataset(root: Path, kernels: list[tuple[str, str, str, str, str, str, float]] = _KERNELS) -> Path:
     data = root / "EvoKernel"
-    for folder, op, vec, ref_dir, ref_file, ref_text, ms in _KERNELS:
+    for folder, op, vec, ref_dir, ref_file, ref_text, ms in kernels:
         proj = data / folder / op
         op = op.replace("BiasPlus", "Plus")
         snake = _snake(op)
@@ -214,6 +214,23 @@ def test_kernels_over_the_bound_run_at_their_shapes_under_sampled_simulation(tmp
     assert rows["BiasPlusCustom"]["status"] == "ok_unchecked"
     assert C.main([*args, "--sampled-blocks", "0", "--fresh"]) == 0
     assert {r["cause"] for r in C._read_jsonl(out / C.RESULTS_DEFAULT)} == {"too_large"}
+
+
+@pytest.mark.slow  # builds and simulates one operator project, twice
+def test_an_output_stored_only_after_loop_skips_is_checked_on_a_rerun_with_block_0_in_full(tmp_path: Path) -> None:
+    """A kernel whose loop skips before its first output store leaves nothing checkable under
+    --loops all (RmsNorm at its published shape): the harness reruns with block 0 in full, as the
+    judge does, and checks that block's stores."""
+    warm_up = "for (int i = 0; i < 16; ++i) Add(ly, la, lb, t.total);\n    Add"  # a loop before the store
+    plus = _KERNELS[0]
+    _dataset(tmp_path, [(plus[0], "WarmPlusCustom", warm_up, plus[3], "2_WarmPlus.py", plus[5], 0.004)])
+    out = tmp_path / "out"
+    args = ["--data", str(tmp_path), "--out", str(out), "--inline", "--stages", "run", "--max-bytes", "1024"]
+    assert C.main(args) == 0
+    [row] = C._read_jsonl(out / C.RESULTS_DEFAULT)
+    assert row["status"] == "ok" and row["checked_fraction"] == 1.0, row
+    assert row["loops"] is True and row["first_run"]["loops"] == "all"
+    assert "only after skipping loop iterations" in row["first_run"]["detail"]
 
 
 def test_fit_ignores_validation_rows() -> None:

@@ -61,6 +61,26 @@ void count_rule(CopyParams& p, uint32_t es, const char* api, const Loc& loc) {
     p.block_len = p.block_len / 32 * 32;
 }
 
+// The copy instructions hold the burst count in a 12-bit field: the CCE intrinsic reference's general
+// copy parameters give nBurst in [0, 2^12 - 1] (copy_gm_to_ubuf, copy_ubuf_to_gm, copy_ubuf_to_ubuf and
+// the *_align forms DataCopyPad issues), and DataCopyParams.blockCount is documented as [1, 4095] on
+// Atlas A2. DataCopyParams carries it as a uint16_t, so a larger blockCount compiles and the NPU sees its
+// low 12 bits: 4096 bursts are 0 bursts, a copy that moves nothing (EvoKernel's MinReductionOverADimension
+// issues exactly that). Strict mode faults; the default does as the NPU and warns.
+void burst_rule(CopyParams& p, const char* api, const Loc& loc) {
+    if (p.count_form || p.block_count <= 4095) return;
+    const uint32_t kept = p.block_count & 0xFFFu;
+    if (cfg.align_strict)
+        fault("invalid_argument", loc, "%s: blockCount %u is outside [1, 4095]: the copy instruction's burst count "
+              "is 12 bits wide, so the NPU would copy %u block(s). Split the copy into calls of at most 4095 blocks",
+              api, p.block_count, kept);
+    warn("invalid_argument", loc,
+         fmt("%s: blockCount %u is outside [1, 4095]; the NPU keeps the low 12 bits of the burst count and copies "
+             "%u block(s), as done here. Split the copy into calls of at most 4095 blocks",
+             api, p.block_count, kept));
+    p.block_count = kept;
+}
+
 double dma_occupancy(uint64_t bytes, uint32_t blocks, double rate) {
     return cfg.dma_issue_cycles + blocks * cfg.dma_burst_cycles + double(bytes) / rate;
 }
@@ -73,6 +93,7 @@ void copy_gm_to_local(const TRef& dst, int32_t buf, const void* gm, DT dt, uint3
     tick(loc);
     CopyParams p = p0;
     count_rule(p, es, api, loc);
+    burst_rule(p, api, loc);
     if (dst.mem != MEM_UB && dst.mem != MEM_L1)
         fault("invalid_argument", loc, "%s GM -> local: the destination must be in UB (VECIN/VECOUT/VECCALC) or L1 "
               "(A1/B1)", api);
@@ -159,6 +180,7 @@ void copy_local_to_gm(int32_t buf, void* gm, const TRef& src, DT dt, uint32_t es
     tick(loc);
     CopyParams p = p0;
     count_rule(p, es, api, loc);
+    burst_rule(p, api, loc);
     if (src.mem != MEM_UB)
         fault("invalid_argument", loc, "%s local -> GM: the source must be in UB (VECIN/VECOUT/VECCALC)", api);
     uintptr_t g = reinterpret_cast<uintptr_t>(gm);
@@ -252,6 +274,7 @@ void copy_local_to_local(const TRef& dst, const TRef& src, uint32_t es, const Co
     tick(loc);
     CopyParams p = p0;
     count_rule(p, es, api, loc);
+    burst_rule(p, api, loc);
     if (p.block_count == 0 || p.block_len == 0) return;
     if (loop_skip(loc, loop_key(tref_key(dst), tref_key(src), es, copy_key(p)))) return;
     if (dst.mem != MEM_UB || src.mem != MEM_UB) return cube_local_copy(dst, src, p, api, loc);  // rt_cube.cpp

@@ -12,15 +12,23 @@
 //    (a value is a function of its index and the seed, so an evicted chunk refills identically)
 //    and stay read-only until written; clean chunks are evicted first-in first-out above a
 //    resident cap. Output regions fill with the verifier's poison (NaN / the type's max / true).
+//    Written (dirty) chunks above three quarters of the cap go to an unlinked spill file, oldest
+//    first, and are read back from it when touched again: a kernel that writes more output than
+//    the cap (GroupNorm at its published shape stores 4.7 GB in its sampled blocks) stays near
+//    the cap instead of holding all it wrote.
 //  - Written spans. While tracking is on, every GM store the race detector sees (copies, atomics,
 //    Fixpipe, scalar and raw-pointer stores) extends a span of its core in that GM buffer (stores
 //    that overlap or touch one), so the caller can compare what the sampled blocks stored, and
 //    only that, with the reference: a grid-stride kernel's blocks leave other blocks' tiles between
 //    their spans. A strided copy is recorded as its whole extent, whose gaps are still poison.
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
+
+#include <cstdlib>
 
 #include <atomic>
 #include <unordered_map>
@@ -41,10 +49,29 @@ struct Written {
     uint64_t bytes;
 };
 std::vector<Written> g_written;  // spans of stored bytes per (core, GM buffer), in first-write order
+// Stores left out of g_written because their block had skipped loop iterations: one hull per GM
+// buffer, so that a check that finds nothing to compare can tell "stored nothing" from "stored
+// only after a skip" (RmsNorm's first channel loop skips before its first output store).
+std::vector<Written> g_untracked;
+
+void note_untracked(uintptr_t lo, uint64_t n) {
+    uintptr_t blo = lo, bhi = lo + n;  // the GM buffer the store lands in (itself if none)
+    for (const GmBuf& b : rt.gm)
+        if (lo >= b.base && lo < b.base + b.size) { blo = b.base, bhi = b.base + b.size; break; }
+    for (Written& w : g_untracked)
+        if (w.lo >= blo && w.lo < bhi) {
+            w.lo = std::min(w.lo, lo), w.hi = std::max(w.hi, lo + n), w.bytes += n;
+            return;
+        }
+    g_untracked.push_back(Written{-1, lo, lo + n, n});
+}
 }  // namespace
 
 void track_write(uintptr_t lo, uint64_t n) {
-    if (loop_block_skipped()) return;  // after a loop skip the block's local data may be stale: not checked
+    if (loop_block_skipped()) {  // after a loop skip the block's local data may be stale: not checked
+        note_untracked(lo, n);
+        return;
+    }
     // the GM buffer the store lands in (a span never crosses two buffers)
     uintptr_t blo = 0, bhi = UINTPTR_MAX;
     for (const GmBuf& b : rt.gm)
@@ -528,12 +555,19 @@ struct Region {
     uint64_t seed = 0;
     double a = 0, b = 1;
     uint8_t* state = nullptr;
+    uint8_t* in_file = nullptr;  // 1: the spill file holds the chunk's content (whenever it is not dirty)
+    uint64_t file_off = 0;       // the region's place in the spill file
     bool live = false;
 };
 
 Region g_regions[kMaxRegions];
 uint64_t* g_ring = nullptr;  // (region << 40) | chunk
 size_t g_ring_head = 0, g_ring_tail = 0;
+uint64_t* g_dring = nullptr;  // chunks in the order they were dirtied, for spilling
+size_t g_dring_head = 0, g_dring_tail = 0;
+int g_spill_fd = -1;        // unlinked temporary file; -1: none could be made (written chunks stay)
+uint64_t g_file_end = 0;    // spill-file bytes handed to regions (reset when no region is live)
+size_t g_spilled = 0;       // bytes written to the spill file
 std::atomic_flag g_lock = ATOMIC_FLAG_INIT;
 struct sigaction g_prev {};
 bool g_installed = false;
@@ -549,6 +583,9 @@ size_t clean_target() {
     const size_t dirty = g_resident - g_clean;
     return std::max(g_cap / 4, g_cap > dirty ? g_cap - dirty : size_t(0));
 }
+// Written bytes kept resident before the oldest go to the spill file: with the clean floor of a
+// quarter of the cap, all resident lazy bytes stay within the cap.
+size_t dirty_limit() { return g_cap - g_cap / 4; }
 double g_quantile[65537];  // standard normal quantiles at (i + 0.5) / 65537 ... see init_quantiles
 
 uint64_t mix(uint64_t z) {  // splitmix64's finaliser
@@ -650,6 +687,58 @@ void fill_chunk(const Region& r, size_t c) {
 
 bool evictable(const Region& r) { return r.fill != FILL_POISON && r.fill != FILL_ZERO; }
 
+// Whole-chunk file I/O (async-signal-safe calls only: these run in the SIGSEGV handler).
+bool file_io(bool write_it, uint8_t* p, size_t n, uint64_t off) {
+    while (n > 0) {
+        ssize_t k = write_it ? pwrite(g_spill_fd, p, n, off_t(off)) : pread(g_spill_fd, p, n, off_t(off));
+        if (k <= 0) return false;
+        p += k, n -= size_t(k), off += uint64_t(k);
+    }
+    return true;
+}
+
+// A chunk's content: from the spill file where it was spilled, else its region's fill.
+void load_chunk(const Region& r, size_t c) {
+    uint8_t* p = reinterpret_cast<uint8_t*>(r.base + c * kChunk);
+    size_t n = std::min(kChunk, r.size - c * kChunk);
+    if (r.in_file[c] && file_io(false, p, n, r.file_off + c * kChunk)) return;
+    fill_chunk(r, c);
+}
+
+// Write the oldest dirty chunks to the spill file until at most `limit` dirty bytes stay
+// resident; never the two dirtied last (an access that straddles two chunks needs both).
+void spill_down_to(size_t limit) {
+    if (g_spill_fd < 0) return;
+    while (g_resident - g_clean > limit && g_dring_head - g_dring_tail > 2u) {
+        uint64_t e = g_dring[g_dring_tail++ % kRing];
+        Region& r = g_regions[e >> 40];
+        size_t c = size_t(e & ((uint64_t(1) << 40) - 1));
+        if (!r.live || c >= r.chunks || r.state[c] != C_DIRTY) continue;  // gone, spilled or evicted already
+        uint8_t* p = reinterpret_cast<uint8_t*>(r.base + c * kChunk);
+        size_t n = std::min(kChunk, r.size - c * kChunk);
+        // read-only first, so that no other thread's store lands between the copy and the unmap
+        // (it faults, waits for the lock and then reads the chunk back)
+        if (mprotect(p, n, PROT_READ) != 0) continue;
+        if (!file_io(true, p, n, r.file_off + c * kChunk)) {  // disk full: keep written chunks from now on
+            mprotect(p, n, PROT_READ | PROT_WRITE);
+            close(g_spill_fd);
+            g_spill_fd = -1;
+            return;
+        }
+        mprotect(p, n, PROT_NONE);
+        madvise(p, n, MADV_DONTNEED);
+        r.state[c] = C_EMPTY;
+        r.in_file[c] = 1;
+        g_resident -= n;
+        g_spilled += n;
+    }
+}
+
+void note_dirty(const Region& r, size_t c) {
+    if (g_dring_head - g_dring_tail >= kRing) ++g_dring_tail;  // only with spilling off: forget the oldest
+    g_dring[g_dring_head++ % kRing] = (uint64_t(&r - g_regions) << 40) | c;
+}
+
 // Evict the oldest clean chunks until at most `cap` clean bytes stay; `keep_newest`: never the
 // chunk filled last (the access that faulted it in is about to re-run).
 void evict_down_to(size_t cap, bool keep_newest = false) {
@@ -705,20 +794,22 @@ void on_segv(int sig, siginfo_t* info, void* uctx) {
             if (r.state[c] == C_CLEAN) {  // a write to a filled input chunk: it now holds data of its own
                 protect(p, n, PROT_READ | PROT_WRITE);
                 if (r.state[c] == C_EMPTY) {  // evicted by protect to free mappings: refill it
-                    fill_chunk(r, c);
+                    load_chunk(r, c);
                     g_resident += n;
                 } else {
                     g_clean -= n;
                 }
                 r.state[c] = C_DIRTY;
+                note_dirty(r, c);
+                spill_down_to(dirty_limit());
                 return;
             }
             if (r.state[c] == C_DIRTY) break;  // writable already: not our fault
             protect(p, n, PROT_READ | PROT_WRITE);
-            fill_chunk(r, c);
+            load_chunk(r, c);
             g_resident += n;
             g_peak = std::max(g_peak, g_resident);
-            if (evictable(r)) {
+            if (evictable(r) || r.in_file[c]) {  // it can be filled again identically: clean until written
                 protect(p, n, PROT_READ);
                 r.state[c] = C_CLEAN;
                 g_clean += n;
@@ -727,6 +818,8 @@ void on_segv(int sig, siginfo_t* info, void* uctx) {
                 evict_down_to(clean_target(), true);
             } else {
                 r.state[c] = C_DIRTY;
+                note_dirty(r, c);
+                spill_down_to(dirty_limit());
             }
             return;
         }
@@ -744,6 +837,19 @@ void install() {
     if (g_installed) return;
     init_quantiles();
     g_ring = new uint64_t[kRing];
+    g_dring = new uint64_t[kRing];
+    // No spill file under a file-size limit (the verifier's sandboxed runner has one): a write past
+    // it raises SIGXFSZ, which kills a process that does not ignore it. Written chunks then stay.
+    struct rlimit fsize {};
+    const bool unlimited = getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur == RLIM_INFINITY;
+    const char* dir = std::getenv("TMPDIR");
+    if (!dir || !*dir) dir = "/tmp";
+    if (unlimited) g_spill_fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);  // gone with the process
+    if (unlimited && g_spill_fd < 0) {  // a file system without O_TMPFILE: a named file, unlinked at once
+        std::string path = std::string(dir) + "/kgsim-spill-XXXXXX";
+        g_spill_fd = mkstemp(path.data());
+        if (g_spill_fd >= 0) unlink(path.c_str());
+    }
     struct sigaction sa {};
     sa.sa_sigaction = on_segv;
     sa.sa_flags = SA_SIGINFO;  // a fault inside the handler is a crash, not a deadlock on the lock
@@ -775,7 +881,14 @@ long long kgsim_get_sampling() { return g_sample_groups; }
 // (core uid, first address, end address, bytes stored) rows; returns how many there are.
 void kgsim_track_writes(int on) {  // the spans stay readable after tracking stops
     g_track_writes = on != 0;
-    if (g_track_writes) g_written.clear();
+    if (g_track_writes) g_written.clear(), g_untracked.clear();
+}
+// Hulls of the stores not tracked because their block had skipped loop iterations, one per GM
+// buffer, as (first address, end address, bytes stored) rows; returns how many there are.
+unsigned long long kgsim_untracked_spans(unsigned long long* out, unsigned long long max_rows) {
+    for (size_t i = 0; i < g_untracked.size() && i < max_rows; ++i)
+        out[3 * i] = g_untracked[i].lo, out[3 * i + 1] = g_untracked[i].hi, out[3 * i + 2] = g_untracked[i].bytes;
+    return g_untracked.size();
 }
 unsigned long long kgsim_written_spans(unsigned long long* out, unsigned long long max_rows) {
     for (size_t i = 0; i < g_written.size() && i < max_rows; ++i) {
@@ -802,6 +915,9 @@ void* kgsim_lazy_alloc(unsigned long long nbytes, int fill, int dtype, unsigned 
     r.chunks = (nbytes + kChunk - 1) / kChunk;
     r.fill = fill, r.dtype = dtype, r.seed = seed, r.a = a, r.b = b;
     r.state = new uint8_t[r.chunks]();
+    r.in_file = new uint8_t[r.chunks]();
+    r.file_off = g_file_end;
+    g_file_end += r.chunks * kChunk;
     r.live = true;
     return p;
 }
@@ -815,8 +931,14 @@ void kgsim_lazy_free(void* base) {
     for (size_t c = 0; c < r->chunks; ++c)
         if (r->state[c] == C_CLEAN) g_clean -= std::min(kChunk, r->size - c * kChunk);
     munmap(base, r->size);
+    if (g_spill_fd >= 0)  // give the disk back (sparse; the offsets stay reserved until no region is live)
+        fallocate(g_spill_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off_t(r->file_off), off_t(r->chunks * kChunk));
     delete[] r->state;
+    delete[] r->in_file;
     *r = Region{};
+    bool any = false;
+    for (const Region& o : g_regions) any = any || o.live;
+    if (!any && g_spill_fd >= 0 && ftruncate(g_spill_fd, 0) == 0) g_file_end = 0;
 }
 
 // Under sampled simulation, an output buffer of at least 16 MiB that a binding allocates
@@ -836,11 +958,13 @@ void kgsim_lazy_set_cap(unsigned long long bytes) {
     Lock lock;
     g_cap = bytes;
     evict_down_to(clean_target());
+    spill_down_to(dirty_limit());
 }
 
-// resident bytes, peak resident bytes, chunk faults, evictions
+// resident bytes, peak resident bytes, chunk faults, evictions, bytes written to the spill file
 void kgsim_lazy_stats(double* out) {
     out[0] = double(g_resident), out[1] = double(g_peak), out[2] = double(g_faults), out[3] = double(g_evictions);
+    out[4] = double(g_spilled);
 }
 
 void kgsim_lazy_reset_peak() { g_peak = g_resident; }

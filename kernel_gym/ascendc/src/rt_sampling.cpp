@@ -247,16 +247,17 @@ void time_launch(LaunchRec& L) {
 // at the skip's start plus whole periods plus the partial period), and simulation goes on.
 // Skipped events enter the history with their predicted state, so an outer loop around an inner
 // one is found too.
+// While skipping, every skipped period must repeat the template's scalar work (counts of basic
+// blocks run, local reads and scalar GM accesses): a period whose scalar work differs (a trip
+// count or branch that depends on data) stops the skip there, and what the difference costs
+// widens the bracket. A skip also stops once the predicted time passes watchdog_cycles (the
+// watchdog then sees it).
 // Scalar reads of local memory (GetValue, operator(), GetReduce*Spr) in the periods: what the
 // kernel reads may steer its scalar work (a trip count, a branch, a loop's exit). Such periods
 // skip only their timing: the skipped calls still do their functional work (copies move data,
 // vector instructions compute) with the block's timing state frozen (issue() returns at once),
-// so the kernel reads what a full simulation would, and (1) the scalar work's counts (basic
-// blocks run, local reads, scalar GM accesses) must agree exactly over the three periods, not
-// only its time, and (2) while skipping, every skipped period must repeat the template's counts:
-// a period whose scalar work differs (a trip count or branch that depends on the data) stops the
-// skip there, and what the difference costs widens the bracket. A skip also stops once the
-// predicted time passes watchdog_cycles (the watchdog then sees it). The scalar code runs while
+// so the kernel reads what a full simulation would, and the scalar work's counts must agree
+// exactly over the three periods, not only its time. The scalar code runs while
 // skipping (the host must reach the code after the loop), but its GM accessors take a fast path
 // (loop_skipping(): bounds only; no race tracking, data-cache model or GM byte counts, which the
 // prediction replaces).
@@ -454,9 +455,9 @@ bool period_repeats(int64_t P) {
     L.mark = now;
     if (dbb + drd + dgs > 0) {
         L.spread_extra += dbb * scalar.block_cycles + drd * hot.scalar_ub_cycles + dgs * hot.scalar_gm_cycles;
-        note_fallback("scalar reads of local memory inside the loop, and a skipped period's scalar work differed "
-                      "from the periods before it (a trip count or branch that depends on data): the skip stopped "
-                      "there");
+        note_fallback("a skipped period's scalar work (basic blocks, scalar reads of local memory, scalar GM "
+                      "accesses) differed from the periods before it (a trip count or branch that depends on data): "
+                      "the skip stopped there");
         return false;
     }
     return cfg.watchdog_cycles <= 0 || predicted(P, L.m).s <= cfg.watchdog_cycles;
@@ -488,8 +489,7 @@ bool loop_skip_slow(const Loc& loc, uint64_t key, uint8_t flags) {
                           b.mask_count, b.counter_mode, b.atomic, loop_key(b.fm_h[0], b.fm_w[0], b.fm_h[1], b.fm_w[1]),
                           b.load3d_pad, b.deq_scale);
     if (L.skipping) {
-        const bool reads = L.tmpl[size_t(L.P)].reads != L.tmpl[0].reads;
-        if (k == L.tmpl_key[size_t(L.m % L.P)] && (L.m == 0 || L.m % L.P != 0 || !reads || period_repeats(L.P))) {
+        if (k == L.tmpl_key[size_t(L.m % L.P)] && (L.m == 0 || L.m % L.P != 0 || period_repeats(L.P))) {
             // the skipped event enters the history with its predicted state
             int64_t m = L.m++;
             Snap x = predicted(L.P, m);

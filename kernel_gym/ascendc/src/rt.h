@@ -214,9 +214,6 @@ struct ScalarCounters {
 };
 extern ScalarCounters scalar;
 
-// rt.gm changed (a buffer registered, freed, or the list cleared): the raw-pointer access hook's
-// bounding range of GM buffers is worked out again (rt_scalar.cpp)
-void gm_list_changed();
 // scalar-unit cycles of a scalar GM access of n bytes at a through the core's data cache
 double scalar_gm_cycles(uintptr_t a, size_t n);
 void dcache_reset();

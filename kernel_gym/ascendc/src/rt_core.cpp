@@ -1253,7 +1253,6 @@ void kgsim_set_config(const double* values, int n) {
 void kgsim_call_begin() {
     using namespace kgsim;
     rt.gm.clear();
-    gm_list_changed();
     rt.launches.clear();
     rt.errors_taken = 0;
     rt.host_faults.clear();
@@ -1273,7 +1272,6 @@ void kgsim_register_gm(const char* name, const void* base, unsigned long long si
     b.size = size;
     b.guarded = kgsim::gm_is_isolated(b.base, b.size);
     kgsim::rt.gm.push_back(std::move(b));
-    kgsim::gm_list_changed();
 }
 
 void* kgsim_gm_alloc(unsigned long long bytes) { return kgsim::gm_alloc(bytes); }

@@ -39,27 +39,9 @@ void trap(const char* f, A... args) {
     trap_block();
 }
 
-// The range from the lowest GM buffer's start to the highest one's end, kGuard bytes wider on each
-// side: an access outside it is neither GM nor a near miss (most of the kernel's own accesses are
-// to its stack and objects, and the buffer loop below was most of this hook's host time).
-bool g_hull_valid = false;
-uintptr_t g_hull_lo = 0, g_hull_hi = 0;
-
-inline bool outside_gm_hull(uintptr_t a) {
-    if (!g_hull_valid) {
-        g_hull_lo = UINTPTR_MAX, g_hull_hi = 0;
-        for (const GmBuf& g : rt.gm) g_hull_lo = std::min(g_hull_lo, g.base), g_hull_hi = std::max(g_hull_hi, g.base + g.size);
-        g_hull_lo = g_hull_lo > kGuard ? g_hull_lo - kGuard : 0;
-        g_hull_hi = g_hull_hi < UINTPTR_MAX - kGuard ? g_hull_hi + kGuard : UINTPTR_MAX;
-        g_hull_valid = true;
-    }
-    return a < g_hull_lo || a >= g_hull_hi;
-}
-
 inline void on_access(uintptr_t a, size_t n, bool write) {
     if (rt.faulted) return;
     if (!hot.in_launch || n == 0) return;
-    if (outside_gm_hull(a)) return;
     if (a == scalar.skip_once) {  // GlobalTensor::operator() already charged this access
         scalar.skip_once = 0;
         return;
@@ -93,8 +75,6 @@ inline void on_access(uintptr_t a, size_t n, bool write) {
 }
 
 }  // namespace
-
-void gm_list_changed() { g_hull_valid = false; }
 
 // The scalar unit reaches GM through a per-core data cache (CANN Ascend C guide, "Compute Units" and
 // "Reading/Writing Data by the Scalar Unit": a 16 KB DCache filled in 64-byte cache lines, each AIC/AIV

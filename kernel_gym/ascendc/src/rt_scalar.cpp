@@ -98,10 +98,6 @@ struct DcacheShape {
     bool on = false;
     uint64_t line = 1, sets = 1;
     int ways = 1;
-    // the 64-bit divisions by the line size and the set count were a third of this function's host
-    // time: shifts and masks where they are powers of two (the profiles' are)
-    int line_shift = -1;
-    uint64_t set_mask = 0;  // sets - 1 when sets is a power of two, else 0
 };
 DcacheShape g_dc_shape;
 
@@ -117,8 +113,6 @@ const DcacheShape& dcache_shape() {
     g.ways = std::min(int(g.ways_cfg), BlockState::kDcacheSlots);
     g.sets = std::max<uint64_t>(1, uint64_t(g.bytes) / g.line / uint64_t(g.ways));
     g.sets = std::min<uint64_t>(g.sets, uint64_t(BlockState::kDcacheSlots / g.ways));
-    g.line_shift = (g.line & (g.line - 1)) == 0 ? __builtin_ctzll(g.line) : -1;
-    g.set_mask = (g.sets & (g.sets - 1)) == 0 ? g.sets - 1 : 0;
     return g;
 }
 }  // namespace
@@ -130,9 +124,7 @@ double scalar_gm_cycles(uintptr_t a, size_t n) {
     const uint64_t line = g.line;
     const int ways = g.ways;
     const uint64_t sets = g.sets;
-    const uint64_t end = a + (n ? n : 1) - 1;
-    const uint64_t first = g.line_shift >= 0 ? a >> g.line_shift : a / line;
-    const uint64_t last = g.line_shift >= 0 ? end >> g.line_shift : end / line;
+    const uint64_t first = a / line, last = (a + (n ? n : 1) - 1) / line;
     double cycles = 0;
     for (uint64_t l = first; l <= last; ++l) {
         uint16_t& hint = b.dc_hint[(l * 0x9E3779B97F4A7C15ull) >> 60];
@@ -141,7 +133,7 @@ double scalar_gm_cycles(uintptr_t a, size_t n) {
             cycles += cfg.scalar_dcache_hit_cycles;
             continue;
         }
-        const uint64_t set0 = ((g.set_mask || sets == 1) ? l & g.set_mask : l % sets) * uint64_t(ways);
+        const uint64_t set0 = (l % sets) * uint64_t(ways);
         uint64_t* tags = b.dc_line + set0;
         uint64_t* used = b.dc_used + set0;
         ++b.dc_clock;

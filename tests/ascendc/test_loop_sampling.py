@@ -286,12 +286,10 @@ def test_a_scalar_read_loop_is_skipped_within_its_bracket(prefix_mods):
     assert sampled.latency_s == pytest.approx(full.latency_s, rel=0.05)
     assert sampled.latency_lo_s <= sampled.latency_s <= sampled.latency_hi_s
     assert sampled.latency_lo_s <= full.latency_s <= sampled.latency_hi_s
-    # the tracked share (before each block's skip) is what full simulation stored
-    assert spans and sum(hi - lo for _, lo, hi, _ in spans) < x.numel() // 2
-    for _, lo, hi, _ in spans:
-        assert torch.equal(y[lo:hi], y_full[lo:hi])
-    # periods with scalar reads skip their timing only: the copies and the scalar loop still ran
+    # periods with scalar reads skip their timing only: the copies and the scalar loop still ran,
+    # so the whole output is full simulation's and stays tracked for the check
     assert torch.equal(y, y_full)
+    assert sum(hi - lo for _, lo, hi, _ in spans) == x.numel()
 
 
 def _trips(tiles, tile, counts):

@@ -263,8 +263,8 @@ void time_launch(LaunchRec& L) {
 // prediction replaces).
 // The first AI Core group of a launch (block index 0) runs in full unless the mode is 2 (every
 // block skips; then the check covers every sampled block's iterations before its first skip);
-// a block's stores after its first skip are not tracked for the check (its local data may be
-// stale). Blocks that wait for each other stop loop sampling for the launch.
+// a block's stores after its first skip of calls' work are not tracked for the check (its local
+// data may be stale); a timing-only skip (below) leaves them tracked. Blocks that wait for each other stop loop sampling for the launch.
 bool g_loop_on = false;
 bool g_loop_skipping = false;
 bool g_loop_timing_only = false;
@@ -303,7 +303,7 @@ struct LoopState {
     Snap mark{};                   // the state (its counts) at the running skip's last period boundary
     std::vector<Snap> tmpl;        // the running skip's template: the states before events t0 - P .. t0
     std::vector<uint64_t> tmpl_key;
-    std::vector<uint8_t> skipped_uid;  // cores of the launch that skipped
+    std::vector<uint8_t> skipped_uid;  // cores of the launch that skipped calls' work (their data may be stale)
 } g_loop;
 
 Snap& at(int64_t i) { return g_loop.snap[size_t(i % kWin)]; }
@@ -532,8 +532,10 @@ bool loop_skip_slow(const Loc& loc, uint64_t key, uint8_t flags) {
     L.spread_extra = 0;
     if (!L.skipped && rt.cur) ++rt.cur->loop_sampled_blocks;
     L.skipped = true;
-    if (size_t(hot.core_uid) >= L.skipped_uid.size()) L.skipped_uid.resize(size_t(hot.core_uid) + 1, 0);
-    L.skipped_uid[size_t(hot.core_uid)] = 1;
+    if (!g_loop_timing_only) {  // a timing-only skip did every call's work: its stores stay checked
+        if (size_t(hot.core_uid) >= L.skipped_uid.size()) L.skipped_uid.resize(size_t(hot.core_uid) + 1, 0);
+        L.skipped_uid[size_t(hot.core_uid)] = 1;
+    }
     L.spread_pending = spread;
     return loop_skip_slow(loc, key, flags);  // the first skipped event
 }

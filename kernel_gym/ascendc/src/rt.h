@@ -311,9 +311,9 @@ void time_launch(LaunchRec& L);
 // block's pipe times, busy time and GM bytes are extrapolated when the stream deviates or the
 // block ends. `flags`: bit 0, a GM store under an atomic mode (such a loop is not skipped).
 extern bool g_loop_on;
-// The running block is skipping (loop_skip returns true for its calls): its scalar accessors take a
-// fast path (no race tracking, no data-cache model, no GM byte counts), as the periods' prediction
-// replaces their timing and a skipped block's data is not checked.
+// The running block is skipping (its calls repeat the loop's period): its GM scalar accessors take a
+// fast path (bounds only: no race tracking, data-cache model or GM byte counts, so their stores are
+// not tracked for the check either), as the periods' prediction replaces their timing.
 extern bool g_loop_skipping;
 inline bool loop_skipping() { return g_loop_skipping; }
 // Skipping periods with scalar reads of local memory: the skipped calls do their functional work

@@ -256,14 +256,15 @@ void time_launch(LaunchRec& L) {
 // skip only their timing: the skipped calls still do their functional work (copies move data,
 // vector instructions compute) with the block's timing state frozen (issue() returns at once),
 // so the kernel reads what a full simulation would, and the scalar work's counts must agree
-// exactly over the three periods, not only its time. The scalar code runs while
-// skipping (the host must reach the code after the loop), but its GM accessors take a fast path
-// (loop_skipping(): bounds only; no race tracking, data-cache model or GM byte counts, which the
-// prediction replaces).
+// exactly over the three periods, not only its time.
+// The kernel's scalar code runs while skipping (the host must reach the code after the loop), but
+// its GM accessors take a fast path (loop_skipping(): bounds only; no race tracking, data-cache
+// model or GM byte counts, which the prediction replaces; UB accessors cost ~4 ns and are left).
 // The first AI Core group of a launch (block index 0) runs in full unless the mode is 2 (every
 // block skips; then the check covers every sampled block's iterations before its first skip);
 // a block's stores after its first skip of calls' work are not tracked for the check (its local
-// data may be stale); a timing-only skip (below) leaves them tracked. Blocks that wait for each other stop loop sampling for the launch.
+// data may be stale); a timing-only skip (above) leaves them tracked. Blocks that wait for each
+// other stop loop sampling for the launch.
 bool g_loop_on = false;
 bool g_loop_skipping = false;
 bool g_loop_timing_only = false;
@@ -344,8 +345,8 @@ enum Unsteady : int { STEADY = 0, COSTS_DIFFER, READS_WORK_DIFFERS };
 
 // The three periods ending at event i (exclusive) cost the same: every state variable moves by
 // the same amount in each, within kTol of a period's length (GM bytes exactly); with scalar reads
-// of local memory in them, the scalar work's counts agree exactly too (see the section's comment). `spread`: the largest difference of the scalar or a pipe's
-// done time between them.
+// of local memory in them, the scalar work's counts agree exactly too (see the section's comment).
+// `spread`: the largest difference of the scalar or a pipe's done time between them.
 Unsteady steady(int64_t i, int64_t P, double* spread) {
     const Snap &s0 = at(i - 3 * P), &s1 = at(i - 2 * P), &s2 = at(i - P), &s3 = at(i);
     if (s1.gr - s0.gr != s3.gr - s2.gr || s2.gr - s1.gr != s3.gr - s2.gr) return COSTS_DIFFER;

@@ -311,6 +311,17 @@ void time_launch(LaunchRec& L);
 // block's pipe times, busy time and GM bytes are extrapolated when the stream deviates or the
 // block ends. `flags`: bit 0, a GM store under an atomic mode (such a loop is not skipped).
 extern bool g_loop_on;
+// The running block is skipping (its calls repeat the loop's period): its GM scalar accessors take a
+// fast path (bounds only: no race tracking, data-cache model or GM byte counts, so their stores are
+// not tracked for the check either), as the periods' prediction replaces their timing.
+extern bool g_loop_skipping;
+inline bool loop_skipping() { return g_loop_skipping; }
+// Skipping periods with scalar reads of local memory: the skipped calls do their functional work
+// (the kernel reads real data) but no timing (issue() returns at once).
+extern bool g_loop_timing_only;
+// Scalar GM accesses inside launches (GlobalTensor GetValue/SetValue/operator(), raw pointers):
+// loop sampling compares their count per period.
+extern uint64_t g_scalar_gm_ops;
 bool loop_skip_slow(const Loc& loc, uint64_t key, uint8_t flags);
 inline bool loop_skip(const Loc& loc, uint64_t key, uint8_t flags = 0) {
     return g_loop_on && loop_skip_slow(loc, key, flags);

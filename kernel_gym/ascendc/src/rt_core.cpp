@@ -431,6 +431,8 @@ bool gm_scalar(int32_t buf, const void* p, uint32_t nbytes, int write, const Loc
     const bool by_value = !by_ref && !handshake;
     const GmClip clip = by_value ? gm_clip(buf, a, nbytes, nbytes, api, dir, loc)
                                  : (gm_check(buf, a, nbytes, nbytes, api, dir, loc), GmClip{a, a + nbytes, false});
+    ++g_scalar_gm_ops;
+    if (loop_skipping()) return !clip.clipped || clip.own_pages;  // bounds only: the prediction times it
     if (clip.clipped) {  // past the buffer: done only within its own pages, and not race-checked
         if (rt.cur) (write ? rt.cur->gm_write : rt.cur->gm_read) += nbytes;
         hot.s_time += scalar_gm_cycles(a, nbytes);
@@ -513,7 +515,8 @@ static void hazard(const char* what, Pipe p, double start, uint32_t blk, int oth
 double issue(Pipe p, double occ, double lat, const Span* reads, int nr, const Span* writes, int nw, const char* api,
              const Loc& loc) {
     BlockState& b = rt.blk;
-    if (g_loop_on && loop_issue(p, occ, lat, api, loc)) return std::max(hot.s_time, b.free_[p]);  // skipped
+    if (g_loop_on && (loop_issue(p, occ, lat, api, loc) || g_loop_timing_only))
+        return std::max(hot.s_time, b.free_[p]);  // skipped, or its work done untimed
     double start = std::max(hot.s_time, b.free_[p]);
     hot.s_time += cfg.scalar_issue_cycles;
     double end = start + occ, done = end + lat;

@@ -134,6 +134,7 @@ void mm_block(const MmOperand& a, const MmOperand& b, const MmOperand* bias, int
         }
     }
 
+    if (g_loop_timing_only) return;  // loop sampling skips this call's timing only (rt_sampling.cpp)
     BlockState& blk = rt.blk;
     int64_t bytes_a = m * k * dt_size(a.dt), bytes_b = k * n * dt_size(b.dt);
     int64_t k0 = std::max<int64_t>(1, 32 / dt_size(a.dt));
@@ -188,9 +189,13 @@ void mm_out(const float* l0c, int64_t m, int64_t n, const MmOperand& c, int64_t 
         }
         if (plain_gm) record_store(reinterpret_cast<uintptr_t>(row), before.size(), before.data(), loc);
     }
+    Span w{c.local.addr, uint32_t(((m - 1) * c.ld + n) * es)};
+    if (g_loop_timing_only) {  // loop sampling skips this call's timing only (rt_sampling.cpp)
+        if (c.is_local) mark_init_range(c.local.mem, c.local.addr, w.len);
+        return;
+    }
     BlockState& blk = rt.blk;
     blk.free_[P_FIX] = std::max(blk.free_[P_FIX], blk.done_[P_M]);
-    Span w{c.local.addr, uint32_t(((m - 1) * c.ld + n) * es)};
     issue(P_FIX, stage_cycles(m * n * es, kFixBytesPerCycle), kFixLatency, nullptr, 0, c.is_local ? &w : nullptr,
           c.is_local ? 1 : 0, "Matmul", loc);
     if (c.is_local) mark_init_range(c.local.mem, c.local.addr, w.len);

@@ -265,19 +265,37 @@ void time_launch(LaunchRec& L) {
 // Fixpipe) form a stream of events, each keyed by its call site and its arguments (GM addresses
 // left out, local addresses, lengths, masks and strides in). A tile loop makes that stream
 // periodic. Before each event the block's timing state is recorded (scalar time, each pipe's
-// free and done times and busy time, GM bytes). When the keys of the last three periods agree,
-// the period's cost (the change of every state variable over one period) agrees within kTol, no
-// scalar read of local memory happened in them (the work could depend on data) and no GM store
-// was atomic, the block starts skipping: loop_skip returns true while the calls keep repeating
-// the period. The first call that differs (a tail tile, the code after the loop) or the block's
-// end stops the skip: the state becomes what the periods predict (the state at the skip's start
-// plus whole periods plus the partial period), and simulation goes on. Skipped events enter the
-// history with their predicted state, so an outer loop around an inner one is found too.
+// free and done times and busy time, GM bytes, and the scalar work's counts: basic blocks run,
+// scalar reads of local memory, scalar GM accesses). When the keys of the last three periods
+// agree, the period's cost (the change of every state variable over one period) agrees within
+// kTol and no GM store was atomic, the block starts skipping: loop_skip returns true while the
+// calls keep repeating the period. The first call that differs (a tail tile, the code after the
+// loop) or the block's end stops the skip: the state becomes what the periods predict (the state
+// at the skip's start plus whole periods plus the partial period), and simulation goes on.
+// Skipped events enter the history with their predicted state, so an outer loop around an inner
+// one is found too.
+// While skipping, every skipped period must repeat the template's scalar work (counts of basic
+// blocks run, local reads and scalar GM accesses): a period whose scalar work differs (a trip
+// count or branch that depends on data) stops the skip there, and what the difference costs
+// widens the bracket.
+// Scalar reads of local memory (GetValue, operator(), GetReduce*Spr) in the periods: what the
+// kernel reads may steer its scalar work (a trip count, a branch, a loop's exit). Such periods
+// skip only their timing: the skipped calls still do their functional work (copies move data,
+// vector instructions compute) with the block's timing state frozen (issue() returns at once),
+// so the kernel reads what a full simulation would, and the scalar work's counts must agree
+// exactly over the three periods, not only its time.
+// The kernel's scalar code runs while skipping (the host must reach the code after the loop), but
+// its GM accessors take a fast path (loop_skipping(): bounds only; no race tracking, data-cache
+// model or GM byte counts, which the prediction replaces; UB accessors cost ~4 ns and are left).
 // The first AI Core group of a launch (block index 0) runs in full unless the mode is 2 (every
 // block skips; then the check covers every sampled block's iterations before its first skip);
-// a block's stores after its first skip are not tracked for the check (its local data may be
-// stale). Blocks that wait for each other stop loop sampling for the launch.
+// a block's stores after its first skip of calls' work are not tracked for the check (its local
+// data may be stale); a timing-only skip (above) leaves them tracked. Blocks that wait for each
+// other stop loop sampling for the launch.
 bool g_loop_on = false;
+bool g_loop_skipping = false;
+bool g_loop_timing_only = false;
+uint64_t g_scalar_gm_ops = 0;
 bool g_loop_block0 = false;  // mode 2: block index 0 may skip too (one-block launches, a long block 0)
 
 namespace {
@@ -286,6 +304,7 @@ struct Snap {
     double s;
     double fr[P_COUNT], dn[P_COUNT], busy[P_COUNT];
     uint64_t gr, gw, reads;
+    uint64_t bb, gs;  // basic blocks of kernel code run, scalar GM accesses (counts, not extrapolated)
 };
 
 constexpr int64_t kWin = 4096;       // events kept
@@ -307,9 +326,11 @@ struct LoopState {
     double s_at_last = 0;          // scalar time at the last skipped event
     double spread = 0;             // half-width of the block's cycle bracket
     double spread_pending = 0;     // the running skip's cost difference between its periods
+    double spread_extra = 0;       // scalar work a skipped period did beyond the template's (cycles)
+    Snap mark{};                   // the state (its counts) at the running skip's last period boundary
     std::vector<Snap> tmpl;        // the running skip's template: the states before events t0 - P .. t0
     std::vector<uint64_t> tmpl_key;
-    std::vector<uint8_t> skipped_uid;  // cores of the launch that skipped
+    std::vector<uint8_t> skipped_uid;  // cores of the launch that skipped calls' work (their data may be stale)
 } g_loop;
 
 Snap& at(int64_t i) { return g_loop.snap[size_t(i % kWin)]; }
@@ -323,6 +344,8 @@ Snap take() {
     x.gr = rt.cur ? rt.cur->gm_read : 0;
     x.gw = rt.cur ? rt.cur->gm_write : 0;
     x.reads = hot.local_reads;
+    x.bb = scalar.blocks;
+    x.gs = g_scalar_gm_ops;
     return x;
 }
 
@@ -344,17 +367,28 @@ Snap predicted(int64_t P, int64_t m) {
     return x;
 }
 
+// Why three periods ending at event i (exclusive) are not steady.
+enum Unsteady : int { STEADY = 0, COSTS_DIFFER, READS_WORK_DIFFERS };
+
 // The three periods ending at event i (exclusive) cost the same: every state variable moves by
-// the same amount in each, within kTol of a period's length (GM bytes exactly). `spread`: the
-// largest difference of the scalar or a pipe's done time between them.
-bool steady(int64_t i, int64_t P, double* spread) {
+// the same amount in each, within kTol of a period's length (GM bytes exactly); with scalar reads
+// of local memory in them, the scalar work's counts agree exactly too (see the section's comment).
+// `spread`: the largest difference of the scalar or a pipe's done time between them.
+Unsteady steady(int64_t i, int64_t P, double* spread) {
     const Snap &s0 = at(i - 3 * P), &s1 = at(i - 2 * P), &s2 = at(i - P), &s3 = at(i);
-    if (s3.reads != s0.reads) return false;  // scalar reads of local memory: the work may depend on data
-    if (s1.gr - s0.gr != s3.gr - s2.gr || s2.gr - s1.gr != s3.gr - s2.gr) return false;
-    if (s1.gw - s0.gw != s3.gw - s2.gw || s2.gw - s1.gw != s3.gw - s2.gw) return false;
+    if (s1.gr - s0.gr != s3.gr - s2.gr || s2.gr - s1.gr != s3.gr - s2.gr) return COSTS_DIFFER;
+    if (s1.gw - s0.gw != s3.gw - s2.gw || s2.gw - s1.gw != s3.gw - s2.gw) return COSTS_DIFFER;
+    if (s3.reads != s0.reads) {  // the work may depend on data
+        auto same_count = [&](uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3) {
+            return a1 - a0 == a3 - a2 && a2 - a1 == a3 - a2;
+        };
+        if (!same_count(s0.reads, s1.reads, s2.reads, s3.reads) || !same_count(s0.bb, s1.bb, s2.bb, s3.bb) ||
+            !same_count(s0.gs, s1.gs, s2.gs, s3.gs))
+            return READS_WORK_DIFFERS;
+    }
     double len = s3.s - s2.s;
     for (int p = 0; p < P_COUNT; ++p) len = std::max(len, s3.dn[p] - s2.dn[p]);
-    if (!(len > 0)) return false;
+    if (!(len > 0)) return COSTS_DIFFER;
     double tol = kTol * len, worst = 0;
     auto same = [&](double a0, double a1, double a2, double a3, bool time) {
         double d1 = a1 - a0, d2 = a2 - a1, d3 = a3 - a2;
@@ -362,13 +396,13 @@ bool steady(int64_t i, int64_t P, double* spread) {
         if (time) worst = std::max(worst, dev);
         return dev <= tol;
     };
-    if (!same(s0.s, s1.s, s2.s, s3.s, true)) return false;
+    if (!same(s0.s, s1.s, s2.s, s3.s, true)) return s3.reads != s0.reads ? READS_WORK_DIFFERS : COSTS_DIFFER;
     for (int p = 0; p < P_COUNT; ++p)
         if (!same(s0.fr[p], s1.fr[p], s2.fr[p], s3.fr[p], false) || !same(s0.dn[p], s1.dn[p], s2.dn[p], s3.dn[p], true) ||
             !same(s0.busy[p], s1.busy[p], s2.busy[p], s3.busy[p], false))
-            return false;
+            return COSTS_DIFFER;
     *spread = worst;
-    return true;
+    return STEADY;
 }
 
 void note_fallback(const char* why) {
@@ -402,7 +436,15 @@ void stop_skip() {
     double drift = hot.s_time - L.s_at_last;  // scalar work after the last skipped event
     double shift = x.s - L.tmpl[size_t(P)].s;  // queue and event times set while skipping were stale
     BlockState& b = rt.blk;
-    hot.s_time = x.s + std::max(0.0, drift);
+    // The prediction before the stopping call already holds the template's scalar work between the
+    // last skipped call and this one; `drift` is that work as it ran. Counting both charged it twice
+    // (a whole tile when a scalar loop lies between the calls): the larger of the two stands.
+    if (L.m > 0) {
+        const double prev = predicted(P, L.m - 1).s;
+        hot.s_time = prev + std::max(x.s - prev, drift);
+    } else {
+        hot.s_time = x.s + std::max(0.0, drift);
+    }
     for (int p = 0; p < P_COUNT; ++p) b.free_[p] = x.fr[p], b.done_[p] = x.dn[p], b.busy[p] = x.busy[p];
     if (rt.cur) rt.cur->gm_read = x.gr, rt.cur->gm_write = x.gw;
     for (Queue& q : b.queues)
@@ -418,8 +460,35 @@ void stop_skip() {
     const Snap &a = L.tmpl[0], &e = L.tmpl[size_t(P)];
     double period = e.s - a.s;
     for (int p = 0; p < P_COUNT; ++p) period = std::max(period, e.dn[p] - a.dn[p]);
-    L.spread += double(L.m / P) * L.spread_pending + (L.m > 0 ? std::max(0.0, period) : 0.0);
+    L.spread += double(L.m / P) * L.spread_pending + (L.m > 0 ? std::max(0.0, period) : 0.0) + L.spread_extra;
+    L.spread_extra = 0;
     L.skipping = false;
+    g_loop_skipping = g_loop_timing_only = false;
+}
+
+// A whole period has been skipped since the last boundary: did its scalar work repeat the
+// template's (counts of basic blocks, local reads and GM accesses)? If not, the cycles the
+// difference costs at most (a GM access at a line fill) go to the bracket. (No watchdog stop here:
+// the watchdog looks every 4096 API calls, so a full simulation of a long scalar block runs past
+// watchdog_cycles unchecked, and stopping every period there widened GroupNorm's bracket to 74 %.)
+bool period_repeats(int64_t P) {
+    LoopState& L = g_loop;
+    const Snap &a = L.tmpl[0], &b = L.tmpl[size_t(P)];
+    const Snap now = take();
+    auto diff = [](uint64_t x0, uint64_t x1, uint64_t y0, uint64_t y1) {
+        return std::fabs(double(x1 - x0) - double(y1 - y0));
+    };
+    const double dbb = diff(L.mark.bb, now.bb, a.bb, b.bb), drd = diff(L.mark.reads, now.reads, a.reads, b.reads),
+                 dgs = diff(L.mark.gs, now.gs, a.gs, b.gs);
+    L.mark = now;
+    if (dbb + drd + dgs > 0) {
+        L.spread_extra += dbb * scalar.block_cycles + drd * hot.scalar_ub_cycles + dgs * hot.scalar_gm_cycles;
+        note_fallback("a skipped period's scalar work (basic blocks, scalar reads of local memory, scalar GM "
+                      "accesses) differed from the periods before it (a trip count or branch that depends on data): "
+                      "the skip stopped there");
+        return false;
+    }
+    return true;
 }
 
 }  // namespace
@@ -448,16 +517,16 @@ bool loop_skip_slow(const Loc& loc, uint64_t key, uint8_t flags) {
                           b.mask_count, b.counter_mode, b.atomic, loop_key(b.fm_h[0], b.fm_w[0], b.fm_h[1], b.fm_w[1]),
                           b.load3d_pad, b.deq_scale);
     if (L.skipping) {
-        if (k == L.tmpl_key[size_t(L.m % L.P)]) {
+        if (k == L.tmpl_key[size_t(L.m % L.P)] && (L.m == 0 || L.m % L.P != 0 || period_repeats(L.P))) {
             // the skipped event enters the history with its predicted state
             int64_t m = L.m++;
             Snap x = predicted(L.P, m);
-            x.reads = hot.local_reads;
+            x.reads = hot.local_reads, x.bb = scalar.blocks, x.gs = g_scalar_gm_ops;  // counts: actual
             int64_t P = L.P;
             record_event(k, flags, x);
             L.P = P;  // the period being skipped stays the candidate
             L.s_at_last = hot.s_time;
-            return true;
+            return !g_loop_timing_only;  // with scalar reads: the call does its work, untimed
         }
         stop_skip();
     }
@@ -471,12 +540,11 @@ bool loop_skip_slow(const Loc& loc, uint64_t key, uint8_t flags) {
             return false;
         }
     double spread = 0;
-    if (!steady(i, P, &spread)) {
-        if (at(i).reads != at(i - 3 * P).reads)
-            note_fallback("scalar reads of local memory (GetValue, operator(), GetReduce*Spr) inside the loop: the work "
-                          "may depend on data");
-        return false;
-    }
+    const Unsteady why = steady(i, P, &spread);
+    if (why == READS_WORK_DIFFERS)
+        note_fallback("scalar reads of local memory (GetValue, operator(), GetReduce*Spr) inside the loop, and its "
+                      "periods' scalar work differs: the work depends on data");
+    if (why != STEADY) return false;
     // skip from event i on; the history's event i is the first skipped one
     L.tmpl.assign(size_t(P + 1), Snap{});
     L.tmpl_key.assign(size_t(P), 0);
@@ -486,10 +554,16 @@ bool loop_skip_slow(const Loc& loc, uint64_t key, uint8_t flags) {
     L.t0 = i;
     L.m = 0;
     L.skipping = true;
+    g_loop_skipping = true;
+    g_loop_timing_only = at(i).reads != at(i - P).reads;
+    L.mark = at(i);
+    L.spread_extra = 0;
     if (!L.skipped && rt.cur) ++rt.cur->loop_sampled_blocks;
     L.skipped = true;
-    if (size_t(hot.core_uid) >= L.skipped_uid.size()) L.skipped_uid.resize(size_t(hot.core_uid) + 1, 0);
-    L.skipped_uid[size_t(hot.core_uid)] = 1;
+    if (!g_loop_timing_only) {  // a timing-only skip did every call's work: its stores stay checked
+        if (size_t(hot.core_uid) >= L.skipped_uid.size()) L.skipped_uid.resize(size_t(hot.core_uid) + 1, 0);
+        L.skipped_uid[size_t(hot.core_uid)] = 1;
+    }
     L.spread_pending = spread;
     return loop_skip_slow(loc, key, flags);  // the first skipped event
 }
@@ -503,8 +577,9 @@ void loop_block_begin() {
     LoopState& L = g_loop;
     L.eligible = g_loop_on && (hot.block_idx != 0 || g_loop_block0);  // mode 1: block 0 in full, all checked
     L.skipping = L.skipped = false;
+    g_loop_skipping = g_loop_timing_only = false;
     L.n = L.P = L.match = L.t0 = L.m = 0;
-    L.spread = L.spread_pending = 0;
+    L.spread = L.spread_pending = L.spread_extra = 0;
     L.last.clear();
 }
 

@@ -55,6 +55,8 @@ inline void on_access(uintptr_t a, size_t n, bool write) {
                 trap("a scalar %s of %zu bytes at offset %llu of GM buffer '%s' (%llu bytes) runs past its end",
                      write ? "write" : "read", n, (unsigned long long)(a - g.base), g.name.c_str(),
                      (unsigned long long)g.size);
+            ++g_scalar_gm_ops;
+            if (loop_skipping()) return;  // skipping: bounds only, the prediction times it
             record_access(a, n, write ? AK_WRITE : AK_READ, Loc{});
             if (rt.cur) (write ? rt.cur->gm_write : rt.cur->gm_read) += n;
             hot.s_time += scalar_gm_cycles(a, n);

@@ -90,10 +90,28 @@ def _read_tree(root: Path, sub: str) -> dict[str, str]:
     return out
 
 
-def _common_headers(corpus: Path, texts: list[str]) -> dict[str, str]:
+# a directory of the library a project's CMakeLists puts on its include path: `${CMAKE_SOURCE_DIR}/src/...`
+_CMAKE_SRC_DIR = re.compile(r"\$\{CMAKE_SOURCE_DIR\}/(src/[\w./-]+)")
+
+
+def _cmake_include_dirs(corpus: Path, cmake: str) -> list[Path]:
+    """The library's directories a project's own CMakeLists adds to its include path
+    (target_include_directories): conv2d_backprop_input_v2's tiling header includes
+    conv3d_backprop_input_v2's, found because the build lists that project's op_host."""
+    dirs: list[Path] = []
+    for block in re.findall(r"target_include_directories\s*\(([^)]*)\)", cmake):
+        for rel in _CMAKE_SRC_DIR.findall(block):
+            d = corpus / rel
+            if d.is_dir() and d not in dirs and rel.rstrip("/") != "src/common/inc":
+                dirs.append(d)
+    return dirs
+
+
+def _common_headers(corpus: Path, texts: list[str], include_dirs: list[Path] | None = None) -> dict[str, str]:
     """The library's shared headers the sources reach: src/common/inc is on the build's include
     path, and so are its subdirectories of kernel and tiling headers (a kernel includes
-    "foreach_triangle.h" from inc/foreach/op_kernel), found by the path's tail."""
+    "foreach_triangle.h" from inc/foreach/op_kernel), found by the path's tail; then the
+    directories the project's CMakeLists adds (`include_dirs`), searched by the name as written."""
     inc = corpus / "src" / "common" / "inc"
     every = [p for p in inc.rglob("*") if p.is_file()] if inc.is_dir() else []
     found: dict[str, str] = {}
@@ -104,8 +122,12 @@ def _common_headers(corpus: Path, texts: list[str]) -> dict[str, str]:
                 continue
             direct = inc / name
             tail = [p for p in every if str(p).endswith("/" + name)]
+            listed = [d / name for d in include_dirs or [] if (d / name).is_file()]
             if direct.is_file():
                 found[name] = direct.read_text(errors="replace")
+                todo.append(found[name])
+            elif listed:  # the first listed directory that has it, as the compiler searches
+                found[name] = listed[0].read_text(errors="replace")
                 todo.append(found[name])
             elif len(tail) == 1:  # one file under two names would be two headers: forward to its path
                 rel = str(tail[0].relative_to(inc))
@@ -201,12 +223,23 @@ CORPUS_DEFECTS = {
         " bytes (the API's unit) where tileLen elements were meant: the Sigmoid's destination overlaps its"
         " source 512 elements on, so the tile's second half is computed from already overwritten data"
     ),
+    "math/inplace_attn_softmax": (
+        "its fp32 tiling takes 16384 columns per pass (a third of the 192 KiB UB), and its kernel passes"
+        " (uint16_t)(basicColLen * sizeof(float)) = (uint16_t)65536 = 0 as DataCopyParams.blockLen (a uint16_t"
+        " in bytes): its DataCopyPad calls copy nothing for every full pass of the example's 50000-column rows"
+    ),
 }
+
+
+# headers of the third-party libraries cann-ops' build_third_party.sh downloads (not CANN's, not Ascend C's)
+_THIRD_PARTY_HEADERS = ("nlohmann/",)
 
 
 def _classify(message: str) -> tuple[str, str]:
     """(blocker, owner) from an error message."""
     m = re.search(r"missing_api: ([^\s(]+) \(([^)]*)\)", message)
+    if m and m.group(1).startswith(_THIRD_PARTY_HEADERS):  # what the library's build fetches itself
+        return f"needs a third-party header: {m.group(1)} ({m.group(2)})", "environment"
     if m:
         return f"missing_api: {m.group(1)} ({m.group(2)})", "simulator"
     first = message.strip().splitlines()[0] if message.strip() else "unknown"
@@ -254,9 +287,11 @@ def run_one(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
     run_sh = (ex / "run.sh").read_text(errors="replace")
     verifies = _verify_commands(run_sh)
     files = {**_read_tree(project, "op_host"), **_read_tree(project, "op_kernel")}
-    headers = _common_headers(corpus, list(files.values()))
-    if (project / "CMakeLists.txt").is_file():  # which host library each host source is built into
-        files["CMakeLists.txt"] = (project / "CMakeLists.txt").read_text(errors="replace")
+    cmake = (project / "CMakeLists.txt").read_text(errors="replace") if (project / "CMakeLists.txt").is_file() else ""
+    include_dirs = _cmake_include_dirs(corpus, cmake)
+    headers = _common_headers(corpus, list(files.values()), include_dirs)
+    if cmake:  # which host library each host source is built into
+        files["CMakeLists.txt"] = cmake
     # the library's shared host sources of a family whose headers the project uses (the foreach
     # tiling functions in src/common/src/foreach), compiled into the op's host side as the build does
     common_src = corpus / "src" / "common" / "src"
@@ -266,7 +301,10 @@ def run_one(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
     for family in sorted(families):
         for p in sorted((common_src / family).rglob("*.cpp")) if (common_src / family).is_dir() else []:
             files[f"common_src/{p.relative_to(common_src)}"] = p.read_text(errors="replace")
-    headers = {**headers, **_common_headers(corpus, [t for k, t in files.items() if k.startswith("common_src/")])}
+    headers = {
+        **headers,
+        **_common_headers(corpus, [t for k, t in files.items() if k.startswith("common_src/")], include_dirs),
+    }
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="cann-ops-") as tmp:
         work = Path(tmp) / "ex"
@@ -397,7 +435,7 @@ def _no_paths(text: str) -> str:
     return re.sub(r"(?<![\w.])/(?:[\w.+-]+/)+", "", text).replace("|", "/")
 
 
-def render(results: list[ProjectResult], commit: str, command: str) -> str:
+def render(results: list[ProjectResult], commit: str, command: str, made_by: str = "") -> str:
     results = [ProjectResult(r.project, r.status, _no_paths(r.blocker), r.owner, r.seconds) for r in results]
     counts = Counter(r.status for r in results)
     runnable = [r for r in results if r.status in ("pass", "fail")]
@@ -423,6 +461,7 @@ def render(results: list[ProjectResult], commit: str, command: str) -> str:
         f"{counts['needs_python_package']} need a Python package this machine lacks for their `gen_data.py`"
         + (f"; {counts['not_run']} were not run in this pass." if counts["not_run"] else "."),
         "",
+        *([f"**How this table was made:** {made_by}", ""] if made_by else []),
         "## Blockers by frequency",
         "",
         "| blocker | projects |",
@@ -454,6 +493,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="with --render: give the projects the file lacks their source-only status (triage) instead of not_run",
     )
+    ap.add_argument(
+        "--made-by",
+        default="",
+        help="with --write-doc or --render: a sentence on how the rows were made (the revision, the pass)",
+    )
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--out", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
@@ -469,7 +513,7 @@ def main(argv: list[str] | None = None) -> int:
                 early = triage(p, corpus) if a.triage_rest else None
                 done.append(early or ProjectResult(name, "not_run", "not run in this pass", ""))
         cmd = "python -m experiments.cann_ops_corpus --corpus <cann-ops checkout> --commit <commit> --write-doc"
-        DOC.write_text(render(done, _corpus_commit(corpus, a.commit), cmd) + kept_catlass_section(DOC))
+        DOC.write_text(render(done, _corpus_commit(corpus, a.commit), cmd, a.made_by) + kept_catlass_section(DOC))
         return 0
     todo = projects(corpus)
     if a.only:
@@ -496,7 +540,7 @@ def main(argv: list[str] | None = None) -> int:
         Path(a.json).write_text(json.dumps([asdict(r) for r in results], indent=1))
     if a.write_doc:
         cmd = "python -m experiments.cann_ops_corpus --corpus <cann-ops checkout> --commit <commit> --write-doc"
-        DOC.write_text(render(results, _corpus_commit(corpus, a.commit), cmd) + kept_catlass_section(DOC))
+        DOC.write_text(render(results, _corpus_commit(corpus, a.commit), cmd, a.made_by) + kept_catlass_section(DOC))
     return 0
 
 

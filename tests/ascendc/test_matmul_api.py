@@ -263,3 +263,24 @@ def test_gm_to_l1_staging_pays_per_row_copies_and_unaligned_rows(op) -> None:
         per_elem[k] = op.last_run.per_pipe_busy["MTE2"] / k
     assert per_elem[65536] > 1.1 * per_elem[65280]
     assert per_elem[65296] > 1.2 * per_elem[65280]
+
+
+def test_set_org_shape_orgkc_is_the_row_width_of_c() -> None:
+    """SetOrgShape(orgM, orgN, orgKa, orgKb, orgKc): orgKc is C's N in GM where it differs from B's (0: B's N).
+    The kernel computes the left half of C's columns (B's N = n / 2) into rows n elements apart."""
+    half_c = KERNEL.replace(
+        "mm.SetTail(tailM, tailN);",
+        "mm.SetOrgShape(tiling.M, tailN / 2, tiling.Ka, tiling.Kb, tiling.N);\n        mm.SetTail(tailM, tailN / 2);",
+    )
+    op = asc.load_op_project(
+        {
+            "op_host/matmul_custom_tiling.h": TILING_H,
+            "op_host/matmul_custom.cpp": HOST,
+            "op_kernel/matmul_custom.cpp": half_c,
+        }
+    )
+    m, k, n = 64, 32, 96
+    a, b, bias = torch.randn(m, k).half(), torch.randn(n, k).half(), torch.randn(n)
+    c = op(a, b, bias, alpha=0.2, transpose_b=True, aiv=1)
+    want = _want(a, b[: n // 2], bias[: n // 2], 0.2, True)
+    torch.testing.assert_close(c[:, : n // 2], want, rtol=1e-4, atol=1e-3)

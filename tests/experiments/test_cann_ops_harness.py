@@ -36,3 +36,34 @@ def test_npu_smi_answers_info_m_in_its_layout(tmp_path):
     assert mcu.split()[-1] == "Mcu"
     other = subprocess.run([str(tool), "info"], capture_output=True, text=True, check=False)
     assert other.returncode != 0 and "only 'info -m'" in other.stderr
+
+
+def test_include_dirs_of_the_projects_cmakelists_resolve_a_sibling_projects_header(tmp_path):
+    """A project's CMakeLists puts another project's op_host on its include path (as the library's
+    conv2d_backprop_input_v2 does for conv3d's tiling header): the header is found there, and the
+    headers it includes in turn; src/common/inc stays first."""
+    from experiments.cann_ops_corpus import _classify, _cmake_include_dirs, _common_headers
+
+    sibling = tmp_path / "src" / "conv" / "other_op" / "op_host"
+    sibling.mkdir(parents=True)
+    (sibling / "other_tiling.h").write_text('#include "shared_util.h"\nstruct OtherTiling { int a; };\n')
+    util = tmp_path / "src" / "common" / "op_host" / "op_tiling"
+    util.mkdir(parents=True)
+    (util / "shared_util.h").write_text("#define SHARED 1\n")
+    (tmp_path / "src" / "common" / "inc").mkdir(parents=True)
+    cmake = """target_include_directories(optiling PRIVATE
+        ${CMAKE_CURRENT_SOURCE_DIR}/op_host
+        ${CMAKE_SOURCE_DIR}/src/common/inc
+        ${CMAKE_SOURCE_DIR}/src/common/op_host/op_tiling
+        ${CMAKE_SOURCE_DIR}/src/conv/other_op/op_host
+        ${CMAKE_SOURCE_DIR}/src/conv/not_there
+)
+target_sources(optiling PRIVATE ${CMAKE_SOURCE_DIR}/src/conv/other_op/op_host/x.cpp)"""
+    dirs = _cmake_include_dirs(tmp_path, cmake)
+    assert dirs == [util, sibling]  # listed directories that exist, src/common/inc left to its own rule
+    found = _common_headers(tmp_path, ['#include "other_tiling.h"\n'], dirs)
+    assert set(found) == {"other_tiling.h", "shared_util.h"}
+    assert _common_headers(tmp_path, ['#include "other_tiling.h"\n']) == {}  # not on the path without them
+    # a header of a third-party library the library's own build downloads: the environment's
+    assert _classify("missing_api: nlohmann/json.hpp (op_tiling/x.h:19)")[1] == "environment"
+    assert _classify("missing_api: kernel_foo.h (op_kernel/y.cpp:3)")[1] == "simulator"

@@ -70,7 +70,23 @@ struct GmBuf {
     bool guarded = false;
 };
 
-enum AccessKind : uint8_t { AK_READ = 0, AK_WRITE = 1, AK_ATOMIC = 2 };
+// AK_SAME: a plain write whose bytes, as the writing block left them at its end, equal what earlier
+// blocks of the launch had left there (preimage_settle): it races with reads and atomics, not with writes.
+enum AccessKind : uint8_t { AK_READ = 0, AK_WRITE = 1, AK_ATOMIC = 2, AK_SAME = 3 };
+
+// What the running block's plain GM stores overwrote, byte range by range, the first time the block
+// wrote there: the bytes (`valid`) where another block of the launch had written them before, else
+// nothing. Kept for one block from its start; a block that waits for another gives it up (owner -1).
+struct PreSeg {
+    uintptr_t hi;
+    bool valid;
+    std::vector<uint8_t> bytes;
+};
+struct PreImage {
+    int64_t owner = -1;
+    size_t first_interval = 0;  // the block's first entry in Runtime::intervals
+    std::map<uintptr_t, PreSeg> segs;
+};
 
 struct Interval {
     uintptr_t lo, hi;
@@ -181,10 +197,13 @@ struct Runtime {
     // writes on demand (written_by_another_block); painted_upto: intervals painted so far.
     std::map<uintptr_t, std::pair<uintptr_t, int64_t>> last_writer;
     size_t painted_upto = 0;
+    PreImage pre;
     void clear_intervals() {
         intervals.clear();
         last_writer.clear();
         painted_upto = 0;
+        pre.owner = -1;
+        pre.segs.clear();
     }
     bool race_overflow = false;
     bool faulted = false;  // a fault ended a launch of this call: later launches are skipped
@@ -277,6 +296,15 @@ bool written_by_another_block(uintptr_t lo, uint64_t n);
 // for the race detector unless it stored exactly the bytes another block of the launch had stored
 // there (then either order gives the same result: kernels whose blocks all write the same output).
 void record_store(uintptr_t lo, uint64_t n, const uint8_t* before, const Loc& loc);
+// The pre-image of the running block (PreImage): start it for the block now running, give it up
+// (the block waits, so other blocks' writes interleave with its own), note a store's old bytes before
+// it is done (nullptr: not known, so never judged equal), and at the block's end turn its plain
+// writes whose final bytes equal the earlier blocks' into AK_SAME: whichever block stores last, the
+// memory ends the same, so blocks that all leave the same bytes do not race (the NPU has no fault here).
+void preimage_begin();
+void preimage_drop();
+void preimage_note(uintptr_t lo, uint64_t n, const uint8_t* before);
+void preimage_settle(int64_t uid);
 void record_fault(const char* cls, const char* file, uint32_t line, const std::string& msg);
 void race_sweep();
 // Cube side (rt_cube.cpp): record an access of a cube memory by a pipe and check it against the

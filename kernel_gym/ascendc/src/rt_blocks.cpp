@@ -163,6 +163,7 @@ void fiber_entry() {
     hot.sub_block_idx = f.sub_idx;
     hot.sub_block_num = f.sub_num;
     hot.task_ratio = f.ratio;
+    preimage_begin();
     s.body(s.ctx);
     s.cur->state = Fiber::DONE;  // returning resumes the scheduler (uc_link)
 }
@@ -281,6 +282,7 @@ void suspend(Scheduler& s, Fiber::State why, const Loc& loc) {
     Fiber& f = *s.cur;
     f.state = why;
     f.wait_loc = loc;
+    preimage_drop();  // other blocks run before this one ends: its end state is not its own alone
     swapcontext(&f.ctx, &s.main);
     // resumed by run_blocks; the core state is this block's again
 }

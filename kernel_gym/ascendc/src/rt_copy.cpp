@@ -229,6 +229,7 @@ void copy_local_to_gm(int32_t buf, void* gm, const TRef& src, DT dt, uint32_t es
         // write is not recorded. A write equal to memory nobody wrote in this launch still is.
         const bool changes = atomic != 0 || std::memcmp(d, s, p.block_len) != 0 ||
                              clip.clipped || !written_by_another_block(g + i * gm_step, p.block_len);
+        if (!atomic && !clip.clipped) preimage_note(g + i * gm_step, p.block_len, d);
         if (atomic) atomic_apply(adt, d, s, p.block_len, atomic);
         else std::memcpy(d, s, p.block_len);
         if (clip.clipped) continue;  // recorded once below, in bounds

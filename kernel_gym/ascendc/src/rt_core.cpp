@@ -341,6 +341,7 @@ GmClip gm_clip(int32_t buf, uintptr_t p, uint64_t nbytes, uint32_t es, const cha
 void record_access(uintptr_t lo, uint64_t n, uint8_t kind, const Loc& loc) {
     if (g_track_writes && kind != AK_READ && n) track_write(lo, n);
     if (!cfg.race_check || n == 0 || rt.race_overflow) return;
+    if (kind != AK_READ) preimage_note(lo, n, nullptr);  // a write whose old bytes nobody noted
     uintptr_t hi = lo + n;
     size_t sz = rt.intervals.size();
     for (size_t k = 0; k < 8 && k < sz; ++k) {
@@ -379,17 +380,21 @@ void paint_writer(uintptr_t lo, uintptr_t hi, int64_t b) {
     seg.erase(seg.lower_bound(lo), seg.lower_bound(hi));
     seg.emplace(lo, std::make_pair(hi, b));
 }
+
+// Intervals are in program order (blocks run one at a time); record_access may still widen
+// any of the last 8, so those are painted again (in order, so later writers still win).
+void paint_pending() {
+    auto& ivs = rt.intervals;
+    size_t from = rt.painted_upto > 8 ? rt.painted_upto - 8 : 0;
+    for (size_t k = from; k < ivs.size(); ++k)
+        if (ivs[k].kind == AK_WRITE || ivs[k].kind == AK_SAME) paint_writer(ivs[k].lo, ivs[k].hi, ivs[k].block);
+    rt.painted_upto = ivs.size();
+}
 }  // namespace
 
 bool written_by_another_block(uintptr_t lo, uint64_t n) {
     if (!cfg.race_check || rt.race_overflow) return false;
-    // Intervals are in program order (blocks run one at a time); record_access may still widen
-    // any of the last 8, so those are painted again (in order, so later writers still win).
-    auto& ivs = rt.intervals;
-    size_t from = rt.painted_upto > 8 ? rt.painted_upto - 8 : 0;
-    for (size_t k = from; k < ivs.size(); ++k)
-        if (ivs[k].kind == AK_WRITE) paint_writer(ivs[k].lo, ivs[k].hi, ivs[k].block);
-    rt.painted_upto = ivs.size();
+    paint_pending();
     const auto& seg = rt.last_writer;
     auto it = seg.upper_bound(lo);
     if (it == seg.begin()) return false;
@@ -402,8 +407,136 @@ bool written_by_another_block(uintptr_t lo, uint64_t n) {
     return true;
 }
 
+void preimage_begin() {
+    rt.pre.segs.clear();
+    rt.pre.owner = hot.core_uid;
+    rt.pre.first_interval = rt.intervals.size();
+}
+
+void preimage_drop() {
+    rt.pre.segs.clear();
+    rt.pre.owner = -1;
+}
+
+void preimage_note(uintptr_t lo, uint64_t n, const uint8_t* before) {
+    PreImage& P = rt.pre;
+    if (!cfg.race_check || rt.race_overflow || P.owner != hot.core_uid || P.owner < 0 || n == 0) return;
+    const uintptr_t hi = lo + n;
+    auto& segs = P.segs;
+    auto it = segs.upper_bound(lo);
+    if (it != segs.begin() && std::prev(it)->second.hi > lo) --it;
+    bool painted = false;
+    for (uintptr_t pos = lo; pos < hi;) {
+        if (it != segs.end() && it->first <= pos) {  // noted earlier: the block's own bytes since
+            pos = std::max(pos, it->second.hi);
+            ++it;
+            continue;
+        }
+        const uintptr_t gap_end = it == segs.end() ? hi : std::min(hi, it->first);
+        // a gap right after a segment of the same kind extends it (a loop of scalar stores is one)
+        auto extend = [&](uintptr_t a, uintptr_t b, bool valid, const uint8_t* bytes) {
+            if (it != segs.begin()) {
+                PreSeg& prev = std::prev(it)->second;
+                if (prev.hi == a && prev.valid == valid) {
+                    if (valid) prev.bytes.insert(prev.bytes.end(), bytes, bytes + (b - a));
+                    prev.hi = b;
+                    return;
+                }
+            }
+            PreSeg sg{b, valid, {}};
+            if (valid) sg.bytes.assign(bytes, bytes + (b - a));
+            segs.emplace_hint(it, a, std::move(sg));
+        };
+        if (!before) {
+            extend(pos, gap_end, false, nullptr);
+            pos = gap_end;
+            continue;
+        }
+        if (!painted) paint_pending(), painted = true;
+        // split the gap by whether another block wrote it last (the block itself has not: a gap)
+        const auto& lw = rt.last_writer;
+        while (pos < gap_end) {
+            auto w = lw.upper_bound(pos);
+            uintptr_t next;
+            bool other = false;
+            if (w != lw.begin() && std::prev(w)->second.first > pos) {
+                other = std::prev(w)->second.second != hot.core_uid;
+                next = std::min(gap_end, std::prev(w)->second.first);
+            } else {
+                next = w == lw.end() ? gap_end : std::min(gap_end, w->first);
+            }
+            extend(pos, next, other, before + (pos - lo));
+            pos = next;
+        }
+    }
+}
+
+void preimage_settle(int64_t uid) {
+    PreImage& P = rt.pre;
+    if (!cfg.race_check || rt.race_overflow || P.owner != uid || P.owner < 0) return preimage_drop();
+    auto& ivs = rt.intervals;
+    if (P.first_interval > ivs.size()) return preimage_drop();
+    std::vector<Interval> out;
+    bool changed = false;
+    for (size_t k = P.first_interval; k < ivs.size(); ++k) {
+        const Interval& iv = ivs[k];
+        if (iv.kind != AK_WRITE || iv.block != uid) {
+            out.push_back(iv);
+            continue;
+        }
+        // pieces of [lo, hi): AK_SAME where the block's final bytes equal the earlier blocks' there
+        std::vector<Interval> pieces;
+        auto add = [&](uintptr_t a, uintptr_t b, uint8_t kind) {
+            if (a >= b) return;
+            if (!pieces.empty() && pieces.back().kind == kind && pieces.back().hi == a) pieces.back().hi = b;
+            else pieces.push_back(Interval{a, b, iv.block, kind, iv.loc});
+        };
+        auto it = P.segs.upper_bound(iv.lo);
+        if (it != P.segs.begin() && std::prev(it)->second.hi > iv.lo) --it;
+        uintptr_t pos = iv.lo;
+        for (; pos < iv.hi && pieces.size() <= 64; ++it) {
+            if (it == P.segs.end() || it->first >= iv.hi) break;
+            const uintptr_t a = std::max(pos, it->first), b = std::min(iv.hi, it->second.hi);
+            add(pos, a, AK_WRITE);  // not noted: not judged
+            if (!it->second.valid) {
+                add(a, b, AK_WRITE);
+            } else {
+                const uint8_t* now = reinterpret_cast<const uint8_t*>(a);
+                const uint8_t* old = it->second.bytes.data() + (a - it->first);
+                if (std::memcmp(now, old, b - a) == 0) {
+                    add(a, b, AK_SAME);
+                } else {
+                    for (uintptr_t x = a; x < b && pieces.size() <= 64;) {
+                        const bool eq = now[x - a] == old[x - a];
+                        uintptr_t y = x + 1;
+                        while (y < b && (now[y - a] == old[y - a]) == eq) ++y;
+                        add(x, y, eq ? AK_SAME : AK_WRITE);
+                        x = y;
+                    }
+                }
+            }
+            pos = std::max(pos, b);
+        }
+        add(pos, iv.hi, AK_WRITE);
+        if (pieces.size() > 64 || (pieces.size() == 1 && pieces[0].kind == AK_WRITE)) {
+            out.push_back(iv);  // too fragmented to split (keep the write whole: still checked) or no equal bytes
+            continue;
+        }
+        changed = true;
+        out.insert(out.end(), pieces.begin(), pieces.end());
+    }
+    if (changed) {
+        paint_pending();  // the writers stay the same: the painted map needs no repaint
+        ivs.resize(P.first_interval);
+        ivs.insert(ivs.end(), out.begin(), out.end());
+        rt.painted_upto = ivs.size();
+    }
+    preimage_drop();
+}
+
 void record_store(uintptr_t lo, uint64_t n, const uint8_t* before, const Loc& loc) {
     if (n == 0) return;
+    preimage_note(lo, n, before);
     if (!cfg.race_check ||
         (std::memcmp(before, reinterpret_cast<const void*>(lo), n) == 0 && written_by_another_block(lo, n))) {
         if (g_track_writes) track_write(lo, n);  // no race to check, but a store all the same
@@ -444,7 +577,7 @@ bool gm_scalar(int32_t buf, const void* p, uint32_t nbytes, int write, const Loc
     return true;
 }
 
-static const char* kind_verb(uint8_t k) { return k == AK_READ ? "reads" : k == AK_WRITE ? "writes" : "atomically updates"; }
+static const char* kind_verb(uint8_t k) { return k == AK_READ ? "reads" : k == AK_ATOMIC ? "atomically updates" : "writes"; }
 
 void race_sweep() {
     auto& ivs = rt.intervals;
@@ -455,11 +588,16 @@ void race_sweep() {
         int64_t block = -1;
         size_t idx = 0;
     };
-    Top top[3][2];
-    auto conflicts = [](uint8_t a, uint8_t b) { return !(a == AK_READ && b == AK_READ) && !(a == AK_ATOMIC && b == AK_ATOMIC); };
+    Top top[4][2];
+    // plain writes race with each other unless one left the bytes the others had left (AK_SAME)
+    auto conflicts = [](uint8_t a, uint8_t b) {
+        const bool wa = a == AK_WRITE || a == AK_SAME, wb = b == AK_WRITE || b == AK_SAME;
+        if (wa && wb) return a == AK_WRITE && b == AK_WRITE;
+        return !(a == AK_READ && b == AK_READ) && !(a == AK_ATOMIC && b == AK_ATOMIC);
+    };
     for (size_t i = 0; i < ivs.size(); ++i) {
         const Interval& iv = ivs[i];
-        for (uint8_t k = 0; k < 3; ++k) {
+        for (uint8_t k = 0; k < 4; ++k) {
             if (!conflicts(k, iv.kind)) continue;
             for (int j = 0; j < 2; ++j) {
                 const Top& t = top[k][j];
@@ -1088,6 +1226,7 @@ void block_exception(const char* what) {
 
 bool block_end(int64_t uid) {
     BlockState& b = rt.blk;
+    if (!rt.faulted) preimage_settle(uid);
     if (!rt.faulted) {
         for (size_t h = 0; h < b.queues.size(); ++h)
             if (b.queues[h].live) {

@@ -81,6 +81,89 @@ def test_get_attr_pointer_of_a_narrower_type_points_at_each_attribute():
     assert struct.unpack("<IIi", plan["tiling"][:12]) == (1000, 7, -3)
 
 
+# ---- a tiling class bound to the raw tiling data with SetDataPtr, with a nested struct field ------
+# CANN's TilingDef::SetDataPtr(p) makes the object's fields live in p: the library's host classes
+# bind once (in their constructor) and only call setters; no SaveToBuffer. The kernel must see the
+# values, those of the nested struct (TILING_DATA_FIELD_DEF_STRUCT) included.
+BOUND_HOST = r"""
+#include "register/tilingdata_base.h"
+#include "register/op_def_registry.h"
+namespace optiling {
+BEGIN_TILING_DATA_DEF(RowParams)
+TILING_DATA_FIELD_DEF(int32_t, rows);
+TILING_DATA_FIELD_DEF(int64_t, outer);
+TILING_DATA_FIELD_DEF(int32_t, cols);
+END_TILING_DATA_DEF;
+REGISTER_TILING_DATA_CLASS(RowParamsOp, RowParams)
+BEGIN_TILING_DATA_DEF(BoundTiling)
+TILING_DATA_FIELD_DEF(uint32_t, total);
+TILING_DATA_FIELD_DEF_STRUCT(RowParams, rowParams);
+TILING_DATA_FIELD_DEF(float, scale);
+END_TILING_DATA_DEF;
+REGISTER_TILING_DATA_CLASS(BoundOp, BoundTiling)
+
+class BoundTiler {
+public:
+    explicit BoundTiler(gert::TilingContext* c) : context(c) { td.SetDataPtr(c->GetRawTilingData()->GetData()); }
+    ge::graphStatus Run() {
+        td.set_total(uint32_t(context->GetInputShape(0)->GetStorageShape().GetShapeSize()));
+        td.rowParams.set_rows(3);
+        td.rowParams.set_outer(1LL << 40);
+        td.rowParams.cols = 11;  // written directly: in the buffer once GetDataSize is asked
+        td.set_scale(*context->GetAttrs()->GetAttrPointer<float>(0));
+        context->SetBlockDim(1);
+        context->GetRawTilingData()->SetDataSize(td.GetDataSize());
+        return ge::GRAPH_SUCCESS;
+    }
+private:
+    gert::TilingContext* context;
+    BoundTiling td;
+};
+static ge::graphStatus TilingFunc(gert::TilingContext* context) { return BoundTiler(context).Run(); }
+}
+namespace ge {
+static graphStatus InferShape(gert::InferShapeContext* context) {
+    *context->GetOutputShape(0) = *context->GetInputShape(0);
+    return GRAPH_SUCCESS;
+}
+}
+namespace ops {
+class BoundOp : public OpDef {
+public:
+    explicit BoundOp(const char* name) : OpDef(name) {
+        this->Input("x").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
+        this->Output("y").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
+        this->Attr("scale").AttrType(OPTIONAL).Float(1.0);
+        this->SetInferShape(ge::InferShape);
+        this->AICore().SetTiling(optiling::TilingFunc);
+        this->AICore().AddConfig("ascend910b");
+    }
+};
+OP_ADD(BoundOp);
+}
+"""
+
+BOUND_KERNEL = r"""
+#include "kernel_operator.h"
+extern "C" __global__ __aicore__ void bound_op(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, GM_ADDR tiling) {
+    GET_TILING_DATA(t, tiling);
+    AscendC::GlobalTensor<float> yGm;
+    yGm.SetGlobalBuffer((__gm__ float*)y, 8);
+    yGm.SetValue(0, float(t.total));
+    yGm.SetValue(1, float(t.rowParams.rows));
+    yGm.SetValue(2, float(t.rowParams.outer >> 40));
+    yGm.SetValue(3, float(t.rowParams.cols));
+    yGm.SetValue(4, t.scale);
+}
+"""
+
+
+def test_tiling_bound_with_set_data_ptr_reaches_the_kernel_nested_struct_included():
+    op = asc.load_op_project({"op_host/bound_op.cpp": BOUND_HOST, "op_kernel/bound_op.cpp": BOUND_KERNEL})
+    y = op(torch.zeros(8), scale=2.5)
+    assert y[:5].tolist() == [8.0, 3.0, 1.0, 11.0, 2.5]
+
+
 # ---- the per-block watchdog budget survives SyncAll -----------------------------------------------
 SYNC_BUSY_KERNEL = r"""
 #include "kernel_operator.h"

@@ -736,6 +736,58 @@ def test_identical_stores_of_several_blocks_are_not_a_race() -> None:
         asc.load(varying).run(x, torch.zeros(64))
 
 
+# Every block writes the whole output row by row, each 16-float store spilling zeros into the next
+# row, which that block's next store overwrites: the blocks pass through different bytes, but each
+# leaves the same bytes, so whichever block stores last the output is the same. Blocks run in
+# parallel on the NPU and it raises no fault for overlapping stores; only the final bytes matter.
+SPILL_ROWS = r"""
+#include "kernel_operator.h"
+extern "C" __global__ __aicore__ void spill_rows(GM_ADDR x, GM_ADDR y)
+{
+    constexpr uint32_t ROWS = 6, W = 8;
+    AscendC::GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x, ROWS * W);
+    yGm.SetGlobalBuffer((__gm__ float*)y, (ROWS + 1) * W);
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 2 * W * sizeof(float));
+    AscendC::LocalTensor<float> t = buf.Get<float>();
+    READ_FIRST
+    for (uint32_t r = 0; r < ROWS; ++r) {
+        AscendC::Duplicate(t, 0.0f, 2 * W);
+        AscendC::PipeBarrier<PIPE_ALL>();
+        AscendC::DataCopy(t, xGm[r * W], W);
+        AscendC::PipeBarrier<PIPE_ALL>();
+        AscendC::Muls(t, t, SCALE, W);
+        AscendC::PipeBarrier<PIPE_ALL>();
+        AscendC::DataCopy(yGm[r * W], t, 2 * W);  // row r, and zeros over row r + 1 until its own store
+        AscendC::PipeBarrier<PIPE_ALL>();
+    }
+}
+extern "C" void run(GM_ADDR x, GM_ADDR y) { spill_rows<<<4, nullptr, nullptr>>>(x, y); }
+"""
+
+
+def _spill_rows(scale: str, read_first: str = "") -> str:
+    return f"#define SCALE {scale}\n#define READ_FIRST {read_first}\n" + SPILL_ROWS
+
+
+def test_blocks_that_leave_identical_bytes_do_not_race_whatever_they_stored_before() -> None:
+    x = torch.randn(6 * 8)
+    y = torch.full((7 * 8,), 7.0)
+    asc.load(_spill_rows("2.0f")).run(x, y)
+    torch.testing.assert_close(y[:48], 2 * x)
+    torch.testing.assert_close(y[48:], torch.zeros(8))
+    # blocks that leave different bytes (scaled by their index): the order decides, still a race
+    with pytest.raises(asc.AscendCFault, match="gm_race"):
+        asc.load(_spill_rows("float(AscendC::GetBlockIdx() + 1)")).run(x, torch.zeros(7 * 8))
+    # a block reading what the others write is a read/write race even when all leave the same bytes
+    read = "AscendC::DataCopy(t, yGm[W], W); AscendC::PipeBarrier<PIPE_ALL>();"
+    with pytest.raises(asc.AscendCFault, match="gm_race") as fault:
+        asc.load(_spill_rows("2.0f", read)).run(x, torch.zeros(7 * 8))
+    assert " reads " in str(fault.value), str(fault.value)
+
+
 # ---- AdjustSoftMaxRes, GetSwishTmpSize, Power's whole-tensor forms with a temporary buffer --------
 ADJUST = r"""
 #include "kernel_operator.h"

@@ -199,14 +199,15 @@ public:
         (void)tpipe;
         if (!tiling) return;
         t_ = *tiling;
-        org_m_ = t_.M; org_n_ = t_.N; org_ka_ = t_.Ka; org_kb_ = t_.Kb;
+        org_m_ = t_.M; org_n_ = t_.N; org_ka_ = t_.Ka; org_kb_ = t_.Kb; org_kc_ = 0;
         single_m_ = t_.singleCoreM; single_n_ = t_.singleCoreN; single_k_ = t_.singleCoreK;
         has_bias_ = t_.isBias != 0;
         Restart();
     }
     void SetOrgShape(int orgM, int orgN, int orgK) { SetOrgShape(orgM, orgN, orgK, orgK); }
+    // orgKc: C's N (its row width in GM) where it differs from B's; 0 keeps orgN (documented default)
     void SetOrgShape(int orgM, int orgN, int orgKa, int orgKb, int orgKc = 0) {
-        org_m_ = orgM; org_n_ = orgN; org_ka_ = orgKa; org_kb_ = orgKb; (void)orgKc;
+        org_m_ = orgM; org_n_ = orgN; org_ka_ = orgKa; org_kb_ = orgKb; org_kc_ = orgKc;
     }
     void SetSingleShape(int singleM, int singleN, int singleK) { SetTail(singleM, singleN, singleK); }
     void SetTail(int tailM = -1, int tailN = -1, int tailK = -1) {
@@ -302,8 +303,10 @@ public:
     KGSIM_UNINSTRUMENTED void GetTensorC(const GlobalTensor<DstT>& gm, uint8_t enAtomic = 0,
                                          bool enSequentialWrite = false, kgsim::Loc loc = kgsim::Loc::current()) {
         kgsim::MmOperand o = Gm(gm.ptr_, gm.buf_, false);
+        const int64_t c_n = org_kc_ > 0 ? org_kc_ : org_n_;  // C's row width (SetOrgShape's orgKc)
+        o.ld = c_n;
         // ND_ALIGN: C's rows in GM are padded to 32 bytes (N rounded up), the padding left as it was
-        if constexpr (C_TYPE::format == CubeFormat::ND_ALIGN) o.ld = PadRow(org_n_);
+        if constexpr (C_TYPE::format == CubeFormat::ND_ALIGN) o.ld = PadRow(c_n);
         int64_t off = 0;
         if (enSequentialWrite) o.ld = cur_n_;
         else off = int64_t(row0_) * o.ld + col0_;
@@ -523,7 +526,7 @@ private:
     TCubeTiling t_{};
     kgsim::MmOperand a_{}, b_{}, bias_{};
     bool has_bias_ = false;
-    int64_t org_m_ = 0, org_n_ = 0, org_ka_ = 0, org_kb_ = 0;
+    int64_t org_m_ = 0, org_n_ = 0, org_ka_ = 0, org_kb_ = 0, org_kc_ = 0;
     int64_t single_m_ = 0, single_n_ = 0, single_k_ = 0;
     int64_t iter_ = -1, row0_ = 0, col0_ = 0, cur_m_ = 0, cur_n_ = 0;
     uint8_t sub_idx_ = 0;

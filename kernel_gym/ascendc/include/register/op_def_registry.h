@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 #include "ge/ge_api_error_codes.h"
+#include "kgsim/tiling_bind.h"
 #include "graph/ge_error_codes.h"
 #include "graph/operator.h"
 #include "graph/types.h"
@@ -261,7 +262,8 @@ protected:
 
 class TilingContext : public ExtendedKernelContext {
 public:
-    explicit TilingContext(KgsimOpIO* io) : ExtendedKernelContext(io) {}
+    // a new tiling call: tiling-data objects bound to earlier calls' buffers (SetDataPtr) are gone
+    explicit TilingContext(KgsimOpIO* io) : ExtendedKernelContext(io) { ::kgsim_tiling::clear(); }
     const StorageShape* GetInputShape(size_t i) const { return Present(i) ? &io_->in_shapes[i] : nullptr; }
     const StorageShape* GetOptionalInputShape(size_t i) const { return GetInputShape(io_->Flat(i, 0)); }
     const StorageShape* GetDynamicInputShape(size_t i, size_t j) const { return GetInputShape(io_->Flat(i, j)); }

@@ -3,7 +3,8 @@
 // Two parts, independent of each other:
 //  - Block sampling. With g_sample_groups = k > 0, a launch of more than k AI Core groups (blocks
 //    of an AIV- or AIC-only launch; AIC plus its AIVs in a mixed one) runs k of them, evenly spaced
-//    and always the first and the last (where tails live). time_launch gives every skipped block
+//    and always the first and the last (where tails live), and more between two sampled groups
+//    that differ (refine_group). time_launch gives every skipped block
 //    the cycles, pipe busy time and GM bytes of the nearest sampled block of its core type, and
 //    brackets the latency: every skipped block at the cheapest and at the dearest sampled block.
 //  - Lazy GM regions. A region is reserved PROT_NONE and filled 64 KiB at a time when first
@@ -53,6 +54,31 @@ std::vector<Written> g_written;  // spans of stored bytes per (core, GM buffer),
 // buffer, so that a check that finds nothing to compare can tell "stored nothing" from "stored
 // only after a skip" (RmsNorm's first channel loop skips before its first output store).
 std::vector<Written> g_untracked;
+// Per core: the hull of its tracked spans (most stores land outside it: no span to look through),
+// and the loop event count at its last store into GM it had stored already (a rewrite: a masking
+// or accumulating pass over its own output).
+struct CoreStores {
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    int64_t rewrite_event = -1;
+};
+std::unordered_map<int64_t, CoreStores> g_core_stores;
+int64_t loop_events();  // events recorded in the running block (below)
+
+// A store after a loop skip overwrites [lo, hi) of what the core stored before it: those bytes no
+// longer hold what the tracked store wrote, so they leave the check (MatmulForUpperTriangularMatrices
+// zeroes the strict lower part of a tile its matmul stored).
+void untrack_overlap(uintptr_t lo, uintptr_t hi) {
+    auto c = g_core_stores.find(hot.core_uid);
+    if (c == g_core_stores.end() || hi <= c->second.lo || lo >= c->second.hi) return;
+    std::vector<Written> cut;
+    for (Written& w : g_written) {
+        if (w.uid != hot.core_uid || hi <= w.lo || lo >= w.hi) continue;
+        if (w.hi > hi) cut.push_back(Written{w.uid, hi, w.hi, w.hi - hi});
+        w.hi = std::max(w.lo, lo), w.bytes = w.hi - w.lo;
+    }
+    g_written.insert(g_written.end(), cut.begin(), cut.end());
+    std::erase_if(g_written, [](const Written& w) { return w.hi <= w.lo; });
+}
 
 void note_untracked(uintptr_t lo, uint64_t n) {
     uintptr_t blo = lo, bhi = lo + n;  // the GM buffer the store lands in (itself if none)
@@ -70,8 +96,17 @@ void note_untracked(uintptr_t lo, uint64_t n) {
 void track_write(uintptr_t lo, uint64_t n) {
     if (loop_block_skipped()) {  // after a loop skip the block's local data may be stale: not checked
         note_untracked(lo, n);
+        untrack_overlap(lo, lo + n);
         return;
     }
+    CoreStores& cs = g_core_stores[hot.core_uid];
+    if (lo < cs.hi && lo + n > cs.lo)  // inside the hull: a rewrite if it overlaps a span
+        for (const Written& w : g_written)
+            if (w.uid == hot.core_uid && lo < w.hi && lo + n > w.lo) {
+                cs.rewrite_event = loop_events();
+                break;
+            }
+    cs.lo = std::min(cs.lo, lo), cs.hi = std::max(cs.hi, lo + n);
     // the GM buffer the store lands in (a span never crosses two buffers)
     uintptr_t blo = 0, bhi = UINTPTR_MAX;
     for (const GmBuf& b : rt.gm)
@@ -506,6 +541,13 @@ bool loop_skip_slow(const Loc& loc, uint64_t key, uint8_t flags) {
             L.eligible = false;
             return false;
         }
+    if (auto c = g_core_stores.find(hot.core_uid); c != g_core_stores.end() && c->second.rewrite_event >= i - 3 * P) {
+        // the loop stores over what the block stored before: a skipped iteration's store would
+        // leave a stale value in a checked span
+        note_fallback("GM stores inside the loop overwrite what the block stored before (a masking or accumulating "
+                      "pass): skipped iterations would leave checked output stale");
+        return false;
+    }
     double spread = 0;
     if (!steady(i, P, &spread)) {
         if (at(i).reads != at(i - 3 * P).reads)
@@ -542,6 +584,7 @@ void loop_block_begin() {
     L.n = L.P = L.match = L.t0 = L.m = 0;
     L.spread = L.spread_pending = 0;
     L.last.clear();
+    if (auto c = g_core_stores.find(hot.core_uid); c != g_core_stores.end()) c->second.rewrite_event = -1;
 }
 
 double loop_block_end() {
@@ -566,6 +609,10 @@ void loop_blocks_interact(const Loc& loc) {
     note_fallback("blocks wait for each other (SyncAll, cross-core flags, IBWait or GroupBarrier): loop sampling is off "
                   "for the launch");
 }
+
+namespace {
+int64_t loop_events() { return g_loop.n; }
+}  // namespace
 
 bool loop_block_skipped() {
     const LoopState& L = g_loop;
@@ -917,7 +964,7 @@ long long kgsim_get_sampling() { return g_sample_groups; }
 // (core uid, first address, end address, bytes stored) rows; returns how many there are.
 void kgsim_track_writes(int on) {  // the spans stay readable after tracking stops
     g_track_writes = on != 0;
-    if (g_track_writes) g_written.clear(), g_untracked.clear();
+    if (g_track_writes) g_written.clear(), g_untracked.clear(), g_core_stores.clear();
 }
 // Hulls of the stores not tracked because their block had skipped loop iterations, one per GM
 // buffer, as (first address, end address, bytes stored) rows; returns how many there are.

@@ -54,25 +54,33 @@ std::vector<Written> g_written;  // spans of stored bytes per (core, GM buffer),
 // buffer, so that a check that finds nothing to compare can tell "stored nothing" from "stored
 // only after a skip" (RmsNorm's first channel loop skips before its first output store).
 std::vector<Written> g_untracked;
-// Per core: the hull of its tracked spans (most stores land outside it: no span to look through),
-// and the loop event count at its last store into GM it had stored already (a rewrite: a masking
-// or accumulating pass over its own output).
-struct CoreStores {
-    uintptr_t lo = UINTPTR_MAX, hi = 0;
-    int64_t rewrite_event = -1;
-};
-std::unordered_map<int64_t, CoreStores> g_core_stores;
+// The hull of the tracked spans (most stores land outside it: nothing to look through), and per
+// core the loop event count at its last store over bytes a tracked store of any core of the
+// launch wrote (a rewrite: a masking or accumulating pass; in a mixed launch the AIV may mask what
+// the AIC's Matmul stored). Only the kRecentSpans latest spans are looked through.
+uintptr_t g_hull_lo = UINTPTR_MAX, g_hull_hi = 0;
+std::unordered_map<int64_t, int64_t> g_rewrite_event;
+constexpr size_t kRecentSpans = 256;
 int64_t loop_events();  // events recorded in the running block (below)
 
-// A store after a loop skip overwrites [lo, hi) of what the core stored before it: those bytes no
-// longer hold what the tracked store wrote, so they leave the check (MatmulForUpperTriangularMatrices
+bool overlaps_tracked(uintptr_t lo, uintptr_t hi) {
+    if (hi <= g_hull_lo || lo >= g_hull_hi) return false;
+    size_t first = g_written.size() > kRecentSpans ? g_written.size() - kRecentSpans : 0;
+    for (size_t k = first; k < g_written.size(); ++k)
+        if (lo < g_written[k].hi && hi > g_written[k].lo) return true;
+    return false;
+}
+
+// A store after a loop skip overwrites [lo, hi) of what was stored before: those bytes no longer
+// hold what the tracked store wrote, so they leave the check (MatmulForUpperTriangularMatrices
 // zeroes the strict lower part of a tile its matmul stored).
 void untrack_overlap(uintptr_t lo, uintptr_t hi) {
-    auto c = g_core_stores.find(hot.core_uid);
-    if (c == g_core_stores.end() || hi <= c->second.lo || lo >= c->second.hi) return;
+    if (!overlaps_tracked(lo, hi)) return;
     std::vector<Written> cut;
-    for (Written& w : g_written) {
-        if (w.uid != hot.core_uid || hi <= w.lo || lo >= w.hi) continue;
+    size_t first = g_written.size() > kRecentSpans ? g_written.size() - kRecentSpans : 0;
+    for (size_t k = first; k < g_written.size(); ++k) {
+        Written& w = g_written[k];
+        if (hi <= w.lo || lo >= w.hi) continue;
         if (w.hi > hi) cut.push_back(Written{w.uid, hi, w.hi, w.hi - hi});
         w.hi = std::max(w.lo, lo), w.bytes = w.hi - w.lo;
     }
@@ -99,14 +107,8 @@ void track_write(uintptr_t lo, uint64_t n) {
         untrack_overlap(lo, lo + n);
         return;
     }
-    CoreStores& cs = g_core_stores[hot.core_uid];
-    if (lo < cs.hi && lo + n > cs.lo)  // inside the hull: a rewrite if it overlaps a span
-        for (const Written& w : g_written)
-            if (w.uid == hot.core_uid && lo < w.hi && lo + n > w.lo) {
-                cs.rewrite_event = loop_events();
-                break;
-            }
-    cs.lo = std::min(cs.lo, lo), cs.hi = std::max(cs.hi, lo + n);
+    if (overlaps_tracked(lo, lo + n)) g_rewrite_event[hot.core_uid] = loop_events();
+    g_hull_lo = std::min(g_hull_lo, lo), g_hull_hi = std::max(g_hull_hi, lo + n);
     // the GM buffer the store lands in (a span never crosses two buffers)
     uintptr_t blo = 0, bhi = UINTPTR_MAX;
     for (const GmBuf& b : rt.gm)
@@ -541,7 +543,7 @@ bool loop_skip_slow(const Loc& loc, uint64_t key, uint8_t flags) {
             L.eligible = false;
             return false;
         }
-    if (auto c = g_core_stores.find(hot.core_uid); c != g_core_stores.end() && c->second.rewrite_event >= i - 3 * P) {
+    if (auto c = g_rewrite_event.find(hot.core_uid); c != g_rewrite_event.end() && c->second >= i - 3 * P) {
         // the loop stores over what the block stored before: a skipped iteration's store would
         // leave a stale value in a checked span
         note_fallback("GM stores inside the loop overwrite what the block stored before (a masking or accumulating "
@@ -584,7 +586,7 @@ void loop_block_begin() {
     L.n = L.P = L.match = L.t0 = L.m = 0;
     L.spread = L.spread_pending = 0;
     L.last.clear();
-    if (auto c = g_core_stores.find(hot.core_uid); c != g_core_stores.end()) c->second.rewrite_event = -1;
+    g_rewrite_event.erase(hot.core_uid);
 }
 
 double loop_block_end() {
@@ -964,7 +966,7 @@ long long kgsim_get_sampling() { return g_sample_groups; }
 // (core uid, first address, end address, bytes stored) rows; returns how many there are.
 void kgsim_track_writes(int on) {  // the spans stay readable after tracking stops
     g_track_writes = on != 0;
-    if (g_track_writes) g_written.clear(), g_untracked.clear(), g_core_stores.clear();
+    if (g_track_writes) g_written.clear(), g_untracked.clear(), g_rewrite_event.clear(), g_hull_lo = UINTPTR_MAX, g_hull_hi = 0;
 }
 // Hulls of the stores not tracked because their block had skipped loop iterations, one per GM
 // buffer, as (first address, end address, bytes stored) rows; returns how many there are.

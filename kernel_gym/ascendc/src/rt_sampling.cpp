@@ -104,7 +104,10 @@ void note_untracked(uintptr_t lo, uint64_t n) {
 void track_write(uintptr_t lo, uint64_t n) {
     if (loop_block_skipped()) {  // after a loop skip the block's local data may be stale: not checked
         note_untracked(lo, n);
-        untrack_overlap(lo, lo + n);
+        if (overlaps_tracked(lo, lo + n)) {  // a rewrite after the skip: the next skip would miss its stores
+            g_rewrite_event[hot.core_uid] = loop_events();
+            untrack_overlap(lo, lo + n);
+        }
         return;
     }
     if (overlaps_tracked(lo, lo + n)) g_rewrite_event[hot.core_uid] = loop_events();

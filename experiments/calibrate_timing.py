@@ -1345,10 +1345,34 @@ def write_report(
         "median ratio, not the ranking.",
         "",
     ]
-    text = "\n".join(lines)
+    text = "\n".join(lines) + kept_sections(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     return text
+
+
+# Sections of the report written by other tools (experiments.bench_sampled --projects writes
+# "Sampled vs full"): a regenerated report keeps them, after its own sections.
+KEPT_SECTIONS = ("## Sampled vs full",)
+
+
+def kept_sections(path: Path) -> str:
+    """The sections of the report at ``path`` that :data:`KEPT_SECTIONS` names, each up to the next
+    second-level heading, with a blank line before each ("" when none or no report yet)."""
+    if not path.is_file():
+        return ""
+    out: list[str] = []
+    block: list[str] | None = None
+    for line in path.read_text().splitlines():
+        if line.startswith("## "):
+            if block:
+                out.append("\n".join(block).rstrip() + "\n")
+            block = [line] if line.startswith(KEPT_SECTIONS) else None
+        elif block is not None:
+            block.append(line)
+    if block:
+        out.append("\n".join(block).rstrip() + "\n")
+    return "".join("\n" + b for b in out)
 
 
 # ---------------------------------------------------------------------------------------------

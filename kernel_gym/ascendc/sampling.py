@@ -4,7 +4,9 @@ A 910B kernel over 12 GiB of tensors cannot be simulated by computing all of it 
 cores. Three pieces make it tractable (the runtime side is ``src/rt_sampling.cpp``):
 
 - **Block sampling** (:func:`sampled_simulation`): a launch of more than ``blocks`` AI Core
-  groups runs ``blocks`` of them, evenly spaced, always the first and the last. Each skipped
+  groups runs ``blocks`` of them, evenly spaced, always the first and the last, plus the middle
+  groups between two sampled ones whose costs differ enough to misjudge the skipped ones between
+  them (a step in the per-block work is found by bisection; see ``src/rt_sampling.cpp``). Each skipped
   block gets the cycles, pipe busy time and GM bytes of the nearest sampled block of its core
   type, and every launch report carries ``blocks_skipped`` and the latency bracket
   ``[latency_lo_s, latency_hi_s]`` (every skipped block at the cheapest / the dearest sampled

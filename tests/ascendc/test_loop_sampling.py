@@ -523,3 +523,59 @@ def test_the_matmul_api_block_loop_is_sampled():
     assert spans and sum(hi - lo for _, lo, hi, _ in spans) < m * n // 2
     for _, lo, hi, _ in spans:
         assert torch.equal(c.flatten()[lo:hi], c_full.flatten()[lo:hi])
+
+
+# Block b stores relu(x) over its `per` elements with one DataCopy, then zeroes the first half
+# of them `chunk` elements at a time: a masking pass over its own output (as
+# MatmulForUpperTriangularMatrices zeroes the strict lower part of a tile its matmul stored).
+RELU_THEN_MASK = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+
+extern "C" __global__ __aicore__ void relu_mask(GM_ADDR x, GM_ADDR y, uint32_t per, uint32_t chunk)
+{
+    GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x + GetBlockIdx() * per, per);
+    yGm.SetGlobalBuffer((__gm__ float*)y + GetBlockIdx() * per, per);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf, zero;
+    pipe.InitBuffer(buf, per * sizeof(float));
+    pipe.InitBuffer(zero, chunk * sizeof(float));
+    LocalTensor<float> t = buf.Get<float>(), z = zero.Get<float>();
+    DataCopy(t, xGm, per);
+    PipeBarrier<PIPE_ALL>();
+    Relu(t, t, (int32_t)per);
+    Duplicate(z, 0.0f, (int32_t)chunk);
+    PipeBarrier<PIPE_ALL>();
+    DataCopy(yGm, t, per);
+    PipeBarrier<PIPE_ALL>();
+    for (uint32_t off = 0; off < per / 2; off += chunk) {
+        DataCopy(yGm[off], z, chunk);
+        PipeBarrier<PIPE_ALL>();
+    }
+}
+
+extern "C" void relu_mask_do(uint32_t blockDim, uint8_t* x, uint8_t* y, uint32_t per, uint32_t chunk)
+{
+    relu_mask<<<blockDim, nullptr, nullptr>>>(x, y, per, chunk);
+}
+"""
+
+
+def test_a_loop_that_overwrites_checked_output_is_not_skipped():
+    # Skipping the masking loop would leave relu values where the full run has zeros, inside the
+    # span the block's first store put under the check: the loop runs in full instead, and every
+    # checked element equals the full run's.
+    mod = asc.load(RELU_THEN_MASK, name="relu_mask.cpp")
+    blocks, per, chunk = 8, 16384, 64
+    x = torch.randn(blocks * per)
+    full = torch.full((blocks * per,), float("nan"))
+    mod.relu_mask_do(blocks, x, full, per, chunk)
+    assert (full.view(blocks, per)[:, : per // 2] == 0).all()
+    y = torch.full((blocks * per,), float("nan"))
+    with sampled_simulation(blocks=4, loops="all"):
+        mod.relu_mask_do(blocks, x, y, per, chunk)
+        spans = written_spans(y)
+    assert spans and all(torch.equal(y[lo:hi], full[lo:hi]) for _, lo, hi, _ in spans)
+    assert "overwrite what the block stored before" in mod.last_run.loop_fallback
+    assert sum(hi - lo for _, lo, hi, _ in spans) == 4 * per

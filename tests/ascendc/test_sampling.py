@@ -103,10 +103,31 @@ def test_sampled_latency_is_within_5_percent_of_full_simulation(relu_mod, blocks
     full = _run_relu(relu_mod, blocks, n, tile, sample=0)
     sampled = _run_relu(relu_mod, blocks, n, tile, sample=5)
     assert full.blocks_skipped == 0 and full.blocks_run == blocks
-    assert sampled.blocks_run == 5 and sampled.blocks_skipped == blocks - 5
+    # 5 groups, plus those run to locate a step in the work (the blocks with one tile more)
+    assert 5 <= sampled.blocks_run < blocks and sampled.blocks_skipped == blocks - sampled.blocks_run
     assert sampled.latency_s == pytest.approx(full.latency_s, rel=0.05)
     assert sampled.latency_lo_s <= full.latency_s * 1.0001 and full.latency_s <= sampled.latency_hi_s * 1.0001
     assert sampled.gm_bytes == pytest.approx(full.gm_bytes, rel=0.05)
+
+
+def test_a_step_in_the_work_between_sampled_blocks_is_located(relu_mod):
+    # 75 tiles over 48 blocks: blocks 0-26 take two tiles, 27-47 one. The five sampled groups are
+    # 0, 12, 23, 35 and 47, so giving each skipped block its nearest sampled one's cost puts the
+    # step at 30 (78 tiles, 4 % too many bytes); the sampler runs the middle groups between 23
+    # and 35 until it has found the step.
+    tile = 4096
+    full = _run_relu(relu_mod, 48, 75 * tile, tile, sample=0)
+    sampled = _run_relu(relu_mod, 48, 75 * tile, tile, sample=5)
+    assert full.gm_bytes == 2 * 75 * tile * 4
+    assert 5 < sampled.blocks_run < 48
+    assert sampled.gm_bytes == full.gm_bytes
+    assert sampled.latency_s == pytest.approx(full.latency_s, rel=1e-3)
+    assert sampled.latency_lo_s <= full.latency_s <= sampled.latency_hi_s
+
+
+def test_blocks_of_equal_work_need_no_extra_groups(relu_mod):
+    sampled = _run_relu(relu_mod, 48, 48 * 4096, 4096, sample=5)
+    assert sampled.blocks_run == 5
 
 
 @pytest.mark.parametrize("blocks,rows,cols", [(40, 1000, 512), (24, 96, 2048), (7, 333, 256)])
@@ -146,11 +167,15 @@ def test_the_sampled_share_is_checked_against_the_reference(relu_mod):
         check = check_sampled_output(y, lambda a, b: torch.relu(x[a:b]))
         spans = written_spans(y)
     assert check.ok, check.message
-    assert len(spans) == 4 and check.elements_checked == sum(hi - lo for _, lo, hi, _ in spans)
-    assert 0.05 < check.output_fraction < 0.2
-    # block 1 (121 tiles over 40 blocks: block 0 has 4, the others 3) was skipped: its share
-    # is still poison, block 0's is not
-    assert torch.isnan(y[4 * 4096 : 7 * 4096]).all() and not torch.isnan(y[: 4 * 4096]).any()
+    # 4 groups, plus those run to place block 0's extra tile and the last block's shorter share
+    ran = {b for b, _, _, _ in spans}
+    assert len(spans) == relu_mod.last_run.blocks_run and {0, 13, 26, 39} <= ran and len(ran) < 40
+    assert check.elements_checked == sum(hi - lo for _, lo, hi, _ in spans)
+    assert 0.05 < check.output_fraction < 0.4
+    # a skipped block's share (121 tiles over 40 blocks: block 0 has 4, block b > 0 tiles
+    # 3b + 1 to 3b + 3) is still poison, block 0's is not
+    b = min(set(range(1, 39)) - ran)
+    assert torch.isnan(y[(3 * b + 1) * 4096 : (3 * b + 4) * 4096]).all() and not torch.isnan(y[: 4 * 4096]).any()
 
 
 def test_a_grid_stride_kernel_is_checked_on_what_its_blocks_stored():

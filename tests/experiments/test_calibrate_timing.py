@@ -295,6 +295,21 @@ def test_families_shares_and_host_figures_of_the_report(tmp_path: Path) -> None:
     assert "| 4 | 25 | 38.5 | 40 | 12.5 | 19.2 | 20 | 4 of 4 | 450 | 4500 | 3 of 4 | 1 |" in text
 
 
+def test_a_regenerated_report_keeps_the_sampled_vs_full_section(tmp_path: Path) -> None:
+    # bench_sampled --projects writes that section by hand into the report; regenerating the
+    # report must not drop it, nor keep the generated sections twice
+    report = tmp_path / "r.md"
+    C.write_report(report, [], [], None, "cmd")
+    first = report.read_text()
+    assert "## Sampled vs full" not in first
+    report.write_text(first + "\n## Sampled vs full\n\n| a | b |\n|---|---|\n| 1 | 2 |\n")
+    C.write_report(report, [], [], None, "cmd2")
+    again = report.read_text()
+    assert again.count("## Sampled vs full") == 1 and "| 1 | 2 |" in again
+    assert again.count("## What the model cannot capture") == 1 and "cmd2" in again
+    assert again.index("## What the model cannot capture") < again.index("## Sampled vs full")
+
+
 def test_sampled_runs_step_down_through_the_loop_modes() -> None:
     # --loops all: block 0 loop-samples too; a refusal (blocks that wait for each other) reruns with
     # block 0 in full, then without loop sampling

@@ -330,6 +330,10 @@ extern int64_t g_sample_groups;
 extern bool g_track_writes;
 void track_write(uintptr_t lo, uint64_t n);  // a GM store by the current core (record_access)
 bool group_sampled(int64_t g, int64_t n);
+// Where two neighbouring sampled groups cost differently enough that the skipped groups between
+// them may be misjudged, the group to run next (their middle); -1 when none. cost[g] / gm[g]: the
+// group's cycles and GM bytes, ran[g]: whether it ran.
+int64_t refine_group(const std::vector<double>& cost, const std::vector<double>& gm, const std::vector<uint8_t>& ran);
 void time_launch(LaunchRec& L);
 
 // Loop sampling (rt_sampling.cpp). The heavy APIs call loop_skip with a key of their arguments

@@ -639,6 +639,25 @@ void group_barrier_wait(uintptr_t ws, uint32_t arrive_size, uint32_t wait_size, 
     sweep_races();
 }
 
+// Every sampled group has ended: start one more where the sampled groups' costs leave the skipped
+// ones between them uncertain (refine_group, rt_sampling.cpp). False when none is needed.
+bool refine_sample(Scheduler& s) {
+    std::vector<double> cost(size_t(s.groups), 0.0), gm(size_t(s.groups), 0.0);
+    std::vector<uint8_t> ran(size_t(s.groups), 0);
+    const LaunchRec& L = *rt.cur;
+    for (const Fiber& f : s.fibers) {
+        size_t u = size_t(f.uid), g = size_t(f.group);
+        if (g >= ran.size() || u >= L.block_ran.size() || !L.block_ran[u]) continue;
+        ran[g] = 1, cost[g] += L.block_cycles[u], gm[g] += double(L.block_gm[u]);
+    }
+    int64_t next = refine_group(cost, gm, ran);
+    if (next < 0) return false;
+    bool started = false;
+    for (Fiber& f : s.fibers)
+        if (f.group == next && f.state == Fiber::DONE) f.state = Fiber::NEW, started = true;
+    return started;
+}
+
 void run_blocks(int64_t num_blocks, void (*body)(void*), void* ctx, const void* fn, int kernel_type) {
     Scheduler* outer = g_sched;
     for (int attempt = 0; attempt < 2; ++attempt) {
@@ -662,6 +681,7 @@ void run_blocks(int64_t num_blocks, void (*body)(void*), void* ctx, const void* 
             if (!go || ran) continue;
             bool all_done = true;
             for (Fiber& f : s.fibers) all_done = all_done && f.state == Fiber::DONE;
+            if (all_done && s.sampled && !rt.faulted && rt.cur && refine_sample(s)) continue;
             if (all_done) break;
             if (release_barrier(s)) continue;
             report_deadlock(s);

@@ -198,7 +198,9 @@ class AscendSimBackend(Backend):
 
         return lazy_inputs(specs)
 
-    def run_sampled(self, forward: Callable[[], Any], blocks: int) -> tuple[Any, dict[str, Any], list[list[int]]]:
+    def run_sampled(
+        self, forward: Callable[[], Any], blocks: int, loop_sampling: bool = True
+    ) -> tuple[Any, dict[str, Any], list[list[int]]]:
         import torch
 
         import kernel_gym.ascendc as asc
@@ -222,7 +224,8 @@ class AscendSimBackend(Backend):
             return out, rec, spans, late
 
         # loops sampled in every block (block 0 too); blocks that wait for each other rerun with less
-        (out, rec, spans, late), loops = run_with_loop_fallback(attempt)
+        order = LOOP_FALLBACK_ORDER if loop_sampling else (False,)
+        (out, rec, spans, late), loops = run_with_loop_fallback(attempt, order)
         if late and loops == "all":
             # every sampled block stored its output only after skipping loop iterations (a reduction that
             # accumulates over a loop and stores once): none of it is checkable, and taking that as

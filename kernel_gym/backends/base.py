@@ -153,11 +153,14 @@ class Backend(ABC):
         """(published_shapes backends) the inputs ``specs`` describe, allocated lazily."""
         raise NotImplementedError(f"backend {self.name!r} cannot run published shapes")
 
-    def run_sampled(self, forward: Callable[[], Any], blocks: int) -> tuple[Any, dict[str, Any], list[list[int]]]:
+    def run_sampled(
+        self, forward: Callable[[], Any], blocks: int, loop_sampling: bool = True
+    ) -> tuple[Any, dict[str, Any], list[list[int]]]:
         """(published_shapes backends) ``forward()`` under sampled simulation of ``blocks`` block
-        groups: its output, the launches' summary (``latency_s``, ``latency_lo_s``, ``latency_hi_s``,
-        ``launches``, ``blocks_run``, ``blocks_skipped``) and the spans of the output it stored, as
-        [core, first element, end element] rows."""
+        groups (and of loop iterations unless ``loop_sampling`` is False): its output, the launches'
+        summary (``latency_s``, ``latency_lo_s``, ``latency_hi_s``, ``launches``, ``blocks_run``,
+        ``blocks_skipped``) and the spans of the output it stored, as [core, first element, end
+        element] rows."""
         raise NotImplementedError(f"backend {self.name!r} cannot run published shapes")
 
     def estimate_reference_meta(self, model: Any, inputs: list[Any]) -> float:

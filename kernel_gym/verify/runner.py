@@ -352,7 +352,8 @@ class _Runner:
                     with guard:
                         return model(*inputs)
 
-                out, summary, spans = self.backend.run_sampled(forward, int(msg["blocks"]))
+                loop_sampling = bool(msg.get("loop_sampling", True))
+                out, summary, spans = self.backend.run_sampled(forward, int(msg["blocks"]), loop_sampling)
         except BaseException as exc:  # noqa: BLE001
             raise self._audited(_classify(exc, "runtime_error")) from None
         finally:

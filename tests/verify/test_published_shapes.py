@@ -132,3 +132,86 @@ def test_row_reference_compares_in_chunks_and_refuses_a_non_separable_model() ->
     rows = row_reference(torch.nn.Softmax(dim=1), [x])
     assert rows is not None and torch.allclose(rows(1, 3), torch.softmax(x[1:3], dim=1))
     assert row_reference(torch.nn.Softmax(dim=0), [x]) is None  # across the rows: not separable
+
+
+class _FakeRunner:
+    """The judge's side of a runner link for check_published: each published_call answers with the
+    next scripted run (its simulated summary and the output it left), published_read serves the
+    windows of that output."""
+
+    def __init__(self, runs):
+        import types
+
+        self.runs = list(runs)  # (summary, output) per published_call
+        self.calls = []
+        self.out = None
+        self.buffer = types.SimpleNamespace(read=lambda slot: self.window)
+
+    def request(self, msg):
+        self.calls.append(msg)
+        if msg["op"] == "published_call":
+            summary, self.out = self.runs.pop(0)
+            n = self.out.numel()
+            return {"shape": list(self.out.shape), "dtype": "float32", "simulated": summary, "spans": [[0, 0, n]]}
+        assert msg["op"] == "published_read"
+        flat = self.out.reshape(-1)
+        import torch
+
+        self.window = torch.cat([flat[lo:hi] for lo, hi in msg["windows"]])
+        return {}
+
+
+def _published_check(runs):
+    import types
+
+    import torch
+
+    from kernel_gym.ascendc.sampling import input_specs, lazy_inputs
+    from kernel_gym.backends import get_backend
+    from kernel_gym.tasks.spec import load_task_module
+    from kernel_gym.verify import judge
+    from kernel_gym.verify.settings import VerifySettings
+
+    task = _task(published=False)
+    task = TaskSpec(**{**task.__dict__, "published_source": TASK.format(batch=8, dim=512)})
+    settings = VerifySettings(fixed_inputs=True, seed=3, memory_limit_mb=4096)
+    module = load_task_module(task.published_source, "published")
+    specs = input_specs(module.get_inputs, seed=judge._seed_source(settings)() % (1 << 31))
+    right = torch.relu(lazy_inputs(specs)[0]).clone()
+    outputs = {"right": right, "wrong": right + 1.0}
+    runner = _FakeRunner([(summary, outputs[which]) for summary, which in runs])
+    slots = types.SimpleNamespace(out_offset=0, out_capacity=right.numel() * 4 + 64)
+    plan = types.SimpleNamespace(weight_seed=1)
+    backend = get_backend("ascend_sim")
+    return judge.check_published(backend, runner, slots, task, plan, settings), runner
+
+
+def _summary(latency_s, loop_sampled_blocks):
+    return {
+        "latency_s": latency_s,
+        "latency_lo_s": latency_s,
+        "latency_hi_s": latency_s,
+        "launches": 1,
+        "blocks_run": 5,
+        "blocks_skipped": 35,
+        "loop_sampled_blocks": loop_sampled_blocks,
+    }
+
+
+def test_a_mismatch_under_loop_sampling_is_confirmed_without_it():
+    from kernel_gym.verify.judge import StageFailure
+
+    # loop sampling left stale values; the run without it matches: the answer is right, its figures
+    # are the second run's and the record says what the first run's check found
+    record, runner = _published_check([(_summary(2e-3, 3), "wrong"), (_summary(3e-3, 0), "right")])
+    assert [m.get("loop_sampling") for m in runner.calls if m["op"] == "published_call"] == [True, False]
+    assert record["latency_s"] == 3e-3 and record["loop_sampled_blocks"] == 0
+    assert "at published shapes" in record["loop_sampling_mismatch"]
+    assert record["checked_elements"] == 8 * 512
+    # wrong without loop sampling too: the answer fails
+    with pytest.raises(StageFailure) as info:
+        _published_check([(_summary(2e-3, 3), "wrong"), (_summary(3e-3, 0), "wrong")])
+    assert info.value.error_class == "numerical_mismatch"
+    # no loop sampling in the first run: nothing to confirm, one run
+    with pytest.raises(StageFailure):
+        _published_check([(_summary(2e-3, 0), "wrong")])

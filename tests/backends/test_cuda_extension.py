@@ -283,12 +283,17 @@ def test_an_answer_with_a_torch_fallback_verifies_with_every_call_guarded():
 
 
 @pytest.mark.skipif(not GPU, reason=NO_GPU)
-@pytest.mark.parametrize("name", sorted(extension_exploits()))
-def test_exploits_in_load_inline_form_are_rejected_on_the_gpu(name):
+@pytest.mark.parametrize(
+    ("name", "torch_ops"),
+    [(n, "refuse") for n in sorted(extension_exploits())]
+    # KernelBench's rule too, except what it accepts by design (at::relu from the answer's C++)
+    + [(n, "beside_kernel") for n in sorted(set(extension_exploits()) - ACCEPTED_BESIDE_KERNEL)],
+)
+def test_exploits_in_load_inline_form_are_rejected_on_the_gpu(name, torch_ops):
     from kernel_gym.verify import verify
 
     task_id, answer, accepted = extension_exploits()[name]
-    result = verify(get_task(task_id), answer, backend="cuda", use_cache=False, **GPU_SETTINGS)
+    result = verify(get_task(task_id), answer, backend="cuda", use_cache=False, torch_ops=torch_ops, **GPU_SETTINGS)
     assert not result.correct, name
     assert {result.error_class, result.hack_rule} & accepted, (
         name,
@@ -343,24 +348,6 @@ def test_torch_beside_the_answers_kernel_follows_the_torch_ops_policy():
         task, TORCH_ONLY_WITH_EXTENSION, backend="cuda", use_cache=False, torch_ops="beside_kernel", **GPU_SETTINGS
     )
     assert alone.hack_rule == "torch_compute" and "none of the answer's own" in (alone.message or ""), alone.message
-
-
-@pytest.mark.skipif(not GPU, reason=NO_GPU)
-@pytest.mark.parametrize("name", sorted(set(extension_exploits()) - ACCEPTED_BESIDE_KERNEL))
-def test_exploits_are_still_rejected_under_kernelbenchs_torch_rule(name):
-    from kernel_gym.verify import verify
-
-    task_id, answer, accepted = extension_exploits()[name]
-    result = verify(
-        get_task(task_id), answer, backend="cuda", use_cache=False, torch_ops="beside_kernel", **GPU_SETTINGS
-    )
-    assert not result.correct, name
-    assert {result.error_class, result.hack_rule} & accepted, (
-        name,
-        result.error_class,
-        result.hack_rule,
-        result.message,
-    )
 
 
 def test_the_compile_service_rechecks_what_the_runner_sends():

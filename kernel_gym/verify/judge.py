@@ -958,10 +958,7 @@ def check_published(
         "loop_sampled_blocks": sim.get("loop_sampled_blocks"),
         "tensor_bytes": need,
     }
-    lo, hi = sim.get("latency_lo_s"), sim.get("latency_hi_s")
-    if isinstance(lo, (int, float)) and isinstance(hi, (int, float)) and 0 < lo <= hi:
-        # the sampling bracket of the answer's latency, as an interval of the speedup
-        record["speedup_interval"] = [reference_latency / float(hi), reference_latency / float(lo)]
+    _set_speedup_interval(record, sim, reference_latency)
     # correctness of the sampled share
     seed_cpu(plan.weight_seed)
     reference = module.Model(*init).eval()
@@ -994,11 +991,18 @@ def check_published(
             loop_sampling_mismatch=failure.message[:300],
         )
         record["speedup"] = reference_latency / record["latency_s"]
-        lo, hi = sim.get("latency_lo_s"), sim.get("latency_hi_s")
-        if isinstance(lo, (int, float)) and isinstance(hi, (int, float)) and 0 < lo <= hi:
-            record["speedup_interval"] = [reference_latency / float(hi), reference_latency / float(lo)]
+        _set_speedup_interval(record, sim, reference_latency)
         _check_published_share(link, slots, reply, meta_out, rows, settings, record)
     return record
+
+
+def _set_speedup_interval(record: dict[str, Any], sim: dict[str, Any], reference_latency: float) -> None:
+    """The sampling bracket of the answer's latency, as an interval of the speedup (none without one)."""
+    lo, hi = sim.get("latency_lo_s"), sim.get("latency_hi_s")
+    if isinstance(lo, (int, float)) and isinstance(hi, (int, float)) and 0 < lo <= hi:
+        record["speedup_interval"] = [reference_latency / float(hi), reference_latency / float(lo)]
+    else:
+        record.pop("speedup_interval", None)  # a rerun without a bracket keeps no stale interval
 
 
 def _check_published_share(

@@ -74,19 +74,6 @@ def effective_atol(expected: torch.Tensor, atol: float) -> float:
     return atol if mean is None else atol * min(1.0, mean)
 
 
-def _constant_where_reference_varies(got: torch.Tensor, ref: torch.Tensor, ref_all_finite: bool) -> bool:
-    if got.numel() < 2:
-        return False
-    finite = ref if ref_all_finite else ref[torch.isfinite(ref)]
-    if finite.numel() < 2:
-        return False
-    lo, hi = torch.aminmax(finite)
-    if float(hi - lo) == 0.0:
-        return False
-    first = got.flatten()[0]
-    return bool(got.isnan().all()) if bool(first.isnan()) else bool((got == first).all())
-
-
 _CHUNK = 1 << 16  # elements per float64 block: two blocks stay in a core's L2
 
 
@@ -141,46 +128,72 @@ def compare_outputs(out: Any, expected: torch.Tensor, atol: float, rtol: float) 
     fast = _compare_finite_chunked(out.detach().reshape(-1), expected.detach().reshape(-1), atol, rtol)
     if fast is not None:
         return fast
-    got = out.detach().to(torch.float64)
-    ref = expected.detach().to(torch.float64)
-    ref_all_finite = bool(torch.isfinite(ref).all())
-    if _constant_where_reference_varies(got, ref, ref_all_finite):
+    return _compare_explained(out.detach().reshape(-1), expected.detach().reshape(-1), expected.shape, atol, rtol)
+
+
+def _compare_explained(got: torch.Tensor, ref: torch.Tensor, shape: torch.Size, atol: float, rtol: float) -> Comparison:
+    """The full comparison of two flat tensors, with what explains a failure, in float64 blocks
+    of ``_CHUNK`` elements (whole float64 copies of a GiB-sized output would take eight times its
+    size): pass 1 the reference's magnitude and the constant-output test, pass 2 the tolerance."""
+    n = ref.numel()
+    abs_sum, finite_n = 0.0, 0
+    lo, hi = float("inf"), float("-inf")
+    first = got[0].to(torch.float64) if n else None
+    got_constant = True
+    for i in range(0, n, _CHUNK):
+        r = ref[i : i + _CHUNK].to(torch.float64)
+        finite = torch.isfinite(r)
+        if not bool(finite.all()):
+            r = r[finite]
+        if r.numel():
+            abs_sum, finite_n = abs_sum + float(r.abs().sum()), finite_n + r.numel()
+            r_lo, r_hi = torch.aminmax(r)
+            lo, hi = min(lo, float(r_lo)), max(hi, float(r_hi))
+        if got_constant:
+            g = got[i : i + _CHUNK].to(torch.float64)
+            got_constant = bool(g.isnan().all()) if bool(first.isnan()) else bool((g == first).all())
+    if n >= 2 and finite_n >= 2 and hi > lo and got_constant:
         # an honest kernel that never writes its output looks the same (all NaN): a mismatch, not a hack
         return Comparison(
             False, "numerical_mismatch", "the output is constant (or all NaN) where the reference's varies"
         )
-    mean = _finite_abs_mean(ref, ref_all_finite)
-    atol = atol if mean is None else atol * min(1.0, mean)
-    ref_abs = ref.abs()
-    if ref_all_finite and bool(torch.isfinite(got).all()):
-        diff = (got - ref).abs_()  # the common case, in few passes
-        bad = diff > ref_abs.mul(rtol).add_(atol)
-    else:
-        diff = (got - ref).abs()
-        both_nan = got.isnan() & ref.isnan()
-        both_inf = torch.isinf(got) & torch.isinf(ref) & (got == ref)
-        diff = torch.where(both_nan | both_inf, torch.zeros_like(diff), diff)
-        diff = torch.nan_to_num(diff, nan=float("inf"))
-        bad = diff > (atol + rtol * ref_abs.nan_to_num(posinf=0.0, neginf=0.0))
-    max_abs = float(diff.max()) if diff.numel() else 0.0
-    max_rel = float(diff.div_(ref_abs.clamp_min_(1e-12)).max()) if diff.numel() else 0.0
-    if not bool(bad.any()):
+    atol = atol if finite_n == 0 else atol * min(1.0, abs_sum / finite_n)
+    max_abs = max_rel = 0.0
+    bad_n, first_bad = 0, None
+    for i in range(0, n, _CHUNK):
+        g = got[i : i + _CHUNK].to(torch.float64)
+        r = ref[i : i + _CHUNK].to(torch.float64)
+        ref_abs = r.abs()
+        if bool(torch.isfinite(r).all()) and bool(torch.isfinite(g).all()):
+            diff = (g - r).abs_()  # the common case, in few passes
+            bad = diff > ref_abs.mul(rtol).add_(atol)
+        else:
+            diff = (g - r).abs()
+            both_nan = g.isnan() & r.isnan()
+            both_inf = torch.isinf(g) & torch.isinf(r) & (g == r)
+            diff = torch.where(both_nan | both_inf, torch.zeros_like(diff), diff)
+            diff = torch.nan_to_num(diff, nan=float("inf"))
+            bad = diff > (atol + rtol * ref_abs.nan_to_num(posinf=0.0, neginf=0.0))
+        max_abs = max(max_abs, float(diff.max()))
+        max_rel = max(max_rel, float(diff.div_(ref_abs.clamp_min_(1e-12)).max()))
+        count = int(bad.sum())
+        if count and first_bad is None:
+            k = int(bad.nonzero()[0])
+            first_bad = (i + k, float(g[k]), float(r[k]))
+        bad_n += count
+    if first_bad is None:
         return Comparison(True, "ok", "", max_abs, max_rel, None, 0.0)
-    flat = int(bad.flatten().nonzero()[0])
-    index = [int(i) for i in torch.unravel_index(torch.tensor(flat), bad.shape)] if bad.dim() else []
-    where = tuple(index)
-    got_v = got[where].item() if bad.dim() else got.item()
-    ref_v = ref[where].item() if bad.dim() else ref.item()
-    frac = float(bad.double().mean())
+    flat, got_v, ref_v = first_bad
+    index = [int(i) for i in torch.unravel_index(torch.tensor(flat), shape)] if len(shape) else []
     return Comparison(
         False,
         "numerical_mismatch",
-        f"{int(bad.sum())} of {bad.numel()} elements differ beyond atol={atol:g}, rtol={rtol:g}; "
-        f"first at index {list(where)}: got {got_v:.6g}, expected {ref_v:.6g}",
+        f"{bad_n} of {n} elements differ beyond atol={atol:g}, rtol={rtol:g}; "
+        f"first at index {index}: got {got_v:.6g}, expected {ref_v:.6g}",
         max_abs,
         max_rel,
         index,
-        frac,
+        bad_n / n,
     )
 
 

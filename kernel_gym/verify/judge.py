@@ -13,12 +13,14 @@ measure_latency -> recheck_after_timing.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 import signal
 import statistics
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -208,10 +210,10 @@ class DeferredInputSet:
     output at once would take tens of GiB. Its sizes are those of ``like``, a set of the same task
     drawn already (every draw of a task has the same shapes)."""
 
-    def __init__(self, make: Callable[[], InputSet], like: InputSet) -> None:
+    def __init__(self, make: Callable[[], InputSet], like: InputSet, drawn: InputSet | None = None) -> None:
         self._make = make
-        self.like = like
-        self._set: InputSet | None = None
+        self.like = _shapes_only(like)  # sizes only: holding ``like`` itself would keep a whole set alive
+        self._set: InputSet | None = drawn  # a set drawn already (to learn the sizes), kept until released
 
     def _drawn(self) -> InputSet:
         if self._set is None:
@@ -230,6 +232,23 @@ class DeferredInputSet:
         self._set = None
 
 
+def _shapes_only(s: InputSet) -> InputSet:
+    """The set's tensors as meta tensors (shape, dtype and strides, no storage)."""
+
+    def meta(x: Any) -> Any:
+        if not isinstance(x, torch.Tensor):
+            return x
+        return torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device="meta")
+
+    return InputSet([meta(x) for x in s.inputs], None if s.expected is None else meta(s.expected))
+
+
+def release_set(s: InputSet | DeferredInputSet) -> None:
+    """Drop a drawn-when-used set's values after its last use (an eager set stays as it is)."""
+    if isinstance(s, DeferredInputSet):
+        s.release()
+
+
 #: above this many bytes of inputs and expected outputs over the correctness trials, the trials
 #: after the first are drawn when used (DeferredInputSet)
 EAGER_TRIAL_BYTES = 4 << 30
@@ -242,8 +261,8 @@ class ReferencePlan:
     weight_seed: int
     trials: list[tuple[float, InputSet | DeferredInputSet]]  # (input scale, set)
     recheck: InputSet | DeferredInputSet
-    timing_sets: list[InputSet] = field(default_factory=list)
-    reference_timing_sets: list[InputSet] = field(default_factory=list)
+    timing_sets: list[InputSet | DeferredInputSet] = field(default_factory=list)
+    reference_timing_sets: list[InputSet | DeferredInputSet] = field(default_factory=list)
     #: a fresh input set (OS-entropy seed) with the reference's output, for paired timing rounds
     draw: Callable[[float], InputSet] | None = None
 
@@ -312,19 +331,30 @@ def prepare_reference(
         return InputSet(inputs, _reference_output(reference, inputs, device) if with_expected else None)
 
     scales = [settings.input_scales[t % len(settings.input_scales)] for t in range(settings.correctness_trials)]
-    first = draw(scales[0])
+    first_seed = next_seed()
+    first = draw(scales[0], seed=first_seed)
     assert first.expected is not None
-    deferred = (_nbytes(first.inputs) + tensor_nbytes(first.expected)) * (len(scales) + 1) > EAGER_TRIAL_BYTES
+    set_bytes = _nbytes(first.inputs) + tensor_nbytes(first.expected)
+    # Large tasks (published shapes: one level-1 set can be 12 GiB with its expected output): every
+    # set, the first and the timing sets included, is drawn when used and dropped after its last
+    # use, so the judge holds one set at a time. Seeds are fixed here in the eager plan's order.
+    deferred = set_bytes * (len(scales) + 1) > EAGER_TRIAL_BYTES
+    shape = _shapes_only(first)
 
-    def later(scale: float) -> InputSet | DeferredInputSet:
+    def later(scale: float, with_expected: bool = True) -> InputSet | DeferredInputSet:
         if not deferred:
-            return draw(scale)
+            return draw(scale, with_expected)
         seed = next_seed()  # fixed now, drawn when used
-        return DeferredInputSet(lambda: draw(scale, seed=seed), like=first)
+        like = shape if with_expected else InputSet(shape.inputs, None)
+        return DeferredInputSet(lambda: draw(scale, with_expected, seed=seed), like=like)
 
-    trials: list[tuple[float, InputSet | DeferredInputSet]] = [(scales[0], first)]
+    opening: InputSet | DeferredInputSet = first
+    if deferred:
+        opening = DeferredInputSet(lambda: draw(scales[0], seed=first_seed), like=first, drawn=first)
+    trials: list[tuple[float, InputSet | DeferredInputSet]] = [(scales[0], opening)]
     trials += [(scale, later(scale)) for scale in scales[1:]]
     plan = ReferencePlan(weight_seed, trials, later(1.0), draw=draw)
+    del first, opening  # a deferred plan holds the first set only through its DeferredInputSet
     if settings.measure_time and not paired:  # paired rounds draw their sets as they go
         timing_trials = max(1, settings.timing_trials)
         calls = settings.warmup_runs + timing_trials + max(1, timing_trials // 3)  # room for the guarded calls
@@ -332,19 +362,16 @@ def prepare_reference(
             calls = 2  # a simulated latency is deterministic: two calls check that it repeats
         budget = TIMING_SET_BYTES
         for _ in range(calls):
-            timing_set = draw(1.0)
-            assert timing_set.expected is not None  # drawn with its expected output
-            plan.timing_sets.append(timing_set)
-            size = _nbytes(timing_set.inputs) + tensor_nbytes(timing_set.expected)
-            budget -= size
-            if budget < size and len(plan.timing_sets) >= 2:  # one to warm up on, one timed at least
+            plan.timing_sets.append(later(1.0))  # drawn with its expected output
+            budget -= set_bytes  # every draw of a task has the same sizes
+            if budget < set_bytes and len(plan.timing_sets) >= 2:  # one to warm up on, one timed at least
                 break
         if not simulated:  # a simulated backend estimates the reference instead of running it
             # The reference is trusted and caches nothing: one draw, timed repeatedly, is enough.
             # Its inputs are never the answer's, which come from their own seeds.
             # (one draw: as many calls as warm-up and trials need, whatever the budget allowed the answer)
             calls = max(len(plan.timing_sets), settings.warmup_runs + timing_trials)
-            plan.reference_timing_sets = [draw(1.0, with_expected=False)] * calls
+            plan.reference_timing_sets = [later(1.0, with_expected=False)] * calls
     return plan
 
 
@@ -491,7 +518,7 @@ def check_correctness(
 ) -> None:
     """The correctness trials. An output identical to the previous trial's while the
     reference's changed is a cached or constant result, even within tolerance."""
-    previous: tuple[torch.Tensor, torch.Tensor] | None = None
+    previous: tuple[bytes, bytes] | None = None  # fingerprints of the last trial's output and expectation
     for trial, (scale, s) in enumerate(plan.trials):
         assert s.expected is not None
         stats["trials_run"] = trial + 1
@@ -500,7 +527,8 @@ def check_correctness(
         )
         if reply.get("torch_ops"):  # torch_ops="beside_kernel": the torch ops beside the answer's code
             stats.setdefault("details", {})["torch_ops"] = reply["torch_ops"]
-        if previous is not None and _same(out, previous[0]) and not _same(s.expected, previous[1]):
+        now = (_fingerprint(out), _fingerprint(s.expected))
+        if previous is not None and now[0] == previous[0] and now[1] != previous[1]:
             raise StageFailure(
                 "hacked",
                 f"trial {trial}: the output is identical to the previous trial's "
@@ -509,12 +537,32 @@ def check_correctness(
             )
         slots.link.request({"op": "audit"})
         stats["trials_passed"] = trial + 1
-        previous = (out, s.expected)
-        if isinstance(s, DeferredInputSet):
-            s.release()  # its inputs are not used again; the output and expectation stay in ``previous``
+        previous = now
+        del out
+        release_set(s)  # not used again
 
 
 _EQUAL_CHUNK = 1 << 24  # elements: the comparison's temporaries stay small for GiB-sized tensors
+
+
+def _fingerprint(t: torch.Tensor) -> bytes:
+    """A digest of the tensor's shape, dtype and bytes, so a trial keeps 32 bytes of the last trial
+    instead of its GiB-sized output and expectation. Equal digests mean bitwise-identical tensors
+    (what a cached or constant output is); outputs that differ in a bit differ, as they would under
+    a value comparison that changes one last place. Blocks are hashed on several threads (hashlib
+    releases the GIL): a 6 GiB output takes about a second on 16 cores."""
+    x = t.detach().reshape(-1)
+    if x.dtype == torch.bool:
+        x = x.to(torch.uint8)
+
+    def block(i: int) -> bytes:
+        u = x[i : i + _EQUAL_CHUNK].contiguous().view(torch.uint8)
+        return hashlib.blake2b(memoryview(u.numpy()), digest_size=32).digest()
+
+    starts = range(0, x.numel(), _EQUAL_CHUNK)
+    with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1, max(1, len(starts)))) as pool:
+        blocks = list(pool.map(block, starts))
+    return hashlib.blake2b(f"{tuple(t.shape)}|{t.dtype}".encode() + b"".join(blocks), digest_size=32).digest()
 
 
 def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -592,6 +640,8 @@ def time_reference(
             samples.append(_call_latency(backend, reply, timing, settings))
             timings.append(timing)
             reports.append(reply.get("device_timing") or {})
+    for s in plan.reference_timing_sets:
+        release_set(s)
     details = _timing_summary(samples, settings.threads, timings)
     return statistics.median(samples), {**details, **_device_summary(backend, reports), "samples_s": samples}
 
@@ -787,7 +837,10 @@ def measure_latency(
     elif extra <= 0:  # sets cut by the memory budget: still watch some
         extra = max(1, len(timed) // 4) if len(timed) > 1 else 0
     watched = set(random.SystemRandom().sample(timed, extra)) if extra else set()
+    last_use = {index: j for j, index in enumerate(schedule)}
     for j, index in enumerate(schedule):
+        if j and last_use[schedule[j - 1]] == j - 1:  # a drawn-when-used set is dropped after its last call
+            release_set(plan.timing_sets[schedule[j - 1]])
         s = plan.timing_sets[index]
         assert s.expected is not None
         _flush_caches(0 if backend.simulated else settings.flush_cache_mb)
@@ -834,6 +887,8 @@ def measure_latency(
             samples.append(_call_latency(backend, reply, timing, settings))
             timings.append(timing)
             reports.append(reply.get("device_timing") or {})
+    for s in plan.timing_sets:
+        release_set(s)
     slots.link.request({"op": "audit"})  # a patch made while timed shows here
     if backend.simulated:
         details = {
@@ -1236,6 +1291,7 @@ def run_job(
                 if failure.error_class in ("numerical_mismatch", "shape_mismatch", "dtype_mismatch"):
                     raise StageFailure("nondeterministic", failure.message) from None
                 raise
+            release_set(plan.recheck)
             if settings.published_shapes and task.published_source and backend.published_shapes:
                 progress("published")
                 try:

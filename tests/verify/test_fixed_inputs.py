@@ -32,9 +32,10 @@ def test_fixed_inputs_repeat_the_failure_message_entropy_does_not():
         verify(task, WRONG, backend="cpu", fixed_inputs="yes")
 
 
-def test_trials_of_large_tasks_are_drawn_when_used_with_the_same_values(monkeypatch):
-    """Above EAGER_TRIAL_BYTES the trials after the first are drawn when used (at published shapes
-    one input set can be GiBs); their seeds are fixed up front, so the values are the eager plan's."""
+def test_sets_of_large_tasks_are_drawn_when_used_with_the_same_values(monkeypatch):
+    """Above EAGER_TRIAL_BYTES every set (trials, re-check, timing sets, the reference's timing
+    set) is drawn when used and dropped after (at published shapes one set can be GiBs); their
+    seeds are fixed up front, so the values are the eager plan's."""
     import torch
 
     from kernel_gym.verify import judge
@@ -45,13 +46,20 @@ def test_trials_of_large_tasks_are_drawn_when_used_with_the_same_values(monkeypa
     eager = judge.prepare_reference(module, settings)
     monkeypatch.setattr(judge, "EAGER_TRIAL_BYTES", 0)
     lazy = judge.prepare_reference(module, settings)
-    assert not isinstance(lazy.trials[0][1], judge.DeferredInputSet)  # the first sizes the buffer
-    assert all(isinstance(s, judge.DeferredInputSet) for _, s in lazy.trials[1:])
-    assert isinstance(lazy.recheck, judge.DeferredInputSet)
-    for (scale_a, a), (scale_b, b) in zip(eager.trials, lazy.trials, strict=True):
+    everything = [s for _, s in lazy.trials] + [lazy.recheck] + lazy.timing_sets + lazy.reference_timing_sets
+    assert all(isinstance(s, judge.DeferredInputSet) for s in everything)
+    assert not any(isinstance(s, judge.DeferredInputSet) for _, s in eager.trials)
+    assert len(lazy.timing_sets) == len(eager.timing_sets) >= 2
+    pairs = list(zip(eager.trials, lazy.trials, strict=True))
+    pairs += [((1.0, a), (1.0, b)) for a, b in zip(eager.timing_sets, lazy.timing_sets, strict=True)]
+    for (scale_a, a), (scale_b, b) in pairs:
         assert scale_a == scale_b
         assert torch.equal(a.inputs[0], b.inputs[0]) and torch.equal(a.expected, b.expected)
-    deferred = lazy.trials[1][1]
-    deferred.release()
-    assert torch.equal(deferred.inputs[0], eager.trials[1][1].inputs[0])  # drawn again, same seed
+    ref_a, ref_b = eager.reference_timing_sets[0], lazy.reference_timing_sets[0]
+    assert ref_b.expected is None and torch.equal(ref_a.inputs[0], ref_b.inputs[0])
+    for deferred, eager_set in ((lazy.trials[0][1], eager.trials[0][1]), (lazy.trials[1][1], eager.trials[1][1])):
+        deferred.release()
+        assert deferred._set is None  # nothing held after its use
+        assert deferred.like.inputs[0].device.type == "meta"  # sizes only
+        assert torch.equal(deferred.inputs[0], eager_set.inputs[0])  # drawn again, same seed
     assert torch.equal(lazy.recheck.expected, eager.recheck.expected)

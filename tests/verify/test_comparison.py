@@ -1,0 +1,90 @@
+"""The judge's output comparison works in float64 blocks (a published-shape output can be GiBs);
+its verdict and explanation must be those of the whole-tensor formula, block edges included."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from kernel_gym.verify import correctness
+from kernel_gym.verify.correctness import compare_outputs
+
+
+def _whole_tensor(got: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float):
+    """The documented rule on whole float64 tensors: NaN matches NaN, an infinity matches the
+    same infinity, |got - ref| <= atol * min(1, mean |finite ref|) + rtol |ref|."""
+    g, r = got.double().reshape(-1), ref.double().reshape(-1)
+    finite = r[torch.isfinite(r)]
+    atol = atol * min(1.0, float(finite.abs().mean())) if finite.numel() else atol
+    diff = (g - r).abs()
+    same = (g.isnan() & r.isnan()) | (torch.isinf(g) & torch.isinf(r) & (g == r))
+    diff = torch.nan_to_num(torch.where(same, torch.zeros_like(diff), diff), nan=float("inf"))
+    bad = diff > atol + rtol * r.abs().nan_to_num(posinf=0.0, neginf=0.0)
+    first = int(bad.nonzero()[0]) if bool(bad.any()) else None
+    return int(bad.sum()), first, float(diff.max())
+
+
+def _case(kind: str, n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    gen = torch.Generator().manual_seed(seed)
+    ref = torch.randn(n, generator=gen)
+    got = ref + 1e-4 * torch.randn(n, generator=gen)
+    if kind == "far":
+        idx = torch.randint(0, n, (5,), generator=gen)
+        got[idx] += 3.0
+    elif kind == "nan_both":
+        ref[7::11] = float("nan")
+        got[7::11] = float("nan")
+    elif kind == "nan_got":
+        got[n - 3] = float("nan")
+    elif kind == "inf":
+        ref[5], got[5] = float("inf"), float("inf")
+        ref[9], got[9] = float("-inf"), float("inf")
+    return got, ref
+
+
+@pytest.mark.parametrize("kind", ["close", "far", "nan_both", "nan_got", "inf"])
+def test_blocked_comparison_agrees_with_the_whole_tensor_rule(monkeypatch, kind):
+    monkeypatch.setattr(correctness, "_CHUNK", 64)  # many blocks and block edges at this size
+    got, ref = _case(kind, 1000, seed=len(kind))
+    bad_n, first, max_abs = _whole_tensor(got, ref, atol=1e-2, rtol=1e-2)
+    result = compare_outputs(got.reshape(10, 100), ref.reshape(10, 100), atol=1e-2, rtol=1e-2)
+    assert result.ok == (bad_n == 0)
+    if bad_n:
+        assert result.error_class == "numerical_mismatch"
+        assert result.message.startswith(f"{bad_n} of 1000 elements differ")
+        assert result.first_mismatch_index == [first // 100, first % 100]
+        assert result.mismatch_fraction == pytest.approx(bad_n / 1000)
+    assert result.max_abs_error == pytest.approx(max_abs)
+
+
+def test_a_constant_output_where_the_reference_varies_is_a_mismatch_across_blocks(monkeypatch):
+    monkeypatch.setattr(correctness, "_CHUNK", 64)
+    ref = torch.linspace(-1e-3, 1e-3, 1000)  # every element within atol of zero
+    for got in (torch.zeros(1000), torch.full((1000,), float("nan"))):
+        result = compare_outputs(got, ref, atol=1e-2, rtol=1e-2)
+        assert not result.ok and "constant" in result.message
+    varying = ref.clone()
+    varying[999] += 1e-6  # not constant: within tolerance everywhere, so it passes
+    assert compare_outputs(varying, ref, atol=1e-2, rtol=1e-2).ok
+
+
+def test_a_trials_fingerprint_matches_exactly_when_the_bits_do(monkeypatch):
+    """The stale-output check keeps a digest of the last trial: equal digests for bitwise-identical
+    tensors (a cached output), different ones for a changed bit, a moved NaN or another shape."""
+    from kernel_gym.verify import judge
+
+    monkeypatch.setattr(judge, "_EQUAL_CHUNK", 16)  # several blocks
+    x = torch.randn(100)
+    x[3] = float("nan")
+    assert judge._fingerprint(x) == judge._fingerprint(x.clone())
+    moved = x.clone()
+    moved[3], moved[4] = moved[4], float("nan")  # a NaN elsewhere
+    assert judge._fingerprint(moved) != judge._fingerprint(x)
+    nudged = x.clone()
+    nudged[80] = torch.nextafter(nudged[80], torch.tensor(float("inf")))  # one last place, in the last block
+    assert judge._fingerprint(nudged) != judge._fingerprint(x)
+    assert judge._fingerprint(x.reshape(10, 10)) != judge._fingerprint(x)  # the shape counts
+    assert judge._fingerprint(x.double()) != judge._fingerprint(x)  # so does the dtype
+    flags = torch.tensor([True, False] * 20)
+    assert judge._fingerprint(flags) == judge._fingerprint(flags.clone())
+    assert judge._fingerprint(flags) != judge._fingerprint(~flags)

@@ -341,6 +341,8 @@ def _row(name: str, result: Any, seconds: float) -> tuple[str, ...]:
                 "speedup": speed,
                 "seconds": round(seconds, 1),
                 "torch_ops": (result.details or {}).get("torch_ops", []),
+                "stages_s": {k: round(v, 1) for k, v in ((result.details or {}).get("stage_seconds") or {}).items()},
+                "cv": cv,
                 "message": message,
             }
         ),
@@ -469,6 +471,7 @@ def main() -> None:
     c.add_argument("--gpus", type=int, default=0, help="spread over N GPUs (verifier=ray); 0: one by one here")
     c.add_argument("--time-limit", type=float, default=0.0, help="start no answer after this many seconds")
     c.add_argument("--skip", type=int, default=0, help="leave out the first N answers of the list")
+    c.add_argument("--timeout-s", type=float, default=300.0, help="one verification's time limit")
     c.add_argument("--build-workers", type=int, default=None, help="extensions built at once (default: cores / 2)")
     c.add_argument("--build-batch", type=int, default=8, help="answers per build batch ahead of the verifications")
     c.add_argument(
@@ -508,7 +511,7 @@ def main() -> None:
         settings = {
             "timing_trials": args.timing_trials,
             "memory_limit_mb": args.memory_limit_mb,
-            "timeout_s": 300,
+            "timeout_s": args.timeout_s,
             "torch_ops": args.torch_ops,
         }
         corpus(

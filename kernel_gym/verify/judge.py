@@ -329,8 +329,10 @@ def prepare_reference(
 
     def draw(scale: float, with_expected: bool = True, seed: int | None = None) -> InputSet:
         seed = next_seed() if seed is None else seed
-        inputs = draw_inputs(task_module, seed, scale)  # on the CPU: the same values on any device
-        return InputSet(inputs, _reference_output(reference, inputs, device) if with_expected else None)
+        inputs = draw_inputs(task_module, seed, scale, device)  # on the reference's device
+        expected = _reference_output(reference, inputs, device) if with_expected else None
+        # the judge places inputs in the runner's shared buffer from host memory
+        return InputSet([x.cpu() if isinstance(x, torch.Tensor) else x for x in inputs], expected)
 
     scales = [settings.input_scales[t % len(settings.input_scales)] for t in range(settings.correctness_trials)]
     first_seed = next_seed()

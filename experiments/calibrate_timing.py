@@ -813,7 +813,13 @@ PIPE_GROUPS = {"S": "scalar", "V": "vector", "MTE1": "mte", "MTE2": "mte", "MTE3
 # that pipe group's work takes twice as long)
 SCALED = {
     "scalar": (
-        ["scalar_issue_cycles", "scalar_block_cycles", "scalar_gm_access_cycles", "scalar_ub_access_cycles"],
+        [
+            "scalar_issue_cycles",
+            "scalar_block_cycles",
+            "scalar_gm_access_cycles",
+            "scalar_ub_access_cycles",
+            "scalar_ub_store_load_cycles",
+        ],
         [],
     ),
     "vector": (

@@ -115,6 +115,13 @@ def _common() -> dict[str, Const]:
         # scalar unit
         "scalar_issue_cycles": C(12, "assumed (scalar-unit cost of issuing one API instruction)", "cycles"),
         "scalar_ub_access_cycles": C(8, "assumed (LocalTensor GetValue/SetValue)", "cycles"),
+        # In-order scalar unit: a UB load issued right after a UB store waits for the store's UB access
+        # (no store-to-load forwarding is documented); taken as one more UB access.
+        "scalar_ub_store_load_cycles": C(
+            8,
+            "assumed (a scalar UB load right after a scalar UB store waits for it: one scalar_ub_access_cycles)",
+            "cycles",
+        ),
         "scalar_block_cycles": C(
             4,
             "assumed (one basic block of kernel scalar code, about 4 instructions at "

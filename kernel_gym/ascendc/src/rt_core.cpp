@@ -41,7 +41,9 @@ struct MemInit {
         cfg.dma_burst_cycles = 2; cfg.launch_base_s = 3e-6; cfg.launch_per_core_s = 3e-8; cfg.align_strict = 0;
         cfg.sync_check = 1; cfg.watchdog_calls = 1e9; cfg.watchdog_s = 60; cfg.watchdog_cycles = 2e10;
         cfg.race_check = 1; cfg.mte2_unaligned_efficiency = 0.7; cfg.gm_port_bytes_per_cycle = 32;
+        cfg.scalar_ub_store_load_cycles = 8;
         hot.scalar_ub_cycles = cfg.scalar_ub_access_cycles;
+        hot.scalar_ub_store_load_cycles = cfg.scalar_ub_store_load_cycles;
         hot.scalar_gm_cycles = cfg.scalar_gm_access_cycles;
     }
 } mem_init;
@@ -1170,6 +1172,7 @@ bool launch_begin(const char* name, int64_t nb, const char* file, int line) {
     hot.next_check = 4096;
     hot.check_uninit = cfg.check_uninit != 0;
     hot.scalar_ub_cycles = cfg.scalar_ub_access_cycles;
+    hot.scalar_ub_store_load_cycles = cfg.scalar_ub_store_load_cycles;
     hot.scalar_gm_cycles = cfg.scalar_gm_access_cycles;
     rt.clear_intervals();
     rt.race_overflow = false;
@@ -1208,6 +1211,7 @@ void block_begin(int64_t blk) {
     hot.block_idx = blk;
     if (rt.cur) rt.cur->gm_mark = rt.cur->gm_read + rt.cur->gm_write;
     hot.s_time = 0;
+    hot.ub_store_pending = 0;
     hot.gen++;
     rt.blk.calls_base = hot.api_calls;
     loop_block_begin();
@@ -1358,6 +1362,7 @@ static std::string report_json() {
     o += fmt(",\"scalar_blocks\":%llu,\"host_scalar_blocks\":%llu,\"gm_scalar_accesses\":%llu",
              (unsigned long long)scalar.blocks, (unsigned long long)scalar.host_blocks,
              (unsigned long long)scalar.gm_accesses);
+    o += fmt(",\"ub_store_loads\":%llu", (unsigned long long)hot.ub_store_loads);
     o += fmt(",\"host_eager_ops\":%llu,\"host_eager_bytes\":%llu", (unsigned long long)scalar.eager_ops,
              (unsigned long long)scalar.eager_bytes);
     o += '}';
@@ -1384,6 +1389,7 @@ void kgsim_set_config(const double* values, int n) {
     int total = int(sizeof(kgsim::Config) / sizeof(double));
     for (int i = 0; i < n && i < total; ++i) dst[i] = values[i];
     kgsim::hot.scalar_ub_cycles = kgsim::cfg.scalar_ub_access_cycles;
+    kgsim::hot.scalar_ub_store_load_cycles = kgsim::cfg.scalar_ub_store_load_cycles;
     kgsim::hot.scalar_gm_cycles = kgsim::cfg.scalar_gm_access_cycles;
     kgsim::hot.check_uninit = kgsim::cfg.check_uninit != 0;
     kgsim::scalar.block_cycles = kgsim::cfg.scalar_block_cycles;
@@ -1402,6 +1408,7 @@ void kgsim_call_begin() {
     scalar.blocks = scalar.host_blocks = scalar.gm_accesses = 0;
     scalar.eager_ops = scalar.eager_bytes = 0;
     scalar.skip_once = 0;
+    hot.ub_store_loads = 0;
 }
 
 void kgsim_register_gm(const char* name, const void* base, unsigned long long size) {

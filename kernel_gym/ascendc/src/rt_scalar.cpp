@@ -47,7 +47,10 @@ inline void on_access(uintptr_t a, size_t n, bool write) {
         return;
     }
     for (int m = 0; m < MEM_COUNT; ++m)  // UB and the other local memories: not GM
-        if (a - reinterpret_cast<uintptr_t>(hot.mem[m]) < kLocalMemBytes) return;
+        if (a - reinterpret_cast<uintptr_t>(hot.mem[m]) < kLocalMemBytes) {
+            if (m == MEM_UB) ub_scalar_order(write);  // a store then a load: the load waits (base.h)
+            return;
+        }
     const GmBuf* near = nullptr;
     for (const GmBuf& g : rt.gm) {
         if (a - g.base < g.size) {

@@ -203,6 +203,9 @@ struct Hot {
     uint8_t sub_block_num;     // AIVs per group (GetSubBlockNum), 1 on an AIC
     uint8_t task_ratio;        // GetTaskRatio
     uint64_t local_reads;      // scalar reads of local memory (GetValue, operator()): loop sampling's data check
+    double scalar_ub_store_load_cycles;  // wait of a scalar UB load right after a scalar UB store
+    uint8_t ub_store_pending;  // the block's last scalar UB access was a store
+    uint64_t ub_store_loads;   // scalar UB loads that waited for a store (this call, all blocks)
 };
 enum CoreType : uint8_t { CORE_AIV = 0, CORE_AIC = 1 };
 extern Hot hot;
@@ -215,6 +218,19 @@ void slow_tick(const Loc& loc);
 // function into an uninstrumented one, so an out-of-line copy would be charged as kernel blocks)
 KGSIM_UNINSTRUMENTED inline void tick(const Loc& loc) {
     if (++hot.api_calls >= hot.next_check) slow_tick(loc);
+}
+// The scalar unit's UB accesses through the LocalTensor API in program order (GetValue/SetValue, a
+// reference from operator()). A load issued right after a store to UB waits for that store to complete
+// (scalar_ub_store_load_cycles): an in-place scan (load x[i], combine, store x[i], load x[i+1], ...)
+// pays it per element, a loop that loads a group of elements before it stores pays it once a group.
+KGSIM_UNINSTRUMENTED inline void ub_scalar_order(bool write) {
+    if (write) {
+        hot.ub_store_pending = 1;
+    } else if (hot.ub_store_pending) {
+        hot.ub_store_pending = 0;
+        hot.s_time += hot.scalar_ub_store_load_cycles;
+        ++hot.ub_store_loads;
+    }
 }
 // past a LocalTensor's end: a warning inside the physical memory (bounds_mode="npu"), else a fault
 void local_oob(const TRef& r, uint64_t first_byte, uint64_t nbytes, const char* what, const Loc& loc);

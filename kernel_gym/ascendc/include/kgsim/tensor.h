@@ -164,6 +164,7 @@ public:
         kgsim::tick(loc);
         kgsim::hot.s_time += kgsim::hot.scalar_ub_cycles;
         ++kgsim::hot.local_reads;
+        if (r_.mem == kgsim::MEM_UB) kgsim::ub_scalar_order(false);
         if (kgsim::hot.check_uninit)
             kgsim::uninit_check(r_, r_.addr + index * uint32_t(sizeof(T)), sizeof(T), "GetValue", loc);
         T v;
@@ -174,11 +175,14 @@ public:
         if (index >= size_) kgsim::local_oob(r_, uint64_t(index) * sizeof(T), sizeof(T), "SetValue", loc);
         kgsim::tick(loc);
         kgsim::hot.s_time += kgsim::hot.scalar_ub_cycles;
+        if (r_.mem == kgsim::MEM_UB) kgsim::ub_scalar_order(true);
         if (kgsim::hot.check_uninit) kgsim::mark_init(r_.mem, r_.addr + index * uint32_t(sizeof(T)), sizeof(T));
         std::memcpy(host_ptr(index), &value, sizeof(T));
     }
     // the bounds and initialisation checks are the simulator's, not kernel code: out of line and
-    // uninstrumented, so a UB scalar access costs scalar_ub_access_cycles and no basic block of its own
+    // uninstrumented, so a UB scalar access costs scalar_ub_access_cycles and no basic block of its own.
+    // Whether the reference is read or written shows in the kernel's own (instrumented) access through
+    // it: rt_scalar.cpp passes that to ub_scalar_order
     KGSIM_SCALAR_ACCESSOR T& operator()(uint32_t index, kgsim::Loc loc = kgsim::Loc::current()) const {
         if (index >= size_) kgsim::local_oob(r_, uint64_t(index) * sizeof(T), sizeof(T), "operator()", loc);
         kgsim::hot.s_time += kgsim::hot.scalar_ub_cycles;

@@ -328,9 +328,9 @@ def _row(name: str, result: Any, seconds: float) -> tuple[str, ...]:
     speed = f"{result.speedup:.2f}" if result.correct and result.speedup else ""
     lat = f"{result.latency_s * 1e6:.1f}" if result.correct and result.latency_s else ""
     cv = ""
-    timing = result.details.get("answer_timing") or {}
-    if timing.get("device_iqr_s") and timing.get("device_median_s"):
-        cv = f"{timing['device_iqr_s'] / timing['device_median_s'] / 1.349:.3f}"  # IQR-based sigma / median
+    iqr = getattr(result, "latency_iqr_s", None)
+    if result.correct and iqr is not None and result.latency_s:
+        cv = f"{iqr / result.latency_s / 1.349:.4f}"  # IQR-based sigma / median
     message = "" if result.correct else (result.message or "").replace("|", "/").replace("\n", " ")[:160]
     print(
         json.dumps(

@@ -343,13 +343,13 @@ def prepare_reference(
     # set, the first and the timing sets included, is drawn when used and dropped after its last
     # use, so the judge holds one set at a time. Seeds are fixed here in the eager plan's order.
     deferred = set_bytes * (len(scales) + 1) > EAGER_TRIAL_BYTES
-    shape = _shapes_only(first)
+    sizes = _shapes_only(first)
 
     def later(scale: float, with_expected: bool = True) -> InputSet | DeferredInputSet:
         if not deferred:
             return draw(scale, with_expected)
         seed = next_seed()  # fixed now, drawn when used
-        like = shape if with_expected else InputSet(shape.inputs, None)
+        like = sizes if with_expected else InputSet(sizes.inputs, None)
         return DeferredInputSet(lambda: draw(scale, with_expected, seed=seed), like=like)
 
     opening: InputSet | DeferredInputSet = first

@@ -77,7 +77,9 @@ _OPTION_DEFAULTS: dict[str, Any] = {
     # this is a backstop far above real kernels; watchdog_cycles and watchdog_s catch loops first.
     "watchdog_calls": 1e9,
     "watchdog_s": 60.0,  # host seconds per launch before a watchdog fault
-    "watchdog_cycles": 2e10,  # simulated cycles per block before a watchdog fault
+    # simulated cycles per block before a watchdog fault; None: the NPU's own default operator timeout
+    # (profile op_timeout_s, 1091 s on Atlas A2) at clock_hz, so no kernel the 910B finishes faults
+    "watchdog_cycles": None,
     "opt_level": "-O2",
     "extra_flags": (),
     "name": "kernel.cpp",  # file name used in messages and __FILE__
@@ -679,6 +681,12 @@ def sampled_blocks(sampled: Any) -> int:
     )
 
 
+def default_watchdog_cycles(profile: SocProfile) -> float:
+    """Simulated cycles per block before a watchdog fault by default: the NPU's default AI Core
+    operator timeout (``op_timeout_s``) at the profile's clock."""
+    return float(profile.op_timeout_s) * float(profile.clock_hz)
+
+
 def _config_for(profile: SocProfile, align_mode: str, opts: Mapping[str, Any]) -> dict[str, float]:
     if opts["bounds_mode"] not in ("strict", "npu"):
         raise ValueError("bounds_mode must be 'strict' or 'npu'")
@@ -695,7 +703,9 @@ def _config_for(profile: SocProfile, align_mode: str, opts: Mapping[str, Any]) -
         race_check=float(bool(opts["race_check"])),
         watchdog_calls=float(opts["watchdog_calls"]),
         watchdog_s=float(opts["watchdog_s"]),
-        watchdog_cycles=float(opts["watchdog_cycles"]),
+        watchdog_cycles=default_watchdog_cycles(profile)
+        if opts["watchdog_cycles"] is None
+        else float(opts["watchdog_cycles"]),
     )
     return cfg
 

@@ -227,6 +227,10 @@ struct ScalarCounters {
     uint64_t host_blocks = 0;    // basic blocks of the kernel file's host code in this call
     uint64_t gm_accesses = 0;    // raw-pointer GM accesses inside launches in this call
     uint64_t next_check = 0;     // `blocks` at which scalar_watchdog looks next
+    // the running block's stack (rt_blocks.cpp): a kernel's local arrays and spills live there, so an
+    // access inside it is neither GM nor local memory (0 bytes: no block running)
+    uintptr_t stack_lo = 0;
+    uint64_t stack_bytes = 0;
     uintptr_t skip_once = 0;     // a GM address already charged by GlobalTensor::operator()
     uint64_t eager_ops = 0;      // aten ops a binding ran between launches (kgsim_eager_op) in this call
     uint64_t eager_bytes = 0;    // bytes those ops read and wrote

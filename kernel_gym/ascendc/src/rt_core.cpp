@@ -579,7 +579,8 @@ bool gm_scalar(int32_t buf, const void* p, uint32_t nbytes, int write, const Loc
         hot.s_time += scalar_gm_cycles(a, nbytes);
         return clip.own_pages;
     }
-    if (!handshake) record_access(a, nbytes, write ? AK_WRITE : AK_READ, loc);
+    // (record_access does nothing without the race check or write tracking: not called per access then)
+    if (!handshake && (cfg.race_check || g_track_writes)) record_access(a, nbytes, write ? AK_WRITE : AK_READ, loc);
     if (rt.cur) (write ? rt.cur->gm_write : rt.cur->gm_read) += nbytes;
     hot.s_time += handshake ? hot.scalar_gm_cycles : scalar_gm_cycles(a, nbytes);  // a bypass skips the cache
     return true;

@@ -42,6 +42,7 @@ void trap(const char* f, A... args) {
 inline void on_access(uintptr_t a, size_t n, bool write) {
     if (rt.faulted) return;
     if (!hot.in_launch || n == 0) return;
+    if (a - scalar.stack_lo < scalar.stack_bytes) return;  // the block's own stack (most accesses)
     if (a == scalar.skip_once) {  // GlobalTensor::operator() already charged this access
         scalar.skip_once = 0;
         return;
@@ -95,6 +96,12 @@ struct DcacheShape {
     bool on = false;
     uint64_t line = 1, sets = 1;
     int ways = 1;
+    // powers of two (the profile's 64-byte lines, the set counts of 16 KB): shifts and masks instead
+    // of 64-bit divisions on every access; -1 / 0 when not
+    int line_shift = -1;
+    uint64_t set_mask = 0;
+    uint64_t line_of(uintptr_t a) const { return line_shift >= 0 ? uint64_t(a) >> line_shift : uint64_t(a) / line; }
+    uint32_t set_of(uint64_t l) const { return uint32_t(set_mask || sets == 1 ? l & set_mask : l % sets); }
 };
 DcacheShape g_dc_shape;
 
@@ -112,6 +119,9 @@ const DcacheShape& dcache_shape() {
     g.ways = int(std::min<double>(ways, BlockState::kDcacheSlots));
     g.sets = std::max<uint64_t>(1, uint64_t(g.bytes) / g.line / uint64_t(g.ways));
     g.sets = std::min<uint64_t>(g.sets, uint64_t(BlockState::kDcacheSlots / g.ways));
+    const auto pow2 = [](uint64_t v) { return v != 0 && (v & (v - 1)) == 0; };
+    g.line_shift = pow2(g.line) ? __builtin_ctzll(g.line) : -1;
+    g.set_mask = pow2(g.sets) ? g.sets - 1 : 0;
     return g;
 }
 
@@ -120,7 +130,9 @@ const DcacheShape& dcache_shape() {
 // LRU victim all cost O(1) host time whatever the associativity (a fully associative cache searched
 // way by way cost a 256-slot scan per line fill).
 constexpr uint32_t kIndexMask = BlockState::kDcacheIndex - 1;
-inline uint32_t index_home(uint64_t line_tag) { return uint32_t((line_tag * 0x9E3779B97F4A7C15ull) >> 40) & kIndexMask; }
+constexpr int kIndexBits = __builtin_ctz(BlockState::kDcacheIndex);
+// Fibonacci hashing: the product's top bits spread consecutive lines (and lines a power of two apart)
+inline uint32_t index_home(uint64_t line_tag) { return uint32_t((line_tag * 0x9E3779B97F4A7C15ull) >> (64 - kIndexBits)); }
 
 inline int index_find(const BlockState& b, uint64_t tag) {
     for (uint32_t i = index_home(tag);; i = (i + 1) & kIndexMask) {
@@ -191,11 +203,11 @@ double scalar_gm_cycles(uintptr_t a, size_t n) {
     const DcacheShape& g = dcache_shape();
     if (!g.on) return hot.scalar_gm_cycles;  // no cache
     BlockState& b = rt.blk;
-    const uint64_t first = a / g.line, last = (a + (n ? n : 1) - 1) / g.line;
+    const uint64_t first = g.line_of(a), last = g.line_of(a + (n ? n : 1) - 1);
     double cycles = 0;
     for (uint64_t l = first; l <= last; ++l) {
         const uint64_t tag = l + 1;
-        const uint32_t set = uint32_t(l % g.sets);
+        const uint32_t set = g.set_of(l);
         const int slot = index_find(b, tag);
         if (slot >= 0) {
             touch(b, set, uint16_t(slot));

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import kernel_gym.ascendc as asc
-from kernel_gym.ascendc.loader import default_watchdog_cycles
+from kernel_gym.ascendc.loader import _OPTION_DEFAULTS, _config_for, default_watchdog_cycles
 
 # A 3x3 window over 3 channels of an [C, H, W, D] float tensor, one output element per iteration,
 # as KernelBench's scalar 3-D convolutions walk it (D fastest). The channel planes lie 2.5 MiB apart
@@ -112,6 +112,11 @@ extern "C" void spin_do(uint8_t* flag, uint8_t* y, uint32_t n) { spin_kernel<<<1
 def test_the_default_watchdog_is_the_npus_operator_timeout() -> None:
     profile = asc.SOC_PROFILES["Ascend910B2"]
     assert default_watchdog_cycles(profile) == pytest.approx(1091 * 1.85e9)
+    # the API-call backstop allows as many calls as the cycle budget has cycles (GetValue is an API
+    # call: 1e9 stopped a scalar convolution the 910B runs in 5 s)
+    config = _config_for(profile, "npu", _OPTION_DEFAULTS)
+    assert config["watchdog_cycles"] == config["watchdog_calls"] == default_watchdog_cycles(profile)
+    assert _config_for(profile, "npu", {**_OPTION_DEFAULTS, "watchdog_cycles": 1e8})["watchdog_calls"] == 1e8
     # a block of over 16 simulated seconds (the 910B runs scalar convolutions of 3 to 14 s): each of
     # the loop's basic blocks made to cost 1e4 cycles, 3 million iterations
     slow = {"scalar_block_cycles": 1e4}

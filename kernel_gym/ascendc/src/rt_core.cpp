@@ -39,7 +39,7 @@ struct MemInit {
         cfg.scalar_gm_access_cycles = 100; cfg.mte2_bytes_per_cycle = 78; cfg.mte2_startup_cycles = 500;
         cfg.mte3_bytes_per_cycle = 80; cfg.mte3_startup_cycles = 400; cfg.dma_issue_cycles = 24;
         cfg.dma_burst_cycles = 2; cfg.launch_base_s = 3e-6; cfg.launch_per_core_s = 3e-8; cfg.align_strict = 0;
-        cfg.sync_check = 1; cfg.watchdog_calls = 1e9; cfg.watchdog_s = 60; cfg.watchdog_cycles = 1091 * 1.85e9;
+        cfg.sync_check = 1; cfg.watchdog_calls = 1091 * 1.85e9; cfg.watchdog_s = 60; cfg.watchdog_cycles = 1091 * 1.85e9;
         cfg.race_check = 1; cfg.mte2_unaligned_efficiency = 0.7; cfg.gm_port_bytes_per_cycle = 32;
         hot.scalar_ub_cycles = cfg.scalar_ub_access_cycles;
         hot.scalar_gm_cycles = cfg.scalar_gm_access_cycles;

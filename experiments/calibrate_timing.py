@@ -1419,9 +1419,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="loop sampling inside the sampled blocks: all (block 0 too), on (every block but block 0), off; "
         "a kernel whose loop-sampled blocks wait for each other reruns with the next mode",
     )
-    # a runaway guard, above every real kernel: level-1 kernels take up to 6 s on a 910B (GroupNorm;
-    # 1.1e10 cycles at 1.85 GHz), and 2e9 stopped Mean/SumReduction (2.1 s measured) as endless loops
-    ap.add_argument("--max-sim-cycles", type=float, default=2e10, help="simulated cycles per block before a skip")
+    # a runaway guard, above every real kernel: by default the loader's watchdog, the NPU's own operator
+    # timeout (1091 s on Atlas A2). 2e10 (10.8 s) stopped scalar convolutions that take 3-14 s on a 910B,
+    # and 2e9 stopped Mean/SumReduction (2.1 s measured) as endless loops
+    ap.add_argument(
+        "--max-sim-cycles",
+        type=float,
+        default=None,
+        help="simulated cycles per block before a skip (default: the NPU's operator timeout at its clock)",
+    )
     ap.add_argument("--timeout-s", type=float, default=90.0, help="host seconds per kernel run")
     ap.add_argument("--budget-s", type=float, default=0.0, help="stop starting kernels after this many seconds")
     ap.add_argument("--soc", default=DEFAULT_SOC)

@@ -73,11 +73,15 @@ _OPTION_DEFAULTS: dict[str, Any] = {
     # local_out_of_bounds / gm_out_of_bounds fault.
     "bounds_mode": "npu",
     # API calls per block before a watchdog fault. The NPU's watchdog is time-based: a slow but
-    # finite kernel (a scalar GetValue/SetValue loop over millions of elements) must finish, so
-    # this is a backstop far above real kernels; watchdog_cycles and watchdog_s catch loops first.
-    "watchdog_calls": 1e9,
+    # finite kernel (a scalar GetValue/SetValue loop over billions of elements) must finish, so this
+    # is a backstop; None: as many calls as the cycle budget has cycles (every API call costs the
+    # scalar unit that issues it at least a cycle, so no valid block makes more). 1e9 stopped a
+    # scalar convolution the 910B runs in 5 s (GetValue is an API call).
+    "watchdog_calls": None,
     "watchdog_s": 60.0,  # host seconds per launch before a watchdog fault
-    "watchdog_cycles": 2e10,  # simulated cycles per block before a watchdog fault
+    # simulated cycles per block before a watchdog fault; None: the NPU's own default operator timeout
+    # (profile op_timeout_s, 1091 s on Atlas A2) at clock_hz, so no kernel the 910B finishes faults
+    "watchdog_cycles": None,
     "opt_level": "-O2",
     "extra_flags": (),
     "name": "kernel.cpp",  # file name used in messages and __FILE__
@@ -679,6 +683,12 @@ def sampled_blocks(sampled: Any) -> int:
     )
 
 
+def default_watchdog_cycles(profile: SocProfile) -> float:
+    """Simulated cycles per block before a watchdog fault by default: the NPU's default AI Core
+    operator timeout (``op_timeout_s``) at the profile's clock."""
+    return float(profile.op_timeout_s) * float(profile.clock_hz)
+
+
 def _config_for(profile: SocProfile, align_mode: str, opts: Mapping[str, Any]) -> dict[str, float]:
     if opts["bounds_mode"] not in ("strict", "npu"):
         raise ValueError("bounds_mode must be 'strict' or 'npu'")
@@ -687,15 +697,16 @@ def _config_for(profile: SocProfile, align_mode: str, opts: Mapping[str, Any]) -
     sync_level = {"off": 0, False: 0, "warn": 1, True: 2, "error": 2}.get(sync)
     if sync_level is None:
         raise ValueError("sync_check must be 'off', 'warn' or 'error'")
+    cycles = default_watchdog_cycles(profile) if opts["watchdog_cycles"] is None else float(opts["watchdog_cycles"])
     cfg.update(
         align_strict=1.0 if align_mode == "strict" else 0.0,
         bounds_strict=1.0 if opts["bounds_mode"] == "strict" else 0.0,
         check_uninit=float(bool(opts["check_uninit"])),
         sync_check=float(sync_level),
         race_check=float(bool(opts["race_check"])),
-        watchdog_calls=float(opts["watchdog_calls"]),
+        watchdog_calls=cycles if opts["watchdog_calls"] is None else float(opts["watchdog_calls"]),
         watchdog_s=float(opts["watchdog_s"]),
-        watchdog_cycles=float(opts["watchdog_cycles"]),
+        watchdog_cycles=cycles,
     )
     return cfg
 

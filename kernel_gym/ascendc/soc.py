@@ -154,7 +154,13 @@ def _common() -> dict[str, Const]:
             + " GlobalTensor::SetValue (written out per 64-byte cache line)",
             "B",
         ),
-        "scalar_dcache_ways": C(4, "assumed (associativity of the scalar data cache is not published)", "ways"),
+        "scalar_dcache_ways": C(
+            0,
+            "assumed: 0 = fully associative with LRU (the associativity and set index of the scalar data cache "
+            "are not published; a fully associative cache misses only on first touch and on capacity, which "
+            "the published size and line fix; a guessed 4-way index thrashed on power-of-two tensor strides)",
+            "ways",
+        ),
         "scalar_dcache_hit_cycles": C(
             4,
             "assumed (a scalar load or store that hits the core's data cache: a few cycles of the in-order "
@@ -218,6 +224,14 @@ def _common() -> dict[str, Const]:
         "fix_startup_cycles": C(200, "assumed (Fixpipe write completion latency to GM)", "cycles"),
         # launch
         "launch_base_s": C(3e-6, "assumed (kernel launch overhead on the device)", "s"),
+        # The simulator's watchdog bound (loader option watchdog_cycles defaults to this at clock_hz): a
+        # block that runs longer would be killed on the NPU too, anything shorter is a valid kernel.
+        "op_timeout_s": C(
+            1091,
+            "CANN aclrtSetOpExecuteTimeOut (default AI Core operator execution timeout, Atlas A2 training "
+            "series: 1091 s)",
+            "s",
+        ),
         "launch_per_core_s": C(3e-8, "assumed (spec: launch overhead grows with the number of cores used)", "s/core"),
         # reference (eager PyTorch) estimate
         "eager_op_launch_s": C(

@@ -1,4 +1,5 @@
-"""Scalar GM accesses go through the core's data cache (64-byte lines, 16 KB): a loop over
+"""Scalar GM accesses go through the core's data cache (64-byte lines, 16 KB, fully associative
+with LRU: the associativity is not published): a loop over
 consecutive elements pays one line fill per 64 bytes, a strided one a fill per access, a second
 pass over a window that fits the cache none."""
 
@@ -161,8 +162,9 @@ extern "C" void gather_do(uint8_t* x, uint8_t* idx, uint8_t* y, uint32_t n)
 """
 
 
-def _lru_hits(addresses, line=64, sets=64, ways=4):
-    """Hits of a set-associative LRU cache over 4-byte accesses (the model's documented shape)."""
+def _lru_hits(addresses, line=64, sets=1, ways=256):
+    """Hits of a set-associative LRU cache over 4-byte accesses (by default the model's: 16 KB of
+    64-byte lines, fully associative)."""
     cache = [[] for _ in range(sets)]  # per set: lines, most recently used last
     hits = 0
     for a in addresses:
@@ -177,10 +179,15 @@ def _lru_hits(addresses, line=64, sets=64, ways=4):
     return hits
 
 
-def test_an_irregular_access_stream_hits_exactly_as_an_lru_cache_does():
+# the default (fully associative), a 4-way and a direct-mapped geometry of the same 16 KB
+GEOMETRIES = [(0, 1, 256), (4, 64, 4), (1, 256, 1)]
+
+
+@pytest.mark.parametrize("ways_cfg,sets,ways", GEOMETRIES, ids=["full", "4way", "direct"])
+def test_an_irregular_access_stream_hits_exactly_as_an_lru_cache_does(ways_cfg, sets, ways):
     """Random gathers over 64 KB mixed with a sequential index stream: the cache's hit count is an
-    LRU cache's, access for access (the host-side lookup hint must never change a result)."""
-    cached = asc.load(GATHER, name="gather.cpp")
+    LRU cache's, access for access (the host-side line index must never change a result)."""
+    cached = asc.load(GATHER, name="gather.cpp", soc_overrides={"scalar_dcache_ways": ways_cfg})
     uncached = asc.load(GATHER, name="gather.cpp", soc_overrides={"scalar_dcache_bytes": 0})
     torch.manual_seed(0)
     n = 6000
@@ -196,5 +203,5 @@ def test_an_irregular_access_stream_hits_exactly_as_an_lru_cache_does():
     stream = []
     for i in range(n):
         stream += [idx.data_ptr() + 4 * i, x.data_ptr() + 4 * int(idx[i])]
-    hits = _lru_hits(stream)  # the final SetValue of y is a fill either way
+    hits = _lru_hits(stream, sets=sets, ways=ways)  # the final SetValue of y is a fill either way
     assert busy[1] - busy[0] == pytest.approx(hits * (FILL - HIT), rel=1e-9)

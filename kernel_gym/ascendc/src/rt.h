@@ -172,20 +172,19 @@ struct BlockState {
     uint16_t fm_h[2] = {0, 0}, fm_w[2] = {0, 0};
     uint8_t fm_pad[2][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
     uint64_t load3d_pad = 0;
-    // the core's scalar data cache (rt_scalar.cpp, scalar_gm_cycles): line number + 1 per way (0:
-    // empty) and the access count of its last use (LRU), sets x ways; cold at every block's start
+    // the core's scalar data cache (rt_scalar.cpp, scalar_gm_cycles), sets x ways slots: line number
+    // + 1 per slot (0: empty); each set's slots in a circular list from most to least recently used
+    // (dc_mru: a set's most recent slot); dc_index finds a line's slot (slot + 1 by a hash of the
+    // line, linear probing). Cold at every block's start.
     static constexpr int kDcacheSlots = 512;  // up to 32 KB of 64-byte lines
+    static constexpr uint32_t kDcacheIndex = 4 * kDcacheSlots;  // a power of two, at most 1/4 full
     uint64_t dc_line[kDcacheSlots];
-    uint64_t dc_used[kDcacheSlots];
-    uint64_t dc_clock = 0;
+    uint16_t dc_prev[kDcacheSlots], dc_next[kDcacheSlots];
+    uint16_t dc_mru[kDcacheSlots];
+    uint16_t dc_index[kDcacheIndex];
     // hot.api_calls when this block started (watchdog_calls is per block); kept with the block, as
     // hot.api_calls is, when it waits at SyncAll and another block runs
     uint64_t calls_base = 0;
-    // where line l was last found (slot in dc_line / dc_used), by a hash of l: a hint checked against
-    // the tag, so a stale one only costs the full search (a scalar loop over a few streams of
-    // consecutive elements hits the same lines over and over; the hash keeps streams whose buffers
-    // lie a power of two apart from sharing an entry)
-    uint16_t dc_hint[16] = {};
 };
 
 struct Runtime {
@@ -227,11 +226,21 @@ struct ScalarCounters {
     uint64_t blocks = 0;         // basic blocks run inside launches in this call
     uint64_t host_blocks = 0;    // basic blocks of the kernel file's host code in this call
     uint64_t gm_accesses = 0;    // raw-pointer GM accesses inside launches in this call
+    uint64_t next_check = 0;     // `blocks` at which scalar_watchdog looks next
+    // the running block's stack (rt_blocks.cpp): a kernel's local arrays and spills live there, so an
+    // access inside it is neither GM nor local memory (0 bytes: no block running)
+    uintptr_t stack_lo = 0;
+    uint64_t stack_bytes = 0;
     uintptr_t skip_once = 0;     // a GM address already charged by GlobalTensor::operator()
     uint64_t eager_ops = 0;      // aten ops a binding ran between launches (kgsim_eager_op) in this call
     uint64_t eager_bytes = 0;    // bytes those ops read and wrote
 };
 extern ScalarCounters scalar;
+
+// basic blocks between two watchdog checks of plain scalar code (a few ms of host time)
+constexpr uint64_t kScalarWatchdogBlocks = uint64_t(1) << 20;
+std::string watchdog_expired();
+void scalar_watchdog();
 
 // scalar-unit cycles of a scalar GM access of n bytes at a through the core's data cache
 double scalar_gm_cycles(uintptr_t a, size_t n);

@@ -256,7 +256,9 @@ bool step(Scheduler& s, Fiber& f) {
         restore_core(f.saved);
     }
     f.state = Fiber::RUNNING;
+    scalar.stack_lo = reinterpret_cast<uintptr_t>(f.stack), scalar.stack_bytes = kStackBytes;
     swapcontext(&s.main, &f.ctx);
+    scalar.stack_lo = 0, scalar.stack_bytes = 0;
     s.cur = nullptr;
     if (f.state == Fiber::TRAPPED) {  // stopped by trap_block: the fault is recorded
         release(f);

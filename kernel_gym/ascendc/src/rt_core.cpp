@@ -39,7 +39,7 @@ struct MemInit {
         cfg.scalar_gm_access_cycles = 100; cfg.mte2_bytes_per_cycle = 78; cfg.mte2_startup_cycles = 500;
         cfg.mte3_bytes_per_cycle = 80; cfg.mte3_startup_cycles = 400; cfg.dma_issue_cycles = 24;
         cfg.dma_burst_cycles = 2; cfg.launch_base_s = 3e-6; cfg.launch_per_core_s = 3e-8; cfg.align_strict = 0;
-        cfg.sync_check = 1; cfg.watchdog_calls = 1e9; cfg.watchdog_s = 60; cfg.watchdog_cycles = 2e10;
+        cfg.sync_check = 1; cfg.watchdog_calls = 1091 * 1.85e9; cfg.watchdog_s = 60; cfg.watchdog_cycles = 1091 * 1.85e9;
         cfg.race_check = 1; cfg.mte2_unaligned_efficiency = 0.7; cfg.gm_port_bytes_per_cycle = 32;
         cfg.scalar_ub_store_load_cycles = 8;
         hot.scalar_ub_cycles = cfg.scalar_ub_access_cycles;
@@ -186,6 +186,20 @@ void check_in_launch(const Loc& loc, const char* api) {
               "stream>>>(...) (or kgsim::launch)", api);
 }
 
+// The watchdog's host-time and simulated-cycle bounds: why the running block must stop, or "" while
+// it may go on. Checked every 4096 API calls (slow_tick) and, for loops of plain scalar code that call
+// no API at all, every so many basic blocks (scalar_watchdog, rt_scalar.cpp).
+std::string watchdog_expired() {
+    if (now_s() - rt.launch_wall_start > cfg.watchdog_s)
+        return fmt("the launch ran for more than %.0f s of host time (watchdog_s): an endless loop?", cfg.watchdog_s);
+    double t = hot.s_time;
+    for (int p = 0; p < P_COUNT; ++p) t = std::max(t, rt.blk.done_[p]);
+    if (t > cfg.watchdog_cycles)
+        return fmt("block %lld has run for more than %.3g simulated cycles (watchdog_cycles): an endless loop?",
+                   (long long)hot.block_idx, cfg.watchdog_cycles);
+    return {};
+}
+
 void slow_tick(const Loc& loc) {
     hot.next_check = hot.api_calls + 4096;
     if (!hot.in_launch) return;
@@ -193,14 +207,8 @@ void slow_tick(const Loc& loc) {
         fault("watchdog", loc, "block %lld made more than %.0f API calls (watchdog_calls): an endless loop? On the "
               "NPU the kernel would hang until the device watchdog kills it", (long long)hot.block_idx,
               cfg.watchdog_calls);
-    if (now_s() - rt.launch_wall_start > cfg.watchdog_s)
-        fault("watchdog", loc, "the launch ran for more than %.0f s of host time (watchdog_s): an endless loop?",
-              cfg.watchdog_s);
-    double t = hot.s_time;
-    for (int p = 0; p < P_COUNT; ++p) t = std::max(t, rt.blk.done_[p]);
-    if (t > cfg.watchdog_cycles)
-        fault("watchdog", loc, "block %lld has run for more than %.3g simulated cycles (watchdog_cycles): an endless "
-              "loop?", (long long)hot.block_idx, cfg.watchdog_cycles);
+    const std::string why = watchdog_expired();
+    if (!why.empty()) fault("watchdog", loc, "%s", why.c_str());
 }
 
 int config_int(const char* name) {
@@ -573,7 +581,8 @@ bool gm_scalar(int32_t buf, const void* p, uint32_t nbytes, int write, const Loc
         hot.s_time += scalar_gm_cycles(a, nbytes);
         return clip.own_pages;
     }
-    if (!handshake) record_access(a, nbytes, write ? AK_WRITE : AK_READ, loc);
+    // (record_access does nothing without the race check or write tracking: not called per access then)
+    if (!handshake && (cfg.race_check || g_track_writes)) record_access(a, nbytes, write ? AK_WRITE : AK_READ, loc);
     if (rt.cur) (write ? rt.cur->gm_write : rt.cur->gm_read) += nbytes;
     hot.s_time += handshake ? hot.scalar_gm_cycles : scalar_gm_cycles(a, nbytes);  // a bypass skips the cache
     return true;
@@ -1406,6 +1415,7 @@ void kgsim_call_begin() {
     rt.cur = nullptr;
     hot.in_launch = 0;
     scalar.blocks = scalar.host_blocks = scalar.gm_accesses = 0;
+    scalar.next_check = kScalarWatchdogBlocks;
     scalar.eager_ops = scalar.eager_bytes = 0;
     scalar.skip_once = 0;
     hot.ub_store_loads = 0;

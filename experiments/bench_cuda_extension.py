@@ -303,9 +303,9 @@ def corpus(
             rows.extend((n, "not run (time limit)", "", "", "", "") for n, _, _ in todo[first:])
             break
         part = todo[first : first + chunk]
-        batch = (first + len(part) - 1) // build_batch
-        if batch < len(ready):
-            ready[batch].wait()  # its extension is built (or failed to build: verify says why)
+        needed = (first + len(part) - 1) // build_batch  # the build batch of the part's last answer
+        if needed < len(ready):
+            ready[needed].wait()  # its extension is built (or failed to build: verify says why)
         t0 = time.perf_counter()
         if verifier is not None:
             batch = [VerifyJob(_task(r, n), a, "cuda", {"use_cache": False, **settings}) for n, r, a in part]

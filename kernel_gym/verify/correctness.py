@@ -190,7 +190,8 @@ def _compare_explained(
             lo, hi = min(lo, float(r_lo)), max(hi, float(r_hi))
         if got_constant:
             g = got[i : i + chunk].to(device, torch.float64)
-            got_constant = bool(g.isnan().all()) if bool(first.isnan()) else bool((g == first).all())
+            assert first is not None  # n > 0 inside the loop
+            got_constant = bool(g.isnan().all()) if bool(first.isnan()) else bool(torch.eq(g, first).all())
     if n >= 2 and finite_n >= 2 and hi > lo and got_constant:
         # an honest kernel that never writes its output looks the same (all NaN): a mismatch, not a hack
         return Comparison(

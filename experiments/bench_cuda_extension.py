@@ -15,6 +15,10 @@
         (<references>/level*/<task>.py) at their published shapes: built in parallel, then verified
         (one by one, or spread over the GPUs with --gpus N: verifier=ray, one actor per GPU);
         one row per answer, every failure named. --time-limit S stops starting new answers after S s.
+        --build-only builds the answers (a progress line per batch) and verifies none: a first call
+        that fills the build cache with every core. --queue DIR lets several corpus processes (GPU
+        shards, or calls one after another on one machine) share the list: each answer is claimed
+        once through a file in DIR, and an answer whose claimer died is claimed again.
         --torch-ops beside_kernel (the default here: KernelBench's rule) lets torch ops run beside the
         answer's own kernels; refuse is the reward's rule.
     python -m experiments.bench_cuda_extension pool --answers DIR --references DIR --names A B ...
@@ -248,6 +252,8 @@ def corpus(
     skip: int = 0,
     build_workers: int | None = None,
     build_batch: int = 8,
+    build_only: bool = False,
+    queue: Path | None = None,
 ) -> None:
     from kernel_gym.verify import verify
     from kernel_gym.verify.verifiers import VerifyJob
@@ -266,6 +272,11 @@ def corpus(
     # Builds run ahead of the verifications, a batch at a time on a thread of their own, so the
     # GPU verifies the first answers while later ones compile (a cold build is ~30 s, mostly one core).
     buildable = [a for _, ref, a in jobs if ref is not None]
+    if build_only:
+        _build_all(buildable, build_workers, build_batch)
+        return
+    if queue is not None:  # the answers' builds come from the cache a --build-only call filled, or on demand
+        buildable = []
     batches = [buildable[i : i + build_batch] for i in range(0, len(buildable), build_batch)] if buildable else []
     ready = [threading.Event() for _ in batches]
     stop = threading.Event()  # the time limit ended the run: build no further batches
@@ -303,6 +314,10 @@ def corpus(
             rows.extend((n, "not run (time limit)", "", "", "", "") for n, _, _ in todo[first:])
             break
         part = todo[first : first + chunk]
+        if queue is not None:
+            part = [job for job in part if _claim(queue, job[0])]
+            if not part:
+                continue
         needed = (first + len(part) - 1) // build_batch  # the build batch of the part's last answer
         if needed < len(ready):
             ready[needed].wait()  # its extension is built (or failed to build: verify says why)
@@ -316,11 +331,58 @@ def corpus(
         seconds = (time.perf_counter() - t0) / len(part)
         for (name, _, _), result in zip(part, results, strict=True):
             rows.append(_row(name, result, seconds))
+            if queue is not None:
+                (queue / f"{name}.claim").write_text("done\n")
     if verifier is not None:
         verifier.close()
     stop.set()
     builder.join()
     _corpus_table(rows)
+
+
+def _build_all(answers: list[str], workers: int | None, batch: int) -> None:
+    """Build every answer's extensions, a batch at a time, with a progress line per batch."""
+    t0, built = time.perf_counter(), []
+    for i in range(0, len(answers), batch):
+        part = prebuild(answers[i : i + batch], workers=workers)
+        built.extend(part)
+        times = [b.seconds for b in built if not isinstance(b, str)]
+        print(
+            json.dumps(
+                {
+                    "built": len(built),
+                    "of_answers": f"{min(i + batch, len(answers))}/{len(answers)}",
+                    "failed": sum(isinstance(b, str) for b in built),
+                    "wall_s": round(time.perf_counter() - t0, 1),
+                    "per_build_median_s": round(statistics.median(times), 1) if times else None,
+                }
+            ),
+            flush=True,
+        )
+
+
+def _claim(queue: Path, name: str) -> bool:
+    """Claim ``name`` for this process: True when no live process holds it and it is not done. A
+    claim file holds its claimer's pid, or ``done``; creating it is atomic (O_EXCL)."""
+    queue.mkdir(parents=True, exist_ok=True)
+    path = queue / f"{name}.claim"
+    for _ in range(2):
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            holder = path.read_text().strip()
+            if holder == "done" or not holder.isdigit():
+                return False
+            try:
+                os.kill(int(holder), 0)
+                return False  # a live process verifies it
+            except ProcessLookupError:
+                path.unlink(missing_ok=True)  # its claimer died (a call's time limit): claim again
+                continue
+        with os.fdopen(fd, "w") as f:
+            f.write(f"{os.getpid()}\n")
+        return True
+    return False
 
 
 def _row(name: str, result: Any, seconds: float) -> tuple[str, ...]:
@@ -474,6 +536,8 @@ def main() -> None:
     c.add_argument("--timeout-s", type=float, default=300.0, help="one verification's time limit")
     c.add_argument("--build-workers", type=int, default=None, help="extensions built at once (default: cores / 2)")
     c.add_argument("--build-batch", type=int, default=8, help="answers per build batch ahead of the verifications")
+    c.add_argument("--build-only", action="store_true", help="build every answer's extensions, verify none")
+    c.add_argument("--queue", type=Path, default=None, help="a directory shared by corpus processes: claim answers")
     c.add_argument(
         "--torch-ops",
         choices=("refuse", "beside_kernel"),
@@ -525,6 +589,8 @@ def main() -> None:
             args.skip,
             args.build_workers,
             max(1, args.build_batch),
+            args.build_only,
+            args.queue,
         )
     sys.stdout.flush()
 

@@ -391,7 +391,8 @@ def _row(name: str, result: Any, seconds: float) -> tuple[str, ...]:
     lat = f"{result.latency_s * 1e6:.1f}" if result.correct and result.latency_s else ""
     cv = ""
     iqr = getattr(result, "latency_iqr_s", None)
-    if result.correct and iqr is not None and result.latency_s:
+    timed = int(((result.details or {}).get("answer_timing") or {}).get("trials") or 0)  # calls behind the median
+    if result.correct and iqr is not None and result.latency_s and timed >= 3:  # fewer: no spread to see
         cv = f"{iqr / result.latency_s / 1.349:.4f}"  # IQR-based sigma / median
     message = "" if result.correct else (result.message or "").replace("|", "/").replace("\n", " ")[:160]
     print(
@@ -405,6 +406,7 @@ def _row(name: str, result: Any, seconds: float) -> tuple[str, ...]:
                 "torch_ops": (result.details or {}).get("torch_ops", []),
                 "stages_s": {k: round(v, 1) for k, v in ((result.details or {}).get("stage_seconds") or {}).items()},
                 "cv": cv,
+                "timed_calls": timed,
                 "message": message,
             }
         ),

@@ -63,3 +63,28 @@ def test_sets_of_large_tasks_are_drawn_when_used_with_the_same_values(monkeypatc
         assert deferred.like.inputs[0].device.type == "meta"  # sizes only
         assert torch.equal(deferred.inputs[0], eager_set.inputs[0])  # drawn again, same seed
     assert torch.equal(lazy.recheck.expected, eager.recheck.expected)
+
+
+def test_timing_sets_past_the_memory_budget_are_drawn_when_used(monkeypatch):
+    """A task whose sets outgrow the timing budget still gets a set of its own for every timed
+    call (cut to two sets, a published-shape task was timed by a single call: no spread), the
+    sets past the budget drawn when used with the values an unlimited budget would give;
+    GiB-sized sets stay cut to two."""
+    import torch
+
+    from kernel_gym.verify import judge
+    from kernel_gym.verify.settings import VerifySettings
+
+    module = get_task("level1/021_relu").module()
+    settings = VerifySettings(fixed_inputs=True, seed=5, timing_trials=6, warmup_runs=1)
+    monkeypatch.setattr(judge, "TIMING_SET_BYTES", 1 << 40)
+    roomy = judge.prepare_reference(module, settings)
+    monkeypatch.setattr(judge, "TIMING_SET_BYTES", 0)
+    tight = judge.prepare_reference(module, settings)
+    assert len(tight.timing_sets) == len(roomy.timing_sets) == 1 + 6 + 2
+    assert not any(isinstance(s, judge.DeferredInputSet) for s in tight.timing_sets[:2])
+    assert all(isinstance(s, judge.DeferredInputSet) for s in tight.timing_sets[2:])
+    for a, b in zip(roomy.timing_sets, tight.timing_sets, strict=True):
+        assert torch.equal(a.inputs[0], b.inputs[0]) and torch.equal(a.expected, b.expected)
+    monkeypatch.setattr(judge, "DEFERRED_TIMING_SET_BYTES", 0)  # every set "GiB-sized"
+    assert len(judge.prepare_reference(module, settings).timing_sets) == 2

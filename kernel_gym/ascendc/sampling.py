@@ -302,6 +302,12 @@ def _fill_like_reference(
     zeros and constant fills as such. Anything else: floats standard normal, integers in [0, 2)
     (indices and labels stay in range)."""
     name, args, kwargs, _ = origin if origin is not None else ("", (), {}, None)
+    if name in ("triu", "tril") and args and isinstance(args[0], torch.Tensor):
+        # a triangle of a draw (KernelBench's triangular matmuls): the draw's fill, then the mask, so
+        # a kernel that relies on the zeros is checked on the inputs it was written for
+        base = _fill_like_reference(args[0], origins_of(args[0]))
+        diagonal = args[1] if len(args) > 1 else kwargs.get("diagonal", 0)
+        return {**base, "triangle": "upper" if name == "triu" else "lower", "diagonal": int(diagonal)}
     if name in ("rand", "rand_like"):
         return {"fill": "uniform", "low": 0.0, "high": 1.0}
     if name in ("randn", "randn_like"):
@@ -324,14 +330,31 @@ def _fill_like_reference(
     return {"fill": "normal"} if x.is_floating_point() else {"fill": "randint", "low": 0, "high": 2}
 
 
+_ORIGINS: _Origins | None = None  # the get_inputs run input_specs is describing
+
+
+def origins_of(x: torch.Tensor) -> tuple[str, tuple[Any, ...], dict[str, Any], Any] | None:
+    """What made ``x`` in the ``get_inputs`` run being described (None outside one)."""
+    return _ORIGINS.made.get(id(x)) if _ORIGINS is not None else None
+
+
 def input_specs(get_inputs: Callable[[], Any], seed: int) -> list[dict[str, Any]]:
     """Describe a task's inputs at their real shapes without allocating them (a meta-device run
     of ``get_inputs``): per input either ``{"value": x}`` or the :func:`lazy_tensor` arguments,
     drawn as the reference draws it (``_fill_like_reference``: a kernel checked only on
     ``torch.rand`` inputs is checked on [0, 1) here too)."""
+    global _ORIGINS
     origins = _Origins()
     with torch.device("meta"), origins:
         values = list(get_inputs())
+    _ORIGINS = origins
+    try:
+        return _specs_of(values, origins, seed)
+    finally:
+        _ORIGINS = None
+
+
+def _specs_of(values: list[Any], origins: _Origins, seed: int) -> list[dict[str, Any]]:
     specs: list[dict[str, Any]] = []
     for i, x in enumerate(values):
         if not isinstance(x, torch.Tensor):
@@ -352,7 +375,11 @@ def lazy_inputs(specs: list[dict[str, Any]]) -> list[Any]:
             continue
         dtype = getattr(torch, str(spec["dtype"]))
         kw = {k: float(spec[k]) for k in ("low", "high") if k in spec}
-        out.append(lazy_tensor(tuple(spec["shape"]), dtype, spec["fill"], seed=int(spec["seed"]), **kw))
+        x = lazy_tensor(tuple(spec["shape"]), dtype, spec["fill"], seed=int(spec["seed"]), **kw)
+        if "triangle" in spec:  # materialised: a triangle's zeros are not a lazy fill
+            mask = torch.triu if spec["triangle"] == "upper" else torch.tril
+            x = mask(x, int(spec.get("diagonal", 0)))
+        out.append(x)
     return out
 
 

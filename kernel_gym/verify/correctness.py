@@ -11,7 +11,19 @@ import torch
 
 from kernel_gym.tasks.spec import TaskSpec
 
-__all__ = ["Comparison", "compare_outputs", "draw_inputs", "poison_", "row_reference", "seed_cpu"]
+__all__ = [
+    "Comparison",
+    "compare_outputs",
+    "draw_inputs",
+    "poison_",
+    "row_reference",
+    "sampled_reference",
+    "seed_cpu",
+]
+
+#: inputs up to this many bytes make a non-row-separable reference affordable in full (a matmul of
+#: transposed operands, 0.2 GiB at KernelBench's published shapes: seconds on two cores)
+FULL_REFERENCE_BYTES = 1 << 30
 
 
 def seed_cpu(seed: int) -> None:
@@ -251,6 +263,34 @@ def _close_in_chunks(x: torch.Tensor, y: torch.Tensor, rtol: float, atol: float,
         torch.allclose(a[i : i + chunk].double(), b[i : i + chunk].double(), rtol=rtol, atol=atol, equal_nan=True)
         for i in range(0, a.numel(), chunk)
     )
+
+
+def sampled_reference(model: Any, inputs: list[Any], full_max_bytes: int = FULL_REFERENCE_BYTES) -> tuple[Any, str]:
+    """``(rows, why)``: the reference output rows a sampled simulation's stores are checked against.
+
+    ``rows`` is :func:`row_reference`'s rule where the model is row-separable; otherwise, when the
+    tensor inputs total at most ``full_max_bytes``, the reference computed once in full and sliced
+    (rows of a 0-d output are its one element). ``rows`` is None when neither holds, and ``why`` then
+    says why the output cannot be checked; a one-element output (a loss summed over every block)
+    is never checked: the sampled blocks alone store a partial value."""
+    rows = row_reference(model, inputs)
+    if rows is not None:
+        return rows, ""
+    nbytes = sum(x.numel() * x.element_size() for x in inputs if isinstance(x, torch.Tensor))
+    if nbytes > full_max_bytes:
+        return None, (
+            f"the reference is not row-separable and its inputs ({nbytes / 2**30:.2f} GiB) exceed the "
+            f"{full_max_bytes / 2**30:.2f} GiB a full reference may take"
+        )
+    with torch.no_grad():
+        full = model(*inputs)
+    full = full[0] if isinstance(full, (tuple, list)) else full
+    if not isinstance(full, torch.Tensor):
+        return None, f"the reference returns {type(full).__name__}, not a tensor"
+    if full.numel() <= 1:
+        return None, "a one-element output (a loss over every block): the sampled blocks store only a partial value"
+    flat = full.reshape(-1) if full.dim() == 0 else full
+    return (lambda r0, r1: flat[r0:r1]), ""
 
 
 def row_reference(model: Any, inputs: list[Any]) -> Any:

@@ -364,6 +364,26 @@ def test_lazy_inputs_are_drawn_as_the_reference_draws_them() -> None:
     assert torch.equal(c, torch.full((8,), 2.5))
 
 
+def test_triangular_inputs_keep_their_zeros() -> None:
+    """KernelBench's triangular matmuls draw torch.triu/tril of a draw; a kernel that skips the
+    zero tiles is right only on such inputs, so the published-shape check must draw them too."""
+    from kernel_gym.ascendc.sampling import input_specs, lazy_inputs
+
+    def get_inputs():
+        return [torch.triu(torch.rand(48, 48)), torch.tril(torch.randn(48, 48), diagonal=-1)]
+
+    specs = input_specs(get_inputs, seed=3)
+    assert [(s["fill"], s["triangle"], s["diagonal"]) for s in specs] == [
+        ("uniform", "upper", 0),
+        ("normal", "lower", -1),
+    ]
+    upper, lower = lazy_inputs(specs)
+    assert torch.equal(upper, torch.triu(upper)) and float(upper.diagonal().min()) > 0.0
+    assert float(upper.max()) < 1.0 and float(upper.triu(1).abs().sum()) > 0.0
+    assert torch.equal(lower, torch.tril(lower, -1)) and bool((lower.diagonal() == 0).all())
+    assert torch.equal(lazy_inputs(specs)[0], upper)  # the same values in any process
+
+
 # One block sums `tiles` tiles of x into a UB accumulator and stores it once, after the loop: under
 # loops="all" the loop skips before the only store (RmsNorm's channel loop does the same).
 SUM_TILES = r"""

@@ -134,6 +134,28 @@ def test_row_reference_compares_in_chunks_and_refuses_a_non_separable_model() ->
     assert row_reference(torch.nn.Softmax(dim=0), [x]) is None  # across the rows: not separable
 
 
+def test_a_small_non_separable_reference_runs_in_full_and_a_loss_stays_unchecked() -> None:
+    import torch
+
+    from kernel_gym.verify.correctness import sampled_reference
+
+    class TransposedA(torch.nn.Module):
+        def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+            return a.T @ b
+
+    a, b = torch.randn(8, 6), torch.randn(8, 5)
+    rows, why = sampled_reference(TransposedA(), [a, b])
+    assert rows is not None and why == ""
+    assert torch.allclose(rows(2, 4), (a.T @ b)[2:4])
+    # over the byte bound: unchecked, with the bound in the reason
+    rows, why = sampled_reference(TransposedA(), [a, b], full_max_bytes=64)
+    assert rows is None and "not row-separable" in why and "GiB" in why
+    # a one-element output: the sampled blocks alone store a partial sum, never compared
+    loss = torch.nn.CrossEntropyLoss()
+    rows, why = sampled_reference(loss, [torch.randn(4, 3), torch.tensor([0, 1, 2, 0])])
+    assert rows is None and "one-element output" in why
+
+
 class _FakeRunner:
     """The judge's side of a runner link for check_published: each published_call answers with the
     next scripted run (its simulated summary and the output it left), published_read serves the

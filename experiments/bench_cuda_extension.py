@@ -20,7 +20,8 @@
         shards, or calls one after another on one machine) share the list: each answer is claimed
         once through a file in DIR, and an answer whose claimer died is claimed again.
         --torch-ops beside_kernel (the default here: KernelBench's rule) lets torch ops run beside the
-        answer's own kernels; refuse is the reward's rule.
+        answer's own kernels; refuse is the reward's rule. --module-mode train (the default here:
+        KernelBench's evaluation never calls eval(), so BatchNorm uses the batch's statistics).
     python -m experiments.bench_cuda_extension pool --answers DIR --references DIR --names A B ...
         verifications/s of the GPU pool (verifier=ray, one actor per GPU) with 1, 2, 4 GPUs on the
         same batch (the named answers, --repeat times), against the local verifier's verdicts.
@@ -538,6 +539,12 @@ def main() -> None:
     c.add_argument("--timeout-s", type=float, default=300.0, help="one verification's time limit")
     c.add_argument("--build-workers", type=int, default=None, help="extensions built at once (default: cores / 2)")
     c.add_argument("--build-batch", type=int, default=8, help="answers per build batch ahead of the verifications")
+    c.add_argument(
+        "--module-mode",
+        choices=("train", "eval"),
+        default="train",
+        help="modules as built, in training mode (KernelBench's rule, the default here) or after eval()",
+    )
     c.add_argument("--build-only", action="store_true", help="build every answer's extensions, verify none")
     c.add_argument("--queue", type=Path, default=None, help="a directory shared by corpus processes: claim answers")
     c.add_argument(
@@ -579,6 +586,7 @@ def main() -> None:
             "memory_limit_mb": args.memory_limit_mb,
             "timeout_s": args.timeout_s,
             "torch_ops": args.torch_ops,
+            "module_mode": args.module_mode,
         }
         corpus(
             args.answers,

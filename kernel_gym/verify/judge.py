@@ -39,7 +39,7 @@ from kernel_gym.verify.channel import (
     tensor_nbytes,
 )
 from kernel_gym.verify.correctness import compare_outputs, draw_inputs, seed_cpu
-from kernel_gym.verify.settings import VerifySettings
+from kernel_gym.verify.settings import VerifySettings, set_module_mode
 from kernel_gym.verify.timing import (
     converged,
     perf_counters_available,
@@ -328,7 +328,7 @@ def prepare_reference(
     next_seed = _seed_source(settings)
     weight_seed = next_seed()
     seed_cpu(weight_seed)
-    reference = task_module.Model(*task_module.get_init_inputs()).eval().to(device)
+    reference = set_module_mode(task_module.Model(*task_module.get_init_inputs()), settings.module_mode).to(device)
 
     def draw(scale: float, with_expected: bool = True, seed: int | None = None) -> InputSet:
         seed = next_seed() if seed is None else seed
@@ -645,7 +645,7 @@ def time_reference(
     answer is timed with (wall-clock backends), or the backend's estimate (simulated ones)."""
     if backend.simulated:
         seed_cpu(plan.weight_seed)
-        model = task_module.Model(*task_module.get_init_inputs()).eval()
+        model = set_module_mode(task_module.Model(*task_module.get_init_inputs()), settings.module_mode)
         return backend.time_reference(lambda: None, model, plan.timing_sets[0].inputs, settings)
     link.request({"op": "load_reference"})
     samples, timings, reports = [], [], []
@@ -970,7 +970,7 @@ def check_published(
                 torch.empty(sp["shape"], dtype=getattr(torch, sp["dtype"])) if "shape" in sp else sp["value"]
                 for sp in specs
             ]
-            meta_model = module.Model(*init).eval()
+            meta_model = set_module_mode(module.Model(*init), settings.module_mode)
             meta_out = meta_model(*meta_inputs)
     except Exception as exc:  # noqa: BLE001 - an operator without a meta kernel: nothing to size it by
         return {"ok": False, "error": f"the reference cannot run on the meta device: {type(exc).__name__}: {exc}"}
@@ -1033,7 +1033,7 @@ def check_published(
     _set_speedup_interval(record, sim, reference_latency)
     # correctness of the sampled share
     seed_cpu(plan.weight_seed)
-    reference = module.Model(*init).eval()
+    reference = set_module_mode(module.Model(*init), settings.module_mode)
     inputs = backend.lazy_inputs(specs)
     rows, unchecked = sampled_reference(reference, inputs)
     if rows is None:
@@ -1229,6 +1229,7 @@ def run_job(
             "weight_seed": plan.weight_seed,
             "compiler_versions": _compiler_versions(backend),
             "torch_ops": settings.torch_ops,
+            "module_mode": settings.module_mode,
         }
         link.request(init)
         slots = CallSlots(link, plan)

@@ -28,6 +28,7 @@ from kernel_gym.backends.base import OwnCodeCalls
 from kernel_gym.tasks.spec import load_task_module
 from kernel_gym.verify.channel import ChannelClosed, SharedBuffer, TensorSlot, recv_message, send_message
 from kernel_gym.verify.correctness import seed_cpu
+from kernel_gym.verify.settings import set_module_mode
 
 __all__ = ["ANSWER_FILENAME", "serve"]
 
@@ -167,13 +168,14 @@ class _Runner:
         self.init_inputs = list(self.task.get_init_inputs())
         self.weight_seed = int(msg["weight_seed"])
         self.torch_ops_policy = str(msg.get("torch_ops", "refuse"))
+        self.module_mode = str(msg.get("module_mode", "eval"))
         self.torch_ops_first: list[str] | None = None  # beside_kernel: the first guarded call's torch ops
         return {}
 
     def load_reference(self, msg: dict[str, Any]) -> dict[str, Any]:
         assert self.task is not None
         seed_cpu(self.weight_seed)
-        self.model = self.task.Model(*self.init_inputs).eval()
+        self.model = set_module_mode(self.task.Model(*self.init_inputs), self.module_mode)
         if self.session is not None:
             self.model = self.session.place_model(self.model)
         return {}
@@ -208,7 +210,7 @@ class _Runner:
             answer = model_new(*self.init_inputs)
         except BaseException as exc:  # noqa: BLE001
             raise self._audited(_classify(exc, "init_error")) from None
-        self.model = answer.eval() if isinstance(answer, torch.nn.Module) else answer
+        self.model = set_module_mode(answer, self.module_mode) if isinstance(answer, torch.nn.Module) else answer
         if self.session is not None:
             try:
                 self.model = self.session.place_model(self.model)

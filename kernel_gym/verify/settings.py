@@ -25,6 +25,14 @@ TOLERANCE_PRESETS: dict[str, dict[str, tuple[float, float]]] = {
 
 #: what a forward that runs torch compute ops gets (VerifySettings.torch_ops)
 TORCH_OPS_POLICIES = ("refuse", "beside_kernel")
+#: the mode the task's modules run in (VerifySettings.module_mode)
+MODULE_MODES = ("eval", "train")
+
+
+def set_module_mode(model: Any, mode: str) -> Any:
+    """``model`` in ``mode`` ("eval" or "train"); anything but a torch module as it is."""
+    train = getattr(model, "train", None)
+    return train(mode == "train") if callable(train) and hasattr(model, "training") else model
 
 
 @dataclass(frozen=True)
@@ -68,6 +76,11 @@ class VerifySettings:
             (a forward that switches to torch once it is timed is still refused); the ops that ran
             are listed in ``details["torch_ops"]``. Only backends that count calls into the
             answer's code (``Backend.counts_own_code``: cuda) take it.
+        module_mode: the mode the reference and the answer's modules run in. ``"eval"`` (the
+            default): ``Module.eval()``, BatchNorm with its running statistics. ``"train"``
+            (KernelBench's rule: its evaluation never calls ``eval()``): the modules as built, in
+            training mode, BatchNorm with the batch's statistics; answers written for KernelBench
+            that compute a training-mode BatchNorm fall back to torch in eval mode.
     """
 
     correctness_trials: int = 5
@@ -91,6 +104,7 @@ class VerifySettings:
     published_shapes: bool = False
     sampled_blocks: int = 5
     torch_ops: str = "refuse"
+    module_mode: str = "eval"
 
     def __post_init__(self) -> None:
         if not isinstance(self.correctness_trials, int) or self.correctness_trials < 1:
@@ -133,6 +147,11 @@ class VerifySettings:
             raise ValueError(
                 f"torch_ops must be one of {', '.join(TORCH_OPS_POLICIES)}, got {self.torch_ops!r} "
                 "('beside_kernel' accepts KernelBench answers that leave part of the model to torch)"
+            )
+        if self.module_mode not in MODULE_MODES:
+            raise ValueError(
+                f"module_mode must be one of {', '.join(MODULE_MODES)}, got {self.module_mode!r} "
+                "('train' is KernelBench's rule: modules as built, BatchNorm on the batch's statistics)"
             )
         if not isinstance(self.fixed_inputs, bool):
             raise ValueError(f"fixed_inputs must be true or false, got {self.fixed_inputs!r}")

@@ -533,6 +533,8 @@ def _run_sampled(
             msg = str(exc)
             if cls == "host_exception" or "TORCH_CHECK" in msg or "must" in msg:
                 # every mapping's refusal, first first: the last alone hides why the likely one failed
+                if last.get("cause") == "mismatch":  # a mapping that ran says more than one the binding refused
+                    continue
                 seen = f"{last['detail']}; " if last.get("cause") in ("binding_check", "call_error") else ""
                 last = {"status": "error", "cause": "binding_check", "detail": f"{seen}[{label}] {msg}"[:800]}
                 continue

@@ -61,6 +61,7 @@ std::vector<Written> g_untracked;
 uintptr_t g_hull_lo = UINTPTR_MAX, g_hull_hi = 0;
 std::unordered_map<int64_t, int64_t> g_rewrite_event;
 constexpr size_t kRecentSpans = 256;
+constexpr size_t kMaxSpans = size_t(1) << 20;  // written spans kept for the check (32 MB)
 int64_t loop_events();  // events recorded in the running block (below)
 
 bool overlaps_tracked(uintptr_t lo, uintptr_t hi) {
@@ -118,15 +119,22 @@ void track_write(uintptr_t lo, uint64_t n) {
         if (lo >= b.base && lo < b.base + b.size) { blo = b.base, bhi = b.base + b.size; break; }
     const uintptr_t hi = lo + n;
     // extend a recent span of this core that the store overlaps or touches (a block's stores are
-    // mostly in order); past 1M spans, widen the core's latest span in the buffer instead
+    // mostly in order)
     int looked = 0;
     for (auto it = g_written.rbegin(); it != g_written.rend(); ++it) {
         if (it->uid != hot.core_uid || it->lo < blo || it->hi > bhi) continue;
-        if ((lo <= it->hi && hi >= it->lo) || g_written.size() >= (size_t(1) << 20)) {
+        if (lo <= it->hi && hi >= it->lo) {
             it->lo = std::min(it->lo, lo), it->hi = std::max(it->hi, hi), it->bytes += n;
             return;
         }
         if (++looked == 8) break;
+    }
+    // Past kMaxSpans the store is left out of the check. Widening a span over the gap instead took in
+    // bytes other blocks write (ConvDepthwiseSeparable2d stores 8 floats per channel row in 1.4M
+    // spans per block: a widened span held another block's unwritten, poisoned tile).
+    if (g_written.size() >= kMaxSpans) {
+        note_untracked(lo, n);
+        return;
     }
     g_written.push_back(Written{hot.core_uid, lo, hi, n});
 }

@@ -118,23 +118,31 @@ void track_write(uintptr_t lo, uint64_t n) {
     for (const GmBuf& b : rt.gm)
         if (lo >= b.base && lo < b.base + b.size) { blo = b.base, bhi = b.base + b.size; break; }
     const uintptr_t hi = lo + n;
+    // Past kMaxSpans a store is left out of the check (before the search below, which would look
+    // through every span of the other blocks for one of this block's). Widening a span over the gap
+    // instead took in bytes other blocks write (ConvDepthwiseSeparable2d stores 8 floats per channel
+    // row, 1.4M spans per block: a widened span held another block's unwritten, poisoned tile).
+    if (g_written.size() >= kMaxSpans) {
+        const Written& last = g_written.back();
+        if (last.uid == hot.core_uid && lo <= last.hi && hi >= last.lo) {  // still extends the latest
+            Written& w = g_written.back();
+            w.lo = std::min(w.lo, lo), w.hi = std::max(w.hi, hi), w.bytes += n;
+        } else {
+            note_untracked(lo, n);
+        }
+        return;
+    }
     // extend a recent span of this core that the store overlaps or touches (a block's stores are
-    // mostly in order)
-    int looked = 0;
-    for (auto it = g_written.rbegin(); it != g_written.rend(); ++it) {
+    // mostly in order); 8 of its spans in the buffer at most, and 64 spans in all (another block's
+    // or another buffer's spans in between must not make each store a scan of every span)
+    int looked = 0, seen = 0;
+    for (auto it = g_written.rbegin(); it != g_written.rend() && ++seen <= 64; ++it) {
         if (it->uid != hot.core_uid || it->lo < blo || it->hi > bhi) continue;
         if (lo <= it->hi && hi >= it->lo) {
             it->lo = std::min(it->lo, lo), it->hi = std::max(it->hi, hi), it->bytes += n;
             return;
         }
         if (++looked == 8) break;
-    }
-    // Past kMaxSpans the store is left out of the check. Widening a span over the gap instead took in
-    // bytes other blocks write (ConvDepthwiseSeparable2d stores 8 floats per channel row in 1.4M
-    // spans per block: a widened span held another block's unwritten, poisoned tile).
-    if (g_written.size() >= kMaxSpans) {
-        note_untracked(lo, n);
-        return;
     }
     g_written.push_back(Written{hot.core_uid, lo, hi, n});
 }

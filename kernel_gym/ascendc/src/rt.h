@@ -127,6 +127,7 @@ struct LaunchRec {
     // time's bracket; blocks whose loops were extrapolated, loop periods skipped, and the first
     // reason a block that could have been loop-sampled ran in full.
     std::vector<double> block_spread;
+    uint64_t scalar_ff_accesses = 0;  // scalar GM accesses a fast stretch charged at the mean (rt_scalar.cpp)
     int64_t loop_sampled_blocks = 0;
     uint64_t loop_periods_skipped = 0;
     std::string loop_fallback;
@@ -185,6 +186,22 @@ struct BlockState {
     // hot.api_calls when this block started (watchdog_calls is per block); kept with the block, as
     // hot.api_calls is, when it waits at SyncAll and another block runs
     uint64_t calls_base = 0;
+    // scalar fast-forward's windows (rt_scalar.cpp); [2]: reads and writes together
+    struct ScalarFf {
+        uint8_t phase = 0;
+        uint64_t pos = 0;                  // accesses into the running window
+        double win_sum[2] = {0, 0};        // the running detailed window's cycles and accesses
+        uint64_t win_n[2] = {0, 0};
+        double sub_sum[2] = {0, 0};        // the running sub-window's (kSubWindow accesses of it)
+        uint64_t sub_n[2] = {0, 0};
+        double sum[3] = {0, 0, 0};         // all measured windows
+        uint64_t n[3] = {0, 0, 0};
+        double wmin[3] = {0, 0, 0}, wmax[3] = {0, 0, 0};  // extreme sub-window means
+        bool seen[3] = {false, false, false};
+        double warm_charged[2] = {0, 0};   // warm-up accesses: charged the mean, cache model updated
+        uint64_t warm_n[2] = {0, 0};
+        uint64_t rng = 0;
+    } ffb;
 };
 
 struct Runtime {
@@ -245,6 +262,17 @@ void scalar_watchdog();
 // scalar-unit cycles of a scalar GM access of n bytes at a through the core's data cache
 double scalar_gm_cycles(uintptr_t a, size_t n);
 void dcache_reset();
+
+// Scalar fast-forward (rt_scalar.cpp; the stretch's inline part is in kgsim/base.h). On only under
+// sampled simulation (block sampling on) and while g_scalar_ff is set (the knob).
+extern bool g_scalar_ff;
+void ff_block_begin();
+double ff_block_end();  // ends the block's fast-forward: the half-width (cycles) it adds to its bracket
+// A scalar GM access inside a buffer that is about to go through the data-cache model: true when a
+// fast stretch takes it instead (charged by ff_charge), so the caller skips the model and the race record
+bool ff_take(uintptr_t a, uint32_t n, int write);
+// the cycles to charge for a detailed access the cache model priced at `cyc` (a warm-up access: the mean)
+double ff_detailed(double cyc, int write);
 
 // helpers shared by the runtime files
 const char* dt_name(DT dt);

@@ -47,6 +47,16 @@ inline void on_access(uintptr_t a, size_t n, bool write) {
         scalar.skip_once = 0;
         return;
     }
+    if (ff.left != 0 && !g_loop_skipping) {  // a fast stretch: a cached range check before anything else
+        for (uint32_t i = 0; i < ff.nbufs; ++i) {
+            const uint64_t off = a - ff.lo[i];
+            if (off >= ff.size[i]) continue;
+            if (ff.size[i] - off < n) break;  // runs past the buffer's end: the full check below faults
+            ff_charge(a, uint32_t(n), write);
+            ++scalar.gm_accesses;
+            return;
+        }
+    }
     for (int m = 0; m < MEM_COUNT; ++m)  // UB and the other local memories: not GM
         if (a - reinterpret_cast<uintptr_t>(hot.mem[m]) < kLocalMemBytes) {
             if (m == MEM_UB) ub_scalar_order(write);  // a store then a load: the load waits (base.h)
@@ -59,11 +69,15 @@ inline void on_access(uintptr_t a, size_t n, bool write) {
                 trap("a scalar %s of %zu bytes at offset %llu of GM buffer '%s' (%llu bytes) runs past its end",
                      write ? "write" : "read", n, (unsigned long long)(a - g.base), g.name.c_str(),
                      (unsigned long long)g.size);
+            if (!loop_skipping() && ff_take(a, uint32_t(n), write)) {  // a fast stretch: no model, no race record
+                ++scalar.gm_accesses;
+                return;
+            }
             ++g_scalar_gm_ops;
             if (loop_skipping()) return;  // skipping: bounds only, the prediction times it
             record_access(a, n, write ? AK_WRITE : AK_READ, Loc{});
             if (rt.cur) (write ? rt.cur->gm_write : rt.cur->gm_read) += n;
-            hot.s_time += scalar_gm_cycles(a, n);
+            hot.s_time += ff_detailed(scalar_gm_cycles(a, n), write);
             ++scalar.gm_accesses;
             return;
         }
@@ -228,6 +242,146 @@ double scalar_gm_cycles(uintptr_t a, size_t n) {
     return cycles;
 }
 
+// ---- scalar fast-forward ------------------------------------------------------------------------
+// Under sampled simulation a block's scalar GM accesses (GlobalTensor GetValue/SetValue/operator(),
+// raw __gm__ pointers) alternate between detailed windows, which run the data-cache model and the
+// race detector, and fast stretches, in which an access keeps its bounds check, its read or write, its
+// GM bytes and its written span (the sampled check), and is charged the mean cycles per read / per
+// write of the block's measured windows so far (ff_charge, kgsim/base.h). A scalar loop's accesses
+// repeat a pattern (the same strides over a tile, a row, a filter window), so the cache's hit rate in
+// a window stands for the stretch around it.
+//  - The block's first kFirstWindow accesses are detailed and charged exactly; the cold cache fills in
+//    its first half, its second half is the first measured window.
+//  - Then, repeatedly: a fast stretch of kFastMean accesses on average, a warm-up of kWarm detailed
+//    accesses charged at the mean (the cache state is stale after a stretch: 4096 accesses refill all
+//    256 lines of a 16 KB cache even at the densest stride, 4-byte elements, 16 to a line), and a
+//    measured window of kMeasure accesses charged exactly. Detailed: 1/16 of the accesses past the
+//    first window, so the model's host cost falls 16-fold and the rest is the fast path's.
+//  - A stretch's length is drawn uniformly from [kFastMean/2, 3 kFastMean/2) by a generator seeded
+//    with the block index (results repeat run to run): fixed lengths could alias with the kernel's
+//    own loop (a row of 3 x 16384 accesses would put every window at the same point of the row).
+//  - Bracket: the fast and warm-up accesses' true mean cost is taken to lie between the lowest and the
+//    highest mean of a measured sub-window (kSubWindow accesses, 4 per window): a stretch averages
+//    the same pattern over 15 to 45 times as many accesses, so its mean strays less than a short
+//    sub-window's does, and a block with one or two windows still gets a range (whole windows of a
+//    regular loop can agree to 0.01 % while the stretches between them differ by more). The block's
+//    cycle bracket widens by the larger distance of what they were charged from those two (per read
+//    / write; the sub-windows of both when one kind had too few accesses in every sub-window).
+// Full simulation (no block sampling) and the knob (kgsim_set_scalar_fast_forward(0)) leave the
+// phase off: ff.left stays 0 and every access takes the detailed path, exactly as before.
+ScalarFastForward ff{};
+bool g_scalar_ff = true;
+
+namespace {
+enum : uint8_t { FF_OFF = 0, FF_FIRST, FF_FAST, FF_WARM, FF_MEASURE };
+constexpr uint64_t kFirstWindow = 8192, kWarm = 4096, kMeasure = 4096;
+constexpr uint64_t kFastMean = 15 * (kWarm + kMeasure);
+constexpr uint64_t kSubWindow = 1024;
+constexpr uint64_t kMinWindowAccesses = 32;  // a kind's sub-window mean counts toward the bracket from here
+uint64_t g_ff_sink[2];                        // the GM byte counts of a block with no launch record
+
+void ff_refresh_bufs() {
+    ff.nbufs = uint32_t(std::min<size_t>(rt.gm.size(), ScalarFastForward::kBufs));
+    for (uint32_t i = 0; i < ff.nbufs; ++i) ff.lo[i] = rt.gm[i].base, ff.size[i] = rt.gm[i].size;
+}
+
+double ff_mean(const BlockState::ScalarFf& f, int k) {
+    if (f.n[k] >= kMinWindowAccesses) return f.sum[k] / double(f.n[k]);
+    return f.n[2] ? f.sum[2] / double(f.n[2]) : hot.scalar_gm_cycles;
+}
+
+// a measured access: into the window's sums and its sub-window's, whose mean joins the range when full
+void ff_measure(BlockState::ScalarFf& f, double cyc, int write) {
+    f.win_sum[write] += cyc, ++f.win_n[write];
+    f.sub_sum[write] += cyc, ++f.sub_n[write];
+    if (f.sub_n[0] + f.sub_n[1] < kSubWindow) return;
+    const auto note = [&](int k, double sum, uint64_t n) {
+        if (n < kMinWindowAccesses) return;
+        const double m = sum / double(n);
+        if (!f.seen[k]) f.wmin[k] = f.wmax[k] = m, f.seen[k] = true;
+        f.wmin[k] = std::min(f.wmin[k], m), f.wmax[k] = std::max(f.wmax[k], m);
+    };
+    note(0, f.sub_sum[0], f.sub_n[0]);
+    note(1, f.sub_sum[1], f.sub_n[1]);
+    note(2, f.sub_sum[0] + f.sub_sum[1], f.sub_n[0] + f.sub_n[1]);
+    f.sub_sum[0] = f.sub_sum[1] = 0, f.sub_n[0] = f.sub_n[1] = 0;
+}
+
+void ff_close_window(BlockState::ScalarFf& f) {
+    for (int k = 0; k < 2; ++k) f.sum[k] += f.win_sum[k], f.n[k] += f.win_n[k];
+    f.sum[2] += f.win_sum[0] + f.win_sum[1], f.n[2] += f.win_n[0] + f.win_n[1];
+    f.win_sum[0] = f.win_sum[1] = 0, f.win_n[0] = f.win_n[1] = 0;
+    ff.cycles[0] = ff_mean(f, 0), ff.cycles[1] = ff_mean(f, 1);
+}
+
+void ff_start_stretch(BlockState::ScalarFf& f) {
+    f.rng ^= f.rng << 13, f.rng ^= f.rng >> 7, f.rng ^= f.rng << 17;  // xorshift64
+    f.phase = FF_FAST, f.pos = 0;
+    ff_refresh_bufs();  // buffers registered since the last stretch
+    ff.left = kFastMean / 2 + f.rng % kFastMean;
+}
+}  // namespace
+
+void ff_block_begin() {
+    BlockState::ScalarFf& f = rt.blk.ffb;
+    f = BlockState::ScalarFf{};
+    ff.left = 0, ff.nbufs = 0;
+    ff.fast[0] = ff.fast[1] = 0, ff.charged[0] = ff.charged[1] = 0;
+    ff.gm_bytes[0] = rt.cur ? &rt.cur->gm_read : &g_ff_sink[0];
+    ff.gm_bytes[1] = rt.cur ? &rt.cur->gm_write : &g_ff_sink[1];
+    if (!g_scalar_ff || g_sample_groups <= 0) return;
+    f.phase = FF_FIRST;
+    f.rng = 0x9E3779B97F4A7C15ull ^ (uint64_t(hot.core_uid + 1) * 0xD1B54A32D192ED03ull);
+}
+
+double ff_block_end() {
+    BlockState::ScalarFf& f = rt.blk.ffb;
+    double spread = 0;
+    for (int k = 0; k < 2; ++k) {
+        const double n = double(ff.fast[k] + f.warm_n[k]), charged = ff.charged[k] + f.warm_charged[k];
+        if (n == 0) continue;
+        const int w = f.seen[k] ? k : 2;  // a kind with no window of its own: the windows of both
+        if (!f.seen[w]) continue;         // (not reached: a stretch starts after a measured window)
+        spread += std::max({charged - n * f.wmin[w], n * f.wmax[w] - charged, 0.0});
+    }
+    if (rt.cur) rt.cur->scalar_ff_accesses += ff.fast[0] + ff.fast[1];
+    ff.left = 0;
+    f.phase = FF_OFF;
+    return spread;
+}
+
+bool ff_take(uintptr_t a, uint32_t n, int write) {
+    if (ff.left == 0) return false;
+    ff_charge(a, n, write);
+    return true;
+}
+
+double ff_detailed(double cyc, int write) {
+    BlockState::ScalarFf& f = rt.blk.ffb;
+    switch (f.phase) {
+    case FF_OFF:
+        return cyc;
+    case FF_FAST:
+        if (ff.left != 0) return cyc;  // an access the stretch cannot take (past a buffer's end): as it is
+        f.phase = FF_WARM, f.pos = 0;
+        [[fallthrough]];
+    case FF_WARM: {
+        if (++f.pos == kWarm) f.phase = FF_MEASURE, f.pos = 0;
+        const double c = ff.cycles[write];
+        f.warm_charged[write] += c, ++f.warm_n[write];
+        return c;
+    }
+    case FF_FIRST:
+        if (++f.pos > kFirstWindow - kMeasure) ff_measure(f, cyc, write);
+        if (f.pos == kFirstWindow) ff_close_window(f), ff_start_stretch(f);
+        return cyc;
+    default:  // FF_MEASURE
+        ff_measure(f, cyc, write);
+        if (++f.pos == kMeasure) ff_close_window(f), ff_start_stretch(f);
+        return cyc;
+    }
+}
+
 // A loop of plain scalar code that calls no API never reaches slow_tick: the basic-block counter
 // looks at the watchdog's host-time and cycle bounds instead. The fault is trapped, not thrown (this
 // runs inside the compiler's nothrow callback), and carries no source line (the callback has none).
@@ -274,6 +428,9 @@ void __asan_storeN(uintptr_t a, size_t n) { on_access(a, n, true); }
 // An aten op of a binding's C++ (cast, fill, a materialised expand or permute; kgsim/aten_shim.h): on
 // the NPU an eager device kernel, not host code, so it is charged as the eager reference is
 // (reference_estimate.py: a launch plus its bytes through HBM; loader.py adds it to the call).
+// Scalar fast-forward under sampled simulation (above): 1 on (the default), 0 off (every access detailed).
+void kgsim_set_scalar_fast_forward(int on) { kgsim::g_scalar_ff = on != 0; }
+int kgsim_get_scalar_fast_forward() { return kgsim::g_scalar_ff ? 1 : 0; }
 void kgsim_eager_op(unsigned long long bytes) {
     ++kgsim::scalar.eager_ops;
     kgsim::scalar.eager_bytes += bytes;

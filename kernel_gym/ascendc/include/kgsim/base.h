@@ -243,6 +243,49 @@ int32_t gm_lookup(const void* p);
 // a warning): the caller reads 0xFF bytes and drops the write, as DataCopy does there
 bool gm_scalar(int32_t buf, const void* p, uint32_t nbytes, int write, const Loc& loc);
 
+// Scalar fast-forward (sampled simulation only; src/rt_scalar.cpp): inside a fast stretch a scalar GM
+// access that lies wholly inside a launch buffer keeps its bounds check, its real read or write and its
+// GM bytes, and is charged the mean cycles per access of the block's detailed windows, skipping the
+// data-cache model and the race detector. Inline here so that the stretch costs the host a few
+// instructions per access instead of gm_scalar's checks, the cache model and record_access.
+extern bool g_loop_skipping;    // loop sampling is skipping: the slow path's own fast path applies
+extern bool g_track_writes;     // sampled simulation's written-span tracking (stores only)
+extern uint64_t g_scalar_gm_ops;
+void track_write(uintptr_t lo, uint64_t n);
+struct ScalarFastForward {
+    static constexpr uint32_t kBufs = 16;  // launch buffers cached by index (gm_lookup's)
+    uint64_t left;                // accesses left in the running fast stretch; 0: none (always 0 when off)
+    double cycles[2];             // charged per read / write in the stretch
+    uint64_t* gm_bytes[2];        // the launch's GM read / write byte counts
+    uint64_t fast[2];             // the running block's fast-forwarded reads / writes
+    double charged[2];            // cycles they were charged
+    uint32_t nbufs;
+    uintptr_t lo[kBufs];
+    uint64_t size[kBufs];
+};
+extern ScalarFastForward ff;
+// the stretch's accounting of one access already known to lie inside a buffer
+KGSIM_UNINSTRUMENTED inline void ff_charge(uintptr_t a, uint32_t n, int write) {
+    --ff.left;
+    if (write && g_track_writes) track_write(a, n);  // the sampled check compares the stored spans
+    *ff.gm_bytes[write] += n;
+    hot.s_time += ff.cycles[write];
+    ff.charged[write] += ff.cycles[write];
+    ++ff.fast[write];
+    ++g_scalar_gm_ops;
+}
+// GetValue (write 0) / SetValue (1) through buffer `buf`: true when the fast stretch took it (the
+// caller then reads or writes the bytes), false for gm_scalar's full path
+KGSIM_UNINSTRUMENTED inline bool ff_gm(int32_t buf, const void* p, uint32_t n, int write) {
+    if (ff.left == 0 || uint32_t(buf) >= ff.nbufs || g_loop_skipping) return false;
+    const uint64_t off = uintptr_t(p) - ff.lo[buf];
+    if (off >= ff.size[buf] || ff.size[buf] - off < n) return false;  // out of bounds: the full path faults
+    if (hot.api_calls + 1 >= hot.next_check) return false;  // the watchdog's turn: the full path ticks
+    ++hot.api_calls;  // tick()'s count
+    ff_charge(uintptr_t(p), n, write);
+    return true;
+}
+
 // pipes, queues, buffers
 struct BufInfo {
     uint32_t addr, len;

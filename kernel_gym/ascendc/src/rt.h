@@ -196,10 +196,13 @@ struct BlockState {
         uint64_t sub_n[2] = {0, 0};
         double sum[3] = {0, 0, 0};         // all measured windows
         uint64_t n[3] = {0, 0, 0};
-        double wmin[3] = {0, 0, 0}, wmax[3] = {0, 0, 0};  // extreme sub-window means
-        bool seen[3] = {false, false, false};
+        uint64_t windows = 0;              // measured windows closed
+        uint64_t subs[3] = {0, 0, 0};      // sub-window means: how many, their sum and sum of squares
+        double sub_m1[3] = {0, 0, 0}, sub_m2[3] = {0, 0, 0};
         double warm_charged[2] = {0, 0};   // warm-up accesses: charged the mean, cache model updated
         uint64_t warm_n[2] = {0, 0};
+        double fast_charged[2] = {0, 0};   // fast accesses of the stretches that ended (the mean of each)
+        uint64_t stretch_fast[2] = {0, 0}; // ScalarFastForward::fast when the running stretch began
         uint64_t rng = 0;
     } ffb;
 };

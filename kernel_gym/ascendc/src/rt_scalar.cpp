@@ -260,13 +260,15 @@ double scalar_gm_cycles(uintptr_t a, size_t n) {
 //  - A stretch's length is drawn uniformly from [kFastMean/2, 3 kFastMean/2) by a generator seeded
 //    with the block index (results repeat run to run): fixed lengths could alias with the kernel's
 //    own loop (a row of 3 x 16384 accesses would put every window at the same point of the row).
-//  - Bracket: the fast and warm-up accesses' true mean cost is taken to lie between the lowest and the
-//    highest mean of a measured sub-window (kSubWindow accesses, 4 per window): a stretch averages
-//    the same pattern over 15 to 45 times as many accesses, so its mean strays less than a short
-//    sub-window's does, and a block with one or two windows still gets a range (whole windows of a
-//    regular loop can agree to 0.01 % while the stretches between them differ by more). The block's
-//    cycle bracket widens by the larger distance of what they were charged from those two (per read
-//    / write; the sub-windows of both when one kind had too few accesses in every sub-window).
+//  - Bracket: per read / write, the fast and warm-up accesses were charged C for n accesses where the
+//    windows' final mean says n x mean: |C - n x mean| (the running mean's drift) plus three standard
+//    errors of that mean, n x 3 s / sqrt(windows). The windows sit at random points of the block's
+//    access stream (the jittered stretches), so their means sample the block's; s is the spread of
+//    the means of the windows' sub-windows (kSubWindow accesses, 4 a window), at least that of whole
+//    windows, so a block with one or two windows still gets a width (whole windows of a regular loop
+//    can agree to 0.01 % while the stretches between them differ by more). Where a kind has too few
+//    accesses per sub-window, the sub-windows of both kinds stand in. The block's cycle bracket widens
+//    by the sum.
 // Full simulation (no block sampling) and the knob (kgsim_set_scalar_fast_forward(0)) leave the
 // phase off: ff.left stays 0 and every access takes the detailed path, exactly as before.
 ScalarFastForward ff{};
@@ -298,8 +300,7 @@ void ff_measure(BlockState::ScalarFf& f, double cyc, int write) {
     const auto note = [&](int k, double sum, uint64_t n) {
         if (n < kMinWindowAccesses) return;
         const double m = sum / double(n);
-        if (!f.seen[k]) f.wmin[k] = f.wmax[k] = m, f.seen[k] = true;
-        f.wmin[k] = std::min(f.wmin[k], m), f.wmax[k] = std::max(f.wmax[k], m);
+        ++f.subs[k], f.sub_m1[k] += m, f.sub_m2[k] += m * m;
     };
     note(0, f.sub_sum[0], f.sub_n[0]);
     note(1, f.sub_sum[1], f.sub_n[1]);
@@ -308,13 +309,21 @@ void ff_measure(BlockState::ScalarFf& f, double cyc, int write) {
 }
 
 void ff_close_window(BlockState::ScalarFf& f) {
+    ++f.windows;
     for (int k = 0; k < 2; ++k) f.sum[k] += f.win_sum[k], f.n[k] += f.win_n[k];
     f.sum[2] += f.win_sum[0] + f.win_sum[1], f.n[2] += f.win_n[0] + f.win_n[1];
     f.win_sum[0] = f.win_sum[1] = 0, f.win_n[0] = f.win_n[1] = 0;
     ff.cycles[0] = ff_mean(f, 0), ff.cycles[1] = ff_mean(f, 1);
 }
 
+// what the running stretch's fast accesses were charged (one mean per kind all through it)
+void ff_end_stretch(BlockState::ScalarFf& f) {
+    for (int k = 0; k < 2; ++k) f.fast_charged[k] += double(ff.fast[k] - f.stretch_fast[k]) * ff.cycles[k];
+    ff.left = 0;
+}
+
 void ff_start_stretch(BlockState::ScalarFf& f) {
+    f.stretch_fast[0] = ff.fast[0], f.stretch_fast[1] = ff.fast[1];
     f.rng ^= f.rng << 13, f.rng ^= f.rng >> 7, f.rng ^= f.rng << 17;  // xorshift64
     f.phase = FF_FAST, f.pos = 0;
     ff_refresh_bufs();  // buffers registered since the last stretch
@@ -326,7 +335,7 @@ void ff_block_begin() {
     BlockState::ScalarFf& f = rt.blk.ffb;
     f = BlockState::ScalarFf{};
     ff.left = 0, ff.nbufs = 0;
-    ff.fast[0] = ff.fast[1] = 0, ff.charged[0] = ff.charged[1] = 0;
+    ff.fast[0] = ff.fast[1] = 0;
     ff.gm_bytes[0] = rt.cur ? &rt.cur->gm_read : &g_ff_sink[0];
     ff.gm_bytes[1] = rt.cur ? &rt.cur->gm_write : &g_ff_sink[1];
     if (!g_scalar_ff || g_sample_groups <= 0) return;
@@ -336,13 +345,19 @@ void ff_block_begin() {
 
 double ff_block_end() {
     BlockState::ScalarFf& f = rt.blk.ffb;
+    if (f.phase == FF_FAST) ff_end_stretch(f);
     double spread = 0;
     for (int k = 0; k < 2; ++k) {
-        const double n = double(ff.fast[k] + f.warm_n[k]), charged = ff.charged[k] + f.warm_charged[k];
-        if (n == 0) continue;
-        const int w = f.seen[k] ? k : 2;  // a kind with no window of its own: the windows of both
-        if (!f.seen[w]) continue;         // (not reached: a stretch starts after a measured window)
-        spread += std::max({charged - n * f.wmin[w], n * f.wmax[w] - charged, 0.0});
+        const double n = double(ff.fast[k] + f.warm_n[k]), charged = f.fast_charged[k] + f.warm_charged[k];
+        if (n == 0 || f.windows == 0) continue;  // (a stretch starts only after a measured window)
+        const int w = f.subs[k] >= 2 ? k : 2;  // a kind with too few sub-windows of its own: both kinds'
+        const double mean = ff_mean(f, k);
+        double sd = 0;
+        if (f.subs[w] >= 2) {
+            const double c = double(f.subs[w]), mu = f.sub_m1[w] / c;
+            sd = std::sqrt(std::max(0.0, (f.sub_m2[w] - c * mu * mu) / (c - 1)));
+        }
+        spread += std::fabs(charged - n * mean) + n * 3 * sd / std::sqrt(double(f.windows));
     }
     if (rt.cur) rt.cur->scalar_ff_accesses += ff.fast[0] + ff.fast[1];
     ff.left = 0;
@@ -363,6 +378,7 @@ double ff_detailed(double cyc, int write) {
         return cyc;
     case FF_FAST:
         if (ff.left != 0) return cyc;  // an access the stretch cannot take (past a buffer's end): as it is
+        ff_end_stretch(f);
         f.phase = FF_WARM, f.pos = 0;
         [[fallthrough]];
     case FF_WARM: {

@@ -141,7 +141,8 @@ using Loc = std::source_location;
 // own body. Its bounds and initialisation checks are the simulator's: inlined into the kernel, their
 // branches would split the kernel's machine basic blocks and be charged as kernel blocks (a UB
 // GetValue then cost 3 blocks on top of its access, operator() 1), so the accessor stays out of line.
-#define KGSIM_SCALAR_ACCESSOR __attribute__((noinline)) KGSIM_UNINSTRUMENTED
+// Hidden: the kernel's calls reach it directly, not through the PLT (a scalar loop makes billions).
+#define KGSIM_SCALAR_ACCESSOR __attribute__((noinline, visibility("hidden"))) KGSIM_UNINSTRUMENTED
 
 enum class DT : uint8_t { F32, F16, BF16, I8, U8, I16, U16, I32, U32, I64, U64, F64, B8, S4 };
 template <class T> struct dt_of;
@@ -257,8 +258,7 @@ struct ScalarFastForward {
     uint64_t left;                // accesses left in the running fast stretch; 0: none (always 0 when off)
     double cycles[2];             // charged per read / write in the stretch
     uint64_t* gm_bytes[2];        // the launch's GM read / write byte counts
-    uint64_t fast[2];             // the running block's fast-forwarded reads / writes
-    double charged[2];            // cycles they were charged
+    uint64_t fast[2];             // the running block's fast-forwarded reads / writes (cycles[] each)
     uint32_t nbufs;
     uintptr_t lo[kBufs];
     uint64_t size[kBufs];
@@ -270,7 +270,6 @@ KGSIM_UNINSTRUMENTED inline void ff_charge(uintptr_t a, uint32_t n, int write) {
     if (write && g_track_writes) track_write(a, n);  // the sampled check compares the stored spans
     *ff.gm_bytes[write] += n;
     hot.s_time += ff.cycles[write];
-    ff.charged[write] += ff.cycles[write];
     ++ff.fast[write];
     ++g_scalar_gm_ops;
 }

@@ -106,9 +106,9 @@ def test_fast_forward_keeps_outputs_and_latency_within_its_bracket(conv):
     y_on, on = _run(conv, blocks=BLOCKS)
     assert torch.equal(y_on, y_off)
     assert torch.allclose(y_on, want, rtol=1e-5, atol=1e-5)
-    # past each block's first window of 8192 accesses, 15/16 of the rest are fast-forwarded
+    # past each block's first window of 8192 accesses, about 31/32 of the rest are fast-forwarded
     accesses = BLOCKS * COUNT * (2 * K + 1)
-    assert 0.8 * (accesses - BLOCKS * 8192) * 15 / 16 < on.scalar_ff_accesses < accesses
+    assert 0.8 * (accesses - BLOCKS * 8192) * 31 / 32 < on.scalar_ff_accesses < accesses
     assert on.gm_bytes == off.gm_bytes  # fast accesses still count their bytes
     assert on.latency_s == pytest.approx(off.latency_s, rel=0.02)
     assert on.latency_lo_s <= off.latency_s <= on.latency_hi_s

@@ -183,6 +183,11 @@ struct BlockState {
     uint16_t dc_prev[kDcacheSlots], dc_next[kDcacheSlots];
     uint16_t dc_mru[kDcacheSlots];
     uint16_t dc_index[kDcacheIndex];
+    // scalar fast-forward's warm-up (rt_scalar.cpp): slots touched since it began (dc_stamp ==
+    // dc_epoch), counted while dc_counting
+    uint32_t dc_stamp[kDcacheSlots];
+    uint32_t dc_epoch = 0, dc_fresh = 0;
+    bool dc_counting = false;
     // hot.api_calls when this block started (watchdog_calls is per block); kept with the block, as
     // hot.api_calls is, when it waits at SyncAll and another block runs
     uint64_t calls_base = 0;
@@ -190,6 +195,9 @@ struct BlockState {
     struct ScalarFf {
         uint8_t phase = 0;
         uint64_t pos = 0;                  // accesses into the running window
+        uint64_t window_len = 0;           // the last window's accesses (warm-up + measured)
+        uint64_t warm_plan = 0;            // the next warm-up's accesses
+        uint64_t refresh_pos = 0, refresh_max = 0;  // accesses to touch every cache slot: now, the most
         double win_sum[2] = {0, 0};        // the running detailed window's cycles and accesses
         uint64_t win_n[2] = {0, 0};
         double sub_sum[2] = {0, 0};        // the running sub-window's (kSubWindow accesses of it)
@@ -394,6 +402,8 @@ extern bool g_loop_timing_only;
 // Scalar GM accesses inside launches (GlobalTensor GetValue/SetValue/operator(), raw pointers):
 // loop sampling compares their count per period.
 extern uint64_t g_scalar_gm_ops;
+// with the running block's fast-forwarded ones (counted apart: one increment less on the fast path)
+inline uint64_t scalar_gm_ops() { return g_scalar_gm_ops + ff.fast[0] + ff.fast[1]; }
 bool loop_skip_slow(const Loc& loc, uint64_t key, uint8_t flags);
 inline bool loop_skip(const Loc& loc, uint64_t key, uint8_t flags = 0) {
     return g_loop_on && loop_skip_slow(loc, key, flags);

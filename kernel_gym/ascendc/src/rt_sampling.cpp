@@ -421,7 +421,7 @@ Snap take() {
     x.gw = rt.cur ? rt.cur->gm_write : 0;
     x.reads = hot.local_reads;
     x.bb = scalar.blocks;
-    x.gs = g_scalar_gm_ops;
+    x.gs = scalar_gm_ops();
     return x;
 }
 
@@ -597,7 +597,7 @@ bool loop_skip_slow(const Loc& loc, uint64_t key, uint8_t flags) {
             // the skipped event enters the history with its predicted state
             int64_t m = L.m++;
             Snap x = predicted(L.P, m);
-            x.reads = hot.local_reads, x.bb = scalar.blocks, x.gs = g_scalar_gm_ops;  // counts: actual
+            x.reads = hot.local_reads, x.bb = scalar.blocks, x.gs = scalar_gm_ops();  // counts: actual
             int64_t P = L.P;
             record_event(k, flags, x);
             L.P = P;  // the period being skipped stays the candidate

@@ -251,14 +251,14 @@ bool gm_scalar(int32_t buf, const void* p, uint32_t nbytes, int write, const Loc
 // instructions per access instead of gm_scalar's checks, the cache model and record_access.
 extern bool g_loop_skipping;    // loop sampling is skipping: the slow path's own fast path applies
 extern bool g_track_writes;     // sampled simulation's written-span tracking (stores only)
-extern uint64_t g_scalar_gm_ops;
 void track_write(uintptr_t lo, uint64_t n);
 struct ScalarFastForward {
     static constexpr uint32_t kBufs = 16;  // launch buffers cached by index (gm_lookup's)
     uint64_t left;                // accesses left in the running fast stretch; 0: none (always 0 when off)
     double cycles[2];             // charged per read / write in the stretch
     uint64_t* gm_bytes[2];        // the launch's GM read / write byte counts
-    uint64_t fast[2];             // the running block's fast-forwarded reads / writes (cycles[] each)
+    uint64_t fast[2];             // the running block's fast-forwarded reads / writes (cycles[] each;
+                                  // scalar GM accesses for loop sampling's count: scalar_gm_ops())
     uint32_t nbufs;
     uintptr_t lo[kBufs];
     uint64_t size[kBufs];
@@ -271,7 +271,6 @@ KGSIM_UNINSTRUMENTED inline void ff_charge(uintptr_t a, uint32_t n, int write) {
     *ff.gm_bytes[write] += n;
     hot.s_time += ff.cycles[write];
     ++ff.fast[write];
-    ++g_scalar_gm_ops;
 }
 // GetValue (write 0) / SetValue (1) through buffer `buf`: true when the fast stretch took it (the
 // caller then reads or writes the bytes), false for gm_scalar's full path

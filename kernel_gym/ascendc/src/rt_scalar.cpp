@@ -47,7 +47,7 @@ inline void on_access(uintptr_t a, size_t n, bool write) {
         scalar.skip_once = 0;
         return;
     }
-    if (ff.left != 0 && !g_loop_skipping) {  // a fast stretch: a cached range check before anything else
+    if (ff.left != 0) {  // a fast stretch: a cached range check before anything else
         for (uint32_t i = 0; i < ff.nbufs; ++i) {
             const uint64_t off = a - ff.lo[i];
             if (off >= ff.size[i]) continue;
@@ -379,7 +379,7 @@ void ff_end_window(BlockState::ScalarFf& f) {
 void ff_block_begin() {
     BlockState::ScalarFf& f = rt.blk.ffb;
     f = BlockState::ScalarFf{};
-    ff.left = 0, ff.nbufs = 0;
+    ff.left = ff.paused_left = 0, ff.nbufs = 0;
     ff.fast[0] = ff.fast[1] = 0;
     ff.gm_bytes[0] = rt.cur ? &rt.cur->gm_read : &g_ff_sink[0];
     ff.gm_bytes[1] = rt.cur ? &rt.cur->gm_write : &g_ff_sink[1];

@@ -249,12 +249,13 @@ bool gm_scalar(int32_t buf, const void* p, uint32_t nbytes, int write, const Loc
 // GM bytes, and is charged the mean cycles per access of the block's detailed windows, skipping the
 // data-cache model and the race detector. Inline here so that the stretch costs the host a few
 // instructions per access instead of gm_scalar's checks, the cache model and record_access.
-extern bool g_loop_skipping;    // loop sampling is skipping: the slow path's own fast path applies
 extern bool g_track_writes;     // sampled simulation's written-span tracking (stores only)
 void track_write(uintptr_t lo, uint64_t n);
 struct ScalarFastForward {
     static constexpr uint32_t kBufs = 16;  // launch buffers cached by index (gm_lookup's)
-    uint64_t left;                // accesses left in the running fast stretch; 0: none (always 0 when off)
+    uint64_t left;                // accesses left in the running fast stretch; 0: none (always 0 when off,
+                                  // and while loop sampling skips: its own bounds-only path applies)
+    uint64_t paused_left;         // `left` while loop sampling skips
     double cycles[2];             // charged per read / write in the stretch
     uint64_t* gm_bytes[2];        // the launch's GM read / write byte counts
     uint64_t fast[2];             // the running block's fast-forwarded reads / writes (cycles[] each;
@@ -275,7 +276,7 @@ KGSIM_UNINSTRUMENTED inline void ff_charge(uintptr_t a, uint32_t n, int write) {
 // GetValue (write 0) / SetValue (1) through buffer `buf`: true when the fast stretch took it (the
 // caller then reads or writes the bytes), false for gm_scalar's full path
 KGSIM_UNINSTRUMENTED inline bool ff_gm(int32_t buf, const void* p, uint32_t n, int write) {
-    if (ff.left == 0 || uint32_t(buf) >= ff.nbufs || g_loop_skipping) return false;
+    if (ff.left == 0 || uint32_t(buf) >= ff.nbufs) return false;
     const uint64_t off = uintptr_t(p) - ff.lo[buf];
     if (off >= ff.size[buf] || ff.size[buf] - off < n) return false;  // out of bounds: the full path faults
     if (hot.api_calls + 1 >= hot.next_check) return false;  // the watchdog's turn: the full path ticks

@@ -152,8 +152,9 @@ def sampled_simulation(
         scalar GM accesses (GetValue/SetValue/operator(), raw ``__gm__`` pointers) past its first
         window alternate between detailed windows (data-cache model, race detector) and fast
         stretches charged the windows' mean cycles per access (bounds, data and GM bytes kept);
-        detailed is 1/16 of them. Launch reports count the fast ones (``scalar_ff_accesses``) and
-        widen the bracket by the spread of the windows' means. ``False``: every access detailed.
+        detailed is about 1/32 of them. Launch reports count the fast ones (``scalar_ff_accesses``)
+        and widen the bracket by three standard errors of the windows' mean over them (see
+        ``docs/ascendc_simulator.md``). ``False``: every access detailed.
     Written-span tracking starts (empty) with the block; what it recorded stays readable after
     it until the next sampled simulation starts (see :func:`written_spans`).
     """

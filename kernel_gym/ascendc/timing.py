@@ -34,7 +34,7 @@ class LaunchReport:
     ``loop_fallback`` names the first block that ran in full although loop sampling was on, and why.
     ``scalar_ff_accesses``: scalar GM accesses that scalar fast-forward charged at its windows' mean
     cycles instead of running the data-cache model (sampled simulation only; the bracket widens by
-    the spread of the windows' means over them).
+    three standard errors of that mean over them).
     """
 
     kernel: str

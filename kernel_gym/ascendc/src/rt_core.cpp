@@ -181,6 +181,7 @@ void warn(const char* cls, const Loc& loc, const std::string& msg) {
 }
 
 void check_in_launch(const Loc& loc, const char* api) {
+    ff_flush();  // an API call: what follows may read the scalar time
     if (!hot.in_launch)
         fault("bad_launch", loc, "%s called outside a kernel launch: launch kernels with kernel<<<blockDim, nullptr, "
               "stream>>>(...) (or kgsim::launch)", api);
@@ -665,6 +666,7 @@ static void hazard(const char* what, Pipe p, double start, uint32_t blk, int oth
 
 double issue(Pipe p, double occ, double lat, const Span* reads, int nr, const Span* writes, int nw, const char* api,
              const Loc& loc) {
+    ff_flush();  // the scalar time issues it
     BlockState& b = rt.blk;
     if (g_loop_on && (loop_issue(p, occ, lat, api, loc) || g_loop_timing_only))
         return std::max(hot.s_time, b.free_[p]);  // skipped, or its work done untimed
@@ -1242,6 +1244,7 @@ void block_exception(const char* what) {
 
 bool block_end(int64_t uid) {
     BlockState& b = rt.blk;
+    ff_flush();
     if (!rt.faulted) preimage_settle(uid);
     if (!rt.faulted) {
         for (size_t h = 0; h < b.queues.size(); ++h)

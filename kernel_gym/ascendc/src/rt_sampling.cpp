@@ -655,6 +655,7 @@ bool loop_skip_slow(const Loc& loc, uint64_t key, uint8_t flags) {
     L.m = 0;
     L.skipping = true;
     g_loop_skipping = true;
+    ff_flush();
     ff.paused_left = ff.left, ff.left = 0;  // its accessors take loop skipping's bounds-only path
     g_loop_timing_only = at(i).reads != at(i - P).reads;
     L.mark = at(i);

@@ -321,6 +321,7 @@ void ff_measure(BlockState::ScalarFf& f, double cyc, int write) {
 }
 
 void ff_close_window(BlockState::ScalarFf& f) {
+    ff_flush();
     ++f.windows;
     for (int k = 0; k < 2; ++k) f.sum[k] += f.win_sum[k], f.n[k] += f.win_n[k];
     f.sum[2] += f.win_sum[0] + f.win_sum[1], f.n[2] += f.win_n[0] + f.win_n[1];
@@ -330,6 +331,7 @@ void ff_close_window(BlockState::ScalarFf& f) {
 
 // what the running stretch's fast accesses were charged (one mean per kind all through it)
 void ff_end_stretch(BlockState::ScalarFf& f) {
+    ff_flush();  // at this stretch's means, before a window changes them
     for (int k = 0; k < 2; ++k) f.fast_charged[k] += double(ff.fast[k] - f.stretch_fast[k]) * ff.cycles[k];
     ff.left = 0;
 }
@@ -380,7 +382,7 @@ void ff_block_begin() {
     BlockState::ScalarFf& f = rt.blk.ffb;
     f = BlockState::ScalarFf{};
     ff.left = ff.paused_left = 0, ff.nbufs = 0;
-    ff.fast[0] = ff.fast[1] = 0;
+    ff.fast[0] = ff.fast[1] = 0, ff.flushed[0] = ff.flushed[1] = 0;
     ff.gm_bytes[0] = rt.cur ? &rt.cur->gm_read : &g_ff_sink[0];
     ff.gm_bytes[1] = rt.cur ? &rt.cur->gm_write : &g_ff_sink[1];
     if (!g_scalar_ff || g_sample_groups <= 0) return;
@@ -406,7 +408,9 @@ double ff_block_end() {
         spread += std::fabs(charged - n * mean) + n * 3 * sd / std::sqrt(double(f.windows));
     }
     if (rt.cur) rt.cur->scalar_ff_accesses += ff.fast[0] + ff.fast[1];
+    ff_flush();
     g_scalar_gm_ops += ff.fast[0] + ff.fast[1], ff.fast[0] = ff.fast[1] = 0;  // scalar_gm_ops() unchanged
+    ff.flushed[0] = ff.flushed[1] = 0;
     rt.blk.dc_counting = false;
     ff.left = 0;
     f.phase = FF_OFF;
@@ -458,6 +462,7 @@ double ff_detailed(double cyc, int write) {
 void scalar_watchdog() {
     scalar.next_check = scalar.blocks + kScalarWatchdogBlocks;
     if (rt.faulted || !hot.in_launch) return;
+    ff_flush();
     const std::string why = watchdog_expired();
     if (why.empty()) return;
     record_fault("watchdog", "", 0, why);

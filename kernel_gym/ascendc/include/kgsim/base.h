@@ -211,6 +211,33 @@ struct Hot {
 enum CoreType : uint8_t { CORE_AIV = 0, CORE_AIC = 1 };
 extern Hot hot;
 
+// Scalar fast-forward's state (sampled simulation only; the fast path is below, with the GM accessors)
+struct ScalarFastForward {
+    static constexpr uint32_t kBufs = 16;  // launch buffers cached by index (gm_lookup's)
+    uint64_t left;                // accesses left in the running fast stretch; 0: none (always 0 when off,
+                                  // and while loop sampling skips: its own bounds-only path applies)
+    uint64_t paused_left;         // `left` while loop sampling skips
+    uint64_t flushed[2];          // fast[] already added to hot.s_time (ff_flush)
+    double cycles[2];             // charged per read / write in the stretch
+    uint64_t* gm_bytes[2];        // the launch's GM read / write byte counts
+    uint64_t fast[2];             // the running block's fast-forwarded reads / writes (cycles[] each;
+                                  // scalar GM accesses for loop sampling's count: scalar_gm_ops())
+    uint32_t nbufs;
+    uintptr_t lo[kBufs];
+    uint64_t size[kBufs];
+};
+extern ScalarFastForward ff;
+// The fast accesses' cycles reach hot.s_time here, not one by one: an add per access made the
+// stretch a chain of dependent floating-point read-modify-writes (the fast path's longest). Every
+// reader of the scalar time flushes first: API calls (tick), the runtime's issue and check_in_launch,
+// the block's end, the scalar watchdog; the kernel's own adds to it (basic blocks, UB accesses) commute.
+KGSIM_UNINSTRUMENTED inline void ff_flush() {
+    const uint64_t r = ff.fast[0] - ff.flushed[0], w = ff.fast[1] - ff.flushed[1];
+    if ((r | w) == 0) return;
+    hot.s_time += double(r) * ff.cycles[0] + double(w) * ff.cycles[1];
+    ff.flushed[0] = ff.fast[0], ff.flushed[1] = ff.fast[1];
+}
+
 struct Fault {};  // thrown by fault(); the details are already recorded by the runtime
 
 [[noreturn]] void fault(const char* cls, const Loc& loc, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -218,6 +245,7 @@ void slow_tick(const Loc& loc);
 // the simulator's watchdog count, not kernel work: uninstrumented (GCC does not inline an instrumented
 // function into an uninstrumented one, so an out-of-line copy would be charged as kernel blocks)
 KGSIM_UNINSTRUMENTED inline void tick(const Loc& loc) {
+    ff_flush();
     if (++hot.api_calls >= hot.next_check) slow_tick(loc);
 }
 // The scalar unit's UB accesses through the LocalTensor API in program order (GetValue/SetValue, a
@@ -251,27 +279,12 @@ bool gm_scalar(int32_t buf, const void* p, uint32_t nbytes, int write, const Loc
 // instructions per access instead of gm_scalar's checks, the cache model and record_access.
 extern bool g_track_writes;     // sampled simulation's written-span tracking (stores only)
 void track_write(uintptr_t lo, uint64_t n);
-struct ScalarFastForward {
-    static constexpr uint32_t kBufs = 16;  // launch buffers cached by index (gm_lookup's)
-    uint64_t left;                // accesses left in the running fast stretch; 0: none (always 0 when off,
-                                  // and while loop sampling skips: its own bounds-only path applies)
-    uint64_t paused_left;         // `left` while loop sampling skips
-    double cycles[2];             // charged per read / write in the stretch
-    uint64_t* gm_bytes[2];        // the launch's GM read / write byte counts
-    uint64_t fast[2];             // the running block's fast-forwarded reads / writes (cycles[] each;
-                                  // scalar GM accesses for loop sampling's count: scalar_gm_ops())
-    uint32_t nbufs;
-    uintptr_t lo[kBufs];
-    uint64_t size[kBufs];
-};
-extern ScalarFastForward ff;
 // the stretch's accounting of one access already known to lie inside a buffer
 KGSIM_UNINSTRUMENTED inline void ff_charge(uintptr_t a, uint32_t n, int write) {
     --ff.left;
     if (write && g_track_writes) track_write(a, n);  // the sampled check compares the stored spans
     *ff.gm_bytes[write] += n;
-    hot.s_time += ff.cycles[write];
-    ++ff.fast[write];
+    ++ff.fast[write];  // its cycles: ff_flush
 }
 // GetValue (write 0) / SetValue (1) through buffer `buf`: true when the fast stretch took it (the
 // caller then reads or writes the bytes), false for gm_scalar's full path

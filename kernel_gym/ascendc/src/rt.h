@@ -377,6 +377,7 @@ bool trap_block();
 extern int64_t g_sample_groups;
 extern bool g_track_writes;
 void track_write(uintptr_t lo, uint64_t n);  // a GM store by the current core (record_access)
+extern uint64_t g_gm_gen;  // changes whenever rt.gm does (a cache of one of its entries checks it)
 bool group_sampled(int64_t g, int64_t n);
 // Where two neighbouring sampled groups cost differently enough that the skipped groups between
 // them may be misjudged, the group to run next (their middle); -1 when none. cost[g] / gm[g]: the

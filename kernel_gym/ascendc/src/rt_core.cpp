@@ -11,6 +11,7 @@ namespace kgsim {
 Hot hot{};
 Config cfg{};
 Runtime rt{};
+uint64_t g_gm_gen = 0;
 
 namespace {
 constexpr uint32_t kMemBytes = kLocalMemBytes;
@@ -1416,6 +1417,7 @@ void kgsim_set_config(const double* values, int n) {
 void kgsim_call_begin() {
     using namespace kgsim;
     rt.gm.clear();
+    ++g_gm_gen;
     rt.launches.clear();
     rt.errors_taken = 0;
     rt.host_faults.clear();
@@ -1437,6 +1439,7 @@ void kgsim_register_gm(const char* name, const void* base, unsigned long long si
     b.size = size;
     b.guarded = kgsim::gm_is_isolated(b.base, b.size);
     kgsim::rt.gm.push_back(std::move(b));
+    ++kgsim::g_gm_gen;
 }
 
 void* kgsim_gm_alloc(unsigned long long bytes) { return kgsim::gm_alloc(bytes); }

@@ -128,10 +128,25 @@ void track_write(uintptr_t lo, uint64_t n) {
     }
     if (overlaps_tracked(lo, lo + n)) note_rewrite();
     g_hull_lo = std::min(g_hull_lo, lo), g_hull_hi = std::max(g_hull_hi, lo + n);
-    // the GM buffer the store lands in (a span never crosses two buffers)
+    // the GM buffer the store lands in (a span never crosses two buffers; the first in rt.gm that holds
+    // it): the last one found is tried first, as a scalar loop stores into one output (scanning every
+    // buffer was a tenth of its host time), where no earlier buffer overlaps it and rt.gm is unchanged
+    static uint64_t cached_gen = ~0ull;
+    static uintptr_t cached_lo = 0, cached_size = 0;
     uintptr_t blo = 0, bhi = UINTPTR_MAX;
-    for (const GmBuf& b : rt.gm)
-        if (lo >= b.base && lo < b.base + b.size) { blo = b.base, bhi = b.base + b.size; break; }
+    if (cached_gen == g_gm_gen && lo - cached_lo < cached_size) {
+        blo = cached_lo, bhi = cached_lo + cached_size;
+    } else {
+        for (size_t i = 0; i < rt.gm.size(); ++i) {
+            const GmBuf& b = rt.gm[i];
+            if (!(lo >= b.base && lo < b.base + b.size)) continue;
+            blo = b.base, bhi = b.base + b.size;
+            bool alone = true;
+            for (size_t j = 0; j < i && alone; ++j) alone = rt.gm[j].base >= bhi || rt.gm[j].base + rt.gm[j].size <= blo;
+            if (alone) cached_gen = g_gm_gen, cached_lo = blo, cached_size = b.size;
+            break;
+        }
+    }
     const uintptr_t hi = lo + n;
     // extend a recent span of this core that the store overlaps or touches (a block's stores are
     // mostly in order); past 1M spans, widen the core's latest span in the buffer instead

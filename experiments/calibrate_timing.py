@@ -477,7 +477,12 @@ def _run_sampled(
 
         def attempt(loops: bool | str, args: list[Any] = args) -> tuple[Any, Any]:
             # 1 GiB of clean lazy input chunks, as the loaders' sampled= option and the judge keep
-            with sampled_simulation(blocks=int(opts["sampled_blocks"]), resident_cap_bytes=1 << 30, loops=loops):
+            with sampled_simulation(
+                blocks=int(opts["sampled_blocks"]),
+                resident_cap_bytes=1 << 30,
+                loops=loops,
+                scalar_fast_forward=opts.get("scalar_ff", "on") == "on",
+            ):
                 with asc.record_launches() as launches, contextlib.redirect_stdout(io.StringIO()):
                     got = lib.call(fn, *args)
             return got, launches
@@ -655,6 +660,7 @@ def _timing(rec: Any) -> dict[str, Any]:
                 "gm_bytes": r.gm_bytes,
                 "busy": {k: v for k, v in r.per_pipe_busy.items() if v},
                 "pipe_race_warnings": sum(1 for w in r.warnings if w.get("error_class") == "pipe_race"),
+                "scalar_ff_accesses": r.scalar_ff_accesses,
             }
         )
     return {"simulated_s": rec.total_latency_s, "host_side_s": rec.host_s, "launches": launches}
@@ -1423,6 +1429,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="loop sampling inside the sampled blocks: all (block 0 too), on (every block but block 0), off; "
         "a kernel whose loop-sampled blocks wait for each other reruns with the next mode",
     )
+    ap.add_argument(
+        "--scalar-ff",
+        choices=("on", "off"),
+        default="on",
+        help="scalar fast-forward in the sampled blocks (sampled_simulation(scalar_fast_forward=...)): "
+        "off runs every scalar GM access through the data-cache model",
+    )
     # a runaway guard, above every real kernel: by default the loader's watchdog, the NPU's own operator
     # timeout (1091 s on Atlas A2). 2e10 (10.8 s) stopped scalar convolutions that take 3-14 s on a 910B,
     # and 2e9 stopped Mean/SumReduction (2.1 s measured) as endless loops
@@ -1466,6 +1479,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "sampled_blocks": a.sampled_blocks,
         "max_sampled_bytes": a.max_sampled_bytes,
         "loops": a.loops,
+        "scalar_ff": a.scalar_ff,
         "timeout_s": a.timeout_s,
         "soc": a.soc,
         "atol": a.atol,

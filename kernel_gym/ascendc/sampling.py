@@ -94,6 +94,8 @@ def _rt() -> ctypes.CDLL:
         rt.kgsim_set_sampling.argtypes = [ctypes.c_longlong]
         rt.kgsim_get_sampling.restype = ctypes.c_longlong
         rt.kgsim_set_loop_sampling.argtypes = [ctypes.c_int]
+        rt.kgsim_set_scalar_fast_forward.argtypes = [ctypes.c_int]
+        rt.kgsim_get_scalar_fast_forward.restype = ctypes.c_int
         rt.kgsim_get_loop_sampling.restype = ctypes.c_int
         rt.kgsim_lazy_alloc.restype = ctypes.c_void_p
         rt.kgsim_lazy_alloc.argtypes = [
@@ -124,7 +126,11 @@ def _rt() -> ctypes.CDLL:
 
 @contextmanager
 def sampled_simulation(
-    blocks: int = 5, resident_cap_bytes: int = 2 << 30, *, loops: bool | str = False
+    blocks: int = 5,
+    resident_cap_bytes: int = 2 << 30,
+    *,
+    loops: bool | str = False,
+    scalar_fast_forward: bool = True,
 ) -> Iterator[None]:
     """Run launches made inside the block on a sample of ``blocks`` block groups (0: all).
 
@@ -142,6 +148,13 @@ def sampled_simulation(
         covers every sampled block's iterations before its first skip. A block that skipped
         and then waits for another is an ``unsupported_api`` fault: :func:`run_with_loop_fallback`
         retries with less loop sampling.
+    :param scalar_fast_forward: with block sampling on (``blocks`` > 0), each simulated block's
+        scalar GM accesses (GetValue/SetValue/operator(), raw ``__gm__`` pointers) past its first
+        window alternate between detailed windows (data-cache model, race detector) and fast
+        stretches charged the windows' mean cycles per access (bounds, data and GM bytes kept);
+        detailed is about 1/32 of them. Launch reports count the fast ones (``scalar_ff_accesses``)
+        and widen the bracket by three standard errors of the windows' mean over them (see
+        ``docs/ascendc_simulator.md``). ``False``: every access detailed.
     Written-span tracking starts (empty) with the block; what it recorded stays readable after
     it until the next sampled simulation starts (see :func:`written_spans`).
     """
@@ -153,10 +166,12 @@ def sampled_simulation(
     rt = _rt()
     before = int(rt.kgsim_get_sampling())
     loops_before = int(rt.kgsim_get_loop_sampling())
+    ff_before = int(rt.kgsim_get_scalar_fast_forward())
     if loops not in (False, True, "all"):
         raise ValueError(f"sampled_simulation(loops=...) takes False, True or 'all', not {loops!r}")
     rt.kgsim_set_sampling(int(blocks))
     rt.kgsim_set_loop_sampling(_LOOP_MODES[loops])
+    rt.kgsim_set_scalar_fast_forward(int(bool(scalar_fast_forward)))
     rt.kgsim_lazy_set_cap(int(resident_cap_bytes))
     rt.kgsim_track_writes(1)
     _ACTIVE += 1
@@ -166,6 +181,7 @@ def sampled_simulation(
         _ACTIVE -= 1
         rt.kgsim_set_sampling(before)
         rt.kgsim_set_loop_sampling(loops_before)
+        rt.kgsim_set_scalar_fast_forward(ff_before)
         rt.kgsim_track_writes(0)
 
 

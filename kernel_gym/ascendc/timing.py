@@ -32,6 +32,9 @@ class LaunchReport:
     Under loop sampling, ``loop_sampled_blocks`` blocks had ``loop_periods_skipped`` periods of
     their loops extrapolated (the bracket widens by the cost differences seen between periods);
     ``loop_fallback`` names the first block that ran in full although loop sampling was on, and why.
+    ``scalar_ff_accesses``: scalar GM accesses that scalar fast-forward charged at its windows' mean
+    cycles instead of running the data-cache model (sampled simulation only; the bracket widens by
+    three standard errors of that mean over them).
     """
 
     kernel: str
@@ -62,6 +65,7 @@ class LaunchReport:
     loop_sampled_blocks: int = 0
     loop_periods_skipped: int = 0
     loop_fallback: str = ""
+    scalar_ff_accesses: int = 0
 
     @classmethod
     def from_json(cls, d: dict[str, Any], soc: str) -> LaunchReport:
@@ -94,6 +98,7 @@ class LaunchReport:
             loop_sampled_blocks=int(d.get("loop_sampled_blocks", 0)),
             loop_periods_skipped=int(d.get("loop_periods_skipped", 0)),
             loop_fallback=str(d.get("loop_fallback", "")),
+            scalar_ff_accesses=int(d.get("scalar_ff_accesses", 0)),
         )
 
     @property

@@ -127,6 +127,7 @@ struct LaunchRec {
     // time's bracket; blocks whose loops were extrapolated, loop periods skipped, and the first
     // reason a block that could have been loop-sampled ran in full.
     std::vector<double> block_spread;
+    uint64_t scalar_ff_accesses = 0;  // scalar GM accesses a fast stretch charged at the mean (rt_scalar.cpp)
     int64_t loop_sampled_blocks = 0;
     uint64_t loop_periods_skipped = 0;
     std::string loop_fallback;
@@ -182,9 +183,36 @@ struct BlockState {
     uint16_t dc_prev[kDcacheSlots], dc_next[kDcacheSlots];
     uint16_t dc_mru[kDcacheSlots];
     uint16_t dc_index[kDcacheIndex];
+    // scalar fast-forward's warm-up (rt_scalar.cpp): slots touched since it began (dc_stamp ==
+    // dc_epoch), counted while dc_counting
+    uint32_t dc_stamp[kDcacheSlots];
+    uint32_t dc_epoch = 0, dc_fresh = 0;
+    bool dc_counting = false;
     // hot.api_calls when this block started (watchdog_calls is per block); kept with the block, as
     // hot.api_calls is, when it waits at SyncAll and another block runs
     uint64_t calls_base = 0;
+    // scalar fast-forward's windows (rt_scalar.cpp); [2]: reads and writes together
+    struct ScalarFf {
+        uint8_t phase = 0;
+        uint64_t pos = 0;                  // accesses into the running window
+        uint64_t window_len = 0;           // the last window's accesses (warm-up + measured)
+        uint64_t warm_plan = 0;            // the next warm-up's accesses
+        uint64_t refresh_pos = 0, refresh_max = 0;  // accesses to touch every cache slot: now, the most
+        double win_sum[2] = {0, 0};        // the running detailed window's cycles and accesses
+        uint64_t win_n[2] = {0, 0};
+        double sub_sum[2] = {0, 0};        // the running sub-window's (kSubWindow accesses of it)
+        uint64_t sub_n[2] = {0, 0};
+        double sum[3] = {0, 0, 0};         // all measured windows
+        uint64_t n[3] = {0, 0, 0};
+        uint64_t windows = 0;              // measured windows closed
+        uint64_t subs[3] = {0, 0, 0};      // sub-window means: how many, their sum and sum of squares
+        double sub_m1[3] = {0, 0, 0}, sub_m2[3] = {0, 0, 0};
+        double warm_charged[2] = {0, 0};   // warm-up accesses: charged the mean, cache model updated
+        uint64_t warm_n[2] = {0, 0};
+        double fast_charged[2] = {0, 0};   // fast accesses of the stretches that ended (the mean of each)
+        uint64_t stretch_fast[2] = {0, 0}; // ScalarFastForward::fast when the running stretch began
+        uint64_t rng = 0;
+    } ffb;
 };
 
 struct Runtime {
@@ -245,6 +273,17 @@ void scalar_watchdog();
 // scalar-unit cycles of a scalar GM access of n bytes at a through the core's data cache
 double scalar_gm_cycles(uintptr_t a, size_t n);
 void dcache_reset();
+
+// Scalar fast-forward (rt_scalar.cpp; the stretch's inline part is in kgsim/base.h). On only under
+// sampled simulation (block sampling on) and while g_scalar_ff is set (the knob).
+extern bool g_scalar_ff;
+void ff_block_begin();
+double ff_block_end();  // ends the block's fast-forward: the half-width (cycles) it adds to its bracket
+// A scalar GM access inside a buffer that is about to go through the data-cache model: true when a
+// fast stretch takes it instead (charged by ff_charge), so the caller skips the model and the race record
+bool ff_take(uintptr_t a, uint32_t n, int write);
+// the cycles to charge for a detailed access the cache model priced at `cyc` (a warm-up access: the mean)
+double ff_detailed(double cyc, int write);
 
 // helpers shared by the runtime files
 const char* dt_name(DT dt);
@@ -338,6 +377,7 @@ bool trap_block();
 extern int64_t g_sample_groups;
 extern bool g_track_writes;
 void track_write(uintptr_t lo, uint64_t n);  // a GM store by the current core (record_access)
+extern uint64_t g_gm_gen;  // changes whenever rt.gm does (a cache of one of its entries checks it)
 bool group_sampled(int64_t g, int64_t n);
 // Where two neighbouring sampled groups cost differently enough that the skipped groups between
 // them may be misjudged, the group to run next (their middle); -1 when none. cost[g] / gm[g]: the
@@ -363,6 +403,8 @@ extern bool g_loop_timing_only;
 // Scalar GM accesses inside launches (GlobalTensor GetValue/SetValue/operator(), raw pointers):
 // loop sampling compares their count per period.
 extern uint64_t g_scalar_gm_ops;
+// with the running block's fast-forwarded ones (counted apart: one increment less on the fast path)
+inline uint64_t scalar_gm_ops() { return g_scalar_gm_ops + ff.fast[0] + ff.fast[1]; }
 bool loop_skip_slow(const Loc& loc, uint64_t key, uint8_t flags);
 inline bool loop_skip(const Loc& loc, uint64_t key, uint8_t flags = 0) {
     return g_loop_on && loop_skip_slow(loc, key, flags);

@@ -39,6 +39,7 @@ constexpr int kFlagIds = 16;                      // cross-core flag ids 0..15
 struct SavedCore {
     Hot hot{};
     BlockState blk{};
+    ScalarFastForward ff{};  // the block's running fast stretch (rt.blk.ffb holds its windows)
     std::array<std::vector<uint8_t>, MEM_COUNT> mem;
     std::vector<double> w_end, r_end_v, r_end_mte3;
     std::vector<uint8_t> w_pipe, init;
@@ -180,6 +181,7 @@ void restore_prefix(std::vector<T>& to, const std::vector<T>& from) {
 void save_core(SavedCore& c) {
     c.hot = hot;
     c.blk = rt.blk;
+    c.ff = ff;
     for (int m = 0; m < MEM_COUNT; ++m) c.mem[m].assign(hot.mem[m], hot.mem[m] + rt.blk.high[m]);
     size_t ub = rt.blk.high[MEM_UB];
     save_prefix(c.w_end, rt.w_end, ub / 32 + 1);
@@ -192,6 +194,7 @@ void save_core(SavedCore& c) {
 void restore_core(const SavedCore& c) {
     hot = c.hot;
     rt.blk = c.blk;
+    ff = c.ff;
     for (int m = 0; m < MEM_COUNT; ++m) std::copy(c.mem[m].begin(), c.mem[m].end(), hot.mem[m]);
     restore_prefix(rt.w_end, c.w_end);
     restore_prefix(rt.r_end_v, c.r_end_v);

@@ -11,6 +11,7 @@ namespace kgsim {
 Hot hot{};
 Config cfg{};
 Runtime rt{};
+uint64_t g_gm_gen = 0;
 
 namespace {
 constexpr uint32_t kMemBytes = kLocalMemBytes;
@@ -181,6 +182,7 @@ void warn(const char* cls, const Loc& loc, const std::string& msg) {
 }
 
 void check_in_launch(const Loc& loc, const char* api) {
+    ff_flush();  // an API call: what follows may read the scalar time
     if (!hot.in_launch)
         fault("bad_launch", loc, "%s called outside a kernel launch: launch kernels with kernel<<<blockDim, nullptr, "
               "stream>>>(...) (or kgsim::launch)", api);
@@ -574,6 +576,8 @@ bool gm_scalar(int32_t buf, const void* p, uint32_t nbytes, int write, const Loc
     const bool by_value = !by_ref && !handshake;
     const GmClip clip = by_value ? gm_clip(buf, a, nbytes, nbytes, api, dir, loc)
                                  : (gm_check(buf, a, nbytes, nbytes, api, dir, loc), GmClip{a, a + nbytes, false});
+    // a fast stretch of scalar fast-forward (rt_scalar.cpp): bounds checked above, no model, no race record
+    if (!clip.clipped && !handshake && !loop_skipping() && ff_take(a, nbytes, write)) return true;
     ++g_scalar_gm_ops;
     if (loop_skipping()) return !clip.clipped || clip.own_pages;  // bounds only: the prediction times it
     if (clip.clipped) {  // past the buffer: done only within its own pages, and not race-checked
@@ -584,7 +588,7 @@ bool gm_scalar(int32_t buf, const void* p, uint32_t nbytes, int write, const Loc
     // (record_access does nothing without the race check or write tracking: not called per access then)
     if (!handshake && (cfg.race_check || g_track_writes)) record_access(a, nbytes, write ? AK_WRITE : AK_READ, loc);
     if (rt.cur) (write ? rt.cur->gm_write : rt.cur->gm_read) += nbytes;
-    hot.s_time += handshake ? hot.scalar_gm_cycles : scalar_gm_cycles(a, nbytes);  // a bypass skips the cache
+    hot.s_time += handshake ? hot.scalar_gm_cycles : ff_detailed(scalar_gm_cycles(a, nbytes), write);  // a bypass skips the cache
     return true;
 }
 
@@ -663,6 +667,7 @@ static void hazard(const char* what, Pipe p, double start, uint32_t blk, int oth
 
 double issue(Pipe p, double occ, double lat, const Span* reads, int nr, const Span* writes, int nw, const char* api,
              const Loc& loc) {
+    ff_flush();  // the scalar time issues it
     BlockState& b = rt.blk;
     if (g_loop_on && (loop_issue(p, occ, lat, api, loc) || g_loop_timing_only))
         return std::max(hot.s_time, b.free_[p]);  // skipped, or its work done untimed
@@ -1224,6 +1229,7 @@ void block_begin(int64_t blk) {
     hot.gen++;
     rt.blk.calls_base = hot.api_calls;
     loop_block_begin();
+    ff_block_begin();
     if (cfg.sync_check > 0) {
         uint32_t n = uint32_t(std::min<double>(cfg.ub_bytes, double(kMemBytes)) / 32) + 1;
         std::fill(rt.w_pipe.begin(), rt.w_pipe.begin() + n, kNoPipe);
@@ -1239,6 +1245,7 @@ void block_exception(const char* what) {
 
 bool block_end(int64_t uid) {
     BlockState& b = rt.blk;
+    ff_flush();
     if (!rt.faulted) preimage_settle(uid);
     if (!rt.faulted) {
         for (size_t h = 0; h < b.queues.size(); ++h)
@@ -1249,6 +1256,7 @@ bool block_end(int64_t uid) {
             }
     }
     double spread = loop_block_end();  // a loop skip still running ends here
+    spread += ff_block_end();          // and the block's scalar fast-forward
     double t = hot.s_time;
     for (int p = 0; p < P_COUNT; ++p) t = std::max(t, b.done_[p]);
     std::array<double, P_COUNT> busy{};
@@ -1279,6 +1287,7 @@ void launch_end() {
     LaunchRec& L = *rt.cur;
     bool ran = hot.in_launch;
     hot.in_launch = 0;
+    ff.left = ff.paused_left = 0;  // a trapped block's fast stretch ends with the launch (accessors outside one must fault)
     if (ran && L.faults.empty() && cfg.race_check) race_sweep();
     rt.clear_intervals();
     time_launch(L);
@@ -1347,6 +1356,7 @@ static std::string report_json() {
         o += ",\"latency_hi_s\":"; jnum(o, L.latency_hi_s);
         o += fmt(",\"loop_sampled_blocks\":%lld,\"loop_periods_skipped\":%llu", (long long)L.loop_sampled_blocks,
                  (unsigned long long)L.loop_periods_skipped);
+        o += fmt(",\"scalar_ff_accesses\":%llu", (unsigned long long)L.scalar_ff_accesses);
         o += ",\"loop_fallback\":"; jstr(o, L.loop_fallback);
         o += ",\"per_pipe_busy\":{";
         for (int p = 0; p < P_COUNT; ++p) {
@@ -1407,6 +1417,7 @@ void kgsim_set_config(const double* values, int n) {
 void kgsim_call_begin() {
     using namespace kgsim;
     rt.gm.clear();
+    ++g_gm_gen;
     rt.launches.clear();
     rt.errors_taken = 0;
     rt.host_faults.clear();
@@ -1428,6 +1439,7 @@ void kgsim_register_gm(const char* name, const void* base, unsigned long long si
     b.size = size;
     b.guarded = kgsim::gm_is_isolated(b.base, b.size);
     kgsim::rt.gm.push_back(std::move(b));
+    ++kgsim::g_gm_gen;
 }
 
 void* kgsim_gm_alloc(unsigned long long bytes) { return kgsim::gm_alloc(bytes); }

@@ -80,6 +80,7 @@ bool gm_free(void* p) {
     auto lo = reinterpret_cast<uintptr_t>(p), hi = lo + len;
     rt.gm.erase(std::remove_if(rt.gm.begin(), rt.gm.end(), [&](const GmBuf& g) { return g.base >= lo && g.base < hi; }),
                 rt.gm.end());
+    ++g_gm_gen;
     munmap(static_cast<uint8_t*>(p) - kPad, len);
     return true;
 }

@@ -67,9 +67,25 @@ int64_t loop_events();  // events recorded in the running block (below)
 bool overlaps_tracked(uintptr_t lo, uintptr_t hi) {
     if (hi <= g_hull_lo || lo >= g_hull_hi) return false;
     size_t first = g_written.size() > kRecentSpans ? g_written.size() - kRecentSpans : 0;
-    for (size_t k = first; k < g_written.size(); ++k)
+    // newest first: a scalar loop's read-modify-write of an output lands in the span it just extended
+    for (size_t k = g_written.size(); k-- > first;)
         if (lo < g_written[k].hi && hi > g_written[k].lo) return true;
     return false;
+}
+
+// g_rewrite_event[core] = loop_events(), skipped when it holds that already: a scalar loop that
+// accumulates into its output (a transposed convolution's y[o] += x * w) rewrites on every store,
+// all between two loop events, and the hash map's write was a fifth of its host time.
+int64_t g_rewrite_memo_uid = -1, g_rewrite_memo_event = -1;
+void note_rewrite() {
+    const int64_t ev = loop_events();
+    if (hot.core_uid == g_rewrite_memo_uid && ev == g_rewrite_memo_event) return;
+    g_rewrite_event[hot.core_uid] = ev;
+    g_rewrite_memo_uid = hot.core_uid, g_rewrite_memo_event = ev;
+}
+void forget_rewrites(int64_t uid) {  // -1: every core's
+    if (uid < 0) g_rewrite_event.clear(); else g_rewrite_event.erase(uid);
+    g_rewrite_memo_uid = -1;
 }
 
 // A store after a loop skip overwrites [lo, hi) of what was stored before: those bytes no longer
@@ -106,17 +122,32 @@ void track_write(uintptr_t lo, uint64_t n) {
     if (loop_block_skipped()) {  // after a loop skip the block's local data may be stale: not checked
         note_untracked(lo, n);
         if (overlaps_tracked(lo, lo + n)) {  // a rewrite after the skip: the next skip would miss its stores
-            g_rewrite_event[hot.core_uid] = loop_events();
+            note_rewrite();
             untrack_overlap(lo, lo + n);
         }
         return;
     }
-    if (overlaps_tracked(lo, lo + n)) g_rewrite_event[hot.core_uid] = loop_events();
+    if (overlaps_tracked(lo, lo + n)) note_rewrite();
     g_hull_lo = std::min(g_hull_lo, lo), g_hull_hi = std::max(g_hull_hi, lo + n);
-    // the GM buffer the store lands in (a span never crosses two buffers)
+    // the GM buffer the store lands in (a span never crosses two buffers; the first in rt.gm that holds
+    // it): the last one found is tried first, as a scalar loop stores into one output (scanning every
+    // buffer was a tenth of its host time), where no earlier buffer overlaps it and rt.gm is unchanged
+    static uint64_t cached_gen = ~0ull;
+    static uintptr_t cached_lo = 0, cached_size = 0;
     uintptr_t blo = 0, bhi = UINTPTR_MAX;
-    for (const GmBuf& b : rt.gm)
-        if (lo >= b.base && lo < b.base + b.size) { blo = b.base, bhi = b.base + b.size; break; }
+    if (cached_gen == g_gm_gen && lo - cached_lo < cached_size) {
+        blo = cached_lo, bhi = cached_lo + cached_size;
+    } else {
+        for (size_t i = 0; i < rt.gm.size(); ++i) {
+            const GmBuf& b = rt.gm[i];
+            if (!(lo >= b.base && lo < b.base + b.size)) continue;
+            blo = b.base, bhi = b.base + b.size;
+            bool alone = true;
+            for (size_t j = 0; j < i && alone; ++j) alone = rt.gm[j].base >= bhi || rt.gm[j].base + rt.gm[j].size <= blo;
+            if (alone) cached_gen = g_gm_gen, cached_lo = blo, cached_size = b.size;
+            break;
+        }
+    }
     const uintptr_t hi = lo + n;
     // Past kMaxSpans a store is left out of the check (before the search below, which would look
     // through every span of the other blocks for one of this block's). Widening a span over the gap
@@ -437,7 +468,7 @@ Snap take() {
     x.gw = rt.cur ? rt.cur->gm_write : 0;
     x.reads = hot.local_reads;
     x.bb = scalar.blocks;
-    x.gs = g_scalar_gm_ops;
+    x.gs = scalar_gm_ops();
     return x;
 }
 
@@ -556,6 +587,7 @@ void stop_skip() {
     L.spread_extra = 0;
     L.skipping = false;
     g_loop_skipping = g_loop_timing_only = false;
+    ff.left = ff.paused_left, ff.paused_left = 0;  // scalar fast-forward's stretch goes on
 }
 
 // A whole period has been skipped since the last boundary: did its scalar work repeat the
@@ -613,7 +645,7 @@ bool loop_skip_slow(const Loc& loc, uint64_t key, uint8_t flags) {
             // the skipped event enters the history with its predicted state
             int64_t m = L.m++;
             Snap x = predicted(L.P, m);
-            x.reads = hot.local_reads, x.bb = scalar.blocks, x.gs = g_scalar_gm_ops;  // counts: actual
+            x.reads = hot.local_reads, x.bb = scalar.blocks, x.gs = scalar_gm_ops();  // counts: actual
             int64_t P = L.P;
             record_event(k, flags, x);
             L.P = P;  // the period being skipped stays the candidate
@@ -654,6 +686,8 @@ bool loop_skip_slow(const Loc& loc, uint64_t key, uint8_t flags) {
     L.m = 0;
     L.skipping = true;
     g_loop_skipping = true;
+    ff_flush();
+    ff.paused_left = ff.left, ff.left = 0;  // its accessors take loop skipping's bounds-only path
     g_loop_timing_only = at(i).reads != at(i - P).reads;
     L.mark = at(i);
     L.spread_extra = 0;
@@ -680,7 +714,7 @@ void loop_block_begin() {
     L.n = L.P = L.match = L.t0 = L.m = 0;
     L.spread = L.spread_pending = L.spread_extra = 0;
     L.last.clear();
-    g_rewrite_event.erase(hot.core_uid);
+    forget_rewrites(hot.core_uid);
 }
 
 double loop_block_end() {
@@ -1060,7 +1094,7 @@ long long kgsim_get_sampling() { return g_sample_groups; }
 // (core uid, first address, end address, bytes stored) rows; returns how many there are.
 void kgsim_track_writes(int on) {  // the spans stay readable after tracking stops
     g_track_writes = on != 0;
-    if (g_track_writes) g_written.clear(), g_untracked.clear(), g_rewrite_event.clear(), g_hull_lo = UINTPTR_MAX, g_hull_hi = 0;
+    if (g_track_writes) g_written.clear(), g_untracked.clear(), forget_rewrites(-1), g_hull_lo = UINTPTR_MAX, g_hull_hi = 0;
 }
 // Hulls of the stores not tracked because their block had skipped loop iterations, one per GM
 // buffer, as (first address, end address, bytes stored) rows; returns how many there are.

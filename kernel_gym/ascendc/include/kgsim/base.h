@@ -141,7 +141,8 @@ using Loc = std::source_location;
 // own body. Its bounds and initialisation checks are the simulator's: inlined into the kernel, their
 // branches would split the kernel's machine basic blocks and be charged as kernel blocks (a UB
 // GetValue then cost 3 blocks on top of its access, operator() 1), so the accessor stays out of line.
-#define KGSIM_SCALAR_ACCESSOR __attribute__((noinline)) KGSIM_UNINSTRUMENTED
+// Hidden: the kernel's calls reach it directly, not through the PLT (a scalar loop makes billions).
+#define KGSIM_SCALAR_ACCESSOR __attribute__((noinline, visibility("hidden"))) KGSIM_UNINSTRUMENTED
 
 enum class DT : uint8_t { F32, F16, BF16, I8, U8, I16, U16, I32, U32, I64, U64, F64, B8, S4 };
 template <class T> struct dt_of;
@@ -210,6 +211,33 @@ struct Hot {
 enum CoreType : uint8_t { CORE_AIV = 0, CORE_AIC = 1 };
 extern Hot hot;
 
+// Scalar fast-forward's state (sampled simulation only; the fast path is below, with the GM accessors)
+struct ScalarFastForward {
+    static constexpr uint32_t kBufs = 16;  // launch buffers cached by index (gm_lookup's)
+    uint64_t left;                // accesses left in the running fast stretch; 0: none (always 0 when off,
+                                  // and while loop sampling skips: its own bounds-only path applies)
+    uint64_t paused_left;         // `left` while loop sampling skips
+    uint64_t flushed[2];          // fast[] already added to hot.s_time (ff_flush)
+    double cycles[2];             // charged per read / write in the stretch
+    uint64_t* gm_bytes[2];        // the launch's GM read / write byte counts
+    uint64_t fast[2];             // the running block's fast-forwarded reads / writes (cycles[] each;
+                                  // scalar GM accesses for loop sampling's count: scalar_gm_ops())
+    uint32_t nbufs;
+    uintptr_t lo[kBufs];
+    uint64_t size[kBufs];
+};
+extern ScalarFastForward ff;
+// The fast accesses' cycles reach hot.s_time here, not one by one: an add per access made the
+// stretch a chain of dependent floating-point read-modify-writes (the fast path's longest). Every
+// reader of the scalar time flushes first: API calls (tick), the runtime's issue and check_in_launch,
+// the block's end, the scalar watchdog; the kernel's own adds to it (basic blocks, UB accesses) commute.
+KGSIM_UNINSTRUMENTED inline void ff_flush() {
+    const uint64_t r = ff.fast[0] - ff.flushed[0], w = ff.fast[1] - ff.flushed[1];
+    if ((r | w) == 0) return;
+    hot.s_time += double(r) * ff.cycles[0] + double(w) * ff.cycles[1];
+    ff.flushed[0] = ff.fast[0], ff.flushed[1] = ff.fast[1];
+}
+
 struct Fault {};  // thrown by fault(); the details are already recorded by the runtime
 
 [[noreturn]] void fault(const char* cls, const Loc& loc, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -217,6 +245,7 @@ void slow_tick(const Loc& loc);
 // the simulator's watchdog count, not kernel work: uninstrumented (GCC does not inline an instrumented
 // function into an uninstrumented one, so an out-of-line copy would be charged as kernel blocks)
 KGSIM_UNINSTRUMENTED inline void tick(const Loc& loc) {
+    ff_flush();
     if (++hot.api_calls >= hot.next_check) slow_tick(loc);
 }
 // The scalar unit's UB accesses through the LocalTensor API in program order (GetValue/SetValue, a
@@ -242,6 +271,32 @@ int32_t gm_lookup(const void* p);
 // false: a GetValue/SetValue past its buffer but within the NPU's 2 MiB page of it (bounds_mode="npu",
 // a warning): the caller reads 0xFF bytes and drops the write, as DataCopy does there
 bool gm_scalar(int32_t buf, const void* p, uint32_t nbytes, int write, const Loc& loc);
+
+// Scalar fast-forward (sampled simulation only; src/rt_scalar.cpp): inside a fast stretch a scalar GM
+// access that lies wholly inside a launch buffer keeps its bounds check, its real read or write and its
+// GM bytes, and is charged the mean cycles per access of the block's detailed windows, skipping the
+// data-cache model and the race detector. Inline here so that the stretch costs the host a few
+// instructions per access instead of gm_scalar's checks, the cache model and record_access.
+extern bool g_track_writes;     // sampled simulation's written-span tracking (stores only)
+void track_write(uintptr_t lo, uint64_t n);
+// the stretch's accounting of one access already known to lie inside a buffer
+KGSIM_UNINSTRUMENTED inline void ff_charge(uintptr_t a, uint32_t n, int write) {
+    --ff.left;
+    if (write && g_track_writes) track_write(a, n);  // the sampled check compares the stored spans
+    *ff.gm_bytes[write] += n;
+    ++ff.fast[write];  // its cycles: ff_flush
+}
+// GetValue (write 0) / SetValue (1) through buffer `buf`: true when the fast stretch took it (the
+// caller then reads or writes the bytes), false for gm_scalar's full path
+KGSIM_UNINSTRUMENTED inline bool ff_gm(int32_t buf, const void* p, uint32_t n, int write) {
+    if (ff.left == 0 || uint32_t(buf) >= ff.nbufs) return false;
+    const uint64_t off = uintptr_t(p) - ff.lo[buf];
+    if (off >= ff.size[buf] || ff.size[buf] - off < n) return false;  // out of bounds: the full path faults
+    if (hot.api_calls + 1 >= hot.next_check) return false;  // the watchdog's turn: the full path ticks
+    ++hot.api_calls;  // tick()'s count
+    ff_charge(uintptr_t(p), n, write);
+    return true;
+}
 
 // pipes, queues, buffers
 struct BufInfo {

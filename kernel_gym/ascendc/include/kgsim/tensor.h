@@ -51,14 +51,15 @@ public:
     }
     KGSIM_SCALAR_ACCESSOR T GetValue(uint64_t offset, kgsim::Loc loc = kgsim::Loc::current()) const {
         T v;
-        if (kgsim::gm_scalar(buf_, ptr_ + offset, sizeof(T), 0, loc))
+        if (kgsim::ff_gm(buf_, ptr_ + offset, sizeof(T), 0) || kgsim::gm_scalar(buf_, ptr_ + offset, sizeof(T), 0, loc))
             std::memcpy(&v, ptr_ + offset, sizeof(T));
         else
             std::memset(&v, 0xFF, sizeof(T));
         return v;
     }
     KGSIM_SCALAR_ACCESSOR void SetValue(uint64_t offset, T value, kgsim::Loc loc = kgsim::Loc::current()) const {
-        if (kgsim::gm_scalar(buf_, ptr_ + offset, sizeof(T), 1, loc)) std::memcpy(ptr_ + offset, &value, sizeof(T));
+        if (kgsim::ff_gm(buf_, ptr_ + offset, sizeof(T), 1) || kgsim::gm_scalar(buf_, ptr_ + offset, sizeof(T), 1, loc))
+            std::memcpy(ptr_ + offset, &value, sizeof(T));
     }
     // a reference may be read or written: recorded as a read for the race detector. The body is the
     // simulator's bookkeeping (uninstrumented, as GetValue's): the access costs what gm_scalar charges

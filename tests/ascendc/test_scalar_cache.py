@@ -163,8 +163,8 @@ extern "C" void gather_do(uint8_t* x, uint8_t* idx, uint8_t* y, uint32_t n)
 
 
 def _lru_hits(addresses, line=64, sets=1, ways=256):
-    """Hits of a set-associative LRU cache over 4-byte accesses (by default the model's: 16 KB of
-    64-byte lines, fully associative)."""
+    """Hits of a set-associative LRU cache over 4-byte accesses (by default 16 KB of 64-byte lines,
+    fully associative)."""
     cache = [[] for _ in range(sets)]  # per set: lines, most recently used last
     hits = 0
     for a in addresses:
@@ -179,7 +179,7 @@ def _lru_hits(addresses, line=64, sets=1, ways=256):
     return hits
 
 
-# the default (fully associative), a 4-way and a direct-mapped geometry of the same 16 KB
+# fully associative, 4-way (the profile's default) and direct-mapped geometries of the same 16 KB
 GEOMETRIES = [(0, 1, 256), (4, 64, 4), (1, 256, 1)]
 
 

@@ -99,12 +99,12 @@ inline void on_access(uintptr_t a, size_t n, bool write) {
 // core its own; SetValue writes into the cached line, written back later). So a scalar loop over
 // consecutive GM elements pays a line fill once per 64 bytes and a cache hit otherwise, as on the
 // NPU; a hit or fill per line touched by the access. Associativity and the set-index function are not
-// published: by default (scalar_dcache_ways 0) the cache is fully associative with LRU, so it misses
-// only on first touch and on capacity, the two things the guide's size and line fix. A guessed
-// set-associative index (4 ways, line number mod sets) made conflict misses out of the power-of-two
-// strides of NCDHW tensors that no published fact supports (a 3-channel 3x3 convolution's window put 6
-// lines in one 4-way set: 14 fills per output element instead of 0.6). Write-backs overlap the scalar
-// unit: not charged to it.
+// published: scalar_dcache_ways 0 is fully associative with LRU (misses on first touch and capacity
+// only, the two things the guide's size and line fix); a number of ways is set-associative, indexed by
+// line number mod sets. The profile's 4 ways are fitted on KernelBench level-2 scalar convolutions
+// (soc.py): fully associative, every one of them ran 0.16-0.78x of the 910B; 4 ways puts a window's
+// power-of-two-strided rows into shared sets, whose conflict misses brought them to 0.67-2.3x.
+// Write-backs overlap the scalar unit: not charged to it.
 namespace {
 // The cache's shape from the profile, worked out again only when the profile's constants change
 // (this runs on every scalar GM access: a scalar loop's host time was 40 % this function).
@@ -259,8 +259,8 @@ double scalar_gm_cycles(uintptr_t a, size_t n) {
 //  - Then, repeatedly: a fast stretch, a warm-up of detailed accesses charged at the mean, and a
 //    measured window of kMeasure accesses charged exactly. The warm-up brings the cache model, stale
 //    after a stretch, back to the state a full simulation would have: once every slot of the cache has
-//    been touched since the warm-up began, a fully associative LRU cache (the default) holds exactly
-//    the most recent lines, as it would have. How many accesses that takes is counted (from the cold
+//    been touched since the warm-up began, an LRU cache holds exactly the most recent lines of each set
+//    (of all lines, fully associative), as it would have. How many accesses that takes is counted (from the cold
 //    start, then in every warm-up), and each warm-up lasts twice the longest count so far, within
 //    [kWarmMin, kWarmMax] (a working set under the cache's size never touches every slot; its lines
 //    stay resident anyway). A fixed 4096-access warm-up was too short: a depthwise convolution reuses

@@ -391,11 +391,20 @@ def lazy_inputs(specs: list[dict[str, Any]]) -> list[Any]:
             continue
         dtype = getattr(torch, str(spec["dtype"]))
         kw = {k: float(spec[k]) for k in ("low", "high") if k in spec}
-        x = lazy_tensor(tuple(spec["shape"]), dtype, spec["fill"], seed=int(spec["seed"]), **kw)
-        if "triangle" in spec:  # materialised: a triangle's zeros are not a lazy fill
+        if "triangle" in spec and spec["fill"] in ("uniform", "normal") and dtype.is_floating_point:
+            # a triangle's zeros are not a lazy fill: drawn in memory from a generator of the seed (the
+            # same values in any process), then masked
+            gen = torch.Generator().manual_seed(int(spec["seed"]))
+            shape = tuple(spec["shape"])
+            if spec["fill"] == "uniform":
+                lo, hi = kw.get("low", 0.0), kw.get("high", 1.0)
+                x = torch.rand(shape, generator=gen, dtype=dtype) * (hi - lo) + lo
+            else:
+                x = torch.randn(shape, generator=gen, dtype=dtype)
             mask = torch.triu if spec["triangle"] == "upper" else torch.tril
-            x = mask(x, int(spec.get("diagonal", 0)))
-        out.append(x)
+            out.append(mask(x, int(spec.get("diagonal", 0))))
+            continue
+        out.append(lazy_tensor(tuple(spec["shape"]), dtype, spec["fill"], seed=int(spec["seed"]), **kw))
     return out
 
 

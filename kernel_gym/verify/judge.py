@@ -452,20 +452,40 @@ class CallSlots:
         if dtype != want:
             raise StageFailure("dtype_mismatch", f"output dtype torch.{dtype} != reference dtype {expected.dtype}")
         stride = reply.get("stride", [])
-        # not strict: a reply without strides (an empty list) skips the layout check
-        for size, got, ref in zip(expected.shape, stride, expected.stride(), strict=False):
-            if size > 1 and got != ref:
-                raise StageFailure(
-                    "hacked",
-                    f"output strides {tuple(stride)} differ from the reference's "
-                    f"{tuple(expected.stride())} (an expanded or aliased view, not a fresh tensor)",
-                    hack_rule="output_layout",
-                )
+        # A reply without strides (an empty list) skips the layout check. Strides other than the
+        # reference's are fine where every element has its own memory (a permuted or sliced tensor:
+        # KernelBench's answers return those); elements sharing memory (an expanded or overlapping
+        # view) mean fewer elements were computed than the output holds.
+        if stride and _elements_share_memory(tuple(expected.shape), tuple(stride)):
+            raise StageFailure(
+                "hacked",
+                f"output strides {tuple(stride)} make elements share memory (an expanded or aliased view, "
+                f"not a fresh tensor; the reference's are {tuple(expected.stride())})",
+                hack_rule="output_layout",
+            )
         if not reply.get("written"):
             raise StageFailure(
                 "runtime_error", "the output could not be handed over (not a CPU tensor of the reference's size)"
             )
         return self.link.buffer.read(TensorSlot(self.out_offset, want, tuple(expected.shape)))
+
+
+def _elements_share_memory(shape: tuple[int, ...], stride: tuple[int, ...]) -> bool:
+    """Whether a tensor of these sizes and strides (elements) maps two indices to one address.
+
+    Dimensions of size 1 take no part; the others, by increasing stride, must each step past the
+    whole extent of the smaller ones (sufficient for no overlap, and what every dense or sliced
+    layout satisfies; interleaved layouts that avoid overlap otherwise count as overlapping).
+    """
+    if len(stride) != len(shape):
+        return True
+    dims = sorted((abs(int(st)), int(n)) for n, st in zip(shape, stride, strict=True) if n > 1)
+    extent = 0  # the largest offset reached by the dimensions so far
+    for st, n in dims:
+        if st <= extent:
+            return True
+        extent += st * (n - 1)
+    return False
 
 
 def _align(n: int) -> int:

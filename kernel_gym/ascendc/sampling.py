@@ -522,9 +522,7 @@ class SampledCheck:
     checkable: bool = True
 
 
-def _span_batches(
-    group: list[tuple[int, int, int]], limit: int
-) -> Iterator[tuple[np.ndarray, np.ndarray, list[int]]]:
+def _span_batches(group: list[tuple[int, int, int]], limit: int) -> Iterator[tuple[np.ndarray, np.ndarray, list[int]]]:
     """``group``'s spans ``(lo, hi, uid)`` in order as batches of at most ``limit`` elements
     (a span longer than that split across batches): ``(firsts, lengths, uids)`` per batch."""
     los: list[int] = []

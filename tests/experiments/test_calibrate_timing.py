@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -208,6 +209,7 @@ def test_kernels_over_the_bound_run_at_their_shapes_under_sampled_simulation(tmp
     for r in rows.values():  # 8 KiB of tensors each: over the bound, so sampled
         assert r["sampled"] and r["simulated_s"] > 0, r
         assert r["latency_bracket_s"][0] <= r["simulated_s"] <= r["latency_bracket_s"][1]
+        assert r["sim_peak_rss_mb"] > 0 and r["check_peak_rss_mb"] > 0  # the two stages' peaks apart
     assert rows["PlusCustom"]["status"] == rows["GateCustom"]["status"] == "ok"
     assert rows["PlusCustom"]["checked_fraction"] == 1.0  # one launch of few blocks: all of it ran
     # x + bias with a bias of the batch's shape: the reference cannot be computed on rows alone, so
@@ -327,6 +329,27 @@ def test_the_sampled_check_bounds_the_reference_rows_by_bytes() -> None:
     assert C._reference_rows(small) == 16
     assert C._reference_rows(big) == 1
     assert C._reference_rows([torch.empty((8, 4 << 20), device="meta")]) == 8  # 16 MiB rows, 128 MiB
+    # a conv's output rows dwarf its input rows (3 -> 64 channels): they count twice (the CPU
+    # convolution's blocked copy and its result), so 16 rows of 3 MiB in, 58 MiB out become 1
+    x = torch.empty((16, 3, 64, 64, 64), device="meta")
+    y = torch.empty((16, 64, 62, 62, 62), device="meta")
+    assert C._reference_rows([x]) == 16 and C._reference_rows([x], y) == 1
+    assert C._reference_rows(small, torch.empty((64, 1024))) == 16  # small rows stay at the cap
+    # an output whose dim 0 is not the batch is no row of it
+    assert C._reference_rows([x], torch.empty((8, 1 << 30), device="meta")) == 16
+
+
+def test_the_stage_peaks_are_read_and_a_reset_keeps_the_earlier_peak() -> None:
+    if not os.access("/proc/self/clear_refs", os.W_OK):
+        pytest.skip("needs Linux's resettable VmHWM")
+    import torch
+
+    buf = torch.ones(64 << 20)  # 256 MiB resident, then given back
+    del buf
+    first = C._peak_rss_mb(reset=True)
+    assert first is not None and C._PEAK_BEFORE_RESET_MB >= first
+    after = C._peak_rss_mb()
+    assert after is not None and after < first - 200  # afresh from the resident size, without the buffer
 
 
 def test_of_two_references_of_one_name_the_one_whose_shapes_the_project_uses(tmp_path: Path) -> None:

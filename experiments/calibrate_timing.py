@@ -515,6 +515,7 @@ def _run_sampled(
                 # stays resident once the lazy GM is shrunk: the reference at published shapes can
                 # need more than the simulation (a conv's 2-row probe: 2 GiB)
                 res["sim_peak_rss_mb"] = _peak_rss_mb()
+                check_cpu = time.process_time()
                 set_lazy_resident_cap(_CHECK_LAZY_CAP)
                 _peak_rss_mb(reset=True)
                 rows, unchecked = sampled_reference(model, inputs)
@@ -530,6 +531,7 @@ def _run_sampled(
                     out, rows, atol=opts["atol"], rtol=opts["rtol"], max_rows=_reference_rows(inputs, out)
                 )
                 res["check_peak_rss_mb"] = _peak_rss_mb()
+                res["check_cpu_s"] = round(time.process_time() - check_cpu, 2)  # the reference and the comparison
                 res["checked_fraction"] = round(check.output_fraction, 4)
                 res["resident_peak_bytes"] = lazy_stats().peak_resident_bytes
                 if first_run:

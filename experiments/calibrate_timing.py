@@ -626,8 +626,8 @@ def _reference_rows(inputs: list[Any], out: Any = None, budget: int = 128 << 20)
     """Rows per reference call of the sampled check: at most 16, and no more than ``budget`` bytes
     of input rows plus twice the output rows (``out``: the kernel's output, shaped as the
     reference's). Both count: a batch row of a 3-D pooling at published shapes is 512 MiB of
-    input, one of a 16-to-128-channel conv 510 MiB of output, and a CPU convolution holds its
-    output twice (oneDNN's blocked copy, then the plain one): 16 such rows took 2-5 GiB."""
+    input, one of a 16-to-128-channel conv 510 MiB of output, and a CPU convolution peaks at
+    about twice its output (measured): 16 such rows took 2-5 GiB."""
     import torch
 
     tensors = [x for x in inputs if isinstance(x, torch.Tensor) and x.dim() > 0]
@@ -641,10 +641,10 @@ def _reference_rows(inputs: list[Any], out: Any = None, budget: int = 128 << 20)
 
 
 # resident lazy GM while the sampled check runs: what the simulation left (up to its 1 GiB cap)
-# is evicted or spilled first, so that it does not stack with the reference's own memory. The
-# reference reads its input rows through the lazy fill once (a conv reorders them first), so a
-# small cap costs little: ConvTransposed2dSquareInputSquareKernel's check peaked at 2439 MiB
-# under 1 GiB, 1450 MiB under 64 MiB, for 16.3 and 18.5 CPU s (2 x 256 MiB input rows)
+# is evicted or spilled first, so that it does not stack with the reference's own memory. Input
+# chunks evicted under the reference refill when read again, which costs little: with two 256 MiB
+# input rows per call, ConvTransposed2dSquareInputSquareKernel's check peaked at 2439 MiB in
+# 16.3 CPU s under 1 GiB, at 1450 MiB in 18.5 CPU s under 64 MiB
 _CHECK_LAZY_CAP = 64 << 20
 
 

@@ -334,8 +334,8 @@ def test_the_sampled_check_bounds_the_reference_rows_by_bytes() -> None:
     assert C._reference_rows(small) == 16
     assert C._reference_rows(big) == 1
     assert C._reference_rows([torch.empty((8, 4 << 20), device="meta")]) == 8  # 16 MiB rows, 128 MiB
-    # a conv's output rows dwarf its input rows (3 -> 64 channels): they count twice (the CPU
-    # convolution's blocked copy and its result), so 16 rows of 3 MiB in, 58 MiB out become 1
+    # a conv's output rows dwarf its input rows (3 -> 64 channels): they count twice (a CPU
+    # convolution peaks at about twice its output), so 16 rows of 3 MiB in, 58 MiB out become 1
     x = torch.empty((16, 3, 64, 64, 64), device="meta")
     y = torch.empty((16, 64, 62, 62, 62), device="meta")
     assert C._reference_rows([x]) == 16 and C._reference_rows([x], y) == 1

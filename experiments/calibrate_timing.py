@@ -464,6 +464,7 @@ def _run_sampled(
         lazy_stats,
         run_with_loop_fallback,
         sampled_simulation,
+        set_lazy_resident_cap,
     )
     from kernel_gym.verify.correctness import sampled_reference
 
@@ -510,6 +511,13 @@ def _run_sampled(
                     sum(r.latency_lo_s for r in launches.launches) + launches.host_s,
                     sum(r.latency_hi_s for r in launches.launches) + launches.host_s,
                 ]
+                # the simulation's peak (build included) apart from the check's, which starts from what
+                # stays resident once the lazy GM is shrunk: the reference at published shapes can
+                # need more than the simulation (a conv's 2-row probe: 2 GiB)
+                res["sim_peak_rss_mb"] = _peak_rss_mb()
+                check_cpu = time.process_time()
+                set_lazy_resident_cap(_CHECK_LAZY_CAP)
+                _peak_rss_mb(reset=True)
                 rows, unchecked = sampled_reference(model, inputs)
                 out = got[0] if isinstance(got, (tuple, list)) else got
                 if rows is None or not isinstance(out, torch.Tensor) or not out.is_contiguous():
@@ -520,8 +528,10 @@ def _run_sampled(
                         "detail": f"{unchecked or 'a non-contiguous output'}: timed, output unchecked",
                     }
                 check = check_sampled_output(
-                    out, rows, atol=opts["atol"], rtol=opts["rtol"], max_rows=_reference_rows(inputs)
+                    out, rows, atol=opts["atol"], rtol=opts["rtol"], max_rows=_reference_rows(inputs, out)
                 )
+                res["check_peak_rss_mb"] = _peak_rss_mb()
+                res["check_cpu_s"] = round(time.process_time() - check_cpu, 2)  # the reference and the comparison
                 res["checked_fraction"] = round(check.output_fraction, 4)
                 res["resident_peak_bytes"] = lazy_stats().peak_resident_bytes
                 if first_run:
@@ -612,10 +622,12 @@ def where_stuck(project_dir: Path | str, watchdog_message: str) -> dict[str, Any
     return out
 
 
-def _reference_rows(inputs: list[Any], budget: int = 128 << 20) -> int:
+def _reference_rows(inputs: list[Any], out: Any = None, budget: int = 128 << 20) -> int:
     """Rows per reference call of the sampled check: at most 16, and no more than ``budget`` bytes
-    of input rows (a batch row of a 3-D pooling at published shapes is 512 MiB; the reference's
-    own output and temporaries come on top, in plain memory)."""
+    of input rows plus twice the output rows (``out``: the kernel's output, shaped as the
+    reference's). Both count: a batch row of a 3-D pooling at published shapes is 512 MiB of
+    input, one of a 16-to-128-channel conv 510 MiB of output, and a CPU convolution peaks at
+    about twice its output (measured): 16 such rows took 2-5 GiB."""
     import torch
 
     tensors = [x for x in inputs if isinstance(x, torch.Tensor) and x.dim() > 0]
@@ -623,7 +635,37 @@ def _reference_rows(inputs: list[Any], budget: int = 128 << 20) -> int:
         return 16
     batch = tensors[0].shape[0]
     row_bytes = sum(x[0].numel() * x.element_size() for x in tensors if x.shape[0] == batch)
+    if isinstance(out, torch.Tensor) and out.dim() > 0 and out.shape[0] == batch:
+        row_bytes += 2 * out[0].numel() * out.element_size()
     return max(1, min(16, budget // max(1, row_bytes)))
+
+
+# resident lazy GM while the sampled check runs: what the simulation left (up to its 1 GiB cap)
+# is evicted or spilled first, so that it does not stack with the reference's own memory. Input
+# chunks evicted under the reference refill when read again, which costs little: with two 256 MiB
+# input rows per call, ConvTransposed2dSquareInputSquareKernel's check peaked at 2439 MiB in
+# 16.3 CPU s under 1 GiB, at 1450 MiB in 18.5 CPU s under 64 MiB
+_CHECK_LAZY_CAP = 64 << 20
+
+
+_PEAK_BEFORE_RESET_MB = 0.0  # the largest peak read before a reset (a reset clears ru_maxrss too)
+
+
+def _peak_rss_mb(reset: bool = False) -> float | None:
+    """This process's peak resident memory so far (Linux ``VmHWM``, MiB); ``reset``: then start
+    the peak afresh from the current resident size (``/proc/self/clear_refs``), so the next reading
+    is the peak of what runs in between. None where /proc does not say."""
+    global _PEAK_BEFORE_RESET_MB
+    try:
+        with open("/proc/self/status") as f:
+            peak = next((int(ln.split()[1]) / 1024 for ln in f if ln.startswith("VmHWM:")), None)
+        if reset and peak is not None:
+            _PEAK_BEFORE_RESET_MB = max(_PEAK_BEFORE_RESET_MB, peak)
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")
+    except OSError:
+        return None
+    return None if peak is None else round(peak, 1)
 
 
 def _loop_modes(loops: Any) -> tuple[bool | str, ...]:
@@ -805,7 +847,8 @@ def _worker() -> None:
     rec = run_one(job["spec"], job["opts"])
     # peak resident memory of this child (Linux: KiB), the memory a kernel's simulation needs
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    rec["peak_rss_mb"] = round(usage.ru_maxrss / 1024, 1)
+    # (with the peaks before each reset of VmHWM between stages, which resets ru_maxrss too)
+    rec["peak_rss_mb"] = round(max(usage.ru_maxrss / 1024, _PEAK_BEFORE_RESET_MB), 1)
     # CPU seconds of this child (the compiler's processes apart): wall time on a shared machine is
     # inflated by the other jobs' load, this is not
     rec["cpu_s"] = round(usage.ru_utime + usage.ru_stime, 2)
@@ -1062,6 +1105,17 @@ def host_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
             rss_max_mb=float(rss.max()),
             rss_within_2gib=int((rss <= 2048).sum()),
         )
+    # sampled runs: the simulation's peak and the check's apart (the reference can need more)
+    for stage in ("sim", "check"):
+        peaks = np.array([float(r[f"{stage}_peak_rss_mb"]) for r in ran if r.get(f"{stage}_peak_rss_mb")])
+        if len(peaks):
+            out.update(
+                {
+                    f"{stage}_rss_n": len(peaks),
+                    f"{stage}_rss_max_mb": float(peaks.max()),
+                    f"{stage}_rss_within_2gib": int((peaks <= 2048).sum()),
+                }
+            )
     return out
 
 
@@ -1222,16 +1276,21 @@ def write_report(
         "",
         "One child process per kernel: build, reference, simulation and check. Host s: the child's wall "
         "seconds (inflated by other jobs on a shared machine); CPU s: its user + system seconds (the compiler's "
-        "processes apart). Peak resident memory is the child's `ru_maxrss`.",
+        "processes apart). Peak resident memory is the child's `ru_maxrss`; for sampled runs also apart, "
+        "the simulation's (build included) and the output check's (the reference on the sampled rows, "
+        "from what stays resident once the lazy GM is shrunk).",
         "",
         "| kernels run | host s median | host s p95 | host s max | CPU s median | CPU s p95 | CPU s max "
-        "| CPU <= 20 s | peak RSS MiB median | peak RSS MiB max | RSS <= 2 GiB | too long |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| CPU <= 20 s | peak RSS MiB median | peak RSS MiB max | RSS <= 2 GiB | simulation RSS <= 2 GiB "
+        "| check RSS <= 2 GiB (max MiB) | too long |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         f"| {hf['n']} | {_fmt(hf.get('host_median'))} | {_fmt(hf.get('host_p95'))} | {_fmt(hf.get('host_max'))} | "
         f"{_fmt(hf.get('cpu_median'))} | {_fmt(hf.get('cpu_p95'))} | {_fmt(hf.get('cpu_max'))} | "
         f"{_cnt(hf, 'cpu_within_20s', 'cpu_n')} | "
         f"{_fmt(hf.get('rss_median_mb'), '.0f')} | {_fmt(hf.get('rss_max_mb'), '.0f')} | "
-        f"{_cnt(hf, 'rss_within_2gib', 'rss_n')} | {hf['too_long']} |",
+        f"{_cnt(hf, 'rss_within_2gib', 'rss_n')} | {_cnt(hf, 'sim_rss_within_2gib', 'sim_rss_n')} | "
+        f"{_cnt(hf, 'check_rss_within_2gib', 'check_rss_n')} ({_fmt(hf.get('check_rss_max_mb'), '.0f')}) | "
+        f"{hf['too_long']} |",
     ]
     lines += [
         "",

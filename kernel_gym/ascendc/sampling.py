@@ -65,6 +65,7 @@ __all__ = [
     "run_sampled",
     "run_with_loop_fallback",
     "sampled_simulation",
+    "set_lazy_resident_cap",
     "written_spans",
 ]
 
@@ -460,6 +461,18 @@ def lazy_stats() -> LazyStats:
     return LazyStats(int(out[0]), int(out[1]), int(out[2]), int(out[3]), int(out[4]))
 
 
+def set_lazy_resident_cap(nbytes: int) -> None:
+    """Bound the resident bytes of lazy tensors to ``nbytes`` from now on, as
+    :func:`sampled_simulation`'s ``resident_cap_bytes`` does (each sampled simulation sets its own
+    on entry): clean input chunks above it are evicted now and written chunks above three quarters
+    of it spilled to the temporary file, so what a finished simulation left resident makes room
+    for the reference the check computes next. Nothing is lost: evicted chunks refill identically
+    and spilled ones are read back when touched."""
+    if nbytes < 1:
+        raise ValueError(f"set_lazy_resident_cap needs a positive byte count, not {nbytes}")
+    _rt().kgsim_lazy_set_cap(int(nbytes))
+
+
 def written_spans(t: torch.Tensor) -> list[tuple[int, int, int, int]]:
     """The spans of ``t``'s memory each core stored into since :func:`sampled_simulation` began
     (overlapping or touching stores of a core merged).
@@ -509,6 +522,28 @@ class SampledCheck:
     checkable: bool = True
 
 
+def _span_batches(group: list[tuple[int, int, int]], limit: int) -> Iterator[tuple[np.ndarray, np.ndarray, list[int]]]:
+    """``group``'s spans ``(lo, hi, uid)`` in order as batches of at most ``limit`` elements
+    (a span longer than that split across batches): ``(firsts, lengths, uids)`` per batch."""
+    los: list[int] = []
+    lens: list[int] = []
+    uids: list[int] = []
+    n = 0
+    for lo, hi, uid in group:
+        while lo < hi:
+            take = min(hi - lo, limit - n)
+            los.append(lo)
+            lens.append(take)
+            uids.append(uid)
+            n += take
+            lo += take
+            if n >= limit:
+                yield np.array(los, dtype=np.int64), np.array(lens, dtype=np.int64), uids
+                los, lens, uids, n = [], [], [], 0
+    if n:
+        yield np.array(los, dtype=np.int64), np.array(lens, dtype=np.int64), uids
+
+
 def check_sampled_output(
     out: torch.Tensor,
     reference_rows: Callable[[int, int], torch.Tensor],
@@ -516,6 +551,7 @@ def check_sampled_output(
     atol: float = 1e-2,
     rtol: float = 1e-2,
     max_rows: int = 1 << 16,
+    max_elements: int = 1 << 22,
 ) -> SampledCheck:
     """Compare what the sampled blocks stored into ``out`` with the reference on those rows.
 
@@ -523,6 +559,8 @@ def check_sampled_output(
         one element).
     :param reference_rows: ``(r0, r1) -> tensor`` of the reference output rows ``[r0, r1)``.
     :param max_rows: rows computed per reference call (bounds the reference's memory).
+    :param max_elements: elements gathered and compared at a time (bounds the comparison's
+        memory: about 30 bytes an element; the result does not depend on it).
     Every span the sampled blocks stored is compared in full (a strided copy's span includes its
     gaps, which are still poison if nothing else wrote them). A kernel that stored nothing into
     ``out`` fails. What was not stored is not judged here: that is the full check's job at
@@ -530,6 +568,8 @@ def check_sampled_output(
     """
     if not out.is_contiguous():
         raise ValueError("check_sampled_output needs a contiguous output tensor")
+    if max_elements < 1:
+        raise ValueError(f"check_sampled_output(max_elements=...) needs at least 1, not {max_elements}")
     spans = written_spans(out)
     if not spans:
         late = untracked_store_bytes(out)
@@ -562,28 +602,33 @@ def check_sampled_output(
                 break
         r1 = -(-max(hi for _, hi, _ in group) // row)
         ref_rows = reference_rows(r0, r1).reshape(-1)
-        # the group's spans gathered into one index (a block of scalar stores can leave a million
-        # 32-byte spans: compared one by one, the check took minutes)
-        los = np.fromiter((g[0] for g in group), dtype=np.int64, count=len(group))
-        lengths = np.fromiter((g[1] - g[0] for g in group), dtype=np.int64, count=len(group))
-        ends = np.cumsum(lengths)
-        index = torch.from_numpy(np.repeat(los - (ends - lengths), lengths) + np.arange(int(ends[-1])))
-        got, ref = flat[index], ref_rows[index - r0 * row]
-        if got.dtype != ref.dtype or not got.is_floating_point():
-            got, ref = got.double(), ref.double()
-        diff = (got - ref).abs()
-        bad = ~(diff <= atol + rtol * ref.abs())  # NaN anywhere (poison) is bad
-        if bool(bad.any()):
-            at = int(bad.nonzero()[0, 0])
-            k, uid = int(index[at]), group[int(np.searchsorted(ends, at, side="right"))][2]
-            return SampledCheck(
-                False,
-                f"core {uid}: element {k} is {float(flat[k])}, the reference {float(ref[at])}",
-                checked,
-                max_abs_error=max(worst, float(diff.nan_to_num(nan=float("inf")).max())),
-                spans=spans,
-            )
-        worst = max(worst, float(diff.max())) if diff.numel() else worst
-        checked += int(ends[-1])
+        # the group's spans gathered into one index per batch (a block of scalar stores can leave a
+        # million 32-byte spans: compared one by one, the check took minutes), at most max_elements
+        # at a time (a published-shape conv row is 133 M elements: a whole group's int64 index,
+        # gathered values and differences took 4 GiB)
+        group_worst, failure, group_n = 0.0, None, 0
+        for los, lengths, uids in _span_batches(group, max_elements):
+            ends = np.cumsum(lengths)
+            index = torch.from_numpy(np.repeat(los - (ends - lengths), lengths) + np.arange(int(ends[-1])))
+            got, ref = flat[index], ref_rows[index - r0 * row]
+            if got.dtype != ref.dtype or not got.is_floating_point():
+                got, ref = got.double(), ref.double()
+            diff = (got - ref).abs()
+            bad = ~(diff <= atol + rtol * ref.abs())  # NaN anywhere (poison) is bad
+            if failure is None and bool(bad.any()):
+                at = int(bad.nonzero()[0, 0])
+                k, uid = int(index[at]), uids[int(np.searchsorted(ends, at, side="right"))]
+                failure = f"core {uid}: element {k} is {float(flat[k])}, the reference {float(ref[at])}"
+            if failure is not None:  # the group's worst error, as the message reports it, NaN as inf
+                group_worst = max(group_worst, float(diff.nan_to_num(nan=float("inf")).max()))
+            elif diff.numel():
+                group_worst = max(group_worst, float(diff.max()))
+            group_n += int(ends[-1])
+            del index, got, ref, diff, bad
+        del ref_rows  # before the next group's reference rows are computed
+        if failure is not None:
+            return SampledCheck(False, failure, checked, max_abs_error=max(worst, group_worst), spans=spans)
+        worst = max(worst, group_worst)
+        checked += group_n
     covered = sum(hi - lo for _, lo, hi, _ in spans)
     return SampledCheck(True, "ok", checked, covered / max(1, out.numel()), worst, spans)

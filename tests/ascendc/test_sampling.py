@@ -206,6 +206,84 @@ def test_a_wrong_or_silent_kernel_fails_the_sampled_check(defines, reason):
     assert not check.ok and reason in check.message
 
 
+def _same_check(a, b):
+    return (a.ok, a.message, a.elements_checked, a.output_fraction, a.max_abs_error, a.spans) == (
+        b.ok,
+        b.message,
+        b.elements_checked,
+        b.output_fraction,
+        b.max_abs_error,
+        b.spans,
+    )
+
+
+@pytest.mark.parametrize("defines", [(), ("-DOFF_BY=1",)])
+def test_the_sampled_check_in_small_batches_gives_the_same_result(defines):
+    # 1000 elements a batch: spans of 4096 split across batches, a batch ending mid-span; the
+    # verdict, the first mismatch named and the worst error are those of one batch per reference call
+    mod = asc.load(RELU, name="relu_bad.cpp" if defines else "relu.cpp", extra_flags=defines)
+    n = 40 * 4096 * 2
+    x = lazy_tensor((n,), torch.float32, "normal", seed=3)
+    y = lazy_tensor((n,), torch.float32, "poison")
+    with sampled_simulation(blocks=4):
+        mod.relu_do(40, x, y, n, 4096)
+        whole = check_sampled_output(y, lambda a, b: torch.relu(x[a:b]), max_elements=1 << 30)
+        batched = check_sampled_output(y, lambda a, b: torch.relu(x[a:b]), max_elements=1000)
+    assert whole.ok == (not defines) and sum(hi - lo for _, lo, hi, _ in whole.spans) > 1000
+    assert _same_check(whole, batched)
+    with pytest.raises(ValueError, match="max_elements"):
+        check_sampled_output(y, lambda a, b: torch.relu(x[a:b]), max_elements=0)
+
+
+def _peak_rss_since_reset() -> int:
+    with open("/proc/self/status") as f:
+        return next(int(ln.split()[1]) << 10 for ln in f if ln.startswith("VmHWM:"))
+
+
+def _reset_peak_rss() -> None:
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+
+
+@pytest.mark.skipif(not os.access("/proc/self/clear_refs", os.W_OK), reason="needs Linux's resettable VmHWM")
+def test_the_sampled_check_of_long_rows_takes_memory_by_the_batch_not_by_the_row(relu_mod):
+    # two rows of 4 M elements, every element stored: one batch per reference call gathered an int64
+    # index, the values and their differences for both rows at once (about 30 bytes an element)
+    n = 2 * (4 << 20)
+    x = torch.randn(n)
+    want = torch.relu(x).view(2, -1)  # the reference rows, computed before measuring
+    y = lazy_tensor((2, n // 2), torch.float32, "poison")
+    with sampled_simulation(blocks=2):
+        relu_mod.relu_do(2, x, y, n, 4096)
+    peaks, checks = {}, {}
+    for batch in (1 << 30, 1 << 19):
+        _reset_peak_rss()
+        base = _peak_rss_since_reset()
+        checks[batch] = check_sampled_output(y, lambda a, b: want[a:b], max_elements=batch)
+        peaks[batch] = _peak_rss_since_reset() - base
+    assert checks[1 << 19].ok and checks[1 << 19].elements_checked == n
+    assert _same_check(checks[1 << 30], checks[1 << 19])
+    assert peaks[1 << 30] > 150 << 20  # the whole group at once
+    assert peaks[1 << 19] < 64 << 20, peaks
+
+
+def test_a_lower_lazy_cap_evicts_and_spills_what_a_run_left_resident():
+    from kernel_gym.ascendc.sampling import set_lazy_resident_cap
+
+    with sampled_simulation(blocks=2, resident_cap_bytes=1 << 30):
+        x = lazy_tensor((8 << 20,), torch.float32, "normal", seed=11)  # 32 MiB, read in full: clean
+        y = lazy_tensor((8 << 20,), torch.float32, "poison")
+        y.fill_(3.0)  # 32 MiB written: dirty
+        total = float(x.double().sum())
+    assert lazy_stats().resident_bytes >= 64 << 20
+    set_lazy_resident_cap(8 << 20)
+    assert lazy_stats().resident_bytes <= 8 << 20
+    # nothing lost: evicted input chunks refill identically, spilled output chunks are read back
+    assert float(x.double().sum()) == total and float(y.double().sum()) == 3.0 * (8 << 20)
+    with pytest.raises(ValueError, match="positive"):
+        set_lazy_resident_cap(0)
+
+
 def test_a_kernel_whose_blocks_wait_for_each_other_cannot_be_sampled():
     mod = asc.load(SYNC_ALL, name="sync_all.cpp")
     y = torch.zeros(40)

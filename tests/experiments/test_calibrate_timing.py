@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -208,6 +209,7 @@ def test_kernels_over_the_bound_run_at_their_shapes_under_sampled_simulation(tmp
     for r in rows.values():  # 8 KiB of tensors each: over the bound, so sampled
         assert r["sampled"] and r["simulated_s"] > 0, r
         assert r["latency_bracket_s"][0] <= r["simulated_s"] <= r["latency_bracket_s"][1]
+        assert r["sim_peak_rss_mb"] > 0 and r["check_peak_rss_mb"] > 0 and r["check_cpu_s"] >= 0  # stages apart
     assert rows["PlusCustom"]["status"] == rows["GateCustom"]["status"] == "ok"
     assert rows["PlusCustom"]["checked_fraction"] == 1.0  # one launch of few blocks: all of it ran
     # x + bias with a bias of the batch's shape: the reference cannot be computed on rows alone, so
@@ -279,7 +281,8 @@ def test_families_shares_and_host_figures_of_the_report(tmp_path: Path) -> None:
         row("ReluCustom", 1.0, 10, 300),
         row("TanhCustom", 3.0, 20, 500),
         row("GeluCustom", 0.5, 30, 400),
-        row("SeluCustom", 0.1, 40, 4500),
+        # a sampled run whose simulation fits in 2 GiB and whose check does not
+        {**row("SeluCustom", 0.1, 40, 4500), "sim_peak_rss_mb": 1500.0, "check_peak_rss_mb": 4500.0},
     ]
     assert C.within_share(rows) == 0.5  # 1.0 and 0.5 inside [0.5, 2], 3.0 and 0.1 outside
     skipped = {"name": "X", "split": "validation", "status": "skipped", "cause": "too_long", "host_s": 300}
@@ -288,12 +291,16 @@ def test_families_shares_and_host_figures_of_the_report(tmp_path: Path) -> None:
     assert hf["rss_max_mb"] == 4500 and hf["rss_median_mb"] == 450 and hf["rss_within_2gib"] == 3
     # CPU seconds (wall time is inflated by other jobs): 5, 10, 15, 20
     assert hf["cpu_median"] == 12.5 and hf["cpu_max"] == 20 and hf["cpu_within_20s"] == 4
+    assert (hf["sim_rss_n"], hf["sim_rss_within_2gib"], hf["sim_rss_max_mb"]) == (1, 1, 1500)
+    assert (hf["check_rss_n"], hf["check_rss_within_2gib"], hf["check_rss_max_mb"]) == (1, 0, 4500)
     report = tmp_path / "r.md"
     C.write_report(report, [*rows, skipped], [], None, "cmd")
     text = report.read_text()
     assert "Within [0.5x, 2x] of the 910B: 50 %" in text
     assert "| elementwise | 4 |" in text
-    assert "| 4 | 25 | 38.5 | 40 | 12.5 | 19.2 | 20 | 4 of 4 | 450 | 4500 | 3 of 4 | 1 |" in text
+    assert (
+        "| 4 | 25 | 38.5 | 40 | 12.5 | 19.2 | 20 | 4 of 4 | 450 | 4500 | 3 of 4 | 1 of 1 | 0 of 1 (4500) | 1 |" in text
+    )
 
 
 def test_a_regenerated_report_keeps_the_sampled_vs_full_section(tmp_path: Path) -> None:
@@ -327,6 +334,27 @@ def test_the_sampled_check_bounds_the_reference_rows_by_bytes() -> None:
     assert C._reference_rows(small) == 16
     assert C._reference_rows(big) == 1
     assert C._reference_rows([torch.empty((8, 4 << 20), device="meta")]) == 8  # 16 MiB rows, 128 MiB
+    # a conv's output rows dwarf its input rows (3 -> 64 channels): they count twice (a CPU
+    # convolution peaks at about twice its output), so 16 rows of 3 MiB in, 58 MiB out become 1
+    x = torch.empty((16, 3, 64, 64, 64), device="meta")
+    y = torch.empty((16, 64, 62, 62, 62), device="meta")
+    assert C._reference_rows([x]) == 16 and C._reference_rows([x], y) == 1
+    assert C._reference_rows(small, torch.empty((64, 1024))) == 16  # small rows stay at the cap
+    # an output whose dim 0 is not the batch is no row of it
+    assert C._reference_rows([x], torch.empty((8, 1 << 30), device="meta")) == 16
+
+
+def test_the_stage_peaks_are_read_and_a_reset_keeps_the_earlier_peak() -> None:
+    if not os.access("/proc/self/clear_refs", os.W_OK):
+        pytest.skip("needs Linux's resettable VmHWM")
+    import torch
+
+    buf = torch.ones(64 << 20)  # 256 MiB resident, then given back
+    del buf
+    first = C._peak_rss_mb(reset=True)
+    assert first is not None and C._PEAK_BEFORE_RESET_MB >= first - 0.1  # (first is rounded)
+    after = C._peak_rss_mb()
+    assert after is not None and after < first - 200  # afresh from the resident size, without the buffer
 
 
 def test_of_two_references_of_one_name_the_one_whose_shapes_the_project_uses(tmp_path: Path) -> None:

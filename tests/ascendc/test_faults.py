@@ -250,3 +250,49 @@ def test_a_scalar_access_just_past_its_buffer_acts_as_on_the_npu():
     strict = asc.load(SCALAR_PAST_END, name="past_end.cpp", bounds_mode="strict")
     with pytest.raises(asc.GMOutOfBounds, match="GetValue reads bytes"):
         strict.run(x, y, n)
+
+
+PIPE_PER_CALL = r'''
+#include "kernel_operator.h"
+using namespace AscendC;
+
+// exp of one float through a TPipe and two queues built per call (as EvoKernel's scalar
+// GemmLogSumExp... helpers do, 8192 calls a row): every call's queues are released at its end
+__aicore__ inline float ExpOne(float v)
+{
+    TPipe pipe;
+    TQue<TPosition::VECOUT, 1> q0, q1;
+    pipe.InitBuffer(q0, 1, sizeof(float));
+    pipe.InitBuffer(q1, 1, sizeof(float));
+    LocalTensor<float> t0 = q0.AllocTensor<float>();
+    LocalTensor<float> t1 = q1.AllocTensor<float>();
+    t0(0) = v;
+    Exp(t1, t0, 1);
+    float out = t1(0);
+    q1.FreeTensor(t1);
+    q0.FreeTensor(t0);
+    return out;
+}
+
+extern "C" __global__ __aicore__ void exp_each_kernel(GM_ADDR x, GM_ADDR y, uint32_t n)
+{
+    GlobalTensor<float> gx, gy;
+    gx.SetGlobalBuffer((__gm__ float*)x, n);
+    gy.SetGlobalBuffer((__gm__ float*)y, n);
+    for (uint32_t i = 0; i < n; ++i) gy.SetValue(i, ExpOne(gx.GetValue(i)));
+}
+
+extern "C" void exp_each(uint8_t* x, uint8_t* y, uint32_t n) { exp_each_kernel<<<1, nullptr, nullptr>>>(x, y, n); }
+'''
+
+
+def test_queues_built_per_call_can_be_built_more_times_than_a_tensor_field_counts():
+    """40,000 calls each build a TPipe and two queues (80,000 queues in one block): the handles
+    of released queues are reused, so a tensor's queue never reads as "not from a queue"
+    (foreign_free, which a 910B does not raise: this kernel pattern passed on one)."""
+    mod = asc.load(PIPE_PER_CALL, name="pipe_per_call.cpp")
+    x = torch.randn(40_000)
+    y = torch.empty_like(x)
+    mod.exp_each(x, y, x.numel())
+    assert torch.allclose(y, torch.exp(x), rtol=1e-5, atol=1e-6)
+    assert not mod.last_run.faults

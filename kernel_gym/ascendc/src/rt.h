@@ -59,6 +59,7 @@ struct Queue {
     std::vector<int> fifo;  // slot indices, front = oldest
     uint32_t next = 0;      // round-robin allocation cursor
     Loc init_loc{};
+    bool handle_free = false;  // its TQue let go of the handle (que_release): InitBuffer may reuse it
 };
 
 struct GmBuf {
@@ -154,6 +155,10 @@ struct BlockState {
     uint32_t high[MEM_COUNT];  // highest byte allocated in each local memory (saved across SyncAll)
     uint32_t buffers = 0;
     std::vector<Queue> queues;
+    // handles whose TQue let go of them, reused by the next InitBuffer: a helper that builds a TPipe
+    // and its queues per call (EvoKernel's ExpScalar_, 8192 calls a row) would otherwise take a new
+    // handle each time, past the 32767 a LocalTensor's int16 queue field holds
+    std::vector<int32_t> free_queues;
     int live_per_pos[32];
     bool counter_mode = false;
     uint64_t mask_lo = ~0ull, mask_hi = ~0ull;

@@ -795,6 +795,12 @@ int32_t que_init(uint8_t src_pos, uint8_t dst_pos, int32_t depth, uint32_t num, 
         q.slots[i].addr = addr + i * each;
         q.slots[i].len = each;
     }
+    if (!rt.blk.free_queues.empty()) {
+        const int32_t h = rt.blk.free_queues.back();
+        rt.blk.free_queues.pop_back();
+        rt.blk.queues[size_t(h)] = std::move(q);
+        return h;
+    }
     rt.blk.queues.push_back(std::move(q));
     return int32_t(rt.blk.queues.size() - 1);
 }
@@ -951,6 +957,9 @@ static void leak_check(Queue& q, int h) {
 void que_release(int32_t h, uint32_t gen) {
     if (!hot.in_launch || h < 0 || gen != hot.gen || size_t(h) >= rt.blk.queues.size()) return;
     Queue& q = rt.blk.queues[h];
+    if (q.handle_free) return;
+    q.handle_free = true;
+    rt.blk.free_queues.push_back(h);
     if (!q.live) return;
     q.live = false;
     if (std::uncaught_exceptions() > 0 || rt.faulted) return;
@@ -1206,6 +1215,7 @@ void block_begin(int64_t blk) {
     for (int m = 0; m < MEM_COUNT; ++m) b.top[m] = b.high[m] = 0;
     b.buffers = 0;
     b.queues.clear();
+    b.free_queues.clear();
     for (int& c : b.live_per_pos) c = 0;
     b.counter_mode = false;
     b.mask_lo = b.mask_hi = ~0ull;

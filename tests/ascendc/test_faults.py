@@ -296,3 +296,37 @@ def test_queues_built_per_call_can_be_built_more_times_than_a_tensor_field_count
     mod.exp_each(x, y, x.numel())
     assert torch.allclose(y, torch.exp(x), rtol=1e-5, atol=1e-6)
     assert not mod.last_run.faults
+
+
+OOB_READS = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+
+extern "C" __global__ __aicore__ void oob_reads(GM_ADDR y)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 256 * sizeof(float));
+    LocalTensor<float> all = buf.Get<float>();
+    for (uint32_t i = 0; i < 256; ++i) all.SetValue(i, 2.0f);
+    LocalTensor<float> head = buf.Get<float>(8);  // 8 of the buffer's 256 floats
+    float sum = 0.0f;
+    for (uint32_t i = 8; i < 256; ++i) sum += head.GetValue(i);  // past the tensor, inside the UB
+    GlobalTensor<float> yGm;
+    yGm.SetGlobalBuffer((__gm__ float*)y, 1);
+    yGm.SetValue(0, sum);
+}
+
+extern "C" void oob_reads_do(uint8_t* y) { oob_reads<<<1, nullptr, nullptr>>>(y); }
+"""
+
+
+def test_a_warning_repeated_by_every_access_is_recorded_once_as_the_first_access_saw_it():
+    """248 GetValues past an 8-float tensor: each is done as the NPU does, and the warning is
+    recorded once, with the first access's bytes (the message is formatted only when recorded)."""
+    mod = asc.load(OOB_READS, name="oob_reads.cpp")
+    y = torch.zeros(1)
+    mod.oob_reads_do(y)
+    assert float(y[0]) == 248 * 2.0
+    [warning] = mod.last_run.warnings
+    assert warning["error_class"] == "local_out_of_bounds" and "element bytes [32, 36)" in warning["message"]

@@ -296,6 +296,10 @@ uint32_t dt_size(DT dt);
 const char* pipe_name(int p);
 std::string fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
 void warn(const char* cls, const Loc& loc, const std::string& msg);
+// Would warn() record this warning (not yet recorded at this line, room left)? Checked before formatting
+// a message an access may repeat: a kernel that reads past a tensor on every GetValue formatted one per
+// access, 70 % of ConvPointwise2d's host time.
+bool warn_new(const char* cls, const Loc& loc);
 void check_in_launch(const Loc& loc, const char* api);
 
 // timing

@@ -54,10 +54,11 @@ void count_rule(CopyParams& p, uint32_t es, const char* api, const Loc& loc) {
         fault("misaligned_copy", loc, "%s of %llu elements = %llu B: the byte count must be a multiple of 32; the NPU "
               "silently copies only %llu B. Copy a 32-byte multiple, or use DataCopyPad for the tail",
               api, (unsigned long long)n, (unsigned long long)p.block_len, (unsigned long long)(p.block_len / 32 * 32));
-    warn("misaligned_copy", loc,
-         fmt("%s of %llu elements = %llu B copies only %llu B, as the NPU does: the count form moves whole 32-byte "
-             "blocks. Copy a 32-byte multiple, or use DataCopyPad for the tail",
-             api, (unsigned long long)n, (unsigned long long)p.block_len, (unsigned long long)(p.block_len / 32 * 32)));
+    if (warn_new("misaligned_copy", loc))
+        warn("misaligned_copy", loc,
+             fmt("%s of %llu elements = %llu B copies only %llu B, as the NPU does: the count form moves whole 32-byte "
+                 "blocks. Copy a 32-byte multiple, or use DataCopyPad for the tail",
+                 api, (unsigned long long)n, (unsigned long long)p.block_len, (unsigned long long)(p.block_len / 32 * 32)));
     p.block_len = p.block_len / 32 * 32;
 }
 

@@ -173,12 +173,15 @@ const char* pipe_name(int p) {
     throw Fault{};
 }
 
-void warn(const char* cls, const Loc& loc, const std::string& msg) {
-    if (!rt.cur) return;
-    if (rt.cur->warnings.size() >= 16) return;
+bool warn_new(const char* cls, const Loc& loc) {
+    if (!rt.cur || rt.cur->warnings.size() >= 16) return false;
     for (auto& w : rt.cur->warnings)
-        if (w.cls == cls && w.line == loc.line() && w.file == loc.file_name()) return;
-    record(rt.cur->warnings, cls, loc.file_name(), loc.line(), msg);
+        if (w.cls == cls && w.line == loc.line() && w.file == loc.file_name()) return false;
+    return true;
+}
+
+void warn(const char* cls, const Loc& loc, const std::string& msg) {
+    if (warn_new(cls, loc)) record(rt.cur->warnings, cls, loc.file_name(), loc.line(), msg);
 }
 
 void check_in_launch(const Loc& loc, const char* api) {
@@ -228,6 +231,7 @@ uint8_t* mem_ptr(uint8_t mem, uint32_t addr) { return hot.mem[mem] + addr; }
 void local_oob(const TRef& r, uint64_t first_byte, uint64_t nbytes, const char* what, const Loc& loc) {
     uint64_t hi = uint64_t(r.addr) + first_byte + nbytes;
     if (!cfg.bounds_strict && hi <= uint64_t(mem_capacity(r.mem))) {
+        if (!warn_new("local_out_of_bounds", loc)) return;
         warn("local_out_of_bounds", loc,
              fmt("%s: element bytes [%llu, %llu) of a LocalTensor at %s byte %u lie past the tensor (it ends at byte "
                  "%u); the NPU accesses %s bytes [%llu, %llu) anyway, which may belong to another buffer",
@@ -254,10 +258,11 @@ void check_local(const TRef& t, uint64_t rel_first, uint64_t nbytes, uint32_t al
               operand, mem_name(t.mem), t.addr, align, align);
     uint64_t hi = uint64_t(t.addr) + rel_first + nbytes;
     if (hi > t.end && !cfg.bounds_strict && hi <= uint64_t(mem_capacity(t.mem))) {
-        warn("local_out_of_bounds", loc,
-             fmt("%s: operand %s accesses %s bytes [%llu, %llu) past its buffer's end at byte %u; the NPU does so "
-                 "anyway (the bytes may belong to another buffer): the count or repeat parameters exceed the tensor",
-                 api, operand, mem_name(t.mem), (unsigned long long)(t.addr + rel_first), (unsigned long long)hi, t.end));
+        if (warn_new("local_out_of_bounds", loc))
+            warn("local_out_of_bounds", loc,
+                 fmt("%s: operand %s accesses %s bytes [%llu, %llu) past its buffer's end at byte %u; the NPU does so "
+                     "anyway (the bytes may belong to another buffer): the count or repeat parameters exceed the tensor",
+                     api, operand, mem_name(t.mem), (unsigned long long)(t.addr + rel_first), (unsigned long long)hi, t.end));
     } else if (hi > t.end)
         fault("local_out_of_bounds", loc, "%s: operand %s accesses %s bytes [%llu, %llu) but its buffer ends at byte "
               "%u (%llu bytes too far): the count or repeat parameters exceed the tensor", api, operand,
@@ -341,12 +346,13 @@ GmClip gm_clip(int32_t buf, uintptr_t p, uint64_t nbytes, uint32_t es, const cha
     long long off = (long long)(p - b.base);
     // inside the pages mapped for this buffer alone: done there, as in the buffer's device page
     const bool own_pages = p + nbytes <= b.base + gm_pages(b.base);
-    warn("gm_out_of_bounds", loc,
-         fmt("%s %s bytes [%lld, %lld) of GM buffer '%s', which has %llu B: the NPU does so without a fault (its device "
-             "memory comes in 2 MiB pages), reading whatever lies there and writing over it; %s",
-             api, dir, off, off + (long long)nbytes, b.name.c_str(), (unsigned long long)b.size,
-             own_pages ? "here too, within the buffer's own pages (bytes never written there read as 0xFF)"
-                       : "here bytes past the buffer read as 0xFF and writes to them are dropped"));
+    if (warn_new("gm_out_of_bounds", loc))
+        warn("gm_out_of_bounds", loc,
+             fmt("%s %s bytes [%lld, %lld) of GM buffer '%s', which has %llu B: the NPU does so without a fault (its device "
+                 "memory comes in 2 MiB pages), reading whatever lies there and writing over it; %s",
+                 api, dir, off, off + (long long)nbytes, b.name.c_str(), (unsigned long long)b.size,
+                 own_pages ? "here too, within the buffer's own pages (bytes never written there read as 0xFF)"
+                           : "here bytes past the buffer read as 0xFF and writes to them are dropped"));
     return {lo, hi, true, own_pages};
 }
 

@@ -377,39 +377,6 @@ def test_written_output_beyond_the_cap_is_spilled_and_read_back():
         assert torch.equal(y, want)
 
 
-def test_scattered_reads_fill_single_pages_and_a_stream_fills_64_kib_runs():
-    """Lazy GM fills 4 KiB pages: a grid-stride kernel with small tiles (RmsNorm: 1 KiB of every
-    48 KiB) made each sampled block fill the whole input when whole 64 KiB chunks were filled. A
-    stream still fills 64 KiB per fault."""
-    with sampled_simulation(blocks=2, resident_cap_bytes=256 << 20):
-        x = lazy_tensor((16 << 20,), torch.float32, "normal", seed=7)  # 64 MiB
-        before = lazy_stats()
-        picked = x[::12288].clone()  # one float every 48 KiB
-        after = lazy_stats()
-        assert after.chunk_fills - before.chunk_fills == picked.numel()
-        assert after.resident_bytes - before.resident_bytes == picked.numel() * 4096
-        assert torch.equal(picked, x[::12288])  # the same values when the rest is filled
-        y = lazy_tensor((4 << 20,), torch.float32, "normal", seed=8)  # 16 MiB, read in order
-        before = lazy_stats()
-        for i in range(0, y.numel(), 1 << 14):  # 64 KiB at a time: one thread reads them in order
-            y[i : i + (1 << 14)].sum()
-        # the first page alone (nothing before it is resident), then 64 KiB per fault
-        assert lazy_stats().chunk_fills - before.chunk_fills == 1 + (16 << 20) // (64 << 10)
-
-
-def test_scattered_written_pages_past_the_mapping_limit_are_spilled():
-    """Every run of pages in one state is a mapping of its own; a process may hold 65530. Pages
-    written one in two (65536 of them, 131072 runs) would have run out of mappings; the oldest
-    written pages are spilled to the file instead, and read back intact."""
-    before = lazy_stats()
-    with sampled_simulation(blocks=2, resident_cap_bytes=1 << 30):
-        y = lazy_tensor((128 << 20,), torch.float32, "poison")  # 512 MiB
-        y[::2048] = 1.0  # one float on every other 4 KiB page
-        assert lazy_stats().spilled_bytes - before.spilled_bytes >= (65536 - 32768) * 4096
-        assert bool((y[::2048] == 1.0).all())
-        assert bool(torch.isnan(y[1::2048]).all())
-
-
 BIG = """
 import json, resource, sys, time, torch
 import kernel_gym.ascendc as asc

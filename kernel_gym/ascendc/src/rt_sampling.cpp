@@ -752,21 +752,9 @@ bool loop_block_skipped() {
 // ---- lazy GM regions -------------------------------------------------------------------------
 namespace {
 
-// Lazy GM is kept page by page (kChunk, 4 KiB): a fault fills one page, or, where the page before
-// it is resident (a stream), it and the next pages up to kFillRun at once, so a streaming kernel
-// still pays one fault, one fill and one mprotect per 64 KiB. Whole 64 KiB chunks made a
-// grid-stride kernel with small tiles touch everything: RmsNorm's blocks take 1 KiB of every 48 KiB
-// of each channel row, so each of its 5 sampled blocks filled the whole 7.5 GB input and dirtied (then
-// spilled) the whole output, 85 % of its 370 s of host time.
-constexpr size_t kChunk = size_t(4) << 10;
-constexpr size_t kFillRun = 16;  // pages a streaming fault fills at once (64 KiB)
+constexpr size_t kChunk = size_t(64) << 10;
 constexpr int kMaxRegions = 256;
-constexpr size_t kRing = size_t(1) << 20;  // clean pages in fill order, for eviction
-// Every run of pages of one state (empty, clean, dirty) is a mapping of its own, and a process may
-// hold vm.max_map_count (65530 by default) of them: scattered pages cost two each. Above kMaxBounds
-// state changes between neighbouring pages, the oldest clean pages are evicted and the oldest dirty
-// ones spilled until kRelievedBounds are left.
-constexpr size_t kMaxBounds = 32768, kRelievedBounds = 24576;
+constexpr size_t kRing = size_t(1) << 20;  // clean chunks in fill order, for eviction
 
 enum Fill : int { FILL_ZERO = 0, FILL_NORMAL = 1, FILL_UNIFORM = 2, FILL_RANDINT = 3, FILL_POISON = 4 };
 // dtype codes shared with sampling.py
@@ -780,9 +768,8 @@ struct Region {
     uint64_t seed = 0;
     double a = 0, b = 1;
     uint8_t* state = nullptr;
-    // the spill-file page that holds the page's content, plus one (0: none), whenever it is not dirty
-    uint32_t* slot = nullptr;
-    size_t bounds = 0;           // neighbouring pages in different states
+    uint8_t* in_file = nullptr;  // 1: the spill file holds the chunk's content (whenever it is not dirty)
+    uint64_t file_off = 0;       // the region's place in the spill file
     bool live = false;
 };
 
@@ -792,10 +779,7 @@ size_t g_ring_head = 0, g_ring_tail = 0;
 uint64_t* g_dring = nullptr;  // chunks in the order they were dirtied, for spilling
 size_t g_dring_head = 0, g_dring_tail = 0;
 int g_spill_fd = -1;        // unlinked temporary file; -1: none could be made (written chunks stay)
-// Spill-file pages handed out, in spill order (reset when no region is live). Pages written where
-// their region lay in the file (a region's offset plus the page's) made a sparse file of scattered
-// 4 KiB extents, and freeing a region's part of it (hole punching) took RmsNorm 30 s of journal waits.
-uint64_t g_file_pages = 0;
+uint64_t g_file_end = 0;    // spill-file bytes handed to regions (reset when no region is live)
 size_t g_spilled = 0;       // bytes written to the spill file
 std::atomic_flag g_lock = ATOMIC_FLAG_INIT;
 struct sigaction g_prev {};
@@ -807,28 +791,6 @@ size_t g_resident = 0, g_peak = 0, g_faults = 0, g_evictions = 0;
 // evicting every input chunk as soon as it was filled, once the kernel had written more than the
 // cap, made the faulting access re-fault forever (Softmax, Cumsum at published shapes).
 size_t g_clean = 0;
-size_t g_bounds = 0;  // neighbouring pages in different states, all regions (their mappings)
-// Ring positions where the last two fills (dirtyings) began: their pages stay, since the access that
-// faulted them in is about to re-run (and one that straddles two pages needs both).
-uint64_t g_keep_last = 0, g_keep_prev = 0, g_dkeep_last = 0, g_dkeep_prev = 0;
-const Region* g_last_region = nullptr;  // the last page filled: a fault on the page after it is a stream
-size_t g_last_page = 0;
-
-uint64_t ring_entry(const Region& r, size_t c) { return (uint64_t(&r - g_regions) << 40) | c; }
-uint8_t* page_ptr(const Region& r, size_t c) { return reinterpret_cast<uint8_t*>(r.base + c * kChunk); }
-size_t run_bytes(const Region& r, size_t lo, size_t hi) { return std::min(hi * kChunk, r.size) - lo * kChunk; }
-
-void set_state(Region& r, size_t c, uint8_t s) {
-    const uint8_t old = r.state[c];
-    if (old == s) return;
-    const auto edge = [&](size_t k) {
-        if (r.state[k] != old) --r.bounds, --g_bounds;
-        if (r.state[k] != s) ++r.bounds, ++g_bounds;
-    };
-    if (c > 0) edge(c - 1);
-    if (c + 1 < r.chunks) edge(c + 1);
-    r.state[c] = s;
-}
 
 size_t clean_target() {
     const size_t dirty = g_resident - g_clean;
@@ -898,11 +860,11 @@ void store_all(int d, uint8_t* p, size_t n, uint64_t first, V value) {
     }
 }
 
-void fill_pages(const Region& r, size_t lo, size_t hi) {
-    uint8_t* p = page_ptr(r, lo);
+void fill_chunk(const Region& r, size_t c) {
+    uint8_t* p = reinterpret_cast<uint8_t*>(r.base + c * kChunk);
     size_t es = dtype_size(r.dtype);
-    size_t n = run_bytes(r, lo, hi) / es;
-    uint64_t first = lo * kChunk / es;
+    size_t n = std::min(kChunk, r.size - c * kChunk) / es;
+    uint64_t first = c * kChunk / es;
     switch (r.fill) {
         case FILL_ZERO: return;  // fresh anonymous pages read as zero
         case FILL_POISON: {
@@ -948,123 +910,65 @@ bool file_io(bool write_it, uint8_t* p, size_t n, uint64_t off) {
     return true;
 }
 
-// Pages [lo, hi)'s content (all spilled, or none): from the spill file, else their region's fill.
-void load_pages(const Region& r, size_t lo, size_t hi) {
-    if (r.slot[lo] && file_io(false, page_ptr(r, lo), run_bytes(r, lo, hi), uint64_t(r.slot[lo] - 1) * kChunk)) return;
-    fill_pages(r, lo, hi);
+// A chunk's content: from the spill file where it was spilled, else its region's fill.
+void load_chunk(const Region& r, size_t c) {
+    uint8_t* p = reinterpret_cast<uint8_t*>(r.base + c * kChunk);
+    size_t n = std::min(kChunk, r.size - c * kChunk);
+    if (r.in_file[c] && file_io(false, p, n, r.file_off + c * kChunk)) return;
+    fill_chunk(r, c);
 }
 
-// Give pages [p, p + n) back: inaccessible (a reader faults and refills, never sees zeros) and their
-// memory freed. A run shorter than a stream's gets a fresh mapping: mprotect + MADV_DONTNEED leave the
-// mapping the anonymous-memory record of the pages it once held, so it could not merge with its
-// neighbours again and every scattered page ever evicted stayed a mapping of its own (55,000 mappings
-// after reading 64 MiB scattered through a 1 GiB input; a process may hold 65530). A stream's 64 KiB
-// runs keep mprotect + MADV_DONTNEED: the fresh mapping made spilling a stream 2-3x slower.
-bool release(void* p, size_t n) {
-    if (n < kFillRun * kChunk &&
-        mmap(p, n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0) != MAP_FAILED)
-        return true;
-    if (mprotect(p, n, PROT_NONE) != 0) return false;
-    madvise(p, n, MADV_DONTNEED);
-    return true;
-}
-
-// Write pages [lo, hi) to the spill file: where they were spilled before when that is one stretch of
-// the file, else at its end (the whole run in one write where none has a place yet).
-bool spill_run(Region& r, size_t lo, size_t hi) {
-    const size_t n = hi - lo;
-    bool stretch = r.slot[lo] != 0;
-    for (size_t k = lo + 1; k < hi && stretch; ++k) stretch = r.slot[k] == r.slot[lo] + uint32_t(k - lo);
-    if (!stretch) {
-        bool none = true;
-        for (size_t k = lo; k < hi && none; ++k) none = r.slot[k] == 0;
-        if (!none) {  // some have a place, some not: page by page
-            for (size_t k = lo; k < hi; ++k)
-                if (!spill_run(r, k, k + 1)) return false;
-            return true;
-        }
-        if (g_file_pages + n >= UINT32_MAX) return false;
-        for (size_t k = lo; k < hi; ++k) r.slot[k] = uint32_t(g_file_pages + (k - lo) + 1);
-        g_file_pages += n;
-    }
-    return file_io(true, page_ptr(r, lo), run_bytes(r, lo, hi), uint64_t(r.slot[lo] - 1) * kChunk);
-}
-
-// Write the oldest dirty pages to the spill file until at most `limit` dirty bytes stay resident
-// and at most `bounds_to` page-state changes are left; never the pages of the last two dirtyings
-// (an access that straddles two pages needs both). Neighbouring pages dirtied one after the other go
-// together, 64 KiB at most (a whole stream's pages in one write overshot the limit by the stream and
-// wrote 200 MB a call, 3x slower than 64 KiB writes).
-void spill_down_to(size_t limit, size_t bounds_to = SIZE_MAX) {
+// Write the oldest dirty chunks to the spill file until at most `limit` dirty bytes stay
+// resident; never the two dirtied last (an access that straddles two chunks needs both).
+void spill_down_to(size_t limit) {
     if (g_spill_fd < 0) return;
-    while ((g_resident - g_clean > limit || g_bounds > bounds_to) && g_dring_tail < g_dkeep_prev) {
+    while (g_resident - g_clean > limit && g_dring_head - g_dring_tail > 2u) {
         uint64_t e = g_dring[g_dring_tail++ % kRing];
         Region& r = g_regions[e >> 40];
         size_t c = size_t(e & ((uint64_t(1) << 40) - 1));
         if (!r.live || c >= r.chunks || r.state[c] != C_DIRTY) continue;  // gone, spilled or evicted already
-        size_t hi = c + 1;
-        while (hi - c < kFillRun && g_dring_tail < g_dkeep_prev && hi < r.chunks &&
-               g_dring[g_dring_tail % kRing] == ring_entry(r, hi) && r.state[hi] == C_DIRTY)
-            ++hi, ++g_dring_tail;
-        uint8_t* p = page_ptr(r, c);
-        size_t n = run_bytes(r, c, hi);
+        uint8_t* p = reinterpret_cast<uint8_t*>(r.base + c * kChunk);
+        size_t n = std::min(kChunk, r.size - c * kChunk);
         // read-only first, so that no other thread's store lands between the copy and the unmap
-        // (it faults, waits for the lock and then reads the page back)
+        // (it faults, waits for the lock and then reads the chunk back)
         if (mprotect(p, n, PROT_READ) != 0) continue;
-        if (!spill_run(r, c, hi)) {  // disk full: keep written pages from now on
+        if (!file_io(true, p, n, r.file_off + c * kChunk)) {  // disk full: keep written chunks from now on
             mprotect(p, n, PROT_READ | PROT_WRITE);
             close(g_spill_fd);
             g_spill_fd = -1;
             return;
         }
-        release(p, n);
-        for (size_t k = c; k < hi; ++k) set_state(r, k, C_EMPTY);
+        mprotect(p, n, PROT_NONE);
+        madvise(p, n, MADV_DONTNEED);
+        r.state[c] = C_EMPTY;
+        r.in_file[c] = 1;
         g_resident -= n;
         g_spilled += n;
     }
 }
 
-void note_dirty(const Region& r, size_t lo, size_t hi) {
-    g_dkeep_prev = g_dkeep_last, g_dkeep_last = g_dring_head;
-    for (size_t c = lo; c < hi; ++c) {
-        if (g_dring_head - g_dring_tail >= kRing) ++g_dring_tail;  // only with spilling off: forget the oldest
-        g_dring[g_dring_head++ % kRing] = ring_entry(r, c);
-    }
+void note_dirty(const Region& r, size_t c) {
+    if (g_dring_head - g_dring_tail >= kRing) ++g_dring_tail;  // only with spilling off: forget the oldest
+    g_dring[g_dring_head++ % kRing] = (uint64_t(&r - g_regions) << 40) | c;
 }
 
-// Evict the oldest clean pages until at most `cap` clean bytes and `bounds_to` page-state changes
-// stay; `keep_newest`: never the pages of the last two fills (the access that faulted them in is
-// about to re-run). Neighbouring pages filled one after the other go together, 64 KiB at most.
-void evict_down_to(size_t cap, bool keep_newest = false, size_t bounds_to = SIZE_MAX) {
-    const auto end = [keep_newest] { return keep_newest ? g_keep_prev : g_ring_head; };
-    while ((g_clean > cap || g_bounds > bounds_to) && g_ring_tail < end()) {
+// Evict the oldest clean chunks until at most `cap` clean bytes stay; `keep_newest`: never the
+// chunk filled last (the access that faulted it in is about to re-run).
+void evict_down_to(size_t cap, bool keep_newest = false) {
+    while (g_clean > cap && g_ring_head - g_ring_tail > (keep_newest ? 1u : 0u)) {
         uint64_t e = g_ring[g_ring_tail++ % kRing];
         Region& r = g_regions[e >> 40];
         size_t c = size_t(e & ((uint64_t(1) << 40) - 1));
         if (!r.live || c >= r.chunks || r.state[c] != C_CLEAN) continue;  // gone, dirtied or evicted already
-        size_t hi = c + 1;
-        while (hi - c < kFillRun && g_ring_tail < end() && hi < r.chunks &&
-               g_ring[g_ring_tail % kRing] == ring_entry(r, hi) && r.state[hi] == C_CLEAN)
-            ++hi, ++g_ring_tail;
-        void* p = page_ptr(r, c);
-        size_t n = run_bytes(r, c, hi);
-        if (!release(p, n)) continue;  // a failure keeps it resident
-        for (size_t k = c; k < hi; ++k) set_state(r, k, C_EMPTY);
+        void* p = reinterpret_cast<void*>(r.base + c * kChunk);
+        size_t n = std::min(kChunk, r.size - c * kChunk);
+        // first: a reader now faults and refills rather than seeing zeros (a failure keeps it resident)
+        if (mprotect(p, n, PROT_NONE) != 0) continue;
+        madvise(p, n, MADV_DONTNEED);
+        r.state[c] = C_EMPTY;
         g_resident -= n;
         g_clean -= n;
-        g_evictions += hi - c;
-    }
-}
-
-// Too many page-state changes (mappings): the larger of the clean and the dirty pages gives way first.
-void relieve_mappings() {
-    if (g_bounds <= kMaxBounds) return;
-    if (g_clean >= g_resident - g_clean) {
-        evict_down_to(clean_target(), true, kRelievedBounds);
-        spill_down_to(dirty_limit(), kRelievedBounds);
-    } else {
-        spill_down_to(dirty_limit(), kRelievedBounds);
-        evict_down_to(clean_target(), true, kRelievedBounds);
+        ++g_evictions;
     }
 }
 
@@ -1096,66 +1000,40 @@ void on_segv(int sig, siginfo_t* info, void* uctx) {
         Lock lock;
         for (Region& r : g_regions) {
             if (!r.live || a < r.base || a >= r.base + r.size) continue;
-            const size_t c = (a - r.base) / kChunk;
+            size_t c = (a - r.base) / kChunk;
+            void* p = reinterpret_cast<void*>(r.base + c * kChunk);
+            size_t n = std::min(kChunk, r.size - c * kChunk);
             ++g_faults;
-            if (r.state[c] == C_CLEAN) {  // a write to a filled input page: it now holds data of its own
-                void* p = page_ptr(r, c);
-                size_t n = run_bytes(r, c, c + 1);
+            if (r.state[c] == C_CLEAN) {  // a write to a filled input chunk: it now holds data of its own
                 protect(p, n, PROT_READ | PROT_WRITE);
                 if (r.state[c] == C_EMPTY) {  // evicted by protect to free mappings: refill it
-                    load_pages(r, c, c + 1);
+                    load_chunk(r, c);
                     g_resident += n;
                 } else {
                     g_clean -= n;
                 }
-                set_state(r, c, C_DIRTY);
-                note_dirty(r, c, c + 1);
+                r.state[c] = C_DIRTY;
+                note_dirty(r, c);
                 spill_down_to(dirty_limit());
-                relieve_mappings();
                 return;
             }
-            // writable already: another thread filled it (a run of its own stream) while this one waited
-            // for the lock; the access re-runs and succeeds
-            if (r.state[c] == C_DIRTY) return;
-            // The pages to fill: this one; in a stream (the page before it resident, or filled last),
-            // it and the empty pages after it up to kFillRun. Without a spill file written pages stay
-            // resident, so a region whose pages are written on first touch fills whole 64 KiB blocks,
-            // as few mappings as before pages.
-            // one pread for a spilled run: pages that lie in one stretch of the file
-            const uint32_t spilled = r.slot[c];
-            const auto fillable = [&](size_t k) {
-                return r.state[k] == C_EMPTY && r.slot[k] == (spilled ? spilled + uint32_t(k) - uint32_t(c) : 0);
-            };
-            size_t lo = c, hi = c + 1;
-            if (!evictable(r) && !spilled && g_spill_fd < 0) {
-                const size_t b0 = c / kFillRun * kFillRun, b1 = std::min(b0 + kFillRun, r.chunks);
-                while (lo > b0 && fillable(lo - 1)) --lo;
-                while (hi < b1 && fillable(hi)) ++hi;
-            } else if (c > 0 && (r.state[c - 1] != C_EMPTY || (g_last_region == &r && g_last_page + 1 == c))) {
-                const size_t b1 = std::min(c + kFillRun, r.chunks);
-                while (hi < b1 && fillable(hi)) ++hi;
-            }
-            void* p = page_ptr(r, lo);
-            size_t n = run_bytes(r, lo, hi);
+            if (r.state[c] == C_DIRTY) break;  // writable already: not our fault
             protect(p, n, PROT_READ | PROT_WRITE);
-            load_pages(r, lo, hi);
+            load_chunk(r, c);
             g_resident += n;
             g_peak = std::max(g_peak, g_resident);
-            g_last_region = &r, g_last_page = hi - 1;
-            if (evictable(r) || spilled) {  // it can be filled again identically: clean until written
+            if (evictable(r) || r.in_file[c]) {  // it can be filled again identically: clean until written
                 protect(p, n, PROT_READ);
-                for (size_t k = lo; k < hi; ++k) set_state(r, k, C_CLEAN);
+                r.state[c] = C_CLEAN;
                 g_clean += n;
-                if (g_ring_head - g_ring_tail + (hi - lo) > kRing) evict_down_to(0);  // only with a cap above kRing pages
-                g_keep_prev = g_keep_last, g_keep_last = g_ring_head;
-                for (size_t k = lo; k < hi; ++k) g_ring[g_ring_head++ % kRing] = ring_entry(r, k);
+                if (g_ring_head - g_ring_tail >= kRing) evict_down_to(0);  // only with a cap above kRing chunks
+                g_ring[g_ring_head++ % kRing] = (uint64_t(&r - g_regions) << 40) | c;
                 evict_down_to(clean_target(), true);
             } else {
-                for (size_t k = lo; k < hi; ++k) set_state(r, k, C_DIRTY);
-                note_dirty(r, lo, hi);
+                r.state[c] = C_DIRTY;
+                note_dirty(r, c);
                 spill_down_to(dirty_limit());
             }
-            relieve_mappings();
             return;
         }
     }
@@ -1250,7 +1128,9 @@ void* kgsim_lazy_alloc(unsigned long long nbytes, int fill, int dtype, unsigned 
     r.chunks = (nbytes + kChunk - 1) / kChunk;
     r.fill = fill, r.dtype = dtype, r.seed = seed, r.a = a, r.b = b;
     r.state = new uint8_t[r.chunks]();
-    r.slot = new uint32_t[r.chunks]();
+    r.in_file = new uint8_t[r.chunks]();
+    r.file_off = g_file_end;
+    g_file_end += r.chunks * kChunk;
     r.live = true;
     return p;
 }
@@ -1263,15 +1143,15 @@ void kgsim_lazy_free(void* base) {
         if (r->state[c] != C_EMPTY) g_resident -= std::min(kChunk, r->size - c * kChunk);
     for (size_t c = 0; c < r->chunks; ++c)
         if (r->state[c] == C_CLEAN) g_clean -= std::min(kChunk, r->size - c * kChunk);
-    g_bounds -= r->bounds;
     munmap(base, r->size);
+    if (g_spill_fd >= 0)  // give the disk back (sparse; the offsets stay reserved until no region is live)
+        fallocate(g_spill_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off_t(r->file_off), off_t(r->chunks * kChunk));
     delete[] r->state;
-    delete[] r->slot;
+    delete[] r->in_file;
     *r = Region{};
     bool any = false;
     for (const Region& o : g_regions) any = any || o.live;
-    // the disk comes back when no region is live (the file is in spill order, not region by region)
-    if (!any && g_spill_fd >= 0 && ftruncate(g_spill_fd, 0) == 0) g_file_pages = 0;
+    if (!any && g_spill_fd >= 0 && ftruncate(g_spill_fd, 0) == 0) g_file_end = 0;
 }
 
 // Under sampled simulation, an output buffer of at least 16 MiB that a binding allocates

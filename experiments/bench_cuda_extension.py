@@ -474,7 +474,11 @@ def pool(answers_dir: Path, references: Path, names: list[str], repeat: int, gpu
             seconds = time.perf_counter() - t0
         finally:
             verifier.close()
-        same = [_verdict(r) for r in results] == local
+        verdicts = [_verdict(r) for r in results]
+        same = verdicts == local
+        for i, (got, want) in enumerate(zip(verdicts, local, strict=True)):
+            if got != want:
+                print(f"  job {i} ({names[i % len(jobs)]}): Ray {got!r}, local {want!r}", flush=True)
         rate = len(batch) / seconds
         base = base or rate
         rows.append((f"Ray, {n} GPU actor(s)", n, len(batch), rate, f"{rate / base:.2f}x, verdicts same: {same}"))
@@ -560,6 +564,8 @@ def main() -> None:
     p.add_argument("--repeat", type=int, default=2)
     p.add_argument("--gpus", default="1,2,4")
     p.add_argument("--timing-trials", type=int, default=20)
+    p.add_argument("--module-mode", choices=("train", "eval"), default="train")
+    p.add_argument("--torch-ops", choices=("refuse", "beside_kernel"), default="beside_kernel")
     cc = sub.add_parser("compile-cpu")
     cc.add_argument("--answers", type=Path, default=None, help="EvoKernel's layout: <dir>/<task>/best_code.py")
     cc.add_argument("--names", nargs="*", default=[])
@@ -577,7 +583,13 @@ def main() -> None:
     elif args.what == "compile-cpu":
         compile_cpu(args.answers, args.names, args.arch, args.out, args.cold, not args.no_relu)
     elif args.what == "pool":
-        settings = {"timing_trials": args.timing_trials, "memory_limit_mb": 65536, "timeout_s": 300}
+        settings = {
+            "timing_trials": args.timing_trials,
+            "memory_limit_mb": 65536,
+            "timeout_s": 300,
+            "torch_ops": args.torch_ops,
+            "module_mode": args.module_mode,
+        }
         gpus = [int(g) for g in args.gpus.split(",")]
         pool(args.answers, args.references, args.names, args.repeat, gpus, settings)
     else:

@@ -466,7 +466,7 @@ def _run_sampled(
         sampled_simulation,
         set_lazy_resident_cap,
     )
-    from kernel_gym.verify.correctness import sampled_reference
+    from kernel_gym.verify.correctness import reference_rows_per_call, sampled_reference
 
     inputs = lazy_inputs(input_specs(ns["get_inputs"], seed=1000))
     cands = _candidates(kinds, inputs, model, init, params)
@@ -528,7 +528,7 @@ def _run_sampled(
                         "detail": f"{unchecked or 'a non-contiguous output'}: timed, output unchecked",
                     }
                 check = check_sampled_output(
-                    out, rows, atol=opts["atol"], rtol=opts["rtol"], max_rows=_reference_rows(inputs, out)
+                    out, rows, atol=opts["atol"], rtol=opts["rtol"], max_rows=reference_rows_per_call(inputs, out)
                 )
                 res["check_peak_rss_mb"] = _peak_rss_mb()
                 res["check_cpu_s"] = round(time.process_time() - check_cpu, 2)  # the reference and the comparison
@@ -620,24 +620,6 @@ def where_stuck(project_dir: Path | str, watchdog_message: str) -> dict[str, Any
             out["stuck_scalar"] = _API_CALL.search(re.sub(r"//[^\n]*", "", body)) is None
             break
     return out
-
-
-def _reference_rows(inputs: list[Any], out: Any = None, budget: int = 128 << 20) -> int:
-    """Rows per reference call of the sampled check: at most 16, and no more than ``budget`` bytes
-    of input rows plus twice the output rows (``out``: the kernel's output, shaped as the
-    reference's). Both count: a batch row of a 3-D pooling at published shapes is 512 MiB of
-    input, one of a 16-to-128-channel conv 510 MiB of output, and a CPU convolution peaks at
-    about twice its output (measured): 16 such rows took 2-5 GiB."""
-    import torch
-
-    tensors = [x for x in inputs if isinstance(x, torch.Tensor) and x.dim() > 0]
-    if not tensors:
-        return 16
-    batch = tensors[0].shape[0]
-    row_bytes = sum(x[0].numel() * x.element_size() for x in tensors if x.shape[0] == batch)
-    if isinstance(out, torch.Tensor) and out.dim() > 0 and out.shape[0] == batch:
-        row_bytes += 2 * out[0].numel() * out.element_size()
-    return max(1, min(16, budget // max(1, row_bytes)))
 
 
 # resident lazy GM while the sampled check runs: what the simulation left (up to its 1 GiB cap)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -263,6 +264,22 @@ def _close_in_chunks(x: torch.Tensor, y: torch.Tensor, rtol: float, atol: float,
         torch.allclose(a[i : i + chunk].double(), b[i : i + chunk].double(), rtol=rtol, atol=atol, equal_nan=True)
         for i in range(0, a.numel(), chunk)
     )
+
+
+def reference_rows_per_call(inputs: list[Any], out: Any = None, budget: int = 128 << 20) -> int:
+    """Rows per reference call of a sampled check: at most 16, and no more than ``budget`` bytes
+    of input rows plus twice the output rows (``out``: the kernel's output, shaped as the
+    reference's; a meta tensor will do). Both count: a batch row of a 3-D pooling at published
+    shapes is 512 MiB of input, one of a 16-to-128-channel conv 510 MiB of output, and a CPU
+    convolution peaks at about twice its output (measured): 16 such rows took 2-5 GiB."""
+    tensors = [x for x in inputs if isinstance(x, torch.Tensor) and x.dim() > 0]
+    if not tensors:
+        return 16
+    batch = tensors[0].shape[0]
+    row_bytes = sum(math.prod(x.shape[1:]) * x.element_size() for x in tensors if x.shape[0] == batch)
+    if isinstance(out, torch.Tensor) and out.dim() > 0 and out.shape[0] == batch:
+        row_bytes += 2 * math.prod(out.shape[1:]) * out.element_size()
+    return max(1, min(16, budget // max(1, row_bytes)))
 
 
 def sampled_reference(model: Any, inputs: list[Any], full_max_bytes: int = FULL_REFERENCE_BYTES) -> tuple[Any, str]:

@@ -38,7 +38,7 @@ from kernel_gym.verify.channel import (
     send_message,
     tensor_nbytes,
 )
-from kernel_gym.verify.correctness import compare_outputs, draw_inputs, seed_cpu
+from kernel_gym.verify.correctness import compare_outputs, draw_inputs, reference_rows_per_call, seed_cpu
 from kernel_gym.verify.settings import VerifySettings, set_module_mode
 from kernel_gym.verify.timing import (
     converged,
@@ -1065,7 +1065,7 @@ def check_published(
         record["unchecked"] = unchecked
         return record
     try:
-        _check_published_share(link, slots, reply, meta_out, rows, settings, record)
+        _check_published_share(link, slots, reply, meta_out, rows, inputs, settings, record)
     except StageFailure as failure:
         if failure.error_class != "numerical_mismatch" or not sim.get("loop_sampled_blocks"):
             raise
@@ -1084,7 +1084,7 @@ def check_published(
         )
         record["speedup"] = reference_latency / record["latency_s"]
         _set_speedup_interval(record, sim, reference_latency)
-        _check_published_share(link, slots, reply, meta_out, rows, settings, record)
+        _check_published_share(link, slots, reply, meta_out, rows, inputs, settings, record)
     return record
 
 
@@ -1103,12 +1103,14 @@ def _check_published_share(
     reply: dict[str, Any],
     meta_out: torch.Tensor,
     rows: Callable[[int, int], torch.Tensor],
+    inputs: list[Any],
     settings: VerifySettings,
     record: dict[str, Any],
 ) -> None:
     """Compare the output spans a published-shape run stored with the reference on their rows;
     ``record`` gets the count checked (or why the rest is unchecked). Raises on a mismatch."""
     numel = meta_out.numel()
+    max_rows = reference_rows_per_call(inputs, meta_out)
     windows = _published_windows(reply.get("spans"), numel, slots.out_capacity // meta_out.element_size())
     if not windows:
         raise StageFailure(
@@ -1122,7 +1124,7 @@ def _check_published_share(
     got = link.buffer.read(TensorSlot(slots.out_offset, want, (total,)))
     row = max(1, numel // meta_out.shape[0]) if meta_out.dim() > 0 else 1
     at = 0
-    for lo, hi in windows:
+    for lo, hi in _row_pieces(windows, row, max_rows):
         r0, r1 = lo // row, -(-hi // row)
         try:
             ref = rows(r0, r1).reshape(-1)[lo - r0 * row : hi - r0 * row]
@@ -1131,8 +1133,22 @@ def _check_published_share(
             record["unchecked"] = f"the reference failed on rows [{r0}, {r1}): {type(exc).__name__}: {exc}"
             return
         judge_output(got[at : at + hi - lo], ref, settings, f"at published shapes, output elements [{lo}, {hi})")
+        del ref  # before the next piece's reference rows are computed
         at += hi - lo
     record["checked_elements"] = total
+
+
+def _row_pieces(windows: list[tuple[int, int]], row: int, max_rows: int) -> list[tuple[int, int]]:
+    """``windows`` (element ranges of the output, in order) cut where they span more than
+    ``max_rows`` rows of ``row`` elements, so that no reference call computes more: a window of
+    a published-shape conv can cover the whole batch, several GiB of reference at once."""
+    pieces = []
+    for lo, hi in windows:
+        while lo < hi:
+            cut = min(hi, (lo // row + max_rows) * row)
+            pieces.append((lo, cut))
+            lo = cut
+    return pieces
 
 
 # ------------------------------------------------------------------------------ driver

@@ -329,19 +329,21 @@ def test_sampled_runs_step_down_through_the_loop_modes() -> None:
 def test_the_sampled_check_bounds_the_reference_rows_by_bytes() -> None:
     import torch
 
+    from kernel_gym.verify.correctness import reference_rows_per_call
+
     small = [torch.empty((64, 1024)), 3]  # 4 KiB rows: the 16-row cap
     big = [torch.empty((4, 64, 1024, 1024), device="meta"), torch.empty((4, 8), device="meta")]  # 256 MiB rows
-    assert C._reference_rows(small) == 16
-    assert C._reference_rows(big) == 1
-    assert C._reference_rows([torch.empty((8, 4 << 20), device="meta")]) == 8  # 16 MiB rows, 128 MiB
+    assert reference_rows_per_call(small) == 16
+    assert reference_rows_per_call(big) == 1
+    assert reference_rows_per_call([torch.empty((8, 4 << 20), device="meta")]) == 8  # 16 MiB rows, 128 MiB
     # a conv's output rows dwarf its input rows (3 -> 64 channels): they count twice (a CPU
     # convolution peaks at about twice its output), so 16 rows of 3 MiB in, 58 MiB out become 1
     x = torch.empty((16, 3, 64, 64, 64), device="meta")
     y = torch.empty((16, 64, 62, 62, 62), device="meta")
-    assert C._reference_rows([x]) == 16 and C._reference_rows([x], y) == 1
-    assert C._reference_rows(small, torch.empty((64, 1024))) == 16  # small rows stay at the cap
+    assert reference_rows_per_call([x]) == 16 and reference_rows_per_call([x], y) == 1
+    assert reference_rows_per_call(small, torch.empty((64, 1024))) == 16  # small rows stay at the cap
     # an output whose dim 0 is not the batch is no row of it
-    assert C._reference_rows([x], torch.empty((8, 1 << 30), device="meta")) == 16
+    assert reference_rows_per_call([x], torch.empty((8, 1 << 30), device="meta")) == 16
 
 
 def test_the_stage_peaks_are_read_and_a_reset_keeps_the_earlier_peak() -> None:

@@ -237,3 +237,27 @@ def test_a_mismatch_under_loop_sampling_is_confirmed_without_it():
     # no loop sampling in the first run: nothing to confirm, one run
     with pytest.raises(StageFailure):
         _published_check([(_summary(2e-3, 0), "wrong")])
+
+
+def test_published_windows_are_cut_to_the_reference_row_budget() -> None:
+    # the judge computes the reference a piece at a time: no piece spans more than max_rows rows,
+    # and the pieces cover the stored windows exactly
+    from kernel_gym.verify.judge import _row_pieces
+
+    windows = [(5, 95), (100, 103), (130, 130)]
+    pieces = _row_pieces(windows, 10, 4)
+    assert pieces == [(5, 40), (40, 80), (80, 95), (100, 103)]
+    assert all(-(-hi // 10) - lo // 10 <= 4 for lo, hi in pieces)
+    assert _row_pieces(windows, 10, 100) == [(5, 95), (100, 103)]
+
+
+def test_the_published_reference_rows_per_call_follow_the_row_bytes() -> None:
+    import torch
+
+    from kernel_gym.verify.correctness import reference_rows_per_call
+
+    # the relu task above at its published shape: 256 KiB rows in, 256 KiB out: the 16-row cap
+    x = torch.empty((2048, 65536), device="meta")
+    assert reference_rows_per_call([x], x) == 16
+    # a conv row of 510 MiB out counts twice: one row per call
+    assert reference_rows_per_call([torch.empty((16, 3, 64, 64, 64), device="meta")], torch.empty((16, 128, 62, 62, 62), device="meta")) == 1

@@ -36,6 +36,7 @@ Example (a 12 GiB ReLU; ``relu_do`` is the kernel's host function)::
 
 from __future__ import annotations
 
+import bisect
 import ctypes
 import math
 import weakref
@@ -544,6 +545,92 @@ def _span_batches(group: list[tuple[int, int, int]], limit: int) -> Iterator[tup
         yield np.array(los, dtype=np.int64), np.array(lens, dtype=np.int64), uids
 
 
+def _compare_batch(
+    flat: torch.Tensor, ref: torch.Tensor, index: torch.Tensor, ref_index: torch.Tensor, atol: float, rtol: float
+) -> tuple[float, int | None, float]:
+    """``(worst, first bad position or None, its reference value)`` of ``flat[index]`` against
+    ``ref[ref_index]``; NaN anywhere (poison) is bad and counts as an infinite error."""
+    got, want = flat[index], ref[ref_index]
+    if got.dtype != want.dtype or not got.is_floating_point():
+        got, want = got.double(), want.double()
+    diff = (got - want).abs()
+    bad = ~(diff <= atol + rtol * want.abs())
+    if bool(bad.any()):
+        at = int(bad.nonzero()[0, 0])
+        return float(diff.nan_to_num(nan=float("inf")).max()), at, float(want[at])
+    return (float(diff.max()) if diff.numel() else 0.0), None, 0.0
+
+
+def _check_by_slabs(
+    flat: torch.Tensor,
+    shape: torch.Size,
+    todo: list[tuple[int, int, int]],
+    slab: Callable[[int, int, int, int], torch.Tensor],
+    atol: float,
+    rtol: float,
+    max_rows: int,
+    max_elements: int,
+) -> tuple[int, float, str | None]:
+    """The spans ``todo`` (sorted ``(lo, hi, uid)``) compared with reference slabs: output rows
+    restricted to the dim-1 range the spans touch, one slab per run of rows of one merged dim-1
+    interval. Returns ``(elements checked, worst error, first failure or None)``."""
+    inner = max(1, math.prod(shape[2:]))
+    row = shape[1] * inner
+    pieces: list[tuple[int, int, int, int]] = []  # (row, lo, hi, uid): a span cut at row ends
+    for lo, hi, uid in todo:
+        while lo < hi:
+            r = lo // row
+            cut = min(hi, (r + 1) * row)
+            pieces.append((r, lo, cut, uid))
+            lo = cut
+    # dim-1 range of each piece, then the ranges merged into disjoint intervals
+    ranges = sorted(((lo - r * row) // inner, (hi - 1 - r * row) // inner + 1) for r, lo, hi, _ in pieces)
+    intervals: list[list[int]] = []
+    for c0, c1 in ranges:
+        if intervals and c0 <= intervals[-1][1]:
+            intervals[-1][1] = max(intervals[-1][1], c1)
+        else:
+            intervals.append([c0, c1])
+    starts = [c0 for c0, _ in intervals]
+    by_interval: dict[int, list[tuple[int, int, int, int]]] = {}
+    for piece in pieces:
+        r, lo, _, _ = piece
+        k = bisect.bisect_right(starts, (lo - r * row) // inner) - 1
+        by_interval.setdefault(k, []).append(piece)
+    checked, worst = 0, 0.0
+    for k, group in sorted(by_interval.items()):
+        c0, c1 = intervals[k]
+        width = (c1 - c0) * inner
+        group.sort()
+        i = 0
+        while i < len(group):
+            r0 = group[i][0]
+            j = i
+            while j < len(group) and group[j][0] < r0 + max_rows:
+                j += 1
+            part = group[i:j]
+            r1 = part[-1][0] + 1
+            ref = slab(r0, r1, c0, c1).reshape(-1)
+            if ref.numel() != (r1 - r0) * width:
+                raise ValueError(f"a reference slab of rows [{r0}, {r1}) x [{c0}, {c1}) has {ref.numel()} elements")
+            span_list = [(lo, hi, uid) for _, lo, hi, uid in part]
+            for los, lengths, uids in _span_batches(span_list, max_elements):
+                ends = np.cumsum(lengths)
+                index_np = np.repeat(los - (ends - lengths), lengths) + np.arange(int(ends[-1]))
+                rows_of = index_np // row
+                ref_index_np = (rows_of - r0) * width + (index_np - rows_of * row - c0 * inner)
+                index, ref_index = torch.from_numpy(index_np), torch.from_numpy(ref_index_np)
+                batch_worst, at, want = _compare_batch(flat, ref, index, ref_index, atol, rtol)
+                worst = max(worst, batch_worst)
+                if at is not None:
+                    e, uid = int(index[at]), uids[int(np.searchsorted(ends, at, side="right"))]
+                    return checked, worst, f"core {uid}: element {e} is {float(flat[e])}, the reference {want}"
+                checked += int(ends[-1])
+            del ref
+            i = j
+    return checked, worst, None
+
+
 def check_sampled_output(
     out: torch.Tensor,
     reference_rows: Callable[[int, int], torch.Tensor],
@@ -584,6 +671,13 @@ def check_sampled_output(
     flat = out.reshape(-1)
     row = max(1, out[0].numel()) if out.dim() > 1 else 1
     todo = sorted((lo, hi, uid) for uid, lo, hi, _ in spans)
+    slab = getattr(reference_rows, "slab", None)
+    if slab is not None and out.dim() >= 2:
+        checked, worst, failure = _check_by_slabs(flat, out.shape, todo, slab, atol, rtol, max_rows, max_elements)
+        if failure is not None:
+            return SampledCheck(False, failure, checked, max_abs_error=worst, spans=spans)
+        covered = sum(hi - lo for _, lo, hi, _ in spans)
+        return SampledCheck(True, "ok", checked, covered / max(1, out.numel()), worst, spans)
     checked, worst, i = 0, 0.0, 0
     while i < len(todo):  # spans in order, as many per reference call as max_rows rows hold
         r0 = todo[i][0] // row

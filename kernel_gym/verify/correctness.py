@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -310,44 +310,108 @@ def sampled_reference(model: Any, inputs: list[Any], full_max_bytes: int = FULL_
     return (lambda r0, r1: flat[r0:r1]), ""
 
 
-def row_reference(model: Any, inputs: list[Any]) -> Any:
-    """``(r0, r1) -> output rows`` computed on input rows [r0, r1), or None where the model is not
-    row-separable. Rows are sliced from every tensor whose dim 0 is the first input's, or failing
-    that from the first input alone (a matmul's A); a rule is kept when rows 0-1 computed together
-    equal rows 0 and 1 computed apart."""
+class RowReference:
+    """``(r0, r1) -> output rows`` of a row-separable model, computed on input rows [r0, r1).
+
+    ``slab`` is set where the model is separable along output dim 1 too (a matmul's columns, a
+    pooling's or an activation's channels): ``slab(r0, r1, c0, c1)`` is then output rows [r0, r1)
+    restricted to dim-1 indices [c0, c1), computed on the matching slices of the inputs, so a
+    check of a few tiles does not compute whole rows (a sampled matmul's stored tiles touch every
+    row: rows alone computed the whole product)."""
+
+    def __init__(self, model: Any, inputs: list[Any], batch: int, first: Any, all_rows: bool) -> None:
+        self.model, self.inputs, self.batch, self.first, self.all_rows = model, inputs, batch, first, all_rows
+        self.slab: Callable[[int, int, int, int], torch.Tensor] | None = None
+
+    def _args(self, r0: int, r1: int) -> list[Any]:
+        return [
+            x[r0:r1]
+            if isinstance(x, torch.Tensor)
+            and x.dim() > 0
+            and x.shape[0] == self.batch
+            and (self.all_rows or x is self.first)
+            else x
+            for x in self.inputs
+        ]
+
+    def _run(self, args: list[Any]) -> Any:
+        with torch.no_grad():
+            y = self.model(*args)
+        return y[0] if isinstance(y, (tuple, list)) else y
+
+    def __call__(self, r0: int, r1: int) -> Any:
+        return self._run(self._args(r0, r1))
+
+    def column_rule(self, index: int, dim: int) -> Callable[[int, int, int, int], torch.Tensor]:
+        """Slabs that slice input ``index`` along ``dim`` (after the row slicing) by [c0, c1)."""
+
+        def slab(r0: int, r1: int, c0: int, c1: int) -> torch.Tensor:
+            args = self._args(r0, r1)
+            args[index] = args[index].narrow(dim, c0, c1 - c0)
+            return self._run(args)
+
+        return slab
+
+
+def _peak(t: torch.Tensor) -> float:
+    flat = t.detach().reshape(-1)
+    return max(
+        (float(flat[i : i + (1 << 20)].abs().nan_to_num().max()) for i in range(0, flat.numel(), 1 << 20)),
+        default=0.0,
+    )
+
+
+def _find_column_rule(rows: RowReference, both: torch.Tensor) -> Callable[[int, int, int, int], torch.Tensor] | None:
+    """The first (input, dim) whose slicing along output dim 1 commutes with the model on rows
+    0-1: probed on a prefix, an interior and a suffix slice, so a model whose dim-1 entries depend
+    on what precedes or follows them (a cumulative sum, a softmax over dim 1) or on their absolute
+    position is refused."""
+    if both.dim() < 2 or both.shape[1] < 4:
+        return None
+    width = both.shape[1]
+    tol = 1e-3 * (1.0 + _peak(both))
+    probes = [(0, 1), (width // 2, width // 2 + 2), (width - 2, width)]
+    for index, x in enumerate(rows.inputs):
+        if not isinstance(x, torch.Tensor):
+            continue
+        row_sliced = x.dim() > 0 and x.shape[0] == rows.batch and (rows.all_rows or x is rows.first)
+        for dim in range(1 if row_sliced else 0, x.dim()):
+            if x.shape[dim] != width:
+                continue
+            slab = rows.column_rule(index, dim)
+            try:
+                same = all(
+                    isinstance(got := slab(0, 2, c0, c1), torch.Tensor)
+                    and got.shape == (2, c1 - c0, *both.shape[2:])
+                    and _close_in_chunks(got, both[:, c0:c1], 1e-3, tol)
+                    for c0, c1 in probes
+                )
+            except Exception:  # noqa: BLE001 - a model that cannot run on this slicing
+                continue
+            if same:
+                return slab
+    return None
+
+
+def row_reference(model: Any, inputs: list[Any]) -> RowReference | None:
+    """A :class:`RowReference` computing output rows on input rows [r0, r1), or None where the
+    model is not row-separable. Rows are sliced from every tensor whose dim 0 is the first input's,
+    or failing that from the first input alone (a matmul's A); a rule is kept when rows 0-1
+    computed together equal rows 0 and 1 computed apart. Its ``slab`` is probed the same way."""
     tensors = [x for x in inputs if isinstance(x, torch.Tensor) and x.dim() > 0]
     if not tensors or tensors[0].shape[0] < 2:
         return None
     first, batch = tensors[0], tensors[0].shape[0]
 
-    def rule(all_rows: bool) -> Any:
-        def rows(r0: int, r1: int) -> Any:
-            args = [
-                x[r0:r1]
-                if isinstance(x, torch.Tensor) and x.dim() > 0 and x.shape[0] == batch and (all_rows or x is first)
-                else x
-                for x in inputs
-            ]
-            with torch.no_grad():
-                y = model(*args)
-            return y[0] if isinstance(y, (tuple, list)) else y
-
-        return rows
-
     for all_rows in (True, False):
-        rows = rule(all_rows)
+        rows = RowReference(model, inputs, batch, first, all_rows)
         try:
             both = rows(0, 2)
             if not (isinstance(both, torch.Tensor) and both.dim() > 0 and both.shape[0] == 2):
                 continue
             # loose: a batched and a one-row call may round differently; a slicing that breaks the
             # model changes values by far more
-            flat = both.detach().reshape(-1)
-            peak = max(
-                (float(flat[i : i + (1 << 20)].abs().nan_to_num().max()) for i in range(0, flat.numel(), 1 << 20)),
-                default=0.0,
-            )
-            tol = 1e-3 * (1.0 + peak)
+            tol = 1e-3 * (1.0 + _peak(both))
             # one row at a time: a published-shape row can be hundreds of MB
             same = _close_in_chunks(both[:1], rows(0, 1), 1e-3, tol) and _close_in_chunks(
                 both[1:], rows(1, 2), 1e-3, tol
@@ -355,5 +419,6 @@ def row_reference(model: Any, inputs: list[Any]) -> Any:
         except Exception:  # noqa: BLE001 - a model that cannot run on this slicing
             continue
         if same:
+            rows.slab = _find_column_rule(rows, both)
             return rows
     return None

@@ -543,3 +543,93 @@ def test_no_spill_file_under_a_file_size_limit():
     assert p.returncode == 0, p.stderr[-2000:]
     total, spilled = p.stdout.split()
     assert float(total) == 2.0 * (4 << 20) and int(spilled) == 0
+
+
+class _Recorded(torch.nn.Module):
+    """A model that records the output size of every call (the reference's cost)."""
+
+    def __init__(self, inner: torch.nn.Module | None, fn=None) -> None:
+        super().__init__()
+        self.inner, self.fn, self.sizes = inner, fn, []
+
+    def forward(self, *args):
+        y = self.inner(*args) if self.inner is not None else self.fn(*args)
+        self.sizes.append(y.numel())
+        return y
+
+
+def _tiles_written(want: torch.Tensor, tiles: list[tuple[int, int, int, int, int]]):
+    """A NaN-poisoned output with ``tiles`` (core, r0, r1, c0, c1) of ``want`` (2-D) written, and
+    the spans a simulation's store tracking would report: one per row of a tile."""
+    out = torch.full_like(want, float("nan"))
+    n = want.shape[1]
+    spans = []
+    for uid, r0, r1, c0, c1 in tiles:
+        out[r0:r1, c0:c1] = want[r0:r1, c0:c1]
+        spans += [(uid, r * n + c0, r * n + c1, c1 - c0) for r in range(r0, r1)]
+    return out, spans
+
+
+def test_a_matmul_tile_check_computes_only_the_tiles_columns(monkeypatch):
+    # a sampled matmul's blocks store tiles spread over every row: by rows alone the check computed
+    # the whole product; by slabs (rows x the tiles' columns) only what it compares
+    import kernel_gym.ascendc.sampling as sampling
+    from kernel_gym.verify.correctness import row_reference
+
+    torch.manual_seed(0)
+    a, b = torch.randn(64, 16), torch.randn(16, 48)
+    model = _Recorded(None, torch.matmul)
+    want = a @ b
+    out, spans = _tiles_written(want, [(0, 8, 24, 16, 32), (1, 40, 48, 0, 8)])
+    monkeypatch.setattr(sampling, "written_spans", lambda t: spans)
+    rows = row_reference(model, [a, b])
+    assert rows is not None and rows.slab is not None
+    model.sizes.clear()
+    check = check_sampled_output(out, rows, max_rows=4)
+    assert check.ok, check.message
+    assert check.elements_checked == 16 * 16 + 8 * 8
+    assert max(model.sizes) <= 4 * 16  # never more than max_rows rows of one tile's columns
+    by_rows = check_sampled_output(out, lambda r0, r1: want[r0:r1], max_rows=4)
+    assert by_rows.ok and by_rows.elements_checked == check.elements_checked
+    assert check.max_abs_error == pytest.approx(by_rows.max_abs_error, abs=1e-5)
+    # a wrong element in the second tile is found and named, as the row check names it
+    out[45, 3] += 1.0
+    bad = check_sampled_output(out, rows, max_rows=4)
+    assert not bad.ok and bad.message.startswith(f"core 1: element {45 * 48 + 3} is ")
+    assert not check_sampled_output(out, lambda r0, r1: want[r0:r1]).ok
+    # an unwritten (poisoned) element inside a stored span fails too
+    out[45, 3] = float("nan")
+    assert not check_sampled_output(out, rows, max_rows=4).ok
+
+
+def test_channel_slabs_of_a_pooling_and_none_for_dim1_dependent_models(monkeypatch):
+    import kernel_gym.ascendc.sampling as sampling
+    from kernel_gym.verify.correctness import row_reference
+
+    torch.manual_seed(1)
+    x = torch.randn(4, 8, 6, 6)
+    pool = _Recorded(torch.nn.AvgPool2d(2))
+    rows = row_reference(pool, [x])
+    assert rows is not None and rows.slab is not None
+    want = torch.nn.functional.avg_pool2d(x, 2)  # (4, 8, 3, 3): a row is 8 channel planes of 9
+    flat = torch.full((want.numel(),), float("nan"))
+    spans = []
+    for uid, r, c0, c1 in [(0, 1, 2, 5), (1, 3, 6, 8)]:  # a block stores channels [c0, c1) of row r
+        lo, hi = r * 72 + c0 * 9, r * 72 + c1 * 9
+        flat[lo:hi] = want.reshape(-1)[lo:hi]
+        spans.append((uid, lo, hi, hi - lo))
+    monkeypatch.setattr(sampling, "written_spans", lambda t: spans)
+    pool.sizes.clear()
+    check = check_sampled_output(flat.view(want.shape), rows)
+    assert check.ok, check.message
+    assert check.elements_checked == 27 + 18
+    assert max(pool.sizes) <= 3 * 9  # one row's touched channels, not the row's 8
+    # dim-1 entries that depend on their neighbours or their position: rows only
+    assert row_reference(torch.nn.Softmax(dim=1), [x]).slab is None
+    cumsum = row_reference(_Recorded(None, lambda t: t.cumsum(1)), [x])
+    assert cumsum is not None and cumsum.slab is None
+    flipped = row_reference(_Recorded(None, lambda t: t.flip(1)), [x])
+    assert flipped is not None and flipped.slab is None
+    scale = torch.arange(8.0).view(1, 8, 1, 1)
+    per_channel = row_reference(_Recorded(None, lambda t: t * scale), [x])  # a parameter of dim-1 size
+    assert per_channel is not None and per_channel.slab is None

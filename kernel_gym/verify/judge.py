@@ -1124,10 +1124,12 @@ def _check_published_share(
     got = link.buffer.read(TensorSlot(slots.out_offset, want, (total,)))
     row = max(1, numel // meta_out.shape[0]) if meta_out.dim() > 0 else 1
     at = 0
+    slab = getattr(rows, "slab", None) if meta_out.dim() >= 2 else None
+    inner = max(1, numel // max(1, meta_out.shape[0] * meta_out.shape[1])) if slab is not None else 1
     for lo, hi in _row_pieces(windows, row, max_rows):
         r0, r1 = lo // row, -(-hi // row)
         try:
-            ref = rows(r0, r1).reshape(-1)[lo - r0 * row : hi - r0 * row]
+            ref = _reference_piece(rows, slab, row, inner, lo, hi)
         except Exception as exc:  # noqa: BLE001 - the reference itself failed on these rows
             record["checked_elements"] = at
             record["unchecked"] = f"the reference failed on rows [{r0}, {r1}): {type(exc).__name__}: {exc}"
@@ -1136,6 +1138,20 @@ def _check_published_share(
         del ref  # before the next piece's reference rows are computed
         at += hi - lo
     record["checked_elements"] = total
+
+
+def _reference_piece(
+    rows: Callable[[int, int], torch.Tensor], slab: Any, row: int, inner: int, lo: int, hi: int
+) -> torch.Tensor:
+    """The reference's output elements [lo, hi) (flat), from rows of ``row`` elements, or where
+    ``slab`` is given and the piece lies in one row, from the dim-1 range (of ``inner`` elements
+    each) it touches: a window of a pooling's 1 GiB row needs a few of its channels."""
+    r0, r1 = lo // row, -(-hi // row)
+    if slab is not None and r1 == r0 + 1:
+        c0, c1 = (lo - r0 * row) // inner, (hi - 1 - r0 * row) // inner + 1
+        first = lo - r0 * row - c0 * inner
+        return slab(r0, r1, c0, c1).reshape(-1)[first : first + hi - lo]
+    return rows(r0, r1).reshape(-1)[lo - r0 * row : hi - r0 * row]
 
 
 def _row_pieces(windows: list[tuple[int, int]], row: int, max_rows: int) -> list[tuple[int, int]]:

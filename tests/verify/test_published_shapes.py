@@ -261,3 +261,30 @@ def test_the_published_reference_rows_per_call_follow_the_row_bytes() -> None:
     assert reference_rows_per_call([x], x) == 16
     # a conv row of 510 MiB out counts twice: one row per call
     assert reference_rows_per_call([torch.empty((16, 3, 64, 64, 64), device="meta")], torch.empty((16, 128, 62, 62, 62), device="meta")) == 1
+
+
+def test_a_published_window_in_one_row_takes_only_its_channels_from_the_reference() -> None:
+    import torch
+
+    from kernel_gym.verify.correctness import row_reference
+    from kernel_gym.verify.judge import _reference_piece
+
+    torch.manual_seed(0)
+    x = torch.randn(3, 8, 4, 4)
+    calls = []
+
+    class Pool(torch.nn.Module):
+        def forward(self, t):
+            calls.append(tuple(t.shape))
+            return torch.nn.functional.max_pool2d(t, 2)  # (3, 8, 2, 2): rows of 8 x 4 elements
+
+    rows = row_reference(Pool(), [x])
+    assert rows is not None and rows.slab is not None
+    want = torch.nn.functional.max_pool2d(x, 2).reshape(-1)
+    calls.clear()
+    for lo, hi in [(37, 45), (32, 64), (40, 41), (30, 70)]:  # inside row 1, a whole row, one element, rows 0-2
+        got = _reference_piece(rows, rows.slab, 32, 4, lo, hi)
+        assert torch.equal(got, want[lo:hi]), (lo, hi)
+    # channels 1-3 of row 1, all 8 channels of row 1, channel 2 alone, then rows 0-2 whole
+    assert calls == [(1, 3, 4, 4), (1, 8, 4, 4), (1, 1, 4, 4), (3, 8, 4, 4)]
+    assert _reference_piece(rows, None, 32, 4, 37, 45).equal(want[37:45])  # no slab: the row

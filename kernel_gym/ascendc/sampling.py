@@ -704,21 +704,13 @@ def check_sampled_output(
         for los, lengths, uids in _span_batches(group, max_elements):
             ends = np.cumsum(lengths)
             index = torch.from_numpy(np.repeat(los - (ends - lengths), lengths) + np.arange(int(ends[-1])))
-            got, ref = flat[index], ref_rows[index - r0 * row]
-            if got.dtype != ref.dtype or not got.is_floating_point():
-                got, ref = got.double(), ref.double()
-            diff = (got - ref).abs()
-            bad = ~(diff <= atol + rtol * ref.abs())  # NaN anywhere (poison) is bad
-            if failure is None and bool(bad.any()):
-                at = int(bad.nonzero()[0, 0])
+            batch_worst, at, want = _compare_batch(flat, ref_rows, index, index - r0 * row, atol, rtol)
+            if failure is None and at is not None:
                 k, uid = int(index[at]), uids[int(np.searchsorted(ends, at, side="right"))]
-                failure = f"core {uid}: element {k} is {float(flat[k])}, the reference {float(ref[at])}"
-            if failure is not None:  # the group's worst error, as the message reports it, NaN as inf
-                group_worst = max(group_worst, float(diff.nan_to_num(nan=float("inf")).max()))
-            elif diff.numel():
-                group_worst = max(group_worst, float(diff.max()))
+                failure = f"core {uid}: element {k} is {float(flat[k])}, the reference {want}"
+            group_worst = max(group_worst, batch_worst)  # the group's worst error, NaN as inf
             group_n += int(ends[-1])
-            del index, got, ref, diff, bad
+            del index
         del ref_rows  # before the next group's reference rows are computed
         if failure is not None:
             return SampledCheck(False, failure, checked, max_abs_error=max(worst, group_worst), spans=spans)

@@ -323,16 +323,17 @@ class RowReference:
         self.model, self.inputs, self.batch, self.first, self.all_rows = model, inputs, batch, first, all_rows
         self.slab: Callable[[int, int, int, int], torch.Tensor] | None = None
 
-    def _args(self, r0: int, r1: int) -> list[Any]:
-        return [
-            x[r0:r1]
-            if isinstance(x, torch.Tensor)
+    def row_sliced(self, x: Any) -> bool:
+        """Whether input ``x`` is cut to the rows asked for."""
+        return (
+            isinstance(x, torch.Tensor)
             and x.dim() > 0
             and x.shape[0] == self.batch
             and (self.all_rows or x is self.first)
-            else x
-            for x in self.inputs
-        ]
+        )
+
+    def _args(self, r0: int, r1: int) -> list[Any]:
+        return [x[r0:r1] if self.row_sliced(x) else x for x in self.inputs]
 
     def _run(self, args: list[Any]) -> Any:
         with torch.no_grad():
@@ -374,8 +375,7 @@ def _find_column_rule(rows: RowReference, both: torch.Tensor) -> Callable[[int, 
     for index, x in enumerate(rows.inputs):
         if not isinstance(x, torch.Tensor):
             continue
-        row_sliced = x.dim() > 0 and x.shape[0] == rows.batch and (rows.all_rows or x is rows.first)
-        for dim in range(1 if row_sliced else 0, x.dim()):
+        for dim in range(1 if rows.row_sliced(x) else 0, x.dim()):
             if x.shape[dim] != width:
                 continue
             slab = rows.column_rule(index, dim)

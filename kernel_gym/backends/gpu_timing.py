@@ -8,6 +8,10 @@ stream. Here, per timed call:
   ``torch.cuda.ExternalStream``): kernels an answer launches on the legacy default stream
   (``kernel<<<grid, block>>>``) are ordered with it, so events on it bracket them;
 - L2 is flushed before the call by writing a buffer of twice the L2 size on that stream;
+- no head start: the GPU is idle when the call begins, so the host's launch gaps count. A spin
+  on the stream before the start event (nvbench's blocking kernel) cut the robust CV of three
+  level-2 references on an H200 from 0.5-1.5 % to 0.2 %, but work an answer puts on a stream of its
+  own runs during the spin and ends before the call does: the side-stream exploits passed;
 - CUDA events record the start and end on the stream; the host then waits for the end event and
   *then* for the whole device: the second wait (``sync_gap_s``) is what the call left running
   elsewhere (a non-blocking stream of its own, a host callback), which an honest call never does;
@@ -137,6 +141,10 @@ class DeviceSession:
         self._start = torch.cuda.Event(enable_timing=True)
         self._end = torch.cuda.Event(enable_timing=True)
         self._staged: dict[int, Any] = {}
+        # device copies of the staged inputs as the judge wrote them, where the device has room: a
+        # forward that left its inputs alone (nearly all) needs no copy back (2 GiB each call at
+        # KernelBench's published shapes, the runner's largest cost on an H200)
+        self._pristine: dict[int, Any] = {}
         self._flushes = 0
         self.check_state = check_state
 
@@ -156,8 +164,27 @@ class DeviceSession:
                 staged.append(buf)
             else:
                 staged.append(x)
+        self._keep_pristine(staged)
         torch.cuda.synchronize(self.device)
         return staged
+
+    def _keep_pristine(self, staged: list[Any]) -> None:
+        torch = self.torch
+        tensors = {i: x for i, x in enumerate(staged) if isinstance(x, torch.Tensor)}
+        for i in list(self._pristine):
+            if i not in tensors or (self._pristine[i].shape, self._pristine[i].dtype) != (
+                tensors[i].shape,
+                tensors[i].dtype,
+            ):
+                del self._pristine[i]
+        need = sum(x.numel() * x.element_size() for i, x in tensors.items() if i not in self._pristine)
+        if need and torch.cuda.mem_get_info(self.device)[0] < 2 * need + (1 << 30):
+            self._pristine.clear()  # no room: every input is copied back instead
+            return
+        for i, x in tensors.items():
+            if i not in self._pristine:
+                self._pristine[i] = torch.empty_like(x)
+            self._pristine[i].copy_(x)
 
     def flush_l2(self) -> None:
         if self.flush_bytes:
@@ -193,14 +220,15 @@ class DeviceSession:
         return out, report
 
     def to_host(self, out: Any, staged: list[Any], host_inputs: list[Any]) -> Any:
-        """The output on the host; the device inputs copied back over the host's (so the judge
-        sees a forward that wrote into its inputs)."""
+        """The device inputs copied back over the host's where the forward changed them (so the
+        judge sees a forward that wrote into its inputs); the output as it is (the runner copies
+        it into the shared buffer straight from the device)."""
         torch = self.torch
-        for dev, host in zip(staged, host_inputs, strict=True):
+        for i, (dev, host) in enumerate(zip(staged, host_inputs, strict=True)):
             if isinstance(dev, torch.Tensor) and isinstance(host, torch.Tensor) and dev.device != host.device:
-                host.copy_(dev)
-        if isinstance(out, torch.Tensor) and out.device.type != "cpu":
-            out = out.detach().cpu()
+                kept = self._pristine.get(i)
+                if kept is None or not torch.equal(dev, kept):
+                    host.copy_(dev)
         return out
 
 

@@ -465,7 +465,7 @@ class CallSlots:
             )
         if not reply.get("written"):
             raise StageFailure(
-                "runtime_error", "the output could not be handed over (not a CPU tensor of the reference's size)"
+                "runtime_error", "the output could not be handed over (larger than the reference's output)"
             )
         return self.link.buffer.read(TensorSlot(self.out_offset, want, tuple(expected.shape)))
 
@@ -613,9 +613,19 @@ def _bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
     wrote), compared as bytes in blocks: one pass, no temporaries, for GiB-sized inputs too."""
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
-    x, y = a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8)
-    step = _EQUAL_CHUNK * 4
+    x, y = _words(a.reshape(-1).view(torch.uint8)), _words(b.reshape(-1).view(torch.uint8))
+    if x.dtype != y.dtype:
+        x, y = x.view(torch.uint8), y.view(torch.uint8)
+    step = _EQUAL_CHUNK * 4 // x.element_size()
     return all(torch.equal(x[i : i + step], y[i : i + step]) for i in range(0, x.numel(), step))
+
+
+def _words(x: torch.Tensor) -> torch.Tensor:
+    """Flat bytes viewed as 8-byte words where their length and alignment allow: torch.equal
+    compares bytes half as fast as words (2 GiB inputs on every call of a published-shape task)."""
+    if x.numel() % 8 or x.data_ptr() % 8:
+        return x
+    return x.view(torch.int64)
 
 
 _FLUSH: dict[int, torch.Tensor] = {}

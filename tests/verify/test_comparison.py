@@ -88,3 +88,21 @@ def test_a_trials_fingerprint_matches_exactly_when_the_bits_do(monkeypatch):
     flags = torch.tensor([True, False] * 20)
     assert judge._fingerprint(flags) == judge._fingerprint(flags.clone())
     assert judge._fingerprint(flags) != judge._fingerprint(~flags)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.uint8, torch.bool])
+def test_the_input_check_finds_one_changed_byte_at_any_length_and_offset(monkeypatch, dtype):
+    """Inputs are compared as 8-byte words where their length and alignment allow, as bytes
+    otherwise: either way one changed byte anywhere (the last block, an odd tail) is found."""
+    from kernel_gym.verify import judge
+
+    monkeypatch.setattr(judge, "_EQUAL_CHUNK", 8)  # several blocks
+    base = (torch.arange(203) % 7).to(dtype) if dtype != torch.bool else torch.arange(203) % 2 == 0
+    for start, stop in ((0, 200), (1, 202), (3, 160), (0, 203)):  # aligned, offset and odd lengths
+        x = base[start:stop]
+        assert judge._bitwise_equal(x, x.clone())
+        for at in (0, x.numel() // 2, x.numel() - 1):
+            changed = x.clone()
+            changed.view(torch.uint8)[at * x.element_size()] ^= 1
+            assert not judge._bitwise_equal(x, changed)
+    assert not judge._bitwise_equal(base[:8], base[:8].reshape(2, 4))  # shapes differ

@@ -519,6 +519,9 @@ def test_the_matmul_api_block_loop_is_sampled():
     assert sampled.loop_sampled_blocks >= 1 and sampled.loop_periods_skipped >= 200
     assert sampled.latency_s == pytest.approx(full.latency_s, rel=0.01)
     assert sampled.latency_lo_s <= full.latency_s <= sampled.latency_hi_s
+    # a block's GM bytes are counted once it is not skipped, so the skipped periods' bytes are the
+    # template's and the event that ends the skip brings only its own
+    assert (sampled.gm_read_bytes, sampled.gm_write_bytes) == (full.gm_read_bytes, full.gm_write_bytes)
     # what was stored before the skip (the tracked spans) is the full run's; skipped blocks stored nothing
     assert spans and sum(hi - lo for _, lo, hi, _ in spans) < m * n // 2
     for _, lo, hi, _ in spans:

@@ -53,7 +53,15 @@ void check_operand(const MmOperand& o, int64_t r0, int64_t rows, int64_t c0, int
     for (int64_t r = 0; r < rows && record; ++r)
         record_access(p + uint64_t(r * o.ld) * es, uint64_t(cols) * es,
                       write ? (atomic ? AK_ATOMIC : AK_WRITE) : AK_READ, loc);
-    if (rt.cur) (write ? rt.cur->gm_write : rt.cur->gm_read) += uint64_t(rows * cols) * es;
+}
+
+// The GM bytes of an operand's rows x cols, counted once the call is known not to be skipped by loop
+// sampling: its snapshot of the launch's GM bytes is the state before the event, as DataCopy's is.
+// Counted before the skip decision, the event that ended a skip had its bytes in the prediction
+// too: MatmulWithLargeKDimension's sampled GM bytes were 512 MiB (12.5 %) over the full run's.
+void count_operand(const MmOperand& o, int64_t rows, int64_t cols, bool write) {
+    if (o.is_local || rows <= 0 || cols <= 0 || !rt.cur) return;
+    (write ? rt.cur->gm_write : rt.cur->gm_read) += uint64_t(rows * cols) * dt_size(o.dt);
 }
 
 double stage_cycles(int64_t bytes, double rate) { return std::ceil(double(bytes) / rate); }
@@ -106,6 +114,9 @@ void mm_block(const MmOperand& a, const MmOperand& b, const MmOperand* bias, int
     if (loop_skip(loc, loop_key(0x6d6d626cu, operand_key(a), operand_key(b), bias ? operand_key(*bias) : 0, m, n, k,
                                 base_k, step_ka, step_kb)))
         return;
+    count_operand(a, m, k, false);
+    count_operand(b, k, n, false);
+    if (bias) count_operand(*bias, 1, n, false);
 
     // B row-major (k x n): the inner loop runs over j, so it vectorises while every C element still
     // sums its products in k order, one partial sum per baseK step (the Mmads into L0C)
@@ -159,6 +170,7 @@ void mm_out(const float* l0c, int64_t m, int64_t n, const MmOperand& c, int64_t 
     check_operand(c, 0, m, offset, n, true, "C", loc, atomic != 0, !plain_gm);
     // the write-out is an event of its own too; an atomic one accumulates, so its loop is not skipped
     if (loop_skip(loc, loop_key(0x6d6d6f75u, operand_key(c), m, n, atomic), atomic ? 1 : 0)) return;
+    count_operand(c, m, n, true);
     uint32_t es = dt_size(c.dt);
     uint8_t* base = c.is_local ? mem_ptr(c.local.mem, c.local.addr) : static_cast<uint8_t*>(const_cast<void*>(c.gm));
     std::vector<uint8_t> before(plain_gm ? size_t(n) * es : 0);

@@ -416,3 +416,71 @@ def test_a_killed_child_says_whether_the_binding_took_its_arguments() -> None:
         _progress("returned", "by name")
     assert "checking the output" in _stuck_in(buf.getvalue())["detail"]
     assert "before any binding call" in _stuck_in(None)["detail"]
+
+
+def test_a_reference_splits_after_its_leading_layer_only_where_that_layer_runs_first() -> None:
+    """An epilogue-only project's binding takes the output of the reference's leading convolution
+    (EvoKernel's ModelNew runs it in PyTorch): the split must reproduce the model exactly and
+    refuse models whose first step is not that layer."""
+    import torch
+
+    class ConvGeluGroupNorm(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv_transpose = torch.nn.ConvTranspose2d(4, 8, 3)
+            self.group_norm = torch.nn.GroupNorm(2, 8)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.group_norm(torch.nn.functional.gelu(self.conv_transpose(x)))
+
+    class ScaleThenConv(ConvGeluGroupNorm):  # the layer is not the first step
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.conv_transpose(x * 2.0)
+
+    class NormFirst(torch.nn.Module):  # the first child is no convolution or linear layer
+        def __init__(self) -> None:
+            super().__init__()
+            self.norm = torch.nn.GroupNorm(2, 4)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.norm(x)
+
+    torch.manual_seed(0)
+    x = torch.rand(3, 4, 5, 5)
+    model = ConvGeluGroupNorm()
+    split = C.epilogue_split(model, [x])
+    assert split is not None and split.name == "conv_transpose" and split.head_row_shape == (1, 8, 7, 7)
+    with torch.no_grad():
+        assert torch.allclose(split.tail(split.head(x)), model(x), atol=1e-6)
+    assert [n for n, _ in split.tail.named_parameters()] == ["group_norm.weight", "group_norm.bias"]
+    assert C.epilogue_split(ScaleThenConv(), [x]) is None
+    assert C.epilogue_split(NormFirst(), [x]) is None
+
+
+# x + bias after a linear layer the binding does not take: the Plus project gets the layer's output
+_LINEAR_THEN_BIAS = (
+    "class Model(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    "        self.linear = torch.nn.Linear(256, 256)\n"
+    "        self.bias = torch.nn.Parameter(torch.randn(8, 256))\n"
+    "    def forward(self, x):\n        return self.linear(x) + self.bias\n"
+    "def get_inputs():\n    return [torch.rand(8, 256)]\n"
+)
+
+
+@pytest.mark.slow  # builds and simulates one operator project, in full and sampled
+def test_an_epilogue_project_is_fed_the_output_of_the_leading_layer(tmp_path: Path) -> None:
+    plus = _KERNELS[0]
+    _dataset(
+        tmp_path,
+        [(plus[0], "BiasPlusCustom", "Add", "KernelBench/level2", "7_Bias_Plus.py", _LINEAR_THEN_BIAS, 0.004)],
+    )
+    out = tmp_path / "out"
+    args = ["--data", str(tmp_path), "--out", str(out), "--inline", "--stages", "run"]
+    for extra in ([], ["--max-bytes", "1024", "--fresh"]):  # in full, then sampled with a lazy layer output
+        assert C.main([*args, *extra]) == 0
+        [row] = C._read_jsonl(out / C.RESULTS_DEFAULT)
+        assert row["status"] == "ok", row
+        assert row["mapping"].startswith("linear in PyTorch, then "), row
+        assert bool(row.get("sampled")) == bool(extra)
+        # the dataset's figure times the whole model, the layer too: kept apart, not compared
+        assert row["measured_s"] is None and row["measured_model_s"] == pytest.approx(4e-6)

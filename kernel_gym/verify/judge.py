@@ -610,7 +610,8 @@ def _fingerprint(t: torch.Tensor) -> bytes:
 
 def _bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
     """Same shape, dtype and bytes (an input the answer left alone is bit for bit what the judge
-    wrote), compared as bytes in blocks: one pass, no temporaries, for GiB-sized inputs too."""
+    wrote), compared in blocks of 8-byte words (bytes where the length or alignment does not allow
+    words): one pass, no temporaries, for GiB-sized inputs too."""
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
     x, y = _words(a.reshape(-1).view(torch.uint8)), _words(b.reshape(-1).view(torch.uint8))

@@ -375,6 +375,25 @@ def _epilogue_candidates(
         yield _epilogue_label(split, label), args, split.tail, ref_inputs
 
 
+def _mappings(
+    kinds: list[str],
+    inputs: list[Any],
+    model: Any,
+    init: list[Any],
+    params: list[BindingParam] | None,
+    lazy_seed: int | None = None,
+) -> Iterator[tuple[str, list[Any], Any, list[Any]]] | None:
+    """``(label, args, reference, reference inputs)`` to try in order: the mappings of the
+    reference's own inputs, then those of :func:`_epilogue_candidates` (drawn only when every
+    earlier one failed: the leading layer costs a run); None when there are none at all."""
+    own = [(label, args, model, inputs) for label, args in _candidates(kinds, inputs, model, init, params)]
+    split = _epilogue_candidates(kinds, inputs, model, init, params, lazy_seed)
+    if own:
+        return itertools.chain(own, split)
+    first = list(split)
+    return iter(first) if first else None
+
+
 def _same_args(a: list[Any], b: list[Any]) -> bool:
     return len(a) == len(b) and all(x is y or (not hasattr(x, "shape") and x == y) for x, y in zip(a, b, strict=True))
 
@@ -496,12 +515,8 @@ def _run_one(spec: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
                 "detail": f"{type(exc).__name__}: {exc}"[:300],
             }
         out["reference_host_s"] = round(time.monotonic() - tr, 2)
-    cands = [(label, args, model, inputs) for label, args in _candidates(kinds, inputs, model, init, params)]
-    # tried only when every mapping of the reference's own inputs fails: the leading layer costs a run
-    more = _epilogue_candidates(kinds, inputs, model, init, params)
-    if not cands:
-        cands, more = list(more), iter(())
-    if not cands:
+    cands = _mappings(kinds, inputs, model, init, params)
+    if cands is None:
         return {
             **out,
             "status": "error",
@@ -510,7 +525,7 @@ def _run_one(spec: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
             f"{len(list(model.parameters()))} parameters, {len(init)} init args",
         }
     last: dict[str, Any] = {}
-    for label, args, _ref, _ref_inputs in itertools.chain(cands, more):  # the model's output either way
+    for label, args, _ref, _ref_inputs in cands:  # the model's output either way
         ts = time.monotonic()
         try:
             _progress("calling", label)
@@ -574,14 +589,11 @@ def _run_sampled(
     from kernel_gym.verify.correctness import reference_rows_per_call, sampled_reference
 
     inputs = lazy_inputs(input_specs(ns["get_inputs"], seed=1000))
-    cands = [(label, args, model, inputs) for label, args in _candidates(kinds, inputs, model, init, params)]
-    more = _epilogue_candidates(kinds, inputs, model, init, params, lazy_seed=2000)
-    if not cands:
-        cands, more = list(more), iter(())
-    if not cands:
+    cands = _mappings(kinds, inputs, model, init, params, lazy_seed=2000)
+    if cands is None:
         return {"status": "error", "cause": "arg_mapping", "detail": f"binding {fn}({', '.join(kinds)}): no mapping"}
     last: dict[str, Any] = {}
-    for label, args, ref_model, ref_inputs in itertools.chain(cands, more):
+    for label, args, ref_model, ref_inputs in cands:
         ts = time.monotonic()
 
         def attempt(loops: bool | str, args: list[Any] = args) -> tuple[Any, Any]:

@@ -168,6 +168,21 @@ class DeviceSession:
         torch.cuda.synchronize(self.device)
         return staged
 
+    def restage(self, host_inputs: list[Any]) -> list[Any]:
+        """The device copies of the last ``stage``, as they are, when they match ``host_inputs`` in
+        shape, dtype and strides (the same set called again); else ``stage(host_inputs)``."""
+        torch = self.torch
+        staged = []
+        for i, x in enumerate(host_inputs):
+            if not isinstance(x, torch.Tensor):
+                staged.append(x)
+                continue
+            buf = self._staged.get(i)
+            if buf is None or buf.shape != x.shape or buf.dtype != x.dtype or buf.stride() != x.stride():
+                return self.stage(host_inputs)
+            staged.append(buf)
+        return staged
+
     def _keep_pristine(self, staged: list[Any]) -> None:
         torch = self.torch
         tensors = {i: x for i, x in enumerate(staged) if isinstance(x, torch.Tensor)}

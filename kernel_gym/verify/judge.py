@@ -286,10 +286,12 @@ def _seed_source(settings: VerifySettings) -> Callable[[], int]:
     return lambda: rng.getrandbits(48)
 
 
-def _reference_output(reference: torch.nn.Module, inputs: list[Any], device: str = "cpu") -> torch.Tensor:
+def _reference_output(
+    reference: torch.nn.Module, inputs: list[Any], device: str = "cpu", to_host: bool = True
+) -> torch.Tensor:
     """The reference's output for one input set; on ``device`` (the judge's own GPU work: at
     KernelBench's published shapes a CPU reference takes minutes), in full fp32 precision (no TF32
-    in cuBLAS or cuDNN), returned on the CPU."""
+    in cuBLAS or cuDNN), returned on the CPU (on ``device`` with ``to_host=False``)."""
     args = [x.to(device, copy=True) if isinstance(x, torch.Tensor) else x for x in inputs]
     if device == "cpu":
         with torch.no_grad():
@@ -302,6 +304,8 @@ def _reference_output(reference: torch.nn.Module, inputs: list[Any], device: str
                 out = reference(*args)
             del args
             if isinstance(out, torch.Tensor) and out.device.type != "cpu":
+                if not to_host:
+                    return out.detach().clone()  # the reference's own tensor might alias its state
                 return out.detach().cpu()  # a copy already: no second one of a GiB-sized output
         finally:
             torch.backends.cuda.matmul.allow_tf32 = matmul
@@ -329,11 +333,17 @@ def prepare_reference(
     weight_seed = next_seed()
     seed_cpu(weight_seed)
     reference = set_module_mode(task_module.Model(*task_module.get_init_inputs()), settings.module_mode).to(device)
+    # where drawn sets stay: host memory, or (GiB-sized sets drawn when used, on a GPU with room)
+    # the GPU they were drawn on (below)
+    stays = {"on_device": device != "cpu", "set_bytes": 0}
 
     def draw(scale: float, with_expected: bool = True, seed: int | None = None) -> InputSet:
         seed = next_seed() if seed is None else seed
+        on_device = bool(stays["on_device"]) and _device_has_room(device, int(stays["set_bytes"]))
         inputs = draw_inputs(task_module, seed, scale, device)  # on the reference's device
-        expected = _reference_output(reference, inputs, device) if with_expected else None
+        expected = _reference_output(reference, inputs, device, to_host=not on_device) if with_expected else None
+        if on_device:
+            return InputSet(inputs, expected)
         # the judge places inputs in the runner's shared buffer from host memory
         return InputSet([x.cpu() if isinstance(x, torch.Tensor) else x for x in inputs], expected)
 
@@ -346,6 +356,13 @@ def prepare_reference(
     # set, the first and the timing sets included, is drawn when used and dropped after its last
     # use, so the judge holds one set at a time. Seeds are fixed here in the eager plan's order.
     deferred = set_bytes * (len(scales) + 1) > EAGER_TRIAL_BYTES
+    # A GPU backend's drawn-when-used sets stay on the GPU: the inputs go from there straight into
+    # the shared buffer, the expected output is compared there, and nothing GiB-sized crosses host
+    # memory on the judge's side but the buffer itself (a 6 GiB set took four host copies a call).
+    # Eager sets (small, many held at once) live in host memory.
+    stays.update(on_device=deferred and device != "cpu", set_bytes=set_bytes)
+    if not stays["on_device"]:
+        first = _on_host(first)
     sizes = _shapes_only(first)
 
     def later(scale: float, with_expected: bool = True) -> InputSet | DeferredInputSet:
@@ -387,6 +404,28 @@ def prepare_reference(
     return plan
 
 
+def _on_host(s: InputSet) -> InputSet:
+    def host(x: Any) -> Any:
+        return x.cpu() if isinstance(x, torch.Tensor) else x
+
+    return InputSet([host(x) for x in s.inputs], None if s.expected is None else host(s.expected))
+
+
+#: GPU memory a drawn set may leave free at least (the answer's runner shares the GPU)
+DEVICE_SET_HEADROOM = 4 << 30
+
+
+def _device_has_room(device: str, set_bytes: int) -> bool:
+    """Whether a set of ``set_bytes`` (inputs and expected output) can stay on ``device``, with room
+    for the runner's copies of it beside (its inputs, a pristine copy, the output) and a margin."""
+    if device == "cpu":
+        return False
+    d = torch.device(device)
+    free, _ = torch.cuda.mem_get_info(d)
+    free += torch.cuda.memory_reserved(d) - torch.cuda.memory_allocated(d)  # released sets, cached here
+    return free >= 3 * set_bytes + DEVICE_SET_HEADROOM
+
+
 def _drawn_when_used(draw: Callable[..., InputSet], seed: int, like: InputSet) -> DeferredInputSet:
     """A set of the plan's draw at ``seed`` (fixed now), drawn when the call that uses it comes."""
     return DeferredInputSet(lambda: draw(1.0, seed=seed), like=like)
@@ -405,14 +444,20 @@ class CallSlots:
         self.link = link
         self.device = plan.device  # where outputs are compared
         link.buffer.resize(self.out_offset + self.out_capacity)
+        if self.device != "cpu":  # inputs are copied in from the GPU, outputs out to it
+            link.buffer.pin_for_cuda()
         link.request({"op": "shm", "size": link.buffer.size})
 
-    def place(self, inputs: list[Any]) -> list[dict[str, Any]]:
-        """Write a call's inputs into the buffer (same offsets every call: same pointers, new values)."""
+    def place(self, inputs: list[Any], write: bool = True) -> list[dict[str, Any]]:
+        """Write a call's inputs into the buffer (same offsets every call: same pointers, new values);
+        ``write=False``: describe them only (they are there already)."""
         described, offset = [], 0
         for x in inputs:
             if isinstance(x, torch.Tensor):
-                slot = self.link.buffer.write(offset, x)
+                if write:
+                    slot = self.link.buffer.write(offset, x)
+                else:
+                    slot = TensorSlot(offset, str(x.dtype).removeprefix("torch."), tuple(x.shape))
                 described.append({"slot": slot.to_dict()})
                 offset = _align(offset + tensor_nbytes(x))
             else:
@@ -428,9 +473,12 @@ class CallSlots:
         return True
 
     def call(
-        self, inputs: list[Any], record: bool, guard: bool = True, fill: bool = True
+        self, inputs: list[Any], record: bool, guard: bool = True, fill: bool = True, repeat: bool = False
     ) -> tuple[list[dict[str, Any]], dict[str, Any], CallTiming]:
-        described = self.place(inputs)
+        """One call of the loaded model on ``inputs``. ``repeat``: the trusted reference's timing
+        only, before any answer code is loaded: the inputs of the previous call again, left where
+        they are (the buffer, the runner's device copies), and no output handed back."""
+        described = self.place(inputs, write=not repeat)
         msg = {
             "op": "call",
             "inputs": described,
@@ -440,6 +488,8 @@ class CallSlots:
             "guard": guard,
             "fill": fill,
         }
+        if repeat:
+            msg.update(reuse_inputs=True, return_output=False)
         reply, timing = self.link.timed_call(msg)
         return described, reply, timing
 
@@ -467,7 +517,10 @@ class CallSlots:
             raise StageFailure(
                 "runtime_error", "the output could not be handed over (larger than the reference's output)"
             )
-        return self.link.buffer.read(TensorSlot(self.out_offset, want, tuple(expected.shape)))
+        slot = TensorSlot(self.out_offset, want, tuple(expected.shape))
+        if expected.device.type != "cpu":  # compared where the expectation lives: one copy, the judge's own
+            return self.link.buffer.view(slot).to(expected.device, copy=True)
+        return self.link.buffer.read(slot)
 
 
 def _elements_share_memory(shape: tuple[int, ...], stride: tuple[int, ...]) -> bool:
@@ -562,6 +615,7 @@ def check_correctness(
     """The correctness trials. An output identical to the previous trial's while the
     reference's changed is a cached or constant result, even within tolerance."""
     previous: tuple[bytes, bytes] | None = None  # fingerprints of the last trial's output and expectation
+    keyed_on = None if plan.device == "cpu" else torch.device(plan.device)  # outputs are compared there
     for trial, (scale, s) in enumerate(plan.trials):
         assert s.expected is not None
         stats["trials_run"] = trial + 1
@@ -570,7 +624,7 @@ def check_correctness(
         )
         if reply.get("torch_ops"):  # torch_ops="beside_kernel": the torch ops beside the answer's code
             stats.setdefault("details", {})["torch_ops"] = reply["torch_ops"]
-        now = (_fingerprint(out), _fingerprint(s.expected))
+        now = (_fingerprint(out, keyed_on), _fingerprint(s.expected, keyed_on))
         if previous is not None and now[0] == previous[0] and now[1] != previous[1]:
             raise StageFailure(
                 "hacked",
@@ -588,15 +642,22 @@ def check_correctness(
 _EQUAL_CHUNK = 1 << 24  # elements: the comparison's temporaries stay small for GiB-sized tensors
 
 
-def _fingerprint(t: torch.Tensor) -> bytes:
+def _fingerprint(t: torch.Tensor, keyed_on: torch.device | None = None) -> bytes:
     """A digest of the tensor's shape, dtype and bytes, so a trial keeps 32 bytes of the last trial
     instead of its GiB-sized output and expectation. Equal digests mean bitwise-identical tensors
     (what a cached or constant output is); outputs that differ in a bit differ, as they would under
-    a value comparison that changes one last place. Blocks are hashed on several threads (hashlib
-    releases the GIL): a 6 GiB output takes about a second on 16 cores."""
+    a value comparison that changes one last place. BLAKE2b over blocks on several threads
+    (hashlib releases the GIL; a 6 GiB output takes about a second on 16 cores), or with
+    ``keyed_on`` a keyed hash computed on that device (``_keyed_digest``): where the judge compares
+    outputs on a GPU, the tensors live there and copying them out is what cost seconds. Every
+    fingerprint of one verification is taken the same way, so any two of them compare."""
+    header = f"{tuple(t.shape)}|{t.dtype}".encode()
     x = t.detach().reshape(-1)
     if x.dtype == torch.bool:
         x = x.to(torch.uint8)
+    if keyed_on is not None:
+        return hashlib.blake2b(header + _keyed_digest(x, keyed_on), digest_size=32).digest()
+    x = x.cpu()
 
     def block(i: int) -> bytes:
         u = x[i : i + _EQUAL_CHUNK].contiguous().view(torch.uint8)
@@ -605,20 +666,71 @@ def _fingerprint(t: torch.Tensor) -> bytes:
     starts = range(0, x.numel(), _EQUAL_CHUNK)
     with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1, max(1, len(starts)))) as pool:
         blocks = list(pool.map(block, starts))
-    return hashlib.blake2b(f"{tuple(t.shape)}|{t.dtype}".encode() + b"".join(blocks), digest_size=32).digest()
+    return hashlib.blake2b(header + b"".join(blocks), digest_size=32).digest()
+
+
+# The keyed digest's secret: drawn once per judge process, never sent anywhere, so an answer
+# cannot make two different outputs collide under it.
+_DIGEST_KEYS = tuple(int.from_bytes(os.urandom(8), "little") for _ in range(2))
+_M64 = (1 << 64) - 1
+
+
+def _as_int64(v: int) -> int:
+    v &= _M64
+    return v - (1 << 64) if v >> 63 else v
+
+
+_MIX1, _MIX2 = _as_int64(0xBF58476D1CE4E5B9), _as_int64(0x94D049BB133111EB)
+
+
+def _srl(z: torch.Tensor, bits: int) -> torch.Tensor:
+    """Logical right shift of int64 words (torch's ``>>`` is arithmetic)."""
+    return (z >> bits) & ((1 << (64 - bits)) - 1)
+
+
+def _mix64(z: torch.Tensor) -> torch.Tensor:
+    """SplitMix64's finaliser on int64 words (wrapping arithmetic), in place."""
+    z ^= _srl(z, 30)
+    z *= _MIX1
+    z ^= _srl(z, 27)
+    z *= _MIX2
+    z ^= _srl(z, 31)
+    return z
+
+
+def _keyed_digest(x: torch.Tensor, device: torch.device) -> bytes:
+    """Two 64-bit sums over the tensor's 8-byte words (its bytes where length or alignment do not
+    allow words) of mix(word ^ mix(index + key)), one per secret key, on ``device``, in blocks.
+    Each word meets a pseudo-random function of its position and a key the answer never sees, so
+    two different tensors agree in both sums with probability about 2^-128. The sums are taken by
+    32-bit halves, which no block can overflow."""
+    words = _words(x.view(torch.uint8)).to(torch.int64) if x.numel() else torch.zeros(0, dtype=torch.int64)
+    n = words.numel()
+    totals = [0, 0]
+    for i in range(0, n, _EQUAL_CHUNK):
+        w = words[i : i + _EQUAL_CHUNK].to(device)
+        index = torch.arange(i, i + w.numel(), dtype=torch.int64, device=device)
+        for k, key in enumerate(_DIGEST_KEYS):
+            h = _mix64(_mix64(index + _as_int64(key)) ^ w)
+            low = int((h & 0xFFFFFFFF).sum())
+            high = int(_srl(h, 32).sum())
+            totals[k] = (totals[k] + low + (high << 32)) & _M64
+    return n.to_bytes(8, "little") + b"".join(v.to_bytes(8, "little") for v in totals)
 
 
 def _bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
     """Same shape, dtype and bytes (an input the answer left alone is bit for bit what the judge
     wrote), compared in blocks of 8-byte words (bytes where the length or alignment does not allow
-    words): one pass, no temporaries, for GiB-sized inputs too."""
+    words): one pass, no temporaries, for GiB-sized inputs too. Tensors on different devices (the
+    shared buffer and the judge's GPU copy) are compared block by block on the device."""
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
     x, y = _words(a.reshape(-1).view(torch.uint8)), _words(b.reshape(-1).view(torch.uint8))
     if x.dtype != y.dtype:
         x, y = x.view(torch.uint8), y.view(torch.uint8)
     step = _EQUAL_CHUNK * 4 // x.element_size()
-    return all(torch.equal(x[i : i + step], y[i : i + step]) for i in range(0, x.numel(), step))
+    on = y.device if y.device.type != "cpu" else x.device
+    return all(torch.equal(x[i : i + step].to(on), y[i : i + step].to(on)) for i in range(0, x.numel(), step))
 
 
 def _words(x: torch.Tensor) -> torch.Tensor:
@@ -680,9 +792,17 @@ def time_reference(
         return backend.time_reference(lambda: None, model, plan.timing_sets[0].inputs, settings)
     link.request({"op": "load_reference"})
     samples, timings, reports = [], [], []
+    # On a GPU the reference's inputs stay on the device between its calls (one draw; the L2 is
+    # flushed before every timed call): re-placing a GiB-sized set in host memory and copying it
+    # over again took 45 of a 6 GiB task's 240 s. On the CPU each call writes them anew, as the
+    # answer's calls do, so both sides meet their inputs equally warm in the caches.
+    repeat_on_device = plan.device != "cpu"
+    previous = None
     for j, s in enumerate(plan.reference_timing_sets):
         _flush_caches(settings.flush_cache_mb)
-        _, reply, timing = slots.call(s.inputs, record=False, fill=False)
+        repeat = repeat_on_device and s is previous
+        previous = s
+        _, reply, timing = slots.call(s.inputs, record=False, fill=False, repeat=repeat)
         link.resume()
         if j >= settings.warmup_runs:
             samples.append(_call_latency(backend, reply, timing, settings))

@@ -68,26 +68,41 @@ def test_a_constant_output_where_the_reference_varies_is_a_mismatch_across_block
     assert compare_outputs(varying, ref, atol=1e-2, rtol=1e-2).ok
 
 
-def test_a_trials_fingerprint_matches_exactly_when_the_bits_do(monkeypatch):
+@pytest.mark.parametrize("keyed", [False, True], ids=["blake2b", "keyed"])
+def test_a_trials_fingerprint_matches_exactly_when_the_bits_do(monkeypatch, keyed):
     """The stale-output check keeps a digest of the last trial: equal digests for bitwise-identical
-    tensors (a cached output), different ones for a changed bit, a moved NaN or another shape."""
+    tensors (a cached output), different ones for a changed bit, a moved NaN, swapped elements or
+    another shape; BLAKE2b on the host, or the keyed hash a GPU judge computes where its tensors
+    are (run here on the CPU: same arithmetic)."""
     from kernel_gym.verify import judge
 
     monkeypatch.setattr(judge, "_EQUAL_CHUNK", 16)  # several blocks
+
+    def fingerprint(t: torch.Tensor) -> bytes:
+        return judge._fingerprint(t, torch.device("cpu") if keyed else None)
+
     x = torch.randn(100)
     x[3] = float("nan")
-    assert judge._fingerprint(x) == judge._fingerprint(x.clone())
+    assert fingerprint(x) == fingerprint(x.clone())
     moved = x.clone()
     moved[3], moved[4] = moved[4], float("nan")  # a NaN elsewhere
-    assert judge._fingerprint(moved) != judge._fingerprint(x)
+    assert fingerprint(moved) != fingerprint(x)
     nudged = x.clone()
     nudged[80] = torch.nextafter(nudged[80], torch.tensor(float("inf")))  # one last place, in the last block
-    assert judge._fingerprint(nudged) != judge._fingerprint(x)
-    assert judge._fingerprint(x.reshape(10, 10)) != judge._fingerprint(x)  # the shape counts
-    assert judge._fingerprint(x.double()) != judge._fingerprint(x)  # so does the dtype
+    assert fingerprint(nudged) != fingerprint(x)
+    swapped = x.clone()
+    swapped[[10, 90]] = swapped[[90, 10]]  # the same words at other places
+    assert fingerprint(swapped) != fingerprint(x)
+    assert fingerprint(x.reshape(10, 10)) != fingerprint(x)  # the shape counts
+    assert fingerprint(x.double()) != fingerprint(x)  # so does the dtype
     flags = torch.tensor([True, False] * 20)
-    assert judge._fingerprint(flags) == judge._fingerprint(flags.clone())
-    assert judge._fingerprint(flags) != judge._fingerprint(~flags)
+    assert fingerprint(flags) == fingerprint(flags.clone())
+    assert fingerprint(flags) != fingerprint(~flags)
+    odd = (torch.arange(37) % 5).to(torch.uint8)  # 37 bytes: hashed byte by byte
+    assert fingerprint(odd) == fingerprint(odd.clone())
+    odd_changed = odd.clone()
+    odd_changed[36] ^= 1
+    assert fingerprint(odd_changed) != fingerprint(odd)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.uint8, torch.bool])

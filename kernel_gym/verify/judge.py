@@ -388,12 +388,14 @@ def prepare_reference(
         for _ in range(calls):
             if budget >= set_bytes or len(plan.timing_sets) < 2:  # one to warm up on, one timed at least
                 plan.timing_sets.append(later(1.0))  # drawn with its expected output
-            elif set_bytes <= DEFERRED_TIMING_SET_BYTES:
+            elif set_bytes <= DEFERRED_TIMING_SET_BYTES or stays["on_device"]:
                 # past the memory budget the rest are drawn when used, one at a time, so every timed
-                # call still has a set of its own (cut to two sets, a task was timed by one call)
+                # call still has a set of its own (cut to two sets, a task was timed by one call);
+                # sets that stay on the GPU cost a draw there and the buffer's copies (a 6 GiB set
+                # about a second on an H200), so they get every call too
                 plan.timing_sets.append(later(1.0) if deferred else _drawn_when_used(draw, next_seed(), sizes))
             else:
-                break  # GiB-sized sets (published level-1 shapes): each draw costs seconds
+                break  # GiB-sized sets in host memory: each draw and copy costs seconds
             budget -= set_bytes  # every draw of a task has the same sizes
         if not simulated:  # a simulated backend estimates the reference instead of running it
             # The reference is trusted and caches nothing: one draw, timed repeatedly, is enough.

@@ -72,7 +72,10 @@ def _classify(exc: BaseException, default: str) -> _Refused:
     if isinstance(exc, CompileError):
         return _Refused("compile_error", _describe(exc), compiled=False, compile_log=log)
     text = str(exc)
-    if isinstance(exc, MemoryError) or "can't allocate memory" in text or "bad_alloc" in text:
+    # a GPU out of memory too: on a shared GPU it may be other tenants' doing, and memory_limit
+    # results are never cached, so a rerun alone gets its own verdict
+    out_of_memory = isinstance(exc, (MemoryError, torch.OutOfMemoryError)) or "CUDA out of memory" in text
+    if out_of_memory or "can't allocate memory" in text or "bad_alloc" in text:
         return _Refused("memory_limit", _describe(exc))
     return _Refused(default, _describe(exc))
 

@@ -1520,6 +1520,15 @@ def run_job(
         for key, value in failure.extra.items():
             if value is not None:
                 result[key] = value
+    except (torch.OutOfMemoryError, MemoryError) as exc:
+        # the judge's own memory (drawing sets, the reference, comparing): on a GPU or host shared by
+        # several verifications a contention, not the answer's doing; memory_limit is never cached
+        first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        result["error_class"] = "memory_limit"
+        result["message"] = (
+            f"the judge ran out of memory in stage {result.get('stage')!r} ({first_line}): other verifications "
+            "share the machine or its GPU; verify fewer at once, or raise memory_limit_mb"
+        )
     result.setdefault("details", {})["stage"] = result.get("stage")
     progress("done")
     result["details"]["stage_seconds"] = stage_seconds

@@ -28,7 +28,7 @@ _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/]{0,200}")
 _CACHE_NAME = re.compile(r"[a-z][a-z0-9_]{0,40}")
 # flags the package's own loaders add beyond the answer-visible optimisation flags
 _LOADER_FLAGS = re.compile(
-    r"-fsanitize-coverage=trace-pc|-fsanitize=kernel-address|--param=asan-[a-z-]+=0|"
+    r"-fsanitize-coverage=trace-pc|-fsanitize=kernel-address|--param=asan-[a-z-]+=0|-fno-plt|"
     r"-fopenmp|-fPIC|-Wl,--no-as-needed|-x|c\+\+-header|-w|-g0|-DNDEBUG|-D[A-Za-z_]\w*(=[\w.]*)?"
 )
 

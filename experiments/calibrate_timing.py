@@ -636,7 +636,7 @@ def _run_sampled(
                 # need more than the simulation (a conv's 2-row probe: 2 GiB)
                 res["sim_peak_rss_mb"] = _peak_rss_mb()
                 check_cpu = time.process_time()
-                set_lazy_resident_cap(_CHECK_LAZY_CAP)
+                set_lazy_resident_cap(_check_lazy_cap(ref_inputs))
                 _peak_rss_mb(reset=True)
                 rows, unchecked = sampled_reference(ref_model, ref_inputs)
                 out = got[0] if isinstance(got, (tuple, list)) else got
@@ -755,6 +755,22 @@ def where_stuck(project_dir: Path | str, watchdog_message: str) -> dict[str, Any
 # block 0 in full after an uncheckable first run (Mean/SumReductionOverADimension) then ran past
 # 400 s, where it takes 10 s from a 256 MiB cap
 _CHECK_LAZY_CAP = 256 << 20
+
+
+def _check_lazy_cap(inputs: list[Any]) -> int:
+    """The resident lazy-GM cap while the sampled check runs: :data:`_CHECK_LAZY_CAP`, plus the
+    lazy inputs that every reference call reads whole (dim 0 not the rows': a matmul's B), up to
+    the 1 GiB the simulation had. Under the cap alone each call refilled them: MatmulWithLarge
+    KDimension's 512 MiB B, read whole by each of 22 reference calls, made its check 15.1 CPU s;
+    kept resident, 3.1 s (check peak 545 -> 1054 MiB, below the simulation's 1431)."""
+    import torch
+
+    from kernel_gym.ascendc.sampling import is_lazy
+
+    tensors = [x for x in inputs if isinstance(x, torch.Tensor) and x.dim() > 0]
+    rows = tensors[0].shape[0] if tensors else 0
+    whole = sum(x.numel() * x.element_size() for x in tensors[1:] if is_lazy(x) and x.shape[0] != rows)
+    return min(1 << 30, _CHECK_LAZY_CAP + whole)
 
 
 _PEAK_BEFORE_RESET_MB = 0.0  # the largest peak read before a reset (a reset clears ru_maxrss too)

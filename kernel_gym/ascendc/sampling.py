@@ -545,12 +545,17 @@ def _span_batches(group: list[tuple[int, int, int]], limit: int) -> Iterator[tup
         yield np.array(los, dtype=np.int64), np.array(lens, dtype=np.int64), uids
 
 
-def _compare_batch(
-    flat: torch.Tensor, ref: torch.Tensor, index: torch.Tensor, ref_index: torch.Tensor, atol: float, rtol: float
-) -> tuple[float, int | None, float]:
-    """``(worst, first bad position or None, its reference value)`` of ``flat[index]`` against
-    ``ref[ref_index]``; NaN anywhere (poison) is bad and counts as an infinite error."""
-    got, want = flat[index], ref[ref_index]
+# a piece of a batch at least this long is compared as two slices (no index arrays); shorter
+# ones are gathered together, so a million 32-byte spans still take a few vector operations
+_SLICE_MIN = 1 << 12
+# elements of a slice compared at a time: the difference, the bound and the verdict of a
+# chunk stay in the cache, and below PyTorch's grain size no operation wakes a second thread
+_SLICE_CHUNK = 1 << 15
+
+
+def _compare_values(got: torch.Tensor, want: torch.Tensor, atol: float, rtol: float) -> tuple[float, int | None, float]:
+    """``(worst, first bad position or None, its reference value)`` of ``got`` against ``want``;
+    NaN anywhere (poison) is bad and counts as an infinite error."""
     if got.dtype != want.dtype or not got.is_floating_point():
         got, want = got.double(), want.double()
     diff = (got - want).abs()
@@ -559,6 +564,85 @@ def _compare_batch(
         at = int(bad.nonzero()[0, 0])
         return float(diff.nan_to_num(nan=float("inf")).max()), at, float(want[at])
     return (float(diff.max()) if diff.numel() else 0.0), None, 0.0
+
+
+def _compare_slices(got: torch.Tensor, want: torch.Tensor, atol: float, rtol: float) -> tuple[float, int | None, float]:
+    """:func:`_compare_values` of two equally long 1-D slices, a cache-sized chunk at a time with
+    the same operations in the same dtype (the same verdict, bit for bit), into reused buffers."""
+    n = got.numel()
+    same = got.dtype == want.dtype and got.is_floating_point()
+    dtype = got.dtype if same else torch.float64
+    size = min(n, _SLICE_CHUNK)
+    diff_buf = torch.empty(size, dtype=dtype)
+    bound_buf = torch.empty(size, dtype=dtype)
+    ok_buf = torch.empty(size, dtype=torch.bool)
+    worst, first, first_want = 0.0, None, 0.0
+    for i in range(0, n, _SLICE_CHUNK):
+        m = min(_SLICE_CHUNK, n - i)
+        g, w = got[i : i + m], want[i : i + m]
+        if not same:
+            g, w = g.double(), w.double()
+        diff, bound, ok = diff_buf[:m], bound_buf[:m], ok_buf[:m]
+        torch.sub(g, w, out=diff).abs_()
+        torch.abs(w, out=bound).mul_(rtol).add_(atol)  # atol + rtol * |want|, rounded as written
+        torch.le(diff, bound, out=ok)
+        if bool(ok.all()):
+            worst = max(worst, float(diff.max()))
+            continue
+        if first is None:
+            k = int((~ok).nonzero()[0, 0])
+            first, first_want = i + k, float(w[k])
+        worst = max(worst, float(diff.nan_to_num_(nan=float("inf")).max()))
+    return worst, first, first_want
+
+
+def _compare_batch(
+    flat: torch.Tensor,
+    ref: torch.Tensor,
+    los: np.ndarray,
+    ref_los: np.ndarray,
+    lengths: np.ndarray,
+    atol: float,
+    rtol: float,
+) -> tuple[float, int | None, float]:
+    """``(worst, first bad position or None, its reference value)`` of the batch's pieces, piece
+    ``k`` being ``flat[los[k]:][:lengths[k]]`` against ``ref[ref_los[k]:][:lengths[k]]``; positions
+    count through the pieces in order. Long pieces are compared as slices, each run of short ones
+    through one index gather; every element is compared either way."""
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    worst, first, first_want = 0.0, None, 0.0
+
+    def note(result: tuple[float, int | None, float], offset: int) -> None:
+        nonlocal worst, first, first_want
+        worst = max(worst, result[0])
+        if first is None and result[1] is not None:
+            first, first_want = offset + result[1], result[2]
+
+    def gather(k0: int, k1: int) -> None:  # pieces [k0, k1), all short, through one index
+        if k0 == k1:
+            return
+        lens = lengths[k0:k1]
+        offs = np.arange(int(lens.sum())) - np.repeat(starts[k0:k1] - starts[k0], lens)
+        index = torch.from_numpy(np.repeat(los[k0:k1], lens) + offs)
+        ref_index = torch.from_numpy(np.repeat(ref_los[k0:k1], lens) + offs)
+        note(_compare_values(flat[index], ref[ref_index], atol, rtol), int(starts[k0]))
+
+    k = 0
+    for j in np.flatnonzero(lengths >= _SLICE_MIN).tolist():
+        gather(k, j)
+        lo, rlo, n = int(los[j]), int(ref_los[j]), int(lengths[j])
+        note(_compare_slices(flat[lo : lo + n], ref[rlo : rlo + n], atol, rtol), int(starts[j]))
+        k = j + 1
+    gather(k, len(lengths))
+    return worst, first, first_want
+
+
+def _element_at(los: np.ndarray, lengths: np.ndarray, uids: list[int], at: int) -> tuple[int, int]:
+    """``(output element, core uid)`` of position ``at`` counted through a batch's pieces."""
+    ends = np.cumsum(lengths)
+    k = int(np.searchsorted(ends, at, side="right"))
+    return int(los[k]) + at - int(ends[k] - lengths[k]), uids[k]
 
 
 def _check_by_slabs(
@@ -615,17 +699,15 @@ def _check_by_slabs(
                 raise ValueError(f"a reference slab of rows [{r0}, {r1}) x [{c0}, {c1}) has {ref.numel()} elements")
             span_list = [(lo, hi, uid) for _, lo, hi, uid in part]
             for los, lengths, uids in _span_batches(span_list, max_elements):
-                ends = np.cumsum(lengths)
-                index_np = np.repeat(los - (ends - lengths), lengths) + np.arange(int(ends[-1]))
-                rows_of = index_np // row
-                ref_index_np = (rows_of - r0) * width + (index_np - rows_of * row - c0 * inner)
-                index, ref_index = torch.from_numpy(index_np), torch.from_numpy(ref_index_np)
-                batch_worst, at, want = _compare_batch(flat, ref, index, ref_index, atol, rtol)
+                # a piece lies within one output row's dim-1 range: contiguous in the slab too
+                rows_of = los // row
+                ref_los = (rows_of - r0) * width + (los - rows_of * row - c0 * inner)
+                batch_worst, at, want = _compare_batch(flat, ref, los, ref_los, lengths, atol, rtol)
                 worst = max(worst, batch_worst)
                 if at is not None:
-                    e, uid = int(index[at]), uids[int(np.searchsorted(ends, at, side="right"))]
+                    e, uid = _element_at(los, lengths, uids, at)
                     return checked, worst, f"core {uid}: element {e} is {float(flat[e])}, the reference {want}"
-                checked += int(ends[-1])
+                checked += int(lengths.sum())
             del ref
             i = j
     return checked, worst, None
@@ -646,8 +728,9 @@ def check_sampled_output(
         one element).
     :param reference_rows: ``(r0, r1) -> tensor`` of the reference output rows ``[r0, r1)``.
     :param max_rows: rows computed per reference call (bounds the reference's memory).
-    :param max_elements: elements gathered and compared at a time (bounds the comparison's
-        memory: about 30 bytes an element; the result does not depend on it).
+    :param max_elements: elements compared per batch (bounds the comparison's memory: spans
+        shorter than 4096 elements are gathered through an index, about 30 bytes an element;
+        longer ones are compared as slices in cache-sized chunks; the result does not depend on it).
     Every span the sampled blocks stored is compared in full (a strided copy's span includes its
     gaps, which are still poison if nothing else wrote them). A kernel that stored nothing into
     ``out`` fails. What was not stored is not judged here: that is the full check's job at
@@ -696,21 +779,18 @@ def check_sampled_output(
                 break
         r1 = -(-max(hi for _, hi, _ in group) // row)
         ref_rows = reference_rows(r0, r1).reshape(-1)
-        # the group's spans gathered into one index per batch (a block of scalar stores can leave a
-        # million 32-byte spans: compared one by one, the check took minutes), at most max_elements
-        # at a time (a published-shape conv row is 133 M elements: a whole group's int64 index,
-        # gathered values and differences took 4 GiB)
+        # the group's spans in batches of at most max_elements: short spans through one index per
+        # run of them (a block of scalar stores can leave a million 32-byte spans: compared one by
+        # one, the check took minutes), long ones as slices (CumsumExclusive's check of 335 M stored
+        # elements took 7.9 CPU s through index gathers, 4.2 as slices, then mostly the reference)
         group_worst, failure, group_n = 0.0, None, 0
         for los, lengths, uids in _span_batches(group, max_elements):
-            ends = np.cumsum(lengths)
-            index = torch.from_numpy(np.repeat(los - (ends - lengths), lengths) + np.arange(int(ends[-1])))
-            batch_worst, at, want = _compare_batch(flat, ref_rows, index, index - r0 * row, atol, rtol)
+            batch_worst, at, want = _compare_batch(flat, ref_rows, los, los - r0 * row, lengths, atol, rtol)
             if failure is None and at is not None:
-                k, uid = int(index[at]), uids[int(np.searchsorted(ends, at, side="right"))]
+                k, uid = _element_at(los, lengths, uids, at)
                 failure = f"core {uid}: element {k} is {float(flat[k])}, the reference {want}"
             group_worst = max(group_worst, batch_worst)  # the group's worst error, NaN as inf
-            group_n += int(ends[-1])
-            del index
+            group_n += int(lengths.sum())
         del ref_rows  # before the next group's reference rows are computed
         if failure is not None:
             return SampledCheck(False, failure, checked, max_abs_error=max(worst, group_worst), spans=spans)

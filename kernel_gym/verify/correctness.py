@@ -268,9 +268,11 @@ def output_dtype_name(task: TaskSpec, expected: torch.Tensor) -> str:
     return str(expected.dtype).removeprefix("torch.")
 
 
-def _close_in_chunks(x: torch.Tensor, y: torch.Tensor, rtol: float, atol: float, chunk: int = 1 << 20) -> bool:
+def _close_in_chunks(x: torch.Tensor, y: torch.Tensor, rtol: float, atol: float, chunk: int = _CHUNK) -> bool:
     """``torch.allclose`` in float64, a chunk of elements at a time: a published-shape row can be
-    hundreds of MB, and whole float64 copies of it would double the check's memory."""
+    hundreds of MB, and whole float64 copies of it would double the check's memory. Cache-sized
+    chunks: with 1 M-element ones the probe of ConvTransposed2dSquareInputSquareKernel's two
+    rows (135 M elements) spent 4.7 of its 10.3 CPU s here, 2.7 times what 64 K-element ones take."""
     if x.shape != y.shape:
         return False
     a, b = x.reshape(-1), y.reshape(-1)
@@ -371,7 +373,7 @@ class RowReference:
 def _peak(t: torch.Tensor) -> float:
     flat = t.detach().reshape(-1)
     return max(
-        (float(flat[i : i + (1 << 20)].abs().nan_to_num().max()) for i in range(0, flat.numel(), 1 << 20)),
+        (float(flat[i : i + _CHUNK].abs().nan_to_num().max()) for i in range(0, flat.numel(), _CHUNK)),
         default=0.0,
     )
 

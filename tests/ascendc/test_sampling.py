@@ -246,9 +246,15 @@ def _reset_peak_rss() -> None:
 
 
 @pytest.mark.skipif(not os.access("/proc/self/clear_refs", os.W_OK), reason="needs Linux's resettable VmHWM")
-def test_the_sampled_check_of_long_rows_takes_memory_by_the_batch_not_by_the_row(relu_mod):
+@pytest.mark.parametrize("compared", ["as slices", "gathered"])
+def test_the_sampled_check_of_long_rows_takes_memory_by_the_batch_not_by_the_row(relu_mod, monkeypatch, compared):
     # two rows of 4 M elements, every element stored: one batch per reference call gathered an int64
-    # index, the values and their differences for both rows at once (about 30 bytes an element)
+    # index, the values and their differences for both rows at once (about 30 bytes an element);
+    # long spans compared as slices take a few cache-sized buffers whatever the batch
+    import kernel_gym.ascendc.sampling as sampling
+
+    if compared == "gathered":
+        monkeypatch.setattr(sampling, "_SLICE_MIN", 1 << 62)
     n = 2 * (4 << 20)
     x = torch.randn(n)
     want = torch.relu(x).view(2, -1)  # the reference rows, computed before measuring
@@ -263,8 +269,11 @@ def test_the_sampled_check_of_long_rows_takes_memory_by_the_batch_not_by_the_row
         peaks[batch] = _peak_rss_since_reset() - base
     assert checks[1 << 19].ok and checks[1 << 19].elements_checked == n
     assert _same_check(checks[1 << 30], checks[1 << 19])
-    assert peaks[1 << 30] > 150 << 20  # the whole group at once
-    assert peaks[1 << 19] < 64 << 20, peaks
+    if compared == "gathered":
+        assert peaks[1 << 30] > 150 << 20  # the whole group at once
+        assert peaks[1 << 19] < 64 << 20, peaks
+    else:
+        assert max(peaks.values()) < 16 << 20, peaks
 
 
 def test_a_lower_lazy_cap_evicts_and_spills_what_a_run_left_resident():
@@ -633,3 +642,69 @@ def test_channel_slabs_of_a_pooling_and_none_for_dim1_dependent_models(monkeypat
     scale = torch.arange(8.0).view(1, 8, 1, 1)
     per_channel = row_reference(_Recorded(None, lambda t: t * scale), [x])  # a parameter of dim-1 size
     assert per_channel is not None and per_channel.slab is None
+
+
+def _wrong_element_spans(row: int) -> list[tuple[int, int, int, int]]:
+    """Spans a store tracker could report on an output of rows of ``row`` elements: long ones at odd
+    offsets (one across a row end, one across two), short ones, and a run of 8-element spans."""
+    spans = [(0, 7, 7 + 40001), (1, row - 5, row + 33000), (2, 2 * row + 101, 2 * row + 134)]
+    spans += [(2, 2 * row + 301, 2 * row + 318), (3, 3 * row + 3, 5 * row + 11)]
+    spans += [(4, 5 * row + 16 * k + 5, 5 * row + 16 * k + 13) for k in range(300)]
+    return [(uid, lo, hi, hi - lo) for uid, lo, hi in spans]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int32])
+@pytest.mark.parametrize("by", ["rows", "slabs"])
+def test_a_wrong_element_anywhere_in_a_span_is_found_as_the_gathered_check_finds_it(monkeypatch, dtype, by):
+    # long spans are compared as slices, a chunk at a time, short ones through an index gather:
+    # a wrong or poisoned element at a span's ends, at a chunk boundary or in a short span fails,
+    # with the verdict, element, worst error and count of the all-gathered comparison
+    import kernel_gym.ascendc.sampling as sampling
+    from kernel_gym.verify.correctness import row_reference
+
+    torch.manual_seed(2)
+    x = (torch.randn(7, 10, 5003) * 100).to(dtype)
+    want = torch.relu(x)
+    row = want[0].numel()
+    rows = row_reference(torch.nn.ReLU(), [x])
+    assert rows is not None and rows.slab is not None
+    reference = rows if by == "slabs" else (lambda r0, r1: want[r0:r1])
+    spans = _wrong_element_spans(row)
+    monkeypatch.setattr(sampling, "written_spans", lambda t: spans)
+    out = torch.zeros_like(want)
+    flat = out.view(-1)
+    for _, lo, hi, _ in spans:
+        flat[lo:hi] = want.view(-1)[lo:hi]
+    chunk = sampling._SLICE_CHUNK
+
+    def both_ways():
+        fast = check_sampled_output(out, reference, max_rows=2, max_elements=50000)
+        with monkeypatch.context() as m:
+            m.setattr(sampling, "_SLICE_MIN", 1 << 62)  # every piece through the index gather
+            gathered = check_sampled_output(out, reference, max_rows=2, max_elements=50000)
+        assert _same_check(fast, gathered), (fast, gathered)
+        return fast
+
+    good = both_ways()
+    assert good.ok, good.message
+    assert good.elements_checked == sum(hi - lo for _, lo, hi, _ in spans)
+    flat[7 + 40001] = 1000  # outside every span: not judged here
+    assert both_ways().ok
+    wrong = {
+        7: 0,  # a span's first element, at an odd offset
+        7 + chunk - 1: 0,  # either side of a chunk boundary
+        7 + chunk: 0,
+        7 + 40000: 0,  # a span's last element
+        row: 1,  # the first element of the next row, inside a span across the row end
+        2 * row + 133: 2,  # the last element of a short span
+        3 * row + 3 + 2 * row: 3,  # the third row of a span across two row ends
+        5 * row + 16 * 299 + 12: 4,  # the last 8-element span
+    }
+    for e, uid in wrong.items():
+        keep = flat[e].clone()
+        for bad in (keep + 7, float("nan")) if dtype.is_floating_point else (keep + 7,):
+            flat[e] = bad
+            check = both_ways()
+            assert not check.ok and check.message.startswith(f"core {uid}: element {e} is "), (e, check.message)
+        flat[e] = keep
+    assert both_ways().ok

@@ -346,6 +346,24 @@ def test_the_sampled_check_bounds_the_reference_rows_by_bytes() -> None:
     assert reference_rows_per_call([x], torch.empty((8, 1 << 30), device="meta")) == 16
 
 
+def test_the_check_keeps_the_lazy_inputs_every_reference_call_reads_whole() -> None:
+    # a matmul's B (dim 0 not the rows') is read whole by each reference call: under the check's
+    # cap alone every call refilled it; row-sliced, eager and over-1-GiB inputs add nothing more
+    import torch
+
+    from kernel_gym.ascendc.sampling import lazy_tensor
+
+    a = lazy_tensor((256, 4096), torch.float32, "uniform", seed=1)
+    b = lazy_tensor((4096, 256), torch.float32, "uniform", seed=2)  # 4 MiB
+    same_rows = lazy_tensor((256, 8), torch.float32, "uniform", seed=3)
+    assert C._check_lazy_cap([a, b]) == C._CHECK_LAZY_CAP + (4 << 20)
+    assert C._check_lazy_cap([a, same_rows, 2.0]) == C._CHECK_LAZY_CAP
+    assert C._check_lazy_cap([a, torch.empty((4096, 256))]) == C._CHECK_LAZY_CAP
+    huge = lazy_tensor((1 << 30, 1), torch.float32, "uniform", seed=4)  # 4 GiB, reserved only
+    assert C._check_lazy_cap([a, huge]) == 1 << 30
+    assert C._check_lazy_cap([]) == C._CHECK_LAZY_CAP
+
+
 def test_the_stage_peaks_are_read_and_a_reset_keeps_the_earlier_peak() -> None:
     if not os.access("/proc/self/clear_refs", os.W_OK):
         pytest.skip("needs Linux's resettable VmHWM")

@@ -671,8 +671,8 @@ def _fingerprint(t: torch.Tensor, keyed_on: torch.device | None = None) -> bytes
     return hashlib.blake2b(header + b"".join(blocks), digest_size=32).digest()
 
 
-# The keyed digest's secret: drawn once per judge process, never sent anywhere, so an answer
-# cannot make two different outputs collide under it.
+# The keyed digest's keys: drawn once per judge process. A stale output has the same digest under
+# any key; the random keys make a collision of two honest, different outputs as unlikely as chance.
 _DIGEST_KEYS = tuple(int.from_bytes(os.urandom(8), "little") for _ in range(2))
 _M64 = (1 << 64) - 1
 
@@ -702,15 +702,15 @@ def _mix64(z: torch.Tensor) -> torch.Tensor:
 
 def _keyed_digest(x: torch.Tensor, device: torch.device) -> bytes:
     """Two 64-bit sums over the tensor's 8-byte words (its bytes where length or alignment do not
-    allow words) of mix(word ^ mix(index + key)), one per secret key, on ``device``, in blocks.
-    Each word meets a pseudo-random function of its position and a key the answer never sees, so
-    two different tensors agree in both sums with probability about 2^-128. The sums are taken by
-    32-bit halves, which no block can overflow."""
-    words = _words(x.view(torch.uint8)).to(torch.int64) if x.numel() else torch.zeros(0, dtype=torch.int64)
+    allow words) of mix(word ^ mix(index + key)), one per random key, on ``device``, in blocks.
+    Each word meets a pseudo-random function of its position, so two different tensors agree in
+    both sums with probability about 2^-128. The sums are taken by 32-bit halves, which no block
+    can overflow."""
+    words = _words(x.view(torch.uint8)) if x.numel() else torch.zeros(0, dtype=torch.int64)
     n = words.numel()
     totals = [0, 0]
     for i in range(0, n, _EQUAL_CHUNK):
-        w = words[i : i + _EQUAL_CHUNK].to(device)
+        w = words[i : i + _EQUAL_CHUNK].to(device).to(torch.int64)  # bytes widened a block at a time
         index = torch.arange(i, i + w.numel(), dtype=torch.int64, device=device)
         for k, key in enumerate(_DIGEST_KEYS):
             h = _mix64(_mix64(index + _as_int64(key)) ^ w)

@@ -342,10 +342,9 @@ def prepare_reference(
         on_device = bool(stays["on_device"]) and _device_has_room(device, int(stays["set_bytes"]))
         inputs = draw_inputs(task_module, seed, scale, device)  # on the reference's device
         expected = _reference_output(reference, inputs, device, to_host=not on_device) if with_expected else None
-        if on_device:
-            return InputSet(inputs, expected)
-        # the judge places inputs in the runner's shared buffer from host memory
-        return InputSet([x.cpu() if isinstance(x, torch.Tensor) else x for x in inputs], expected)
+        drawn = InputSet(inputs, expected)
+        # else the judge places inputs in the runner's shared buffer from host memory
+        return drawn if on_device else _on_host(drawn)
 
     scales = [settings.input_scales[t % len(settings.input_scales)] for t in range(settings.correctness_trials)]
     first_seed = next_seed()
@@ -407,6 +406,8 @@ def prepare_reference(
 
 
 def _on_host(s: InputSet) -> InputSet:
+    """The set with its tensors in host memory (those there already as they are)."""
+
     def host(x: Any) -> Any:
         return x.cpu() if isinstance(x, torch.Tensor) else x
 

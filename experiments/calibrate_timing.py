@@ -635,6 +635,8 @@ def _run_sampled(
                 # stays resident once the lazy GM is shrunk: the reference at published shapes can
                 # need more than the simulation (a conv's 2-row probe: 2 GiB)
                 res["sim_peak_rss_mb"] = _peak_rss_mb()
+                lazy = lazy_stats()  # the lazy GM layer's work so far in this process (every run of the kernel)
+                res["lazy_fills"], res["lazy_spilled_bytes"] = lazy.chunk_fills, lazy.spilled_bytes
                 check_cpu = time.process_time()
                 set_lazy_resident_cap(_check_lazy_cap(ref_inputs))
                 _peak_rss_mb(reset=True)

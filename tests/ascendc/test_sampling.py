@@ -386,6 +386,27 @@ def test_written_output_beyond_the_cap_is_spilled_and_read_back():
         assert torch.equal(y, want)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32, torch.bfloat16])
+def test_a_sparsely_written_output_spills_only_the_blocks_it_wrote(dtype):
+    """A grid-stride kernel stores a small tile into every 64 KiB chunk of its output (RmsNorm at
+    its published shape): only the 1 KiB blocks that differ from the poison go to the spill file,
+    and every byte, written or poison, reads back as it was."""
+    bits = {4: torch.int32, 2: torch.int16}  # compared bit for bit: the poison is a NaN
+
+    before = lazy_stats()
+    with sampled_simulation(blocks=2, resident_cap_bytes=2 << 20):
+        y = lazy_tensor(((16 << 20) // dtype.itemsize,), dtype, "poison")  # 16 MiB: 256 chunks
+        expected = y[:1].clone().expand(y.numel()).clone()  # the poison everywhere
+        at = torch.arange(0, y.numel(), (64 << 10) // dtype.itemsize) + 300  # in each chunk's first block
+        twice = at[:4] + 2048 // dtype.itemsize  # a second block in four of them
+        for t in (y, expected):
+            t[at] = 7
+            t[twice] = 7
+        spilled = lazy_stats().spilled_bytes - before.spilled_bytes
+        assert 200 * 1024 <= spilled <= 260 * 1024, spilled  # not the 16 MiB of whole chunks
+        assert torch.equal(y.view(bits[dtype.itemsize]), expected.view(bits[dtype.itemsize]))
+
+
 BIG = """
 import json, resource, sys, time, torch
 import kernel_gym.ascendc as asc

@@ -158,12 +158,15 @@ void release(Fiber& f) {
 void fiber_entry() {
     Scheduler& s = *g_sched;
     Fiber& f = *s.cur;
-    block_begin(f.block);
+    // the core first: block_begin's per-block state is keyed by it (the scalar fast-forward's
+    // generator is seeded with it; it used to get the previous block's, so a launch's first block
+    // depended on what ran before it in the process)
     hot.core_uid = f.uid;
     hot.core_type = f.core;
     hot.sub_block_idx = f.sub_idx;
     hot.sub_block_num = f.sub_num;
     hot.task_ratio = f.ratio;
+    block_begin(f.block);
     preimage_begin();
     s.body(s.ctx);
     s.cur->state = Fiber::DONE;  // returning resumes the scheduler (uc_link)

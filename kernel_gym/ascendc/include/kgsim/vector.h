@@ -664,9 +664,15 @@ template <class T, MaskMode mode = MaskMode::NORMAL>
 void SetVectorMask(const uint64_t maskHigh, const uint64_t maskLow, kgsim::Loc loc = kgsim::Loc::current()) {
     kgsim::set_vector_mask(maskHigh, maskLow, sizeof(T), 0, 0, loc);
 }
+// The mode argument is how the value is written, not a mode switch (SetMaskCount does that): COUNTER
+// writes len to the mask register as it is (maskLow = len, maskHigh = 0) whatever mode is set, as
+// asc-devkit does, so a count above one repeat's elements is no error there.
 template <class T, MaskMode mode = MaskMode::NORMAL>
 void SetVectorMask(int32_t len, kgsim::Loc loc = kgsim::Loc::current()) {
-    kgsim::set_vector_mask(0, 0, sizeof(T), 1, len, loc);
+    if constexpr (mode == MaskMode::COUNTER)
+        kgsim::set_vector_mask(0, uint64_t(int64_t(len)), sizeof(T), 0, 0, loc);
+    else
+        kgsim::set_vector_mask(0, 0, sizeof(T), 1, len, loc);
 }
 inline void ResetMask(kgsim::Loc loc = kgsim::Loc::current()) { kgsim::reset_mask(loc); }
 

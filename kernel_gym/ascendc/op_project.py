@@ -209,7 +209,9 @@ class ProjectSources:
     the one translation unit (``unit``) that holds host side, kernel and entry points."""
 
     def __init__(self, files: Mapping[str, str]) -> None:
-        self.files = dict(files)
+        # a file under a hidden folder (an editor's or notebook's copy: op_kernel/.ipynb_checkpoints/x-checkpoint.cpp)
+        # is no source of the project: the build's globs take op_host/*.cpp and op_kernel/*.cpp, never those
+        self.files = {p: t for p, t in files.items() if not any(part.startswith(".") for part in p.split("/")[:-1])}
         host = {
             p: t
             for p, t in self.files.items()

@@ -30,7 +30,7 @@ from typing import Any
 
 import torch
 
-from kernel_gym.ascendc.loader import sampled_blocks
+from kernel_gym.ascendc.loader import INCLUDE_DIR, sampled_blocks
 from kernel_gym.ascendc.op_project import (
     _C_TYPES,
     _GE_DTYPES,
@@ -164,8 +164,14 @@ class MultiKernelBenchOp:
         self.strings = {k: six[k] for k in SIX_STRING_KEYS}
         self.op_type = self._op_type()
         snake = _snake(self.op_type) if self.op_type else "custom_op"
-        tiling_header = re.search(r'#include\s+"([\w./]*tiling\w*\.h)"', six["host_operator_src"])
-        tiling_name = tiling_header.group(1).split("/")[-1] if tiling_header else f"{snake}_tiling.h"
+        # the answer's own tiling header: the first quoted include naming one that CANN does not provide
+        # (host code often includes register/tilingdata_base.h or tiling/tiling_api.h before it)
+        own = [
+            h
+            for h in re.findall(r'#\s*include\s+"([\w./]*tiling\w*\.h)"', strip_comments(six["host_operator_src"]))
+            if not (INCLUDE_DIR / h).is_file()
+        ]
+        tiling_name = own[0].split("/")[-1] if own else f"{snake}_tiling.h"
         files = {
             f"op_host/{tiling_name}": six["host_tiling_src"],
             f"op_host/{snake}.cpp": six["host_operator_src"],

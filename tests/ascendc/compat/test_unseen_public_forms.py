@@ -1,0 +1,92 @@
+"""Forms that public Ascend C repositories the simulator was not tuned on use, and that it got wrong,
+each in a small kernel or project of our own:
+
+- ``SetVectorMask<T, MaskMode::COUNTER>(len)`` with the vector unit in normal mask mode: asc-devkit writes
+  len to the mask register as it is (the template argument says how the value is written; SetMaskCount
+  switches the mode), so a count above one repeat's elements is no fault;
+- an operator project holding an editor's copy of its kernel in a hidden folder
+  (``op_kernel/.ipynb_checkpoints/x-checkpoint.cpp``), which the build's globs never compile;
+- a six-string answer whose host code includes a CANN tiling header (``register/tilingdata_base.h``)
+  before its own ``<op>_tiling.h``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+import kernel_gym.ascendc as asc
+
+from .six_string_answers import LEAKY_RELU, _six_text
+
+# ---- SetVectorMask<T, MaskMode::COUNTER>(len) in normal mask mode --------------------------------------
+COUNTER_VALUE = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+
+__global__ __aicore__ void max_kernel(GM_ADDR a, GM_ADDR b, GM_ADDR c, uint32_t n)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 3 * n * sizeof(half));
+    LocalTensor<half> x = buf.Get<half>(), y = x[n], z = y[n];
+    GlobalTensor<half> ga, gb, gc;
+    ga.SetGlobalBuffer((__gm__ half*)a, n);
+    gb.SetGlobalBuffer((__gm__ half*)b, n);
+    gc.SetGlobalBuffer((__gm__ half*)c, n);
+    DataCopy(x, ga, n);
+    DataCopy(y, gb, n);
+    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    // n (256) is more than one repeat of halves (128): a normal-mode length would be out of range
+    SetVectorMask<half, MaskMode::COUNTER>(n);
+    Max(z, x, y, n);  // the count form sets the mask it needs itself
+    ResetMask();
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    DataCopy(gc, z, n);
+}
+
+extern "C" void run(uint8_t* a, uint8_t* b, uint8_t* c, uint32_t n, void* stream)
+{
+    max_kernel<<<1, nullptr, stream>>>(a, b, c, n);
+}
+"""
+
+
+def test_counter_mask_value_is_written_as_is_in_normal_mode() -> None:
+    mod = asc.load(COUNTER_VALUE)
+    n = 256
+    a, b = torch.randn(n).half(), torch.randn(n).half()
+    c = torch.empty(n, dtype=torch.half)
+    mod.run(a, b, c, n, None)
+    assert mod.last_run.faults == []
+    torch.testing.assert_close(c, torch.maximum(a, b))
+
+
+# ---- a project with a hidden editor copy of its kernel ------------------------------------------------
+PROJECT = Path(__file__).resolve().parents[3] / "solutions" / "ascend_op_projects" / "leaky_relu_custom"
+
+
+def test_hidden_folder_copies_are_not_project_sources() -> None:
+    files = {str(p.relative_to(PROJECT)): p.read_text() for p in PROJECT.rglob("*") if p.is_file()}
+    kernel = files["op_kernel/leaky_relu_custom.cpp"]
+    # the notebook's checkpoint: the same kernel (a second definition of it, were it compiled) and a stale edit
+    files["op_kernel/.ipynb_checkpoints/leaky_relu_custom-checkpoint.cpp"] = kernel.replace("slope", "0.0f * slope")
+    files["op_host/.ipynb_checkpoints/leaky_relu_custom-checkpoint.cpp"] = files["op_host/leaky_relu_custom.cpp"]
+    op = asc.load_op_project(files)
+    x = torch.randn(8192)
+    torch.testing.assert_close(op(x, negative_slope=0.2), torch.nn.functional.leaky_relu(x, 0.2))
+
+
+# ---- a six-string answer including a CANN tiling header before its own ------------------------------------
+def test_six_string_own_tiling_header_after_a_cann_one() -> None:
+    six = dict(LEAKY_RELU)
+    six["host_operator_src"] = '#include "register/tilingdata_base.h"\n' + six["host_operator_src"]
+    assert six["host_operator_src"].index("tilingdata_base.h") < six["host_operator_src"].index(
+        "leaky_relu_custom_tiling.h"
+    )
+    op = asc.load_multikernelbench(_six_text(six))
+    x = torch.randn(4096)
+    torch.testing.assert_close(op.ops.leaky_relu_custom(x, 0.1), torch.nn.functional.leaky_relu(x, 0.1))

@@ -141,6 +141,14 @@ extern "C" int64_t kgsim_gen_op_tiling(const int64_t* in_dims, const int64_t* in
 """
 
 
+# file-scope definitions (at the start of a line), for the names host and kernel sources both define
+_FILE_SCOPE_CONST = re.compile(r"^(?:(?:static|inline)\s+)*(?:constexpr|const)\s+[\w:]+\s+(\w+)\s*(?:=|\{|\[)", re.M)
+_FILE_SCOPE_TYPE = re.compile(r"^(?:struct|class)\s+(\w+)\s*(?:final\s*)?[:{]", re.M)
+_FILE_SCOPE_FUNC = re.compile(
+    r"^(?:(?:static|inline|__aicore__|constexpr)\s+)*[\w:]+[\s*&]+(\w+)\s*\([^;{}]*\)\s*(?:const\s*)?\{", re.M
+)
+
+
 def _kernel_signature(text: str) -> tuple[str, list[str]] | None:
     t = strip_comments(text)
     for m in re.finditer(r"\b(?:__global__\s+__aicore__|__aicore__\s+__global__)\s+void\s+(\w+)\s*\(([^)]*)\)\s*\{", t):
@@ -370,6 +378,22 @@ class ProjectSources:
         found = {p: library[p] for p in self._host if p in library}
         return found if len(set(found.values())) > 1 else {}
 
+    def _names_both_sides_define(self) -> list[str]:
+        """Names a file-scope definition (a line starting with it: a constant, a function with a body, a
+        struct or class) gives in an op_host/ source and again in the kernel's sources."""
+
+        def defined(texts: Sequence[str]) -> set[str]:
+            found: set[str] = set()
+            for t in texts:
+                t = strip_comments(t)
+                found |= set(_FILE_SCOPE_CONST.findall(t)) | set(_FILE_SCOPE_TYPE.findall(t))
+                found |= set(_FILE_SCOPE_FUNC.findall(t))
+            return found
+
+        kernel = [t for p, t in self.files.items() if "op_kernel/" in p and p.endswith((".cpp", ".cc", ".h", ".hpp"))]
+        names = defined(list(self._host.values())) & defined(kernel)
+        return sorted(n for n in names if n != self.kernel_name and not n.startswith("kgsim"))
+
     # ---- building ---------------------------------------------------------------------
     def _unit(self, with_kernel: bool, dtype_defs: Mapping[str, str]) -> dict[str, str]:
         out: dict[str, str] = {}
@@ -414,7 +438,12 @@ class ProjectSources:
             dt_on, dt_off = dtype_code_macros(dtype_defs)
             lines += dt_on + [f"#define {k} {v}" for k, v in dtype_defs.items()]
             lines += [f"#undef {g}" for g in kernel_guards]
+            # a file-scope name both sides define (a BUFFER_NUM constant, a CeilDiv helper) is each side's own
+            # on the NPU, whose toolchain compiles them apart: here the kernel side's is renamed
+            shared = self._names_both_sides_define()
+            lines += [f"#define {n} kgsim_kernel_side_{n}" for n in shared]
             lines += [f'#include "proj/{p}.inc"' for p in self._kern] + dt_off
+            lines += [f"#undef {n}" for n in shared]
         lines.append(f'#define KGSIM_OP_NAME "{self.op_type}"')
         lines.append(_ENTRIES)
         if with_kernel:

@@ -10,15 +10,18 @@ kernel file (with ``GET_TILING_DATA`` from ``include/kgsim/op_kernel_side.h``) a
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
+import os
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import torch
 
 from kernel_gym.ascendc.errors import AscendCCompileError
-from kernel_gym.ascendc.loader import compile_module, npu_block_tensor, rewrite_chevrons, sampled_blocks
+from kernel_gym.ascendc.loader import INCLUDE_DIR, compile_module, npu_block_tensor, rewrite_chevrons, sampled_blocks
 from kernel_gym.native.cabi import strip_comments
 from kernel_gym.native.compile import LIBRARY_DIR_SUFFIX
 
@@ -147,6 +150,17 @@ _FILE_SCOPE_TYPE = re.compile(r"^(?:struct|class)\s+(\w+)\s*(?:final\s*)?[:{]", 
 _FILE_SCOPE_FUNC = re.compile(
     r"^(?:(?:static|inline|__aicore__|constexpr)\s+)*[\w:]+[\s*&]+(\w+)\s*\([^;{}]*\)\s*(?:const\s*)?\{", re.M
 )
+
+
+@functools.lru_cache(maxsize=1)
+def _header_identifiers() -> frozenset[str]:
+    """Every identifier the simulator's headers use."""
+    found: set[str] = set()
+    for root, _, names in os.walk(INCLUDE_DIR):
+        for n in names:
+            if n.endswith((".h", ".hpp")):
+                found |= set(re.findall(r"\b[A-Za-z_]\w*", (Path(root) / n).read_text(errors="replace")))
+    return frozenset(found)
 
 
 def _kernel_signature(text: str) -> tuple[str, list[str]] | None:
@@ -392,7 +406,8 @@ class ProjectSources:
 
         kernel = [t for p, t in self.files.items() if "op_kernel/" in p and p.endswith((".cpp", ".cc", ".h", ".hpp"))]
         names = defined(list(self._host.values())) & defined(kernel)
-        return sorted(n for n in names if n != self.kernel_name and not n.startswith("kgsim"))
+        # (not a name the simulator's headers use: a header the kernel includes first would be renamed too)
+        return sorted(n for n in names if n != self.kernel_name and n not in _header_identifiers())
 
     # ---- building ---------------------------------------------------------------------
     def _unit(self, with_kernel: bool, dtype_defs: Mapping[str, str]) -> dict[str, str]:
@@ -438,7 +453,7 @@ class ProjectSources:
             dt_on, dt_off = dtype_code_macros(dtype_defs)
             lines += dt_on + [f"#define {k} {v}" for k, v in dtype_defs.items()]
             lines += [f"#undef {g}" for g in kernel_guards]
-            # a file-scope name both sides define (a BUFFER_NUM constant, a CeilDiv helper) is each side's own
+            # a file-scope name both sides define (a BUFFER_NUM constant, a DivUp helper) is each side's own
             # on the NPU, whose toolchain compiles them apart: here the kernel side's is renamed
             shared = self._names_both_sides_define()
             lines += [f"#define {n} kgsim_kernel_side_{n}" for n in shared]

@@ -9,7 +9,7 @@ each in a small kernel or project of our own:
 - a six-string answer whose host code includes a CANN tiling header (``register/tilingdata_base.h``)
   before its own ``<op>_tiling.h``;
 - an operator project whose host and kernel sources both define the same file-scope names (a
-  ``BUFFER_NUM`` constant, a ``CeilDiv`` helper, a struct): the NPU toolchain compiles the two apart.
+  ``BUFFER_NUM`` constant, a ``DivUp`` helper, a struct): the NPU toolchain compiles the two apart.
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def test_six_string_own_tiling_header_after_a_cann_one() -> None:
 
 # ---- host and kernel sources defining the same file-scope names ------------------------------------------
 HOST_TOP = """constexpr uint32_t BUFFER_NUM = 2;
-static uint32_t CeilDiv(uint32_t a, uint32_t b)
+static uint32_t DivUp(uint32_t a, uint32_t b)
 {
     return (a + b - 1) / b;
 }
@@ -106,7 +106,7 @@ struct Span {
 """
 KERNEL_TOP = """#include "kernel_operator.h"
 constexpr int32_t BUFFER_NUM = 2;
-__aicore__ inline uint32_t CeilDiv(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+__aicore__ inline uint32_t DivUp(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 struct Span {
     uint32_t first;
 };
@@ -117,16 +117,16 @@ def test_file_scope_names_both_sides_define_stay_each_sides() -> None:
     files = {str(p.relative_to(PROJECT)): p.read_text() for p in PROJECT.rglob("*") if p.is_file()}
     host = files["op_host/leaky_relu_custom.cpp"]
     host = host.replace("namespace optiling {", HOST_TOP + "namespace optiling {", 1)
-    # the host side uses its own: the block count from CeilDiv, a Span
+    # the host side uses its own: the block count from DivUp, a Span
     host = host.replace(
         "uint32_t blockDim = totalLength >= 4096 ? 4 : 1;",
-        "Span s{0, totalLength};\n    uint32_t blockDim = CeilDiv(s.end - s.begin, 4096) >= BUFFER_NUM * 2 ? 4 : 1;",
+        "Span s{0, totalLength};\n    uint32_t blockDim = DivUp(s.end - s.begin, 4096) >= BUFFER_NUM * 2 ? 4 : 1;",
     )
     kernel = files["op_kernel/leaky_relu_custom.cpp"].replace('#include "kernel_operator.h"', KERNEL_TOP, 1)
     kernel = kernel.replace("VECIN, 2>", "VECIN, BUFFER_NUM>").replace("VECOUT, 2>", "VECOUT, BUFFER_NUM>")
     kernel = kernel.replace(
         "pipe.InitBuffer(inQ, 2,",
-        "Span s{CeilDiv(tileLength, 8)};\n        pipe.InitBuffer(inQ, BUFFER_NUM + s.first * 0,",
+        "Span s{DivUp(tileLength, 8)};\n        pipe.InitBuffer(inQ, BUFFER_NUM + s.first * 0,",
     )
     files["op_host/leaky_relu_custom.cpp"], files["op_kernel/leaky_relu_custom.cpp"] = host, kernel
     op = asc.load_op_project(files)

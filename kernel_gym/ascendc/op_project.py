@@ -152,6 +152,16 @@ _FILE_SCOPE_FUNC = re.compile(
 )
 
 
+def _global_scope_lines(text: str) -> str:
+    """The lines of ``text`` that start outside every brace (comments already removed)."""
+    out, depth = [], 0
+    for line in text.splitlines():
+        if depth == 0:
+            out.append(line)
+        depth = max(0, depth + line.count("{") - line.count("}"))
+    return "\n".join(out)
+
+
 @functools.lru_cache(maxsize=1)
 def _header_identifiers() -> frozenset[str]:
     """Every identifier the simulator's headers use."""
@@ -393,13 +403,14 @@ class ProjectSources:
         return found if len(set(found.values())) > 1 else {}
 
     def _names_both_sides_define(self) -> list[str]:
-        """Names a file-scope definition (a line starting with it: a constant, a function with a body, a
-        struct or class) gives in an op_host/ source and again in the kernel's sources."""
+        """Names a global-scope definition (a line starting with it, outside every brace: a constant, a
+        function with a body, a struct or class) gives in an op_host/ source and again in the kernel's
+        sources. (A name inside `namespace optiling` or `ops` clashes with nothing of the kernel's.)"""
 
         def defined(texts: Sequence[str]) -> set[str]:
             found: set[str] = set()
             for t in texts:
-                t = strip_comments(t)
+                t = _global_scope_lines(strip_comments(t))
                 found |= set(_FILE_SCOPE_CONST.findall(t)) | set(_FILE_SCOPE_TYPE.findall(t))
                 found |= set(_FILE_SCOPE_FUNC.findall(t))
             return found

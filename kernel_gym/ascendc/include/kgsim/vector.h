@@ -255,9 +255,14 @@ inline constexpr bool kgsim_cast_ok =
     (std::is_same_v<U, int32_t> && kgsim::one_of_v<T, int16_t, half, float, int64_t>) ||
     (std::is_same_v<U, float> && kgsim::one_of_v<T, int16_t, half, bfloat16_t, int32_t, float, int64_t>) ||
     (std::is_same_v<U, int64_t> && kgsim::one_of_v<T, int32_t, float>);
+// An unsupported (src, dst) pair is a fault when the Cast runs, not a compile error: asc-devkit checks the pair
+// with a debug assert only, so the NPU builds a kernel whose per-dtype branch holds a Cast that its dtype
+// never takes (`if (dtype == int8) Cast(halfBuf, x, ...)` compiled for DTYPE_X = half).
 #define KGSIM_CAST_ASSERT                                                                                           \
-    static_assert(kgsim_cast_ok<T, U>, "[kgsim:unsupported_dtype] Cast: this (src, dst) data type pair is not "     \
-                                       "supported on Atlas A2 (Ascend910B); see the Cast data type table")
+    if constexpr (!kgsim_cast_ok<T, U>) {                                                                           \
+        kgsim::fault("unsupported_dtype", loc, "Cast: this (src, dst) data type pair is not supported on Atlas A2 " \
+                     "(Ascend910B); see the Cast data type table");                                                  \
+    }
 template <class T, class U>
 void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode, const uint32_t count,
           kgsim::Loc loc = kgsim::Loc::current()) {

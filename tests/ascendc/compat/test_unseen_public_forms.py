@@ -9,13 +9,17 @@ each in a small kernel or project of our own:
 - a six-string answer whose host code includes a CANN tiling header (``register/tilingdata_base.h``)
   before its own ``<op>_tiling.h``;
 - an operator project whose host and kernel sources both define the same file-scope names (a
-  ``BUFFER_NUM`` constant, a ``DivUp`` helper, a struct): the NPU toolchain compiles the two apart.
+  ``BUFFER_NUM`` constant, a ``DivUp`` helper, a struct): the NPU toolchain compiles the two apart;
+- a kernel built per dtype whose runtime branch for another dtype holds a Cast pair the built one does
+  not support (asc-devkit checks the pair with a debug assert, so the NPU builds it): a fault only if
+  that Cast runs.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import torch
 
 import kernel_gym.ascendc as asc
@@ -133,3 +137,66 @@ def test_file_scope_names_both_sides_define_stay_each_sides() -> None:
     x = torch.randn(16384)
     torch.testing.assert_close(op(x, negative_slope=0.3), torch.nn.functional.leaky_relu(x, 0.3))
     assert op.last_tiling["block_dim"] == 4
+
+
+# ---- a Cast pair A2 lacks, in a branch the built dtype never takes -----------------------------------------
+DTYPE_BRANCH = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+
+template <typename T>
+__global__ __aicore__ void widen_kernel(GM_ADDR x, GM_ADDR y, uint32_t n, uint32_t isInt8)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> bx, bh, by;
+    pipe.InitBuffer(bx, n * sizeof(T));
+    pipe.InitBuffer(bh, n * sizeof(half));
+    pipe.InitBuffer(by, n * sizeof(float));
+    LocalTensor<T> xl = bx.Get<T>();
+    LocalTensor<half> hl = bh.Get<half>();
+    LocalTensor<float> yl = by.Get<float>();
+    GlobalTensor<T> gx;
+    GlobalTensor<float> gy;
+    gx.SetGlobalBuffer((__gm__ T*)x, n);
+    gy.SetGlobalBuffer((__gm__ float*)y, n);
+    DataCopy(xl, gx, n);
+    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    if (isInt8) {
+        Cast(hl, xl, RoundMode::CAST_NONE, n);  // int8 -> half; for T = half a half -> half pair A2 lacks
+        Cast(yl, hl, RoundMode::CAST_NONE, n);
+    } else {
+        Cast(yl, xl, RoundMode::CAST_NONE, n);
+    }
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    DataCopy(gy, yl, n);
+}
+
+extern "C" void widen_half(uint8_t* x, uint8_t* y, uint32_t n, uint32_t isInt8, void* stream)
+{
+    widen_kernel<half><<<1, nullptr, stream>>>(x, y, n, isInt8);
+}
+"""
+
+
+def test_unsupported_cast_pair_faults_only_when_it_runs() -> None:
+    mod = asc.load(DTYPE_BRANCH)
+    n = 256
+    x = torch.randn(n).half()
+    y = torch.empty(n)
+    mod.widen_half(x, y, n, 0, None)  # the half -> float branch: builds and runs
+    torch.testing.assert_close(y, x.float())
+    with pytest.raises(asc.AscendCFault, match="Cast: this \\(src, dst\\) data type pair"):
+        mod.widen_half(x, y, n, 1, None)
+
+
+TBUF_WITH_NUM = COUNTER_VALUE.replace(
+    "pipe.InitBuffer(buf, 3 * n * sizeof(half));", "pipe.InitBuffer(buf, 1, 3 * n * sizeof(half));"
+)
+
+
+def test_tbuf_given_a_buffer_count_names_the_fix() -> None:
+    assert TBUF_WITH_NUM != COUNTER_VALUE
+    with pytest.raises(asc.AscendCCompileError, match="a TBuf is initialised with InitBuffer\\(buf, len\\)"):
+        asc.load(TBUF_WITH_NUM)

@@ -30,7 +30,7 @@ from typing import Any
 
 import torch
 
-from kernel_gym.ascendc.loader import sampled_blocks
+from kernel_gym.ascendc.loader import INCLUDE_DIR, sampled_blocks
 from kernel_gym.ascendc.op_project import (
     _C_TYPES,
     _GE_DTYPES,
@@ -51,6 +51,7 @@ __all__ = [
     "load_multikernelbench",
     "parse_six_strings",
     "six_string_answer_source",
+    "six_string_files",
 ]
 
 SIX_STRING_KEYS = (
@@ -122,6 +123,28 @@ def parse_six_strings(text: str) -> dict[str, str]:
     return found
 
 
+def six_string_files(six: Mapping[str, str], op_type: str) -> dict[str, str]:
+    """The operator project a six-string answer stands for: {relative path: text} of its tiling header,
+    host operator and kernel (the binding and model are not project files)."""
+    snake = _snake(op_type) if op_type else "custom_op"
+    # the answer's own tiling header: the first quoted include naming one that CANN does not provide
+    # (host code often includes register/tilingdata_base.h or tiling/tiling_api.h before it)
+    own = [
+        h
+        for h in re.findall(r'#\s*include\s+"([\w./]*tiling\w*\.h)"', strip_comments(six["host_operator_src"]))
+        if not (INCLUDE_DIR / h).is_file()
+    ]
+    tiling_name = own[0].split("/")[-1] if own else f"{snake}_tiling.h"
+    files = {
+        f"op_host/{tiling_name}": six["host_tiling_src"],
+        f"op_host/{snake}.cpp": six["host_operator_src"],
+        f"op_kernel/{snake}.cpp": six["kernel_src"],
+    }
+    if tiling_name != f"{snake}_tiling.h":  # kernels may include the tiling header under the op's name too
+        files.setdefault(f"op_kernel/{tiling_name}", six["host_tiling_src"])
+    return files
+
+
 class _BoundOp(OpProjectOp):
     """The operator project with the binding compiled into its unit."""
 
@@ -163,16 +186,7 @@ class MultiKernelBenchOp:
             )
         self.strings = {k: six[k] for k in SIX_STRING_KEYS}
         self.op_type = self._op_type()
-        snake = _snake(self.op_type) if self.op_type else "custom_op"
-        tiling_header = re.search(r'#include\s+"([\w./]*tiling\w*\.h)"', six["host_operator_src"])
-        tiling_name = tiling_header.group(1).split("/")[-1] if tiling_header else f"{snake}_tiling.h"
-        files = {
-            f"op_host/{tiling_name}": six["host_tiling_src"],
-            f"op_host/{snake}.cpp": six["host_operator_src"],
-            f"op_kernel/{snake}.cpp": six["kernel_src"],
-        }
-        if tiling_name != f"{snake}_tiling.h":  # kernels may include the tiling header under the op's name too
-            files.setdefault(f"op_kernel/{tiling_name}", six["host_tiling_src"])
+        files = six_string_files(six, self.op_type)
         self.project = _BoundOp(files, six["python_bind_src"], soc, opts)
         self.last_runs: list = []
         self._name_cache: list[str] | None = None

@@ -10,15 +10,18 @@ kernel file (with ``GET_TILING_DATA`` from ``include/kgsim/op_kernel_side.h``) a
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
+import os
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import torch
 
 from kernel_gym.ascendc.errors import AscendCCompileError
-from kernel_gym.ascendc.loader import compile_module, npu_block_tensor, rewrite_chevrons, sampled_blocks
+from kernel_gym.ascendc.loader import INCLUDE_DIR, compile_module, npu_block_tensor, rewrite_chevrons, sampled_blocks
 from kernel_gym.native.cabi import strip_comments
 from kernel_gym.native.compile import LIBRARY_DIR_SUFFIX
 
@@ -141,6 +144,35 @@ extern "C" int64_t kgsim_gen_op_tiling(const int64_t* in_dims, const int64_t* in
 """
 
 
+# file-scope definitions (at the start of a line), for the names host and kernel sources both define
+_FILE_SCOPE_CONST = re.compile(r"^(?:(?:static|inline)\s+)*(?:constexpr|const)\s+[\w:]+\s+(\w+)\s*(?:=|\{|\[)", re.M)
+_FILE_SCOPE_TYPE = re.compile(r"^(?:struct|class)\s+(\w+)\s*(?:final\s*)?[:{]", re.M)
+_FILE_SCOPE_FUNC = re.compile(
+    r"^(?:(?:static|inline|__aicore__|constexpr)\s+)*[\w:]+[\s*&]+(\w+)\s*\([^;{}]*\)\s*(?:const\s*)?\{", re.M
+)
+
+
+def _global_scope_lines(text: str) -> str:
+    """The lines of ``text`` that start outside every brace (comments already removed)."""
+    out, depth = [], 0
+    for line in text.splitlines():
+        if depth == 0:
+            out.append(line)
+        depth = max(0, depth + line.count("{") - line.count("}"))
+    return "\n".join(out)
+
+
+@functools.lru_cache(maxsize=1)
+def _header_identifiers() -> frozenset[str]:
+    """Every identifier the simulator's headers use."""
+    found: set[str] = set()
+    for root, _, names in os.walk(INCLUDE_DIR):
+        for n in names:
+            if n.endswith((".h", ".hpp")):
+                found |= set(re.findall(r"\b[A-Za-z_]\w*", (Path(root) / n).read_text(errors="replace")))
+    return frozenset(found)
+
+
 def _kernel_signature(text: str) -> tuple[str, list[str]] | None:
     t = strip_comments(text)
     for m in re.finditer(r"\b(?:__global__\s+__aicore__|__aicore__\s+__global__)\s+void\s+(\w+)\s*\(([^)]*)\)\s*\{", t):
@@ -209,7 +241,9 @@ class ProjectSources:
     the one translation unit (``unit``) that holds host side, kernel and entry points."""
 
     def __init__(self, files: Mapping[str, str]) -> None:
-        self.files = dict(files)
+        # a file under a hidden folder (an editor's or notebook's copy: op_kernel/.ipynb_checkpoints/x-checkpoint.cpp)
+        # is no source of the project: the build's globs take op_host/*.cpp and op_kernel/*.cpp, never those
+        self.files = {p: t for p, t in files.items() if not any(part.startswith(".") for part in p.split("/")[:-1])}
         host = {
             p: t
             for p, t in self.files.items()
@@ -368,6 +402,24 @@ class ProjectSources:
         found = {p: library[p] for p in self._host if p in library}
         return found if len(set(found.values())) > 1 else {}
 
+    def _names_both_sides_define(self) -> list[str]:
+        """Names a global-scope definition (a line starting with it, outside every brace: a constant, a
+        function with a body, a struct or class) gives in an op_host/ source and again in the kernel's
+        sources. (A name inside `namespace optiling` or `ops` clashes with nothing of the kernel's.)"""
+
+        def defined(texts: Sequence[str]) -> set[str]:
+            found: set[str] = set()
+            for t in texts:
+                t = _global_scope_lines(strip_comments(t))
+                found |= set(_FILE_SCOPE_CONST.findall(t)) | set(_FILE_SCOPE_TYPE.findall(t))
+                found |= set(_FILE_SCOPE_FUNC.findall(t))
+            return found
+
+        kernel = [t for p, t in self.files.items() if "op_kernel/" in p and p.endswith((".cpp", ".cc", ".h", ".hpp"))]
+        names = defined(list(self._host.values())) & defined(kernel)
+        # (not a name the simulator's headers use: a header the kernel includes first would be renamed too)
+        return sorted(n for n in names if n != self.kernel_name and n not in _header_identifiers())
+
     # ---- building ---------------------------------------------------------------------
     def _unit(self, with_kernel: bool, dtype_defs: Mapping[str, str]) -> dict[str, str]:
         out: dict[str, str] = {}
@@ -412,7 +464,12 @@ class ProjectSources:
             dt_on, dt_off = dtype_code_macros(dtype_defs)
             lines += dt_on + [f"#define {k} {v}" for k, v in dtype_defs.items()]
             lines += [f"#undef {g}" for g in kernel_guards]
+            # a file-scope name both sides define (a BUFFER_NUM constant, a DivUp helper) is each side's own
+            # on the NPU, whose toolchain compiles them apart: here the kernel side's is renamed
+            shared = self._names_both_sides_define()
+            lines += [f"#define {n} kgsim_kernel_side_{n}" for n in shared]
             lines += [f'#include "proj/{p}.inc"' for p in self._kern] + dt_off
+            lines += [f"#undef {n}" for n in shared]
         lines.append(f'#define KGSIM_OP_NAME "{self.op_type}"')
         lines.append(_ENTRIES)
         if with_kernel:

@@ -343,6 +343,11 @@ public:
 };
 
 // ---- TPipe --------------------------------------------------------------------------------
+template <class Q>
+struct kgsim_is_tbuf : std::false_type {};
+template <TPosition pos>
+struct kgsim_is_tbuf<TBuf<pos>> : std::true_type {};
+
 class TPipe {
 public:
     TPipe(kgsim::Loc loc = kgsim::Loc::current()) { kgsim::tpipe_init(this, loc); }
@@ -352,6 +357,8 @@ public:
     void Init() {}
     template <class Q>
     bool InitBuffer(Q& que, uint8_t num, uint32_t len, kgsim::Loc loc = kgsim::Loc::current()) {
+        static_assert(!kgsim_is_tbuf<Q>::value, "TPipe::InitBuffer(que, num, len) takes a TQue; a TBuf is "
+                                                "initialised with InitBuffer(buf, len)");
         que.kgsim_init(num, len, loc);
         return true;
     }

@@ -255,9 +255,14 @@ inline constexpr bool kgsim_cast_ok =
     (std::is_same_v<U, int32_t> && kgsim::one_of_v<T, int16_t, half, float, int64_t>) ||
     (std::is_same_v<U, float> && kgsim::one_of_v<T, int16_t, half, bfloat16_t, int32_t, float, int64_t>) ||
     (std::is_same_v<U, int64_t> && kgsim::one_of_v<T, int32_t, float>);
+// An unsupported (src, dst) pair is a fault when the Cast runs, not a compile error: asc-devkit checks the pair
+// with a debug assert only, so the NPU builds a kernel whose per-dtype branch holds a Cast that its dtype
+// never takes (`if (dtype == int8) Cast(halfBuf, x, ...)` compiled for DTYPE_X = half).
 #define KGSIM_CAST_ASSERT                                                                                           \
-    static_assert(kgsim_cast_ok<T, U>, "[kgsim:unsupported_dtype] Cast: this (src, dst) data type pair is not "     \
-                                       "supported on Atlas A2 (Ascend910B); see the Cast data type table")
+    if constexpr (!kgsim_cast_ok<T, U>) {                                                                           \
+        kgsim::fault("unsupported_dtype", loc, "Cast: this (src, dst) data type pair is not supported on Atlas A2 " \
+                     "(Ascend910B); see the Cast data type table");                                                  \
+    }
 template <class T, class U>
 void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode, const uint32_t count,
           kgsim::Loc loc = kgsim::Loc::current()) {
@@ -664,9 +669,15 @@ template <class T, MaskMode mode = MaskMode::NORMAL>
 void SetVectorMask(const uint64_t maskHigh, const uint64_t maskLow, kgsim::Loc loc = kgsim::Loc::current()) {
     kgsim::set_vector_mask(maskHigh, maskLow, sizeof(T), 0, 0, loc);
 }
+// The mode argument is how the value is written, not a mode switch (SetMaskCount does that): COUNTER
+// writes len to the mask register as it is (maskLow = len, maskHigh = 0) whatever mode is set, as
+// asc-devkit does, so a count above one repeat's elements is no error there.
 template <class T, MaskMode mode = MaskMode::NORMAL>
 void SetVectorMask(int32_t len, kgsim::Loc loc = kgsim::Loc::current()) {
-    kgsim::set_vector_mask(0, 0, sizeof(T), 1, len, loc);
+    if constexpr (mode == MaskMode::COUNTER)
+        kgsim::set_vector_mask(0, uint64_t(int64_t(len)), sizeof(T), 0, 0, loc);
+    else
+        kgsim::set_vector_mask(0, 0, sizeof(T), 1, len, loc);
 }
 inline void ResetMask(kgsim::Loc loc = kgsim::Loc::current()) { kgsim::reset_mask(loc); }
 

@@ -1,5 +1,7 @@
 """One small kernel per fault class: each must raise its own exception naming the offending line."""
 
+import mmap
+
 import pytest
 import torch
 
@@ -14,6 +16,19 @@ def line_of(marker):
         if f"// @{marker}" in text:
             return i
     raise KeyError(marker)
+
+
+def own_pages(numel: int) -> torch.Tensor:
+    """A zeroed float32 tensor in an anonymous mapping of its own, so nothing real lies just past it.
+
+    A plain 32 MiB torch tensor usually gets glibc's own mapping, but not always: a large free
+    chunk of the heap left by earlier tests can serve it, and then an overrun the simulator does not
+    stop (a heap buffer is not guarded, rt_gm_alloc.cpp) corrupts the heap (seen as an xdist worker
+    aborting with "double free or corruption")."""
+    pages = mmap.mmap(-1, numel * 4)
+    t = torch.frombuffer(pages, dtype=torch.float32)
+    t.pages = pages  # the mapping lives as long as the tensor
+    return t
 
 
 def run(mod, case, blocks=1, n=256):
@@ -208,13 +223,12 @@ extern "C" void run(uint8_t* x, int n, int in_dtor, int blocks) { overrun<<<bloc
 @pytest.mark.parametrize("in_dtor, blocks", [(0, 1), (1, 2)])
 def test_raw_gm_overrun_found_in_an_access_callback_stops_the_block(in_dtor, blocks):
     mod = asc.load(RAW_GM_OVERRUN, name="overrun.cpp")
-    # 32 MiB: above glibc's largest mmap threshold, so the block is pages of its own and the
-    # bytes after it are guarded (a heap block's neighbours are not: rt_gm_alloc.cpp)
-    x = torch.zeros(1 << 23)
+    # pages of its own: the bytes after it are guarded (a heap block's neighbours are not)
+    x = own_pages(1 << 23)
     with pytest.raises(asc.GMOutOfBounds, match="outside the buffer"):
         mod.run(x, x.numel(), in_dtor, blocks)
     # the process and the module survive: the next launch runs normally
-    y = torch.zeros(1 << 23)
+    y = own_pages(1 << 23)
     mod.run(y, y.numel() - 8, 0, 1)
     assert bool((y[:-8] == 1).all())
 
@@ -239,8 +253,9 @@ def test_a_scalar_access_just_past_its_buffer_acts_as_on_the_npu():
     """GetValue/SetValue one element past the buffer: the NPU's 2 MiB device page holds it, so by
     default it reads 0xFF bytes and the store is dropped, with a warning (as a DataCopy there);
     bounds_mode="strict" makes it the fault."""
-    n = 1 << 23  # 32 MiB: pages of its own, so nothing real lies past it
-    x, y = torch.randn(n), torch.zeros(n)
+    n = 1 << 23
+    x, y = own_pages(n), own_pages(n)
+    x.copy_(torch.randn(n))
     mod = asc.load(SCALAR_PAST_END, name="past_end.cpp")
     mod.run(x, y, n)  # the store past y is dropped (its page is unmapped here: a store would crash)
     assert torch.isnan(y[0]) and y[1] == x[-1]  # the 0xFF read is a NaN

@@ -387,7 +387,12 @@ extern int64_t g_sample_groups;
 extern bool g_track_writes;
 void track_write(uintptr_t lo, uint64_t n);  // a GM store by the current core (record_access)
 extern uint64_t g_gm_gen;  // changes whenever rt.gm does (a cache of one of its entries checks it)
-bool group_sampled(int64_t g, int64_t n);
+bool group_sampled(int64_t g, int64_t n);    // the first stage: first, middle and last group
+bool group_in_sample(int64_t g, int64_t n);  // the k evenly spaced groups
+// Whether the groups that ran cost the same (cycles beyond their own brackets, GM bytes), so the
+// rest of the k need not run. cost / spread / gm / ran by group, as refine_group's.
+bool stage_agrees(const std::vector<double>& cost, const std::vector<double>& spread, const std::vector<double>& gm,
+                  const std::vector<uint8_t>& ran);
 // Where two neighbouring sampled groups cost differently enough that the skipped groups between
 // them may be misjudged, the group to run next (their middle); -1 when none. cost[g] / gm[g]: the
 // group's cycles and GM bytes, ran[g]: whether it ran.

@@ -96,6 +96,7 @@ struct Scheduler {
     std::map<uintptr_t, GroupBar> group_bars;                 // by GM workspace address
     int64_t groups = 0;    // AI Core groups of the launch (numBlocks)
     bool sampled = false;  // sampled simulation skipped some of them
+    bool staged = false;   // the first stage's groups have ended and been compared (refine_sample)
 };
 
 Scheduler* g_sched = nullptr;
@@ -647,16 +648,29 @@ void group_barrier_wait(uintptr_t ws, uint32_t arrive_size, uint32_t wait_size, 
     sweep_races();
 }
 
-// Every sampled group has ended: start one more where the sampled groups' costs leave the skipped
-// ones between them uncertain (refine_group, rt_sampling.cpp). False when none is needed.
+// Every sampled group has ended: after the first stage (first, middle and last group), the rest of
+// the evenly spaced sample where those differ (stage_agrees); then one more group where the
+// sampled groups' costs leave the skipped ones between them uncertain (refine_group,
+// rt_sampling.cpp). False when none is needed.
 bool refine_sample(Scheduler& s) {
-    std::vector<double> cost(size_t(s.groups), 0.0), gm(size_t(s.groups), 0.0);
+    std::vector<double> cost(size_t(s.groups), 0.0), gm(size_t(s.groups), 0.0), spread(size_t(s.groups), 0.0);
     std::vector<uint8_t> ran(size_t(s.groups), 0);
     const LaunchRec& L = *rt.cur;
     for (const Fiber& f : s.fibers) {
         size_t u = size_t(f.uid), g = size_t(f.group);
         if (g >= ran.size() || u >= L.block_ran.size() || !L.block_ran[u]) continue;
         ran[g] = 1, cost[g] += L.block_cycles[u], gm[g] += double(L.block_gm[u]);
+        if (u < L.block_spread.size()) spread[g] += L.block_spread[u];
+    }
+    if (!s.staged) {
+        s.staged = true;
+        if (!stage_agrees(cost, spread, gm, ran)) {
+            bool started = false;
+            for (Fiber& f : s.fibers)
+                if (f.state == Fiber::DONE && !ran[size_t(f.group)] && group_in_sample(f.group, s.groups))
+                    f.state = Fiber::NEW, started = true;
+            if (started) return true;
+        }
     }
     int64_t next = refine_group(cost, gm, ran);
     if (next < 0) return false;

@@ -137,7 +137,11 @@ def sampled_simulation(
     """Run launches made inside the block on a sample of ``blocks`` block groups (0: all).
 
     :param blocks: AI Core groups simulated per launch (launches with no more run in full);
-        at least 2 so that the first and the last block, where tails live, are both sampled.
+        at least 2 so that the first and the last block, where tails live, are both sampled. From
+        4 up they run in two stages: the first, the middle one and the last group, then the others
+        only where those three cost differently (more than 1 % apart), so a launch of equal
+        blocks costs 3 blocks of host time. More run where neighbouring groups differ (a step
+        in the per-block work, found by bisection).
     :param resident_cap_bytes: resident bytes of lazy tensors: clean input chunks above it are
         evicted oldest first (they refill identically when touched again), written chunks above
         three quarters of it are spilled to a temporary file (read back when touched again).

@@ -193,7 +193,9 @@ def test_loop_sampled_latency_is_within_5_percent_of_full_and_in_its_bracket(rel
     full, _, y_full, _ = _relu(relu_mod, blocks, n, tile, blocks=0)
     sampled, x, y, spans = _relu(relu_mod, blocks, n, tile, blocks=5, loops=True)
     assert full.loop_sampled_blocks == 0 and full.loop_periods_skipped == 0
-    assert sampled.loop_sampled_blocks >= 3 and sampled.loop_periods_skipped > 0
+    # every sampled block but block 0 (which runs in full under loops=True): 2 where the first,
+    # middle and last group agree, 4 where the rest of the 5 run
+    assert sampled.loop_sampled_blocks >= 2 and sampled.loop_periods_skipped > 0
     assert sampled.latency_s == pytest.approx(full.latency_s, rel=0.05)
     assert sampled.latency_lo_s <= sampled.latency_s <= sampled.latency_hi_s
     assert sampled.gm_bytes == pytest.approx(full.gm_bytes, rel=0.05)
@@ -382,7 +384,7 @@ def test_the_loaders_take_sampled():
     y = torch.full((n,), float("nan"))
     mod.relu_do(blocks, x, y, n, 1024)
     r = mod.last_run
-    assert r.blocks_run == 5 and r.blocks_skipped == 35 and r.loop_sampled_blocks >= 3
+    assert r.blocks_run == 3 and r.blocks_skipped == 37 and r.loop_sampled_blocks >= 2
     assert r.latency_lo_s <= r.latency_s <= r.latency_hi_s
     # the spans stay readable after the call: the caller checks the simulated share
     check = check_sampled_output(y, lambda r0, r1: torch.relu(x[r0:r1]))
@@ -426,7 +428,7 @@ def test_load_op_project_takes_sampled():
     y = lazy_tensor((n,), torch.float32, "normal", seed=2)
     z = op(x, y)
     r = op.last_run
-    assert r.blocks_run == 5 and r.blocks_skipped == 3 and r.loop_sampled_blocks >= 1
+    assert r.blocks_run == 3 and r.blocks_skipped == 5 and r.loop_sampled_blocks >= 1
     check = check_sampled_output(z, lambda r0, r1: x[r0:r1] + y[r0:r1])
     assert check.ok, check.message
     assert 0 < check.output_fraction < 0.5
@@ -581,4 +583,4 @@ def test_a_loop_that_overwrites_checked_output_is_not_skipped():
         spans = written_spans(y)
     assert spans and all(torch.equal(y[lo:hi], full[lo:hi]) for _, lo, hi, _ in spans)
     assert "overwrite what the block stored before" in mod.last_run.loop_fallback
-    assert sum(hi - lo for _, lo, hi, _ in spans) == 4 * per
+    assert sum(hi - lo for _, lo, hi, _ in spans) == 3 * per  # the first stage of 4 groups agrees

@@ -103,8 +103,9 @@ def test_sampled_latency_is_within_5_percent_of_full_simulation(relu_mod, blocks
     full = _run_relu(relu_mod, blocks, n, tile, sample=0)
     sampled = _run_relu(relu_mod, blocks, n, tile, sample=5)
     assert full.blocks_skipped == 0 and full.blocks_run == blocks
-    # 5 groups, plus those run to locate a step in the work (the blocks with one tile more)
-    assert 5 <= sampled.blocks_run < blocks and sampled.blocks_skipped == blocks - sampled.blocks_run
+    # the first, middle and last group; where they differ the rest of the 5 and those run to
+    # locate a step in the work (the blocks with one tile more)
+    assert 3 <= sampled.blocks_run < blocks and sampled.blocks_skipped == blocks - sampled.blocks_run
     assert sampled.latency_s == pytest.approx(full.latency_s, rel=0.05)
     assert sampled.latency_lo_s <= full.latency_s * 1.0001 and full.latency_s <= sampled.latency_hi_s * 1.0001
     assert sampled.gm_bytes == pytest.approx(full.gm_bytes, rel=0.05)
@@ -126,12 +127,30 @@ def test_a_step_in_the_work_between_sampled_blocks_is_located(relu_mod):
 
 
 def test_blocks_of_equal_work_need_no_extra_groups(relu_mod):
+    """Staged sampling: the first, middle and last of the 5 groups agree, so the other two are not
+    run, and the estimate is the full simulation's."""
+    full = _run_relu(relu_mod, 48, 48 * 4096, 4096, sample=0)
     sampled = _run_relu(relu_mod, 48, 48 * 4096, 4096, sample=5)
-    assert sampled.blocks_run == 5
+    assert sampled.blocks_run == 3
+    assert sampled.latency_s == pytest.approx(full.latency_s, rel=1e-9)
+    assert sampled.gm_bytes == full.gm_bytes
 
 
-@pytest.mark.parametrize("blocks,rows,cols", [(40, 1000, 512), (24, 96, 2048), (7, 333, 256)])
-def test_sampled_latency_of_a_row_reduction(row_sum_mod, blocks, rows, cols):
+def test_a_tail_in_the_last_block_runs_the_rest_of_the_sample(relu_mod):
+    # 48 * 2 - 1 tiles: every block takes two but the last, which takes one. The last group differs
+    # from the first and the middle one, so the two other groups of the 5 run as well.
+    tile = 4096
+    full = _run_relu(relu_mod, 48, (2 * 48 - 1) * tile, tile, sample=0)
+    sampled = _run_relu(relu_mod, 48, (2 * 48 - 1) * tile, tile, sample=5)
+    assert sampled.blocks_run >= 5
+    assert sampled.gm_bytes == full.gm_bytes
+    assert sampled.latency_lo_s <= full.latency_s <= sampled.latency_hi_s
+
+
+# run: blocks run of a sample of 4 groups; the first stage is groups 0, 1/3 and the last, the
+# fourth runs where they differ (333 rows over 7 blocks: blocks 0-3 take 48 rows, 4-6 take 47)
+@pytest.mark.parametrize("blocks,rows,cols,run", [(40, 1000, 512, 3), (24, 96, 2048, 3), (7, 333, 256, 4)])
+def test_sampled_latency_of_a_row_reduction(row_sum_mod, blocks, rows, cols, run):
     x = torch.randn(rows, cols)
     runs = {}
     for sample in (0, 4):
@@ -141,7 +160,7 @@ def test_sampled_latency_of_a_row_reduction(row_sum_mod, blocks, rows, cols):
             check = check_sampled_output(y, lambda r0, r1: x[r0:r1].sum(1), atol=1e-3, rtol=1e-4)
         assert check.ok, check.message
         runs[sample] = row_sum_mod.last_run
-    assert runs[4].blocks_run == 4
+    assert runs[4].blocks_run == run
     assert runs[4].latency_s == pytest.approx(runs[0].latency_s, rel=0.05)
 
 
@@ -188,9 +207,10 @@ def test_a_grid_stride_kernel_is_checked_on_what_its_blocks_stored():
         check = check_sampled_output(y, lambda a, b: torch.relu(x[a:b]), max_rows=3 * tile)
         spans = written_spans(y)
     assert check.ok, check.message
-    # 4 blocks x 5 tiles each, none touching another: 20 spans, other blocks' tiles between them
-    assert len(spans) == 20 and all(hi - lo == tile for _, lo, hi, _ in spans)
-    assert check.elements_checked == 20 * tile
+    # 3 blocks (equal work: the first stage of the 4 agrees) x 5 tiles each, none touching
+    # another: 15 spans, other blocks' tiles between them
+    assert len(spans) == 15 and all(hi - lo == tile for _, lo, hi, _ in spans)
+    assert check.elements_checked == 15 * tile
     assert torch.isnan(y[tile : 2 * tile]).all()  # block 1's tile: skipped, still poison
 
 

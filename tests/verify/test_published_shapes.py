@@ -89,7 +89,7 @@ def test_a_correct_answer_is_timed_and_checked_at_published_shapes():
     assert result.feasible, result.message
     pub = result.details["published"]
     assert pub["ok"] and pub["checked_elements"] > 0, pub
-    assert pub["blocks_run"] == 5 and pub["blocks_skipped"] == 35
+    assert pub["blocks_run"] == 3 and pub["blocks_skipped"] == 37  # equal blocks: the first stage agrees
     lo, hi = pub["latency_bracket_s"]
     assert lo <= pub["latency_s"] <= hi
     # 2 x 512 MiB through HBM dominate: far slower than the simulation-scale run

@@ -3,8 +3,9 @@
 // Two parts, independent of each other:
 //  - Block sampling. With g_sample_groups = k > 0, a launch of more than k AI Core groups (blocks
 //    of an AIV- or AIC-only launch; AIC plus its AIVs in a mixed one) runs k of them, evenly spaced
-//    and always the first and the last (where tails live), and more between two sampled groups
-//    that differ (refine_group). time_launch gives every skipped block
+//    and always the first and the last (where tails live): the first, middle and last first, the
+//    rest only where those differ (group_sampled), and more between two sampled groups that
+//    differ (refine_group). time_launch gives every skipped block
 //    the cycles, pipe busy time and GM bytes of the nearest sampled block of its core type, and
 //    brackets the latency: every skipped block at the cheapest and at the dearest sampled block.
 //  - Lazy GM regions. A region is reserved PROT_NONE and filled 64 KiB at a time when first
@@ -178,32 +179,37 @@ void track_write(uintptr_t lo, uint64_t n) {
     g_written.push_back(Written{hot.core_uid, lo, hi, n});
 }
 
+namespace {
+// The j-th of k evenly spaced groups of n: round(j (n-1) / (k-1)).
+int64_t sample_position(int64_t j, int64_t k, int64_t n) { return (j * (n - 1) * 2 + (k - 1)) / (2 * (k - 1)); }
+}  // namespace
+
 bool group_in_sample(int64_t g, int64_t n) {
     int64_t k = g_sample_groups;
     if (k <= 0 || n <= k) return true;
     if (k == 1) return g == 0;
-    // the groups round(j (n-1) / (k-1)), j = 0..k-1
     for (int64_t j = 0; j < k; ++j)
-        if ((j * (n - 1) * 2 + (k - 1)) / (2 * (k - 1)) == g) return true;
+        if (sample_position(j, k, n) == g) return true;
     return false;
 }
 
-// Staged block sampling. Of the k evenly spaced groups, the first, the middle and the last run
-// first (the middle is round((n-1)/2), one of the k for any odd k); the other k - 3 run only where
-// those three cost differently (stage_agrees). Most launches split their work evenly over their
-// blocks, so a sample of 5 cost 5 blocks of host time to learn what 3 already showed: for a
-// scalar-loop convolution that is 40 % of its simulation. Where the three differ (a tail in the
-// last block, more batches in the first ones) the rest of the k run, then refine_group as before.
+// Staged block sampling. Of the k evenly spaced groups, the first, the middle one and the last run
+// first; the other k - 3 run only where those three cost differently (stage_agrees). Most launches
+// split their work evenly over their blocks, so a sample of 5 cost 5 blocks of host time to learn
+// what 3 already showed: for a scalar-loop convolution, 40 % of its simulation. Where the three
+// differ (a tail in the last block, a batch more in the first ones) the rest of the k run, then
+// refine_group as before.
 bool group_sampled(int64_t g, int64_t n) {
     int64_t k = g_sample_groups;
     if (k < 4 || n <= k) return group_in_sample(g, n);
-    return g == 0 || g == n - 1 || g == (2 * (n - 1) + 2) / 4;
+    return g == sample_position(0, k, n) || g == sample_position((k - 1) / 2, k, n) ||
+           g == sample_position(k - 1, k, n);
 }
 
-// Costs that agree: every pair of ran groups within kStageSpread of the dearer one, in cycles
+// Costs that agree: every pair of ran groups within kStageSpread (1 %) of the dearer one, in cycles
 // (beyond each block's own bracket: loop sampling and scalar fast-forward make equal blocks differ
 // by their estimates' error) and in GM bytes.
-constexpr double kStageSpread = 0.005;
+constexpr double kStageSpread = 0.01;
 
 bool stage_agrees(const std::vector<double>& cost, const std::vector<double>& spread, const std::vector<double>& gm,
                   const std::vector<uint8_t>& ran) {

@@ -378,11 +378,12 @@ def _peak(t: torch.Tensor) -> float:
     )
 
 
-def _find_column_rule(rows: RowReference, both: torch.Tensor) -> Callable[[int, int, int, int], torch.Tensor] | None:
-    """The first (input, dim) whose slicing along output dim 1 commutes with the model on rows
+def _find_column_rule(rows: RowReference, both: torch.Tensor, cropped: bool = False) -> tuple[int, int] | None:
+    """The first (input index, dim) whose slicing along output dim 1 commutes with the model on rows
     0-1: probed on a prefix, an interior and a suffix slice, so a model whose dim-1 entries depend
     on what precedes or follows them (a cumulative sum, a softmax over dim 1) or on their absolute
-    position is refused."""
+    position is refused. ``cropped``: ``rows`` holds :func:`_cropped_rows` inputs, whose dims past
+    1 are cut, so only dims the crop kept whole are candidates."""
     if both.dim() < 2 or both.shape[1] < 4:
         return None
     width = both.shape[1]
@@ -391,7 +392,9 @@ def _find_column_rule(rows: RowReference, both: torch.Tensor) -> Callable[[int, 
     for index, x in enumerate(rows.inputs):
         if not isinstance(x, torch.Tensor):
             continue
-        for dim in range(1 if rows.row_sliced(x) else 0, x.dim()):
+        first_dim = 1 if rows.row_sliced(x) else 0
+        last_dim = 2 if cropped and rows.row_sliced(x) else x.dim()
+        for dim in range(first_dim, last_dim):
             if x.shape[dim] != width:
                 continue
             slab = rows.column_rule(index, dim)
@@ -405,15 +408,57 @@ def _find_column_rule(rows: RowReference, both: torch.Tensor) -> Callable[[int, 
             except Exception:  # noqa: BLE001 - a model that cannot run on this slicing
                 continue
             if same:
-                return slab
+                return index, dim
     return None
+
+
+#: the probe's crop of a row-sliced input's dims past 1 (spatial dims): enough for the kernels,
+#: strides and dilations of KernelBench's convolutions and poolings
+PROBE_EDGE = 64
+
+
+def _cropped_rows(rows: RowReference) -> RowReference | None:
+    """``rows`` with every row-sliced input cut to its first :data:`PROBE_EDGE` entries along each
+    dim past 1, or None where no input has such a dim longer than that. At published shapes two
+    rows of a convolution are GiBs (a 16 -> 128 channel 3x3 conv over 1024 x 1024: 1 GiB of output,
+    2.6 GiB resident while computing it); a batch mixing the rows mixes them at any spatial size."""
+    crop = [
+        x[(slice(None), slice(None), *(slice(0, PROBE_EDGE) for _ in x.shape[2:]))]
+        if rows.row_sliced(x) and x.dim() > 2 and max(x.shape[2:]) > PROBE_EDGE
+        else x
+        for x in rows.inputs
+    ]
+    if all(c is x for c, x in zip(crop, rows.inputs, strict=True)):
+        return None
+    first = crop[next(i for i, x in enumerate(rows.inputs) if x is rows.first)]
+    return RowReference(rows.model, crop, rows.batch, first, rows.all_rows)
+
+
+def _rows_separate(rows: RowReference) -> torch.Tensor | None:
+    """Rows 0-1 computed together, where they equal rows 0 and 1 computed apart; else None."""
+    try:
+        both = rows(0, 2)
+        if not (isinstance(both, torch.Tensor) and both.dim() > 0 and both.shape[0] == 2):
+            return None
+        # loose: a batched and a one-row call may round differently; a slicing that breaks the
+        # model changes values by far more
+        tol = 1e-3 * (1.0 + _peak(both))
+        # one row at a time: a published-shape row can be hundreds of MB
+        same = _close_in_chunks(both[:1], rows(0, 1), 1e-3, tol) and _close_in_chunks(
+            both[1:], rows(1, 2), 1e-3, tol
+        )
+    except Exception:  # noqa: BLE001 - a model that cannot run on this slicing
+        return None
+    return both if same else None
 
 
 def row_reference(model: Any, inputs: list[Any]) -> RowReference | None:
     """A :class:`RowReference` computing output rows on input rows [r0, r1), or None where the
     model is not row-separable. Rows are sliced from every tensor whose dim 0 is the first input's,
     or failing that from the first input alone (a matmul's A); a rule is kept when rows 0-1
-    computed together equal rows 0 and 1 computed apart. Its ``slab`` is probed the same way."""
+    computed together equal rows 0 and 1 computed apart. Its ``slab`` is probed the same way.
+    Both probes run on the inputs cropped past dim 1 (:func:`_cropped_rows`) first, and on the
+    inputs themselves where the crop does not run or does not separate."""
     tensors = [x for x in inputs if isinstance(x, torch.Tensor) and x.dim() > 0]
     if not tensors or tensors[0].shape[0] < 2:
         return None
@@ -421,20 +466,12 @@ def row_reference(model: Any, inputs: list[Any]) -> RowReference | None:
 
     for all_rows in (True, False):
         rows = RowReference(model, inputs, batch, first, all_rows)
-        try:
-            both = rows(0, 2)
-            if not (isinstance(both, torch.Tensor) and both.dim() > 0 and both.shape[0] == 2):
+        cropped = _cropped_rows(rows)
+        for probe in (cropped, rows):
+            if probe is None or (both := _rows_separate(probe)) is None:
                 continue
-            # loose: a batched and a one-row call may round differently; a slicing that breaks the
-            # model changes values by far more
-            tol = 1e-3 * (1.0 + _peak(both))
-            # one row at a time: a published-shape row can be hundreds of MB
-            same = _close_in_chunks(both[:1], rows(0, 1), 1e-3, tol) and _close_in_chunks(
-                both[1:], rows(1, 2), 1e-3, tol
-            )
-        except Exception:  # noqa: BLE001 - a model that cannot run on this slicing
-            continue
-        if same:
-            rows.slab = _find_column_rule(rows, both)
+            rule = _find_column_rule(probe, both, cropped=probe is cropped)
+            if rule is not None:
+                rows.slab = rows.column_rule(*rule)
             return rows
     return None

@@ -685,6 +685,39 @@ def test_channel_slabs_of_a_pooling_and_none_for_dim1_dependent_models(monkeypat
     assert per_channel is not None and per_channel.slab is None
 
 
+def test_the_separability_probe_runs_on_a_spatial_crop():
+    """At published shapes two rows of a convolution are GiBs: the probes (rows 0-1 together and
+    apart, the channel slabs) run on the inputs cut to 64 entries along each dim past 1, and the
+    rules found there are applied to the real inputs."""
+    from kernel_gym.verify.correctness import PROBE_EDGE, row_reference
+
+    torch.manual_seed(2)
+    x = torch.randn(3, 4, 150, 130)
+    conv = _Recorded(torch.nn.Conv2d(4, 6, 3))
+    with torch.no_grad():
+        want = conv.inner(x)
+    rows = row_reference(conv, [x])
+    assert rows is not None and rows.slab is None  # every output channel reads every input channel
+    crop_row = 6 * (PROBE_EDGE - 2) ** 2  # an output row of the cropped input
+    assert conv.sizes and max(conv.sizes) <= 2 * crop_row < want[0].numel()
+    torch.testing.assert_close(rows(1, 3), want[1:3])  # the rule itself slices the real rows
+    # a pooling's channel slabs, found on the crop, cut the real input's channels
+    pool = _Recorded(torch.nn.MaxPool2d(3, 2))
+    rows = row_reference(pool, [x])
+    assert rows is not None and rows.slab is not None
+    assert max(pool.sizes) <= 2 * 4 * ((PROBE_EDGE - 3) // 2 + 1) ** 2
+    torch.testing.assert_close(rows.slab(0, 2, 1, 3), torch.nn.functional.max_pool2d(x[0:2, 1:3], 3, 2))
+    # a batch mixed at any size is still refused, and a model that does not run on the crop
+    # (a Linear over the flattened row) is probed on the real inputs
+    assert row_reference(_Recorded(None, lambda t: t - t.mean(0)), [x]) is None
+    flat = torch.nn.Linear(4 * 150 * 130, 5)
+    dense = _Recorded(None, lambda t: flat(t.flatten(1)))
+    rows = row_reference(dense, [x])
+    assert rows is not None and max(dense.sizes) == 2 * 5
+    with torch.no_grad():
+        torch.testing.assert_close(rows(0, 3), flat(x.flatten(1)))
+
+
 def _wrong_element_spans(row: int) -> list[tuple[int, int, int, int]]:
     """Spans a store tracker could report on an output of rows of ``row`` elements: long ones at odd
     offsets (one across a row end, one across two), short ones, and a run of 8-element spans."""

@@ -444,9 +444,7 @@ def _rows_separate(rows: RowReference) -> torch.Tensor | None:
         # model changes values by far more
         tol = 1e-3 * (1.0 + _peak(both))
         # one row at a time: a published-shape row can be hundreds of MB
-        same = _close_in_chunks(both[:1], rows(0, 1), 1e-3, tol) and _close_in_chunks(
-            both[1:], rows(1, 2), 1e-3, tol
-        )
+        same = _close_in_chunks(both[:1], rows(0, 1), 1e-3, tol) and _close_in_chunks(both[1:], rows(1, 2), 1e-3, tol)
     except Exception:  # noqa: BLE001 - a model that cannot run on this slicing
         return None
     return both if same else None

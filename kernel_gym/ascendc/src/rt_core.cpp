@@ -1406,6 +1406,10 @@ static std::string report_json() {
 
 }  // namespace kgsim
 
+// `hot` under a C name for the basic-block counter that toolchain/as writes inline into kernel code
+// (its field offsets are checked in rt_scalar.cpp)
+extern "C" kgsim::Hot kgsim_asm_hot __attribute__((alias("_ZN5kgsim3hotE")));
+
 // ---- C entry points (Python) -----------------------------------------------------------------
 extern "C" {
 const char* kgsim_config_names() {

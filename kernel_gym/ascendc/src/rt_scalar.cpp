@@ -17,7 +17,9 @@
 #include "rt.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
+#include <type_traits>
 
 namespace kgsim {
 
@@ -513,7 +515,23 @@ void scalar_watchdog() {
 
 using kgsim::on_access;
 
+// toolchain/as writes the body of __sanitizer_cov_trace_pc, and the stack test that opens
+// on_access, inline into kernel code in place of the calls (a call per basic block and per access
+// was most of a scalar loop's host time). It reaches these fields at fixed offsets, through
+// kgsim_asm_hot, kgsim_asm_scalar and kgsim_asm_watchdog: change both together.
+static_assert(offsetof(kgsim::Hot, s_time) == 88 && offsetof(kgsim::Hot, in_launch) == 117);
+static_assert(offsetof(kgsim::ScalarCounters, block_cycles) == 0 && offsetof(kgsim::ScalarCounters, blocks) == 8 &&
+              offsetof(kgsim::ScalarCounters, host_blocks) == 16 &&
+              offsetof(kgsim::ScalarCounters, next_check) == 32 &&
+              offsetof(kgsim::ScalarCounters, stack_lo) == 40 && offsetof(kgsim::ScalarCounters, stack_bytes) == 48);
+static_assert(std::is_same_v<decltype(kgsim::Hot::s_time), double> && sizeof(kgsim::Hot::in_launch) == 1 &&
+              std::is_same_v<decltype(kgsim::ScalarCounters::block_cycles), double>);
+extern "C" kgsim::ScalarCounters kgsim_asm_scalar __attribute__((alias("_ZN5kgsim6scalarE")));
+
 extern "C" {
+
+// the inline counter's call when `blocks` reaches next_check
+void kgsim_asm_watchdog() { kgsim::scalar_watchdog(); }
 
 void __sanitizer_cov_trace_pc() {
     if (kgsim::hot.in_launch) {

@@ -1291,6 +1291,16 @@ def _why(r: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
+# an absolute path's machine-specific prefix in a compiler or loader message: the report names files
+# by their place in the package or the dataset (kernel_gym/..., ops-.../...)
+_LOCAL_PREFIX = re.compile(r"/[^\s:'\"()]*?/(?=kernel_gym/|ops-[\w-]+/|pytorch-references/)")
+
+
+def _portable(text: str) -> str:
+    """``text`` with every absolute path cut to its package- or dataset-relative part."""
+    return _LOCAL_PREFIX.sub("", text)
+
+
 def write_report(
     path: Path,
     before: list[dict[str, Any]],
@@ -1361,7 +1371,7 @@ def write_report(
     causes = Counter((r["status"], r.get("cause") or "") for r in before if r["status"] not in ("ok", "ok_unchecked"))
     for (st, cause), n in sorted(causes.items(), key=lambda kv: (-kv[1], kv[0])):
         ex = next(r for r in before if r["status"] == st and (r.get("cause") or "") == cause)
-        detail = str(ex.get("detail", "")).replace("|", "/").replace("\n", " ")[:140]
+        detail = _portable(str(ex.get("detail", ""))).replace("|", "/").replace("\n", " ")[:140]
         lines.append(f"| {st} | {cause} | {n} | {ex['name']}: {detail} |")
     # figures
     val_b = [r for r in before if r.get("split") == "validation" and r["status"] == "ok" and r.get("measured_s")]

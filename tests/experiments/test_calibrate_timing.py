@@ -502,3 +502,13 @@ def test_an_epilogue_project_is_fed_the_output_of_the_leading_layer(tmp_path: Pa
         assert bool(row.get("sampled")) == bool(extra)
         # the dataset's figure times the whole model, the layer too: kept apart, not compared
         assert row["measured_s"] is None and row["measured_model_s"] == pytest.approx(4e-6)
+
+
+def test_the_report_names_files_without_this_machines_paths():
+    from experiments.calibrate_timing import _portable
+
+    msg = "compilation failed: /home/u/x/kernel_gym/ascendc/include/kgsim/base.h:41:24: error (from /d/EvoKernel/ops-kernelbench-910b/G/op_kernel/g.cpp:3)"
+    assert _portable(msg) == (
+        "compilation failed: kernel_gym/ascendc/include/kgsim/base.h:41:24: error "
+        "(from ops-kernelbench-910b/G/op_kernel/g.cpp:3)"
+    )

@@ -177,7 +177,14 @@ def _kernel_signature(text: str) -> tuple[str, list[str]] | None:
     t = strip_comments(text)
     for m in re.finditer(r"\b(?:__global__\s+__aicore__|__aicore__\s+__global__)\s+void\s+(\w+)\s*\(([^)]*)\)\s*\{", t):
         params = [p.strip() for p in m.group(2).split(",") if p.strip()]
-        names = [re.findall(r"\w+", p)[-1] for p in params]
+        # an unnamed parameter (`GM_ADDR /*workspace*/`, `uint8_t*`) is a type alone: it gets a name
+        # of its own, since the launch wrapper declares and forwards every parameter by name
+        names = [
+            f"kgsim_unnamed_{i}"
+            if len(re.findall(r"\w+", p)) == 1 or p.endswith(("*", "&"))
+            else re.findall(r"\w+", p)[-1]
+            for i, p in enumerate(params)
+        ]
         return m.group(1), names
     return None
 

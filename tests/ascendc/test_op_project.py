@@ -59,6 +59,21 @@ def test_bad_kernel_raises_compile_error():
         asc.load_op_project(files)
 
 
+@pytest.mark.parametrize("unnamed", ["GM_ADDR /*workspace*/", "uint8_t*"])
+def test_a_kernel_with_an_unnamed_gm_addr_parameter_builds(unnamed):
+    """An unused parameter left unnamed, as EvoKernel's GRU kernels write `GM_ADDR /*workspace*/`
+    (the launch wrapper named it after its last word, `GM_ADDR`, which then expanded into a type)."""
+    files = _files("add_custom")
+    kernel = files["op_kernel/add_custom.cpp"]
+    assert "GM_ADDR z, GM_ADDR workspace, GM_ADDR tiling" in kernel
+    files["op_kernel/add_custom.cpp"] = kernel.replace(
+        "GM_ADDR z, GM_ADDR workspace, GM_ADDR tiling", f"GM_ADDR z, {unnamed}, __gm__ uint8_t* tiling"
+    )
+    op = asc.load_op_project(files)
+    x, y = torch.randn(8 * 2048), torch.randn(8 * 2048)
+    torch.testing.assert_close(op(x, y), x + y)
+
+
 def test_op_project_answer_verifies_in_the_sandbox() -> None:
     """An answer built on load_op_project passes the judge's compile-time source rules: the
     generated unit's entry points are not mistaken for reaching the simulator's internals."""

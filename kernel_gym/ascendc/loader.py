@@ -15,6 +15,7 @@ import dataclasses
 import functools
 import hashlib
 import json
+import mmap
 import os
 import re
 import subprocess
@@ -659,14 +660,26 @@ def gm_buffer_bytes(t: torch.Tensor) -> int:
     return max(nbytes, min(storage, npu_block_bytes(nbytes)))
 
 
+NPU_PAGE_BYTES = 2 << 20  # NPU device memory is mapped in 2 MiB pages (rt_core.cpp gm_clip)
+
+
 def npu_block_tensor(t: torch.Tensor | None = None, *, like: tuple[Any, ...] | None = None) -> torch.Tensor:
-    """A contiguous copy of ``t`` (or an empty tensor of ``like`` = (shape, dtype), as
-    ``torch.empty`` fills it) at the start of an NPU-sized block (``npu_block_bytes``), so that the
-    GM buffer the kernel gets is the allocation the NPU would give it."""
+    """A contiguous copy of ``t`` (or a zeroed tensor of ``like`` = (shape, dtype)) at the start of
+    an NPU-sized block (``npu_block_bytes``), so that the GM buffer the kernel gets is the
+    allocation the NPU would give it.
+
+    Each block is the start of a private mapping of its own with an NPU page (2 MiB) of untouched
+    pages after it: a tile that runs past the block within the reach the NPU allows lands in
+    nothing of the launch, whatever the process allocated before. (Blocks on the C heap sat
+    wherever malloc put them: the same kernel's tiles past its output landed in its input in one
+    process and in free heap in another, a race in one run and not the next.) The pages past the
+    block are never touched, so they cost address space, not memory."""
     shape, dtype = (tuple(t.shape), t.dtype) if t is not None else like  # type: ignore[misc]
     nbytes = int(torch.Size(shape).numel()) * torch.empty((), dtype=dtype).element_size()
-    block = (torch.zeros if t is not None else torch.empty)(npu_block_bytes(nbytes), dtype=torch.uint8)
-    out = block[:nbytes].view(dtype).view(shape)
+    block = npu_block_bytes(nbytes)
+    # zero-filled, as a new process's device pages come from the driver (include/acl/acl.h)
+    pages = mmap.mmap(-1, block + NPU_PAGE_BYTES, flags=mmap.MAP_PRIVATE)
+    out = torch.frombuffer(pages, dtype=torch.uint8)[:nbytes].view(dtype).view(shape)  # keeps the mapping
     if t is not None:
         out.copy_(t)
     return out

@@ -6,15 +6,11 @@ and a tile that runs a few bytes past a tensor inside its NPU allocation."""
 
 from __future__ import annotations
 
-import mmap
-
 import numpy as np
-import pytest
 import torch
 
 import kernel_gym.ascendc as asc
-from kernel_gym.ascendc import op_project
-from kernel_gym.ascendc.loader import npu_block_bytes
+from kernel_gym.ascendc.loader import npu_block_bytes, npu_block_tensor
 
 # ------------------------------------------------------------------ an operator project, plain-struct tiling
 TILING_H = r"""
@@ -112,36 +108,32 @@ def test_plain_struct_tiling_and_a_tile_past_the_tensor_inside_its_allocation() 
     assert op.last_tiling["block_dim"] == 4
 
 
-def _block_alone(t: torch.Tensor | None = None, *, like: tuple | None = None) -> torch.Tensor:
-    """``npu_block_tensor``'s block at the start of 2 MiB of pages of its own (one NPU page), so
-    that nothing of the launch lies within reach past its end."""
-    shape, dtype = (tuple(t.shape), t.dtype) if t is not None else like  # type: ignore[misc]
-    nbytes = int(torch.Size(shape).numel()) * torch.empty((), dtype=dtype).element_size()
-    pages = mmap.mmap(-1, npu_block_bytes(nbytes) + (2 << 20))
-    out = torch.frombuffer(pages, dtype=torch.uint8)[:nbytes].view(dtype).view(shape)
-    out.pages = pages  # type: ignore[attr-defined]  # the mapping lives as long as the tensor
-    if t is not None:
-        out.copy_(t)
-    return out
-
-
-def test_tiles_past_the_allocation_read_poison_and_far_past_it_fault(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_tiles_past_the_allocation_read_poison_and_far_past_it_fault() -> None:
     """Shares of 2048 elements: the last blocks read and write KiB past the 16 KiB tensor. The NPU
     maps device memory in 2 MiB pages and faults on none of it (the Ascend/samples tiling-sink
     sample runs 8 of its 16 vector cores past its tensors): poison is read, writes are dropped,
     the result's own elements are right, and a warning says so.
 
-    Whether such a tile lands in another tensor of the launch depends on where the allocator put
-    them (on the NPU as here, where the op's blocks are heap memory: CI once had the output just
-    below x, and block 3's tiles past y then wrote into x, a real race, reported as such). The
-    test gives each block pages of its own, so the tiles past the end land in nothing."""
-    monkeypatch.setattr(op_project, "npu_block_tensor", _block_alone)
+    Whether such a tile lands in another tensor of the launch depends on where they lie: on the C
+    heap, CI once had the output just below x, and block 3's tiles past y wrote into x (a race).
+    The op's blocks now each have an NPU page of their own (``npu_block_tensor``), so the tiles past
+    the end land in nothing, in any process."""
     op = asc.load_op_project(_project(tile=2048))
     x = torch.randn(4000)
     torch.testing.assert_close(op(x), 3 * x)
     warned = [w for r in op.last_runs for w in r.warnings if w["error_class"] == "gm_out_of_bounds"]
     assert warned and "GM buffer 'x'" in warned[0]["message"]
     assert "writes to them are dropped" in warned[0]["message"]
+
+
+def test_each_op_block_has_an_npu_page_of_its_own() -> None:
+    """No block starts within 2 MiB past another's end, whatever was allocated before."""
+    blocks = [npu_block_tensor(torch.randn(n)) for n in (4000, 10, 70000)]
+    blocks += [npu_block_tensor(like=((n,), torch.float16)) for n in (4000, 1 << 20)]
+    spans = [(b.data_ptr(), b.data_ptr() + npu_block_bytes(b.numel() * b.element_size())) for b in blocks]
+    for _, hi in spans:
+        assert all(not (hi <= other < hi + (2 << 20)) for other, _ in spans)
+    assert float(blocks[3].float().abs().sum()) == 0.0  # a new output block reads as zero, as on a new device page
     # (a copy more than 2 MiB past every buffer still faults: test_direct_launch.py)
 
 

@@ -98,14 +98,23 @@ extern "C" void kgsim_gen_bind_copy(int64_t i, uint8_t* dst) { ::kgsim_gen_bindi
 def parse_six_strings(text: str) -> dict[str, str]:
     """The six strings of a MultiKernelBench answer text (Python assigning string literals).
 
-    The text is parsed, never executed. Raises ValueError naming what is missing or malformed.
+    The text is parsed, never executed. A published answer is often the model's reply as it came,
+    the Python inside a Markdown fence with prose around it (MultiKernelBench's harness takes the
+    reply's first code block): where the whole text is not Python, each string is read as the
+    literal assigned to its name at the start of a line, the first such assignment that is one.
+    Raises ValueError naming what is missing or malformed.
     """
     try:
         tree = ast.parse(text)
     except SyntaxError as exc:
+        found = _assigned_literals(text)
+        if len(found) == len(SIX_STRING_KEYS):
+            return found
+        missing = [k for k in SIX_STRING_KEYS if k not in found]
         raise ValueError(
-            f"the answer is not valid Python (line {exc.lineno}: {exc.msg}); a six-string answer "
-            f"assigns {', '.join(SIX_STRING_KEYS)} as string literals"
+            f"the answer is not valid Python (line {exc.lineno}: {exc.msg}), and no string literal is assigned to "
+            f"{', '.join(missing)} at the start of a line; a six-string answer assigns "
+            f"{', '.join(SIX_STRING_KEYS)} as string literals"
         ) from None
     found: dict[str, str] = {}
     for node in tree.body:
@@ -120,6 +129,40 @@ def parse_six_strings(text: str) -> dict[str, str]:
         raise ValueError(
             f"the six-string answer lacks {', '.join(missing)}; it must assign all of {', '.join(SIX_STRING_KEYS)}"
         )
+    return found
+
+
+_ASSIGNED = re.compile(
+    rf"^(?P<name>{'|'.join(SIX_STRING_KEYS)})[ \t]*=[ \t]*(?P<prefix>[rRuU]?)(?P<quote>'''|\"\"\"|'|\")",
+    re.MULTILINE,
+)
+
+
+def _assigned_literals(text: str) -> dict[str, str]:
+    """{name: value} of the six names' string literals assigned at the start of a line of ``text``
+    (the first assignment of each that is a complete literal), read with ``ast.literal_eval``."""
+    found: dict[str, str] = {}
+    for m in _ASSIGNED.finditer(text):
+        name, quote, raw = m.group("name"), m.group("quote"), m.group("prefix") in ("r", "R")
+        if name in found:
+            continue
+        i = m.end()
+        while i < len(text):
+            if text.startswith(quote, i):
+                break
+            if text[i] == "\\" and not raw:
+                i += 1  # an escaped character, a quote included
+            elif text[i] == "\n" and len(quote) == 1:
+                i = len(text)  # a one-quote literal ends on its line
+            i += 1
+        if i >= len(text):
+            continue
+        try:
+            value = ast.literal_eval(text[m.start("prefix") : i + len(quote)])
+        except (SyntaxError, ValueError):
+            continue
+        if isinstance(value, str):
+            found[name] = value
     return found
 
 

@@ -4,7 +4,8 @@ Replies usually hold prose plus one or more Markdown code fences. :func:`extract
 fence that is the answer: among fences that define ``class ModelNew`` it prefers one that parses
 as Python, then one tagged ``python``, then the last (a reply that corrects itself ends with the
 correction); without such a fence it
-takes the reply itself when that is bare code defining ``ModelNew``, else the longest Python (or
+takes the reply itself when that is bare code defining ``ModelNew`` (from its first line of code,
+when a sentence comes first), else the longest Python (or
 untagged) fence, whose missing ``ModelNew`` the verifier then reports as ``no_model_new``.
 A reply with no code at all raises :class:`CodeExtractionError`.
 """
@@ -25,6 +26,8 @@ _FENCE = re.compile(
     re.MULTILINE | re.DOTALL,
 )
 _MODEL_NEW = re.compile(r"^\s*class\s+ModelNew\b", re.MULTILINE)
+# A line that can open a Python file: an import, a definition, a decorator, a comment or an assignment.
+_CODE_START = re.compile(r"^(?:import\s|from\s|class\s|def\s|@|#|[A-Za-z_]\w*\s*=)", re.MULTILINE)
 
 
 class CodeExtractionError(ValueError):
@@ -68,6 +71,18 @@ def find_code_blocks(reply: str) -> list[CodeBlock]:
     return blocks
 
 
+def _bare_code(reply: str) -> str | None:
+    """An unfenced reply's code: the reply itself when it parses, else its tail from the first line
+    that opens Python code and parses to the end (a sentence before the code, as some models write
+    ahead of a six-string answer); None when there is no such tail."""
+    starts = [0] + [m.start() for m in _CODE_START.finditer(reply)]
+    for at in starts:
+        bare = CodeBlock(lang="python", code=reply[at:].strip() + "\n", index=0)
+        if bare.parses:
+            return bare.code
+    return None
+
+
 def extract_code(reply: str) -> str:
     """The answer source in ``reply`` (see the module docstring for the rules).
 
@@ -83,9 +98,9 @@ def extract_code(reply: str) -> str:
         best = max(answers, key=lambda b: (b.parses, b.is_python, b.index))
         return best.code
     if _MODEL_NEW.search(reply) and not blocks:
-        bare = CodeBlock(lang="python", code=reply.strip() + "\n", index=0)
-        if bare.parses:
-            return bare.code
+        bare = _bare_code(reply)
+        if bare is not None:
+            return bare
     fallback = [b for b in blocks if b.is_python or not b.lang]
     if fallback:
         return max(fallback, key=lambda b: (b.is_python, len(b.code), b.index)).code

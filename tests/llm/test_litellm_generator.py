@@ -261,6 +261,10 @@ def test_extract_fallbacks():
     assert extract_code(body) == body                                    # bare code, no fence
     assert extract_code(f"```\n{body}```") == body                        # untagged fence
     assert extract_code("```python\nprint(1)\n```") == "print(1)\n"     # verifier says no_model_new
+    # a sentence ahead of unfenced code (some models write one before a six-string answer)
+    six = "model_src = '''\nclass ModelNew:\n    pass\n'''\n"
+    assert extract_code(f"I have enough context. Writing it now.\n\n{six}") == six
+    assert extract_code(f"Here it is:\n{body}") == body
     for bad in ("", "   ", "no code", "```cpp\nint x;\n```"):
         with pytest.raises(CodeExtractionError):
             extract_code(bad)

@@ -196,7 +196,9 @@ void check_in_launch(const Loc& loc, const char* api) {
 // no API at all, every so many basic blocks (scalar_watchdog, rt_scalar.cpp).
 std::string watchdog_expired() {
     if (now_s() - rt.launch_wall_start > cfg.watchdog_s)
-        return fmt("the launch ran for more than %.0f s of host time (watchdog_s): an endless loop?", cfg.watchdog_s);
+        return fmt("the launch ran for more than %.0f s of host time (watchdog_s): an endless loop, or a launch too "
+                   "large to simulate in full (the NPU would not stop it: run it with sampled=True, which simulates "
+                   "a sample of its blocks and loop iterations, or raise watchdog_s)", cfg.watchdog_s);
     double t = hot.s_time;
     for (int p = 0; p < P_COUNT; ++p) t = std::max(t, rt.blk.done_[p]);
     if (t > cfg.watchdog_cycles)

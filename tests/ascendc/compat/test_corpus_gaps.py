@@ -1749,6 +1749,41 @@ def test_binding_permute_transpose_and_sizes_range() -> None:
     torch.testing.assert_close(lib.ops.lrelu_nhwc(x, 0.2), F.leaky_relu(x, 0.2).transpose(-1, 2))
 
 
+# ---- the ATen shim: squeeze / unsqueeze / select, as public bindings shape a loss or a reduced row ------
+SQUEEZE_BINDING = r"""
+#include <torch/extension.h>
+#include "pytorch_npu_helper.hpp"
+at::Tensor lrelu_row(const at::Tensor& x, double slope, int64_t dim, int64_t index)
+{
+    at::Tensor y = at::empty_like(x.unsqueeze(0).squeeze(0));
+    EXEC_NPU_CMD(aclnnLeakyReluCustom, x, slope, y);
+    return y.select(dim, index).unsqueeze(-1).squeeze();  // [.., 1] then back: the selected slice
+}
+at::Tensor lrelu_first_row_inplace(const at::Tensor& x, double slope)
+{
+    at::Tensor y = at::empty_like(x);
+    EXEC_NPU_CMD(aclnnLeakyReluCustom, x, slope, y);
+    y.select(0, 0).zero_();  // a row of dimension 0 is a view: the zeros land in y
+    return y;
+}
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+    m.def("lrelu_row", &lrelu_row, "a slice of leaky relu");
+    m.def("lrelu_first_row_inplace", &lrelu_first_row_inplace, "leaky relu, first row zeroed");
+}
+"""
+
+
+def test_binding_squeeze_unsqueeze_and_select() -> None:
+    lib = asc.load_multikernelbench({**LEAKY_RELU, "python_bind_src": SQUEEZE_BINDING})
+    x = torch.randn(4, 8, 1024)
+    want = F.leaky_relu(x, 0.2)
+    for dim, index in ((0, 3), (1, -2), (-1, 5)):
+        torch.testing.assert_close(lib.ops.lrelu_row(x, 0.2, dim, index), want.select(dim, index))
+    zeroed = want.clone()
+    zeroed[0] = 0
+    torch.testing.assert_close(lib.ops.lrelu_first_row_inplace(x, 0.2), zeroed)
+
+
 # ---- pybind11: `py::arg("slope") = 0.25` defaults fill the arguments a caller leaves out -------------
 DEFAULT_ARG_BINDING = r"""
 #include <torch/extension.h>

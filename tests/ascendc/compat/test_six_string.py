@@ -68,6 +68,23 @@ def test_malformed_answers_are_clear(broken, message) -> None:
     assert message.split()[0] in six_string_answer_source(text)
 
 
+def test_a_published_reply_with_its_fence_and_prose_parses() -> None:
+    """MultiKernelBench's outputs are the model's replies as they came (its harness takes the first code
+    block): a fence with prose around it, or a sentence before unfenced code, read like the bare answer."""
+    bare = "\n".join(f"{k} = {v!r}" for k, v in MSE_LOSS.items())
+    fenced = f"Here is the kernel.\n\n```python\n{bare}\n```\n\nIt tiles the rows over 8 cores."
+    assert parse_six_strings(fenced) == MSE_LOSS
+    assert parse_six_strings(f"I have enough context. Generating it now.\n\n{bare}\n") == MSE_LOSS
+    assert "\\" not in MSE_LOSS["model_src"] and "'''" not in MSE_LOSS["model_src"]
+    raw = "\n".join(  # a raw triple-quoted literal, as some answers write model_src
+        f"{k} = r'''{v}'''" if k == "model_src" else f"{k} = {v!r}" for k, v in MSE_LOSS.items()
+    )
+    assert parse_six_strings(f"Answer:\n```python\n{raw}\n```") == MSE_LOSS
+    # prose and a string missing: the error still names it
+    with pytest.raises(ValueError, match="kernel_src"):
+        parse_six_strings("Answer:\n" + "\n".join(f"{k} = {v!r}" for k, v in MSE_LOSS.items() if k != "kernel_src"))
+
+
 SETTINGS = VerifySettings(use_cache=False, timeout_s=120, warmup_runs=1, timing_trials=3)
 
 

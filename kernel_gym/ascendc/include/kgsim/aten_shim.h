@@ -281,6 +281,51 @@ public:
         return permute(std::move(dims));
     }
     Tensor flatten() const { return view({numel()}); }
+    // squeeze / unsqueeze: the same bytes with size-1 dimensions dropped or one added (views, as in ATen)
+    Tensor squeeze() const {
+        Tensor t = *this;
+        t.sizes_.clear();
+        for (int64_t s : sizes_)
+            if (s != 1) t.sizes_.push_back(s);
+        return t;
+    }
+    Tensor squeeze(int64_t d) const {
+        d = wrap_dim(d, dim(), "squeeze");
+        Tensor t = *this;
+        if (sizes_[size_t(d)] == 1) t.sizes_.erase(t.sizes_.begin() + d);
+        return t;
+    }
+    Tensor unsqueeze(int64_t d) const {
+        d = wrap_dim(d, dim() + 1, "unsqueeze");
+        Tensor t = *this;
+        t.sizes_.insert(t.sizes_.begin() + d, 1);
+        return t;
+    }
+    // select: the slice at `index` of dimension `d`, without that dimension. Of dimension 0 it is a
+    // view (a row of a contiguous tensor is contiguous); of another dimension a fresh tensor, since
+    // the shim's tensors are contiguous (as permute's).
+    KGSIM_UNINSTRUMENTED Tensor select(int64_t d, int64_t index) const {
+        d = wrap_dim(d, dim(), "select");
+        const int64_t n = sizes_[size_t(d)];
+        if (index < -n || index >= n) throw std::out_of_range("select: index out of range for the dimension");
+        if (index < 0) index += n;
+        IntArrayRef shape = sizes_;
+        shape.erase(shape.begin() + d);
+        const size_t es = element_size();
+        const int64_t inner = strides()[size_t(d)], outer = d == 0 ? 1 : numel() / (n * inner);
+        if (d == 0) {
+            Tensor t = *this;
+            t.sizes_ = shape;
+            t.data_ = data_ + size_t(index * inner) * es;
+            return t;
+        }
+        Tensor out = allocate(shape, dtype_);
+        out.device_ = device_;
+        kgsim_eager_op((unsigned long long)(outer * inner) * es * 2);
+        for (int64_t o = 0; o < outer; ++o)
+            std::memcpy(out.data_ + size_t(o * inner) * es, data_ + size_t((o * n + index) * inner) * es, size_t(inner) * es);
+        return out;
+    }
     Tensor clone() const {
         Tensor t = allocate(sizes_, dtype_);
         t.device_ = device_;
@@ -311,6 +356,12 @@ public:
     Tensor npu() const { return to(DeviceType::PrivateUse1); }
 
 private:
+    // a dimension index as ATen takes it (negative counts from the end), checked against n dimensions
+    static int64_t wrap_dim(int64_t d, int64_t n, const char* what) {
+        if (d < 0) d += n;
+        if (d < 0 || d >= n) throw std::out_of_range(std::string(what) + ": dimension out of range");
+        return d;
+    }
     uint8_t* data_ = nullptr;
     std::shared_ptr<uint8_t> owner_;
     IntArrayRef sizes_;

@@ -107,10 +107,10 @@ def parse_six_strings(text: str) -> dict[str, str]:
     try:
         tree = ast.parse(text)
     except SyntaxError as exc:
-        found = _assigned_literals(text)
-        if len(found) == len(SIX_STRING_KEYS):
-            return found
-        missing = [k for k in SIX_STRING_KEYS if k not in found]
+        assigned = _assigned_literals(text)
+        if len(assigned) == len(SIX_STRING_KEYS):
+            return assigned
+        missing = [k for k in SIX_STRING_KEYS if k not in assigned]
         raise ValueError(
             f"the answer is not valid Python (line {exc.lineno}: {exc.msg}), and no string literal is assigned to "
             f"{', '.join(missing)} at the start of a line; a six-string answer assigns "

@@ -1749,7 +1749,7 @@ def test_binding_permute_transpose_and_sizes_range() -> None:
     torch.testing.assert_close(lib.ops.lrelu_nhwc(x, 0.2), F.leaky_relu(x, 0.2).transpose(-1, 2))
 
 
-# ---- the ATen shim: squeeze / unsqueeze / select, as public bindings shape a loss or a reduced row ------
+# ---- the ATen shim: squeeze / unsqueeze / select / narrow / copy_ / new_zeros / full_like / ones_like ---
 SQUEEZE_BINDING = r"""
 #include <torch/extension.h>
 #include "pytorch_npu_helper.hpp"
@@ -1766,14 +1766,32 @@ at::Tensor lrelu_first_row_inplace(const at::Tensor& x, double slope)
     y.select(0, 0).zero_();  // a row of dimension 0 is a view: the zeros land in y
     return y;
 }
+at::Tensor lrelu_window(const at::Tensor& x, double slope, int64_t dim, int64_t start, int64_t length)
+{
+    at::Tensor y = x.new_zeros({x.size(0), x.size(1), x.size(2)});
+    EXEC_NPU_CMD(aclnnLeakyReluCustom, x, slope, y);
+    at::Tensor out = at::full_like(y.narrow(dim, start, length), 7.0);
+    out.copy_(y.narrow(dim, start, length));  // every 7 overwritten
+    return out;
+}
+at::Tensor lrelu_plus_one_rows(const at::Tensor& x, double slope, int64_t rows)
+{
+    at::Tensor y = at::ones_like(x);
+    y.narrow(0, 0, rows).copy_(x.narrow(0, 0, rows));  // a view of dimension 0: x's rows land in y
+    at::Tensor z = y.new_empty(y.sizes());
+    EXEC_NPU_CMD(aclnnLeakyReluCustom, y, slope, z);
+    return z;
+}
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     m.def("lrelu_row", &lrelu_row, "a slice of leaky relu");
     m.def("lrelu_first_row_inplace", &lrelu_first_row_inplace, "leaky relu, first row zeroed");
+    m.def("lrelu_window", &lrelu_window, "a window of leaky relu");
+    m.def("lrelu_plus_one_rows", &lrelu_plus_one_rows, "leaky relu of x's first rows over ones");
 }
 """
 
 
-def test_binding_squeeze_unsqueeze_and_select() -> None:
+def test_binding_squeeze_select_narrow_copy_and_fills() -> None:
     lib = asc.load_multikernelbench({**LEAKY_RELU, "python_bind_src": SQUEEZE_BINDING})
     x = torch.randn(4, 8, 1024)
     want = F.leaky_relu(x, 0.2)
@@ -1782,6 +1800,11 @@ def test_binding_squeeze_unsqueeze_and_select() -> None:
     zeroed = want.clone()
     zeroed[0] = 0
     torch.testing.assert_close(lib.ops.lrelu_first_row_inplace(x, 0.2), zeroed)
+    for dim, start, length in ((0, 1, 2), (1, 3, 4), (2, 100, 512)):
+        torch.testing.assert_close(lib.ops.lrelu_window(x, 0.2, dim, start, length), want.narrow(dim, start, length))
+    ones = torch.ones_like(x)
+    ones[:3] = x[:3]
+    torch.testing.assert_close(lib.ops.lrelu_plus_one_rows(x, 0.2, 3), F.leaky_relu(ones, 0.2))
 
 
 # ---- pybind11: `py::arg("slope") = 0.25` defaults fill the arguments a caller leaves out -------------

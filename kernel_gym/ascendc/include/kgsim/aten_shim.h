@@ -333,6 +333,44 @@ public:
         if (nbytes()) std::memcpy(t.data_, data_, nbytes());
         return t;
     }
+    // narrow: `length` entries of dimension `d` from `start`; a view of dimension 0, else a fresh
+    // tensor (as select)
+    KGSIM_UNINSTRUMENTED Tensor narrow(int64_t d, int64_t start, int64_t length) const {
+        d = wrap_dim(d, dim(), "narrow");
+        const int64_t n = sizes_[size_t(d)];
+        if (start < 0) start += n;
+        if (start < 0 || length < 0 || start + length > n) throw std::out_of_range("narrow: start + length exceeds the dimension");
+        IntArrayRef shape = sizes_;
+        shape[size_t(d)] = length;
+        const size_t es = element_size();
+        const int64_t inner = strides()[size_t(d)], outer = d == 0 ? 1 : numel() / (n * inner);
+        if (d == 0) {
+            Tensor t = *this;
+            t.sizes_ = shape;
+            t.data_ = data_ + size_t(start * inner) * es;
+            return t;
+        }
+        Tensor out = allocate(shape, dtype_);
+        out.device_ = device_;
+        kgsim_eager_op((unsigned long long)(outer * length * inner) * es * 2);
+        for (int64_t o = 0; o < outer; ++o)
+            std::memcpy(out.data_ + size_t(o * length * inner) * es, data_ + size_t((o * n + start) * inner) * es,
+                        size_t(length * inner) * es);
+        return out;
+    }
+    // copy_: src's values (converted to this dtype) into this tensor's bytes; same element count
+    Tensor& copy_(const Tensor& src, bool /*non_blocking*/ = false) {
+        if (src.numel() != numel()) throw std::runtime_error("copy_: the source has another number of elements");
+        const Tensor v = src.to(dtype_);
+        kgsim_eager_op(2ull * nbytes());
+        if (nbytes()) std::memmove(data_, v.data_, nbytes());
+        return *this;
+    }
+    // new_empty / new_zeros: a tensor of this one's dtype and device unless the options say otherwise
+    Tensor new_empty(IntArrayRef shape) const { return allocate(std::move(shape), dtype_).to(device_); }
+    Tensor new_empty(IntArrayRef shape, TensorOptions o) const { return allocate(std::move(shape), o.dtype()).to(o.device()); }
+    Tensor new_zeros(IntArrayRef shape) const { return new_empty(std::move(shape)).zero_(); }
+    Tensor new_zeros(IntArrayRef shape, TensorOptions o) const { return new_empty(std::move(shape), o).zero_(); }
     Tensor& zero_() {
         kgsim_eager_op(nbytes());
         if (nbytes()) std::memset(data_, 0, nbytes());
@@ -437,6 +475,12 @@ inline Tensor zeros_like(const Tensor& t) { return zeros(t.sizes(), t.options())
 inline Tensor zeros_like(const Tensor& t, TensorOptions o) { return zeros(t.sizes(), o); }
 inline Tensor ones(IntArrayRef sizes, TensorOptions o = {}) { return empty(std::move(sizes), o).fill_(1.0); }
 inline Tensor ones(std::initializer_list<int64_t> sizes, TensorOptions o = {}) { return ones(IntArrayRef(sizes), o); }
+inline Tensor ones_like(const Tensor& t) { return ones(t.sizes(), t.options()); }
+inline Tensor ones_like(const Tensor& t, TensorOptions o) { return ones(t.sizes(), o); }
+inline Tensor full(IntArrayRef sizes, double v, TensorOptions o = {}) { return empty(std::move(sizes), o).fill_(v); }
+inline Tensor full(std::initializer_list<int64_t> sizes, double v, TensorOptions o = {}) { return full(IntArrayRef(sizes), v, o); }
+inline Tensor full_like(const Tensor& t, double v) { return full(t.sizes(), v, t.options()); }
+inline Tensor full_like(const Tensor& t, double v, TensorOptions o) { return full(t.sizes(), v, o); }
 // broadcast_tensors: every tensor expanded to the common (right-aligned) broadcast shape, as
 // torch.broadcast_tensors; bindings use it to pre-expand operands before EXEC_NPU_CMD.
 inline std::vector<Tensor> broadcast_tensors(const std::vector<Tensor>& ts) {

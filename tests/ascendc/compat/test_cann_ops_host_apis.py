@@ -83,6 +83,18 @@ extern "C" int storage_shapes_equal(int64_t a0, int64_t b0, int64_t origin_b0) {
     return (a == b ? 1 : 0) + (a != b ? 2 : 0);
 }
 
+// StorageShape's (origin, storage) constructor; GetShape / MutableShape are the origin shape (CANN's
+// exe_graph/runtime/storage_shape.h); Shape::SetScalar and kInvalidDimValue
+extern "C" int64_t storage_shape_members(int64_t origin0, int64_t storage0) {
+    gert::StorageShape s({origin0, 4}, {storage0, 4, 1});
+    if (s.GetShape() != s.GetOriginShape() || s.GetStorageShape().GetDimNum() != 3) return -1;
+    s.MutableShape().SetDim(1, 5);
+    gert::Shape scalar{3, 3};
+    scalar.SetScalar();
+    if (!scalar.IsScalar() || gert::Shape::kInvalidDimValue >= 0) return -2;
+    return s.GetOriginShape().GetShapeSize() * 1000 + s.GetStorageShape().GetShapeSize();
+}
+
 // ge::Format's documented values of the formats the library's host code names
 static_assert(ge::FORMAT_HWCN == 16 && ge::FORMAT_CHWN == 14 && ge::FORMAT_NC1HWC0_C04 == 12);
 static_assert(ge::FORMAT_NDC1HWC0 == 32 && ge::FORMAT_FRACTAL_Z_3D == 33 && ge::FORMAT_NC == 35);
@@ -162,6 +174,7 @@ def test_host_contexts_share_the_extended_kernel_context_and_compute_node_info(c
     assert lib.storage_shapes_equal(5, 5, 5) == 1
     assert lib.storage_shapes_equal(5, 6, 6) == 2
     assert lib.storage_shapes_equal(5, 5, 9) == 2
+    assert lib.storage_shape_members(3, 7) == 15 * 1000 + 28
     # ge::Operator: descs by name, an attribute it lacks is GRAPH_FAILED
     assert lib.operator_check(1, 7) == 11
     assert lib.operator_check(1, 5) == 21

@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <initializer_list>
+#include <limits>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -22,6 +24,7 @@ namespace gert {
 class Shape {
 public:
     static constexpr size_t kMaxDimNum = 25;
+    static constexpr int64_t kInvalidDimValue = std::numeric_limits<int64_t>::min();
     Shape() = default;
     Shape(std::initializer_list<int64_t> d) { for (auto v : d) AppendDim(v); }
     size_t GetDimNum() const { return n_; }
@@ -31,6 +34,7 @@ public:
     Shape& AppendDim(int64_t v) { if (n_ < kMaxDimNum) dims_[n_++] = v; return *this; }
     int64_t GetShapeSize() const { int64_t s = 1; for (size_t i = 0; i < n_; ++i) s *= dims_[i]; return s; }
     bool IsScalar() const { return n_ == 0; }
+    void SetScalar() { n_ = 0; }
     const int64_t& operator[](size_t i) const { return dims_[i]; }
     int64_t& operator[](size_t i) { return dims_[i]; }
     bool operator==(const Shape& o) const {
@@ -47,10 +51,14 @@ private:
 class StorageShape {
 public:
     StorageShape() = default;
+    StorageShape(std::initializer_list<int64_t> origin, std::initializer_list<int64_t> storage)
+        : origin_(origin), storage_(storage) {}
     const Shape& GetStorageShape() const { return storage_; }
     const Shape& GetOriginShape() const { return origin_; }
+    const Shape& GetShape() const { return origin_; }  // CANN's: the origin shape
     Shape& MutableStorageShape() { return storage_; }
     Shape& MutableOriginShape() { return origin_; }
+    Shape& MutableShape() { return origin_; }
     void Set(const Shape& s) { storage_ = s; origin_ = s; }
     // equal when both the origin and the storage shape are (CANN's StorageShape::operator==)
     bool operator==(const StorageShape& o) const { return origin_ == o.origin_ && storage_ == o.storage_; }

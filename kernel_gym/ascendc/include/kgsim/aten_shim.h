@@ -301,30 +301,12 @@ public:
         t.sizes_.insert(t.sizes_.begin() + d, 1);
         return t;
     }
-    // select: the slice at `index` of dimension `d`, without that dimension. Of dimension 0 it is a
-    // view (a row of a contiguous tensor is contiguous); of another dimension a fresh tensor, since
-    // the shim's tensors are contiguous (as permute's).
-    KGSIM_UNINSTRUMENTED Tensor select(int64_t d, int64_t index) const {
+    // select: the slice at `index` of dimension `d`, without that dimension (narrow's view or copy)
+    Tensor select(int64_t d, int64_t index) const {
         d = wrap_dim(d, dim(), "select");
         const int64_t n = sizes_[size_t(d)];
         if (index < -n || index >= n) throw std::out_of_range("select: index out of range for the dimension");
-        if (index < 0) index += n;
-        IntArrayRef shape = sizes_;
-        shape.erase(shape.begin() + d);
-        const size_t es = element_size();
-        const int64_t inner = strides()[size_t(d)], outer = d == 0 ? 1 : numel() / (n * inner);
-        if (d == 0) {
-            Tensor t = *this;
-            t.sizes_ = shape;
-            t.data_ = data_ + size_t(index * inner) * es;
-            return t;
-        }
-        Tensor out = allocate(shape, dtype_);
-        out.device_ = device_;
-        kgsim_eager_op((unsigned long long)(outer * inner) * es * 2);
-        for (int64_t o = 0; o < outer; ++o)
-            std::memcpy(out.data_ + size_t(o * inner) * es, data_ + size_t((o * n + index) * inner) * es, size_t(inner) * es);
-        return out;
+        return narrow(d, index < 0 ? index + n : index, 1).squeeze(d);
     }
     Tensor clone() const {
         Tensor t = allocate(sizes_, dtype_);

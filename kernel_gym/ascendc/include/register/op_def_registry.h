@@ -3,11 +3,13 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <initializer_list>
 #include <limits>
 #include <map>
 #include <memory>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -28,11 +30,17 @@ public:
     Shape() = default;
     Shape(std::initializer_list<int64_t> d) { for (auto v : d) AppendDim(v); }
     size_t GetDimNum() const { return n_; }
-    int64_t GetDim(size_t i) const { return i < n_ ? dims_[i] : 0; }
+    // past kMaxDimNum: kInvalidDimValue (CANN's); below it, the stored dim even past GetDimNum()
+    int64_t GetDim(size_t i) const { return i < kMaxDimNum ? dims_[i] : kInvalidDimValue; }
     void SetDimNum(size_t n) { n_ = n < kMaxDimNum ? n : kMaxDimNum; }
     void SetDim(size_t i, int64_t v) { if (i < kMaxDimNum) { dims_[i] = v; if (i >= n_) n_ = i + 1; } }
     Shape& AppendDim(int64_t v) { if (n_ < kMaxDimNum) dims_[n_++] = v; return *this; }
-    int64_t GetShapeSize() const { int64_t s = 1; for (size_t i = 0; i < n_; ++i) s *= dims_[i]; return s; }
+    // the element count; kInvalidDimValue where the product overflows int64 (CANN's)
+    int64_t GetShapeSize() const {
+        int64_t s = 1;
+        for (size_t i = 0; i < n_; ++i) if (__builtin_mul_overflow(s, dims_[i], &s)) return kInvalidDimValue;
+        return s;
+    }
     bool IsScalar() const { return n_ == 0; }
     void SetScalar() { n_ = 0; }
     const int64_t& operator[](size_t i) const { return dims_[i]; }
@@ -67,42 +75,163 @@ private:
     Shape origin_, storage_;
 };
 
+// The rule that pads an origin shape with 1s into its storage shape's rank (CANN's gert::ExpandDimsType):
+// its full rank and, bit i set, axis i is a padded one. Kept and compared; the simulator pads nothing.
+class ExpandDimsType {
+public:
+    using AxisIndex = uint64_t;
+    static constexpr size_t kMaxExpandSize = 56;
+    ExpandDimsType() = default;
+    // "0110": rank 4, axes 1 and 2 padded
+    explicit ExpandDimsType(const char* rule) {
+        size_t n = rule ? std::char_traits<char>::length(rule) : 0;
+        if (n > kMaxExpandSize) return;
+        size_ = n;
+        for (size_t i = 0; i < n; ++i) if (rule[i] == '1') SetExpandIndex(i);
+    }
+    // the packed form: rank in the high 8 bits, the axis bits below
+    explicit ExpandDimsType(int64_t packed) {
+        uint64_t u = uint64_t(packed), n = u >> kMaxExpandSize;
+        if (n > kMaxExpandSize) return;
+        size_ = n;
+        mask_ = u & ((uint64_t(1) << kMaxExpandSize) - 1);
+    }
+    bool operator==(const ExpandDimsType& o) const { return size_ == o.size_ && mask_ == o.mask_; }
+    AxisIndex GetFullSize() const { return size_; }
+    void SetExpandIndex(AxisIndex i) { if (i < kMaxExpandSize) mask_ |= uint64_t(1) << i; }
+    bool IsExpandIndex(AxisIndex i) const { return i < kMaxExpandSize && ((mask_ >> i) & 1u); }
+    // shape padded to GetFullSize() dims, a 1 at each padded axis (a shape of that rank already: as is)
+    ge::graphStatus Expand(const Shape& shape, Shape& out) const {
+        if (shape.GetDimNum() == size_) { out = shape; return ge::GRAPH_SUCCESS; }
+        Shape r;
+        size_t k = 0;
+        for (size_t i = 0; i < size_; ++i) {
+            if (IsExpandIndex(i)) { r.AppendDim(1); continue; }
+            if (k >= shape.GetDimNum()) return ge::GRAPH_FAILED;
+            r.AppendDim(shape.GetDim(k++));
+        }
+        for (; k < shape.GetDimNum(); ++k) r.AppendDim(shape.GetDim(k));
+        out = r;
+        return ge::GRAPH_SUCCESS;
+    }
+    ge::graphStatus Expand(Shape& shape) const {
+        Shape r;
+        ge::graphStatus s = Expand(shape, r);
+        if (s == ge::GRAPH_SUCCESS) shape = r;
+        return s;
+    }
+private:
+    uint64_t size_ = 0;
+    uint64_t mask_ = 0;
+};
+
+// A tensor's origin and storage formats and its pad rule (CANN's gert::StorageFormat)
+struct StorageFormat {
+public:
+    StorageFormat() = default;
+    StorageFormat(ge::Format origin, ge::Format storage, const ExpandDimsType& expand)
+        : origin_(origin), storage_(storage), expand_(expand) {}
+    ge::Format GetOriginFormat() const { return origin_; }
+    void SetOriginFormat(ge::Format f) { origin_ = f; }
+    ge::Format GetStorageFormat() const { return storage_; }
+    void SetStorageFormat(ge::Format f) { storage_ = f; }
+    ExpandDimsType GetExpandDimsType() const { return expand_; }
+    void SetExpandDimsType(const ExpandDimsType& e) { expand_ = e; }
+    ExpandDimsType& MutableExpandDimsType() { return expand_; }
+    bool operator==(const StorageFormat& o) const {
+        return origin_ == o.origin_ && storage_ == o.storage_ && expand_ == o.expand_;
+    }
+    bool operator!=(const StorageFormat& o) const { return !(*this == o); }
+private:
+    ge::Format origin_ = ge::FORMAT_ND, storage_ = ge::FORMAT_ND;  // ND unless set: what an aclnn caller gives
+    ExpandDimsType expand_;
+};
+
+// Where a tensor's data lives (CANN's gert::TensorPlacement); here all memory is host memory.
+enum TensorPlacement : int32_t { kOnDeviceHbm, kOnHost, kFollowing, kOnDeviceP2p, kTensorPlacementEnd };
+
 class CompileTimeTensorDesc {
 public:
     ge::DataType GetDataType() const { return dtype_; }
-    ge::Format GetOriginFormat() const { return ge::FORMAT_ND; }
-    ge::Format GetStorageFormat() const { return ge::FORMAT_ND; }
-    ge::Format GetFormat() const { return ge::FORMAT_ND; }
+    const StorageFormat& GetFormat() const { return format_; }
+    ge::Format GetOriginFormat() const { return format_.GetOriginFormat(); }
+    ge::Format GetStorageFormat() const { return format_.GetStorageFormat(); }
+    ExpandDimsType GetExpandDimsType() const { return format_.GetExpandDimsType(); }
     void SetDataType(ge::DataType d) { dtype_ = d; }
+    void SetStorageFormat(ge::Format f) { format_.SetStorageFormat(f); }
+    void SetOriginFormat(ge::Format f) { format_.SetOriginFormat(f); }
+    void SetExpandDimsType(const ExpandDimsType& e) { format_.SetExpandDimsType(e); }
+    // whether an (optional) output exists; true unless SetExist(false)
+    void SetExist(bool e) { not_exist_ = !e; }
+    bool IsExist() const { return !not_exist_; }
     ge::DataType dtype_ = ge::DT_FLOAT;
+    StorageFormat format_;
+    bool not_exist_ = false;
 };
 
 class Tensor {
 public:
+    Tensor() = default;
+    Tensor(const StorageShape& shape, const StorageFormat& format, ge::DataType dtype)
+        : shape_(shape), format_(format), dtype_(dtype) {}
+    // addr is the tensor's data, size its bytes (the element count times the dtype's size)
+    Tensor(const StorageShape& shape, const StorageFormat& format, TensorPlacement placement, ge::DataType dtype,
+           void* addr)
+        : shape_(shape), format_(format), dtype_(dtype), data_(addr), placement_(placement) {
+        int es = ge::GetSizeByDataType(dtype);
+        size_ = es > 0 ? size_t(GetShapeSize()) * size_t(es) : 0;
+    }
     const Shape& GetStorageShape() const { return shape_.GetStorageShape(); }
+    Shape& MutableStorageShape() { return shape_.MutableStorageShape(); }
     const Shape& GetOriginShape() const { return shape_.GetOriginShape(); }
+    Shape& MutableOriginShape() { return shape_.MutableOriginShape(); }
     const StorageShape& GetShape() const { return shape_; }
+    StorageShape& GetShape() { return shape_; }
     int64_t GetShapeSize() const { return shape_.GetStorageShape().GetShapeSize(); }
     ge::DataType GetDataType() const { return dtype_; }
-    ge::Format GetStorageFormat() const { return ge::FORMAT_ND; }
-    ge::Format GetOriginFormat() const { return ge::FORMAT_ND; }
+    void SetDataType(ge::DataType d) { dtype_ = d; }
+    ge::Format GetStorageFormat() const { return format_.GetStorageFormat(); }
+    void SetStorageFormat(ge::Format f) { format_.SetStorageFormat(f); }
+    ge::Format GetOriginFormat() const { return format_.GetOriginFormat(); }
+    void SetOriginFormat(ge::Format f) { format_.SetOriginFormat(f); }
+    const StorageFormat& GetFormat() const { return format_; }
+    StorageFormat& MutableFormat() { return format_; }
+    ExpandDimsType GetExpandDimsType() const { return format_.GetExpandDimsType(); }
+    void SetExpandDimsType(const ExpandDimsType& e) { format_.SetExpandDimsType(e); }
     // a ValueDepend input's values (the aclnn caller's data); null where they are not known
     template <class T> const T* GetData() const { return static_cast<const T*>(data_); }
     template <class T> T* GetData() { return static_cast<T*>(const_cast<void*>(data_)); }
+    const void* GetAddr() const { return data_; }
+    void* GetAddr() { return const_cast<void*>(data_); }
     size_t GetSize() const { return size_; }
+    void SetSize(size_t s) { size_ = s; }
+    TensorPlacement GetPlacement() const { return placement_; }
+    void SetPlacement(TensorPlacement p) { placement_ = p; }
     StorageShape shape_;
+    StorageFormat format_;
     ge::DataType dtype_ = ge::DT_FLOAT;
     const void* data_ = nullptr;
     size_t size_ = 0;
+    TensorPlacement placement_ = kOnHost;  // device memory is host memory here
 };
 
 class ContinuousVector {
 public:
     size_t GetSize() const { return size_; }
-    size_t GetCapacity() const { return size_; }
+    // what the vector was given (cap_), or its size where that was never set
+    size_t GetCapacity() const { return cap_ > size_ ? cap_ : size_; }
+    // CANN's: fails (GRAPH_PARAM_OUT_OF_RANGE) past the capacity, which does not grow
+    ge::graphStatus SetSize(size_t s) {
+        if (s > GetCapacity()) return ge::GRAPH_PARAM_OUT_OF_RANGE;
+        cap_ = GetCapacity();
+        size_ = s;
+        return ge::GRAPH_SUCCESS;
+    }
     const void* GetData() const { return data_; }
+    void* MutableData() { return const_cast<void*>(data_); }
     const void* data_ = nullptr;
     size_t size_ = 0;
+    size_t cap_ = 0;
 };
 // A typed view of a list attribute (GetListInt: int64_t, GetListFloat: float), as CANN's
 // TypedContinuousVector<T> gives it; same layout as the untyped one.
@@ -110,10 +239,18 @@ template <class T = void>
 class TypedContinuousVector : public ContinuousVector {
 public:
     const T* GetData() const { return static_cast<const T*>(data_); }
+    T* MutableData() { return static_cast<T*>(const_cast<void*>(data_)); }
+};
+// A list of lists (a ListListInt attribute, CANN's ContinuousVectorVector): Get(i) is list i.
+class ContinuousVectorVector {
+public:
+    size_t GetSize() const { return items_.size(); }
+    const ContinuousVector* Get(size_t i) const { return i < items_.size() ? &items_[i] : nullptr; }
+    std::vector<ContinuousVector> items_;
 };
 
 struct KgsimAttrValue {
-    int type = 0;  // 0 int, 1 float, 2 bool, 3 string, 4 list int, 5 list float
+    int type = 0;  // 0 int, 1 float, 2 bool, 3 string, 4 list int, 5 list float, 6 list bool, 7 list list int
     int64_t i = 0;
     float f = 0.0f;
     bool b = false;
@@ -121,6 +258,20 @@ struct KgsimAttrValue {
     std::vector<int64_t> li;
     std::vector<float> lf;
     ContinuousVector cv;
+    std::vector<std::vector<int64_t>> lli;  // a ListListInt attribute's lists; cvv views them (BindLists)
+    ContinuousVectorVector cvv;
+    // point cv (cvv) at the list values, as the attribute's type says
+    void BindLists() {
+        if (type == 4) { cv.data_ = li.data(); cv.size_ = li.size(); }
+        if (type == 5) { cv.data_ = lf.data(); cv.size_ = lf.size(); }
+        if (type == 7) {
+            cvv.items_.assign(lli.size(), ContinuousVector());
+            for (size_t k = 0; k < lli.size(); ++k) {
+                cvv.items_[k].data_ = lli[k].data();
+                cvv.items_[k].size_ = lli[k].size();
+            }
+        }
+    }
     mutable double d = 0;  // the attribute read as double (GetAttrPointer<double>), per attribute
 };
 
@@ -134,7 +285,9 @@ public:
         else if constexpr (std::is_same_v<T, float>) return &a.f;
         else if constexpr (std::is_same_v<T, bool>) return &a.b;
         else if constexpr (std::is_same_v<T, char>) return a.s.c_str();
-        else if constexpr (std::is_same_v<T, ContinuousVector>) return &a.cv;
+        else if constexpr (std::is_same_v<T, ContinuousVectorVector>) return &a.cvv;
+        // ContinuousVector or a TypedContinuousVector<T> view of it (CANN's GetListInt reads it so)
+        else if constexpr (std::is_base_of_v<ContinuousVector, T>) return static_cast<const T*>(&a.cv);
         // An Int attribute read through a narrower integer type: the low bytes of the attribute's own
         // int64 storage (little-endian, as reading it in place on the host does). The documentation
         // returns "a pointer to the attribute", so two attributes never share one pointer.
@@ -155,8 +308,21 @@ public:
     const TypedContinuousVector<float>* GetListFloat(size_t i) const {
         return static_cast<const TypedContinuousVector<float>*>(GetAttrPointer<ContinuousVector>(i));
     }
+    const ContinuousVectorVector* GetListListInt(size_t i) const { return GetAttrPointer<ContinuousVectorVector>(i); }
+    const ContinuousVectorVector* GetListListFloat(size_t i) const { return GetAttrPointer<ContinuousVectorVector>(i); }
+    // null: an OpDef cannot declare a Tensor attribute (OpAttrDef has no builder for one)
+    const Tensor* GetTensor(size_t) const { return nullptr; }
     size_t GetAttrNum() const { return attrs_.size(); }
     std::vector<KgsimAttrValue> attrs_;
+};
+
+// The attribute types TilingData::AppendConvertedAttrVal names (CANN's gert::AttrDataType)
+enum class AttrDataType : int32_t {
+    kBool = 0, kString, kInt32, kInt64, kUint32, kFloat32, kFloat16, kListBool, kListString, kListInt32,
+    kListInt64, kListUint32, kListFloat32, kListFloat16, kListListInt32, kListListInt64, kBfloat16, kInt8,
+    kInt16, kListInt8, kListInt16, kListListBool, kListListFloat16, kListBfloat16, kListListBfloat16,
+    kListListFloat32, kListListInt8, kListListInt16, kUint8, kListUint8, kListListUint8, kUint16, kListUint16,
+    kListListUint16, kListListUint32, kUint64, kListUint64, kListListUint64, kTypeEnd
 };
 
 class TilingData {
@@ -166,10 +332,52 @@ public:
     size_t GetCapacity() const { return cap_; }
     size_t GetDataSize() const { return size_; }
     void SetDataSize(size_t s) { size_ = s; }
+    // size more bytes at the end of the data; null (nothing taken) past the capacity
+    void* Expand(size_t size) {
+        size_t after;
+        if (__builtin_add_overflow(size_, size, &after) || after > cap_) return nullptr;
+        void* at = data_ + size_;
+        size_ = after;
+        return at;
+    }
+    template <class T, typename std::enable_if<std::is_standard_layout<T>::value, int>::type = 0>
+    ge::graphStatus Append(const T& v) {
+        void* at = Expand(sizeof(T));
+        if (at == nullptr) return ge::GRAPH_FAILED;
+        std::memcpy(at, &v, sizeof(T));
+        return ge::GRAPH_SUCCESS;
+    }
+    template <class T, typename std::enable_if<std::is_standard_layout<T>::value, int>::type = 0>
+    ge::graphStatus Append(const T* v, size_t n) {
+        size_t bytes;
+        if (__builtin_mul_overflow(sizeof(T), n, &bytes)) return ge::GRAPH_MUL_OVERFLOW;
+        void* at = Expand(bytes);
+        if (at == nullptr) return ge::GRAPH_ADD_OVERFLOW;
+        if (bytes) std::memcpy(at, v, bytes);
+        return ge::GRAPH_SUCCESS;
+    }
+    void Init(size_t cap, void* data) { cap_ = cap; size_ = 0; data_ = static_cast<uint8_t*>(data); }
+    static ge::graphStatus CalcTotalSize(size_t cap, size_t& total) {
+        return __builtin_add_overflow(sizeof(TilingData), cap, &total) ? ge::GRAPH_FAILED : ge::GRAPH_SUCCESS;
+    }
+    // a TilingData of capacity cap whose data follows it in the one buffer
+    static std::unique_ptr<uint8_t[]> CreateCap(size_t cap) {
+        size_t total;
+        if (CalcTotalSize(cap, total) != ge::GRAPH_SUCCESS) return nullptr;
+        std::unique_ptr<uint8_t[]> buf(new uint8_t[total]());
+        TilingData* td = new (buf.get()) TilingData();
+        td->Init(cap, buf.get() + sizeof(TilingData));
+        return buf;
+    }
     uint8_t* data_ = nullptr;
     size_t cap_ = 0;
     size_t size_ = 0;
 };
+// appends data (ignored past the capacity: CANN's operator<< cannot report it either)
+template <class T> TilingData& operator<<(TilingData& out, const T& data) {
+    out.Append(data);
+    return out;
+}
 
 // What the contexts see of the op: shapes, dtypes, attributes (filled by the generated entries).
 struct KgsimOpIO {

@@ -426,6 +426,7 @@ public:
     size_t GetInputsNum() const { return io_->in_shapes.size(); }
     size_t GetOutputsNum() const { return io_->out_shapes.size(); }
     size_t GetIrInputsNum() const { return io_->ir_first.empty() ? io_->in_shapes.size() : io_->ir_first.size(); }
+    size_t GetIrOutputsNum() const { return io_->out_shapes.size(); }  // outputs are one instance each
     const RuntimeAttrs* GetAttrs() const { return &io_->attrs; }
     const CompileTimeTensorDesc* GetInputTdInfo(size_t i) const {
         return i < io_->in_desc.size() ? &io_->in_desc[i] : nullptr;
@@ -470,10 +471,31 @@ public:
     const char* GetNodeName() const { return io_->name.c_str(); }
     const char* GetNodeType() const { return io_->name.c_str(); }
     const RuntimeAttrs* GetAttrs() const { return &io_->attrs; }
+    // an input's compile-time description (data type, formats); null for an absent optional input
+    const CompileTimeTensorDesc* GetInputDesc(size_t i) const {
+        return Present(i) && i < io_->in_desc.size() ? &io_->in_desc[i] : nullptr;
+    }
+    const CompileTimeTensorDesc* GetOptionalInputDesc(size_t i) const { return GetInputDesc(io_->Flat(i, 0)); }
+    const CompileTimeTensorDesc* GetRequiredInputDesc(size_t i) const { return GetInputDesc(io_->Flat(i, 0)); }
+    const CompileTimeTensorDesc* GetDynamicInputDesc(size_t i, size_t j) const { return GetInputDesc(io_->Flat(i, j)); }
+    const CompileTimeTensorDesc* GetOutputDesc(size_t i) const {
+        return i < io_->out_desc.size() ? &io_->out_desc[i] : nullptr;
+    }
+    const AnchorInstanceInfo* GetIrInputInstanceInfo(size_t ir) const { return node_.GetInputInstanceInfo(ir); }
+    const AnchorInstanceInfo* GetIrOutputInstanceInfo(size_t ir) const { return node_.GetOutputInstanceInfo(ir); }
+    // the kernel is the node's own here (no separate execution-graph kernel to name)
+    const char* GetKernelName() const { return io_->name.c_str(); }
+    const char* GetKernelType() const { return io_->name.c_str(); }
 protected:
     bool Present(size_t i) const { return i < io_->in_shapes.size() && io_->in_present[i]; }
     KgsimOpIO* io_;
     ComputeNodeInfo node_;
+};
+
+// A SIMT launch's grid or block dimensions (CANN's gert::Dim3)
+struct Dim3 {
+    uint32_t x, y, z;
+    Dim3(uint32_t dx, uint32_t dy = 1, uint32_t dz = 1) : x(dx), y(dy), z(dz) {}  // NOLINT: implicit, as CANN's
 };
 
 class TilingContext : public ExtendedKernelContext {
@@ -482,36 +504,86 @@ public:
     explicit TilingContext(KgsimOpIO* io) : ExtendedKernelContext(io) { ::kgsim_tiling::clear(); }
     const StorageShape* GetInputShape(size_t i) const { return Present(i) ? &io_->in_shapes[i] : nullptr; }
     const StorageShape* GetOptionalInputShape(size_t i) const { return GetInputShape(io_->Flat(i, 0)); }
+    const StorageShape* GetRequiredInputShape(size_t i) const { return GetInputShape(io_->Flat(i, 0)); }
     const StorageShape* GetDynamicInputShape(size_t i, size_t j) const { return GetInputShape(io_->Flat(i, j)); }
     const StorageShape* GetOutputShape(size_t i) const { return i < io_->out_shapes.size() ? &io_->out_shapes[i] : nullptr; }
     const Tensor* GetInputTensor(size_t i) const { return Present(i) ? &io_->in_tensors[i] : nullptr; }
     const Tensor* GetOptionalInputTensor(size_t i) const { return GetInputTensor(io_->Flat(i, 0)); }
+    const Tensor* GetRequiredInputTensor(size_t i) const { return GetInputTensor(io_->Flat(i, 0)); }
     const Tensor* GetDynamicInputTensor(size_t i, size_t j) const { return GetInputTensor(io_->Flat(i, j)); }
-    const CompileTimeTensorDesc* GetInputDesc(size_t i) const { return Present(i) ? &io_->in_desc[i] : nullptr; }
-    const CompileTimeTensorDesc* GetOptionalInputDesc(size_t i) const { return GetInputDesc(io_->Flat(i, 0)); }
-    const CompileTimeTensorDesc* GetDynamicInputDesc(size_t i, size_t j) const { return GetInputDesc(io_->Flat(i, j)); }
-    const CompileTimeTensorDesc* GetOutputDesc(size_t i) const { return i < io_->out_desc.size() ? &io_->out_desc[i] : nullptr; }
+    // The outputs' slots, as CANN numbers them (what a tiling function sets, in order).
+    enum TilingOutputIndex : uint32_t {
+        kOutputTilingKey = 0, kOutputBlockDim = 1, kOutputSimdNumBlocks = 1, kOutputAtomicCleanFlag = 2,
+        kOutputTilingData = 3, kOutputWorkspace = 4, kOutputTilingCond = 5, kOutputScheduleMode = 6,
+        kOutputLocalMemorySize = 7, kOutputDynUBufSize = 7, kOutputAicpuBlockDim = 8, kOutputAicpuNumBlocks = 8,
+        kOutputSimtBlockDim = 9, kOutputSimtGridDim = 10, kOutputNum
+    };
     ge::graphStatus SetBlockDim(uint32_t d) { block_dim_ = d; return ge::GRAPH_SUCCESS; }
     uint32_t GetBlockDim() const { return block_dim_; }
+    // CANN's newer names of SetBlockDim / GetBlockDim (the same value)
+    ge::graphStatus SetSimdNumBlocks(uint32_t d) { return SetBlockDim(d); }
+    uint32_t GetSimdNumBlocks() const { return GetBlockDim(); }
     ge::graphStatus SetTilingKey(uint64_t k) { tiling_key_ = k; return ge::GRAPH_SUCCESS; }
     uint64_t GetTilingKey() const { return tiling_key_; }
     TilingData* GetRawTilingData() { return &tiling_; }
-    template <class T> T* GetTilingData() { tiling_.size_ = sizeof(T); return reinterpret_cast<T*>(tiling_.data_); }
-    size_t* GetWorkspaceSizes(size_t n) { if (workspace_.size() < n) workspace_.resize(n, 0); return workspace_.data(); }
+    // null where T does not fit the tiling buffer (CANN's); otherwise its size is the data size
+    template <class T> T* GetTilingData() {
+        if (tiling_.cap_ < sizeof(T)) return nullptr;
+        tiling_.size_ = sizeof(T);
+        return reinterpret_cast<T*>(tiling_.data_);
+    }
+    // the workspace count becomes n (CANN's SetSize), the sizes already set kept
+    size_t* GetWorkspaceSizes(size_t n) { workspace_.resize(n, 0); return workspace_.data(); }
     size_t GetWorkspaceNum() const { return workspace_.size(); }
     fe::PlatFormInfos* GetPlatformInfo() const { return fe::PlatFormInfos::Instance(); }
     template <class T> const T* GetCompileInfo() const { return static_cast<const T*>(io_->compile_info); }
     const void* GetCompileInfo() const { return io_->compile_info; }
     int32_t GetDeterministic() const { return 0; }
-    ge::graphStatus SetScheduleMode(uint32_t) { return ge::GRAPH_SUCCESS; }
-    ge::graphStatus SetNeedAtomic(bool) { return ge::GRAPH_SUCCESS; }
-    ge::graphStatus SetAicpuBlockDim(uint32_t) { return ge::GRAPH_SUCCESS; }
-    ge::graphStatus SetLocalMemorySize(uint32_t) { return ge::GRAPH_SUCCESS; }
+    int32_t GetDeterministicLevel() const { return 0; }  // no deterministic computation asked for
+    // Kept and read back; the simulator runs the blocks one after another whatever the mode says.
+    ge::graphStatus SetScheduleMode(uint32_t m) { schedule_mode_ = m; return ge::GRAPH_SUCCESS; }
+    uint32_t GetScheduleMode() const { return schedule_mode_; }
+    // Kept and read back; outputs start from the caller's memory, so there is no atomic clean to run.
+    ge::graphStatus SetNeedAtomic(bool a) { need_atomic_ = a; return ge::GRAPH_SUCCESS; }
+    bool NeedAtomic() const { return need_atomic_; }
+    // AI CPU blocks of a fused op: kept and read back (the simulator runs no AI CPU kernel)
+    ge::graphStatus SetAicpuBlockDim(uint32_t d) { aicpu_block_dim_ = d; return ge::GRAPH_SUCCESS; }
+    uint32_t GetAicpuBlockDim() const { return aicpu_block_dim_; }
+    ge::graphStatus SetAicpuNumBlocks(uint32_t d) { return SetAicpuBlockDim(d); }
+    uint32_t GetAicpuNumBlocks() const { return GetAicpuBlockDim(); }
+    // the dynamic UB size asked for: kept and read back (the simulated UB is the platform's whole)
+    ge::graphStatus SetLocalMemorySize(uint32_t n) { local_memory_size_ = n; return ge::GRAPH_SUCCESS; }
+    uint32_t GetLocalMemorySize() const { return local_memory_size_; }
+    ge::graphStatus SetDynUBufSize(uint32_t n) { return SetLocalMemorySize(n); }
+    uint32_t GetDynUBufSize() const { return GetLocalMemorySize(); }
+    // a fallible tiling's condition: -1 until set
+    ge::graphStatus SetTilingCond(int32_t c) { tiling_cond_ = c; return ge::GRAPH_SUCCESS; }
+    int32_t GetTilingCond() const { return tiling_cond_; }
+    // SIMT launch dimensions: kept and read back (the simulator runs SIMD kernels only)
+    ge::graphStatus SetSimtGridDim(const Dim3& d) { simt_grid_ = d; return ge::GRAPH_SUCCESS; }
+    const Dim3* GetSimtGridDim() const { return &simt_grid_; }
+    ge::graphStatus SetSimtBlockDim(const Dim3& d) { simt_block_ = d; return ge::GRAPH_SUCCESS; }
+    const Dim3* GetSimtBlockDim() const { return &simt_block_; }
+    // No input or output is a non-contiguous view here (an aclnn caller's tensors are contiguous).
+    bool InputIsView(size_t) const { return false; }
+    bool OutputIsView(size_t) const { return false; }
+    bool OptionalInputIsView(size_t) const { return false; }
+    bool RequiredInputIsView(size_t) const { return false; }
+    bool DynamicInputIsView(size_t, size_t) const { return false; }
+    int64_t GetInputOffset(size_t) const { return -1; }
+    int64_t GetOutputOffset(size_t) const { return -1; }
+    int64_t GetOptionalInputOffset(size_t) const { return -1; }
+    int64_t GetRequiredInputOffset(size_t) const { return -1; }
+    int64_t GetDynamicInputOffset(size_t, size_t) const { return -1; }
 
     uint32_t block_dim_ = 0;
     uint64_t tiling_key_ = 0;
     TilingData tiling_;
     std::vector<size_t> workspace_;
+    uint32_t schedule_mode_ = 0, aicpu_block_dim_ = 0, local_memory_size_ = 0;
+    bool need_atomic_ = false;
+    int32_t tiling_cond_ = -1;
+    Dim3 simt_grid_{1}, simt_block_{1};
 };
 
 class InferShapeContext : public ExtendedKernelContext {
@@ -523,12 +595,9 @@ public:
     Shape* GetOutputShape(size_t i) { return i < io_->out_shapes.size() ? &io_->out_shapes[i].MutableStorageShape() : nullptr; }
     const Tensor* GetInputTensor(size_t i) const { return Present(i) ? &io_->in_tensors[i] : nullptr; }
     const Tensor* GetOptionalInputTensor(size_t i) const { return GetInputTensor(io_->Flat(i, 0)); }
-    // an input's compile-time description (data type, formats), as the tiling context gives it
-    const CompileTimeTensorDesc* GetInputDesc(size_t i) const {
-        return Present(i) && i < io_->in_desc.size() ? &io_->in_desc[i] : nullptr;
-    }
-    const CompileTimeTensorDesc* GetOptionalInputDesc(size_t i) const { return GetInputDesc(io_->Flat(i, 0)); }
-    const CompileTimeTensorDesc* GetDynamicInputDesc(size_t i, size_t j) const { return GetInputDesc(io_->Flat(i, j)); }
+    const Tensor* GetRequiredInputTensor(size_t i) const { return GetInputTensor(io_->Flat(i, 0)); }
+    const Tensor* GetDynamicInputTensor(size_t i, size_t j) const { return GetInputTensor(io_->Flat(i, j)); }
+    const Shape* GetRequiredInputShape(size_t i) const { return GetInputShape(io_->Flat(i, 0)); }
 };
 
 class InferDataTypeContext : public ExtendedKernelContext {
@@ -536,11 +605,13 @@ public:
     explicit InferDataTypeContext(KgsimOpIO* io) : ExtendedKernelContext(io) {}
     ge::DataType GetInputDataType(size_t i) const { return i < io_->in_desc.size() ? io_->in_desc[i].dtype_ : ge::DT_UNDEFINED; }
     ge::DataType GetOptionalInputDataType(size_t i) const { return GetInputDataType(io_->Flat(i, 0)); }
+    ge::DataType GetRequiredInputDataType(size_t i) const { return GetInputDataType(io_->Flat(i, 0)); }
     // Dynamic inputs are flattened in order, as GetDynamicInputShape of the other contexts does.
     ge::DataType GetDynamicInputDataType(size_t i, size_t j) const { return GetInputDataType(io_->Flat(i, j)); }
     ge::DataType GetOutputDataType(size_t i) const { return i < io_->out_desc.size() ? io_->out_desc[i].dtype_ : ge::DT_UNDEFINED; }
     ge::graphStatus SetOutputDataType(size_t i, ge::DataType d) {
-        if (i < io_->out_desc.size()) io_->out_desc[i].dtype_ = d;
+        if (i >= io_->out_desc.size()) return ge::GRAPH_FAILED;  // no such output (CANN's)
+        io_->out_desc[i].dtype_ = d;
         return ge::GRAPH_SUCCESS;
     }
 };

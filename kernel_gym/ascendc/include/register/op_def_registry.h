@@ -631,8 +631,55 @@ private:
 
 namespace ops {
 enum Option { IGNORE = 0, OPTIONAL = 1, REQUIRED = 2, DYNAMIC = 3, VIRTUAL = 4 };
-enum class DependScope { ALL = 0, TILING = 1 };
-enum class FollowType { ALL = 0, DTYPE = 1, FORMAT = 2, SHAPE = 3 };
+enum class DependScope : uint32_t { ALL = 0, TILING = 1, INVALID_SCOPE };
+enum class FollowType : uint32_t { ALL = 0, DTYPE = 1, FORMAT = 2, SHAPE = 3, INVALID_TYPE };
+enum class FormatCheckOption : uint32_t { DEFAULT = 0, STRICT = 1, MAX };
+enum class CommentSection : uint32_t {
+    CATEGORY = 0, BRIEF = 1, CONSTRAINTS = 2, RESTRICTIONS = 3, SEE = 4, THIRDPARTYFWKCOMPAT = 5, SECTION_MAX
+};
+enum class AttrDataType {
+    ATTR_DT_BOOL = 0, ATTR_DT_FLOAT = 1, ATTR_DT_INT = 2, ATTR_DT_STR = 3, ATTR_DT_LIST_BOOL = 4,
+    ATTR_DT_LIST_FLOAT = 5, ATTR_DT_LIST_INT = 6, ATTR_DT_LIST_LIST_INT = 7, ATTR_DT_MAX
+};
+enum class InitValueType : uint32_t { INIT_VALUE_UINT64_T = 0, INIT_VALUE_DEFAULT = static_cast<uint32_t>(-1) };
+enum class ScalarType : uint32_t {
+    UINT64 = 0, INT64 = 1, UINT32 = 2, INT32 = 3, UINT16 = 4, INT16 = 5, UINT8 = 6, INT8 = 7, FLOAT32 = 8,
+    FLOAT16 = 9, INVALID_DTYPE = static_cast<uint32_t>(-1)
+};
+enum class HcclServerType : uint32_t { AICPU = 0, AICORE = 1, CCU = 2, MAX };
+enum class ItemFindStatus { ITEM_FIND = 0, ITEM_NOEXIST = 1 };
+
+// One number of an output's initial value (InitValue), read as its ScalarType says.
+union ScalarNum {
+    uint64_t value_u64;
+    int64_t value_i64;
+    float value_f32;
+    ScalarNum() : value_u64(0) {}
+    explicit ScalarNum(uint64_t v) : value_u64(v) {}
+    explicit ScalarNum(int64_t v) : value_i64(v) {}
+    explicit ScalarNum(float v) : value_f32(v) {}
+};
+using InitValueNum = ScalarNum;
+// A typed initial value: a float type keeps the number as float, an integer type as an integer.
+struct ScalarVar {
+    ScalarType scalar_type = ScalarType::INVALID_DTYPE;
+    ScalarNum scalar_num;
+    ScalarVar() = default;
+    ScalarVar(ScalarType t, uint64_t n) : scalar_type(t) { Set(float(n), int64_t(n)); }
+    ScalarVar(ScalarType t, int64_t n) : scalar_type(t) { Set(float(n), n); }
+    ScalarVar(ScalarType t, int n) : ScalarVar(t, int64_t(n)) {}
+    ScalarVar(ScalarType t, unsigned int n) : ScalarVar(t, uint64_t(n)) {}
+    ScalarVar(ScalarType t, float n) : scalar_type(t) { Set(n, int64_t(n)); }
+    ScalarVar(ScalarType t, double n) : scalar_type(t) { Set(float(n), int64_t(n)); }
+    bool operator==(const ScalarVar& o) const {
+        return scalar_type == o.scalar_type && scalar_num.value_u64 == o.scalar_num.value_u64;
+    }
+private:
+    void Set(float f, int64_t i) {
+        if (scalar_type == ScalarType::FLOAT32 || scalar_type == ScalarType::FLOAT16) scalar_num = ScalarNum(f);
+        else scalar_num = ScalarNum(i);
+    }
+};
 using TilingFn = ge::graphStatus (*)(gert::TilingContext*);
 using InferShapeFn = ge::graphStatus (*)(gert::InferShapeContext*);
 using InferDataTypeFn = ge::graphStatus (*)(gert::InferDataTypeContext*);
@@ -657,8 +704,15 @@ public:
     OpParamDef& ScalarList() { scalar_ = 2; return *this; }
     OpParamDef& To(ge::DataType) { return *this; }
     OpParamDef& To(const char*) { return *this; }
-    OpParamDef& InitValue(uint64_t) { return *this; }
-    OpParamDef& InitValue(float) { return *this; }
+    // the binary-query dtypes and formats choose among prebuilt kernels; the simulator builds its own
+    OpParamDef& DataTypeForBinQuery(std::vector<ge::DataType>) { return *this; }
+    OpParamDef& FormatForBinQuery(std::vector<ge::Format>) { return *this; }
+    OpParamDef& Version(uint32_t) { return *this; }  // the aclnn interface version it appears in: one here
+    // An output's value before the kernel runs (an atomic-add output's start): recorded; the caller's
+    // output memory is what the kernel starts from here.
+    OpParamDef& InitValue(uint64_t v) { init_values_.assign(1, ScalarVar(ScalarType::UINT64, v)); return *this; }
+    OpParamDef& InitValue(const ScalarVar& v) { init_values_.assign(1, v); return *this; }
+    OpParamDef& InitValue(const std::vector<ScalarVar>& v) { init_values_ = v; return *this; }
     OpParamDef& Follow(const char*) { return *this; }
     OpParamDef& Follow(const char*, FollowType) { return *this; }
     OpParamDef& OutputShapeDependOnCompute() { return *this; }
@@ -669,6 +723,7 @@ public:
     bool value_depend_ = false;
     std::vector<ge::DataType> dtypes_;
     std::vector<ge::Format> formats_;
+    std::vector<ScalarVar> init_values_;
 };
 
 class OpAttrDef {
@@ -694,8 +749,19 @@ public:
         has_default_ = true;
         return *this;
     }
+    OpAttrDef& ListListInt() { type_ = 7; return *this; }
+    OpAttrDef& ListListInt(std::vector<std::vector<int64_t>> v) {
+        type_ = 7;
+        lli_ = std::move(v);
+        has_default_ = true;
+        return *this;
+    }
+    OpAttrDef& Version(uint32_t) { return *this; }  // the aclnn interface version it appears in: one here
     OpAttrDef& Comment(const char*) { return *this; }
+    ge::AscendString& GetName() const { return name_as_; }
+    bool IsRequired() { return option_ == REQUIRED; }
     std::string name_;
+    mutable ge::AscendString name_as_{name_.c_str()};
     Option option_ = OPTIONAL;
     int type_ = 0;
     bool has_default_ = false;
@@ -705,6 +771,7 @@ public:
     std::string s_;
     std::vector<int64_t> li_;
     std::vector<float> lf_;
+    std::vector<std::vector<int64_t>> lli_;
 };
 
 class OpAICoreConfig {
@@ -731,16 +798,50 @@ public:
     template <class F> OpAICoreDef& SetOpSelectFormat(F) { return *this; }
     template <class F> OpAICoreDef& SetOpSupportInfo(F) { return *this; }
     template <class F> OpAICoreDef& SetOpSpecInfo(F) { return *this; }
+    template <class F> OpAICoreDef& SetParamGeneralize(F) { return *this; }  // compile-time generalisation only
+    // whether to launch when an output has no elements: recorded; the simulator launches anyway
+    OpAICoreDef& LaunchWithZeroEleOutputTensors(bool f) { zero_ele_launch_ = f; return *this; }
+    TilingFn& GetTiling() { return tiling_; }
     OpAICoreDef& AddConfig(const char* soc) { socs_.emplace_back(soc); return *this; }
     OpAICoreDef& AddConfig(const char* soc, OpAICoreConfig&) { socs_.emplace_back(soc); return *this; }
     TilingFn tiling_ = nullptr;
     std::vector<std::string> socs_;
+    bool zero_ele_launch_ = false;
+};
+
+// AI CPU and host CPU kernel registration (OpDef::AICPU / HostCPU): accepted; the simulator runs
+// AI Core kernels only.
+class OpAICPUDef {
+public:
+    OpAICPUDef& Engine(const char*) { return *this; }
+    OpAICPUDef& FlagPartial(bool) { return *this; }
+    OpAICPUDef& ComputeCost(const char*) { return *this; }
+    OpAICPUDef& FlagAsync(bool) { return *this; }
+    OpAICPUDef& OpKernelLib(const char*) { return *this; }
+    OpAICPUDef& KernelSo(const char*) { return *this; }
+    OpAICPUDef& FunctionName(const char*) { return *this; }
+    OpAICPUDef& UserDefined(bool) { return *this; }
+    OpAICPUDef& ExtendCfgInfo(const char*, const char*) { return *this; }
+};
+class OpHostCPUDef {
+public:
+    OpHostCPUDef& Engine(const char*) { return *this; }
+    OpHostCPUDef& FlagPartial(bool) { return *this; }
+    OpHostCPUDef& ComputeCost(const char*) { return *this; }
+    OpHostCPUDef& FlagAsync(bool) { return *this; }
+    OpHostCPUDef& OpKernelLib(const char*) { return *this; }
+    OpHostCPUDef& KernelSo(const char*) { return *this; }
+    OpHostCPUDef& FunctionName(const char*) { return *this; }
+    OpHostCPUDef& UserDefined(bool) { return *this; }
+    OpHostCPUDef& ExtendCfgInfo(const char*, const char*) { return *this; }
 };
 
 class OpMC2Def {
 public:
     OpMC2Def& HcclGroup(const char*) { return *this; }
     OpMC2Def& HcclGroup(std::vector<const char*>) { return *this; }
+    // where the collective's server runs: no HCCL in the simulator, so nothing to choose
+    void HcclServerType(enum HcclServerType, const char* = nullptr) {}
 };
 
 class OpDef {
@@ -754,8 +855,15 @@ public:
     OpDef& SetInferShapeRange(InferShapeRangeFn) { return *this; }
     OpDef& SetInferDataType(InferDataTypeFn f) { infer_dtype_ = f; return *this; }
     OpDef& Comment(const char*) { return *this; }
+    OpDef& Comment(CommentSection, const char*) { return *this; }  // documentation only
     OpDef& EnableFallBack() { return *this; }
+    // strict format matching picks among prebuilt kernels' formats; every format is ND here
+    OpDef& FormatMatchMode(FormatCheckOption) { return *this; }
+    InferShapeFn& GetInferShape() { return infer_shape_; }
+    InferDataTypeFn& GetInferDataType() { return infer_dtype_; }
     OpAICoreDef& AICore() { return aicore_; }
+    OpAICPUDef& AICPU() { return aicpu_; }
+    OpHostCPUDef& HostCPU() { return hostcpu_; }
     OpMC2Def& MC2() { return mc2_; }
     std::string name_;
     std::deque<OpParamDef> inputs_, outputs_;
@@ -763,6 +871,8 @@ public:
     InferShapeFn infer_shape_ = nullptr;
     InferDataTypeFn infer_dtype_ = nullptr;
     OpAICoreDef aicore_;
+    OpAICPUDef aicpu_;
+    OpHostCPUDef hostcpu_;
     OpMC2Def mc2_;
 };
 

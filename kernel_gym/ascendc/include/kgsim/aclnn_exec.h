@@ -244,10 +244,7 @@ inline void output_list_ref(aclOpExecutor* ex, const aclTensorList* l) {
 }
 // The attribute lists' ContinuousVector views (GetListInt and friends) point into the values.
 inline void bind_lists(aclOpExecutor* ex) {
-    for (auto& a : ex->io.attrs.attrs_) {
-        if (a.type == 4) { a.cv.data_ = a.li.data(); a.cv.size_ = a.li.size(); }
-        if (a.type == 5) { a.cv.data_ = a.lf.data(); a.cv.size_ = a.lf.size(); }
-    }
+    for (auto& a : ex->io.attrs.attrs_) a.BindLists();
 }
 
 // Runs TilingFunc; `compiled`: the dtypes the DTYPE_<NAME> kernel was built for (null: any).

@@ -24,7 +24,9 @@
             std::memcpy(static_cast<void*>(this), p, sizeof(*this));                               \
             ::kgsim_tiling::bind(this, sizeof(*this), p);                                          \
         }                                                                                          \
-        void InitData() { std::memset(static_cast<void*>(this), 0, sizeof(*this)); }
+        void InitData() { std::memset(static_cast<void*>(this), 0, sizeof(*this)); }               \
+        /* the class's name, as written in BEGIN_TILING_DATA_DEF */                                \
+        const char* GetTilingClassName() const { return #class_name; }
 
 #define TILING_DATA_FIELD_DEF(data_type, field_name)                                               \
         data_type field_name{};                                                                    \

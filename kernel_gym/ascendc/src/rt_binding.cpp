@@ -63,23 +63,47 @@ void exec(::ops::OpDef* def, LaunchV launch, size_t kernel_params, const char* a
                                  "): CANN's built-in aclnn operators are not simulated; call the project's own");
     size_t n_in = def->inputs_.size(), n_out = def->outputs_.size(), n_attr = def->attrs_.size();
     std::vector<at::Tensor> tensors;
-    std::vector<double> numbers;
+    std::vector<double> ints, floats;  // attribute values by register class, in the order given
     for (auto& a : args) {
-        if (a.kind == 0) tensors.push_back(a.tensor); else numbers.push_back(a.number);
+        if (a.kind == 0) tensors.push_back(a.tensor); else (a.fp ? floats : ints).push_back(a.number);
     }
     if (tensors.size() != n_in + n_out)
         throw std::runtime_error(std::string(api) + ": " + std::to_string(tensors.size()) + " tensors given; " +
                                  def->name_ + " has " + std::to_string(n_in) + " inputs and " +
                                  std::to_string(n_out) + " outputs");
-    if (numbers.size() > n_attr)
-        throw std::runtime_error(std::string(api) + ": " + std::to_string(numbers.size()) + " attribute values given; " +
-                                 def->name_ + " has " + std::to_string(n_attr) + " attributes");
+    // CANN generates aclnn<Op>GetWorkspaceSize(inputs..., attributes..., outputs..., workspace, executor),
+    // and EXEC_NPU_CMD calls it through a function pointer typed by its own arguments, in the order given:
+    // a float or double travels in the next floating-point register, a tensor, integer, bool or list in
+    // the next general one. So the arguments bind class by class, by position. A tensor that lands on an
+    // attribute's slot (or an attribute on a tensor's) is what the NPU would mis-bind: refuse it.
+    std::string want, got;
+    for (size_t k = 0; k < n_in; ++k) want += 'T';
+    for (const auto& d : def->attrs_)
+        if (d.type_ != 1) want += 'A';
+    for (size_t k = 0; k < n_out; ++k) want += 'T';
+    for (const auto& a : args)
+        if (!a.fp) got += a.kind == 0 ? 'T' : 'A';
+    size_t n_float = 0;
+    for (const auto& d : def->attrs_) n_float += d.type_ == 1;
+    if (got != want || floats.size() > n_float)
+        throw std::runtime_error(
+            std::string(api) + ": the arguments bind out of order. " + api + "GetWorkspaceSize takes the inputs, then the " +
+            "attributes, then the outputs (" + def->name_ + ": " + std::to_string(n_in) + " inputs, " +
+            std::to_string(n_attr) + " attributes of which " + std::to_string(n_float) + " float, " +
+            std::to_string(n_out) + " outputs), and EXEC_NPU_CMD passes its arguments by position: tensors and " +
+            "integer/bool attributes as " + got + " (T tensor, A attribute) where the operator takes " + want +
+            (floats.size() > n_float ? ", and " + std::to_string(floats.size()) + " float values for " +
+                                           std::to_string(n_float) + " float attributes"
+                                     : std::string()) +
+            ". On the NPU they would land in the wrong parameters: pass the inputs, the attributes, then the outputs");
     std::vector<int64_t> attr_i(std::max<size_t>(n_attr, 1), 0);
     std::vector<double> attr_f(std::max<size_t>(n_attr, 1), 0.0);
     std::vector<uint8_t> attr_s(std::max<size_t>(n_attr, 1), 0);
-    for (size_t a = 0; a < n_attr; ++a) {  // attributes not given take the OpDef's defaults
+    size_t next_int = 0, next_float = 0;
+    for (size_t a = 0; a < n_attr; ++a) {  // float attributes not given take the OpDef's defaults
         const auto& d = def->attrs_[a];
-        double v = a < numbers.size() ? numbers[a] : d.type_ == 1 ? double(d.f_) : d.type_ == 2 ? double(d.b_) : double(d.i_);
+        double v = d.type_ == 1 ? (next_float < floats.size() ? floats[next_float++] : double(d.f_))
+                                : ints[next_int++];
         attr_i[a] = int64_t(v);
         attr_f[a] = v;
     }

@@ -1831,3 +1831,37 @@ def test_binding_py_arg_defaults() -> None:
     torch.testing.assert_close(lib.ops.lrelu(x, 0.1), F.leaky_relu(x, 0.1))
     with pytest.raises(Exception, match="binding called with 1 arguments; it takes 2"):
         lib.ops.lrelu_no_default(x)
+
+
+# ---- EXEC_NPU_CMD binds by position, class by class (a float or double in an FP register) ------------
+ORDER_BINDING = r"""
+#include <torch/extension.h>
+#include "pytorch_npu_helper.hpp"
+at::Tensor float_after_output(const at::Tensor& x, double slope)
+{
+    at::Tensor y = at::empty_like(x);
+    EXEC_NPU_CMD(aclnnLeakyReluCustom, x, y, slope);  // the double goes in an FP register: binds as declared
+    return y;
+}
+at::Tensor integer_for_the_float(const at::Tensor& x, int64_t slope)
+{
+    at::Tensor y = at::empty_like(x);
+    EXEC_NPU_CMD(aclnnLeakyReluCustom, x, slope, y);  // an integer takes y's general register on the NPU
+    return y;
+}
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+    m.def("float_after_output", &float_after_output, "leaky relu");
+    m.def("integer_for_the_float", &integer_for_the_float, "leaky relu, mis-bound");
+}
+"""
+
+
+def test_exec_npu_cmd_arguments_bind_by_position_and_register_class() -> None:
+    """CANN's aclnn entry takes inputs, attributes, outputs; EXEC_NPU_CMD calls it with its arguments in the
+    order given. A double after the output still reaches the float attribute (its own register class);
+    an integer where the float attribute is declared takes the output's slot, which the NPU would mis-bind."""
+    lib = asc.load_multikernelbench({**LEAKY_RELU, "python_bind_src": ORDER_BINDING})
+    x = torch.randn(8, 1024)
+    torch.testing.assert_close(lib.ops.float_after_output(x, 0.3), F.leaky_relu(x, 0.3))
+    with pytest.raises(asc.AscendCFault, match=r"bind out of order.*TAT .*where the operator takes TT"):
+        lib.ops.integer_for_the_float(x, 2)

@@ -525,6 +525,7 @@ struct Arg {
     int kind = 0;  // 0 tensor, 1 number
     at::Tensor tensor;
     double number = 0;
+    bool fp = false;  // a float or double: passed in a floating-point register, apart from the others
 };
 using Invoker = std::function<std::vector<at::Tensor>(const std::vector<Arg>&)>;
 using LaunchV = void (*)(int64_t block_dim, int64_t tiling_key, uint8_t** ptrs, size_t n);
@@ -687,6 +688,7 @@ void collect(std::vector<Arg>& out, const A& a, const R&... r) {
     } else if constexpr (std::is_arithmetic_v<D>) {
         x.kind = 1;
         x.number = double(a);
+        x.fp = std::is_floating_point_v<D>;
     } else {
         static_assert(std::is_arithmetic_v<D>, "EXEC_NPU_CMD argument type not supported by the simulator's shim");
     }

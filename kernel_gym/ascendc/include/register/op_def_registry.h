@@ -810,31 +810,24 @@ public:
 };
 
 // AI CPU and host CPU kernel registration (OpDef::AICPU / HostCPU): accepted; the simulator runs
-// AI Core kernels only.
-class OpAICPUDef {
+// AI Core kernels only. CANN has two classes with the same builders: one template, two types.
+template <class Def>
+class KgsimCpuKernelDef {
 public:
-    OpAICPUDef& Engine(const char*) { return *this; }
-    OpAICPUDef& FlagPartial(bool) { return *this; }
-    OpAICPUDef& ComputeCost(const char*) { return *this; }
-    OpAICPUDef& FlagAsync(bool) { return *this; }
-    OpAICPUDef& OpKernelLib(const char*) { return *this; }
-    OpAICPUDef& KernelSo(const char*) { return *this; }
-    OpAICPUDef& FunctionName(const char*) { return *this; }
-    OpAICPUDef& UserDefined(bool) { return *this; }
-    OpAICPUDef& ExtendCfgInfo(const char*, const char*) { return *this; }
+    Def& Engine(const char*) { return self(); }
+    Def& FlagPartial(bool) { return self(); }
+    Def& ComputeCost(const char*) { return self(); }
+    Def& FlagAsync(bool) { return self(); }
+    Def& OpKernelLib(const char*) { return self(); }
+    Def& KernelSo(const char*) { return self(); }
+    Def& FunctionName(const char*) { return self(); }
+    Def& UserDefined(bool) { return self(); }
+    Def& ExtendCfgInfo(const char*, const char*) { return self(); }
+private:
+    Def& self() { return static_cast<Def&>(*this); }
 };
-class OpHostCPUDef {
-public:
-    OpHostCPUDef& Engine(const char*) { return *this; }
-    OpHostCPUDef& FlagPartial(bool) { return *this; }
-    OpHostCPUDef& ComputeCost(const char*) { return *this; }
-    OpHostCPUDef& FlagAsync(bool) { return *this; }
-    OpHostCPUDef& OpKernelLib(const char*) { return *this; }
-    OpHostCPUDef& KernelSo(const char*) { return *this; }
-    OpHostCPUDef& FunctionName(const char*) { return *this; }
-    OpHostCPUDef& UserDefined(bool) { return *this; }
-    OpHostCPUDef& ExtendCfgInfo(const char*, const char*) { return *this; }
-};
+class OpAICPUDef : public KgsimCpuKernelDef<OpAICPUDef> {};
+class OpHostCPUDef : public KgsimCpuKernelDef<OpHostCPUDef> {};
 
 class OpMC2Def {
 public:

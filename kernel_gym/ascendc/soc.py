@@ -191,6 +191,14 @@ def _common() -> dict[str, Const]:
         "gm_port_bytes_per_cycle": C(
             32, _PLATFORM_INI + " Ascend910B1.ini [AICoreMemoryRates] ddr_rate=32 (per AI Core)", "B/cycle"
         ),
+        # A launch's body is the p-norm of its three bounds (the critical core's pipes, HBM, the busiest
+        # core's GM port), not their maximum: bounds that are nearly reached queue behind each other.
+        "overlap_norm": C(
+            8,
+            "assumed (two equal bounds cost 2^(1/8) = 1.09x one; not constrained by the fit split, where "
+            "no launch has a second bound within 30 % of its largest; <= 0 gives the plain maximum)",
+            "exponent",
+        ),
         "mte3_startup_cycles": C(400, "assumed (spec: fixed copy start-up; write completion latency)", "cycles"),
         "dma_issue_cycles": C(24, "assumed (pipe occupancy per DataCopy instruction)", "cycles"),
         "dma_burst_cycles": C(2, "assumed (pipe occupancy per burst of a multi-block DataCopy)", "cycles"),

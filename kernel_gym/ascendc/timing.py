@@ -14,17 +14,31 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["LaunchReport", "LaunchRecorder", "record_launches", "active_recorders"]
+__all__ = ["LaunchReport", "LaunchRecorder", "record_launches", "active_recorders", "overlapped_bounds"]
+
+
+def overlapped_bounds(compute_s: float, hbm_s: float, gm_port_s: float, norm: float) -> float:
+    """A launch's body from its three bounds, as the runtime combines them (src/rt_sampling.cpp).
+
+    compute_s: the critical core's pipe makespan (s); hbm_s: the launch's GM bytes at the HBM
+    bandwidth (s); gm_port_s: the busiest core's GM bytes through its own port (s); norm: the
+    profile's ``overlap_norm`` p. Returns their p-norm in seconds (the largest alone when p <= 0).
+    """
+    top = max(compute_s, hbm_s, gm_port_s)
+    if norm <= 0 or top <= 0:
+        return top
+    return top * sum((x / top) ** norm for x in (compute_s, hbm_s, gm_port_s)) ** (1.0 / norm)
 
 
 @dataclass
 class LaunchReport:
     """The simulated outcome of one kernel launch.
 
-    latency_s / latency_cycles: simulated kernel time (slowest core, or the HBM bound, plus the
-    launch overhead); per_pipe_busy: busy cycles per pipe (S, V, MTE1, MTE2, MTE3, M, FIX) of
-    the critical core; bound: "pipe" | "hbm" | "gm_port" (the busiest core's GM bytes through its own
-    port, ``gm_port_bytes_per_cycle``) | "launch"; faults / warnings: records with
+    latency_s / latency_cycles: simulated kernel time (the slowest core's pipes, the HBM bound and
+    the busiest core's GM port combined by :func:`overlapped_bounds`, plus the launch overhead);
+    per_pipe_busy: busy cycles per pipe (S, V, MTE1, MTE2, MTE3, M, FIX) of the critical core;
+    bound: the largest of those terms, "pipe" | "hbm" | "gm_port" (the busiest core's GM bytes through
+    its own port, ``gm_port_bytes_per_cycle``) | "launch"; faults / warnings: records with
     error_class, message, file, line, block. Under sampled simulation (:mod:`.sampling`),
     ``blocks_skipped`` blocks did not run: their time and GM bytes are those of the nearest sampled
     block, and [latency_lo_s, latency_hi_s] is the latency with every skipped block at the

@@ -30,7 +30,7 @@ constexpr uint32_t kLocalMemBytes = 1u << 20;
     X(bt_bytes) X(fb_bytes) X(cube_fp16_macs_per_cycle) X(cube_issue_cycles) X(l1_to_l0a_bytes_per_cycle)       \
     X(l1_to_l0b_bytes_per_cycle) X(mte1_latency_cycles) X(fix_bytes_per_cycle) X(fix_startup_cycles) X(mte1_issue_cycles) \
     X(scalar_dcache_bytes) X(scalar_dcache_line_bytes) X(scalar_dcache_ways) X(scalar_dcache_hit_cycles) \
-    X(mte2_unaligned_efficiency) X(gm_port_bytes_per_cycle) X(scalar_ub_store_load_cycles)
+    X(mte2_unaligned_efficiency) X(gm_port_bytes_per_cycle) X(scalar_ub_store_load_cycles) X(overlap_norm)
 
 struct Config {
 #define KGSIM_X(n) double n = 0;

@@ -499,14 +499,20 @@ def _run_one(spec: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
     torch.manual_seed(0)
     exec(compile(ref_src, spec["reference"], "exec"), ns)  # noqa: S102 - the dataset's reference, real tensors now
     init = list(ns["get_init_inputs"]()) if "get_init_inputs" in ns else []
-    model = ns["Model"](*init)
     if sampled:
+        from kernel_gym.ascendc.sampling import LazyParameters
+
+        # at published shapes a parameter can dwarf the inputs (a 32768x32768 nn.Linear: 4 GiB):
+        # drawn lazily like the inputs, the reference and the kernel reading the same tensor
+        with LazyParameters(seed=_PARAMETER_SEED):
+            model = ns["Model"](*init)
         return {**out, **_run_sampled(lib, fn, kinds, ns, model, init, opts, params, proj)}
+    model = ns["Model"](*init)
     inputs = list(ns["get_inputs"]())
     with torch.no_grad():
         tr = time.monotonic()
         try:
-            want = model(*inputs)
+            want = _reference_output(model, inputs, _reference_sizes(spec["reference"])[1])
         except Exception as exc:  # noqa: BLE001
             return {
                 **out,
@@ -555,6 +561,38 @@ def _run_one(spec: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
             return {**res, "status": "ok", "cause": ""}
         last = {**res, "status": "mismatch", "cause": "mismatch", "detail": why}
     return {**out, **last}
+
+
+_PARAMETER_SEED = 3000  # the lazy parameters' first seed (the inputs' are 1000 + i, a lazy layer output's 2000)
+# the largest tensor a full reference run may make at once: above it the reference runs on batch
+# rows in turn. A CPU ConvTranspose3d peaks at several times its output: the 503 MiB and 1 GiB
+# outputs of KernelBench level-2 #96 and #89 took their references to 3.2 and 3.4 GiB resident
+_REFERENCE_TENSOR_BUDGET = 128 << 20
+
+
+def _reference_output(model: Any, inputs: list[Any], largest: int, budget: int = _REFERENCE_TENSOR_BUDGET) -> Any:
+    """The reference's output on ``inputs``: in one call, or, where the largest tensor it makes
+    (``largest`` bytes, from a meta-device run) exceeds ``budget`` and the model is row-separable
+    (:func:`kernel_gym.verify.correctness.row_reference`: rows computed together equal rows
+    computed apart), on as many batch rows at a time as keep that tensor within ``budget``, the
+    rows' outputs concatenated. Every output element is still computed and compared; only the
+    reference's peak memory shrinks."""
+    import torch
+
+    from kernel_gym.verify.correctness import row_reference
+
+    tensors = [x for x in inputs if isinstance(x, torch.Tensor) and x.dim() > 0]
+    if largest <= budget or not tensors:
+        return model(*inputs)
+    batch = int(tensors[0].shape[0])
+    rows = row_reference(model, inputs)
+    if rows is None or batch < 2:
+        return model(*inputs)
+    step = max(1, min(batch, budget * batch // largest))
+    parts = [rows(r0, min(batch, r0 + step)) for r0 in range(0, batch, step)]
+    if not all(isinstance(p, torch.Tensor) and p.dim() > 0 for p in parts):
+        return model(*inputs)
+    return torch.cat(parts)
 
 
 def _run_sampled(
@@ -638,7 +676,7 @@ def _run_sampled(
                 lazy = lazy_stats()  # the lazy GM layer's work so far in this process (every run of the kernel)
                 res["lazy_fills"], res["lazy_spilled_bytes"] = lazy.chunk_fills, lazy.spilled_bytes
                 check_cpu = time.process_time()
-                set_lazy_resident_cap(_check_lazy_cap(ref_inputs))
+                set_lazy_resident_cap(_check_lazy_cap(ref_inputs, ref_model))
                 _peak_rss_mb(reset=True)
                 rows, unchecked = sampled_reference(ref_model, ref_inputs)
                 out = got[0] if isinstance(got, (tuple, list)) else got
@@ -759,12 +797,14 @@ def where_stuck(project_dir: Path | str, watchdog_message: str) -> dict[str, Any
 _CHECK_LAZY_CAP = 256 << 20
 
 
-def _check_lazy_cap(inputs: list[Any]) -> int:
+def _check_lazy_cap(inputs: list[Any], model: Any = None) -> int:
     """The resident lazy-GM cap while the sampled check runs: :data:`_CHECK_LAZY_CAP`, plus the
-    lazy inputs that every reference call reads whole (dim 0 not the rows': a matmul's B), up to
-    the 1 GiB the simulation had. Under the cap alone each call refilled them: MatmulWithLarge
-    KDimension's 512 MiB B, read whole by each of 22 reference calls, made its check 15.1 CPU s;
-    kept resident, 3.1 s (check peak 545 -> 1054 MiB, below the simulation's 1431)."""
+    lazy inputs that every reference call reads whole (dim 0 not the rows': a matmul's B) and the
+    model's lazy parameters and buffers (:class:`~kernel_gym.ascendc.sampling.LazyParameters`: an
+    ``nn.Linear`` weight), up to the 1 GiB the simulation had. Under the cap alone each call
+    refilled them: MatmulWithLargeKDimension's 512 MiB B, read whole by each of 22 reference
+    calls, made its check 15.1 CPU s; kept resident, 3.1 s (check peak 545 -> 1054 MiB, below
+    the simulation's 1431)."""
     import torch
 
     from kernel_gym.ascendc.sampling import is_lazy
@@ -772,6 +812,9 @@ def _check_lazy_cap(inputs: list[Any]) -> int:
     tensors = [x for x in inputs if isinstance(x, torch.Tensor) and x.dim() > 0]
     rows = tensors[0].shape[0] if tensors else 0
     whole = sum(x.numel() * x.element_size() for x in tensors[1:] if is_lazy(x) and x.shape[0] != rows)
+    if model is not None and hasattr(model, "parameters"):
+        state = itertools.chain(model.parameters(), model.buffers())
+        whole += sum(x.numel() * x.element_size() for x in state if is_lazy(x))
     return min(1 << 30, _CHECK_LAZY_CAP + whole)
 
 
@@ -1427,7 +1470,10 @@ def write_report(
         "seconds (inflated by other jobs on a shared machine); CPU s: its user + system seconds (the compiler's "
         "processes apart). Peak resident memory is the child's `ru_maxrss`; for sampled runs also apart, "
         "the simulation's (build included) and the output check's (the reference on the sampled rows, "
-        "from what stays resident once the lazy GM is shrunk).",
+        "from what stays resident once the lazy GM is shrunk). A sampled run's reference is built with lazy "
+        'parameters (docs/ascendc_simulator.md, "Lazy parameters"); a full run\'s reference whose forward '
+        "makes a tensor over 128 MiB (a ConvTranspose3d's output) runs on batch rows in turn where it is "
+        "row-separable, every output row still compared.",
         "",
         "| kernels run | host s median | host s p95 | host s max | CPU s median | CPU s p95 | CPU s max "
         "| CPU <= 20 s | peak RSS MiB median | peak RSS MiB max | RSS <= 2 GiB | simulation RSS <= 2 GiB "
@@ -1753,24 +1799,43 @@ def _interleave(specs: list[KernelSpec]) -> list[KernelSpec]:
     return out
 
 
-@functools.cache
 def reference_bytes(reference: str) -> int:
     """Bytes of the reference's inputs, parameters, buffers and outputs, from a meta-device run (no data)."""
+    return _reference_sizes(reference)[0]
+
+
+@functools.cache
+def _reference_sizes(reference: str) -> tuple[int, int]:
+    """:func:`reference_bytes`, and the bytes of the largest tensor an operation of the
+    reference's forward makes (its intermediates included; 0 where the meta device cannot run it)."""
     import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Largest(TorchDispatchMode):
+        nbytes = 0
+
+        def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+            out = func(*args, **(kwargs or {}))
+            for t in out if isinstance(out, (tuple, list)) else [out]:
+                if isinstance(t, torch.Tensor) and not t._is_view():  # a view allocates nothing
+                    self.nbytes = max(self.nbytes, t.numel() * t.element_size())
+            return out
 
     ns: dict[str, Any] = {"__name__": "reference"}
+    largest = Largest()
     with torch.device("meta"), contextlib.redirect_stdout(io.StringIO()):
         exec(compile(Path(reference).read_text(), reference, "exec"), ns)  # noqa: S102 - the dataset's reference
         init = list(ns["get_init_inputs"]()) if "get_init_inputs" in ns else []
         model = ns["Model"](*init)
         inputs = ns["get_inputs"]()
         try:  # the outputs too, where the meta device can run the forward (a matmul's can dwarf its inputs)
-            with torch.no_grad():
+            with torch.no_grad(), largest:
                 outputs = model(*inputs)
             outs = _tensor_bytes(outputs if isinstance(outputs, (tuple, list)) else [outputs])
         except Exception:  # noqa: BLE001 - not every operator has a meta kernel
-            outs = 0
-    return _tensor_bytes(inputs) + _tensor_bytes(model.parameters()) + _tensor_bytes(model.buffers()) + outs
+            outs = largest.nbytes = 0
+    total = _tensor_bytes(inputs) + _tensor_bytes(model.parameters()) + _tensor_bytes(model.buffers()) + outs
+    return total, largest.nbytes
 
 
 def _size_hint(spec: KernelSpec) -> float:

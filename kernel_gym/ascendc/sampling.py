@@ -48,12 +48,14 @@ from typing import Any
 import numpy as np
 import torch
 from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from kernel_gym.ascendc.loader import runtime_library
 
 __all__ = [
     "LOOP_FALLBACK_ORDER",
     "LazyOutputs",
+    "LazyParameters",
     "SampledCheck",
     "check_sampled_output",
     "input_specs",
@@ -447,6 +449,97 @@ class LazyOutputs(TorchFunctionMode):
                     fill = "poison" if func in self._EMPTY else "zeros"
                     return lazy_tensor(tuple(meta.shape), meta.dtype, fill)
         return func(*args, **kwargs)
+
+
+_aten = torch.ops.aten
+
+
+class LazyParameters(TorchDispatchMode):
+    """Build a model at published shapes with its large parameters and buffers lazy: inside it,
+    CPU allocations of at least ``min_bytes`` (``torch.empty`` & co., ``zeros``, ``ones``, ``full``,
+    ``rand``, ``randn``) are :func:`lazy_tensor` regions, and an in-place initialisation of a whole
+    such region (``uniform_``, ``normal_``, ``zero_``, ``fill_``: what ``nn.init`` and the layers'
+    ``reset_parameters`` come down to) points the tensor at a fresh lazy region of that
+    distribution instead of writing it, seeded ``seed``, ``seed + 1``, ... in allocation order (the
+    same model built twice holds the same values). The reference and the kernel read the same
+    tensors, so they see the same values; a 4 GiB ``nn.Linear`` weight costs only the chunks the
+    sampled blocks and the check touch, within the lazy resident cap. Any other operation on such a
+    tensor runs as usual on its lazy memory (what it writes stays, resident or spilled): values are
+    never lost, only the memory saving. The draws skipped leave PyTorch's generator where it was,
+    so the small parameters made after a lazy one differ from a plain build's."""
+
+    _FACTORIES: dict[Any, str] = {
+        _aten.empty.memory_format: "zeros",
+        _aten.zeros.default: "zeros",
+        _aten.ones.default: "ones",
+        _aten.full.default: "full",
+        _aten.rand.default: "uniform",
+        _aten.randn.default: "normal",
+    }
+
+    def __init__(self, seed: int = 0, min_bytes: int = 16 << 20) -> None:
+        super().__init__()
+        self.seed, self.min_bytes = seed, min_bytes
+        self.made = 0  # lazy regions drawn so far (the next one's seed offset)
+        self._mine: set[int] = set()  # base addresses of the regions this mode made
+
+    def _draw(self, shape: tuple[int, ...], dtype: torch.dtype, fill: str, **kw: float) -> torch.Tensor:
+        t = lazy_tensor(shape, dtype, fill, seed=self.seed + self.made, **kw)
+        self.made += 1
+        self._mine.add(t.data_ptr())
+        return t
+
+    def _whole(self, t: Any) -> bool:
+        """Whether ``t`` is all of a lazy region this mode made (not a slice of one)."""
+        return (
+            isinstance(t, torch.Tensor)
+            and t.data_ptr() in self._mine
+            and t.is_contiguous()
+            and t.untyped_storage().nbytes() == t.numel() * t.element_size()
+        )
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        kwargs = dict(kwargs or {})
+        kind = self._FACTORIES.get(func)
+        if kind is not None and args:
+            dtype = kwargs.get("dtype") or torch.get_default_dtype()
+            device = kwargs.get("device")
+            shape = tuple(int(s) for s in args[0])
+            nbytes = math.prod(shape) * torch.empty((), dtype=dtype).element_size()
+            if (
+                (device is None or torch.device(device).type == "cpu")
+                and kwargs.get("layout") in (None, torch.strided)
+                and dtype in _DTYPES
+                and nbytes >= self.min_bytes
+            ):
+                if kind in ("ones", "full"):
+                    value = 1.0 if kind == "ones" else float(args[1])
+                    return self._draw(shape, dtype, "uniform", low=value, high=value)  # [c, c) is c
+                return self._draw(shape, dtype, kind)
+        fill = self._fill_of(func, args, kwargs)
+        if fill is not None and self._whole(args[0]):
+            t = args[0]
+            name, kw = fill
+            t.set_(self._draw(tuple(t.shape), t.dtype, name, **kw))  # the old region goes with its last view
+            return t
+        return func(*args, **kwargs)
+
+    @staticmethod
+    def _fill_of(func: Any, args: tuple, kwargs: dict[str, Any]) -> tuple[str, dict[str, float]] | None:
+        """The lazy fill an in-place initialisation draws, or None for any other operation."""
+        if func is _aten.uniform_.default:
+            lo = args[1] if len(args) > 1 else kwargs.get("from", 0.0)
+            hi = args[2] if len(args) > 2 else kwargs.get("to", 1.0)
+            return "uniform", {"low": float(lo), "high": float(hi)}
+        if func is _aten.normal_.default:
+            mean = args[1] if len(args) > 1 else kwargs.get("mean", 0.0)
+            std = args[2] if len(args) > 2 else kwargs.get("std", 1.0)
+            return "normal", {"mean": float(mean), "std": float(std)}
+        if func is _aten.zero_.default:
+            return "zeros", {}
+        if func is _aten.fill_.Scalar and len(args) > 1:
+            return "uniform", {"low": float(args[1]), "high": float(args[1])}
+        return None
 
 
 @dataclass

@@ -782,3 +782,56 @@ def test_a_wrong_element_anywhere_in_a_span_is_found_as_the_gathered_check_finds
             assert not check.ok and check.message.startswith(f"core {uid}: element {e} is "), (e, check.message)
         flat[e] = keep
     assert both_ways().ok
+
+
+def _rss_bytes() -> int:
+    with open("/proc/self/status") as f:
+        return next(int(ln.split()[1]) << 10 for ln in f if ln.startswith("VmRSS:"))
+
+
+def test_a_published_shape_linear_layer_is_built_with_lazy_parameters():
+    # KernelBench level-2 Matmul_Swish_Scaling's nn.Linear(32768, 32768): a 4 GiB weight that a plain
+    # build materialises (and draws); built under LazyParameters it is a lazy region, nothing resident
+    from kernel_gym.ascendc.sampling import LazyParameters, is_lazy
+
+    with LazyParameters(seed=1):  # the runtime library and PyTorch's dispatch machinery loaded first
+        torch.nn.Linear(16, 16)
+    before = _rss_bytes()
+    with LazyParameters(seed=3000):
+        layer = torch.nn.Linear(32768, 32768)
+    assert isinstance(layer.weight, torch.nn.Parameter) and layer.weight.requires_grad
+    assert is_lazy(layer.weight) and not is_lazy(layer.bias)  # the bias (128 KiB) is under min_bytes
+    assert _rss_bytes() - before < 32 << 20
+    bound = 1 / 32768**0.5  # kaiming_uniform_(a=sqrt(5)): U(-1/sqrt(fan_in), 1/sqrt(fan_in)), as a plain build
+    row = layer.weight[12345].detach().clone()
+    assert float(row.abs().max()) <= bound and float(row.abs().max()) > 0.9 * bound
+    assert abs(float(row.mean())) < 0.05 * bound
+
+
+def test_lazy_parameters_are_deterministic_and_behave_as_tensors():
+    from kernel_gym.ascendc.sampling import LazyParameters, is_lazy
+
+    def build() -> torch.nn.Module:
+        with LazyParameters(seed=7, min_bytes=1 << 20):
+            net = torch.nn.Sequential(torch.nn.Linear(1024, 512), torch.nn.Linear(512, 8))
+            net.register_buffer("scale", torch.full((512, 1024), 0.5))
+            net.noise = torch.nn.Parameter(torch.randn(1024, 512))
+            net.zero = torch.nn.Parameter(torch.zeros(1024, 512))
+        return net
+
+    a, b = build(), build()
+    assert is_lazy(a[0].weight) and not is_lazy(a[1].weight)  # 2 MiB lazy, 16 KiB not
+    assert torch.equal(a[0].weight, b[0].weight)  # the same seeds: the same values in any build
+    assert not torch.equal(a[0].weight, a.noise.t())
+    assert bool((a.scale == 0.5).all()) and bool((a.zero == 0).all())
+    noise = a.noise.detach()
+    assert abs(float(noise.mean())) < 0.01 and 0.98 < float(noise.std()) < 1.02
+    x = torch.rand(4, 1024)
+    with torch.no_grad():
+        want = x @ a[0].weight.detach().clone().t() + a[0].bias
+        assert torch.allclose(a[0](x), want)
+        a[0].weight.mul_(2.0)  # any other operation writes the lazy memory, and the values stay
+    assert torch.equal(a[0].weight, 2 * b[0].weight)
+    with LazyParameters(seed=7, min_bytes=1 << 20):
+        plain = torch.nn.Linear(16, 16)  # under min_bytes: PyTorch's own draw
+    assert not is_lazy(plain.weight)

@@ -515,3 +515,60 @@ def test_the_report_names_files_without_this_machines_paths():
         "compilation failed: kernel_gym/ascendc/include/kgsim/base.h:41:24: error "
         "(from ops-kernelbench-910b/G/op_kernel/g.cpp:3)"
     )
+
+
+def test_the_check_keeps_the_models_lazy_parameters_resident() -> None:
+    # a published-shape nn.Linear's weight, built lazily, is read whole by every reference call
+    import torch
+
+    from kernel_gym.ascendc.sampling import LazyParameters, lazy_tensor
+
+    a = lazy_tensor((256, 1024), torch.float32, "uniform", seed=1)
+    with LazyParameters(seed=3, min_bytes=1 << 20):
+        model = torch.nn.Linear(1024, 1024)  # a 4 MiB lazy weight, a 4 KiB eager bias
+    assert C._check_lazy_cap([a], model) == C._CHECK_LAZY_CAP + (4 << 20)
+    assert C._check_lazy_cap([a], torch.nn.Linear(8, 8)) == C._CHECK_LAZY_CAP
+
+
+_WIDE_REFERENCE = """import torch
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = torch.nn.Linear(8, 4096)
+    def forward(self, x):
+        return (self.up(x) * 2.0).amax(dim=1, keepdim=True)
+def get_inputs():
+    return [torch.rand(64, 8)]
+def get_init_inputs():
+    return []
+"""
+
+
+def test_a_reference_with_a_large_intermediate_runs_on_batch_rows_in_turn(tmp_path: Path) -> None:
+    # KernelBench level-2 #89/#96: 25-33 MiB of inputs and outputs, but a ConvTranspose3d output of
+    # 1 GiB inside the forward took the full reference to 3.4 GiB resident. The meta run finds the
+    # largest tensor the forward makes, and the reference then runs on rows that keep it in budget,
+    # every output row still computed
+    import torch
+
+    ref = tmp_path / "wide.py"
+    ref.write_text(_WIDE_REFERENCE)
+    total, largest = C._reference_sizes(str(ref))
+    assert largest == 64 * 4096 * 4  # the linear layer's output (1 MiB), not the 256 B output
+    assert total == 64 * 8 * 4 + (8 * 4096 + 4096) * 4 + 64 * 4
+    ns: dict = {}
+    exec(_WIDE_REFERENCE, ns)  # noqa: S102
+    torch.manual_seed(0)
+    model, x = ns["Model"](), torch.rand(64, 8)
+    seen: list[int] = []
+    model.up.register_forward_hook(lambda _m, args, _out: seen.append(args[0].shape[0]))
+    with torch.no_grad():
+        want = model(x)
+        seen.clear()
+        got = C._reference_output(model, [x], largest, budget=largest // 4)
+    assert torch.equal(got, want)
+    assert seen[-4:] == [16, 16, 16, 16]  # after the separability probe: 4 calls of 16 rows
+    seen.clear()
+    with torch.no_grad():
+        C._reference_output(model, [x], largest)  # within the budget: one call, as before
+    assert seen == [64]

@@ -42,7 +42,7 @@ CASES = [  # (case, blocks, exception, marker, message fragment)
     (1, 1, asc.MisalignedCopy, "misaligned_copy", "40 B"),
     (2, 1, asc.UnalignedLocalTensor, "unaligned_local_tensor", "not 32-byte aligned"),
     (3, 1, asc.RepeatOutOfRange, "repeat_out_of_range", "repeatTime 300"),
-    (4, 1, asc.MaskOutOfRange, "mask_out_of_range", "mask 100 is out of range [1, 64]"),
+    (4, 1, asc.MaskOutOfRange, "mask_out_of_range", "mask 100 is out of range [0, 64]"),
     (5, 1, asc.GMOutOfBounds, "gm_out_of_bounds", "GM buffer 'x'"),
     (6, 1, asc.QueueFull, "queue_full", "full queue"),
     (7, 1, asc.QueueEmpty, "queue_empty", "empty queue"),

@@ -108,10 +108,18 @@ Sel make_sel(const MaskArg& m, int64_t repeat, uint32_t epr, const char* api, co
         fault("repeat_out_of_range", loc, "%s: repeatTime %lld is out of range [0, %.0f]; split the work into "
               "several calls (or use the count form)", api, (long long)repeat, cfg.max_repeat);
     s.R = uint32_t(repeat);
+    // An empty mask in normal mode makes the instruction a NOP on Atlas A2 (asc-devkit's CheckMaskValue /
+    // CheckMaskArray only warn; the assertion is for __NPU_ARCH__ 2002): nothing is read or written.
+    auto empty = [&]() {
+        warn("empty_mask", loc, fmt("%s: the mask selects no element; the instruction is a NOP", api));
+        s.R = 0;
+        s.lo = s.hi = 0;
+    };
     if (m.kind == 1) {
-        if (m.lo < 1 || m.lo > epr)
-            fault("mask_out_of_range", loc, "%s: mask %llu is out of range [1, %u] (a repeat holds %u elements of this "
+        if (m.lo > epr)
+            fault("mask_out_of_range", loc, "%s: mask %llu is out of range [0, %u] (a repeat holds %u elements of this "
                   "type)", api, (unsigned long long)m.lo, epr, epr);
+        if (m.lo == 0) empty();
         bits_prefix(m.lo, s.lo, s.hi);
     } else {
         uint64_t lo = m.kind == 2 ? m.lo : b.mask_lo, hi = m.kind == 2 ? m.hi : b.mask_hi;
@@ -121,7 +129,7 @@ Sel make_sel(const MaskArg& m, int64_t repeat, uint32_t epr, const char* api, co
                   api, epr);
         if (epr < 64 && (lo >> epr) != 0)
             fault("mask_out_of_range", loc, "%s: mask[0] has bits above element %u", api, epr - 1);
-        if (lo == 0 && hi == 0) fault("mask_out_of_range", loc, "%s: the mask selects no element", api);
+        if (lo == 0 && hi == 0) empty();
         s.lo = lo;
         s.hi = hi;
     }

@@ -110,6 +110,28 @@ def op_meta_text(mod: Any) -> str:
     return buf.raw[: max(0, min(n, len(buf)))].decode()
 
 
+# OpAttrDef's list types (ListInt 4, ListFloat 5, ListBool 6, ListListInt 7; src/rt_ophost.cpp parses the text)
+_LIST_ATTR_TYPES = (4, 5, 6, 7)
+
+
+def _list_attr_text(name: str, kind: int, value: Any) -> str:
+    """A list attribute's value as the text fill_io parses: "1,2,3"; lists of lists joined by ';'."""
+
+    def items(v: Any) -> list[Any]:
+        if isinstance(v, torch.Tensor):
+            return v.flatten().tolist()
+        if isinstance(v, (list, tuple, torch.Size)):
+            return list(v)
+        raise TypeError(f"attribute {name!r} is a list attribute; got {type(v).__name__}")
+
+    def num(x: Any) -> str:
+        return repr(float(x)) if kind == 5 else str(int(x))
+
+    if kind == 7:
+        return ";".join(",".join(num(x) for x in items(row)) for row in items(value))
+    return ",".join(num(x) for x in items(value))
+
+
 class OpTilingError(RuntimeError):
     """The op's TilingFunc or InferShape returned a failure status."""
 
@@ -575,13 +597,18 @@ class OpProjectOp(ProjectSources):
             if a["name"] in attrs:
                 v = attrs[a["name"]]
             elif a["has_default"]:
-                v = {0: a["i"], 1: a["f"], 2: a["b"], 3: a["s"]}.get(a["type"], 0)
+                defaults = {0: a["i"], 1: a["f"], 2: a["b"], 3: a["s"], 5: a.get("lf", []), 7: a.get("lli", [])}
+                v = defaults.get(a["type"], a.get("li", []))
             else:
                 raise TypeError(f"{self.op_type}: required attribute {a['name']!r} missing")
             if a["type"] == 3:
                 ai.append(0)
                 af.append(0.0)
                 s += str(v).encode() + b"\0"
+            elif a["type"] in _LIST_ATTR_TYPES:  # ListInt/ListFloat/ListBool/ListListInt: text in the string channel
+                ai.append(0)
+                af.append(0.0)
+                s += _list_attr_text(a["name"], a["type"], v).encode() + b"\0"
             else:
                 ai.append(int(v))
                 af.append(float(v))

@@ -2,9 +2,11 @@
 // JSON, InferShape and TilingFunc driven from flat arrays (kernel_gym/ascendc/op_project.py calls
 // them through each project's generated unit, which passes its OpDef).
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <string>
+#include <vector>
 
 #include "kgsim/op_host_entry.h"
 
@@ -14,6 +16,16 @@ std::string json_str(const std::string& s) {
     std::string o = "\"";
     for (char c : s) { if (c == '"' || c == '\\') o += '\\'; o += c; }
     return o + "\"";
+}
+template <class T>
+std::string json_list(const std::vector<T>& v) {
+    std::string o = "[";
+    for (size_t k = 0; k < v.size(); ++k) {
+        char b[64];
+        snprintf(b, sizeof b, "%.9g", double(v[k]));
+        o += (k ? "," : "") + std::string(b);
+    }
+    return o + "]";
 }
 std::string params_json(const std::deque<::ops::OpParamDef>& ps) {
     std::string o = "[";
@@ -27,6 +39,40 @@ std::string params_json(const std::deque<::ops::OpParamDef>& ps) {
     }
     return o + "]";
 }
+// A list attribute's values come as text in the string channel: "1,2,3", lists of a ListListInt
+// separated by ';' ("1,2;3"); a ListBool is kept as 0/1 integers, as OpAttrDef::ListBool stores it.
+void parse_list_attr(::gert::KgsimAttrValue& v) {
+    std::vector<std::string> lists(1);
+    for (char c : v.s) {
+        if (c == ';') lists.emplace_back();
+        else lists.back() += c;
+    }
+    auto numbers = [](const std::string& t) {
+        std::vector<double> out;
+        size_t k = 0;
+        while (k < t.size()) {
+            size_t e = t.find(',', k);
+            if (e == std::string::npos) e = t.size();
+            if (e > k) out.push_back(strtod(t.substr(k, e - k).c_str(), nullptr));
+            k = e + 1;
+        }
+        return out;
+    };
+    if (v.type == 7) {
+        for (const auto& l : lists) {
+            if (l.empty() && lists.size() == 1) break;
+            std::vector<int64_t> row;
+            for (double x : numbers(l)) row.push_back(int64_t(x));
+            v.lli.push_back(row);
+        }
+        return;
+    }
+    for (double x : numbers(lists[0])) {
+        if (v.type == 5) v.lf.push_back(float(x));
+        else v.li.push_back(int64_t(x));
+    }
+}
+
 void fill_io(::gert::KgsimOpIO& io, ::ops::OpDef* def, const int64_t* in_dims, const int64_t* in_ndims,
                           const int64_t* in_dtypes, int64_t n_in, const int64_t* attr_i, const double* attr_f,
                           const uint8_t* attr_s, int64_t n_attr, const int64_t* out_dims, const int64_t* out_ndims,
@@ -60,8 +106,10 @@ void fill_io(::gert::KgsimOpIO& io, ::ops::OpDef* def, const int64_t* in_dims, c
         v.i = attr_i[a]; v.f = float(attr_f[a]); v.b = attr_i[a] != 0;
         v.s = sp ? std::string(sp) : std::string();
         if (sp) sp += v.s.size() + 1;
+        if (v.type >= 4 && v.type <= 7) parse_list_attr(v);
         io.attrs.attrs_.push_back(v);
     }
+    for (auto& a : io.attrs.attrs_) a.BindLists();  // views into the stored values, once they stay put
 }
 }  // namespace
 
@@ -80,7 +128,10 @@ int64_t op_meta(::ops::OpDef* def, uint8_t* buf, int64_t cap) {
             o += std::string(i ? "," : "") + "{\"name\":" + json_str(a.name_) + ",\"type\":" + std::to_string(a.type_) +
                  ",\"option\":" + std::to_string(int(a.option_)) + ",\"has_default\":" + (a.has_default_ ? "true" : "false") +
                  ",\"i\":" + std::to_string(a.i_) + ",\"f\":" + fbuf + ",\"b\":" + (a.b_ ? "true" : "false") +
-                 ",\"s\":" + json_str(a.s_) + "}";
+                 ",\"s\":" + json_str(a.s_) + ",\"li\":" + json_list(a.li_) + ",\"lf\":" + json_list(a.lf_) +
+                 ",\"lli\":[";
+            for (size_t k = 0; k < a.lli_.size(); ++k) o += (k ? "," : "") + json_list(a.lli_[k]);
+            o += "]}";
         }
         o += "]}";
     }

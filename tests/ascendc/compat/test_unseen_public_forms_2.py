@@ -4,11 +4,15 @@
 - an empty mask in normal mode (a bit mask of two zero words, or a continuous mask of 0), as a kernel
   whose tiling computes the mask of a tail that is empty: on Atlas A2 the instruction is a NOP
   (asc-devkit's ``CheckMaskArray`` / ``CheckMaskValue`` only warn; the assertion is for the 310P's
-  ``__NPU_ARCH__`` 2002).
+  ``__NPU_ARCH__`` 2002);
+- an operator project whose OpDef declares list attributes (``ListInt``, ``ListFloat``, ``ListListInt``:
+  reduction dims, paddings) that its TilingFunc reads with ``GetListInt`` and friends: ``load_op_project``
+  took no list value and gave the host empty lists, the OpDef's defaults included.
 """
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 import kernel_gym.ascendc as asc
@@ -63,3 +67,111 @@ def test_empty_mask_is_a_nop() -> None:
     want_a[[0, 2]] += 1
     want_b[:3] *= 2
     torch.testing.assert_close(y2, torch.cat([want_a, want_b]))
+
+
+# ---- list attributes of an operator project ---------------------------------------------------------------
+LIST_TILING_H = r"""
+#pragma once
+#include "register/tilingdata_base.h"
+namespace optiling {
+BEGIN_TILING_DATA_DEF(ListScaleTiling)
+TILING_DATA_FIELD_DEF(uint32_t, total);
+TILING_DATA_FIELD_DEF(float, factor);
+END_TILING_DATA_DEF;
+REGISTER_TILING_DATA_CLASS(ListScale, ListScaleTiling)
+}  // namespace optiling
+"""
+
+LIST_HOST = r"""
+#include "list_scale_tiling.h"
+#include "register/op_def_registry.h"
+
+namespace optiling {
+static ge::graphStatus TilingFunc(gert::TilingContext* context)
+{
+    ListScaleTiling tiling;
+    const gert::RuntimeAttrs* attrs = context->GetAttrs();
+    const gert::TypedContinuousVector<int64_t>* dims = attrs->GetListInt(0);
+    const gert::TypedContinuousVector<float>* weights = attrs->GetListFloat(1);
+    const gert::ContinuousVectorVector* groups = attrs->GetListListInt(2);
+    // factor = (product of dims) * (sum of weights) + (number of groups) * 100 + (last group's first value)
+    float factor = 1.0f;
+    for (size_t k = 0; k < dims->GetSize(); ++k) factor *= float(dims->GetData()[k]);
+    float sum = 0.0f;
+    for (size_t k = 0; k < weights->GetSize(); ++k) sum += weights->GetData()[k];
+    factor *= sum;
+    size_t n = groups->GetSize();
+    factor += float(n) * 100.0f;
+    if (n > 0) {
+        const gert::ContinuousVector* last = groups->Get(n - 1);
+        factor += float(static_cast<const int64_t*>(last->GetData())[0]);
+    }
+    tiling.set_total(context->GetInputShape(0)->GetStorageShape().GetShapeSize());
+    tiling.set_factor(factor);
+    context->SetBlockDim(1);
+    tiling.SaveToBuffer(context->GetRawTilingData()->GetData(), context->GetRawTilingData()->GetCapacity());
+    context->GetRawTilingData()->SetDataSize(tiling.GetDataSize());
+    size_t* ws = context->GetWorkspaceSizes(1);
+    ws[0] = 0;
+    return ge::GRAPH_SUCCESS;
+}
+}  // namespace optiling
+
+namespace ops {
+class ListScale : public OpDef {
+public:
+    explicit ListScale(const char* name) : OpDef(name)
+    {
+        this->Input("x").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
+        this->Output("y").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
+        this->Attr("dims").AttrType(OPTIONAL).ListInt({2, 3});
+        this->Attr("weights").AttrType(OPTIONAL).ListFloat({0.5f, 0.25f});
+        this->Attr("groups").AttrType(OPTIONAL).ListListInt({{7, 8}});
+        this->AICore().SetTiling(optiling::TilingFunc);
+        this->AICore().AddConfig("ascend910b");
+    }
+};
+OP_ADD(ListScale);
+}  // namespace ops
+"""
+
+LIST_KERNEL = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+
+extern "C" __global__ __aicore__ void list_scale(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, GM_ADDR tiling)
+{
+    GET_TILING_DATA(t, tiling);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, t.total * sizeof(float));
+    GlobalTensor<float> xg, yg;
+    xg.SetGlobalBuffer((__gm__ float*)x, t.total);
+    yg.SetGlobalBuffer((__gm__ float*)y, t.total);
+    LocalTensor<float> v = buf.Get<float>();
+    DataCopy(v, xg, t.total);
+    PipeBarrier<PIPE_ALL>();
+    Muls(v, v, t.factor, t.total);
+    PipeBarrier<PIPE_ALL>();
+    DataCopy(yg, v, t.total);
+}
+"""
+
+
+def test_list_attributes_reach_the_tiling_function() -> None:
+    op = asc.load_op_project(
+        {
+            "op_host/list_scale_tiling.h": LIST_TILING_H,
+            "op_host/list_scale.cpp": LIST_HOST,
+            "op_kernel/list_scale.cpp": LIST_KERNEL,
+        }
+    )
+    x = torch.randn(64)
+    # the OpDef's defaults: 2*3 * (0.5+0.25) + 1*100 + 7
+    torch.testing.assert_close(op(x), x * 111.5)
+    # given values, as lists, tuples or tensors
+    y = op(x, dims=[1, 2, 4], weights=(0.5,), groups=[[1], [9, 9]])
+    torch.testing.assert_close(y, x * (8 * 0.5 + 200 + 9))
+    torch.testing.assert_close(op(x, dims=torch.tensor([5]), groups=[]), x * (5 * 0.75))
+    with pytest.raises(TypeError, match="list attribute"):
+        op(x, dims=3)

@@ -7,7 +7,10 @@
   ``__NPU_ARCH__`` 2002);
 - an operator project whose OpDef declares list attributes (``ListInt``, ``ListFloat``, ``ListListInt``:
   reduction dims, paddings) that its TilingFunc reads with ``GetListInt`` and friends: ``load_op_project``
-  took no list value and gave the host empty lists, the OpDef's defaults included.
+  took no list value and gave the host empty lists, the OpDef's defaults included;
+- in-place operator projects (scatters): an output that shares an input's name (``Input("var")`` and
+  ``Output("var")``) is that input, as the aclnn op CANN generates takes it once as ``varRef``; and a
+  kernel's writes to an input (an op with no output at all) reach the caller's tensor, whose GM it is.
 """
 
 from __future__ import annotations
@@ -175,3 +178,85 @@ def test_list_attributes_reach_the_tiling_function() -> None:
     torch.testing.assert_close(op(x, dims=torch.tensor([5]), groups=[]), x * (5 * 0.75))
     with pytest.raises(TypeError, match="list attribute"):
         op(x, dims=3)
+
+
+# ---- in-place operator projects -------------------------------------------------------------------------
+def _inplace_project(with_output: bool) -> dict[str, str]:
+    out_def = (
+        'this->Output("var").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});'
+        if with_output
+        else ""
+    )
+    host = r"""
+#include "register/op_def_registry.h"
+#include "register/tilingdata_base.h"
+namespace optiling {
+BEGIN_TILING_DATA_DEF(HalfAddTiling)
+TILING_DATA_FIELD_DEF(uint32_t, half);
+END_TILING_DATA_DEF;
+REGISTER_TILING_DATA_CLASS(HalfAdd, HalfAddTiling)
+static ge::graphStatus TilingFunc(gert::TilingContext* context)
+{
+    HalfAddTiling tiling;
+    tiling.set_half(context->GetInputShape(0)->GetStorageShape().GetShapeSize() / 2);
+    context->SetBlockDim(1);
+    tiling.SaveToBuffer(context->GetRawTilingData()->GetData(), context->GetRawTilingData()->GetCapacity());
+    context->GetRawTilingData()->SetDataSize(tiling.GetDataSize());
+    size_t* ws = context->GetWorkspaceSizes(1);
+    ws[0] = 0;
+    return ge::GRAPH_SUCCESS;
+}
+}  // namespace optiling
+namespace ops {
+class HalfAdd : public OpDef {
+public:
+    explicit HalfAdd(const char* name) : OpDef(name)
+    {
+        this->Input("var").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
+        this->Input("x").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
+        OUT_DEF
+        this->AICore().SetTiling(optiling::TilingFunc);
+        this->AICore().AddConfig("ascend910b");
+    }
+};
+OP_ADD(HalfAdd);
+}  // namespace ops
+""".replace("OUT_DEF", out_def)
+    # adds x into the first half of var only: the second half must keep var's values
+    kernel = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void half_add(GM_ADDR var, GM_ADDR x, OUT_PARAM GM_ADDR workspace, GM_ADDR tiling)
+{
+    GET_TILING_DATA(t, tiling);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 2 * t.half * sizeof(float));
+    LocalTensor<float> a = buf.Get<float>(), b = a[t.half];
+    GlobalTensor<float> gv, gx, go;
+    gv.SetGlobalBuffer((__gm__ float*)var, t.half);
+    gx.SetGlobalBuffer((__gm__ float*)x, t.half);
+    go.SetGlobalBuffer((__gm__ float*)OUT_NAME, t.half);
+    DataCopy(a, gv, t.half);
+    DataCopy(b, gx, t.half);
+    PipeBarrier<PIPE_ALL>();
+    Add(a, a, b, t.half);
+    PipeBarrier<PIPE_ALL>();
+    DataCopy(go, a, t.half);
+}
+""".replace("OUT_PARAM", "GM_ADDR var_ref," if with_output else "").replace(
+        "OUT_NAME", "var_ref" if with_output else "var"
+    )
+    return {"op_host/half_add.cpp": host, "op_kernel/half_add.cpp": kernel}
+
+
+@pytest.mark.parametrize("with_output", [True, False], ids=["same-named output", "no output"])
+def test_in_place_projects_write_the_callers_tensor(with_output: bool) -> None:
+    op = asc.load_op_project(_inplace_project(with_output))
+    var, x = torch.randn(64), torch.randn(64)
+    want = var.clone()
+    want[:32] += x[:32]
+    y = op(var, x)
+    torch.testing.assert_close(var, want)
+    if with_output:
+        assert y is var

@@ -1593,7 +1593,12 @@ def write_report(
         "Argmax/ArgminOverADimension (a compare after every strided load, 48 cores) and "
         "Sum/MeanReductionOverADimension (eight independent strided loads per step, 24 cores) take the same "
         "2.1-2.4 s there, so per core the latter pay about 44 cycles a miss and the former about 90; the model "
-        "gives both about 100 (Argmax 1.16x, Sum 2.27x).",
+        "gives both about 100 (Argmax 1.16x, Sum 2.27x). Nor is it the L2's latency: a per-core share of L2 in "
+        "front of HBM (asc-devkit's `asc_ldca`: the data cache, then L2, then GM) with a 40-cycle L2 hit, tried on "
+        "the reduction and pooling kernels, brought Sum/Mean to 1.01x but Argmax/Argmin to 0.55x and "
+        "AveragePooling2d from 0.78x to 0.72x (their strided lines come back from L2 as Sum's do), and left the "
+        "reduction family's Spearman at 0.78. The overlap needs the loads' dependences, which the per-access "
+        "hooks do not see.",
         "- Scalar UB accesses: a load issued right after a store to UB waits for it "
         "(`scalar_ub_store_load_cycles`, assumed one UB access; no store-to-load forwarding is documented), so an "
         "in-place scan (Cumprod: load, multiply, store, next load) pays the wait once per element and a scan that "

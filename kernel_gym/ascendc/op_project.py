@@ -25,7 +25,7 @@ from kernel_gym.ascendc.loader import INCLUDE_DIR, compile_module, npu_block_ten
 from kernel_gym.native.cabi import strip_comments
 from kernel_gym.native.compile import LIBRARY_DIR_SUFFIX
 
-__all__ = ["load_op_project", "OpProjectOp", "OpTilingError"]
+__all__ = ["load_op_project", "OpHostCrashError", "OpProjectOp", "OpTilingError"]
 
 _GE_DTYPES = {
     torch.float32: 0,
@@ -136,6 +136,27 @@ class OpTilingError(RuntimeError):
     """The op's TilingFunc or InferShape returned a failure status."""
 
 
+class OpHostCrashError(OpTilingError):
+    """The op's host code (TilingFunc, InferShape, InferDataType) crashed: a signal (a null pointer
+    read, a failed assert) stopped it. The process goes on; the message names the fix."""
+
+
+_HOST_CRASHED = -100  # kHostCrashed (include/kgsim/op_host_entry.h)
+
+
+def _host_status(op_type: str, what: str, rc: int) -> None:
+    """Raise for a failed host-code call: a crash with the runtime's account of it, else the status."""
+    if rc == _HOST_CRASHED:
+        from kernel_gym.ascendc.loader import runtime_library
+
+        _, rt = runtime_library()
+        buf = ctypes.create_string_buffer(4096)
+        rt.kgsim_ophost_last_crash(buf, len(buf))
+        raise OpHostCrashError(buf.value.decode(errors="replace"))
+    if rc < 0:
+        raise OpTilingError(f"{op_type}: {what} failed (status {rc})")
+
+
 _ENTRIES = r"""
 // ---- kgsim: operator-project entry points (the generic code is in src/rt_ophost.cpp) ----------------------------
 static ::ops::OpDef* kgsim_gen_op_def() {
@@ -151,17 +172,19 @@ extern "C" int64_t kgsim_gen_op_meta(uint8_t* buf, int64_t cap) {
 extern "C" int64_t kgsim_gen_op_infer(const int64_t* in_dims, const int64_t* in_ndims, const int64_t* in_dtypes,
                                       int64_t n_in, const int64_t* attr_i, const double* attr_f,
                                       const uint8_t* attr_s, int64_t n_attr, int64_t* out_dims, int64_t* out_ndims,
-                                      int64_t* out_dtypes, int64_t n_out) {
+                                      int64_t* out_dtypes, int64_t n_out, const int64_t* in_data) {
     return ::kgsim_gen_host::op_infer(kgsim_gen_op_def(), in_dims, in_ndims, in_dtypes, n_in, attr_i, attr_f, attr_s,
-                                  n_attr, out_dims, out_ndims, out_dtypes, n_out);
+                                  n_attr, out_dims, out_ndims, out_dtypes, n_out, in_data);
 }
 extern "C" int64_t kgsim_gen_op_tiling(const int64_t* in_dims, const int64_t* in_ndims, const int64_t* in_dtypes,
                                        int64_t n_in, const int64_t* attr_i, const double* attr_f,
                                        const uint8_t* attr_s, int64_t n_attr, const int64_t* out_dims,
                                        const int64_t* out_ndims, const int64_t* out_dtypes, int64_t n_out,
-                                       int64_t* info, uint8_t* tiling_buf, int64_t tiling_cap) {
+                                       int64_t* info, uint8_t* tiling_buf, int64_t tiling_cap,
+                                       const int64_t* in_data) {
     return ::kgsim_gen_host::op_tiling(kgsim_gen_op_def(), in_dims, in_ndims, in_dtypes, n_in, attr_i, attr_f, attr_s,
-                                   n_attr, out_dims, out_ndims, out_dtypes, n_out, info, tiling_buf, tiling_cap);
+                                   n_attr, out_dims, out_ndims, out_dtypes, n_out, info, tiling_buf, tiling_cap,
+                                   in_data);
 }
 """
 
@@ -633,13 +656,99 @@ class OpProjectOp(ProjectSources):
                 dims[k * _MAX_DIMS + d] = int(v)
         return dims, nd
 
+    def _input_fits(self, j: int | None, in_dt: list[int]) -> list[bool]:
+        """Per input, whether its dtype fits the OpDef's dtype column ``j`` (None: the OpDef has no
+        columns): its DataType entry there, any entry of a DataTypeList, the dtype of the input it
+        Follows; an input that declares none fits anything (a Format-only declaration)."""
+        ins = self.meta.get("inputs", [])
+        given = {p["name"]: d for p, d in zip(ins, in_dt, strict=False)}
+        fits = []
+        for p, d in zip(ins, in_dt, strict=False):
+            dts = p.get("dtypes") or []
+            if d < 0:  # an optional input left out
+                fits.append(True)
+            elif dts and p.get("dtype_list"):
+                fits.append(d in dts)
+            elif dts:
+                fits.append(j is None or j >= len(dts) or dts[j] == d)
+            elif p.get("follow") and given.get(p["follow"], -1) >= 0:
+                fits.append(given[p["follow"]] == d)
+            else:
+                fits.append(True)
+        return fits
+
+    def _columns(self) -> int:
+        """The number of dtype columns of the OpDef (DataType lists; a DataTypeList is not one)."""
+        params = self.meta.get("inputs", []) + self.meta.get("outputs", [])
+        return max((len(p["dtypes"]) for p in params if p.get("dtypes") and not p.get("dtype_list")), default=0)
+
     def _out_dtypes(self, in_dt: list[int]) -> tuple[int | None, list[int]]:
-        ins, outs = self.meta.get("inputs", []), self.meta.get("outputs", [])
-        ncol = min((len(p["dtypes"]) for p in ins + outs if p["dtypes"]), default=0)
-        for j in range(ncol):
-            if all(not p["dtypes"] or p["dtypes"][j] == d for p, d in zip(ins, in_dt, strict=False) if d >= 0):
-                return j, [p["dtypes"][j] if p["dtypes"] else in_dt[0] for p in outs]
-        return None, [in_dt[0] for _ in outs]
+        """The OpDef column the inputs' dtypes select (None: none, or no columns) and the outputs'
+        dtypes there (an output that declares none: input 0's)."""
+        outs = self.meta.get("outputs", [])
+        first = next((d for d in in_dt if d >= 0), 0)
+        for j in range(self._columns()):
+            if all(self._input_fits(j, in_dt)):
+                return j, [self._column_dtype(p, j, first) for p in outs]
+        return None, [self._column_dtype(p, None, first) for p in outs]
+
+    @staticmethod
+    def _column_dtype(p: Mapping[str, Any], j: int | None, fallback: int) -> int:
+        dts = p.get("dtypes") or []
+        if not dts:
+            return fallback
+        if p.get("dtype_list"):
+            return fallback if fallback in dts else dts[0]
+        return dts[j] if j is not None and j < len(dts) else fallback
+
+    def _check_input_dtypes(self, in_dt: list[int]) -> None:
+        """Refuse inputs whose dtypes no OpDef column declares together, as the aclnn op CANN
+        generates does (its GetWorkspaceSize fails): the NPU would never run the kernel on them."""
+        ncol = self._columns()
+        columns: list[int | None] = list(range(ncol)) if ncol else [None]
+        fits = {j: self._input_fits(j, in_dt) for j in columns}
+        if any(all(f) for f in fits.values()):
+            return
+        best = max(columns, key=lambda j: sum(fits[j]))  # the column most inputs select; its first misfit
+        k = fits[best].index(False)
+        ins = self.meta.get("inputs", [])
+
+        def name(code: int) -> str:
+            t = _TORCH_DTYPES.get(code)
+            return str(t).replace("torch.", "") if t is not None else _DT_NAMES.get(code, str(code))
+
+        p = ins[k]
+        if p.get("dtype_list") or (p.get("dtypes") and best is None):
+            allowed = "any of " + ", ".join(name(d) for d in p["dtypes"])
+        elif p.get("dtypes"):
+            table = [
+                "(" + ", ".join(name(q["dtypes"][j]) if j < len(q.get("dtypes") or []) else "any" for q in ins) + ")"
+                for j in range(ncol)
+            ]
+            allowed = (
+                f"{name(p['dtypes'][best])} in the column the other inputs select; the OpDef's columns of "
+                f"({', '.join(q['name'] for q in ins)}) are {' '.join(table)}"
+            )
+        else:
+            allowed = f"the dtype of {p['follow']!r}, which it Follows"
+        raise TypeError(
+            f"{self.op_type}: input {p['name']!r} is {name(in_dt[k])}, but the OpDef declares {allowed}, and the "
+            f"aclnn op CANN generates refuses other dtypes (aclnn{self.op_type}GetWorkspaceSize fails): cast the "
+            "inputs to one declared column"
+        )
+
+    def _value_depend_data(self, inputs: Sequence[torch.Tensor | None]) -> tuple[list[torch.Tensor], torch.Tensor]:
+        """The copies of the ValueDepend inputs (kept alive by the caller) and each input's data
+        address for the host code (0: none, GetData is nullptr)."""
+        decl = self.meta.get("inputs", [])
+        held: list[torch.Tensor] = []
+        addrs = torch.zeros(max(len(inputs), 1), dtype=torch.int64)
+        for k, t in enumerate(inputs):
+            if t is not None and k < len(decl) and decl[k].get("value_depend"):
+                copy = npu_block_tensor(t.detach())
+                held.append(copy)
+                addrs[k] = copy.data_ptr()
+        return held, addrs
 
     def plan(
         self, *inputs: torch.Tensor | None, output_shapes: Sequence[Sequence[int]] | None = None, **attrs: Any
@@ -649,6 +758,7 @@ class OpProjectOp(ProjectSources):
         n_out = len(self.meta.get("outputs", [])) or 1
         shapes = [None if t is None else tuple(t.shape) for t in inputs]
         in_dt = [-1 if t is None else _GE_DTYPES[t.dtype] for t in inputs]
+        self._check_input_dtypes(in_dt)
         col, out_dt = self._out_dtypes(in_dt)
         ai, af, as_, na = self._attr_arrays(attrs)
         idims, ind = self._shapes(shapes)
@@ -656,10 +766,11 @@ class OpProjectOp(ProjectSources):
         first = next(t for t in inputs if t is not None)
         odims, ond = self._shapes([tuple(first.shape)] * n_out)
         odt = torch.tensor(out_dt or [in_dt[0]] * n_out, dtype=torch.int64)
+        # a ValueDepend input's values, read by the host code (GetData): a copy of the caller's tensor
+        held, in_data = self._value_depend_data(inputs)
         mod = self._meta_mod
-        rc = mod.kgsim_gen_op_infer(idims, ind, idt, len(inputs), ai, af, as_, na, odims, ond, odt, n_out)
-        if rc < 0:
-            raise OpTilingError(f"{self.op_type}: InferShape failed (status {rc})")
+        rc = mod.kgsim_gen_op_infer(idims, ind, idt, len(inputs), ai, af, as_, na, odims, ond, odt, n_out, in_data)
+        _host_status(self.op_type, "InferShape", rc)
         out_shapes = [tuple(int(odims[k * _MAX_DIMS + d]) for d in range(int(ond[k]))) for k in range(n_out)]
         if output_shapes is not None:
             if len(output_shapes) != n_out:
@@ -672,17 +783,19 @@ class OpProjectOp(ProjectSources):
         # decides only where the OpDef declares no dtype for that output.
         decl = self.meta.get("outputs", [])
         out_dt = [
-            decl[k]["dtypes"][col] if col is not None and k < len(decl) and decl[k]["dtypes"] else inferred[k]
+            self._column_dtype(decl[k], col, inferred[k])
+            if k < len(decl) and decl[k]["dtypes"] and (col is not None or decl[k].get("dtype_list"))
+            else inferred[k]
             for k in range(len(inferred))
         ]
         odt = torch.tensor(out_dt or [in_dt[0]] * n_out, dtype=torch.int64)
         info = torch.zeros(4, dtype=torch.int64)
         tbuf = torch.zeros(_TILING_CAP, dtype=torch.uint8)
         rc = mod.kgsim_gen_op_tiling(
-            idims, ind, idt, len(inputs), ai, af, as_, na, odims, ond, odt, n_out, info, tbuf, _TILING_CAP
+            idims, ind, idt, len(inputs), ai, af, as_, na, odims, ond, odt, n_out, info, tbuf, _TILING_CAP, in_data
         )
-        if rc < 0:
-            raise OpTilingError(f"{self.op_type}: TilingFunc failed (status {rc})")
+        del held
+        _host_status(self.op_type, "TilingFunc", rc)
         bd, key, size, ws = (int(v) for v in info.tolist())
         return {
             "block_dim": bd,

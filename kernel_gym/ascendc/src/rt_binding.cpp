@@ -113,10 +113,13 @@ void exec(::ops::OpDef* def, LaunchV launch, size_t kernel_params, const char* a
     g_scratch.clear();
     uint8_t* tiling = scratch(kTilingBytes, "tiling");
     int64_t info[4] = {0, 0, 0, 0};
+    std::vector<int64_t> in_data(std::max<size_t>(n_in, 1), 0);  // a ValueDepend input's values (GetData)
+    for (size_t k = 0; k < n_in; ++k) in_data[k] = int64_t(reinterpret_cast<uintptr_t>(tensors[k].data_ptr()));
     int64_t rc = ::kgsim_gen_host::op_tiling(def, in_dims.data(), in_ndims.data(), in_dt.data(), int64_t(n_in),
                                              attr_i.data(), attr_f.data(), attr_s.data(), int64_t(n_attr),
                                              out_dims.data(), out_ndims.data(), out_dt.data(), int64_t(n_out), info,
-                                             tiling, int64_t(kTilingBytes));
+                                             tiling, int64_t(kTilingBytes), in_data.data());
+    if (rc == ::kgsim_gen_host::kHostCrashed) throw std::runtime_error(std::string(api) + ": " + ::kgsim_gen_host::last_host_crash());
     if (rc < 0) throw std::runtime_error(std::string(api) + ": the TilingFunc failed (status " + std::to_string(rc) + ")");
     std::vector<uint8_t*> ptrs;
     for (size_t k = 0; k < tensors.size(); ++k) {

@@ -198,11 +198,12 @@ public:
     StorageFormat& MutableFormat() { return format_; }
     ExpandDimsType GetExpandDimsType() const { return format_.GetExpandDimsType(); }
     void SetExpandDimsType(const ExpandDimsType& e) { format_.SetExpandDimsType(e); }
-    // a ValueDepend input's values (the aclnn caller's data); null where they are not known
-    template <class T> const T* GetData() const { return static_cast<const T*>(data_); }
-    template <class T> T* GetData() { return static_cast<T*>(const_cast<void*>(data_)); }
-    const void* GetAddr() const { return data_; }
-    void* GetAddr() { return const_cast<void*>(data_); }
+    // a ValueDepend input's values (the aclnn caller's data); nullptr for any other input, as in CANN
+    // (a read of nullptr is noted: a crash of the host code then names the input)
+    template <class T> const T* GetData() const { return static_cast<const T*>(Data()); }
+    template <class T> T* GetData() { return static_cast<T*>(const_cast<void*>(Data())); }
+    const void* GetAddr() const { return Data(); }
+    void* GetAddr() { return const_cast<void*>(Data()); }
     size_t GetSize() const { return size_; }
     void SetSize(size_t s) { size_ = s; }
     TensorPlacement GetPlacement() const { return placement_; }
@@ -213,6 +214,13 @@ public:
     const void* data_ = nullptr;
     size_t size_ = 0;
     TensorPlacement placement_ = kOnHost;  // device memory is host memory here
+    mutable bool kgsim_null_data_read_ = false;
+
+private:
+    const void* Data() const {
+        if (!data_) kgsim_null_data_read_ = true;
+        return data_;
+    }
 };
 
 class ContinuousVector {
@@ -689,8 +697,10 @@ class OpParamDef {
 public:
     explicit OpParamDef(const char* name) : name_(name) {}
     OpParamDef& ParamType(Option o) { option_ = o; return *this; }
-    OpParamDef& DataType(std::vector<ge::DataType> d) { dtypes_ = std::move(d); return *this; }
-    OpParamDef& DataTypeList(std::vector<ge::DataType> d) { dtypes_ = std::move(d); return *this; }
+    // DataType: one dtype per column of the OpDef (all parameters take the same column);
+    // DataTypeList: any of these with every column
+    OpParamDef& DataType(std::vector<ge::DataType> d) { dtypes_ = std::move(d); dtype_list_ = false; return *this; }
+    OpParamDef& DataTypeList(std::vector<ge::DataType> d) { dtypes_ = std::move(d); dtype_list_ = true; return *this; }
     OpParamDef& Format(std::vector<ge::Format> f) { formats_ = std::move(f); return *this; }
     OpParamDef& FormatList(std::vector<ge::Format> f) { formats_ = std::move(f); return *this; }
     OpParamDef& UnknownShapeFormat(std::vector<ge::Format>) { return *this; }
@@ -713,14 +723,20 @@ public:
     OpParamDef& InitValue(uint64_t v) { init_values_.assign(1, ScalarVar(ScalarType::UINT64, v)); return *this; }
     OpParamDef& InitValue(const ScalarVar& v) { init_values_.assign(1, v); return *this; }
     OpParamDef& InitValue(const std::vector<ScalarVar>& v) { init_values_ = v; return *this; }
-    OpParamDef& Follow(const char*) { return *this; }
-    OpParamDef& Follow(const char*, FollowType) { return *this; }
+    // the dtype (and format, shape) of another parameter; FollowType FORMAT or SHAPE: not the dtype
+    OpParamDef& Follow(const char* p) { follow_ = p ? p : ""; return *this; }
+    OpParamDef& Follow(const char* p, FollowType t) {
+        if (t == FollowType::ALL || t == FollowType::DTYPE) follow_ = p ? p : "";
+        return *this;
+    }
     OpParamDef& OutputShapeDependOnCompute() { return *this; }
     OpParamDef& Comment(const char*) { return *this; }
     std::string name_;
     Option option_ = REQUIRED;
     int scalar_ = 0;
     bool value_depend_ = false;
+    bool dtype_list_ = false;
+    std::string follow_;
     std::vector<ge::DataType> dtypes_;
     std::vector<ge::Format> formats_;
     std::vector<ScalarVar> init_values_;

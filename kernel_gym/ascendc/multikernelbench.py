@@ -81,10 +81,10 @@ extern "C" int64_t kgsim_gen_bind_names(uint8_t* buf, int64_t cap) {
 }
 
 extern "C" int64_t kgsim_gen_bind_call(int64_t fn, int64_t nargs, int64_t* kinds, int64_t* ptrs, int64_t* dims,
-                                       int64_t* ndims, int64_t* dtypes, double* numbers) {
+                                       int64_t* ndims, int64_t* dtypes, double* numbers, double* lists) {
     auto& reg = ::kgsim_gen_bind::registry();
     if (fn < 0 || size_t(fn) >= reg.size()) throw std::runtime_error("no such binding function");
-    return ::kgsim_gen_binding::call(reg[size_t(fn)].second, nargs, kinds, ptrs, dims, ndims, dtypes, numbers);
+    return ::kgsim_gen_binding::call(reg[size_t(fn)].second, nargs, kinds, ptrs, dims, ndims, dtypes, numbers, lists);
 }
 
 extern "C" int64_t kgsim_gen_bind_result(int64_t i, int64_t* dims, int64_t* ndim, int64_t* dtype) {
@@ -285,6 +285,7 @@ class MultiKernelBenchOp:
         dtypes = torch.zeros(max(n, 1), dtype=torch.int64)
         numbers = torch.zeros(max(n, 1), dtype=torch.float64)
         held, tensors = [], []
+        values: list[float] = []  # the list arguments' values, one after another
         for k, a in enumerate(args):
             if isinstance(a, torch.Tensor):
                 if a.dtype not in _GE_DTYPES:
@@ -300,12 +301,25 @@ class MultiKernelBenchOp:
             elif isinstance(a, (bool, int, float)):
                 kinds[k] = 1
                 numbers[k] = float(a)
+            elif isinstance(a, (list, tuple, torch.Size)):
+                # a list argument (IntArrayRef, std::vector<int64_t>, std::vector<float>): kind 2 for
+                # integers, 3 for floats, its values at ptrs[k] in `lists`, ndims[k] of them
+                items = list(a)
+                if not all(isinstance(v, (bool, int, float)) for v in items):
+                    raise TypeError(f"argument {k}: a list of {type(a).__name__}; list arguments hold numbers")
+                kinds[k] = 3 if any(isinstance(v, float) for v in items) else 2
+                ptrs[k] = len(values)
+                ndims[k] = len(items)
+                values += [float(v) for v in items]
             else:
-                raise TypeError(f"argument {k}: a {type(a).__name__}; bindings take tensors and numbers")
+                raise TypeError(f"argument {k}: a {type(a).__name__}; bindings take tensors, numbers and lists of numbers")
+        lists = torch.tensor(values or [0.0], dtype=torch.float64)
         mod = self._module_for(tensors)
         for attempt in range(4):
             try:
-                count = int(mod.kgsim_gen_bind_call(names.index(name), n, kinds, ptrs, dims, ndims, dtypes, numbers))
+                count = int(
+                    mod.kgsim_gen_bind_call(names.index(name), n, kinds, ptrs, dims, ndims, dtypes, numbers, lists)
+                )
                 break
             except Exception as exc:
                 # The kernel's DTYPE_<NAME> macros follow the tensors EXEC_NPU_CMD passes, which the

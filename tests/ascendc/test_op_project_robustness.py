@@ -268,3 +268,131 @@ def test_data_type_list_follow_and_format_only_declarations() -> None:
     )
     op.plan(_t(torch.float16), _t(torch.int32))
     assert op.plan(_t(torch.float32), _t(torch.int8))["output_dtypes"] == [0]
+
+
+# ---- list arguments of a six-string answer's binding --------------------------------------------------------
+# y = x * (product of `factors`) * (sum of `weights`), shaped as the binding's `shape` says: the binding
+# takes an IntArrayRef (the output's shape), a std::vector<int64_t> and a std::vector<double>, and passes
+# the two vectors to the op's ListInt / ListFloat attributes through EXEC_NPU_CMD.
+SCALE_LIST = {
+    "project_json_src": """[{"op": "ScaleList", "language": "cpp",
+  "input_desc": [{"name": "x", "param_type": "required", "format": ["ND"], "type": ["float"]}],
+  "output_desc": [{"name": "y", "param_type": "required", "format": ["ND"], "type": ["float"]}],
+  "attr": [{"name": "factors", "param_type": "required", "type": "list_int"},
+           {"name": "weights", "param_type": "required", "type": "list_float"}]}]""",
+    "host_tiling_src": r"""
+#include "register/tilingdata_base.h"
+namespace optiling {
+BEGIN_TILING_DATA_DEF(ScaleListTilingData)
+  TILING_DATA_FIELD_DEF(uint32_t, total);
+  TILING_DATA_FIELD_DEF(float, factor);
+END_TILING_DATA_DEF;
+REGISTER_TILING_DATA_CLASS(ScaleList, ScaleListTilingData)
+}
+""",
+    "host_operator_src": r"""
+#include "scale_list_tiling.h"
+#include "register/op_def_registry.h"
+namespace optiling {
+static ge::graphStatus TilingFunc(gert::TilingContext* context)
+{
+    ScaleListTilingData tiling;
+    const gert::TypedContinuousVector<int64_t>* factors = context->GetAttrs()->GetListInt(0);
+    const gert::TypedContinuousVector<float>* weights = context->GetAttrs()->GetListFloat(1);
+    float factor = 1.0f, sum = 0.0f;
+    for (size_t k = 0; k < factors->GetSize(); ++k) factor *= float(factors->GetData()[k]);
+    for (size_t k = 0; k < weights->GetSize(); ++k) sum += weights->GetData()[k];
+    tiling.set_total(context->GetInputShape(0)->GetStorageShape().GetShapeSize());
+    tiling.set_factor(factor * sum);
+    context->SetBlockDim(1);
+    tiling.SaveToBuffer(context->GetRawTilingData()->GetData(), context->GetRawTilingData()->GetCapacity());
+    context->GetRawTilingData()->SetDataSize(tiling.GetDataSize());
+    return ge::GRAPH_SUCCESS;
+}
+}
+namespace ops {
+class ScaleList : public OpDef {
+public:
+    explicit ScaleList(const char* name) : OpDef(name)
+    {
+        this->Input("x").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
+        this->Output("y").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
+        this->Attr("factors").ListInt();
+        this->Attr("weights").ListFloat();
+        this->AICore().SetTiling(optiling::TilingFunc);
+        this->AICore().AddConfig("ascend910b");
+    }
+};
+OP_ADD(ScaleList);
+}
+""",
+    "kernel_src": r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void scale_list(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, GM_ADDR tiling)
+{
+    GET_TILING_DATA(t, tiling);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, t.total * sizeof(float));
+    GlobalTensor<float> xg, yg;
+    xg.SetGlobalBuffer((__gm__ float*)x, t.total);
+    yg.SetGlobalBuffer((__gm__ float*)y, t.total);
+    LocalTensor<float> v = buf.Get<float>();
+    DataCopy(v, xg, t.total);
+    PipeBarrier<PIPE_ALL>();
+    Muls(v, v, t.factor, t.total);
+    PipeBarrier<PIPE_ALL>();
+    DataCopy(yg, v, t.total);
+}
+""",
+    "python_bind_src": r"""
+#include <torch/library.h>
+#include <torch/extension.h>
+#include "pytorch_npu_helper.hpp"
+
+at::Tensor scale_list_impl_npu(const at::Tensor& x, at::IntArrayRef shape, std::vector<int64_t> factors,
+                               const std::vector<double>& weights)
+{
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    TORCH_CHECK(n == x.numel(), "shape does not hold x's elements");
+    at::Tensor result = at::empty(shape, x.options());
+    EXEC_NPU_CMD(aclnnScaleList, x, factors, weights, result);
+    return result;
+}
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+    m.def("scale_list", &scale_list_impl_npu, "x * prod(factors) * sum(weights), reshaped");
+}
+""",
+    "model_src": """
+import torch
+import torch_npu
+import custom_ops_lib
+
+
+class ModelNew(torch.nn.Module):
+    def __init__(self, shape, factors, weights) -> None:
+        super().__init__()
+        self.shape, self.factors, self.weights = shape, factors, weights
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return custom_ops_lib.scale_list(x, self.shape, self.factors, self.weights)
+""",
+}
+
+
+def test_six_string_binding_takes_list_arguments() -> None:
+    answer = asc.load_multikernelbench(SCALE_LIST)
+    x = torch.randn(64)
+    y = answer.ModelNew([8, 8], [2, 3], [0.5, 0.25])(x)
+    assert y.shape == (8, 8)
+    torch.testing.assert_close(y, (x * 6 * 0.75).reshape(8, 8))
+    y = answer.ops.scale_list(x, (4, 16), torch.Size([5]), [1, 2])  # tuples, a torch.Size, integer weights
+    torch.testing.assert_close(y, (x * 5 * 3).reshape(4, 16))
+    torch.testing.assert_close(answer.ops.scale_list(x, [64], [], [2.0]), x * 2)  # an empty list: product 1
+    with pytest.raises(asc.AscendCFault, match="shape does not hold"):
+        answer.ops.scale_list(x, [8, 9], [1], [1.0])
+    with pytest.raises(asc.AscendCFault, match="expected a list of numbers, got a number"):
+        answer.ops.scale_list(x, 64, [1], [1.0])

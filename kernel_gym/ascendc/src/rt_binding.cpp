@@ -63,9 +63,12 @@ void exec(::ops::OpDef* def, LaunchV launch, size_t kernel_params, const char* a
                                  "): CANN's built-in aclnn operators are not simulated; call the project's own");
     size_t n_in = def->inputs_.size(), n_out = def->outputs_.size(), n_attr = def->attrs_.size();
     std::vector<at::Tensor> tensors;
-    std::vector<double> ints, floats;  // attribute values by register class, in the order given
+    std::vector<const Arg*> ints;  // attribute values by register class, in the order given (lists: general)
+    std::vector<double> floats;
     for (auto& a : args) {
-        if (a.kind == 0) tensors.push_back(a.tensor); else (a.fp ? floats : ints).push_back(a.number);
+        if (a.kind == 0) tensors.push_back(a.tensor);
+        else if (a.fp) floats.push_back(a.number);
+        else ints.push_back(&a);
     }
     if (tensors.size() != n_in + n_out)
         throw std::runtime_error(std::string(api) + ": " + std::to_string(tensors.size()) + " tensors given; " +
@@ -98,15 +101,39 @@ void exec(::ops::OpDef* def, LaunchV launch, size_t kernel_params, const char* a
             ". On the NPU they would land in the wrong parameters: pass the inputs, the attributes, then the outputs");
     std::vector<int64_t> attr_i(std::max<size_t>(n_attr, 1), 0);
     std::vector<double> attr_f(std::max<size_t>(n_attr, 1), 0.0);
-    std::vector<uint8_t> attr_s(std::max<size_t>(n_attr, 1), 0);
+    std::string attr_text;  // the string channel: per attribute its text and a NUL (a list: "1,2,3")
     size_t next_int = 0, next_float = 0;
     for (size_t a = 0; a < n_attr; ++a) {  // float attributes not given take the OpDef's defaults
         const auto& d = def->attrs_[a];
-        double v = d.type_ == 1 ? (next_float < floats.size() ? floats[next_float++] : double(d.f_))
-                                : ints[next_int++];
-        attr_i[a] = int64_t(v);
-        attr_f[a] = v;
+        const bool is_list = d.type_ >= 4 && d.type_ <= 7;
+        if (d.type_ == 1) {
+            double v = next_float < floats.size() ? floats[next_float++] : double(d.f_);
+            attr_i[a] = int64_t(v);
+            attr_f[a] = v;
+            attr_text += '\0';
+            continue;
+        }
+        const Arg& given = *ints[next_int++];
+        if (is_list != (given.kind == 2))
+            throw std::runtime_error(std::string(api) + ": attribute '" + d.name_ + "' of " + def->name_ + " is " +
+                                     (is_list ? "a list (pass an at::IntArrayRef or std::vector)" : "not a list") +
+                                     ", but EXEC_NPU_CMD was given " + (given.kind == 2 ? "a list" : "a number") +
+                                     " for it: pass the argument of the attribute's type");
+        if (is_list) {
+            for (size_t k = 0; k < given.list.size(); ++k) {
+                char b[64];
+                if (d.type_ == 5) snprintf(b, sizeof b, "%.17g", given.list[k]);
+                else snprintf(b, sizeof b, "%lld", static_cast<long long>(given.list[k]));
+                attr_text += (k ? "," : "") + std::string(b);
+            }
+        } else {
+            attr_i[a] = int64_t(given.number);
+            attr_f[a] = given.number;
+        }
+        attr_text += '\0';
     }
+    std::vector<uint8_t> attr_s(attr_text.begin(), attr_text.end());
+    if (attr_s.empty()) attr_s.push_back(0);
     std::vector<int64_t> in_dims, in_ndims, in_dt, out_dims, out_ndims, out_dt;
     fill_shapes(tensors, 0, n_in, in_dims, in_ndims, in_dt);
     fill_shapes(tensors, n_in, n_out, out_dims, out_ndims, out_dt);
@@ -133,7 +160,7 @@ void exec(::ops::OpDef* def, LaunchV launch, size_t kernel_params, const char* a
 }
 
 int64_t call(const Invoker& fn, int64_t nargs, const int64_t* kinds, const int64_t* ptrs, const int64_t* dims,
-             const int64_t* ndims, const int64_t* dtypes, const double* numbers) {
+             const int64_t* ndims, const int64_t* dtypes, const double* numbers, const double* lists) {
     std::vector<Arg> args(static_cast<size_t>(nargs));
     // The caller's tensors live in NPU allocator blocks on the device (with their tail, see
     // Tensor::npu_block_bytes): each is copied into one and back after the call, so a kernel's
@@ -159,6 +186,11 @@ int64_t call(const Invoker& fn, int64_t nargs, const int64_t* kinds, const int64
             if (caller.nbytes()) std::memcpy(device.data_ptr(), caller.data_ptr(), caller.nbytes());
             args[size_t(k)].tensor = device;
             copies.emplace_back(caller, device);
+        } else if (kinds[k] == 2 || kinds[k] == 3) {  // a list: ndims[k] values from lists[ptrs[k]]
+            Arg& a = args[size_t(k)];
+            a.kind = 2;
+            a.float_list = kinds[k] == 3;
+            a.list.assign(lists + ptrs[k], lists + ptrs[k] + ndims[k]);
         } else {
             args[size_t(k)].kind = 1;
             args[size_t(k)].number = numbers[k];

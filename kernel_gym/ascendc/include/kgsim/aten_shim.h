@@ -522,18 +522,30 @@ class OpDef;
 }
 namespace kgsim_gen_binding {
 struct Arg {
-    int kind = 0;  // 0 tensor, 1 number
+    int kind = 0;  // 0 tensor, 1 number, 2 list of numbers (IntArrayRef, std::vector<int64_t>, std::vector<float>)
     at::Tensor tensor;
     double number = 0;
     bool fp = false;  // a float or double: passed in a floating-point register, apart from the others
+    std::vector<double> list;  // kind 2: the values
+    bool float_list = false;   // kind 2 given as floats (an aclFloatArray through EXEC_NPU_CMD)
 };
+// A list type a binding takes or EXEC_NPU_CMD passes: IntArrayRef, std::vector of numbers.
+template <class T>
+struct is_number_list : std::false_type {};
+template <>
+struct is_number_list<at::IntArrayRef> : std::true_type {};
+template <class E, class A>
+struct is_number_list<std::vector<E, A>> : std::bool_constant<std::is_arithmetic_v<E>> {};
+template <class T>
+constexpr bool is_number_list_v = is_number_list<std::decay_t<T>>::value;
 using Invoker = std::function<std::vector<at::Tensor>(const std::vector<Arg>&)>;
 using LaunchV = void (*)(int64_t block_dim, int64_t tiling_key, uint8_t** ptrs, size_t n);
 // EXEC_NPU_CMD: TilingFunc on the tensors' shapes and the attribute values, then the kernel.
 void exec(::ops::OpDef* def, LaunchV launch, size_t kernel_params, const char* api, std::vector<Arg> args);
 // A binding function called from Python with flat arrays (25 dims per tensor); the number of results.
+// A list argument (kinds 2: integers, 3: floats) has its ndims[k] values at lists[ptrs[k]].
 int64_t call(const Invoker& fn, int64_t nargs, const int64_t* kinds, const int64_t* ptrs, const int64_t* dims,
-             const int64_t* ndims, const int64_t* dtypes, const double* numbers);
+             const int64_t* ndims, const int64_t* dtypes, const double* numbers, const double* lists);
 int64_t result(int64_t i, int64_t* dims, int64_t* ndim, int64_t* dtype);  // result i's shape and dtype; its bytes
 void copy_result(int64_t i, uint8_t* dst);
 }  // namespace kgsim_gen_binding
@@ -581,8 +593,17 @@ ArgOf<T> from_arg(Arg& a) {
     } else if constexpr (std::is_same_v<D, std::optional<at::Tensor>>) {
         return a.kind == 0 ? std::optional<at::Tensor>(a.tensor) : std::nullopt;
     } else if constexpr (std::is_arithmetic_v<D>) {
-        if (a.kind != 1) throw std::runtime_error("binding argument: expected a number, got a tensor");
+        if (a.kind != 1)
+            throw std::runtime_error(std::string("binding argument: expected a number, got a ") +
+                                     (a.kind == 0 ? "tensor" : "list"));
         return static_cast<D>(a.number);
+    } else if constexpr (::kgsim_gen_binding::is_number_list_v<D>) {
+        if (a.kind != 2)
+            throw std::runtime_error(std::string("binding argument: expected a list of numbers, got a ") +
+                                     (a.kind == 0 ? "tensor" : "number"));
+        D out;
+        for (double v : a.list) out.push_back(static_cast<typename D::value_type>(v));
+        return out;
     } else {
         static_assert(std::is_arithmetic_v<D>, "binding argument type not supported by the simulator's shim");
     }
@@ -689,6 +710,11 @@ void collect(std::vector<Arg>& out, const A& a, const R&... r) {
         x.kind = 1;
         x.number = double(a);
         x.fp = std::is_floating_point_v<D>;
+    } else if constexpr (::kgsim_gen_binding::is_number_list_v<D>) {
+        // a list attribute (aclIntArray / aclFloatArray on the NPU: a pointer, in a general register)
+        x.kind = 2;
+        for (const auto& v : a) x.list.push_back(double(v));
+        x.float_list = std::is_floating_point_v<typename D::value_type>;
     } else {
         static_assert(std::is_arithmetic_v<D>, "EXEC_NPU_CMD argument type not supported by the simulator's shim");
     }

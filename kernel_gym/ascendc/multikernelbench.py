@@ -312,7 +312,7 @@ class MultiKernelBenchOp:
                 ndims[k] = len(items)
                 values += [float(v) for v in items]
             else:
-                raise TypeError(f"argument {k}: a {type(a).__name__}; bindings take tensors, numbers and lists of numbers")
+                raise TypeError(f"argument {k}: a {type(a).__name__}; bindings take tensors, numbers, lists of numbers")
         lists = torch.tensor(values or [0.0], dtype=torch.float64)
         mod = self._module_for(tensors)
         for attempt in range(4):

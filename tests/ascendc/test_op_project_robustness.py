@@ -202,9 +202,9 @@ extern "C" __global__ __aicore__ void cols(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_A
 """
 
 TWO_COLUMNS = """
-        this->Input("a").ParamType(REQUIRED).DataType({ge::DT_FLOAT16, ge::DT_FLOAT}).Format({ge::FORMAT_ND, ge::FORMAT_ND});
-        this->Input("b").ParamType(REQUIRED).DataType({ge::DT_FLOAT16, ge::DT_FLOAT}).Format({ge::FORMAT_ND, ge::FORMAT_ND});
-        this->Output("c").ParamType(REQUIRED).DataType({ge::DT_FLOAT16, ge::DT_FLOAT}).Format({ge::FORMAT_ND, ge::FORMAT_ND});
+        this->Input("a").ParamType(REQUIRED).DataType({ge::DT_FLOAT16, ge::DT_FLOAT}).FormatList({ge::FORMAT_ND});
+        this->Input("b").ParamType(REQUIRED).DataType({ge::DT_FLOAT16, ge::DT_FLOAT}).FormatList({ge::FORMAT_ND});
+        this->Output("c").ParamType(REQUIRED).DataType({ge::DT_FLOAT16, ge::DT_FLOAT}).FormatList({ge::FORMAT_ND});
 """
 
 
@@ -238,7 +238,7 @@ def test_data_type_list_follow_and_format_only_declarations() -> None:
     # a DataTypeList goes with every column; a Follow input takes the dtype of the one it follows
     op = _cols(
         """
-        this->Input("a").ParamType(REQUIRED).DataType({ge::DT_FLOAT16, ge::DT_FLOAT}).Format({ge::FORMAT_ND, ge::FORMAT_ND});
+        this->Input("a").ParamType(REQUIRED).DataType({ge::DT_FLOAT16, ge::DT_FLOAT}).FormatList({ge::FORMAT_ND});
         this->Input("b").ParamType(REQUIRED).DataTypeList({ge::DT_INT32, ge::DT_INT64}).FormatList({ge::FORMAT_ND});
         this->Output("c").ParamType(REQUIRED).Follow("a");
 """
@@ -250,13 +250,15 @@ def test_data_type_list_follow_and_format_only_declarations() -> None:
         op.plan(_t(torch.float16), _t(torch.float32))
     op = _cols(
         """
-        this->Input("a").ParamType(REQUIRED).DataType({ge::DT_FLOAT16, ge::DT_FLOAT}).Format({ge::FORMAT_ND, ge::FORMAT_ND});
+        this->Input("a").ParamType(REQUIRED).DataType({ge::DT_FLOAT16, ge::DT_FLOAT}).FormatList({ge::FORMAT_ND});
         this->Input("b").ParamType(REQUIRED).Follow("a");
         this->Output("c").ParamType(REQUIRED).Follow("a");
 """
     )
     op.plan(_t(torch.float32), _t(torch.float32))
-    with pytest.raises(TypeError, match=r"input 'b' is float16, but the OpDef declares the dtype of 'a', which it Follows"):
+    with pytest.raises(
+        TypeError, match=r"input 'b' is float16, but the OpDef declares the dtype of 'a', which it Follows"
+    ):
         op.plan(_t(torch.float32), _t(torch.float16))
     # declaring formats only, or nothing at all, constrains no dtype
     op = _cols(

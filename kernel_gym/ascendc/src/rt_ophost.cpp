@@ -1,6 +1,7 @@
 // Operator-project entry points, compiled once into the runtime library: the op's metadata as
 // JSON, InferShape and TilingFunc driven from flat arrays (kernel_gym/ascendc/op_project.py calls
 // them through each project's generated unit, which passes its OpDef).
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 
@@ -15,6 +16,10 @@
 
 #include "kgsim/op_host_entry.h"
 
+namespace kgsim {
+bool lazy_address(const void* addr);  // rt_sampling.cpp: an address of sampled simulation's lazy memory
+}
+
 namespace kgsim_gen_host {
 namespace {
 // ---- a crash in the op's host code ------------------------------------------------------------
@@ -27,10 +32,13 @@ namespace {
 // division by zero in simulated code gives 0, as on the aarch64 host). The host code's stack frames
 // are dropped without their destructors (what they own leaks).
 constexpr int kHostSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGABRT};
-thread_local sigjmp_buf* t_jump = nullptr;
-thread_local int t_signal = 0;
-thread_local const void* t_addr = nullptr;
-std::mutex g_guard_mutex;  // one guarded host call at a time: the saved actions are process-wide
+// The guarded call (one at a time: the saved actions are process-wide) and its thread. Plain globals,
+// not thread_local: a shared library's TLS may allocate on a thread's first use, in the handler.
+std::mutex g_guard_mutex;
+sigjmp_buf* volatile g_jump = nullptr;
+pthread_t g_owner{};
+volatile sig_atomic_t g_signal = 0;
+const void* volatile g_addr = nullptr;
 struct sigaction g_saved[sizeof kHostSignals / sizeof kHostSignals[0]];
 alignas(16) char g_alt_stack[1 << 16];  // a stack overflow in the host code is caught on this one
 std::string g_last_crash;                // the last crash's message, for kgsim_ophost_last_crash
@@ -42,13 +50,17 @@ const struct sigaction* saved_action(int sig) {
 }
 
 void on_host_signal(int sig, siginfo_t* info, void* uctx) {
-    if (sigjmp_buf* j = t_jump) {
-        t_jump = nullptr;
-        t_signal = sig;
-        t_addr = info ? info->si_addr : nullptr;
+    const void* addr = info ? info->si_addr : nullptr;
+    // (a touch of sampled simulation's lazy memory is served by its handler, the one saved)
+    const bool lazy = sig == SIGSEGV && addr && ::kgsim::lazy_address(addr);
+    sigjmp_buf* j = g_jump;
+    if (j && !lazy && pthread_equal(pthread_self(), g_owner)) {
+        g_jump = nullptr;
+        g_signal = sig;
+        g_addr = addr;
         siglongjmp(*j, 1);
     }
-    // another thread's signal: the action that was there before
+    // another thread's signal, or a lazy page: the action that was there before
     const struct sigaction* prev = saved_action(sig);
     if (prev && (prev->sa_flags & SA_SIGINFO)) {
         if (prev->sa_sigaction) return prev->sa_sigaction(sig, info, uctx);
@@ -129,23 +141,24 @@ std::string crash_message(const ::ops::OpDef* def, const ::gert::KgsimOpIO& io, 
 // f() under the signal scope: its value, or kHostCrashed after a crash (the message in g_last_crash).
 template <class F>
 int64_t guarded(const ::ops::OpDef* def, const ::gert::KgsimOpIO& io, const char* where, F&& f) {
-    if (t_jump) return f();  // already guarded (a host function calling another)
+    if (g_jump && pthread_equal(pthread_self(), g_owner)) return f();  // already guarded (nested)
     std::lock_guard<std::mutex> lock(g_guard_mutex);
     HostSignalScope scope;
     sigjmp_buf jump;
     if (sigsetjmp(jump, 1) != 0) {
-        g_last_crash = crash_message(def, io, where, t_signal, t_addr);
+        g_last_crash = crash_message(def, io, where, int(g_signal), g_addr);
         return kHostCrashed;
     }
-    t_jump = &jump;
+    g_owner = pthread_self();
+    g_jump = &jump;
     int64_t rc = 0;
     try {
         rc = f();
     } catch (...) {
-        t_jump = nullptr;
+        g_jump = nullptr;
         throw;
     }
-    t_jump = nullptr;
+    g_jump = nullptr;
     return rc;
 }
 

@@ -1183,6 +1183,17 @@ Region* find(const void* base) {
 }
 
 }  // namespace
+// Whether an address lies in a live lazy region (its faults are this file's to serve): the host-code
+// guard of rt_ophost.cpp passes those on rather than reporting a crash.
+bool lazy_address(const void* addr) {
+    if (!g_installed) return false;
+    const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+    Lock lock;
+    for (const Region& r : g_regions)
+        if (r.live && a >= r.base && a < r.base + r.size) return true;
+    return false;
+}
+
 }  // namespace kgsim
 
 using namespace kgsim;

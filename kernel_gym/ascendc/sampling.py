@@ -466,7 +466,15 @@ class LazyParameters(TorchDispatchMode):
     sampled blocks and the check touch, within the lazy resident cap. Any other operation on such a
     tensor runs as usual on its lazy memory (what it writes stays, resident or spilled): values are
     never lost, only the memory saving. The draws skipped leave PyTorch's generator where it was,
-    so the small parameters made after a lazy one differ from a plain build's."""
+    so the small parameters made after a lazy one differ from a plain build's.
+
+    ``seed_constants`` False: only random regions (``rand``, ``randn``, ``uniform_``, ``normal_``)
+    take a seed, counted in the order of those draws; a constant region (zeros, ones, ``full``, the
+    ``empty`` a layer then initialises) takes none. Two builds that differ by a constant buffer, or
+    by ``torch.randn`` against ``torch.empty(...).normal_()``, then draw the same values, as plain
+    builds seeded alike would (the verifier's published-shape check builds the answer's model and
+    the reference's in two processes). ``draws`` lists each region made, in order, as
+    ``(shape, dtype, fill, seed)``: what a build drew, to compare two builds by."""
 
     _FACTORIES: dict[Any, str] = {
         _aten.empty.memory_format: "zeros",
@@ -477,15 +485,26 @@ class LazyParameters(TorchDispatchMode):
         _aten.randn.default: "normal",
     }
 
-    def __init__(self, seed: int = 0, min_bytes: int = 16 << 20) -> None:
+    def __init__(self, seed: int = 0, min_bytes: int = 16 << 20, *, seed_constants: bool = True) -> None:
         super().__init__()
-        self.seed, self.min_bytes = seed, min_bytes
-        self.made = 0  # lazy regions drawn so far (the next one's seed offset)
+        self.seed, self.min_bytes, self.seed_constants = seed, min_bytes, seed_constants
+        self.made = 0  # seeded lazy regions drawn so far (the next one's seed offset)
+        self.draws: list[tuple[tuple[int, ...], str, str, int | None]] = []
         self._mine: set[int] = set()  # base addresses of the regions this mode made
 
     def _draw(self, shape: tuple[int, ...], dtype: torch.dtype, fill: str, **kw: float) -> torch.Tensor:
-        t = lazy_tensor(shape, dtype, fill, seed=self.seed + self.made, **kw)
-        self.made += 1
+        if fill == "uniform":
+            kw = {"low": kw.get("low", 0.0), "high": kw.get("high", 1.0)}
+        elif fill == "normal":
+            kw = {"mean": kw.get("mean", 0.0), "std": kw.get("std", 1.0)}
+        random = fill == "normal" or (fill == "uniform" and kw["low"] != kw["high"])  # [c, c) is c
+        seed: int | None = None
+        if random or self.seed_constants:
+            seed = self.seed + self.made
+            self.made += 1
+        t = lazy_tensor(shape, dtype, fill, seed=seed or 0, **kw)
+        what = f"{fill}({', '.join(f'{v:g}' for v in kw.values())})" if random else f"constant {kw.get('low', 0.0):g}"
+        self.draws.append((shape, str(dtype).removeprefix("torch."), what, seed))
         self._mine.add(t.data_ptr())
         return t
 

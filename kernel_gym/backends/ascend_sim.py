@@ -198,6 +198,13 @@ class AscendSimBackend(Backend):
 
         return lazy_inputs(specs)
 
+    def lazy_parameters(self, seed: int) -> Any:
+        from kernel_gym.ascendc.sampling import LazyParameters
+
+        # only random regions take seeds: a constant buffer the answer allocates and the reference
+        # does not (a workspace) leaves the weights after it as an eager build would
+        return LazyParameters(seed=seed, seed_constants=False)
+
     def run_sampled(
         self, forward: Callable[[], Any], blocks: int, loop_sampling: bool = True
     ) -> tuple[Any, dict[str, Any], list[list[int]]]:

@@ -153,6 +153,12 @@ class Backend(ABC):
         """(published_shapes backends) the inputs ``specs`` describe, allocated lazily."""
         raise NotImplementedError(f"backend {self.name!r} cannot run published shapes")
 
+    def lazy_parameters(self, seed: int) -> Any:
+        """(published_shapes backends) a context manager inside which a model is built with its
+        large parameters lazy, drawn from ``seed``: the same construction gives the same values in
+        any process. Its ``draws`` attribute lists the lazy regions made, in order."""
+        raise NotImplementedError(f"backend {self.name!r} cannot run published shapes")
+
     def run_sampled(
         self, forward: Callable[[], Any], blocks: int, loop_sampling: bool = True
     ) -> tuple[Any, dict[str, Any], list[list[int]]]:

@@ -17,6 +17,7 @@ __all__ = [
     "compare_outputs",
     "draw_inputs",
     "poison_",
+    "published_parameter_seed",
     "row_reference",
     "sampled_reference",
     "seed_cpu",
@@ -31,6 +32,13 @@ def seed_cpu(seed: int) -> None:
     """Seed torch's CPU generator: what ``torch.manual_seed`` does on a CPU-only process, without
     its lazy per-accelerator bookkeeping (about 1 ms a call, paid per input draw)."""
     torch.default_generator.manual_seed(seed)
+
+
+def published_parameter_seed(weight_seed: int) -> int:
+    """The first seed of a published-shape build's lazy parameters (the answer's, in the runner,
+    and the reference's, in the judge): from the verification's weight seed (48 bits), above
+    every lazy input's seed (31 bits), so no parameter replays an input's stream."""
+    return (1 << 48) + weight_seed
 
 
 def draw_inputs(task_module: Any, seed: int, scale: float, device: str = "cpu") -> list[Any]:

@@ -14,6 +14,7 @@ measure_latency -> recheck_after_timing.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import random
 import signal
@@ -1110,9 +1111,9 @@ def check_published(
     bracket the sampling leaves), the reference's estimate there, and the sampled blocks' output
     compared with the reference computed here on the same lazy inputs (same seeds). A mismatch
     fails the answer; what could not be checked is said in the returned record."""
-    from kernel_gym.ascendc.sampling import input_specs, spec_bytes
+    from kernel_gym.ascendc.sampling import input_specs, is_lazy, spec_bytes
     from kernel_gym.tasks.spec import load_task_module
-    from kernel_gym.verify.correctness import sampled_reference
+    from kernel_gym.verify.correctness import published_parameter_seed, sampled_reference
 
     assert task.published_source is not None
     module = load_task_module(task.published_source, "published")
@@ -1130,7 +1131,9 @@ def check_published(
         return {"ok": False, "error": f"the reference cannot run on the meta device: {type(exc).__name__}: {exc}"}
     if not isinstance(meta_out, torch.Tensor):
         return {"ok": False, "error": "the reference returns no single tensor at published shapes"}
-    need = spec_bytes(specs) + meta_out.numel() * meta_out.element_size()
+    # the parameters too: lazy ones reserve their whole size, as the inputs do
+    state = itertools.chain(meta_model.parameters(), meta_model.buffers())
+    need = spec_bytes(specs) + meta_out.numel() * meta_out.element_size() + sum(tensor_nbytes(t) for t in state)
     if need + (1 << 30) > settings.memory_limit_mb << 20:
         return {
             "ok": False,
@@ -1185,9 +1188,15 @@ def check_published(
         "tensor_bytes": need,
     }
     _set_speedup_interval(record, sim, reference_latency)
-    # correctness of the sampled share
+    # correctness of the sampled share, against the reference built here as the runner built the
+    # answer: the same weight seed, large parameters lazy from the same parameter seed (never
+    # drawn in full; only what the reference reads is resident, within the lazy cap)
     seed_cpu(plan.weight_seed)
-    reference = set_module_mode(module.Model(*init), settings.module_mode)
+    with backend.lazy_parameters(published_parameter_seed(plan.weight_seed)) as lazy:
+        reference = module.Model(*init)
+    reference = set_module_mode(reference, settings.module_mode)
+    state = itertools.chain(reference.parameters(), reference.buffers())
+    record["lazy_parameter_bytes"] = sum(tensor_nbytes(t) for t in state if is_lazy(t))
     inputs = backend.lazy_inputs(specs)
     rows, unchecked = sampled_reference(reference, inputs)
     if rows is None:
@@ -1197,12 +1206,12 @@ def check_published(
             )
         record["checked_elements"] = 0
         record["unchecked"] = unchecked
-        return record
+        return _with_peak_rss(record, link)
     try:
         _check_published_share(link, slots, reply, meta_out, rows, inputs, settings, record)
     except StageFailure as failure:
         if failure.error_class != "numerical_mismatch" or not sim.get("loop_sampled_blocks"):
-            raise
+            raise _explained(failure, reply, lazy.draws) from None
         # Loop sampling skipped iterations of the blocks checked; its known limits can leave stale
         # values in a checked span (docs/timing_fidelity.md, "Sampled vs full"). A mismatch fails
         # the answer only once a run without loop sampling confirms it; the figures are that run's.
@@ -1218,7 +1227,61 @@ def check_published(
         )
         record["speedup"] = reference_latency / record["latency_s"]
         _set_speedup_interval(record, sim, reference_latency)
-        _check_published_share(link, slots, reply, meta_out, rows, inputs, settings, record)
+        try:
+            _check_published_share(link, slots, reply, meta_out, rows, inputs, settings, record)
+        except StageFailure as failure:
+            raise _explained(failure, reply, lazy.draws) from None
+    return _with_peak_rss(record, link)
+
+
+def _explained(failure: StageFailure, reply: dict[str, Any], draws: list[Any]) -> StageFailure:
+    """``failure`` (a mismatch at published shapes) with a note where the answer's build drew its
+    lazy parameters otherwise than the reference's: its weights there are other values, so a
+    ModelNew that builds its layers differently from the Model (another order, a weight drawn in
+    pieces) can match at the verified shapes and not at the published ones. The note only
+    explains; what the runner reports (it may say anything) never changes the verdict."""
+    if failure.error_class != "numerical_mismatch":
+        return failure
+    theirs = reply.get("parameter_draws")
+    if not isinstance(theirs, list):
+        return failure
+    # the random regions only: a constant one (zeros, ones) is the same value whatever its seed
+    theirs = [d for d in theirs if not (isinstance(d, list) and len(d) == 4 and d[3] is None)]
+    ours = [[list(shape), dtype, what, seed] for shape, dtype, what, seed in draws[:64] if seed is not None]
+    if theirs == ours:
+        return failure
+
+    def show(d: Any) -> str:
+        if not (isinstance(d, list) and len(d) == 4):
+            return "a malformed entry"
+        return f"{d[2]} {d[1]} {tuple(d[0]) if isinstance(d[0], list) else d[0]}"[:120]
+
+    at = next((i for i, (a, b) in enumerate(zip(theirs, ours, strict=False)) if a != b), min(len(theirs), len(ours)))
+    first = (
+        f"the answer's #{at + 1} is {show(theirs[at]) if at < len(theirs) else 'missing'}, "
+        f"the reference's {show(ours[at]) if at < len(ours) else 'missing'}"
+    )
+    note = (
+        f" (at published shapes parameters of 16 MiB or more are lazy regions seeded in the order they are "
+        f"drawn, and ModelNew drew {len(theirs)} random ones where Model drew {len(ours)}: {first}; build the layers as "
+        "Model does, in the same order, to get its weights)"
+    )
+    return StageFailure(failure.error_class, failure.message + note, **failure.extra)
+
+
+def _peak_rss_mb(pid: int | str = "self") -> float | None:
+    """A process's peak resident memory so far (Linux ``VmHWM``), MiB; None where /proc does not say."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return next((int(ln.split()[1]) / 1024 for ln in f if ln.startswith("VmHWM:")), None)
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _with_peak_rss(record: dict[str, Any], link: RunnerLink) -> dict[str, Any]:
+    """``record`` with the peak resident memory of the judge and of the runner, as read here
+    (whole lives: the verified shapes' stages too)."""
+    record["peak_rss_mb"] = {"judge": _peak_rss_mb(), "runner": _peak_rss_mb(link.pid)}
     return record
 
 

@@ -27,7 +27,7 @@ from kernel_gym.backends import get_backend
 from kernel_gym.backends.base import OwnCodeCalls
 from kernel_gym.tasks.spec import load_task_module
 from kernel_gym.verify.channel import ChannelClosed, SharedBuffer, TensorSlot, recv_message, send_message
-from kernel_gym.verify.correctness import seed_cpu
+from kernel_gym.verify.correctness import published_parameter_seed, seed_cpu
 from kernel_gym.verify.settings import set_module_mode
 
 __all__ = ["ANSWER_FILENAME", "serve"]
@@ -356,7 +356,11 @@ class _Runner:
         init = list(module.get_init_inputs())
         seed_cpu(self.weight_seed)
         try:
-            model = self.answer_cls(*init)
+            # large parameters lazy, seeded as the judge seeds the reference's: the same layers
+            # built in the same order hold the same values, and only what the sampled blocks read
+            # is ever resident (a 4 GiB nn.Linear weight is not drawn)
+            with self.backend.lazy_parameters(published_parameter_seed(self.weight_seed)) as lazy:
+                model = self.answer_cls(*init)
         except BaseException as exc:  # noqa: BLE001
             raise self._audited(_classify(exc, "init_error")) from None
         inputs = self.backend.lazy_inputs(msg["inputs"])
@@ -391,6 +395,7 @@ class _Runner:
             "shape": list(out.shape),
             "spans": spans,
             "simulated": summary,
+            "parameter_draws": [[list(shape), dtype, what, seed] for shape, dtype, what, seed in lazy.draws[:64]],
         }
 
     def published_read(self, msg: dict[str, Any]) -> dict[str, Any]:

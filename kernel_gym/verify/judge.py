@@ -1262,9 +1262,9 @@ def _explained(failure: StageFailure, reply: dict[str, Any], draws: list[Any]) -
         f"the reference's {show(ours[at]) if at < len(ours) else 'missing'}"
     )
     note = (
-        f" (at published shapes parameters of 16 MiB or more are lazy regions seeded in the order they are "
-        f"drawn, and ModelNew drew {len(theirs)} random ones where Model drew {len(ours)}: {first}; build the layers as "
-        "Model does, in the same order, to get its weights)"
+        " (at published shapes parameters of 16 MiB or more are lazy regions seeded in the order they are drawn, "
+        f"and ModelNew drew {len(theirs)} random ones where Model drew {len(ours)}: {first}; build the layers "
+        "as Model does, in the same order, to get its weights)"
     )
     return StageFailure(failure.error_class, failure.message + note, **failure.extra)
 

@@ -5,224 +5,13 @@ neither process draws the weight in full; a wrong answer still fails there."""
 
 import pytest
 
-from kernel_gym.tasks.spec import TaskSpec
+from experiments.bench_lazy_judge import answer, task_spec
 from kernel_gym.verify import verify
-
-TASK = """
-import torch
-import torch.nn as nn
-
-
-class Model(nn.Module):
-    def __init__(self, in_features, out_features):
-        super().__init__()
-        self.linear = nn.Linear(in_features, out_features, bias=False)
-
-    def forward(self, x):
-        return self.linear(x)
-
-
-batch_size = 16
-in_features = {k}
-out_features = {n}
-
-
-def get_inputs():
-    return [torch.randn(batch_size, in_features)]
-
-
-def get_init_inputs():
-    return [in_features, out_features]
-"""
-
-# y = x @ w^T on the cube unit, 64 x 64 C tiles dealt round the blocks (the package's naive
-# level-2 matmul, spread over blocks so that a published-shape run samples them); SKIP_K_AT=k
-# leaves out the first K step where K >= k (right at the verified shapes, wrong at the published)
-KERNEL = r"""
-#include "kernel_operator.h"
-using namespace AscendC;
-
-#ifndef SKIP_K_AT
-#define SKIP_K_AT 0xffffffffu
-#endif
-
-constexpr uint32_t K0 = 8;     // fp32 elements of a 32-byte column block
-constexpr uint32_t FRAC = 128; // fp32 elements of a 512-byte fractal
-constexpr uint32_t BM = 64, BN = 64, BK = 64;
-
-__aicore__ inline uint32_t DivUp(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
-__aicore__ inline uint32_t Align16(uint32_t a) { return (a + 15) / 16 * 16; }
-__aicore__ inline uint32_t MinU(uint32_t a, uint32_t b) { return a < b ? a : b; }
-
-// y[M, N] = x[M, K] @ w[N, K]^T: the C tiles dealt round the blocks
-class KernelLinear {
-public:
-    __aicore__ inline void Init(GM_ADDR x, GM_ADDR w, GM_ADDR y, uint32_t M, uint32_t N, uint32_t K)
-    {
-        m_ = M; n_ = N; k_ = K;
-        aGm.SetGlobalBuffer((__gm__ float*)x, M * K);
-        bGm.SetGlobalBuffer((__gm__ float*)w, (uint64_t)N * K);
-        cGm.SetGlobalBuffer((__gm__ float*)y, M * N);
-        pipe.InitBuffer(qA1, 1, BM * BK * sizeof(float));
-        pipe.InitBuffer(qB1, 1, BK * BN * sizeof(float));
-        pipe.InitBuffer(qA2, 1, BM * BK * sizeof(float));
-        pipe.InitBuffer(qB2, 1, BK * BN * sizeof(float));
-        pipe.InitBuffer(qC, 1, BM * BN * sizeof(float));
-    }
-    __aicore__ inline void Process()
-    {
-        uint32_t mt = DivUp(m_, BM), nt = DivUp(n_, BN);
-        for (uint32_t t = GetBlockIdx(); t < mt * nt; t += GetBlockNum()) {
-            uint32_t m0 = t / nt * BM, n0 = t % nt * BN;
-            Tile(m0, n0, MinU(BM, m_ - m0), MinU(BN, n_ - n0));
-        }
-    }
-
-private:
-    __aicore__ inline void Tile(uint32_t m0, uint32_t n0, uint32_t bm, uint32_t bn)
-    {
-        LocalTensor<float> co1 = qC.AllocTensor<float>();
-        uint32_t first = k_ >= SKIP_K_AT ? BK : 0;  // wrong at scale: the first K step left out
-        for (uint32_t k0 = first; k0 < k_; k0 += BK) {
-            uint32_t bk = MinU(BK, k_ - k0);
-            CopyA(m0, k0, bm, bk);
-            CopyB(k0, n0, bk, bn);
-            SplitA(bm, bk);
-            SplitB(bk, bn);
-            LocalTensor<float> a2 = qA2.DeQue<float>();
-            LocalTensor<float> b2 = qB2.DeQue<float>();
-            MmadParams p;
-            p.m = bm; p.n = bn; p.k = bk;
-            p.cmatrixInitVal = k0 == first;
-            Mmad(co1, a2, b2, p);
-            qA2.FreeTensor(a2);
-            qB2.FreeTensor(b2);
-        }
-        qC.EnQue(co1);
-        co1 = qC.DeQue<float>();
-        FixpipeParamsV220 f;
-        f.nSize = bn; f.mSize = bm; f.srcStride = Align16(bm); f.dstStride = n_;
-        Fixpipe(cGm[m0 * n_ + n0], co1, f);
-        qC.FreeTensor(co1);
-    }
-    __aicore__ inline void CopyA(uint32_t m0, uint32_t k0, uint32_t bm, uint32_t bk)
-    {
-        LocalTensor<float> a1 = qA1.AllocTensor<float>();
-        Nd2NzParams p;
-        p.ndNum = 1; p.nValue = bm; p.dValue = bk; p.srcNdMatrixStride = 0; p.srcDValue = k_;
-        p.dstNzC0Stride = Align16(bm); p.dstNzNStride = 1; p.dstNzMatrixStride = 0;
-        DataCopy(a1, aGm[m0 * k_ + k0], p);
-        qA1.EnQue(a1);
-    }
-    __aicore__ inline void SplitA(uint32_t bm, uint32_t bk)
-    {
-        LocalTensor<float> a1 = qA1.DeQue<float>();
-        LocalTensor<float> a2 = qA2.AllocTensor<float>();
-        uint32_t m1 = DivUp(bm, 16), k1 = DivUp(bk, K0);
-        LoadData2DParams p;
-        p.repeatTimes = k1;
-        p.srcStride = m1;
-        for (uint32_t i = 0; i < m1; ++i) LoadData(a2[i * k1 * FRAC], a1[i * FRAC], p);
-        qA2.EnQue(a2);
-        qA1.FreeTensor(a1);
-    }
-    // rows of w are columns of B: the [bn, bk] tile of w in NZ is the Zn layout L0B takes
-    __aicore__ inline void CopyB(uint32_t k0, uint32_t n0, uint32_t bk, uint32_t bn)
-    {
-        LocalTensor<float> b1 = qB1.AllocTensor<float>();
-        Nd2NzParams p;
-        p.ndNum = 1; p.nValue = bn; p.dValue = bk; p.srcNdMatrixStride = 0; p.srcDValue = k_;
-        p.dstNzC0Stride = Align16(bn); p.dstNzNStride = 1; p.dstNzMatrixStride = 0;
-        DataCopy(b1, bGm[(uint64_t)n0 * k_ + k0], p);
-        qB1.EnQue(b1);
-    }
-    __aicore__ inline void SplitB(uint32_t bk, uint32_t bn)
-    {
-        LocalTensor<float> b1 = qB1.DeQue<float>();
-        LocalTensor<float> b2 = qB2.AllocTensor<float>();
-        LoadData2DParams p;
-        p.repeatTimes = DivUp(bk, K0) * DivUp(bn, 16);
-        p.srcStride = 1;
-        LoadData(b2, b1, p);
-        qB2.EnQue(b2);
-        qB1.FreeTensor(b1);
-    }
-
-    TPipe pipe;
-    TQue<TPosition::A1, 1> qA1;
-    TQue<TPosition::B1, 1> qB1;
-    TQue<TPosition::A2, 1> qA2;
-    TQue<TPosition::B2, 1> qB2;
-    TQue<TPosition::CO1, 1> qC;
-    GlobalTensor<float> aGm, bGm, cGm;
-    uint32_t m_, n_, k_;
-};
-
-extern "C" __global__ __cube__ void linear_kernel(GM_ADDR x, GM_ADDR w, GM_ADDR y, uint32_t M, uint32_t N, uint32_t K)
-{
-    KernelLinear op;
-    op.Init(x, w, y, M, N, K);
-    op.Process();
-}
-
-extern "C" void linear_do(uint32_t blocks, uint8_t* x, uint8_t* w, uint8_t* y, uint32_t M, uint32_t N, uint32_t K)
-{
-    linear_kernel<<<blocks, nullptr, nullptr>>>(x, w, y, M, N, K);
-}
-"""
-
-ANSWER = '''
-import torch
-import torch.nn as nn
-import kernel_gym.ascendc as asc
-
-SOURCE = r"""{source}"""
-mod = asc.load(SOURCE, name="linear.cpp")
-
-
-class Halves(nn.Module):
-    """The weight drawn as two Linear layers of half the rows each, concatenated: in a plain build
-    seeded alike the same values as one Linear's."""
-
-    def __init__(self, in_features, out_features):
-        super().__init__()
-        top = nn.Linear(in_features, out_features // 2, bias=False)
-        bottom = nn.Linear(in_features, out_features - out_features // 2, bias=False)
-        self.weight = nn.Parameter(torch.cat([top.weight, bottom.weight]).detach())
-
-
-class ModelNew(nn.Module):
-    def __init__(self, in_features, out_features):
-        super().__init__()
-        # a constant scratch buffer (32 MiB at the published shape) before the weight: no draw
-        self.register_buffer("scratch", torch.zeros(in_features * 1024))
-        self.linear = {linear}(in_features, out_features{bias})
-
-    def forward(self, x):
-        w = self.linear.weight
-        y = torch.empty(x.shape[0], w.shape[0])
-        mod.linear_do(32, x, w, y, x.shape[0], w.shape[0], x.shape[1])
-        return y
-'''
-
-
-def _answer(wrong_at_scale: bool = False, halves: bool = False) -> str:
-    source = KERNEL.replace("#define SKIP_K_AT 0xffffffffu", "#define SKIP_K_AT 4096u") if wrong_at_scale else KERNEL
-    linear, bias = ("Halves", "") if halves else ("nn.Linear", ", bias=False")
-    return ANSWER.format(source=source, linear=linear, bias=bias)
-
 
 # 16 x 256 x 256 verified; at the published shape the weight is 16384 x 8192 fp32, 512 MiB
 WEIGHT_BYTES = 16384 * 8192 * 4
 RUNNER_PEAK_MB = 600  # measured: 366 MiB with the weight lazy, 856 built eagerly
-TASK_SPEC = TaskSpec(
-    id="test/linear_published",
-    level=2,
-    category="matmul",
-    dtype="float32",
-    source=TASK.format(k=256, n=256),
-    published_source=TASK.format(k=8192, n=16384),
-)
+TASK_SPEC = task_spec(in_features=8192, out_features=16384)
 SETTINGS = dict(
     use_cache=False,
     published_shapes=True,
@@ -236,7 +25,7 @@ SETTINGS = dict(
 
 @pytest.mark.slow
 def test_a_correct_answer_is_checked_without_drawing_the_weight():
-    result = verify(TASK_SPEC, _answer(), backend="ascend_sim", **SETTINGS)
+    result = verify(TASK_SPEC, answer(), backend="ascend_sim", **SETTINGS)
     assert result.feasible, result.message
     pub = result.details["published"]
     assert pub["ok"] and pub["checked_elements"] > 0, pub
@@ -248,7 +37,7 @@ def test_a_correct_answer_is_checked_without_drawing_the_weight():
 
 @pytest.mark.slow
 def test_an_answer_wrong_only_at_scale_fails_there():
-    result = verify(TASK_SPEC, _answer(wrong_at_scale=True), backend="ascend_sim", **SETTINGS)
+    result = verify(TASK_SPEC, answer(wrong_at_scale=True), backend="ascend_sim", **SETTINGS)
     assert not result.feasible
     assert result.error_class == "numerical_mismatch" and "published shapes" in result.message
     assert "ModelNew drew" not in result.message  # built as Model: nothing to explain
@@ -259,6 +48,6 @@ def test_a_weight_drawn_in_pieces_fails_at_scale_with_the_reason():
     # equal to the reference's weight at the verified shapes (a plain build), another draw at the
     # published ones (each lazy region its own stream): a mismatch there, never a false pass,
     # and the message says where the builds part
-    result = verify(TASK_SPEC, _answer(halves=True), backend="ascend_sim", **SETTINGS)
+    result = verify(TASK_SPEC, answer(halves=True), backend="ascend_sim", **SETTINGS)
     assert not result.feasible and result.error_class == "numerical_mismatch", result.message
     assert "ModelNew drew 2 random ones where Model drew 1" in result.message, result.message

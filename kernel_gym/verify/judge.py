@@ -1323,10 +1323,22 @@ def _check_published_share(
     at = 0
     slab = getattr(rows, "slab", None) if meta_out.dim() >= 2 else None
     inner = max(1, numel // max(1, meta_out.shape[0] * meta_out.shape[1])) if slab is not None else 1
-    for lo, hi in _row_pieces(windows, row, max_rows):
+    pieces = _row_pieces(windows, row, max_rows)
+    block: tuple[int, torch.Tensor] | None = None  # (first row, the reference's rows from it, flat)
+    for i, (lo, hi) in enumerate(pieces):
         r0, r1 = lo // row, -(-hi // row)
         try:
-            ref = _reference_piece(rows, slab, row, inner, lo, hi)
+            if slab is not None and r1 == r0 + 1:
+                ref = _reference_piece(rows, slab, row, inner, lo, hi)
+            else:
+                if block is None or not (block[0] * row <= lo and hi <= block[0] * row + block[1].numel()):
+                    block = None  # released before the next rows are computed
+                    # one call for every later piece within max_rows rows: a reference whose call
+                    # reads a large parameter whole (a lazy 4 GiB nn.Linear weight, regenerated
+                    # past the lazy cap) pays per call, not per row
+                    end = max(-(-h // row) for _, h in pieces[i:] if -(-h // row) <= r0 + max_rows)
+                    block = (r0, rows(r0, end).reshape(-1))
+                ref = block[1][lo - block[0] * row : hi - block[0] * row]
         except Exception as exc:  # noqa: BLE001 - the reference itself failed on these rows
             record["checked_elements"] = at
             record["unchecked"] = f"the reference failed on rows [{r0}, {r1}): {type(exc).__name__}: {exc}"

@@ -291,3 +291,40 @@ def test_a_published_window_in_one_row_takes_only_its_channels_from_the_referenc
     # channels 1-3 of row 1, all 8 channels of row 1, channel 2 alone, then rows 0-2 whole
     assert calls == [(1, 3, 4, 4), (1, 8, 4, 4), (1, 1, 4, 4), (3, 8, 4, 4)]
     assert _reference_piece(rows, None, 32, 4, 37, 45).equal(want[37:45])  # no slab: the row
+
+
+def test_published_windows_in_nearby_rows_share_one_reference_call() -> None:
+    # a reference whose every call reads a large parameter whole (a lazy nn.Linear weight) pays per
+    # call: the windows within max_rows rows of each other are served by one call of their rows
+    import types
+
+    import torch
+
+    from kernel_gym.verify import judge
+    from kernel_gym.verify.settings import VerifySettings
+
+    out = torch.randn(64, 8)
+    calls = []
+
+    def rows(r0, r1):
+        calls.append((r0, r1))
+        return out[r0:r1]
+
+    runner = _FakeRunner([])
+    runner.out = out
+    spans = [[0, r * 8, r * 8 + 4] for r in range(0, 64, 3)]  # 22 windows, one in every third row
+    slots = types.SimpleNamespace(out_offset=0, out_capacity=out.numel() * 4)
+    record = {}
+    meta_out = torch.empty(64, 8, device="meta")
+    judge._check_published_share(
+        runner, slots, {"spans": spans}, meta_out, rows, [torch.empty(64, 8)], VerifySettings(), record
+    )
+    assert record["checked_elements"] == 22 * 4
+    assert calls == [(0, 16), (18, 34), (36, 52), (54, 64)]  # 16 rows a call at most
+    runner.out = out.clone()
+    runner.out[42, 1] += 1.0  # a wrong element in a window served from a shared call still fails
+    calls.clear()
+    with pytest.raises(judge.StageFailure):
+        judge._check_published_share(
+            runner, slots, {"spans": spans}, meta_out, rows, [torch.empty(64, 8)], VerifySettings(), {}
+        )

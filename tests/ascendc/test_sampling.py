@@ -808,6 +808,35 @@ def test_a_published_shape_linear_layer_is_built_with_lazy_parameters():
     assert abs(float(row.mean())) < 0.05 * bound
 
 
+def test_lazy_parameters_seeded_by_random_draws_only_ignore_constant_buffers():
+    # the verifier's two builds (answer and reference, two processes): a constant buffer one of them
+    # allocates, or torch.randn against torch.empty(...).normal_(), leaves the weights alike
+    from kernel_gym.ascendc.sampling import LazyParameters, is_lazy
+
+    def build(scratch: bool, in_place: bool) -> tuple[torch.nn.Module, LazyParameters]:
+        torch.manual_seed(3)
+        with LazyParameters(seed=11, min_bytes=1 << 20, seed_constants=False) as mode:
+            net = torch.nn.Module()
+            if scratch:
+                net.register_buffer("scratch", torch.zeros(1 << 19))  # 2 MiB, lazy, no draw
+            net.linear = torch.nn.Linear(1024, 512)
+            net.noise = torch.nn.Parameter(torch.empty(512, 1024).normal_() if in_place else torch.randn(512, 1024))
+        return net, mode
+
+    (a, mode_a), (b, mode_b) = build(False, False), build(True, True)
+    assert is_lazy(a.linear.weight) and is_lazy(b.scratch)
+    assert torch.equal(a.linear.weight, b.linear.weight) and torch.equal(a.linear.bias, b.linear.bias)
+    assert torch.equal(a.noise, b.noise)
+    random_a = [d for d in mode_a.draws if d[3] is not None]
+    assert random_a == [d for d in mode_b.draws if d[3] is not None]
+    assert [d[3] for d in random_a] == [11, 12] and random_a[0][2].startswith("uniform(")
+    # the default (calibrate_timing's): every region takes a seed, so the buffer shifts the weights
+    with LazyParameters(seed=11, min_bytes=1 << 20) as mode:
+        torch.zeros(1 << 19)
+        shifted = torch.nn.Linear(1024, 512)
+    assert not torch.equal(shifted.weight, a.linear.weight) and mode.made == 3
+
+
 def test_lazy_parameters_are_deterministic_and_behave_as_tensors():
     from kernel_gym.ascendc.sampling import LazyParameters, is_lazy
 

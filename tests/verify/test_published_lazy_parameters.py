@@ -51,3 +51,13 @@ def test_a_weight_drawn_in_pieces_fails_at_scale_with_the_reason():
     result = verify(TASK_SPEC, answer(halves=True), backend="ascend_sim", **SETTINGS)
     assert not result.feasible and result.error_class == "numerical_mismatch", result.message
     assert "ModelNew drew 2 random ones where Model drew 1" in result.message, result.message
+
+
+def test_the_weight_counts_in_the_address_space_the_check_needs():
+    # a lazy weight reserves its whole size in both processes, as the lazy inputs do: 512 MiB of
+    # weight and 1.5 MiB of tensors want more than 1536 MiB with the 1 GiB margin, a clear record
+    # rather than a runner that fails to build
+    result = verify(TASK_SPEC, answer(), backend="ascend_sim", **{**SETTINGS, "memory_limit_mb": 1536})
+    assert result.feasible, result.message
+    error = result.details["published"]["error"]
+    assert "memory_limit_mb" in error and "513 MiB" in error, error

@@ -1333,6 +1333,11 @@ def _check_published_share(
             else:
                 if block is None or not (block[0] * row <= lo and hi <= block[0] * row + block[1].numel()):
                     block = None  # released before the next rows are computed
+                    if time.monotonic() > link.deadline:
+                        # a reference call can take many seconds (a lazy weight past the cap
+                        # regenerated): stopped here, the record says so and the verdict stands,
+                        # where running on would have the verification killed as a whole
+                        raise StageFailure("timeout", f"the reference's check stopped at rows [{r0}, {r1})")
                     # one call for every later piece within max_rows rows: a reference whose call
                     # reads a large parameter whole (a lazy 4 GiB nn.Linear weight, regenerated
                     # past the lazy cap) pays per call, not per row

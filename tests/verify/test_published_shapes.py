@@ -169,6 +169,7 @@ class _FakeRunner:
         self.runs = list(runs)  # (summary, output) per published_call
         self.calls = []
         self.pid = os.getpid()  # the judge reads the runner's peak memory from /proc
+        self.deadline = float("inf")
         self.out = None
         self.buffer = types.SimpleNamespace(read=lambda slot: self.window)
 
@@ -328,3 +329,11 @@ def test_published_windows_in_nearby_rows_share_one_reference_call() -> None:
         judge._check_published_share(
             runner, slots, {"spans": spans}, meta_out, rows, [torch.empty(64, 8)], VerifySettings(), {}
         )
+    # past the verification's deadline the check stops before its next reference call: a timeout
+    # (the record says so, the verdict stands) rather than a judge killed with the verification
+    runner.out, runner.deadline = out, 0.0
+    with pytest.raises(judge.StageFailure) as info:
+        judge._check_published_share(
+            runner, slots, {"spans": spans}, meta_out, rows, [torch.empty(64, 8)], VerifySettings(), {}
+        )
+    assert info.value.error_class == "timeout"

@@ -1327,17 +1327,17 @@ def _check_published_share(
     block: tuple[int, torch.Tensor] | None = None  # (first row, the reference's rows from it, flat)
     for i, (lo, hi) in enumerate(pieces):
         r0, r1 = lo // row, -(-hi // row)
+        if time.monotonic() > link.deadline:
+            # a reference call can take many seconds (a lazy weight past the cap regenerated):
+            # stopped here, the record says so and the verdict stands, where running on would
+            # have the verification killed as a whole
+            raise StageFailure("timeout", f"the reference's check stopped at rows [{r0}, {r1})")
         try:
             if slab is not None and r1 == r0 + 1:
                 ref = _reference_piece(rows, slab, row, inner, lo, hi)
             else:
                 if block is None or not (block[0] * row <= lo and hi <= block[0] * row + block[1].numel()):
                     block = None  # released before the next rows are computed
-                    if time.monotonic() > link.deadline:
-                        # a reference call can take many seconds (a lazy weight past the cap
-                        # regenerated): stopped here, the record says so and the verdict stands,
-                        # where running on would have the verification killed as a whole
-                        raise StageFailure("timeout", f"the reference's check stopped at rows [{r0}, {r1})")
                     # one call for every later piece within max_rows rows: a reference whose call
                     # reads a large parameter whole (a lazy 4 GiB nn.Linear weight, regenerated
                     # past the lazy cap) pays per call, not per row

@@ -14,6 +14,7 @@ Messages from the judge (each answered with ``{"ok": true, ...}`` or an ``error`
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import traceback
@@ -355,14 +356,18 @@ class _Runner:
         module = load_task_module(msg["task_source"], "task_published")
         init = list(module.get_init_inputs())
         seed_cpu(self.weight_seed)
+        # large parameters lazy, seeded as the judge seeds the reference's: the same layers built
+        # in the same order hold the same values, and only what the sampled blocks read is ever
+        # resident (a 4 GiB nn.Linear weight is not drawn). The judge asks for an eager build where
+        # this one's draws were not the reference's
+        lazy = msg.get("lazy_parameters", True) is not False
+        mode = self.backend.lazy_parameters(published_parameter_seed(self.weight_seed)) if lazy else None
         try:
-            # large parameters lazy, seeded as the judge seeds the reference's: the same layers
-            # built in the same order hold the same values, and only what the sampled blocks read
-            # is ever resident (a 4 GiB nn.Linear weight is not drawn)
-            with self.backend.lazy_parameters(published_parameter_seed(self.weight_seed)) as lazy:
+            with mode or contextlib.nullcontext():
                 model = self.answer_cls(*init)
         except BaseException as exc:  # noqa: BLE001
             raise self._audited(_classify(exc, "init_error")) from None
+        draws = list(getattr(mode, "draws", []))
         inputs = self.backend.lazy_inputs(msg["inputs"])
         guard = ComputeGuard()
         # outputs are poisoned lazily (LazyOutputs): NaN-filling torch.empty would touch every byte
@@ -395,7 +400,7 @@ class _Runner:
             "shape": list(out.shape),
             "spans": spans,
             "simulated": summary,
-            "parameter_draws": [[list(shape), dtype, what, seed] for shape, dtype, what, seed in lazy.draws[:64]],
+            "parameter_draws": [[list(shape), dtype, what, seed] for shape, dtype, what, seed in draws[:256]],
         }
 
     def published_read(self, msg: dict[str, Any]) -> dict[str, Any]:

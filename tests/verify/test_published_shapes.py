@@ -178,7 +178,13 @@ class _FakeRunner:
         if msg["op"] == "published_call":
             summary, self.out = self.runs.pop(0)
             n = self.out.numel()
-            return {"shape": list(self.out.shape), "dtype": "float32", "simulated": summary, "spans": [[0, 0, n]]}
+            return {
+                "shape": list(self.out.shape),
+                "dtype": "float32",
+                "simulated": summary,
+                "spans": [[0, 0, n]],
+                "parameter_draws": [],  # the relu task has no parameters
+            }
         assert msg["op"] == "published_read"
         flat = self.out.reshape(-1)
         import torch

@@ -33,6 +33,7 @@ def test_a_correct_answer_is_checked_without_drawing_the_weight():
     # share of the answer's, never held it: an eager build had it resident (and drawn) in both
     assert pub["peak_rss_mb"]["runner"] < RUNNER_PEAK_MB, pub["peak_rss_mb"]
     assert pub["lazy_parameter_bytes"] == WEIGHT_BYTES
+    assert "eager_parameters" not in pub  # the answer drew as the reference: no eager rebuild
 
 
 @pytest.mark.slow
@@ -71,3 +72,14 @@ def test_the_weight_counts_in_the_address_space_the_check_needs():
     assert result.feasible, result.message
     error = result.details["published"]["error"]
     assert "memory_limit_mb" in error and "513 MiB" in error, error
+
+
+def test_the_runners_draws_are_read_as_untrusted_input():
+    from kernel_gym.verify.judge import _draws_differ, _random_draws
+
+    ours = _random_draws([((8, 4), "float32", "constant 0", None), ((8, 4), "float32", "uniform(-1, 1)", 7)])
+    assert ours == [[[8, 4], "float32", "uniform(-1, 1)", 7]]  # the constant region left out
+    for bad in (None, "x", [1, 2], [[[8, 4], "float32", "uniform(-1, 1)"]], [None] * 300):
+        assert _random_draws(bad) is None
+    assert "no readable list" in _draws_differ(None, ours)
+    assert "drew 0 random parameters" in _draws_differ([], ours) and "#1 is missing" in _draws_differ([], ours)

@@ -1109,8 +1109,10 @@ def check_published(
 ) -> dict[str, Any]:
     """The answer at the task's published shapes, under sampled simulation: its latency (with the
     bracket the sampling leaves), the reference's estimate there, and the sampled blocks' output
-    compared with the reference computed here on the same lazy inputs (same seeds). A mismatch
-    fails the answer; what could not be checked is said in the returned record."""
+    compared with the reference computed here on the same lazy inputs (same seeds). Both models
+    are built with their large parameters lazy from one seed (``Backend.lazy_parameters``), or
+    both eagerly where the answer's draws are not the reference's. A mismatch fails the answer;
+    what could not be checked is said in the returned record."""
     from kernel_gym.ascendc.sampling import input_specs, is_lazy, spec_bytes
     from kernel_gym.tasks.spec import load_task_module
     from kernel_gym.verify.correctness import published_parameter_seed, sampled_reference
@@ -1203,7 +1205,7 @@ def check_published(
     with backend.lazy_parameters(published_parameter_seed(plan.weight_seed)) as lazy:
         reference = module.Model(*init)
     ours, theirs = _random_draws(lazy.draws), _random_draws(reply.get("parameter_draws"))
-    lazily = theirs == ours
+    lazily = ours is not None and theirs == ours
     if not lazily:
         # ModelNew drew its large parameters otherwise than Model (a weight in two pieces, another
         # order): lazy, those are other values where plain builds seeded alike can be equal (they

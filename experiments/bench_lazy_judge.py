@@ -216,12 +216,6 @@ class ModelNew(nn.Module):
 '''
 
 
-def _answer(wrong_at_scale: bool = False, halves: bool = False) -> str:
-    source = KERNEL.replace("#define SKIP_K_AT 0xffffffffu", "#define SKIP_K_AT 4096u") if wrong_at_scale else KERNEL
-    linear, bias = ("Halves", "") if halves else ("nn.Linear", ", bias=False")
-    return ANSWER.format(source=source, linear=linear, bias=bias)
-
-
 def task_spec(in_features: int, out_features: int, batch: int = 16) -> TaskSpec:
     """The task verified at 16 x 256 x 256, published at ``batch`` x ``in_features`` x ``out_features``."""
     return TaskSpec(
@@ -236,7 +230,8 @@ def task_spec(in_features: int, out_features: int, batch: int = 16) -> TaskSpec:
 
 def answer(wrong_at_scale: bool = False, halves: bool = False) -> str:
     """The answer: right, wrong at scale (the first K step left out where K >= 4096), or right but
-    drawing its weight as two half-size layers (other values once the weight is lazy)."""
+    drawing its weight as two half-size layers (the values of one Linear in a plain build, not
+    once lazy: the judge then has both models built eagerly)."""
     source = KERNEL.replace("#define SKIP_K_AT 0xffffffffu", "#define SKIP_K_AT 4096u") if wrong_at_scale else KERNEL
     linear, bias = ("Halves", "") if halves else ("nn.Linear", ", bias=False")
     return ANSWER.format(source=source, linear=linear, bias=bias)

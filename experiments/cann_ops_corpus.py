@@ -261,10 +261,8 @@ def triage(project: Path, corpus: Path) -> ProjectResult | None:
     run_sh = (ex / "run.sh").read_text(errors="replace") if (ex / "run.sh").is_file() else ""
     if not _verify_commands(run_sh):
         return ProjectResult(name, "no_example", "no verify_result.py call in run.sh", "corpus")
-    files = {**_read_tree(project, "op_host"), **_read_tree(project, "op_kernel")}
-    opdev = [p for p, t in files.items() if p.startswith("op_host/") and _OPDEV.search(t)]
-    if opdev:  # the project's own aclnn layer, written on CANN's op-API framework (opdev, l0 ops)
-        return ProjectResult(name, "needs_cann_library", f"{opdev[0]} builds on CANN's opdev framework", "out of scope")
+    # (a project whose own aclnn layer is written on CANN's op-API framework, opdev/ and l0 ops,
+    # runs: the simulator models the framework, kernel_gym/ascendc/include/opdev/kgsim_opdev.h)
     gen = ex / "gen_data.py"
     imports = re.findall(r"^\s*(?:import|from)\s+(\w+)", gen.read_text(errors="replace"), re.M) if gen.is_file() else []
     local = {p.stem for p in ex.iterdir()}  # the example's own modules
@@ -339,7 +337,7 @@ def run_one(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
         example = {p.name: p.read_text(errors="replace") for p in ex.iterdir() if p.suffix in (".cpp", ".h", ".hpp")}
         try:
             op = AclnnOp(files, soc=SOC, headers=headers)
-            calls = {c for c in _OWN_CALL.findall(main_text)} - {f"aclnn{op.meta['op']}"}
+            calls = {c for c in _OWN_CALL.findall(main_text)} - {f"aclnn{op.meta['op']}", *op.defined_apis}
             if calls:
                 return ProjectResult(
                     name, "needs_cann_library", f"its example calls {', '.join(sorted(calls))}", "out of scope"

@@ -53,6 +53,12 @@ _VALUE_ARRAYS = {
     12: ("const aclBoolArray *", "input_bools"),
 }
 _DTYPE_EXIT = re.compile(r"\[kgsim:dtype_column ([-\d,]*)\]")
+# A project's own aclnn layer on CANN's op-API framework (opdev): op_host sources including its
+# headers, and the aclnn entry points they define (``aclnnFooGetWorkspaceSize(...) {``)
+_OPDEV_INCLUDE = re.compile(r'#\s*include\s*[<"](opdev/|aclnnop/|aclnn_kernels/)')
+_DEFINED_API = re.compile(r"\b(aclnn\w+?)GetWorkspaceSize\s*\([^;{}]*\)\s*\{")
+# the unit defining CANN's built-in l0 ops (Contiguous, Cast, ...), the same text for every project
+OPDEV_UNIT = "kgsim_opdev_builtins.cpp"
 
 
 def aclnn_header_name(op_type: str) -> str:
@@ -299,6 +305,21 @@ def static_meta(files: Mapping[str, str]) -> dict[str, Any] | None:
     return None
 
 
+def opdev_registration(op_type: str, dtypes: Sequence[int] | None) -> str:
+    """What the project's entry unit adds for its own aclnn layer (opdev/kgsim_opdev.h): the op type
+    whose kernel ADD_TO_LAUNCHER_LIST_AICORE launches, with its OpDef, launch and (a DTYPE_<NAME>
+    kernel) the dtypes it was built for."""
+    arr = ", ".join(str(int(d)) for d in dtypes) if dtypes else "-1"
+    n = len(dtypes) if dtypes else 0
+    return (
+        '\n#include "opdev/kgsim_opdev.h"\n'
+        f"static const int64_t kgsim_opdev_compiled[] = {{{arr}}};\n"
+        "static const bool kgsim_opdev_registered [[maybe_unused]] = ::kgsim_opdev::register_kernel(\n"
+        f'    "{op_type}", &kgsim_gen_op_def, kgsim_gen_op_launch_v, KGSIM_GEN_KERNEL_PARAMS, '
+        f"{'kgsim_opdev_compiled' if n else 'nullptr'}, {n});\n"
+    )
+
+
 class AclnnOp:
     """An operator project with its generated aclnn pair: ``meta`` (the OpDef), ``header``,
     and ``sample_files(main_files, dtypes)`` (what :func:`run_sample` compiles)."""
@@ -312,6 +333,24 @@ class AclnnOp:
         # the op type as the OpDef registers it (OP_ADD inside a family's helper macro hides it from the text)
         self.project.op_type = self.meta["op"]
         self.header, _ = generate_aclnn(self.meta)
+        from kernel_gym.native.cabi import strip_comments
+
+        host = {
+            p: strip_comments(t)
+            for p, t in self.project.files.items()
+            if p.startswith("op_host/") and p.endswith((".cpp", ".cc", ".h", ".hpp"))
+        }
+        # the project's own aclnn layer on the op-API framework: its l0 ops launch the kernel
+        self.uses_opdev = any(_OPDEV_INCLUDE.search(t) for t in host.values())
+        # the aclnn entry points the project's own sources define (none generated for those)
+        self.defined_apis = sorted(
+            {a for p, t in host.items() if p.endswith((".cpp", ".cc")) for a in _DEFINED_API.findall(t)}
+        )
+
+    @property
+    def generates_pair(self) -> bool:
+        """Whether the aclnn pair of the op is generated (not when the project defines it itself)."""
+        return f"aclnn{self.meta['op']}" not in self.defined_apis
 
     def _host_unit(self) -> dict[str, str]:
         return {**self.project.split_units({}, self.headers, with_kernel=False), **self.headers}
@@ -364,14 +403,33 @@ class AclnnOp:
     def sample_files(self, main_files: Mapping[str, str], dtypes: Sequence[int] | None) -> dict[str, str]:
         defs = self.dtype_defs(dtypes) if dtypes is not None else {}
         unit = self.project.split_units(defs, self.headers)
-        _, impl = generate_aclnn(self.meta, dtypes)
         n_params = len(self.project.kernel_params)
-        unit["op_host_unit.cpp"] += f"#define KGSIM_GEN_KERNEL_PARAMS {n_params}\n{impl}"
-        out = {**unit, **self.headers, aclnn_header_name(self.meta["op"]): self.header, EXEC_UNIT: exec_unit()}
+        unit["op_host_unit.cpp"] += f"#define KGSIM_GEN_KERNEL_PARAMS {n_params}\n"
+        if self.generates_pair:
+            _, impl = generate_aclnn(self.meta, dtypes)
+            unit["op_host_unit.cpp"] += impl
+        out = {**unit, **self.headers, EXEC_UNIT: exec_unit()}
+        if self.generates_pair:
+            out[aclnn_header_name(self.meta["op"])] = self.header
+        if self.uses_opdev:  # the l0 ops find the project's kernel by its op type; CANN's own l0 ops
+            unit_text = opdev_registration(self.meta["op"], dtypes)
+            out["op_host_unit.cpp"] += unit_text
+            out[OPDEV_UNIT] = '#include "opdev/kgsim_opdev_builtins.h"\n'
+        # the project's own headers a main includes by name (its aclnn_<op>.h in op_host/)
+        own_headers = {
+            p.rsplit("/", 1)[-1]: t
+            for p, t in self.project.files.items()
+            if p.startswith("op_host/") and p.endswith((".h", ".hpp"))
+        }
+        for main in main_files.values():
+            for inc in re.findall(r'#\s*include\s*"([\w.]+)"', main):
+                if inc not in out and inc in own_headers and not self.generates_pair:
+                    out[inc] = own_headers[inc]
         # a main may include the header under another spelling of the op's name
         for main in main_files.values():
             for inc in re.findall(r'#\s*include\s*"(aclnn_\w+\.h)"', main):
-                if inc not in out and inc.replace("_", "") == aclnn_header_name(self.meta["op"]).replace("_", ""):
+                same = inc.replace("_", "") == aclnn_header_name(self.meta["op"]).replace("_", "")
+                if inc not in out and same and self.generates_pair:
                     out[inc] = self.header
         out.update(main_files)
         return out

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "acl/acl.h"
+#include "graph/types.h"
 
 typedef int32_t aclnnStatus;
 #ifndef ACLNN_SUCCESS
@@ -17,34 +18,119 @@ typedef int32_t aclnnStatus;
 #endif
 #define ACLNN_ERR_PARAM_NULLPTR 161001
 #define ACLNN_ERR_PARAM_INVALID 161002
+#define ACLNN_ERR_RUNTIME_ERROR 361001
 #define ACLNN_ERR_INNER 561000
+#define ACLNN_ERR_INNER_INFERSHAPE_ERROR 561001
+#define ACLNN_ERR_INNER_TILING_ERROR 561002
+#define ACLNN_ERR_INNER_FIND_KERNEL_ERROR 561003
+#define ACLNN_ERR_INNER_CREATE_EXECUTOR 561101
+#define ACLNN_ERR_INNER_NOT_TRANS_EXECUTOR 561102
+#define ACLNN_ERR_INNER_NULLPTR 561103
+#define ACLNN_ERR_INNER_WRONG_ATTR_INFO_SIZE 561104
+#define ACLNN_ERR_INNER_KEY_CONFILICT 561105
+#define ACLNN_ERR_INNER_INVALID_IMPL_MODE 561106
+#define ACLNN_ERR_INNER_OPP_PATH_NOT_FOUND 561107
+#define ACLNN_ERR_INNER_LOAD_JSON_FAILED 561108
+#define ACLNN_ERR_INNER_JSON_VALUE_NOT_FOUND 561109
+#define ACLNN_ERR_INNER_JSON_FORMAT_INVALID 561110
+#define ACLNN_ERR_INNER_OPP_KERNEL_PKG_NOT_FOUND 561111
+#define ACLNN_ERR_INNER_STATIC_WORKSPACE_INVALID 561112
 
+// The member functions declared below without a body are CANN's op-API framework's (opdev) view
+// of these objects (GetViewShape, GetDataType, ...): defined in opdev/kgsim_opdev.h, which every
+// opdev header includes, for the operator projects whose own aclnn layer is written on it.
+namespace gert {
+class Shape;
+}
+namespace op {
+template <class T, size_t N>
+class FVector;
+}
 struct aclTensor {
     std::vector<int64_t> view_dims, strides, storage_dims;
     int64_t offset = 0;  // in elements, as aclCreateTensor's offset
     aclDataType dtype = ACL_DT_UNDEFINED;
     aclFormat format = ACL_FORMAT_ND;
     void* data = nullptr;
+    // (opdev) the original shape and formats, and whether the executor owns the memory
+    std::vector<int64_t> origin_dims;
+    bool has_origin = false;
+    int32_t storage_format = -1, origin_format = -1;  // -1: `format`
+    bool from_workspace = false;
+
+    inline gert::Shape GetViewShape() const;
+    inline gert::Shape GetStorageShape() const;
+    inline gert::Shape GetOriginalShape() const;
+    inline op::FVector<int64_t, 25> GetViewStrides() const;
+    inline void SetViewShape(const gert::Shape& s);
+    inline void SetStorageShape(const gert::Shape& s);
+    inline void SetOriginalShape(const gert::Shape& s);
+    inline void SetViewStrides(const op::FVector<int64_t, 25>& s);
+    ge::DataType GetDataType() const { return ge::DataType(dtype); }
+    void SetDataType(ge::DataType d) { dtype = aclDataType(d); }
+    ge::Format GetViewFormat() const { return ge::Format(format); }
+    ge::Format GetStorageFormat() const { return ge::Format(storage_format < 0 ? int32_t(format) : storage_format); }
+    ge::Format GetOriginalFormat() const { return ge::Format(origin_format < 0 ? int32_t(format) : origin_format); }
+    void SetViewFormat(ge::Format f) { format = aclFormat(f); }
+    void SetStorageFormat(ge::Format f) { storage_format = int32_t(f); }
+    void SetOriginalFormat(ge::Format f) { origin_format = int32_t(f); }
+    int64_t GetViewOffset() const { return offset; }
+    void SetViewOffset(int64_t o) { offset = o; }
+    int64_t GetStorageOffset() const { return 0; }
+    int64_t Size() const {  // the view's element count
+        int64_t n = 1;
+        for (int64_t d : view_dims) n *= d;
+        return n;
+    }
+    int64_t Numel() const { return Size(); }
+    bool IsEmpty() const { return Size() == 0; }
+    void* GetData() const { return data ? static_cast<uint8_t*>(data) + offset * int64_t(aclDataTypeSize(dtype)) : nullptr; }
+    void* GetStorageAddr() const { return data; }
+    void SetStorageAddr(void* p) { data = p; }
+    bool IsFromWorkspace() const { return from_workspace; }
+    void SetFromWorkspace(bool w) { from_workspace = w; }
 };
 struct aclScalar {
     aclDataType dtype = ACL_DT_UNDEFINED;
     uint8_t bytes[16] = {};
     double ToDouble() const;  // the value, whatever its type
+    ge::DataType GetDataType() const { return ge::DataType(dtype); }
+    float ToFloat() const { return float(ToDouble()); }
+    int64_t ToInt64() const { return int64_t(ToDouble()); }
+    int32_t ToInt32() const { return int32_t(ToDouble()); }
+    bool ToBool() const { return ToDouble() != 0.0; }
+    template <class T>
+    T ToValue() const { return T(ToDouble()); }
+    const void* GetData() const { return bytes; }
 };
 struct aclIntArray {
     std::vector<int64_t> values;
+    uint64_t Size() const { return values.size(); }
+    const int64_t* GetData() const { return values.data(); }
+    const int64_t& operator[](size_t i) const { return values[i]; }
+    int64_t& operator[](size_t i) { return values[i]; }
 };
 struct aclFloatArray {
     std::vector<float> values;
+    uint64_t Size() const { return values.size(); }
+    const float* GetData() const { return values.data(); }
+    const float& operator[](size_t i) const { return values[i]; }
+    float& operator[](size_t i) { return values[i]; }
 };
 struct aclBoolArray {
     std::vector<bool> values;
+    uint64_t Size() const { return values.size(); }
+    bool operator[](size_t i) const { return values[i]; }
 };
 struct aclTensorList {
     std::vector<const aclTensor*> tensors;
+    uint64_t Size() const { return tensors.size(); }
+    const aclTensor* operator[](size_t i) const { return tensors[i]; }
 };
 struct aclScalarList {
     std::vector<const aclScalar*> scalars;
+    uint64_t Size() const { return scalars.size(); }
+    const aclScalar* operator[](size_t i) const { return scalars[i]; }
 };
 struct aclOpExecutor;  // the state one GetWorkspaceSize call hands to its launch (kgsim/aclnn_exec.h)
 

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,6 +31,43 @@ struct aclOpExecutor {
     size_t workspace = 0;
     std::vector<uint8_t> tiling;
     std::string error;
+
+    // An executor of an operator project's own aclnn layer, written on CANN's op-API framework
+    // (opdev/kgsim_opdev.h defines these): what its l0 calls queued in GetWorkspaceSize (the
+    // project's kernel launches, the built-in l0 ops), run in order by CommonOpExecutorRun; the
+    // objects it allocated, freed with it.
+    std::vector<std::function<void(void* workspace, uint64_t size)>> tasks;
+    std::vector<std::shared_ptr<void>> keep;
+    uint64_t opdev_workspace = 0;
+    inline aclTensor* AllocTensor(const gert::Shape& shape, ge::DataType dt, ge::Format format = ge::FORMAT_ND);
+    inline aclTensor* AllocTensor(const gert::Shape& storage, const gert::Shape& origin, ge::DataType dt,
+                                  ge::Format storage_format, ge::Format origin_format);
+    inline aclTensor* AllocTensor(ge::DataType dt, ge::Format storage_format, ge::Format origin_format);
+    inline aclTensor* AllocHostTensor(const gert::Shape& shape, ge::DataType dt, ge::Format format = ge::FORMAT_ND);
+    inline aclTensor* AllocHostTensor(const int64_t* value, uint64_t size, ge::DataType dt);
+    inline aclTensor* AllocHostTensor(const float* value, uint64_t size, ge::DataType dt);
+    inline aclTensor* AllocHostTensor(const int32_t* value, uint64_t size, ge::DataType dt);
+    inline aclTensor* AllocHostTensor(const bool* value, uint64_t size, ge::DataType dt);
+    inline aclTensor* AllocHostTensor(const double* value, uint64_t size, ge::DataType dt);
+    inline aclIntArray* AllocIntArray(const int64_t* value, uint64_t size);
+    inline aclFloatArray* AllocFloatArray(const float* value, uint64_t size);
+    inline aclBoolArray* AllocBoolArray(const bool* value, uint64_t size);
+    inline aclTensorList* AllocTensorList(const aclTensor* const* tensors, uint64_t size);
+    inline aclScalar* AllocScalar(const void* value, ge::DataType dt);
+    template <class T>
+    aclScalar* AllocScalar(T value);
+    inline aclTensor* ConvertToTensor(const aclScalar* s, ge::DataType dt);
+    inline aclTensor* ConvertToTensor(const aclIntArray* a, ge::DataType dt);
+    inline aclTensor* ConvertToTensor(const aclFloatArray* a, ge::DataType dt);
+    inline aclTensor* ConvertToTensor(const aclBoolArray* a, ge::DataType dt);
+    template <class T>
+    aclTensor* ConvertToTensor(const T* value, uint64_t size, ge::DataType dt);
+    inline aclTensor* CreateView(const aclTensor* t, const gert::Shape& shape, int64_t offset);
+    inline aclTensor* CreateView(const aclTensor* t, const gert::Shape& shape, const op::FVector<int64_t, 25>& strides,
+                                 int64_t offset);
+    inline uint64_t GetWorkspaceSize() const;
+    void AbandonCache(bool = false) {}
+    void SetRepeatable() {}
 };
 
 namespace kgsim_aclnn {

@@ -5,12 +5,10 @@
 #pragma once
 #include <cstdio>
 
-#define KGSIM_OP_LOG_ERROR(op_name, ...)                                          \
-    do {                                                                          \
-        std::fprintf(stderr, "[ERROR] %s: ", static_cast<const char*>(op_name)); \
-        std::fprintf(stderr, __VA_ARGS__);                                        \
-        std::fprintf(stderr, "\n");                                               \
-    } while (0)
+#include "opdev/kgsim_oplog.h"
+
+// (the first argument: an op's name, or an aclnn error code as CANN's op-API framework passes it)
+#define KGSIM_OP_LOG_ERROR(op_name, ...) ::kgsim_opdev::log_error(op_name, __VA_ARGS__)
 #define KGSIM_OP_LOG_OFF(...) \
     do {                      \
     } while (0)

@@ -246,6 +246,16 @@ def _classify(message: str) -> tuple[str, str]:
     return first[:240], "simulator"
 
 
+def _selected(name: str, only: str) -> bool:
+    only = only.rstrip("/")
+    return name == only or name.startswith(only + "/")
+
+
+def uses_opdev(project: Path) -> bool:
+    """Whether the project's op_host holds its own aclnn layer on CANN's op-API framework (opdev)."""
+    return any(p.startswith("op_host/") and _OPDEV.search(t) for p, t in _read_tree(project, "op_host").items())
+
+
 def triage(project: Path, corpus: Path) -> ProjectResult | None:
     """What the sources alone say, before any build: no runnable example, an example on other CANN
     libraries, a gen_data.py importing a package this machine lacks. None: the project must run."""
@@ -476,6 +486,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", required=True, help="a cann-ops checkout (its src/ holds the projects)")
     ap.add_argument("--only", nargs="*", default=None, help="projects (category/name) or categories to run")
+    ap.add_argument(
+        "--opdev",
+        action="store_true",
+        help="only the projects whose own aclnn layer is written on CANN's op-API framework (opdev)",
+    )
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per step of a project")
     ap.add_argument("--commit", default=None, help="the corpus commit to name (default: git rev-parse HEAD)")
     ap.add_argument("--json", default=None, help="write the results as JSON here")
@@ -515,7 +530,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     todo = projects(corpus)
     if a.only:
-        todo = [p for p in todo if any(str(p.relative_to(corpus / "src")).startswith(o) for o in a.only)]
+        # a project by its name exactly (math/pows is not math/pows_grad), or a whole category
+        todo = [p for p in todo if any(_selected(str(p.relative_to(corpus / "src")), o) for o in a.only)]
+    if a.opdev:
+        todo = [p for p in todo if uses_opdev(p)]
     earlier = (
         {d["project"]: ProjectResult(**d) for d in json.loads(Path(a.rerun_from).read_text())} if a.rerun_from else {}
     )

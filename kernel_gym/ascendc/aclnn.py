@@ -57,6 +57,8 @@ _DTYPE_EXIT = re.compile(r"\[kgsim:dtype_column ([-\d,]*)\]")
 # headers, and the aclnn entry points they define (``aclnnFooGetWorkspaceSize(...) {``)
 _OPDEV_INCLUDE = re.compile(r'#\s*include\s*[<"](opdev/|aclnnop/|aclnn_kernels/)')
 _DEFINED_API = re.compile(r"\b(aclnn\w+?)GetWorkspaceSize\s*\([^;{}]*\)\s*\{")
+# an include written relative to an example's directory: ``#include "../../op_host/x.h"`` (the ../ run)
+_UP_INCLUDE = re.compile(r'#\s*include\s*"((?:\.\./)+)')
 # the unit defining CANN's built-in l0 ops (Contiguous, Cast, ...), the same text for every project
 OPDEV_UNIT = "kgsim_opdev_builtins.cpp"
 
@@ -305,6 +307,87 @@ def static_meta(files: Mapping[str, str]) -> dict[str, Any] | None:
     return None
 
 
+# CANN's built-in l0 ops the stand-in defines (opdev/kgsim_opdev_builtins.h)
+_L0_BUILTINS = frozenset(
+    "Contiguous ViewCopy Cast CastOnlyForConvBackward Transpose Reshape TransData TransDataSpecial ReFormat "
+    "PickViewAsContiguous UnsqueezeNd SqueezeNd BroadcastTo Expand Fill ZerosLike OnesLike TensorMove Slice".split()
+)
+OPDEV_STUB_UNIT = "kgsim_opdev_l0_stubs.cpp"
+_L0_NAMESPACE = re.compile(r"\bnamespace\s+l0op\s*\{")
+_L0_DECL = re.compile(r"(?:^|;|\})\s*((?:const\s+)?[\w:<>]+(?:\s*<[^;{}()]*>)?[\s*&]+)(\w+)\s*\(([^;{}]*)\)\s*;")
+
+
+def _namespace_bodies(text: str, opening: re.Pattern[str]) -> list[str]:
+    """The texts inside each ``namespace l0op { ... }`` of a source."""
+    out = []
+    for m in opening.finditer(text):
+        depth, i = 1, m.end()
+        while i < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+        out.append(text[m.end() : i - 1])
+    return out
+
+
+def _strip_defaults(params: str) -> str:
+    """A parameter list without its default arguments (a definition may not repeat them)."""
+    parts, depth, cur = [], 0, ""
+    for ch in params:
+        depth += {"(": 1, "<": 1, ")": -1, ">": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    return ", ".join(p.split("=", 1)[0].strip() for p in parts if p.strip())
+
+
+def l0_stub_unit(files: Mapping[str, str]) -> str | None:
+    """A unit of weak stand-ins for the l0 ops a project declares in its op_host headers and neither
+    it nor the simulator defines: CANN's own kernels (ResizeBilinearV2, Mul, ...). An aclnn layer
+    often names one on a path its example does not take (another SoC, another dtype); the stand-in
+    logs that the op is not simulated and returns nothing, which the layer's own checks turn into
+    its error code. None: nothing to stand in for."""
+    from kernel_gym.native.cabi import strip_comments
+
+    texts = {p: strip_comments(t) for p, t in files.items() if p.startswith("op_host/")}
+    defined = {
+        name
+        for p, t in texts.items()
+        if p.endswith((".cpp", ".cc"))
+        for body in _namespace_bodies(t, _L0_NAMESPACE)
+        for name in re.findall(r"(\w+)\s*\([^;{}]*\)\s*(?:const\s*)?\{", body)
+    }
+    headers, stubs, seen = [], [], set()
+    for p, t in texts.items():
+        if not p.endswith((".h", ".hpp")):
+            continue
+        found = False
+        for body in _namespace_bodies(t, _L0_NAMESPACE):
+            for ret, name, params in _L0_DECL.findall(body):
+                if name in defined or name in _L0_BUILTINS or "operator" in name:
+                    continue
+                sig = f"{' '.join(ret.split())} {name}({_strip_defaults(params)})"
+                key = re.sub(r"\s+", "", re.sub(r"\b\w+\s*(?=[,)])", "", sig + ")"))
+                found = True
+                if key in seen:
+                    continue
+                seen.add(key)
+                stubs.append(
+                    f"__attribute__((weak)) {sig} {{\n"
+                    f"    ::kgsim_opdev::log_error(int64_t(ACLNN_ERR_INNER), \"l0op::{name}: CANN's built-in l0 op is "
+                    f"not simulated (the simulator runs the project's own kernel)\");\n"
+                    "    return {};\n}"
+                )
+        if found:
+            headers.append(p)
+    if not stubs:
+        return None
+    lines = ['#include "opdev/kgsim_opdev.h"', *(f'#include "proj/{h}"' for h in headers), "namespace l0op {"]
+    return "\n".join([*lines, *stubs, "}  // namespace l0op"]) + "\n"
+
+
 def opdev_registration(op_type: str, dtypes: Sequence[int] | None) -> str:
     """What the project's entry unit adds for its own aclnn layer (opdev/kgsim_opdev.h): the op type
     whose kernel ADD_TO_LAUNCHER_LIST_AICORE launches, with its OpDef, launch and (a DTYPE_<NAME>
@@ -329,10 +412,6 @@ class AclnnOp:
         self.soc = soc
         self.headers = dict(headers or {})  # include-path headers the build adds (the library's common/inc)
         self.project.note_include_headers(self.headers)
-        self.meta = self._meta()
-        # the op type as the OpDef registers it (OP_ADD inside a family's helper macro hides it from the text)
-        self.project.op_type = self.meta["op"]
-        self.header, _ = generate_aclnn(self.meta)
         from kernel_gym.native.cabi import strip_comments
 
         host = {
@@ -346,6 +425,10 @@ class AclnnOp:
         self.defined_apis = sorted(
             {a for p, t in host.items() if p.endswith((".cpp", ".cc")) for a in _DEFINED_API.findall(t)}
         )
+        self.meta = self._meta()
+        # the op type as the OpDef registers it (OP_ADD inside a family's helper macro hides it from the text)
+        self.project.op_type = self.meta["op"]
+        self.header, _ = generate_aclnn(self.meta)
 
     @property
     def generates_pair(self) -> bool:
@@ -353,7 +436,13 @@ class AclnnOp:
         return f"aclnn{self.meta['op']}" not in self.defined_apis
 
     def _host_unit(self) -> dict[str, str]:
-        return {**self.project.split_units({}, self.headers, with_kernel=False), **self.headers}
+        unit = {**self.project.split_units({}, self.headers, with_kernel=False), **self.headers}
+        if self.uses_opdev:  # the project's aclnn layer calls CANN's built-in l0 ops
+            unit[OPDEV_UNIT] = '#include "opdev/kgsim_opdev_builtins.h"\n'
+            stubs = l0_stub_unit(self.project.files)
+            if stubs:
+                unit[OPDEV_STUB_UNIT] = stubs
+        return unit
 
     def _meta(self) -> dict[str, Any]:
         found = static_meta(self.project.files)
@@ -415,6 +504,9 @@ class AclnnOp:
             unit_text = opdev_registration(self.meta["op"], dtypes)
             out["op_host_unit.cpp"] += unit_text
             out[OPDEV_UNIT] = '#include "opdev/kgsim_opdev_builtins.h"\n'
+            stubs = l0_stub_unit(self.project.files)
+            if stubs:
+                out[OPDEV_STUB_UNIT] = stubs
         # the project's own headers a main includes by name (its aclnn_<op>.h in op_host/)
         own_headers = {
             p.rsplit("/", 1)[-1]: t
@@ -423,7 +515,7 @@ class AclnnOp:
         }
         for main in main_files.values():
             for inc in re.findall(r'#\s*include\s*"([\w.]+)"', main):
-                if inc not in out and inc in own_headers and not self.generates_pair:
+                if inc not in out and inc in own_headers:
                     out[inc] = own_headers[inc]
         # a main may include the header under another spelling of the op's name
         for main in main_files.values():
@@ -431,6 +523,15 @@ class AclnnOp:
                 same = inc.replace("_", "") == aclnn_header_name(self.meta["op"]).replace("_", "")
                 if inc not in out and same and self.generates_pair:
                     out[inc] = self.header
+        # a main including the project's header by its path from the example's directory
+        # (``../../op_host/aclnn_pow.h``) sits that deep, under the project's op_host/ copies
+        depth = max((len(m) for t in main_files.values() for m in _UP_INCLUDE.findall(t)), default=0) // 3
+        if depth:
+            nest = "/".join(f"kgsim_example{k}" for k in range(depth)) + "/"
+            main_files = {nest + n: t for n, t in main_files.items()}
+            for p, t in self.project.files.items():
+                if p.startswith("op_host/") and p.endswith((".h", ".hpp")):
+                    out.setdefault(p, t)
         out.update(main_files)
         return out
 

@@ -64,6 +64,8 @@ inline size_t aclDataTypeSize(aclDataType t) {
 #endif
 #define ACL_ERROR_INVALID_PARAM 100000
 #define ACL_ERROR_BAD_ALLOC 200000
+#define ACL_ERROR_INTERNAL_ERROR 500000
+#define ACL_ERROR_FAILURE 500001
 
 typedef enum aclrtMemMallocPolicy {
     ACL_MEM_MALLOC_HUGE_FIRST = 0,

@@ -13,6 +13,10 @@
 #include "graph/types.h"
 
 typedef int32_t aclnnStatus;
+// the export attribute CANN's aclnn headers put on their entry points
+#ifndef ACLNN_API
+#define ACLNN_API __attribute__((visibility("default")))
+#endif
 #ifndef ACLNN_SUCCESS
 #define ACLNN_SUCCESS 0
 #endif

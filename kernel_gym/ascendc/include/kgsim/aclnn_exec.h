@@ -56,12 +56,12 @@ struct aclOpExecutor {
     inline aclScalar* AllocScalar(const void* value, ge::DataType dt);
     template <class T>
     aclScalar* AllocScalar(T value);
-    inline aclTensor* ConvertToTensor(const aclScalar* s, ge::DataType dt);
-    inline aclTensor* ConvertToTensor(const aclIntArray* a, ge::DataType dt);
-    inline aclTensor* ConvertToTensor(const aclFloatArray* a, ge::DataType dt);
-    inline aclTensor* ConvertToTensor(const aclBoolArray* a, ge::DataType dt);
+    inline const aclTensor* ConvertToTensor(const aclScalar* s, ge::DataType dt);
+    inline const aclTensor* ConvertToTensor(const aclIntArray* a, ge::DataType dt);
+    inline const aclTensor* ConvertToTensor(const aclFloatArray* a, ge::DataType dt);
+    inline const aclTensor* ConvertToTensor(const aclBoolArray* a, ge::DataType dt);
     template <class T>
-    aclTensor* ConvertToTensor(const T* value, uint64_t size, ge::DataType dt);
+    const aclTensor* ConvertToTensor(const T* value, uint64_t size, ge::DataType dt);
     inline aclTensor* CreateView(const aclTensor* t, const gert::Shape& shape, int64_t offset);
     inline aclTensor* CreateView(const aclTensor* t, const gert::Shape& shape, const op::FVector<int64_t, 25>& strides,
                                  int64_t offset);

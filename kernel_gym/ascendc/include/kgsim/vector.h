@@ -1070,6 +1070,10 @@ inline int64_t get_max_min_cnt(kgsim::Loc loc = kgsim::Loc::current()) { return 
 #ifndef ASSERT
 #define ASSERT(x)
 #endif
+// ASSERT_MSG(cond, "message"): the same debug-build check with a message; nothing in an NPU build
+#ifndef ASSERT_MSG
+#define ASSERT_MSG(x, ...)
+#endif
 // ASCENDC_ASSERT(cond, { KERNEL_LOG(KERNEL_ERROR, ...); }) and KERNEL_LOG are debug-build checks
 // and logs too (active with ASCENDC_CPU_DEBUG / ASCENDC_DEBUG only): nothing in an NPU build.
 #ifndef ASCENDC_ASSERT

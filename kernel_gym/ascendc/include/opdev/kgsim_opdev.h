@@ -34,6 +34,9 @@
 extern "C" void kgsim_eager_op(unsigned long long bytes);
 
 namespace op {
+// (code written `using namespace op;` names vector and string unqualified: CANN's headers bring them)
+using std::string;
+using std::vector;
 using DataType = ge::DataType;
 using Format = ge::Format;
 using Shape = gert::Shape;
@@ -548,24 +551,24 @@ aclScalar* aclOpExecutor::AllocScalar(T value) {
         return AllocScalar(&v, ge::DT_INT64);
     }
 }
-inline aclTensor* aclOpExecutor::ConvertToTensor(const aclScalar* s, ge::DataType dt) {
+inline const aclTensor* aclOpExecutor::ConvertToTensor(const aclScalar* s, ge::DataType dt) {
     if (!s) return nullptr;
     return kgsim_opdev::values_tensor(this, {s->ToDouble()}, dt, true);
 }
-inline aclTensor* aclOpExecutor::ConvertToTensor(const aclIntArray* a, ge::DataType dt) {
+inline const aclTensor* aclOpExecutor::ConvertToTensor(const aclIntArray* a, ge::DataType dt) {
     if (!a) return nullptr;
     return kgsim_opdev::values_tensor(this, std::vector<double>(a->values.begin(), a->values.end()), dt, false);
 }
-inline aclTensor* aclOpExecutor::ConvertToTensor(const aclFloatArray* a, ge::DataType dt) {
+inline const aclTensor* aclOpExecutor::ConvertToTensor(const aclFloatArray* a, ge::DataType dt) {
     if (!a) return nullptr;
     return kgsim_opdev::values_tensor(this, std::vector<double>(a->values.begin(), a->values.end()), dt, false);
 }
-inline aclTensor* aclOpExecutor::ConvertToTensor(const aclBoolArray* a, ge::DataType dt) {
+inline const aclTensor* aclOpExecutor::ConvertToTensor(const aclBoolArray* a, ge::DataType dt) {
     if (!a) return nullptr;
     return kgsim_opdev::values_tensor(this, std::vector<double>(a->values.begin(), a->values.end()), dt, false);
 }
 template <class T>
-aclTensor* aclOpExecutor::ConvertToTensor(const T* value, uint64_t size, ge::DataType dt) {
+const aclTensor* aclOpExecutor::ConvertToTensor(const T* value, uint64_t size, ge::DataType dt) {
     std::vector<double> v;
     for (uint64_t i = 0; value && i < size; ++i) v.push_back(double(value[i]));
     return kgsim_opdev::values_tensor(this, v, dt, false);

@@ -2,3 +2,20 @@
 // opdev/kgsim_opdev.h and defined (host functions on the GM tensors) in opdev/kgsim_opdev_builtins.h.
 #pragma once
 #include "opdev/kgsim_opdev.h"
+
+// The N and C dimensions of an op's input and output agree (the resize family's check): N is the
+// first dimension, C the second, or the last for a channel-last format (NHWC, NDHWC).
+inline bool CheckNCDimValid(const aclTensor* self, const aclTensor* out) {
+    if (!self || !out) return false;
+    auto a = self->GetViewShape(), b = out->GetViewShape();
+    if (a.GetDimNum() < 2 || a.GetDimNum() != b.GetDimNum()) return true;  // other checks report the rank
+    size_t c = (self->GetStorageFormat() == op::Format::FORMAT_NHWC || self->GetStorageFormat() == op::Format::FORMAT_NDHWC)
+                   ? a.GetDimNum() - 1
+                   : 1;
+    if (a.GetDim(0) != b.GetDim(0) || a.GetDim(c) != b.GetDim(c)) {
+        ::kgsim_opdev::log_error(int64_t(ACLNN_ERR_PARAM_INVALID), "the N and C dims of %s and %s should be the same.",
+                                 op::ToString(a).GetString(), op::ToString(b).GetString());
+        return false;
+    }
+    return true;
+}

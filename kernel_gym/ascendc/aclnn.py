@@ -432,11 +432,31 @@ class AclnnOp:
 
     @property
     def generates_pair(self) -> bool:
-        """Whether the aclnn pair of the op is generated (not when the project defines it itself)."""
-        return f"aclnn{self.meta['op']}" not in self.defined_apis
+        """Whether the aclnn pair of the op is generated: not when the project has an aclnn layer of
+        its own (whose header may bear the generated one's name: aclnn_upsample_bilinear2d_grad.h
+        declaring aclnnUpsampleBilinear2dBackwardV2)."""
+        return not self.defined_apis
+
+    def _level0_headers(self) -> dict[str, str]:
+        """An l0 header named by its place in CANN's package (`#include "level0/geglu_v2.h"`): the
+        project's own l0 header of that op (op_host/ge_glu_v2_l0.h)."""
+        out: dict[str, str] = {}
+        for text in self.project.files.values():
+            for inc, name in re.findall(r'#\s*include\s*"(level0/(\w+)\.h)"', text):
+                match = [
+                    p
+                    for p in self.project.files
+                    if p.startswith("op_host/")
+                    and p.endswith("_l0.h")
+                    and p.rsplit("/", 1)[-1][: -len("_l0.h")].replace("_", "") == name.replace("_", "")
+                ]
+                if match:
+                    out[inc] = f'#include "proj/{match[0]}"\n'
+        return out
 
     def _host_unit(self) -> dict[str, str]:
         unit = {**self.project.split_units({}, self.headers, with_kernel=False), **self.headers}
+        unit.update({k: v for k, v in self._level0_headers().items() if k not in unit})
         if self.uses_opdev:  # the project's aclnn layer calls CANN's built-in l0 ops
             unit[OPDEV_UNIT] = '#include "opdev/kgsim_opdev_builtins.h"\n'
             stubs = l0_stub_unit(self.project.files)
@@ -507,6 +527,8 @@ class AclnnOp:
             stubs = l0_stub_unit(self.project.files)
             if stubs:
                 out[OPDEV_STUB_UNIT] = stubs
+        for inc, text in self._level0_headers().items():
+            out.setdefault(inc, text)
         # the project's own headers a main includes by name (its aclnn_<op>.h in op_host/)
         own_headers = {
             p.rsplit("/", 1)[-1]: t

@@ -424,6 +424,16 @@ class ProjectSources:
             c for p in shared for c in re.findall(r"BEGIN_TILING_DATA_DEF\s*\(\s*(\w+)", (headers or {})[p])
         ]
         kern += [f"using ::optiling::{c};" for c in sorted({*self._tiling_classes, *shared_classes})]
+        # a tiling header of op_host/ that shares its name and include guard with a kernel header
+        # (ctc_loss_v3_grad.h in both): the kernel's own is still read, as its separate build reads it
+        host_headers = {p.rsplit("/", 1)[-1]: t for p, t in self.files.items() if p.startswith("op_host/")}
+        kernel_headers = {p.rsplit("/", 1)[-1] for p in self.files if "op_kernel/" in p and p.endswith((".h", ".hpp"))}
+        kern += [
+            f"#undef {g}"
+            for name in sorted(kernel_headers & host_headers.keys())
+            if f"proj/op_host/{name}" in tiling_headers
+            for g in _include_guards(host_headers[name])
+        ]
         dt_on, dt_off = dtype_code_macros(dtype_defs)
         kern += dt_on + [f"#define {k} {v}" for k, v in dtype_defs.items()]
         kern += [f'#include "proj/{p}.inc"' for p in self._kern] + dt_off

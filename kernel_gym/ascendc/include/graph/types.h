@@ -12,8 +12,8 @@ enum DataType : int32_t {
 enum Format : int32_t {
     FORMAT_NCHW = 0, FORMAT_NHWC = 1, FORMAT_ND = 2, FORMAT_NC1HWC0 = 3, FORMAT_FRACTAL_Z = 4,
     FORMAT_NC1HWC0_C04 = 12, FORMAT_FRACTAL_Z_C04 = 13, FORMAT_CHWN = 14, FORMAT_HWCN = 16,
-    FORMAT_FRACTAL_NZ = 29, FORMAT_NCDHW = 30, FORMAT_NDHWC = 27, FORMAT_NDC1HWC0 = 32, FORMAT_FRACTAL_Z_3D = 33,
-    FORMAT_NC = 35, FORMAT_RESERVED = 40, FORMAT_NCL = 47, FORMAT_MAX = 0xff
+    FORMAT_FRACTAL_NZ = 29, FORMAT_NCDHW = 30, FORMAT_DHWCN = 31, FORMAT_NDHWC = 27, FORMAT_NDC1HWC0 = 32, FORMAT_FRACTAL_Z_3D = 33,
+    FORMAT_CN = 34, FORMAT_NC = 35, FORMAT_DHWNC = 36, FORMAT_RESERVED = 40, FORMAT_NCL = 47, FORMAT_MAX = 0xff
 };
 // the primary format of a format value (its low byte; the higher bytes carry a sub-format and C0)
 inline int32_t GetPrimaryFormat(int32_t format) { return format & 0xff; }

@@ -19,3 +19,15 @@ inline bool CheckNCDimValid(const aclTensor* self, const aclTensor* out) {
     }
     return true;
 }
+
+// A reduction's result has the shape of the output it is copied to.
+inline bool CheckReduceOutShape(const aclTensor* result, const aclTensor* out) {
+    if (!result || !out) return false;
+    if (result->GetViewShape() != out->GetViewShape()) {
+        ::kgsim_opdev::log_error(int64_t(ACLNN_ERR_PARAM_INVALID), "the result's shape %s and out's shape %s differ.",
+                                 op::ToString(result->GetViewShape()).GetString(),
+                                 op::ToString(out->GetViewShape()).GetString());
+        return false;
+    }
+    return true;
+}

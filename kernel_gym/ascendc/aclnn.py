@@ -314,7 +314,8 @@ _L0_BUILTINS = frozenset(
 )
 OPDEV_STUB_UNIT = "kgsim_opdev_l0_stubs.cpp"
 _L0_NAMESPACE = re.compile(r"\bnamespace\s+l0op\s*\{")
-_L0_DECL = re.compile(r"(?:^|;|\})\s*((?:const\s+)?[\w:<>]+(?:\s*<[^;{}()]*>)?[\s*&]+)(\w+)\s*\(([^;{}]*)\)\s*;")
+_OP_NAMESPACE = re.compile(r"\bnamespace\s+op\s*\{")
+_L0_DECL = re.compile(r"(?:^|(?<=[;}]))\s*((?:const\s+)?[\w:<>]+(?:\s*<[^;{}()]*>)?[\s*&]+)(\w+)\s*\(([^;{}]*)\)\s*;")
 
 
 def _namespace_bodies(text: str, opening: re.Pattern[str]) -> list[str]:
@@ -359,14 +360,26 @@ def l0_stub_unit(files: Mapping[str, str]) -> str | None:
         for body in _namespace_bodies(t, _L0_NAMESPACE)
         for name in re.findall(r"(\w+)\s*\([^;{}]*\)\s*(?:const\s*)?\{", body)
     }
+    defined |= {
+        name
+        for p, t in texts.items()
+        if p.endswith((".cpp", ".cc"))
+        for body in _namespace_bodies(t, _OP_NAMESPACE)
+        for name in re.findall(r"(\w+)\s*\([^;{}]*\)\s*(?:const\s*)?\{", body)
+    }
     headers, stubs, seen = [], [], set()
     for p, t in texts.items():
         if not p.endswith((".h", ".hpp")):
             continue
         found = False
-        for body in _namespace_bodies(t, _L0_NAMESPACE):
+        # l0 ops, and the op:: tensor helpers of CANN's aclnn layer (ResizeFromND) that return a tensor
+        bodies = [("l0op", b) for b in _namespace_bodies(t, _L0_NAMESPACE)]
+        bodies += [("op", b) for b in _namespace_bodies(t, _OP_NAMESPACE)]
+        for ns, body in bodies:
             for ret, name, params in _L0_DECL.findall(body):
                 if name in defined or name in _L0_BUILTINS or "operator" in name:
+                    continue
+                if ns == "op" and "aclTensor" not in ret:
                     continue
                 sig = f"{' '.join(ret.split())} {name}({_strip_defaults(params)})"
                 key = re.sub(r"\s+", "", re.sub(r"\b\w+\s*(?=[,)])", "", sig + ")"))
@@ -375,17 +388,17 @@ def l0_stub_unit(files: Mapping[str, str]) -> str | None:
                     continue
                 seen.add(key)
                 stubs.append(
-                    f"__attribute__((weak)) {sig} {{\n"
-                    f"    ::kgsim_opdev::log_error(int64_t(ACLNN_ERR_INNER), \"l0op::{name}: CANN's built-in l0 op is "
+                    f"namespace {ns} {{\n__attribute__((weak)) {sig} {{\n"
+                    f"    ::kgsim_opdev::log_error(int64_t(ACLNN_ERR_INNER), \"{ns}::{name}: CANN's built-in l0 op is "
                     f"not simulated (the simulator runs the project's own kernel)\");\n"
-                    "    return {};\n}"
+                    "    return {};\n}\n}"
                 )
         if found:
             headers.append(p)
     if not stubs:
         return None
-    lines = ['#include "opdev/kgsim_opdev.h"', *(f'#include "proj/{h}"' for h in headers), "namespace l0op {"]
-    return "\n".join([*lines, *stubs, "}  // namespace l0op"]) + "\n"
+    lines = ['#include "opdev/kgsim_opdev.h"', *(f'#include "proj/{h}"' for h in headers)]
+    return "\n".join([*lines, *stubs]) + "\n"
 
 
 def opdev_registration(op_type: str, dtypes: Sequence[int] | None) -> str:

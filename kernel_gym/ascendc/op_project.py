@@ -99,6 +99,7 @@ def dtype_code_macros(dtype_defs: Mapping[str, str]) -> tuple[list[str], list[st
 
 
 _TILING_CAP = 64 * 1024
+_C_LIMIT_MACROS = ("INT_MAX", "INT_MIN", "UINT_MAX", "LONG_MAX", "LONG_MIN", "FLT_MAX", "FLT_MIN", "DBL_MAX")
 _MAX_DIMS = 25
 
 
@@ -433,6 +434,14 @@ class ProjectSources:
             for name in sorted(kernel_headers & host_headers.keys())
             if f"proj/op_host/{name}" in tiling_headers
             for g in _include_guards(host_headers[name])
+        ]
+        # a kernel defining a constant of a C library macro's name (`constexpr static int32_t INT_MAX = ...`):
+        # the NPU kernel build sees no <climits>; here the host headers before it define the macro
+        kernel_text = "\n".join(t for p, t in self.files.items() if "op_kernel/" in p)
+        kern += [
+            f"#undef {m}"
+            for m in _C_LIMIT_MACROS
+            if re.search(r"\b(?:constexpr|const)\b[^;=()]*\b" + m + r"\s*=", kernel_text)
         ]
         dt_on, dt_off = dtype_code_macros(dtype_defs)
         kern += dt_on + [f"#define {k} {v}" for k, v in dtype_defs.items()]

@@ -130,15 +130,6 @@ inline const PlatformInfo& GetCurrentPlatformInfo() {
     static PlatformInfo p;
     return p;
 }
-inline std::string ToString(SocVersion v) {
-    switch (v) {
-        case SocVersion::ASCEND910: return "Ascend910";
-        case SocVersion::ASCEND910B: return "Ascend910B";
-        case SocVersion::ASCEND910_93: return "Ascend910_93";
-        case SocVersion::ASCEND310P: return "Ascend310P";
-        default: return "unknown";
-    }
-}
 
 // ---- strings (CANN's ToString returns an AscendString: .GetString()) ---------------------------
 class KgsimString {
@@ -175,6 +166,15 @@ inline const char* kgsim_dtype_name(DataType d) {
     }
 }
 inline KgsimString ToString(DataType d) { return KgsimString(kgsim_dtype_name(d)); }
+inline KgsimString ToString(SocVersion v) {
+    switch (v) {
+        case SocVersion::ASCEND910: return KgsimString("Ascend910");
+        case SocVersion::ASCEND910B: return KgsimString("Ascend910B");
+        case SocVersion::ASCEND910_93: return KgsimString("Ascend910_93");
+        case SocVersion::ASCEND310P: return KgsimString("Ascend310P");
+        default: return KgsimString("unknown");
+    }
+}
 inline KgsimString ToString(Format f) {
     switch (int(f) & 0xff) {
         case ge::FORMAT_NCHW: return KgsimString("NCHW");
@@ -588,6 +588,13 @@ inline aclTensor* aclOpExecutor::CreateView(const aclTensor* t, const gert::Shap
     return v;
 }
 inline uint64_t aclOpExecutor::GetWorkspaceSize() const { return opdev_workspace; }
+
+namespace op {
+// A tensor of host values (AllocHostTensor, ConvertToTensor) copied to the device: here device
+// memory is host memory and those tensors already live in GM, so the tensor itself.
+inline const aclTensor* CopyToNpu(const aclTensor* t, aclOpExecutor* /*executor*/) { return t; }
+inline const aclTensor* CopyToNpuSync(const aclTensor* t, aclOpExecutor* /*executor*/) { return t; }
+}  // namespace op
 
 // CREATE_EXECUTOR(): the executor of one aclnn call, freed unless released to the caller.
 class UniqueExecutor {

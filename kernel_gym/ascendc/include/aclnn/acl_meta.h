@@ -51,35 +51,36 @@ template <class T, size_t N>
 class FVector;
 }
 struct aclTensor {
-    std::vector<int64_t> view_dims, strides, storage_dims;
-    int64_t offset = 0;  // in elements, as aclCreateTensor's offset
-    aclDataType dtype = ACL_DT_UNDEFINED;
-    aclFormat format = ACL_FORMAT_ND;
-    void* data = nullptr;
+    // (mutable: CANN's opdev setters are const members, called on `const aclTensor *`)
+    mutable std::vector<int64_t> view_dims, strides, storage_dims;
+    mutable int64_t offset = 0;  // in elements, as aclCreateTensor's offset
+    mutable aclDataType dtype = ACL_DT_UNDEFINED;
+    mutable aclFormat format = ACL_FORMAT_ND;
+    mutable void* data = nullptr;
     // (opdev) the original shape and formats, and whether the executor owns the memory
-    std::vector<int64_t> origin_dims;
-    bool has_origin = false;
-    int32_t storage_format = -1, origin_format = -1;  // -1: `format`
-    bool from_workspace = false;
+    mutable std::vector<int64_t> origin_dims;
+    mutable bool has_origin = false;
+    mutable int32_t storage_format = -1, origin_format = -1;  // -1: `format`
+    mutable bool from_workspace = false;
 
     inline gert::Shape GetViewShape() const;
     inline gert::Shape GetStorageShape() const;
     inline gert::Shape GetOriginalShape() const;
     inline op::FVector<int64_t, 25> GetViewStrides() const;
-    inline void SetViewShape(const gert::Shape& s);
-    inline void SetStorageShape(const gert::Shape& s);
-    inline void SetOriginalShape(const gert::Shape& s);
-    inline void SetViewStrides(const op::FVector<int64_t, 25>& s);
+    inline void SetViewShape(const gert::Shape& s) const;
+    inline void SetStorageShape(const gert::Shape& s) const;
+    inline void SetOriginalShape(const gert::Shape& s) const;
+    inline void SetViewStrides(const op::FVector<int64_t, 25>& s) const;
     ge::DataType GetDataType() const { return ge::DataType(dtype); }
-    void SetDataType(ge::DataType d) { dtype = aclDataType(d); }
+    void SetDataType(ge::DataType d) const { dtype = aclDataType(d); }
     ge::Format GetViewFormat() const { return ge::Format(format); }
     ge::Format GetStorageFormat() const { return ge::Format(storage_format < 0 ? int32_t(format) : storage_format); }
     ge::Format GetOriginalFormat() const { return ge::Format(origin_format < 0 ? int32_t(format) : origin_format); }
-    void SetViewFormat(ge::Format f) { format = aclFormat(f); }
-    void SetStorageFormat(ge::Format f) { storage_format = int32_t(f); }
-    void SetOriginalFormat(ge::Format f) { origin_format = int32_t(f); }
+    void SetViewFormat(ge::Format f) const { format = aclFormat(f); }
+    void SetStorageFormat(ge::Format f) const { storage_format = int32_t(f); }
+    void SetOriginalFormat(ge::Format f) const { origin_format = int32_t(f); }
     int64_t GetViewOffset() const { return offset; }
-    void SetViewOffset(int64_t o) { offset = o; }
+    void SetViewOffset(int64_t o) const { offset = o; }
     int64_t GetStorageOffset() const { return 0; }
     int64_t Size() const {  // the view's element count
         int64_t n = 1;
@@ -90,9 +91,9 @@ struct aclTensor {
     bool IsEmpty() const { return Size() == 0; }
     void* GetData() const { return data ? static_cast<uint8_t*>(data) + offset * int64_t(aclDataTypeSize(dtype)) : nullptr; }
     void* GetStorageAddr() const { return data; }
-    void SetStorageAddr(void* p) { data = p; }
+    void SetStorageAddr(void* p) const { data = p; }
     bool IsFromWorkspace() const { return from_workspace; }
-    void SetFromWorkspace(bool w) { from_workspace = w; }
+    void SetFromWorkspace(bool w) const { from_workspace = w; }
 };
 struct aclScalar {
     aclDataType dtype = ACL_DT_UNDEFINED;

@@ -15,6 +15,9 @@ enum Format : int32_t {
     FORMAT_FRACTAL_NZ = 29, FORMAT_NCDHW = 30, FORMAT_DHWCN = 31, FORMAT_NDHWC = 27, FORMAT_NDC1HWC0 = 32, FORMAT_FRACTAL_Z_3D = 33,
     FORMAT_CN = 34, FORMAT_NC = 35, FORMAT_DHWNC = 36, FORMAT_RESERVED = 40, FORMAT_NCL = 47, FORMAT_MAX = 0xff
 };
+// an unknown dimension and an unknown rank in a shape
+constexpr int64_t UNKNOWN_DIM = -1;
+constexpr int64_t UNKNOWN_DIM_NUM = -2;
 // the primary format of a format value (its low byte; the higher bytes carry a sub-format and C0)
 inline int32_t GetPrimaryFormat(int32_t format) { return format & 0xff; }
 inline int GetSizeByDataType(DataType dt) {

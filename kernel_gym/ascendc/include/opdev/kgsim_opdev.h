@@ -364,7 +364,7 @@ inline gert::Shape aclTensor::GetOriginalShape() const {
     return s;
 }
 inline op::FVector<int64_t, 25> aclTensor::GetViewStrides() const { return op::FVector<int64_t, 25>(strides); }
-inline void aclTensor::SetViewShape(const gert::Shape& s) {
+inline void aclTensor::SetViewShape(const gert::Shape& s) const {
     std::vector<int64_t> d;
     for (size_t i = 0; i < s.GetDimNum(); ++i) d.push_back(s.GetDim(i));
     bool same_rank = d.size() == view_dims.size();
@@ -374,16 +374,16 @@ inline void aclTensor::SetViewShape(const gert::Shape& s) {
         for (size_t k = d.size(); k-- > 1;) strides[k - 1] = strides[k] * d[k];
     }
 }
-inline void aclTensor::SetStorageShape(const gert::Shape& s) {
+inline void aclTensor::SetStorageShape(const gert::Shape& s) const {
     storage_dims.clear();
     for (size_t i = 0; i < s.GetDimNum(); ++i) storage_dims.push_back(s.GetDim(i));
 }
-inline void aclTensor::SetOriginalShape(const gert::Shape& s) {
+inline void aclTensor::SetOriginalShape(const gert::Shape& s) const {
     origin_dims.clear();
     for (size_t i = 0; i < s.GetDimNum(); ++i) origin_dims.push_back(s.GetDim(i));
     has_origin = true;
 }
-inline void aclTensor::SetViewStrides(const op::FVector<int64_t, 25>& s) { strides.assign(s.begin(), s.end()); }
+inline void aclTensor::SetViewStrides(const op::FVector<int64_t, 25>& s) const { strides.assign(s.begin(), s.end()); }
 
 namespace op {
 inline bool IsContiguous(const aclTensor* t) {
@@ -797,9 +797,10 @@ inline aclnnStatus CommonOpExecutorRun(void* workspace, uint64_t workspaceSize, 
     } while (0)
 
 // ---- dfx: the framework's tracing and profiling hooks (nothing to trace here) -----------------
-#define L2_DFX_PHASE_1(...) do { } while (0)
-#define L2_DFX_PHASE_2(...) do { } while (0)
-#define L0_DFX(...) do { } while (0)
+// (empty: written with and without a semicolon after them)
+#define L2_DFX_PHASE_1(...)
+#define L2_DFX_PHASE_2(...)
+#define L0_DFX(...)
 #define DFX_IN(...)
 #define DFX_OUT(...)
 #define OP_TYPE_REGISTER(type) [[maybe_unused]] static constexpr const char* kgsim_op_type_##type = #type

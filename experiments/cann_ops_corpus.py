@@ -501,6 +501,77 @@ def render(results: list[ProjectResult], commit: str, command: str, made_by: str
     return "\n".join(lines) + "\n"
 
 
+OPDEV_BEGIN = "<!-- opdev pass: begin (python -m experiments.cann_ops_corpus --opdev --merge-doc <json>) -->"
+OPDEV_END = "<!-- opdev pass: end -->"
+
+
+def _doc_rows(text: str) -> list[ProjectResult]:
+    """The rows of the doc's project table (the part before the catlass section)."""
+    head = text.split("<!-- catlass corpus: begin", 1)[0]
+    rows = []
+    for line in head.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and "/" in cells[0] and cells[1] in _STATUSES:
+            rows.append(ProjectResult(cells[0], cells[1], cells[2], cells[3]))
+    return rows
+
+
+_STATUSES = ("pass", "fail", "needs_cann_library", "needs_python_package", "no_example", "not_run")
+
+
+def render_opdev_section(results: list[ProjectResult], command: str, made_by: str) -> str:
+    """The section on the projects whose own aclnn layer is written on CANN's op-API framework."""
+    counts = Counter(r.status for r in results)
+    blockers = Counter(_no_paths(r.blocker).split(" (")[0] for r in results if r.status == "fail")
+    lines = [
+        OPDEV_BEGIN,
+        f"## CANN's op-API framework (opdev): the {len(results)} projects with their own aclnn layer",
+        "",
+        "Projects whose op_host holds their own aclnn layer (`aclnn_<op>.cpp` on l0 ops, `<op>_l0.cpp`",
+        "launching the kernel with `ADD_TO_LAUNCHER_LIST_AICORE`), built as written against the simulator's",
+        "stand-in of the framework (`include/opdev/kgsim_opdev.h`; docs/ascendc_simulator.md, \"A project's own",
+        'aclnn layer"). Until this pass they were classed `needs_cann_library` (out of scope).',
+        "",
+        f"Run: `{command}`",
+        "",
+        f"**{counts['pass']} of {counts['pass'] + counts['fail']} that run pass**; "
+        f"{counts['needs_python_package']} need a Python package this machine lacks for their `gen_data.py`.",
+        "",
+        *([f"**How these rows were made:** {made_by}", ""] if made_by else []),
+        "| blocker | projects |",
+        "|---|---|",
+        *[f"| {b.replace('|', '/')} | {n} |" for b, n in blockers.most_common()],
+        "",
+        "| project | status | blocker | owner |",
+        "|---|---|---|---|",
+    ]
+    for r in sorted(results, key=lambda r: r.project):
+        lines.append(f"| {r.project} | {r.status} | {_no_paths(r.blocker).replace('|', '/')} | {r.owner} |")
+    return "\n".join([*lines, OPDEV_END]) + "\n"
+
+
+def _kept_opdev() -> str:
+    """The doc's opdev section (with a leading blank line), for a writer regenerating the rest."""
+    text = DOC.read_text() if DOC.exists() else ""
+    if OPDEV_BEGIN not in text or OPDEV_END not in text:
+        return ""
+    return "\n" + text[text.index(OPDEV_BEGIN) : text.index(OPDEV_END) + len(OPDEV_END)] + "\n"
+
+
+def merge_doc(opdev: list[ProjectResult], commit: str, made_by: str, opdev_command: str) -> None:
+    """docs/ascendc_compat.md with the rows of an opdev pass merged into its project table (the
+    counts and blockers recomputed), the opdev section written, and everything from the catlass
+    section on kept as it is."""
+    text = DOC.read_text()
+    rows = {r.project: r for r in _doc_rows(text)}
+    for r in opdev:
+        rows[r.project] = r
+    cmd = "python -m experiments.cann_ops_corpus --corpus <cann-ops checkout> --commit <commit> --write-doc"
+    tail = text[text.index("<!-- catlass corpus: begin") :] if "<!-- catlass corpus: begin" in text else ""
+    section = render_opdev_section(opdev, opdev_command, made_by)
+    DOC.write_text(render(list(rows.values()), commit, cmd, made_by) + "\n" + section + "\n" + tail)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", required=True, help="a cann-ops checkout (its src/ holds the projects)")
@@ -530,12 +601,22 @@ def main(argv: list[str] | None = None) -> int:
         default="",
         help="with --write-doc or --render: a sentence on how the rows were made (the revision, the pass)",
     )
+    ap.add_argument(
+        "--merge-doc",
+        default=None,
+        help="a --json file of an --opdev pass: merge its rows into docs/ascendc_compat.md and write its section",
+    )
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--out", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.child:
         return _child(a.child, a.corpus, a.timeout, a.out)
     corpus = Path(a.corpus).resolve()
+    if a.merge_doc:
+        done = [ProjectResult(**d) for d in json.loads(Path(a.merge_doc).read_text())]
+        cmd = "python -m experiments.cann_ops_corpus --corpus <cann-ops checkout> --opdev --timeout 180 --json <file>"
+        merge_doc(done, _corpus_commit(corpus, a.commit), a.made_by, cmd)
+        return 0
     if a.render:  # the table from a --json file (projects it lacks are listed as not run)
         done = [ProjectResult(**d) for d in json.loads(Path(a.render).read_text())]
         have = {r.project for r in done}
@@ -545,7 +626,9 @@ def main(argv: list[str] | None = None) -> int:
                 early = triage(p, corpus) if a.triage_rest else None
                 done.append(early or ProjectResult(name, "not_run", "not run in this pass", ""))
         cmd = "python -m experiments.cann_ops_corpus --corpus <cann-ops checkout> --commit <commit> --write-doc"
-        DOC.write_text(render(done, _corpus_commit(corpus, a.commit), cmd, a.made_by) + kept_catlass_section(DOC))
+        DOC.write_text(
+            render(done, _corpus_commit(corpus, a.commit), cmd, a.made_by) + _kept_opdev() + kept_catlass_section(DOC)
+        )
         return 0
     todo = projects(corpus)
     if a.only:
@@ -575,7 +658,8 @@ def main(argv: list[str] | None = None) -> int:
         Path(a.json).write_text(json.dumps([asdict(r) for r in results], indent=1))
     if a.write_doc:
         cmd = "python -m experiments.cann_ops_corpus --corpus <cann-ops checkout> --commit <commit> --write-doc"
-        DOC.write_text(render(results, _corpus_commit(corpus, a.commit), cmd, a.made_by) + kept_catlass_section(DOC))
+        text = render(results, _corpus_commit(corpus, a.commit), cmd, a.made_by)
+        DOC.write_text(text + _kept_opdev() + kept_catlass_section(DOC))
     return 0
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernel_gym.ascendc.aclnn import AclnnOp, run_aclnn_example
+from kernel_gym.ascendc.aclnn import AclnnOp, l0_stub_unit, run_aclnn_example
 
 TILING_H = r"""
 #include "register/tilingdata_base.h"
@@ -293,3 +293,22 @@ def test_refused_dtype_returns_the_projects_error_code():
     assert "GetWorkspaceSize returned 161002" in run.stdout
     assert "DT_INT32" in run.stderr and "dtype support list" in run.stderr
     assert not run.launches
+
+
+def test_cann_own_l0_ops_get_weak_stand_ins():
+    """An l0 op the project declares in a header but neither it nor the simulator defines (one of
+    CANN's own kernels, on a path the example need not take) gets a weak stand-in that logs and
+    returns nothing; the project's own l0 op and the simulated built-ins get none."""
+    files = {
+        **PROJECT,
+        "op_host/mul_l0.h": "namespace l0op {\nconst aclTensor *Mul(const aclTensor *self,\n"
+        "    const aclTensor *other, aclOpExecutor *executor = nullptr);\n"
+        "const aclTensor *Cast(const aclTensor *x, op::DataType d, aclOpExecutor *executor);\n}\n",
+    }
+    unit = l0_stub_unit(files)
+    assert unit is not None
+    assert '#include "proj/op_host/mul_l0.h"' in unit
+    assert "__attribute__((weak)) const aclTensor * Mul(const aclTensor *self, const aclTensor *other, " in unit
+    assert "aclOpExecutor *executor) {" in unit  # the default argument is not repeated
+    assert "ScaleTwo(" not in unit and " Cast(" not in unit
+    assert l0_stub_unit(PROJECT) is None

@@ -462,8 +462,14 @@ def _no_paths(text: str) -> str:
     return re.sub(r"(?<![\w.])/(?:[\w.+-]+/)+", "", text).replace("|", "/")
 
 
-def render(results: list[ProjectResult], commit: str, command: str, made_by: str = "") -> str:
-    results = [ProjectResult(r.project, r.status, _no_paths(r.blocker), r.owner, r.seconds) for r in results]
+def render(
+    results: list[ProjectResult], commit: str, command: str, made_by: str = "", clean: frozenset[str] = frozenset()
+) -> str:
+    """The doc's tables; ``clean``: projects whose blocker is already as the doc prints it (no paths)."""
+    results = [
+        ProjectResult(r.project, r.status, r.blocker if r.project in clean else _no_paths(r.blocker), r.owner)
+        for r in results
+    ]
     counts = Counter(r.status for r in results)
     runnable = [r for r in results if r.status in ("pass", "fail")]
     passed = counts["pass"]
@@ -564,12 +570,13 @@ def merge_doc(opdev: list[ProjectResult], commit: str, made_by: str, opdev_comma
     section on kept as it is."""
     text = DOC.read_text()
     rows = {r.project: r for r in _doc_rows(text)}
+    clean = frozenset(rows) - {r.project for r in opdev}
     for r in opdev:
         rows[r.project] = r
     cmd = "python -m experiments.cann_ops_corpus --corpus <cann-ops checkout> --commit <commit> --write-doc"
     tail = text[text.index("<!-- catlass corpus: begin") :] if "<!-- catlass corpus: begin" in text else ""
     section = render_opdev_section(opdev, opdev_command, made_by)
-    DOC.write_text(render(list(rows.values()), commit, cmd, made_by) + "\n" + section + "\n" + tail)
+    DOC.write_text(render(list(rows.values()), commit, cmd, made_by, clean) + "\n" + section + "\n" + tail)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -541,7 +541,8 @@ def render_opdev_section(results: list[ProjectResult], command: str, made_by: st
         f"Run: `{command}`",
         "",
         f"**{counts['pass']} of {counts['pass'] + counts['fail']} that run pass**; "
-        f"{counts['needs_python_package']} need a Python package this machine lacks for their `gen_data.py`.",
+        f"{counts['needs_python_package']} need a Python package this machine lacks for their `gen_data.py`"
+        + (f"; {counts['not_run']} were not run in this pass (not_run)." if counts["not_run"] else "."),
         "",
         *([f"**How these rows were made:** {made_by}", ""] if made_by else []),
         "| blocker | projects |",

@@ -177,7 +177,8 @@ class SQLiteBackend:
             for up to 4 times this long before giving up.
 
     Before opening for writing, an existing file must start with the SQLite magic and (read
-    through an ``immutable=1`` read-only connection) have no tables or carry ``kg_meta`` with the
+    through an ``immutable=1`` read-only connection, or a plain read-only one that sees the WAL
+    when that reads as malformed) have no tables or carry ``kg_meta`` with the
     kernel-gym format marker; otherwise MemoryStoreError names the path and a remedy, and the
     file's bytes are untouched.
     """
@@ -222,29 +223,41 @@ class SQLiteBackend:
                 "the file is not a SQLite database (corrupt, or another kind of file)",
                 "Move it away or pass another path",
             )
-        uri = f"file:{quote(str(self.path.resolve()))}?mode=ro&immutable=1"
+        base = f"file:{quote(str(self.path.resolve()))}?mode=ro"
         try:
-            conn = sqlite3.connect(uri, uri=True, timeout=self.timeout)
+            tables = self._read_tables(base + "&immutable=1")
+        except sqlite3.DatabaseError:
+            # immutable=1 ignores the WAL and other processes' locks: while another process
+            # checkpoints a live store, the main file alone is torn (some pages new, some old) and
+            # reads as malformed. A plain read-only connection sees the committed state.
             try:
-                tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-                if tables and "kg_meta" in tables:
-                    fmt = conn.execute("SELECT value FROM kg_meta WHERE key = 'format'").fetchone()
-                    if not fmt or fmt[0] != FORMAT:
-                        tables.discard("kg_meta")
-                        tables.add("<kg_meta without the kernel-gym format marker>")
-            finally:
-                conn.close()
-        except sqlite3.DatabaseError as e:
-            raise self._error(
-                f"the SQLite database cannot be read ({e}); it is corrupt",
-                "Restore it from a backup or an export_jsonl dump, or pass another path",
-            ) from e
+                tables = self._read_tables(base)
+            except sqlite3.DatabaseError as e:
+                raise self._error(
+                    f"the SQLite database cannot be read ({e}); it is corrupt",
+                    "Restore it from a backup or an export_jsonl dump, or pass another path",
+                ) from e
         if tables and "kg_meta" not in tables:
             raise self._error(
                 f"this is a SQLite database of something else (tables: {', '.join(sorted(tables)[:8])}), "
                 "not a kernel-gym memory store",
                 "Pass the path of a memory store or of a new file",
             )
+
+    def _read_tables(self, uri: str) -> set[str]:
+        """The file's table names through a read-only connection; ``kg_meta`` without the format
+        marker is reported under another name."""
+        conn = sqlite3.connect(uri, uri=True, timeout=self.timeout)
+        try:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if tables and "kg_meta" in tables:
+                fmt = conn.execute("SELECT value FROM kg_meta WHERE key = 'format'").fetchone()
+                if not fmt or fmt[0] != FORMAT:
+                    tables.discard("kg_meta")
+                    tables.add("<kg_meta without the kernel-gym format marker>")
+            return tables
+        finally:
+            conn.close()
 
     def _open(self, create: bool, new_store_embedder: Embedder | None) -> None:
         if self.path.is_dir():

@@ -247,3 +247,28 @@ def test_read_only_store_path_gives_one_clear_error(tmp_path, existing):
     if existing:
         with MemoryStore(db) as s:
             assert [it.text for it in s.all()] == ["kept"]  # nothing lost
+
+
+def test_a_live_store_mid_checkpoint_is_not_called_corrupt(tmp_path):
+    """While another process checkpoints, the main file alone is torn: its first page already
+    new, the pages it names still only in the WAL. Opening the store then must see the committed
+    state through the WAL, not refuse the file as corrupt (a race four writers hit in CI)."""
+    import struct
+
+    path = tmp_path / "memory.db"
+    live = MemoryStore(path, save_index_on_close=False)  # keeps the WAL: nothing checkpointed yet
+    try:
+        live.add([MemoryItem(kind="trace", text=f"item {i}") for i in range(50)])
+        wal = (tmp_path / "memory.db-wal").read_bytes()
+        page_size = struct.unpack(">I", wal[8:12])[0]
+        newest_page_1 = None
+        for off in range(32, len(wal) - 24 - page_size + 1, 24 + page_size):
+            if struct.unpack(">I", wal[off : off + 4])[0] == 1:
+                newest_page_1 = wal[off + 24 : off + 24 + page_size]
+        assert newest_page_1 is not None
+        with open(path, "r+b") as fh:  # a checkpoint that has written page 1 and nothing else yet
+            fh.write(newest_page_1)
+        with MemoryStore(path, save_index_on_close=False) as other:
+            assert other.count() == 50
+    finally:
+        live.close()

@@ -162,6 +162,13 @@ def _common() -> dict[str, Const]:
             "fully associative (every one 0.16-0.78x) and 0.41 for 8 ways",
             "ways",
         ),
+        "scalar_gm_outstanding_misses": C(
+            1,
+            "assumed (line fills of the scalar data cache that overlap: those issued in one basic block, "
+            "before a branch that uses them, up to this many at a time; the scalar unit's miss handling "
+            "is not published)",
+            "fills",
+        ),
         "scalar_dcache_hit_cycles": C(
             4,
             "assumed (a scalar load or store that hits the core's data cache: a few cycles of the in-order "

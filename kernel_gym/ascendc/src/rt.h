@@ -30,7 +30,8 @@ constexpr uint32_t kLocalMemBytes = 1u << 20;
     X(bt_bytes) X(fb_bytes) X(cube_fp16_macs_per_cycle) X(cube_issue_cycles) X(l1_to_l0a_bytes_per_cycle)       \
     X(l1_to_l0b_bytes_per_cycle) X(mte1_latency_cycles) X(fix_bytes_per_cycle) X(fix_startup_cycles) X(mte1_issue_cycles) \
     X(scalar_dcache_bytes) X(scalar_dcache_line_bytes) X(scalar_dcache_ways) X(scalar_dcache_hit_cycles) \
-    X(mte2_unaligned_efficiency) X(gm_port_bytes_per_cycle) X(scalar_ub_store_load_cycles) X(overlap_norm)
+    X(mte2_unaligned_efficiency) X(gm_port_bytes_per_cycle) X(scalar_ub_store_load_cycles) X(overlap_norm) \
+    X(scalar_gm_outstanding_misses)
 
 struct Config {
 #define KGSIM_X(n) double n = 0;
@@ -193,6 +194,10 @@ struct BlockState {
     uint32_t dc_stamp[kDcacheSlots];
     uint32_t dc_epoch = 0, dc_fresh = 0;
     bool dc_counting = false;
+    // line fills in flight together (scalar_gm_cycles): the basic block (scalar.blocks) of the
+    // current group's first fill and the fills the group may still take
+    uint64_t miss_group_bb = ~uint64_t(0);
+    int miss_group_left = 0;
     // hot.api_calls when this block started (watchdog_calls is per block); kept with the block, as
     // hot.api_calls is, when it waits at SyncAll and another block runs
     uint64_t calls_base = 0;

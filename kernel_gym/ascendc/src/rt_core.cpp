@@ -43,6 +43,7 @@ struct MemInit {
         cfg.sync_check = 1; cfg.watchdog_calls = 1091 * 1.85e9; cfg.watchdog_s = 60; cfg.watchdog_cycles = 1091 * 1.85e9;
         cfg.race_check = 1; cfg.mte2_unaligned_efficiency = 0.7; cfg.gm_port_bytes_per_cycle = 32;
         cfg.scalar_ub_store_load_cycles = 8; cfg.overlap_norm = 8;
+        cfg.scalar_gm_outstanding_misses = 1;
         hot.scalar_ub_cycles = cfg.scalar_ub_access_cycles;
         hot.scalar_ub_store_load_cycles = cfg.scalar_ub_store_load_cycles;
         hot.scalar_gm_cycles = cfg.scalar_gm_access_cycles;

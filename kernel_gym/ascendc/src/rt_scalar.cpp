@@ -248,6 +248,7 @@ void dcache_reset() {
     std::memset(b.dc_index, 0, sizeof b.dc_index);
     std::memset(b.dc_stamp, 0, sizeof b.dc_stamp);
     b.dc_epoch = b.dc_fresh = 0, b.dc_counting = false;
+    b.miss_group_bb = ~uint64_t(0), b.miss_group_left = 0;
     const DcacheShape& g = dcache_shape();
     if (!g.on) return;
     for (uint64_t s = 0; s < g.sets; ++s) {  // each set's ways in a circle, all empty
@@ -283,6 +284,17 @@ double scalar_gm_cycles(uintptr_t a, size_t n) {
         index_insert(b, tag, victim);
         head = victim;  // the circle turns by one: the refilled way is the most recent
         if (b.dc_counting && b.dc_stamp[victim] != b.dc_epoch) b.dc_stamp[victim] = b.dc_epoch, ++b.dc_fresh;
+        // Misses in flight together: the in-order scalar unit waits for a load where its value is
+        // used, not where it is issued. A basic block's loads run up to its first use (a compare and
+        // branch ends the block), so line fills with no block boundary between them overlap, up to
+        // scalar_gm_outstanding_misses at a time: the first of a group pays the fill, the others
+        // their issue (a hit). A fill in another block starts a new group.
+        if (b.miss_group_left > 0 && b.miss_group_bb == scalar.blocks) {
+            --b.miss_group_left;
+            cycles += cfg.scalar_dcache_hit_cycles;
+            continue;
+        }
+        b.miss_group_bb = scalar.blocks, b.miss_group_left = int(cfg.scalar_gm_outstanding_misses) - 1;
         cycles += hot.scalar_gm_cycles;
     }
     return cycles;

@@ -476,6 +476,7 @@ def _run_one(spec: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
     }
     if opts.get("overrides"):
         load_opts["soc_overrides"] = opts["overrides"]
+        out["soc_overrides"] = dict(opts["overrides"])  # which model variant timed this row
     tb = time.monotonic()
     try:
         lib = asc.load_multikernelbench(files, opts.get("soc", DEFAULT_SOC), **load_opts)
@@ -1710,6 +1711,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--timeout-s", type=float, default=90.0, help="host seconds per kernel run")
     ap.add_argument("--budget-s", type=float, default=0.0, help="stop starting kernels after this many seconds")
     ap.add_argument("--soc", default=DEFAULT_SOC)
+    ap.add_argument(
+        "--soc-overrides",
+        type=Path,
+        default=None,
+        help="a flat {constant: value} JSON applied to every run of the run stage (a model variant "
+        "against the same kernels; the fit's own overrides still apply in verify)",
+    )
     ap.add_argument("--atol", type=float, default=1e-2)
     ap.add_argument("--rtol", type=float, default=1e-2)
     ap.add_argument("--inline", action="store_true", help="run kernels in this process (no child processes)")
@@ -1718,6 +1726,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--first", nargs="*", default=[], help="run these kernels (project names) before the others")
     ap.add_argument("--names", nargs="*", default=[], help="keep only these kernels (project names)")
     a = ap.parse_args(argv)
+    variant = _read_soc_overrides(a.soc_overrides, a.soc, ap) if a.soc_overrides is not None else {}
     stages = set(a.stages.split(","))
     specs = discover(a.data, a.categories)
     if a.names:
@@ -1749,6 +1758,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "budget_s": a.budget_s,
         "inline": a.inline,
     }
+    if variant:
+        opts["overrides"] = variant
     print(f"{len(specs)} kernels ({Counter(s.split for s in specs)})", flush=True)
     before = _read_jsonl(a.out / RESULTS_DEFAULT)
     if "run" in stages:
@@ -1789,6 +1800,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         write_report(a.report, before, after, fitinfo, cmd, [sp.name for sp in specs if sp.name not in done])
         print(f"report: {a.report}", flush=True)
     return 0
+
+
+def _read_soc_overrides(path: Path, soc: str, ap: argparse.ArgumentParser) -> dict[str, float]:
+    """``--soc-overrides``: a flat JSON object of known constants to numbers, else a usage error."""
+    from kernel_gym.ascendc.soc import get_profile
+
+    try:
+        raw = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        ap.error(f"--soc-overrides {path}: cannot read it as JSON ({e})")
+    known = dict(get_profile(soc))
+    if not isinstance(raw, dict) or not all(isinstance(v, (int, float)) for v in raw.values()):
+        ap.error(f"--soc-overrides {path}: expected a flat object {{constant: number}}")
+    unknown = sorted(set(raw) - set(known))
+    if unknown:
+        ap.error(f"--soc-overrides {path}: no constant {', '.join(unknown)} in the {soc} profile")
+    return {k: float(v) for k, v in raw.items()}
 
 
 def _interleave(specs: list[KernelSpec]) -> list[KernelSpec]:

@@ -572,3 +572,33 @@ def test_a_reference_with_a_large_intermediate_runs_on_batch_rows_in_turn(tmp_pa
     with torch.no_grad():
         C._reference_output(model, [x], largest)  # within the budget: one call, as before
     assert seen == [64]
+
+
+def test_soc_overrides_must_name_known_constants(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _dataset(tmp_path)
+    cases = {
+        "unknown.json": ('{"no_such_constant": 2}', "no constant no_such_constant"),
+        "nested.json": ('{"scalar_block_cycles": {"value": 2}}', "flat object"),
+        "broken.json": ("{", "cannot read it as JSON"),
+    }
+    for name, (text, said) in cases.items():
+        (tmp_path / name).write_text(text)
+        with pytest.raises(SystemExit) as e:
+            C.main(["--data", str(tmp_path), "--out", str(tmp_path / "out"), "--soc-overrides", str(tmp_path / name)])
+        assert e.value.code == 2 and said in capsys.readouterr().err, name
+    assert not (tmp_path / "out").exists()  # refused before anything ran
+
+
+@pytest.mark.slow  # builds and simulates one operator project, twice
+def test_soc_overrides_time_every_row_with_the_variant_and_say_so(tmp_path: Path) -> None:
+    _dataset(tmp_path, _KERNELS[:1])
+    variant = tmp_path / "variant.json"
+    variant.write_text('{"launch_base_s": 0.001}')  # a millisecond per launch: far over the kernel's own time
+    args = ["--data", str(tmp_path), "--inline", "--stages", "run"]
+    assert C.main([*args, "--out", str(tmp_path / "a")]) == 0
+    assert C.main([*args, "--out", str(tmp_path / "b"), "--soc-overrides", str(variant)]) == 0
+    [plain] = C._read_jsonl(tmp_path / "a" / C.RESULTS_DEFAULT)
+    [varied] = C._read_jsonl(tmp_path / "b" / C.RESULTS_DEFAULT)
+    assert plain["status"] == varied["status"] == "ok"
+    assert "soc_overrides" not in plain and varied["soc_overrides"] == {"launch_base_s": 0.001}
+    assert varied["simulated_s"] >= 0.001 > plain["simulated_s"]

@@ -20,6 +20,10 @@ Stages (all by default, each reusing what earlier runs left in ``--out``):
 ``report``  the fidelity report (``--report docs/timing_fidelity.md``).
 
     python -m experiments.calibrate_timing --data <EvoKernel dir> --out <dir> --report docs/timing_fidelity.md
+
+A model variant (a constant changed, e.g. a candidate value before it becomes the default) runs on the
+same kernels with ``--soc-overrides variant.json`` (a flat ``{constant: value}`` file, applied in the run
+stage and recorded in every row); compare its rows with the default run's, fit split first.
 """
 
 from __future__ import annotations

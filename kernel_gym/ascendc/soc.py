@@ -166,7 +166,7 @@ def _common() -> dict[str, Const]:
             1,
             "assumed (line fills of the scalar data cache that overlap: those issued in one basic block, "
             "before a branch that uses them, up to this many at a time; the scalar unit's miss handling "
-            "is not published)",
+            "is not published; 2 made the fit split worse: docs/timing_fidelity.md)",
             "fills",
         ),
         "scalar_dcache_hit_cycles": C(

@@ -177,8 +177,8 @@ class SQLiteBackend:
             for up to 4 times this long before giving up.
 
     Before opening for writing, an existing file must start with the SQLite magic and (read
-    through an ``immutable=1`` read-only connection, or a plain read-only one that sees the WAL
-    when that reads as malformed) have no tables or carry ``kg_meta`` with the
+    through an ``immutable=1`` read-only connection, confirmed by a plain read-only one that sees
+    the WAL before anything is refused) have no tables or carry ``kg_meta`` with the
     kernel-gym format marker; otherwise MemoryStoreError names the path and a remedy, and the
     file's bytes are untouched.
     """
@@ -225,11 +225,14 @@ class SQLiteBackend:
             )
         base = f"file:{quote(str(self.path.resolve()))}?mode=ro"
         try:
-            tables = self._read_tables(base + "&immutable=1")
+            tables: set[str] | None = self._read_tables(base + "&immutable=1")
         except sqlite3.DatabaseError:
+            tables = None
+        if tables is None or (tables and "kg_meta" not in tables):
             # immutable=1 ignores the WAL and other processes' locks: while another process
             # checkpoints a live store, the main file alone is torn (some pages new, some old) and
-            # reads as malformed. A plain read-only connection sees the committed state.
+            # reads as malformed or as something else. A plain read-only connection sees the
+            # committed state; only its verdict refuses the file.
             try:
                 tables = self._read_tables(base)
             except sqlite3.DatabaseError as e:

@@ -70,10 +70,10 @@ def _scalar_cycles(mod, mode: int) -> float:
     return mod.last_run.per_pipe_busy["S"]
 
 
-def test_the_constant_is_an_assumed_profile_constant() -> None:
+def test_the_constant_is_a_fitted_profile_constant() -> None:
     profile = asc.SOC_PROFILES["Ascend910B2"]
     assert WAIT > 0
-    assert "assumed" in profile.source("scalar_ub_store_load_cycles")
+    assert "fitted" in profile.source("scalar_ub_store_load_cycles")
 
 
 @pytest.mark.parametrize("mode", [0, 1], ids=["operator()", "GetValue/SetValue"])

@@ -42,7 +42,7 @@ struct MemInit {
         cfg.dma_burst_cycles = 2; cfg.launch_base_s = 3e-6; cfg.launch_per_core_s = 3e-8; cfg.align_strict = 0;
         cfg.sync_check = 1; cfg.watchdog_calls = 1091 * 1.85e9; cfg.watchdog_s = 60; cfg.watchdog_cycles = 1091 * 1.85e9;
         cfg.race_check = 1; cfg.mte2_unaligned_efficiency = 0.7; cfg.gm_port_bytes_per_cycle = 32;
-        cfg.scalar_ub_store_load_cycles = 8; cfg.overlap_norm = 8;
+        cfg.scalar_ub_store_load_cycles = 24; cfg.overlap_norm = 8;
         cfg.scalar_gm_outstanding_misses = 1;
         hot.scalar_ub_cycles = cfg.scalar_ub_access_cycles;
         hot.scalar_ub_store_load_cycles = cfg.scalar_ub_store_load_cycles;

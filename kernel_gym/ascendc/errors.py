@@ -48,6 +48,7 @@ __all__ = [
     "UnsupportedAPI",
     "RuntimeUnsupportedDtype",
     "KernelAssert",
+    "KernelTrap",
     "KernelException",
     "HostException",
 ]
@@ -177,6 +178,8 @@ RuntimeUnsupportedDtype = _fault(
     "A data type/mode combination not supported on the SoC, detected at run time.",
 )
 KernelAssert = _fault("KernelAssert", "kernel_assert", "ASSERT(...) failed in the kernel.")
+# AscendC::Trap() aborts the AI Core; CANN's CPU debug build treats it as a failed assert, hence the base.
+KernelTrap = _fault("KernelTrap", "kernel_trap", "The kernel called AscendC::Trap().", KernelAssert, "kernel_assert")
 KernelException = _fault("KernelException", "kernel_exception", "The kernel threw a C++ exception.")
 HostException = _fault("HostException", "host_exception", "The host function threw a C++ exception.")
 
@@ -214,6 +217,7 @@ FAULT_CLASSES: dict[str, type[AscendCFault]] = {
         UnsupportedAPI,
         RuntimeUnsupportedDtype,
         KernelAssert,
+        KernelTrap,
         KernelException,
         HostException,
     )

@@ -1180,6 +1180,14 @@ void kernel_assert_fail(const char* expr, const Loc& loc) {
     fault("kernel_assert", loc, "assertion failed in the kernel: %s", expr);
 }
 
+// AscendC::Trap(): on the NPU the AI Core stops the kernel there (an AI Core exception the host sees at
+// the next synchronisation); CANN's CPU debug build treats it as a failed assert. Here the block ends
+// with a kernel_trap fault, as a failed assert does.
+void kernel_trap(const Loc& loc) {
+    check_in_launch(loc, "Trap");
+    fault("kernel_trap", loc, "Trap() called: the kernel stops here (AscendC::Trap aborts the AI Core)");
+}
+
 // ---- launches --------------------------------------------------------------------------------
 bool launch_begin(const char* name, int64_t nb, const char* file, int line) {
     if (rt.faulted) return false;

@@ -344,6 +344,7 @@ void group_barrier_arrive(uintptr_t ws, uint32_t arrive_size, uint32_t wait_size
 void group_barrier_wait(uintptr_t ws, uint32_t arrive_size, uint32_t wait_size, uint32_t index, const Loc& loc);
 void kernel_printf(const char* fmt, ...);
 void kernel_assert_fail(const char* expr, const Loc& loc);
+[[noreturn]] void kernel_trap(const Loc& loc);  // AscendC::Trap (tensor.h)
 double get_system_cycle();
 
 // data movement

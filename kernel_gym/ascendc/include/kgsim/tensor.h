@@ -13,6 +13,12 @@ inline int64_t GetSubBlockNum() { return kgsim::hot.sub_block_num; }
 inline int64_t GetTaskRatio() { return kgsim::hot.task_ratio; }
 inline int64_t GetTaskRation() { return kgsim::hot.task_ratio; }
 inline int64_t GetSystemCycle() { return static_cast<int64_t>(kgsim::get_system_cycle()); }
+// GetDataBlockSizeInBytes: the bytes of one DataBlock, the unit of a vector instruction's block and
+// repeat strides (8 of them per 256-byte repeat): 32 on every SoC the simulator models.
+constexpr int16_t GetDataBlockSizeInBytes() { return static_cast<int16_t>(ONE_BLK_SIZE); }
+// Trap(): stops the kernel where it is called (the NPU aborts the AI Core; the launch ends with an AI
+// Core exception). The simulator ends the launch with a kernel_trap fault (KernelTrap, a KernelAssert).
+[[noreturn]] inline void Trap(kgsim::Loc loc = kgsim::Loc::current()) { kgsim::kernel_trap(loc); }
 }  // namespace AscendC
 // The compiler's own intrinsics under those APIs (global names, as bisheng declares them): the
 // AI Core's index and count; an AIV of a mixed launch shares its AI Core's index, and its

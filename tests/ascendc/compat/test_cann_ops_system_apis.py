@@ -1,0 +1,164 @@
+"""System and debug APIs and headers the cann-ops kernels use, written here from the Ascend C API
+documentation, never from an op's code: GetDataBlockSizeInBytes (the bytes of one DataBlock, a
+constexpr int16_t, by which kernels size masks and repeats), Trap (the kernel stops where it is
+called: a kernel_trap fault, KernelTrap, which is a KernelAssert as CANN's CPU build treats it),
+and the headers kernel_operator_intf.h (the gathered interface headers) and kernel_type.h (the data
+type and format codes as macros of ge's numbering)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import kernel_gym.ascendc as asc
+
+FILE = "system_apis.cpp"
+
+SOURCE = r"""
+#include "kernel_operator.h"
+#include "kernel_operator_intf.h"
+#include "kernel_type.h"
+using namespace AscendC;
+
+static_assert(GetDataBlockSizeInBytes() == 32, "a DataBlock is 32 bytes");
+static_assert(std::is_same_v<decltype(GetDataBlockSizeInBytes()), int16_t>, "int16_t, as documented");
+#if DT_BF16 != 27 || FORMAT_NCDHW != 30
+#error "kernel_type.h codes are ge's"
+#endif
+
+// y = x + x over n floats, the mask and repeat count computed from GetDataBlockSizeInBytes as the
+// documentation's example does; y[n] = the DataBlock size itself
+extern "C" __global__ __aicore__ void add_by_block_size(GM_ADDR x, GM_ADDR y, int32_t n)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    GlobalTensor<float> xg, yg;
+    xg.SetGlobalBuffer((__gm__ float*)x, n);
+    yg.SetGlobalBuffer((__gm__ float*)y, n + 8);
+    pipe.InitBuffer(buf, 2 * n * sizeof(float) + 32);
+    LocalTensor<float> a = buf.Get<float>();
+    LocalTensor<float> c = a[n];
+    int16_t dataBlockSize = GetDataBlockSizeInBytes();
+    uint64_t mask = 8 * dataBlockSize / sizeof(float);
+    uint8_t repeat = n / mask;
+    DataCopy(a, xg, n);
+    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    Add(c, a, a, mask, repeat, {1, 1, 1, 8, 8, 8});
+    Duplicate(c[n], float(dataBlockSize), 8);
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    DataCopy(yg, c, n + 8);
+}
+extern "C" void run_add_by_block_size(uint8_t* x, uint8_t* y, int32_t n)
+{
+    add_by_block_size<<<1, nullptr, nullptr>>>(x, y, n);
+}
+
+// each block stores 1 at y[8 * block]; the block `trap_block` then calls Trap(); every block that
+// goes on stores 2 at y[8 * block + 1]
+extern "C" __global__ __aicore__ void trap_when(GM_ADDR y, int32_t trap_block)
+{
+    __gm__ int32_t* out = (__gm__ int32_t*)y + 8 * GetBlockIdx();
+    out[0] = 1;
+    if (GetBlockIdx() == trap_block) {
+        Trap();  // marker: trap
+    }
+    out[1] = 2;
+}
+extern "C" void run_trap_when(uint8_t* y, int32_t blocks, int32_t trap_block)
+{
+    trap_when<<<blocks, nullptr, nullptr>>>(y, trap_block);
+}
+
+// the codes of kernel_type.h in C++: DT_FLOAT16, DT_INT64, FORMAT_ND, FORMAT_NDC1HWC0, and ge's
+// enumerators of the same names, still usable qualified
+extern "C" void kernel_type_codes(uint8_t* y)
+{
+    int32_t* out = (int32_t*)y;
+    out[0] = DT_FLOAT16;
+    out[1] = DT_INT64;
+    out[2] = FORMAT_ND;
+    out[3] = FORMAT_NDC1HWC0;
+    out[4] = int32_t(ge::GetSizeByDataType(static_cast<ge::DataType>(DT_INT64)));
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def mod():
+    return asc.load(SOURCE, name=FILE)
+
+
+def _line(marker: str) -> int:
+    return next(i for i, t in enumerate(SOURCE.splitlines(), 1) if f"marker: {marker}" in t)
+
+
+def test_get_data_block_size_in_bytes_sizes_the_mask_and_repeat(mod):
+    n = 256
+    x = torch.arange(n, dtype=torch.float32)
+    y = torch.full((n + 8,), -1.0)
+    mod.run_add_by_block_size(x, y, n)
+    assert torch.equal(y[:n], 2 * x)
+    assert torch.equal(y[n:], torch.full((8,), 32.0))
+
+
+def test_trap_not_reached_lets_the_kernel_finish(mod):
+    y = torch.zeros(16, dtype=torch.int32)
+    mod.run_trap_when(y, 2, -1)
+    assert y[[0, 1, 8, 9]].tolist() == [1, 2, 1, 2]
+
+
+def test_trap_stops_the_kernel_with_a_kernel_trap_fault(mod):
+    y = torch.zeros(8, dtype=torch.int32)
+    with pytest.raises(asc.KernelTrap) as info:
+        mod.run_trap_when(y, 1, 0)
+    err = info.value
+    assert isinstance(err, asc.KernelAssert)  # CANN's CPU build treats Trap as a failed assert
+    assert err.error_class == "kernel_trap" and err.category == "kernel_assert"
+    assert (err.file, err.line) == (FILE, _line("trap")), str(err)
+    assert err.block == 0
+    assert mod.last_run.faults[0]["error_class"] == "kernel_trap"
+    assert asc.FAULT_CLASSES["kernel_trap"] is asc.KernelTrap
+    # the block stopped at the Trap: its store before it stands, the one after it never ran
+    assert y[:2].tolist() == [1, 0]
+
+
+def test_kernel_type_codes_are_ge_numbering(mod):
+    out = torch.zeros(5, dtype=torch.int32)
+    mod.kernel_type_codes(out)
+    assert out.tolist() == [1, 9, 2, 32, 8]
+
+
+# kernel_type.h in an operator project's DTYPE_ kernel, where the loader defines the DT_* codes
+# before the kernel: the header's definitions are the same macros; the kernel compares the codes in
+# the preprocessor and in C++ (conv3d_backprop's GetFormat(int format) form)
+KERNEL_TYPE_DTYPE_KERNEL = r"""
+#include "kernel_operator.h"
+#include "kernel_operator_intf.h"
+#include "kernel_type.h"
+__aicore__ inline constexpr int32_t FormatRank(int format)
+{
+    return format == FORMAT_NCDHW ? 5 : format == FORMAT_ND ? 1 : 0;
+}
+extern "C" __global__ __aicore__ void which(GM_ADDR x, GM_ADDR code, GM_ADDR workspace, GM_ADDR tiling) {
+    GET_TILING_DATA(t, tiling);
+    AscendC::GlobalTensor<int32_t> out;
+    out.SetGlobalBuffer((__gm__ int32_t*)code, t.n);
+#if ORIG_DTYPE_X == DT_FLOAT16
+    out.SetValue(0, 16);
+#else
+    out.SetValue(0, -1);
+#endif
+    out.SetValue(1, FormatRank(FORMAT_NCDHW));
+    out.SetValue(2, DT_BF16);
+}
+"""
+
+
+def test_kernel_type_in_a_dtype_kernel_of_an_operator_project():
+    from tests.ascendc.compat.test_cann_ops_runtime import DTYPE_HOST
+
+    op = asc.load_op_project({"op_host/which.cpp": DTYPE_HOST, "op_kernel/which.cpp": KERNEL_TYPE_DTYPE_KERNEL})
+    code = op(torch.zeros(8, dtype=torch.float16))
+    assert code[:3].tolist() == [16, 5, 27]

@@ -162,3 +162,54 @@ def test_kernel_type_in_a_dtype_kernel_of_an_operator_project():
     op = asc.load_op_project({"op_host/which.cpp": DTYPE_HOST, "op_kernel/which.cpp": KERNEL_TYPE_DTYPE_KERNEL})
     code = op(torch.zeros(8, dtype=torch.float16))
     assert code[:3].tolist() == [16, 5, 27]
+
+
+# AscendC::Ceil(a, b), a plain uint32_t function, called unqualified under `using namespace AscendC`
+# on other integer types as CANN's own kernels do; a kernel's own Ceil template that matches exactly
+# still wins (no ambiguity), and the vector Ceil keeps its LocalTensor calls
+CEIL_SOURCE = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+static_assert(ConstCeil(10, 4) == 3, "ConstCeil is constexpr");
+namespace own {
+template <typename T> __aicore__ inline T Ceil(T a, T b) { return a / b + 100; }  // marks the kernel's own
+}
+extern "C" __global__ __aicore__ void ceil_forms(GM_ADDR x, GM_ADDR y, GM_ADDR z)
+{
+    __gm__ int64_t* out = (__gm__ int64_t*)z;
+    int64_t rows = 10, per = 4;
+    out[0] = Ceil(rows, per);                    // AscendC's, through uint32_t: 3
+    out[1] = Ceil(uint8_t(12), 4ul);             // 3
+    {
+        using namespace own;
+        out[2] = Ceil(rows, per);                // the kernel's own template is preferred: 102
+    }
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 2 * 64 * sizeof(float));
+    LocalTensor<float> a = buf.Get<float>(), b = a[64];
+    GlobalTensor<float> xg, yg;
+    xg.SetGlobalBuffer((__gm__ float*)x, 64);
+    yg.SetGlobalBuffer((__gm__ float*)y, 64);
+    DataCopy(a, xg, 64);
+    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    Ceil(b, a, 64);                              // the vector Ceil
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    DataCopy(yg, b, 64);
+}
+extern "C" void run_ceil_forms(uint8_t* x, uint8_t* y, uint8_t* z)
+{
+    ceil_forms<<<1, nullptr, nullptr>>>(x, y, z);
+}
+"""
+
+
+def test_integer_ceil_of_ascendc_beside_a_kernels_own_and_the_vector_ceil():
+    m = asc.load(CEIL_SOURCE, name="ceil_forms.cpp")
+    x = torch.linspace(-3.7, 3.7, 64)
+    y, z = torch.zeros(64), torch.zeros(3, dtype=torch.int64)
+    m.run_ceil_forms(x, y, z)
+    assert z.tolist() == [3, 3, 102]
+    assert torch.equal(y, torch.ceil(x))

@@ -60,6 +60,11 @@ template <class T, class U, class... NotCanns>
 constexpr auto CeilDiv(T a, U b, NotCanns...) { return (a + b - 1) / b; }
 template <class T, class U, class... NotCanns>
 constexpr auto CeilAlign(T a, U b, NotCanns...) { return (a + b - 1) / b * b; }
+// Ceil(a, b) likewise: a plain uint32_t function beside DivCeil in CANN's kernel headers, which
+// CANN's own kernels call unqualified under `using namespace AscendC` on any integers (cann-ops
+// adaptive_max_pool3d, group_quant); ConstCeil is its constexpr twin.
+inline uint32_t Ceil(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+constexpr uint32_t ConstCeil(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 
 // ---- unary advanced math: F(dst, src, [sharedTmpBuffer,] [calCount]) ------------------------
 #define KGSIM_ADV_UNARY(NAME, FN, TPARAMS, ...)                                                                     \

@@ -213,3 +213,48 @@ def test_integer_ceil_of_ascendc_beside_a_kernels_own_and_the_vector_ceil():
     m.run_ceil_forms(x, y, z)
     assert z.tolist() == [3, 3, 102]
     assert torch.equal(y, torch.ceil(x))
+
+
+# SetAtomicAdd<T> with a type Atlas A2 has no atomic for (uint8_t) compiles, as asc-devkit's run-time
+# type assert lets it, so a kernel can keep such a branch for a dtype the example does not run; taking
+# the branch is an unsupported_dtype fault at the call
+ATOMIC_SOURCE = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void atomic_by_type(GM_ADDR x, GM_ADDR y, int32_t n, int32_t use_u8)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, n * sizeof(float));
+    LocalTensor<float> t = buf.Get<float>();
+    GlobalTensor<float> xg, yg;
+    xg.SetGlobalBuffer((__gm__ float*)x, n);
+    yg.SetGlobalBuffer((__gm__ float*)y, n);
+    DataCopy(t, xg, n);
+    SetFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+    if (use_u8) {
+        SetAtomicAdd<uint8_t>();  // marker: u8
+    } else {
+        SetAtomicAdd<float>();
+    }
+    DataCopy(yg, t, n);
+    SetAtomicNone();
+}
+extern "C" void run_atomic_by_type(uint8_t* x, uint8_t* y, int32_t n, int32_t use_u8)
+{
+    atomic_by_type<<<2, nullptr, nullptr>>>(x, y, n, use_u8);
+}
+"""
+
+
+def test_an_atomic_type_a2_lacks_compiles_and_faults_only_where_it_runs():
+    m = asc.load(ATOMIC_SOURCE, name="atomic_by_type.cpp")
+    x, y = torch.rand(64), torch.ones(64)
+    m.run_atomic_by_type(x, y, 64, 0)
+    torch.testing.assert_close(y, 1 + 2 * x)  # two blocks added into y atomically
+    with pytest.raises(asc.RuntimeUnsupportedDtype) as info:
+        m.run_atomic_by_type(x, torch.ones(64), 64, 1)
+    assert info.value.error_class == "unsupported_dtype"
+    assert info.value.line == next(i for i, t in enumerate(ATOMIC_SOURCE.splitlines(), 1) if "marker: u8" in t)
+    assert "SetAtomicAdd" in str(info.value) and "int8_t" in str(info.value)

@@ -345,6 +345,7 @@ void group_barrier_wait(uintptr_t ws, uint32_t arrive_size, uint32_t wait_size, 
 void kernel_printf(const char* fmt, ...);
 void kernel_assert_fail(const char* expr, const Loc& loc);
 [[noreturn]] void kernel_trap(const Loc& loc);  // AscendC::Trap (tensor.h)
+[[noreturn]] void atomic_dtype_unsupported(const char* api, const Loc& loc);  // SetAtomicAdd/Max/Min (vector.h)
 double get_system_cycle();
 
 // data movement

@@ -809,19 +809,25 @@ void SyncAll(const GlobalTensor<int32_t>& /*gmWorkspace*/, const LocalTensor<int
 }
 
 // ---- atomics, caches ----------------------------------------------------------------------------
+// The atomic types Atlas A2 supports. asc-devkit checks them with a run-time assert (ASCENDC_ASSERT,
+// not a static_assert), so an unsupported type compiles, as a TILING_KEY branch written for another
+// dtype needs (cann-ops scatter_add_with_sorted's uint8_t branch); calling it is an unsupported_dtype
+// fault.
+template <class T>
+inline constexpr bool kgsim_atomic_type_ok = kgsim::one_of_v<T, half, float, int16_t, int32_t, int8_t, bfloat16_t>;
 template <class T>
 void SetAtomicAdd(kgsim::Loc loc = kgsim::Loc::current()) {
-    KGSIM_DTYPES("SetAtomicAdd", T, half, float, int16_t, int32_t, int8_t, bfloat16_t);
+    if constexpr (!kgsim_atomic_type_ok<T>) kgsim::atomic_dtype_unsupported("SetAtomicAdd", loc);
     kgsim::set_atomic(1, kgsim::dt_of<T>::v, loc);
 }
 template <class T>
 void SetAtomicMax(kgsim::Loc loc = kgsim::Loc::current()) {
-    KGSIM_DTYPES("SetAtomicMax", T, half, float, int16_t, int32_t, int8_t, bfloat16_t);
+    if constexpr (!kgsim_atomic_type_ok<T>) kgsim::atomic_dtype_unsupported("SetAtomicMax", loc);
     kgsim::set_atomic(2, kgsim::dt_of<T>::v, loc);
 }
 template <class T>
 void SetAtomicMin(kgsim::Loc loc = kgsim::Loc::current()) {
-    KGSIM_DTYPES("SetAtomicMin", T, half, float, int16_t, int32_t, int8_t, bfloat16_t);
+    if constexpr (!kgsim_atomic_type_ok<T>) kgsim::atomic_dtype_unsupported("SetAtomicMin", loc);
     kgsim::set_atomic(3, kgsim::dt_of<T>::v, loc);
 }
 template <class T>

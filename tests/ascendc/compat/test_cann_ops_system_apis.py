@@ -258,3 +258,49 @@ def test_an_atomic_type_a2_lacks_compiles_and_faults_only_where_it_runs():
     assert info.value.error_class == "unsupported_dtype"
     assert info.value.line == next(i for i, t in enumerate(ATOMIC_SOURCE.splitlines(), 1) if "marker: u8" in t)
     assert "SetAtomicAdd" in str(info.value) and "int8_t" in str(info.value)
+
+
+# And / Or with a count on a type other than int16_t (cann-ops gather_v3 ANDs uint8_t compare masks):
+# asc-devkit runs the bytes as `count` int16_t elements, so count = n covers 2n bytes of uint8_t
+BITWISE_SOURCE = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void bitwise_u8(GM_ADDR a, GM_ADDR b, GM_ADDR y, int32_t count)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 3 * 512);
+    LocalTensor<uint8_t> ta = buf.Get<uint8_t>(), tb = ta[512], tc = ta[1024];
+    GlobalTensor<uint8_t> ag, bg, yg;
+    ag.SetGlobalBuffer((__gm__ uint8_t*)a, 512);
+    bg.SetGlobalBuffer((__gm__ uint8_t*)b, 512);
+    yg.SetGlobalBuffer((__gm__ uint8_t*)y, 1024);
+    DataCopy(ta, ag, 512);
+    DataCopy(tb, bg, 512);
+    Duplicate(tc.ReinterpretCast<int16_t>(), int16_t(0), 256);
+    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    And(tc, ta, tb, count);
+    Or(tc[256], ta[256], tb[256], count);
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    DataCopy(yg, tc, 512);
+}
+extern "C" void run_bitwise_u8(uint8_t* a, uint8_t* b, uint8_t* y, int32_t count)
+{
+    bitwise_u8<<<1, nullptr, nullptr>>>(a, b, y, count);
+}
+"""
+
+
+def test_and_or_with_a_count_run_any_type_as_int16_elements():
+    m = asc.load(BITWISE_SOURCE, name="bitwise_u8.cpp")
+    g = torch.Generator().manual_seed(0)
+    a = torch.randint(0, 256, (512,), dtype=torch.uint8, generator=g)
+    b = torch.randint(0, 256, (512,), dtype=torch.uint8, generator=g)
+    y = torch.zeros(1024, dtype=torch.uint8)
+    m.run_bitwise_u8(a, b, y, 64)  # 64 int16 elements: 128 bytes of each
+    assert torch.equal(y[:128], a[:128] & b[:128])
+    assert torch.equal(y[128:256], torch.zeros(128, dtype=torch.uint8))  # past 2 x count bytes: untouched
+    assert torch.equal(y[256:384], a[256:384] | b[256:384])
+    assert torch.equal(y[384:512], torch.zeros(128, dtype=torch.uint8))

@@ -126,8 +126,37 @@ KGSIM_BINARY(Mul, V_MUL, int16_t, half, int32_t, float)
 KGSIM_BINARY(Div, V_DIV, half, float)
 KGSIM_BINARY(Max, V_MAX, int16_t, half, int32_t, float)
 KGSIM_BINARY(Min, V_MIN, int16_t, half, int32_t, float)
-KGSIM_BINARY(And, V_AND, int16_t, uint16_t)
-KGSIM_BINARY(Or, V_OR, int16_t, uint16_t)
+// And / Or: the mask forms take int16_t / uint16_t (a static_assert in asc-devkit); the count form
+// takes any T and, as asc-devkit does for compatibility with older versions, runs on the bytes as
+// `count` int16_t elements (a uint8_t tensor's count then covers 2 x count bytes; for 32-bit types
+// asc-devkit warns that half the elements are covered) with only a debug-build type check.
+#define KGSIM_BITWISE(NAME, OPC)                                                                                   \
+    template <class T, bool isSetMask = true>                                                                      \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,                   \
+              const int32_t& count, kgsim::Loc loc = kgsim::Loc::current()) {                                      \
+        kgsim::vec_op(kgsim::OPC, kgsim::dt_of<int16_t>::v, dst.r_, src0.r_, src1.r_, kgsim::Scalar{},             \
+                      kgsim_detail::count_mask(count), kgsim_detail::kNoRep, loc);                                 \
+    }                                                                                                              \
+    template <class T, bool isSetMask = true>                                                                      \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, uint64_t mask,    \
+              const int32_t repeatTime, const BinaryRepeatParams& repeatParams,                                    \
+              kgsim::Loc loc = kgsim::Loc::current()) {                                                            \
+        KGSIM_DTYPES(#NAME, T, int16_t, uint16_t);                                                                 \
+        kgsim::vec_op(kgsim::OPC, kgsim::dt_of<T>::v, dst.r_, src0.r_, src1.r_, kgsim::Scalar{},                   \
+                      kgsim_detail::cont_mask(isSetMask, mask), kgsim_detail::rep(repeatTime, repeatParams), loc); \
+    }                                                                                                              \
+    template <class T, bool isSetMask = true>                                                                      \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,                   \
+              const uint64_t mask[], const int32_t repeatTime, const BinaryRepeatParams& repeatParams,             \
+              kgsim::Loc loc = kgsim::Loc::current()) {                                                            \
+        KGSIM_DTYPES(#NAME, T, int16_t, uint16_t);                                                                 \
+        kgsim::vec_op(kgsim::OPC, kgsim::dt_of<T>::v, dst.r_, src0.r_, src1.r_, kgsim::Scalar{},                   \
+                      kgsim_detail::bit_mask(isSetMask, mask), kgsim_detail::rep(repeatTime, repeatParams), loc);  \
+    }                                                                                                              \
+    KGSIM_ADDRESSABLE_BINARY(NAME)
+
+KGSIM_BITWISE(And, V_AND)
+KGSIM_BITWISE(Or, V_OR)
 
 // ---- tensor-scalar: dst = op(src, scalar) ---------------------------------------------------
 // The scalar converts implicitly to T here (CANN wants it to be of type T already).

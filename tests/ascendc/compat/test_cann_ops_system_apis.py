@@ -304,3 +304,34 @@ def test_and_or_with_a_count_run_any_type_as_int16_elements():
     assert torch.equal(y[128:256], torch.zeros(128, dtype=torch.uint8))  # past 2 x count bytes: untouched
     assert torch.equal(y[256:384], a[256:384] | b[256:384])
     assert torch.equal(y[384:512], torch.zeros(128, dtype=torch.uint8))
+
+
+# Ascend C's kernel assert: assert(expr) and assert(expr, fmt, args...) (cann-ops gather_v3's index
+# check); a false expr stops the kernel with a kernel_assert fault, not the process
+ASSERT_SOURCE = r"""
+#include "kernel_operator.h"
+extern "C" __global__ __aicore__ void checked_index(GM_ADDR y, int32_t idx, int32_t size)
+{
+    __gm__ int32_t* out = (__gm__ int32_t*)y;
+    assert(size > 0);
+    assert((0 <= idx && idx < size), "Index %d out of range[%d %d)!\\n", idx, 0, size);  // marker: assert
+    out[0] = idx;
+}
+extern "C" void run_checked_index(uint8_t* y, int32_t idx, int32_t size)
+{
+    checked_index<<<1, nullptr, nullptr>>>(y, idx, size);
+}
+"""
+
+
+def test_kernel_assert_with_a_message_stops_the_kernel_with_a_fault():
+    m = asc.load(ASSERT_SOURCE, name="checked_index.cpp")
+    y = torch.full((8,), -1, dtype=torch.int32)
+    m.run_checked_index(y, 3, 8)
+    assert y[0].item() == 3
+    y = torch.full((8,), -1, dtype=torch.int32)
+    with pytest.raises(asc.KernelAssert) as info:
+        m.run_checked_index(y, 9, 8)
+    assert info.value.error_class == "kernel_assert"
+    assert info.value.line == next(i for i, t in enumerate(ASSERT_SOURCE.splitlines(), 1) if "marker: assert" in t)
+    assert y[0].item() == -1  # the store after the assert never ran

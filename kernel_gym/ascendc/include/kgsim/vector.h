@@ -1120,6 +1120,12 @@ inline int64_t get_max_min_cnt(kgsim::Loc loc = kgsim::Loc::current()) { return 
 #ifndef ascendc_assert
 #define ascendc_assert(x, ...) ((x) ? (void)0 : ::kgsim::kernel_assert_fail(#x, ::kgsim::Loc::current()))
 #endif
+// assert(expr) and assert(expr, fmt, args...): Ascend C's kernel assert (asc-devkit
+// utils/debug/asc_assert.h), on by default in NPU builds too: a false expr stops the kernel (here a
+// kernel_assert fault naming expr; the formatted message is not printed). It replaces <cassert>'s
+// one-argument macro, which would abort the whole process; a later #include <cassert> restores that.
+#undef assert
+#define assert(expr, ...) ((expr) ? (void)0 : ::kgsim::kernel_assert_fail(#expr, ::kgsim::Loc::current()))
 
 namespace AscendC {
 // Conditional<cond, A, B>::type: Ascend C's own std::conditional, for kernels that pick a type.

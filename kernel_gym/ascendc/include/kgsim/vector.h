@@ -94,14 +94,8 @@ inline const kgsim::TRef kNoRef{};
     }
 
 // ---- binary: dst = op(src0, src1) -----------------------------------------------------------
-#define KGSIM_BINARY(NAME, OPC, ...)                                                                               \
-    template <class T, bool isSetMask = true>                                                                      \
-    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,                   \
-              const int32_t& count, kgsim::Loc loc = kgsim::Loc::current()) {                                      \
-        KGSIM_DTYPES(#NAME, T, __VA_ARGS__);                                                                       \
-        kgsim::vec_op(kgsim::OPC, kgsim::dt_of<T>::v, dst.r_, src0.r_, src1.r_, kgsim::Scalar{},                   \
-                      kgsim_detail::count_mask(count), kgsim_detail::kNoRep, loc);                                 \
-    }                                                                                                              \
+// the mask forms (a continuous mask or a bit mask, with repeats)
+#define KGSIM_BINARY_MASKED(NAME, OPC, ...)                                                                        \
     template <class T, bool isSetMask = true>                                                                      \
     void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, uint64_t mask,    \
               const int32_t repeatTime, const BinaryRepeatParams& repeatParams,                                    \
@@ -120,6 +114,16 @@ inline const kgsim::TRef kNoRef{};
     }                                                                                                              \
     KGSIM_ADDRESSABLE_BINARY(NAME)
 
+#define KGSIM_BINARY(NAME, OPC, ...)                                                                               \
+    template <class T, bool isSetMask = true>                                                                      \
+    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,                   \
+              const int32_t& count, kgsim::Loc loc = kgsim::Loc::current()) {                                      \
+        KGSIM_DTYPES(#NAME, T, __VA_ARGS__);                                                                       \
+        kgsim::vec_op(kgsim::OPC, kgsim::dt_of<T>::v, dst.r_, src0.r_, src1.r_, kgsim::Scalar{},                   \
+                      kgsim_detail::count_mask(count), kgsim_detail::kNoRep, loc);                                 \
+    }                                                                                                              \
+    KGSIM_BINARY_MASKED(NAME, OPC, __VA_ARGS__)
+
 KGSIM_BINARY(Add, V_ADD, int16_t, half, int32_t, float)
 KGSIM_BINARY(Sub, V_SUB, int16_t, half, int32_t, float)
 KGSIM_BINARY(Mul, V_MUL, int16_t, half, int32_t, float)
@@ -137,23 +141,7 @@ KGSIM_BINARY(Min, V_MIN, int16_t, half, int32_t, float)
         kgsim::vec_op(kgsim::OPC, kgsim::dt_of<int16_t>::v, dst.r_, src0.r_, src1.r_, kgsim::Scalar{},             \
                       kgsim_detail::count_mask(count), kgsim_detail::kNoRep, loc);                                 \
     }                                                                                                              \
-    template <class T, bool isSetMask = true>                                                                      \
-    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, uint64_t mask,    \
-              const int32_t repeatTime, const BinaryRepeatParams& repeatParams,                                    \
-              kgsim::Loc loc = kgsim::Loc::current()) {                                                            \
-        KGSIM_DTYPES(#NAME, T, int16_t, uint16_t);                                                                 \
-        kgsim::vec_op(kgsim::OPC, kgsim::dt_of<T>::v, dst.r_, src0.r_, src1.r_, kgsim::Scalar{},                   \
-                      kgsim_detail::cont_mask(isSetMask, mask), kgsim_detail::rep(repeatTime, repeatParams), loc); \
-    }                                                                                                              \
-    template <class T, bool isSetMask = true>                                                                      \
-    void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,                   \
-              const uint64_t mask[], const int32_t repeatTime, const BinaryRepeatParams& repeatParams,             \
-              kgsim::Loc loc = kgsim::Loc::current()) {                                                            \
-        KGSIM_DTYPES(#NAME, T, int16_t, uint16_t);                                                                 \
-        kgsim::vec_op(kgsim::OPC, kgsim::dt_of<T>::v, dst.r_, src0.r_, src1.r_, kgsim::Scalar{},                   \
-                      kgsim_detail::bit_mask(isSetMask, mask), kgsim_detail::rep(repeatTime, repeatParams), loc);  \
-    }                                                                                                              \
-    KGSIM_ADDRESSABLE_BINARY(NAME)
+    KGSIM_BINARY_MASKED(NAME, OPC, int16_t, uint16_t)
 
 KGSIM_BITWISE(And, V_AND)
 KGSIM_BITWISE(Or, V_OR)

@@ -1,5 +1,6 @@
 // kgsim: gather / sort / transpose vector APIs of Atlas A2: Gather, Gatherb, Scatter (not on A2),
 // Sort32, MrgSort (both forms), GetMrgSortResult, Sort / Concat / Extract / GetSortLen / GetSortOffset,
+// the region-proposal APIs of older NPUs (ProposalConcat, ProposalExtract, RpSort16, MrgSort4: not on A2),
 // Transpose (16 x 16 and NCHW <-> NHWC), TransDataTo5HD (all three address-list forms).
 // The bodies are in the runtime library (src/rt_vector.cpp: Gather, Gatherb; src/rt_sort.cpp: the rest).
 #pragma once
@@ -10,7 +11,9 @@ void vec_gather(DT dt, const TRef& dst, const TRef& src, const TRef& offset, uin
                 int32_t repeat, uint32_t dst_rep, const Loc& loc);
 void vec_gatherb(DT dt, const TRef& dst, const TRef& src, const TRef& offset, int32_t repeat, uint32_t dst_blk,
                  uint32_t dst_rep, const Loc& loc);
-[[noreturn]] void not_on_a2(const char* api, const Loc& loc);
+// an API the A2 build of asc-devkit compiles to nothing (its CPU debug build aborts there): the call
+// changes nothing, and the launch report carries an unsupported_api warning naming it
+void a2_noop(const char* api, const Loc& loc);
 void sort32(DT dt, const TRef& dst, const TRef& src0, const TRef& src1, int32_t repeat, const Loc& loc);
 // src: 4 queues; lens in 8-byte (score, index) structures; sorted_num: consumed per queue (may be null)
 void mrg_sort(DT dt, const TRef& dst, const TRef* src, const uint16_t* lens, bool exhausted, uint32_t valid,
@@ -75,21 +78,21 @@ void Gatherb(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTe
                        repeatParams.dstRepStride, loc);
 }
 
-// kgsim:partial Scatter: not supported on Atlas A2 (CANN Scatter docs); a call is an unsupported_api fault
+// kgsim:partial Scatter: not supported on Atlas A2 (CANN Scatter docs): a call does nothing, with a warning
 template <class T>
 void Scatter(const LocalTensor<T>&, const LocalTensor<T>&, const LocalTensor<uint32_t>&, const uint32_t,
              const uint32_t, kgsim::Loc loc = kgsim::Loc::current()) {
-    kgsim::not_on_a2("Scatter", loc);
+    kgsim::a2_noop("Scatter", loc);
 }
 template <class T>
 void Scatter(const LocalTensor<T>&, const LocalTensor<T>&, const LocalTensor<uint32_t>&, const uint32_t,
              const uint64_t, const uint8_t, const uint8_t, kgsim::Loc loc = kgsim::Loc::current()) {
-    kgsim::not_on_a2("Scatter", loc);
+    kgsim::a2_noop("Scatter", loc);
 }
 template <class T>
 void Scatter(const LocalTensor<T>&, const LocalTensor<T>&, const LocalTensor<uint32_t>&, const uint32_t,
              const uint64_t[], const uint8_t, const uint8_t, kgsim::Loc loc = kgsim::Loc::current()) {
-    kgsim::not_on_a2("Scatter", loc);
+    kgsim::a2_noop("Scatter", loc);
 }
 
 // ---- Sort32 / MrgSort / GetMrgSortResult -----------------------------------------------------------
@@ -147,6 +150,33 @@ inline void GetMrgSortResult(uint16_t& mrgSortList1, uint16_t& mrgSortList2, uin
     mrgSortList2 = r[1];
     mrgSortList3 = r[2];
     mrgSortList4 = r[3];
+}
+
+// The region-proposal forms of older NPUs (8-element proposals): asc-devkit declares them for every
+// SoC, and its A2 (dav_c220) implementation compiles them to nothing, so a kernel that has them in a
+// path for another SoC, or calls them on A2, builds; on A2 a call changes nothing (a2_noop).
+// kgsim:partial ProposalConcat: not on Atlas A2 (asc-devkit's A2 build compiles it to nothing): a call does nothing, with a warning
+template <class T>
+void ProposalConcat(const LocalTensor<T>&, const LocalTensor<T>&, const int32_t, const int32_t,
+                    kgsim::Loc loc = kgsim::Loc::current()) {
+    kgsim::a2_noop("ProposalConcat", loc);
+}
+// kgsim:partial ProposalExtract: not on Atlas A2 (asc-devkit's A2 build compiles it to nothing): a call does nothing, with a warning
+template <class T>
+void ProposalExtract(const LocalTensor<T>&, const LocalTensor<T>&, const int32_t, const int32_t,
+                     kgsim::Loc loc = kgsim::Loc::current()) {
+    kgsim::a2_noop("ProposalExtract", loc);
+}
+// kgsim:partial RpSort16: not on Atlas A2 (asc-devkit's A2 build compiles it to nothing): a call does nothing, with a warning
+template <class T>
+void RpSort16(const LocalTensor<T>&, const LocalTensor<T>&, const int32_t, kgsim::Loc loc = kgsim::Loc::current()) {
+    kgsim::a2_noop("RpSort16", loc);
+}
+// kgsim:partial MrgSort4: not on Atlas A2 (asc-devkit's A2 build compiles it to nothing; MrgSort is A2's): a call does nothing, with a warning
+template <class T>
+void MrgSort4(const LocalTensor<T>&, const MrgSortSrcList<T>&, const MrgSort4Info&,
+              kgsim::Loc loc = kgsim::Loc::current()) {
+    kgsim::a2_noop("MrgSort4", loc);
 }
 
 // ---- Sort (high level, Atlas A2 layout: 8-byte (score, index) structures) -----------------------------

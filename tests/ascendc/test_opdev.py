@@ -312,3 +312,37 @@ def test_cann_own_l0_ops_get_weak_stand_ins():
     assert "aclOpExecutor *executor) {" in unit  # the default argument is not repeated
     assert "ScaleTwo(" not in unit and " Cast(" not in unit
     assert l0_stub_unit(PROJECT) is None
+
+
+def test_l0_pad_surrounds_the_tensor_with_zeros():
+    """l0op::Pad (aclnn_kernels/pad.h) between Cast and the project's kernel: (before, after) rows
+    (1, 3) around the 4x8 view, from ConvertToTensor of an aclIntArray, as aclnn layers build it."""
+    aclnn = ACLNN.replace(
+        '#include "aclnn_kernels/contiguous.h"', '#include "aclnn_kernels/contiguous.h"\n#include "aclnn_kernels/pad.h"'
+    )
+    aclnn = aclnn.replace("OP_CHECK_SHAPE_NOT_EQUAL(self, out, return ACLNN_ERR_PARAM_INVALID);\n", "")
+    aclnn = aclnn.replace(
+        "    auto y = l0op::ScaleTwo(selfFloat,",
+        "    const int64_t pads[4] = {1, 3, 0, 0};\n"
+        "    aclIntArray* padArray = uniqueExecutor->AllocIntArray(pads, 4);\n"
+        "    auto padTensor = uniqueExecutor->ConvertToTensor(padArray, op::DataType::DT_INT64);\n"
+        "    selfFloat = l0op::Pad(selfFloat, padTensor, uniqueExecutor.get());\n"
+        "    CHECK_RET(selfFloat != nullptr, ACLNN_ERR_INNER_NULLPTR);\n"
+        "    auto y = l0op::ScaleTwo(selfFloat,",
+    )
+    project = {**PROJECT, "op_host/aclnn_scale_two.cpp": aclnn}
+    main = MAIN.replace(
+        "std::vector<int64_t> outShape = {cols, rows};", "std::vector<int64_t> outShape = {cols + 4, rows};"
+    )
+    main = main.replace("std::vector<uint16_t> x(n), y(n);", "std::vector<uint16_t> x(n), y(2 * n);")
+    main = main.replace("aclrtMalloc(&dy, n * 2,", "aclrtMalloc(&dy, n * 4,")
+    main = main.replace("aclrtMemcpy(y.data(), n * 2, dy, n * 2,", "aclrtMemcpy(y.data(), n * 4, dy, n * 4,")
+    main = main.replace("write((const char*)y.data(), n * 2)", "write((const char*)y.data(), n * 4)")
+    x, inputs = _inputs()
+    run = run_aclnn_example(project, {"main.cpp": main}, inputs, cwd="build")
+    assert run.ok, (run.error, run.stdout, run.stderr)
+    assert "GetWorkspaceSize returned 0" in run.stdout
+    y = np.frombuffer(run.files["output/y.bin"], dtype=np.float16).reshape(8, 8)
+    want = np.zeros((8, 8), dtype=np.float16)
+    want[1:5] = (x.T.astype(np.float32) * np.float32(2.5)).astype(np.float16)
+    np.testing.assert_array_equal(y, want)

@@ -145,6 +145,26 @@ def _common_headers(corpus: Path, texts: list[str], include_dirs: list[Path] | N
     return found
 
 
+def _sibling_sources(corpus: Path, headers: dict[str, str]) -> dict[str, str]:
+    """The sources beside another project's op_host header this one includes (circular_pad_grad's
+    tiling reaches ../../circular_pad/op_host/circular_pad_common.h, whose functions circular_pad's
+    circular_pad_common.cc defines): the library builds every project into one host library, so the
+    symbols are there. Each source goes beside its header (into ``headers``, by the same path) and a
+    host unit of this project includes it from there."""
+    units: dict[str, str] = {}
+    for name in sorted(headers):
+        sibling = re.fullmatch(r"(\w+)/op_host/([\w./]+)\.(?:h|hpp)", name)
+        if not sibling:
+            continue
+        for ext in (".cc", ".cpp"):
+            rel = f"{sibling.group(1)}/op_host/{sibling.group(2)}{ext}"
+            hits = [p for p in (corpus / "src").glob(f"*/{rel}") if p.is_file()]
+            if hits and rel not in headers:
+                headers[rel] = hits[0].read_text(errors="replace")
+                units[f"op_host/kgsim_sibling_{rel.replace('/', '_')}"] = f'#include "../../{rel}"\n'
+    return units
+
+
 # `export NAME=value` lines of a run.sh whose value is literal (the toolkit paths read other variables)
 _EXPORT = re.compile(r"^\s*export\s+(\w+)=([^\s$`;#]+)\s*$", re.M)
 # `ret=\`python3 gen_data.py\``: what gen_data.py prints lands in a variable ...
@@ -326,6 +346,7 @@ def run_one(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
         **headers,
         **_common_headers(corpus, [t for k, t in files.items() if k.startswith("common_src/")], include_dirs),
     }
+    files.update(_sibling_sources(corpus, headers))
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="cann-ops-") as tmp:
         work = Path(tmp) / "ex"

@@ -314,6 +314,24 @@ def test_cann_own_l0_ops_get_weak_stand_ins():
     assert l0_stub_unit(PROJECT) is None
 
 
+def test_cann_op_helpers_returning_a_status_get_a_failing_stand_in():
+    """A helper of CANN's aclnn layer that a project declares (its tensor_util.h) but whose body is in
+    CANN's library (ProcessEmptyTensorWithValue, on the empty-tensor path) links against a weak
+    stand-in that logs and returns ACLNN_ERR_INNER, never success; helpers returning neither a tensor
+    nor a status get none."""
+    files = {
+        **PROJECT,
+        "op_host/tensor_util.h": "namespace op {\naclnnStatus ProcessEmptyTensorWithValue(aclTensor *src, "
+        "float initValue, aclOpExecutor *executor);\nop::DataType CombineCategories(op::DataType a, "
+        "op::DataType b);\n}\n",
+    }
+    unit = l0_stub_unit(files)
+    assert unit is not None
+    assert "__attribute__((weak)) aclnnStatus ProcessEmptyTensorWithValue(" in unit
+    assert "return ACLNN_ERR_INNER;" in unit
+    assert "CombineCategories" not in unit
+
+
 def test_l0_pad_surrounds_the_tensor_with_zeros():
     """l0op::Pad (aclnn_kernels/pad.h) between Cast and the project's kernel: (before, after) rows
     (1, 3) around the 4x8 view, from ConvertToTensor of an aclIntArray, as aclnn layers build it."""

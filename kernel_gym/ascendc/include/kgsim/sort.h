@@ -34,11 +34,13 @@ TRef ub_ref_of_addr(uint64_t host_addr, const char* api, const Loc& loc);  // Ge
 namespace AscendC {
 
 // ---- Gather / Gatherb / Scatter -------------------------------------------------------------------
+// Gather checks its type with a debug-build assert only and moves elements by width (asc-devkit), so
+// another type builds and is refused when the call runs.
 #define KGSIM_GATHER_T int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float
 template <class T>
 void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint32_t>& srcOffset,
             const uint32_t srcBaseAddr, const uint32_t count, kgsim::Loc loc = kgsim::Loc::current()) {
-    KGSIM_DTYPES("Gather", T, KGSIM_GATHER_T);
+    KGSIM_DTYPES_RUNTIME("Gather", T, KGSIM_GATHER_T);
     kgsim::vec_gather(kgsim::dt_of<T>::v, dst.r_, src.r_, srcOffset.r_, srcBaseAddr,
                       kgsim_detail::count_mask(int64_t(count)), 0, 8, loc);
 }
@@ -46,7 +48,7 @@ template <class T>
 void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint32_t>& srcOffset,
             const uint32_t srcBaseAddr, const uint64_t mask, const uint8_t repeatTime, const uint16_t dstRepStride,
             kgsim::Loc loc = kgsim::Loc::current()) {
-    KGSIM_DTYPES("Gather", T, KGSIM_GATHER_T);
+    KGSIM_DTYPES_RUNTIME("Gather", T, KGSIM_GATHER_T);
     kgsim::vec_gather(kgsim::dt_of<T>::v, dst.r_, src.r_, srcOffset.r_, srcBaseAddr, kgsim_detail::cont_mask(true, mask),
                       repeatTime, dstRepStride, loc);
 }
@@ -54,7 +56,7 @@ template <class T>
 void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint32_t>& srcOffset,
             const uint32_t srcBaseAddr, const uint64_t mask[], const uint8_t repeatTime, const uint16_t dstRepStride,
             kgsim::Loc loc = kgsim::Loc::current()) {
-    KGSIM_DTYPES("Gather", T, KGSIM_GATHER_T);
+    KGSIM_DTYPES_RUNTIME("Gather", T, KGSIM_GATHER_T);
     kgsim::vec_gather(kgsim::dt_of<T>::v, dst.r_, src.r_, srcOffset.r_, srcBaseAddr, kgsim_detail::bit_mask(true, mask),
                       repeatTime, dstRepStride, loc);
 }
@@ -222,15 +224,17 @@ struct TransposeParamsExt {
     uint16_t nSize = 0, cSize = 0, hSize = 0, wSize = 0;
     TransposeType transposeType = TransposeType::TRANSPOSE_ND2ND_B16;
 };
+// Transpose: asc-devkit checks the type with ASCENDC_ASSERT (run time) and moves 16-bit words; its
+// extended form dispatches on the element width with no type check, so both build for any type here.
 template <class T>
 void Transpose(const LocalTensor<T>& dst, const LocalTensor<T>& src, kgsim::Loc loc = kgsim::Loc::current()) {
-    KGSIM_DTYPES("Transpose", T, int16_t, uint16_t, half);
+    KGSIM_DTYPES_RUNTIME("Transpose", T, int16_t, uint16_t, half);
     kgsim::transpose16(kgsim::dt_of<T>::v, dst.r_, src.r_, loc);
 }
 template <class T>
 void Transpose(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint8_t>& sharedTmpBuffer,
                const TransposeParamsExt& transposeParams, kgsim::Loc loc = kgsim::Loc::current()) {
-    KGSIM_DTYPES("Transpose", T, int8_t, uint8_t, int16_t, uint16_t, half, int32_t, uint32_t, float);
+    KGSIM_DTYPES_RUNTIME("Transpose", T, int8_t, uint8_t, int16_t, uint16_t, half, int32_t, uint32_t, float);
     kgsim::transpose_ext(kgsim::dt_of<T>::v, dst.r_, src.r_, sharedTmpBuffer.r_, transposeParams.nSize,
                          transposeParams.cSize, transposeParams.hSize, transposeParams.wSize,
                          int(transposeParams.transposeType), loc);
@@ -251,6 +255,9 @@ struct TransDataTo5HDParams {
     uint16_t srcRepStride = 0;
 };
 #define KGSIM_5HD_T int8_t, uint8_t, int16_t, uint16_t, half, int32_t, uint32_t, float
+// The tensor-list form refuses another type at build (asc-devkit overloads its intrinsic per pointer
+// type); the address-list forms (uint64_t lists, LocalTensor<uint64_t>) reach a template whose
+// generic case asserts at run time, so there the type is checked when the call runs.
 template <class T>
 void TransDataTo5HD(const LocalTensor<T> (&dstList)[NCHW_CONV_ADDR_LIST_SIZE],
                     const LocalTensor<T> (&srcList)[NCHW_CONV_ADDR_LIST_SIZE], const TransDataTo5HDParams& p,
@@ -264,7 +271,7 @@ void TransDataTo5HD(const LocalTensor<T> (&dstList)[NCHW_CONV_ADDR_LIST_SIZE],
 template <class T>
 void TransDataTo5HD(uint64_t dstList[NCHW_CONV_ADDR_LIST_SIZE], uint64_t srcList[NCHW_CONV_ADDR_LIST_SIZE],
                     const TransDataTo5HDParams& p, kgsim::Loc loc = kgsim::Loc::current()) {
-    KGSIM_DTYPES("TransDataTo5HD", T, KGSIM_5HD_T);
+    KGSIM_DTYPES_RUNTIME("TransDataTo5HD", T, KGSIM_5HD_T);
     kgsim::TRef d[16], s[16];
     for (int i = 0; i < 16; ++i) {
         d[i] = kgsim::ub_ref_of_addr(dstList[i], "TransDataTo5HD", loc);
@@ -278,6 +285,7 @@ void TransDataTo5HD(uint64_t dstList[NCHW_CONV_ADDR_LIST_SIZE], uint64_t srcList
 template <class T>
 void TransDataTo5HDImpl(T* dstList[NCHW_CONV_ADDR_LIST_SIZE], T* srcList[NCHW_CONV_ADDR_LIST_SIZE],
                         const TransDataTo5HDParams& p, kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("TransDataTo5HD", std::remove_cv_t<T>, KGSIM_5HD_T);  // pointer lists: per-type overloads only
     uint64_t da[16], sa[16];
     for (uint32_t i = 0; i < 16; ++i) {
         da[i] = uint64_t(reinterpret_cast<uintptr_t>(dstList[i]));
@@ -288,7 +296,7 @@ void TransDataTo5HDImpl(T* dstList[NCHW_CONV_ADDR_LIST_SIZE], T* srcList[NCHW_CO
 template <class T>
 void TransDataTo5HD(const LocalTensor<uint64_t>& dst, const LocalTensor<uint64_t>& src, const TransDataTo5HDParams& p,
                     kgsim::Loc loc = kgsim::Loc::current()) {
-    KGSIM_DTYPES("TransDataTo5HD", T, KGSIM_5HD_T);
+    KGSIM_DTYPES_RUNTIME("TransDataTo5HD", T, KGSIM_5HD_T);
     uint64_t da[16], sa[16];
     for (uint32_t i = 0; i < 16; ++i) {
         da[i] = dst.GetValue(i, loc);

@@ -422,7 +422,9 @@ def run_one(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
         secs = time.perf_counter() - t0
         if ok:
             return ProjectResult(name, "pass", "", "", secs, detail)
-        stand_in = re.search(r"(?:l0op|op)::(\w+): CANN's built-in l0 op is not simulated", run.stderr)
+        stand_in = re.search(r"(?:l0op|op)::(\w+): CANN's built-in l0 op is not simulated", run.stderr) or re.search(
+            r"ADD_TO_LAUNCHER_LIST_AICORE\((\w+)\): no kernel of this program implements that op type", run.stderr
+        )
         if stand_in:  # the project's aclnn layer took a path through one of CANN's own kernels
             blocker, owner = f"needs CANN's built-in l0 op {stand_in.group(1)} (not simulated)", "simulator"
         elif "TilingFunc returned a failure" in run.stderr:  # the project's own host code rejects its example

@@ -364,3 +364,21 @@ def test_l0_pad_surrounds_the_tensor_with_zeros():
     want = np.zeros((8, 8), dtype=np.float16)
     want[1:5] = (x.T.astype(np.float32) * np.float32(2.5)).astype(np.float16)
     np.testing.assert_array_equal(y, want)
+
+
+def test_attr_names_as_cann_defines_them_are_accepted():
+    """CANN's OP_ATTR_NAMES makes an FVector of the names (a project may define the macro itself, as
+    cann-ops' grid_sample does); the launch takes the attributes in the OpDef's order either way."""
+    l0 = L0.replace(
+        '#include "scale_two_l0.h"', '#include "scale_two_l0.h"\n#define OP_ATTR_NAMES ::op::FVector<std::string>'
+    )
+    l0 = l0.replace(
+        "ADD_TO_LAUNCHER_LIST_AICORE(ScaleTwo, OP_INPUT(x),",
+        'ADD_TO_LAUNCHER_LIST_AICORE(ScaleTwo, OP_ATTR_NAMES({"alpha"}), OP_INPUT(x),',
+    )
+    assert "OP_ATTR_NAMES({" in l0
+    x, inputs = _inputs()
+    run = run_aclnn_example({**PROJECT, "op_host/scale_two_l0.cpp": l0}, {"main.cpp": MAIN}, inputs, cwd="build")
+    assert run.ok, (run.error, run.stdout, run.stderr)
+    y = np.frombuffer(run.files["output/y.bin"], dtype=np.float16).reshape(4, 8)
+    np.testing.assert_array_equal(y, (x.T.astype(np.float32) * np.float32(2.5)).astype(np.float16))

@@ -901,6 +901,9 @@ inline void take(Launch& l, Inputs i) { l.in = std::move(i); }
 inline void take(Launch& l, Outputs o) { l.out = std::move(o); }
 inline void take(Launch& l, Attrs a) { l.attrs = std::move(a); }
 inline void take(Launch&, Ignored) {}
+// the attributes' names as CANN's own macro makes them (`#define OP_ATTR_NAMES ::op::FVector<std::string>`, which
+// a project may define itself): the OpDef's attribute order already gives them
+inline void take(Launch&, const op::FVector<std::string>&) {}
 
 inline aclnnStatus fail(aclOpExecutor* ex, const std::string& why) {
     std::fprintf(stderr, "[ERROR] %s: %s\n", ex ? ex->api.c_str() : "opdev", why.c_str());

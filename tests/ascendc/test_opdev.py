@@ -382,3 +382,36 @@ def test_attr_names_as_cann_defines_them_are_accepted():
     assert run.ok, (run.error, run.stdout, run.stderr)
     y = np.frombuffer(run.files["output/y.bin"], dtype=np.float16).reshape(4, 8)
     np.testing.assert_array_equal(y, (x.T.astype(np.float32) * np.float32(2.5)).astype(np.float16))
+
+
+def test_cann_pad_v3_shape_rules_for_infer_shape():
+    """INFER_SHAPE(PadV3 / PadV3Grad, ...) of an op the project does not define (CANN's own, whose
+    kernel the project replaces): (before, after) per axis added or taken off, paired or not as the
+    paddings_contiguous attribute says; paddings that are not 2 x rank values are refused."""
+    probe = r"""
+    {
+        const int64_t pads[4] = {1, 2, 0, 3};  // not contiguous: befores (1, 2), afters (0, 3)
+        auto padTensor = executor->ConvertToTensor(executor->AllocIntArray(pads, 4), op::DataType::DT_INT64);
+        auto padded = executor->AllocTensor(x->GetDataType(), Format::FORMAT_ND, Format::FORMAT_ND);
+        auto r1 = INFER_SHAPE(PadV3, OP_INPUT(x, padTensor), OP_OUTPUT(padded), OP_ATTR(std::string("constant"), false));
+        auto back = executor->AllocTensor(x->GetDataType(), Format::FORMAT_ND, Format::FORMAT_ND);
+        auto r2 = INFER_SHAPE(PadV3Grad, OP_INPUT(padded, padTensor), OP_OUTPUT(back), OP_ATTR(std::string("reflect"), false));
+        auto paired = executor->AllocTensor(x->GetDataType(), Format::FORMAT_ND, Format::FORMAT_ND);
+        auto r3 = INFER_SHAPE(PadV3, OP_INPUT(x, padTensor), OP_OUTPUT(paired), OP_ATTR(std::string("edge"), true));
+        auto shortPads = executor->ConvertToTensor(executor->AllocIntArray(pads, 2), op::DataType::DT_INT64);
+        auto bad = executor->AllocTensor(x->GetDataType(), Format::FORMAT_ND, Format::FORMAT_ND);
+        auto r4 = INFER_SHAPE(PadV3, OP_INPUT(x, shortPads), OP_OUTPUT(bad), OP_ATTR(std::string("constant"), true));
+        printf("pad %d [%lld, %lld] grad %d [%lld, %lld] paired %d [%lld, %lld] short %d\n", int(r1),
+               (long long)padded->GetViewShape().GetDim(0), (long long)padded->GetViewShape().GetDim(1), int(r2),
+               (long long)back->GetViewShape().GetDim(0), (long long)back->GetViewShape().GetDim(1), int(r3),
+               (long long)paired->GetViewShape().GetDim(0), (long long)paired->GetViewShape().GetDim(1), int(r4 != 0));
+    }
+    auto ret = INFER_SHAPE(ScaleTwo,"""
+    l0 = L0.replace("    auto ret = INFER_SHAPE(ScaleTwo,", probe, 1)
+    assert l0 != L0
+    x, inputs = _inputs()
+    run = run_aclnn_example({**PROJECT, "op_host/scale_two_l0.cpp": l0}, {"main.cpp": MAIN}, inputs, cwd="build")
+    assert run.ok, (run.error, run.stdout, run.stderr)
+    # x reaches the l0 op as the 4 x 8 fp32 tensor; paired: (1, 2) on axis 0, (0, 3) on axis 1
+    assert "pad 0 [5, 13] grad 0 [4, 8] paired 0 [7, 11] short 1" in run.stdout, run.stdout
+    assert "paddings must hold 2 x rank = 4" in run.stderr

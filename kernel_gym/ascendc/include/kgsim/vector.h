@@ -416,6 +416,15 @@ template <class T, bool isSetMask = true>
 void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& sharedTmpBuffer,
                const int32_t count, kgsim::Loc loc = kgsim::Loc::current()) {
     KGSIM_DTYPES("ReduceSum", T, half, float);
+    // isSetMask = false (Atlas A2/A3, ReduceSum docs): the API leaves the mask alone and the caller's
+    // SetVectorMask decides what is summed (an element count in counter mode, the bits of one repeat
+    // in normal mode); count then only has to be nonzero (0 is still a NOP), its value is not used.
+    if constexpr (!isSetMask) {
+        if (count == 0) return;
+        kgsim::vec_reduce(0, 0, kgsim::dt_of<T>::v, dst.r_, src.r_, sharedTmpBuffer.r_,
+                          kgsim::MaskArg{3, 0, 0, 0}, 1, 0, 1, 8, 0, 0, loc);
+        return;
+    }
     kgsim::vec_reduce(0, 0, kgsim::dt_of<T>::v, dst.r_, src.r_, sharedTmpBuffer.r_, kgsim_detail::count_mask(count),
                       0, 0, 0, 0, 0, 0, loc);
 }

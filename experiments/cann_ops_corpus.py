@@ -257,6 +257,12 @@ CORPUS_DEFECTS = {
         " (uint16_t)(basicColLen * sizeof(float)) = (uint16_t)65536 = 0 as DataCopyParams.blockLen (a uint16_t"
         " in bytes): its DataCopyPad calls copy nothing for every full pass of the example's 50000-column rows"
     ),
+    "norm/layer_norm_grad_v3": (
+        "its transpose template (the example's 2 columns) sets a counter mask of 16 and calls ReduceSum with the"
+        " default isSetMask = true and a count of 64, which sets the mask from the count (the ReduceSum docs;"
+        " asc-devkit's A2 ReduceSumImpl): each column's sum takes in the next column, and the result lands on"
+        " dy[0], which dx and dw read later (db [14, 8] for [6, 8]); with ReduceSum<float, false> the example passes"
+    ),
 }
 
 

@@ -433,6 +433,9 @@ def run_one(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
         )
         if stand_in:  # the project's aclnn layer took a path through one of CANN's own kernels
             blocker, owner = f"needs CANN's built-in l0 op {stand_in.group(1)} (not simulated)", "simulator"
+        elif re.search(r"aclnn error \d+: l0op::\w+", run.stderr):  # a built-in l0 op the stand-in cannot do
+            what = re.search(r"aclnn error \d+: (l0op::[^\n]*)", run.stderr)
+            blocker, owner = f"the simulator's {what.group(1)[:160] if what else 'l0 op'}", "simulator"
         elif "TilingFunc returned a failure" in run.stderr:  # the project's own host code rejects its example
             blocker, owner = "the project's TilingFunc rejects its example's input", "corpus"
         elif run.error:

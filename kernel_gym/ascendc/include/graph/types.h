@@ -30,4 +30,6 @@ inline int GetSizeByDataType(DataType dt) {
         default: return -1;
     }
 }
+// how an op's output shape is known, for a dynamic-shape (AI CPU) op (GE's UnknowShapeOpType)
+enum UnknowShapeOpType { DEPEND_IN_SHAPE = 1, DEPEND_CONST_VALUE = 2, DEPEND_SHAPE_RANGE = 3, DEPEND_COMPUTE = 4 };
 }  // namespace ge

@@ -103,10 +103,13 @@ using SmallVector = FVector<T, N>;
 using Strides = FVector<int64_t, 25>;
 using ShapeVector = FVector<int64_t, 25>;
 
+}  // namespace op
+#include "platform/soc_spec.h"
+namespace op {
 // ---- platform ------------------------------------------------------------------------------
 enum class SocVersion {
-    ASCEND910 = 0, ASCEND910B, ASCEND910_93, ASCEND910_95, ASCEND910E, ASCEND310, ASCEND310P, ASCEND310B,
-    ASCEND310C, ASCEND610LITE, RESERVED_VERSION = 99999
+    ASCEND910 = 0, ASCEND910B, ASCEND910_93, ASCEND910_95, ASCEND950 = ASCEND910_95, ASCEND910E, ASCEND310,
+    ASCEND310P, ASCEND310B, ASCEND310C, ASCEND610LITE, KIRINX90, KIRIN9030, ASCEND350, RESERVED_VERSION = 99999
 };
 enum SocSpec { INST_MMAD = 0 };
 enum SocSpecAbility { INST_MMAD_F162F16 = 0, INST_MMAD_F162F32, INST_MMAD_H322F32, INST_MMAD_F322F32 };
@@ -114,6 +117,7 @@ enum SocSpecAbility { INST_MMAD_F162F16 = 0, INST_MMAD_F162F32, INST_MMAD_H322F3
 class PlatformInfo {
 public:
     SocVersion GetSocVersion() const { return SocVersion::ASCEND910B; }
+    NpuArch GetCurNpuArch() const { return NpuArch::DAV_2201; }  // the Atlas A2/A3 AI Core
     const std::string& GetSocLongVersion() const {
         static const std::string name = kgsim::config_int("aic_cores") == 24 ? "Ascend910B2" : "Ascend910B3";
         return name;
@@ -394,6 +398,28 @@ inline bool IsContiguous(const aclTensor* t) {
         expect *= t->view_dims[k];
     }
     return true;
+}
+}  // namespace op
+inline op::KgsimString aclTensor::ToString() const {
+    std::string s = std::string("aclTensor(shape=") + op::ToString(GetViewShape()).GetString() +
+                    ", strides=" + op::ToString(GetViewStrides()).GetString() + ", offset=" + std::to_string(offset) +
+                    ", dtype=" + op::ToString(GetDataType()).GetString() + ", format=" +
+                    op::ToString(GetViewFormat()).GetString() + ")";
+    return op::KgsimString(s);
+}
+namespace op {
+// whether a tensor's view lies within its storage: as many strides as view dims, and every element
+// the view reaches (from its offset, strides possibly negative) inside the storage shape's elements
+inline bool Validate(const aclTensor* t) {
+    if (!t) return false;
+    if (t->view_dims.size() != t->strides.size()) return false;
+    int64_t hi = t->offset, lo = t->offset;
+    for (size_t k = 0; k < t->strides.size(); ++k) {
+        int64_t reach = t->strides[k] * (t->view_dims[k] - 1);
+        hi += std::max<int64_t>(0, reach);
+        lo += std::min<int64_t>(0, reach);
+    }
+    return hi + 1 <= t->GetStorageShape().GetShapeSize() && lo >= 0;
 }
 }  // namespace op
 

@@ -623,7 +623,32 @@ public:
         return ge::GRAPH_SUCCESS;
     }
 };
-class InferShapeRangeContext {};
+// gert::Range<T>: a [min, max] pair of pointers (an output shape's bounds in graph mode)
+template <typename T>
+class Range {
+public:
+    Range() = default;
+    Range(T* min, T* max) : min_(min), max_(max) {}
+    T* GetMin() { return min_; }
+    const T* GetMin() const { return min_; }
+    T* GetMax() { return max_; }
+    const T* GetMax() const { return max_; }
+    void SetMin(T* min) { min_ = min; }
+    void SetMax(T* max) { max_ = max; }
+
+private:
+    T* min_ = nullptr;
+    T* max_ = nullptr;
+};
+// The shape-range inference of graph mode (IMPL_OP's InferShapeRange): registered, never called by
+// an aclnn run, so its queries have no ranges to give (null, as for an input without one)
+class InferShapeRangeContext {
+public:
+    const Range<Shape>* GetInputShapeRange(size_t) const { return nullptr; }
+    Range<Shape>* GetOutputShapeRange(size_t) { return nullptr; }
+    const char* GetNodeName() const { return ""; }
+    const char* GetNodeType() const { return ""; }
+};
 // TilingParse (tiling preparation): fills the op's compile info from the platform, once.
 class TilingParseContext {
 public:

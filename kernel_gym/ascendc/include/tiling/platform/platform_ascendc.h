@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include "kgsim/base.h"
+#include "platform/soc_spec.h"
 
 namespace fe {
 enum class LocalMemType { L0_A = 0, L0_B = 1, L0_C = 2, L1 = 3, L2 = 4, UB = 5, HBM = 6, RESERVED };
@@ -36,7 +37,11 @@ public:
 
 namespace platform_ascendc {
 enum class CoreMemType { L0_A = 0, L0_B = 1, L0_C = 2, L1 = 3, L2 = 4, UB = 5, HBM = 6, FB = 7, BT = 8, RESERVED };
-enum class SocVersion { ASCEND910 = 0, ASCEND910B, ASCEND310P, ASCEND310B, ASCEND950, ASCEND910_55, RESERVED_VERSION = 99999 };
+enum class SocVersion {
+    ASCEND910 = 0, ASCEND910B, ASCEND310P, ASCEND310B, ASCEND950, ASCEND910_55, ASCEND910_95 = ASCEND950, AS31XM1,
+    ASCEND031, ASCEND035, ASCEND310, ASCEND610, ASCEND610Lite, ASCEND910_93, BS9SX1A, BS9SX2A, HI3796CV300CS,
+    HI3796CV300ES, MC61AM21A, MC62, SD3403, KIRINX90, KIRIN9030, MC32DM11A, ASCEND350, RESERVED_VERSION = 99999
+};
 enum class ReservedSize { RESERVED_SIZE_8K, RESERVED_SIZE_16K, RESERVED_SIZE_32K };
 
 class PlatformAscendC {
@@ -82,6 +87,7 @@ public:
         reserved_ = size == ReservedSize::RESERVED_SIZE_8K ? 8192u : size == ReservedSize::RESERVED_SIZE_16K ? 16384u : 32768u;
     }
     SocVersion GetSocVersion() const { return SocVersion::ASCEND910B; }
+    NpuArch GetCurNpuArch() const { return NpuArch::DAV_2201; }  // the Atlas A2/A3 AI Core
     uint32_t GetVecRegLen() const { return 256; }
 
 private:

@@ -34,7 +34,16 @@ from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
-from experiments.cann_ops_corpus import SOC, ProjectResult, _classify, _corpus_commit, _no_paths
+from experiments.cann_ops_corpus import (
+    DOC,
+    OPS_MATH_BEGIN,
+    OPS_MATH_END,
+    SOC,
+    ProjectResult,
+    _classify,
+    _corpus_commit,
+    _no_paths,
+)
 
 _INCLUDE = re.compile(r'#\s*include\s*["<]([\w./+-]+)[">]')
 _ARCH_DIR = re.compile(r"arch\d+$")
@@ -196,8 +205,10 @@ def examples(project: Path) -> list[Path]:
     )
 
 
-def _aclnn_header(main: str) -> list[str]:
-    return re.findall(r'#\s*include\s*"(aclnnop/(aclnn_\w+\.h))"', main)
+def _aclnn_header(main: str) -> list[tuple[str, str]]:
+    """The headers an example includes from CANN's aclnn package (aclnnop/aclnn_<op>.h, and
+    aclnnop/acl_rfft1d.h of the FFT family), with their file names."""
+    return re.findall(r'#\s*include\s*"(aclnnop/(acl\w+\.h))"', main)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -309,6 +320,121 @@ def _coalesce(stdout: str) -> tuple[bool, str]:
     new_index[unique] = index
     new_value = torch.zeros(8, dtype=torch.float64).index_add_(0, unique, value)
     return _close(_printed(stdout), new_index.flatten().tolist() + new_value.tolist())
+
+
+@check("test_aclnn_strided_slice_assign_v2.cpp")
+def _strided_slice_assign(stdout: str) -> tuple[bool, str]:
+    import torch
+
+    var = torch.arange(12.0).view(4, 3)
+    var[1:4:2, 0:2] = torch.tensor([[-1.0, -2], [-3, -4]])
+    return _close(_printed(stdout), var.flatten().tolist())
+
+
+@check("test_aclnn_unfold_grad.cpp")
+def _unfold_grad(stdout: str) -> tuple[bool, str]:
+    """The gradient of x.unfold(0, 3, 2) for x of (8, 2). The example's grad_out is (3, 2, 3) but
+    its host vector holds 16 values, so its copy reads 2 values past it: the entries of grad_in
+    those reach are left out of the comparison."""
+    import torch
+
+    def grad(tail: float) -> torch.Tensor:
+        x = torch.zeros(8, 2, dtype=torch.float64, requires_grad=True)
+        g = torch.tensor([*range(1, 17), tail, tail], dtype=torch.float64).view(3, 2, 3)
+        x.unfold(0, 3, 2).backward(g)
+        assert x.grad is not None
+        return x.grad.flatten()
+
+    a, b = grad(0.0), grad(1.0)
+    got = _printed(stdout)
+    if len(got) != a.numel():
+        return False, f"printed {len(got)} values, expected {a.numel()}"
+    keep = (a == b).tolist()
+    return _close(
+        [g for g, k in zip(got, keep, strict=True) if k], [float(v) for v, k in zip(a, keep, strict=True) if k]
+    )
+
+
+@check("test_aclnn_amp_update_scale.cpp")
+def _amp_update_scale(stdout: str) -> tuple[bool, str]:
+    """The documented update (docs/aclnnAmpUpdateScale.md) of the example's scale 65536, tracker 900,
+    found_inf 0, growth interval 1000: no growth yet, so the scale stays and the tracker counts on."""
+    m = re.search(r"updatedScale = ([-\d.]+), updatedGrowthTracker = (-?\d+)", stdout)
+    if not m:
+        return False, "no result line printed"
+    return _close([float(m.group(1)), float(m.group(2))], [65536.0, 901.0], 0, 0)
+
+
+@check("test_aclnn_exp_segsum_backward.cpp")
+def _exp_segsum_backward(stdout: str) -> tuple[bool, str]:
+    """The documented steps (docs/aclnnExpSegsumBackward.md) on the example's all-ones (1,1,1,4,4) inputs."""
+    import torch
+
+    n = 4
+    upper = torch.ones(n, n, dtype=torch.bool).triu()
+    out = (torch.ones(n, n) * torch.ones(n, n)).masked_fill(upper, 0)
+    out = out.flip(-2).cumsum(-2).flip(-2).masked_fill(upper, 0)
+    return _close(_printed(stdout), out.sum(-1).tolist())
+
+
+@check("test_aclnn_segsum.cpp")
+def _exp_segsum(stdout: str) -> tuple[bool, str]:
+    """The documented steps (docs/aclnnExpSegsum.md) on the example's (1,1,1,4) input 0..3."""
+    import torch
+
+    n = 4
+    x = torch.arange(float(n)).unsqueeze(-1).expand(n, n)
+    x = x.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(), 0).cumsum(-2)
+    x = x.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float("-inf"))
+    return _close(_printed(stdout), x.exp().flatten().tolist())
+
+
+@check("test_aclnn_grouped_bias_add_grad.cpp")
+def _grouped_bias_add_grad(stdout: str) -> tuple[bool, str]:
+    """Per group (group_idx the cumulative row ends 5, 15, 30, 40), the sum of grad_y's rows: all ones, (40, 10)."""
+    import torch
+
+    ends = [5, 15, 30, 40]
+    g = torch.ones(40, 10)
+    sums = [g[a:b].sum(0) for a, b in zip([0, *ends[:-1]], ends, strict=True)]
+    return _close(_printed(stdout), torch.stack(sums).flatten().tolist())
+
+
+@check("test_aclnn_masked_select.cpp")
+def _masked_select(stdout: str) -> tuple[bool, str]:
+    import torch
+
+    mask = torch.tensor([False] * 4 + [True] * 4)
+    return _close(_printed(stdout), torch.arange(8.0)[mask].tolist())
+
+
+@check("test_aclnn_chunk_cat.cpp")
+def _chunk_cat(stdout: str) -> tuple[bool, str]:
+    import torch
+
+    xs = [torch.arange(1.0, 7.0).view(2, 3), torch.tensor([[7.0, 8, 9]])]
+    return _close(_printed(stdout), torch._chunk_cat(xs, 0, 2).flatten().tolist())
+
+
+@check("test_aclnn_transform_bias_rescale_qkv.cpp")
+def _transform_bias_rescale_qkv(stdout: str) -> tuple[bool, str]:
+    """PyTorch's _transform_bias_rescale_qkv on the example's qkv (3, 4, 144) = 0, 1, 2, ..., bias 0.5,
+    3 heads: main prints q, k, v in turn."""
+    import torch
+
+    b, t, n, d = 3, 4, 3, 16
+    qkv = torch.arange(b * t * 3 * n * d, dtype=torch.float64).view(b, t, 3 * n * d)
+    q, k, v = torch._transform_bias_rescale_qkv(qkv, torch.full((3 * n * d,), 0.5, dtype=torch.float64), n)
+    return _close(_printed(stdout), torch.cat([q.flatten(), k.flatten(), v.flatten()]).tolist())
+
+
+@check("test_aclnn_sim_thread_exponential_st.cpp")
+def _sim_thread_exponential_st(stdout: str) -> tuple[bool, str]:
+    """This example checks its own cases (every value finite and positive) and prints a summary."""
+    m = re.search(r"SUMMARY: (\d+) PASS, (\d+) FAIL", stdout)
+    if not m:
+        return False, "no SUMMARY line printed"
+    return (int(m.group(2)) == 0 and int(m.group(1)) > 0), f"its own summary: {m.group(0)}"
 
 
 @check("test_aclnn_sinkhorn.cpp")
@@ -465,23 +591,59 @@ def combine(name: str, results: list[ProjectResult]) -> ProjectResult:
     return ProjectResult(name, worst.status, worst.blocker, worst.owner, secs, {"examples": per, "runs": runs})
 
 
-def render_section(results: list[ProjectResult], commit: str, command: str) -> str:
+def render_section(results: list[ProjectResult], commit: str, command: str, notes: str = "") -> str:
+    """The doc's ops-math section: the pass count, the blockers by frequency, a row per operator and
+    ``notes`` (what this pass fixed, as a paragraph of Markdown)."""
     counts = Counter(r.status for r in results)
+    runnable = counts["pass"] + counts["fail"] + counts["ran_unchecked"]
+    blockers = Counter(_no_paths(r.blocker).split(" (")[0] for r in results if r.status == "fail")
     lines = [
+        OPS_MATH_BEGIN,
         "## CANN's production library (ops-math), Atlas A2 operators",
         "",
-        f"Corpus: hicann/ops-math, commit `{commit}`, kept outside the repository (`<ops-math checkout>`).",
-        f"Run: `{command}`",
+        "Every operator of CANN's open-source production library (hicann/ops-math) with an Atlas A2",
+        "configuration (`op_host/config/ascend910b/`; the experimental/ tree left out), built unmodified",
+        "as the library's CMake build lays it out for that SoC (op_host/ with the ascend910b tiling",
+        "directory, the op's own aclnn layer op_api/ on the op-API framework, op_kernel/ without the",
+        "Ascend 950 `*_apt.cpp`/`arch35/`, the repository's `common/inc` and root on the include path,",
+        "the tiling sources of its CMake DEPENDENCIES), and its aclnn example",
+        "(`examples/test_aclnn_*.cpp`) run on it. The examples only print their results: a run counts",
+        "as a pass when the printed values match a PyTorch computation of the example's own inputs",
+        "(`CHECKS` in experiments/ops_math_corpus.py, from the op's documented formula); a clean run",
+        "without such a check is `ran_unchecked`, never a pass.",
         "",
-        f"**{counts['pass']} of {len(results)} operators pass**; "
-        + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())),
+        f"Corpus: hicann/ops-math, commit `{commit}` (`<ops-math checkout>`, kept outside the repository);",
+        f"SoC {SOC}. Run: `{command}`",
+        "",
+        f"**{counts['pass']} of {len(results)} operators pass** ({runnable} build and run their example"
+        f" at all: {counts['pass']} pass, {counts['ran_unchecked']} ran unchecked, {counts['fail']} fail);"
+        f" {counts['needs_cann_library']} need another CANN library (the graph engine's IR, another"
+        f" operator's aclnn), {counts['no_example']} have no aclnn example"
+        + (f", {counts['not_run']} were not run" if counts["not_run"] else "")
+        + ".",
+        "",
+        *([notes, ""] if notes else []),
+        "| blocker | operators |",
+        "|---|---|",
+        *[f"| {b.replace('|', '/')} | {n} |" for b, n in blockers.most_common()],
         "",
         "| operator | status | blocker | owner |",
         "|---|---|---|---|",
     ]
     for r in sorted(results, key=lambda r: r.project):
         lines.append(f"| {r.project} | {r.status} | {_no_paths(r.blocker).replace('|', '/')} | {r.owner} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, OPS_MATH_END]) + "\n"
+
+
+def write_doc(section: str) -> None:
+    """Replace (or append) the ops-math section of docs/ascendc_compat.md."""
+    text = DOC.read_text()
+    if OPS_MATH_BEGIN in text and OPS_MATH_END in text:
+        a, b = text.index(OPS_MATH_BEGIN), text.index(OPS_MATH_END) + len(OPS_MATH_END) + 1
+        text = text[:a] + section + text[b:]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    DOC.write_text(text)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -493,6 +655,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", default=None, help="write the results as JSON here")
     ap.add_argument("--commit", default=None)
     ap.add_argument("--render", default=None, help="print the doc section from this --json file")
+    ap.add_argument(
+        "--write-doc", default=None, help="write the doc section of docs/ascendc_compat.md from this --json"
+    )
+    ap.add_argument("--notes", default=None, help="with --write-doc: a Markdown file of what the pass fixed")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--example", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--out", default=None, help=argparse.SUPPRESS)
@@ -500,10 +666,15 @@ def main(argv: list[str] | None = None) -> int:
     if a.child:
         return _child(a.child, a.corpus, a.example, a.timeout, a.out)
     corpus = Path(a.corpus).resolve()
-    cmd = "python -m experiments.ops_math_corpus --corpus <ops-math checkout> --json <file>"
-    if a.render:
-        done = [ProjectResult(**d) for d in json.loads(Path(a.render).read_text())]
-        print(render_section(done, _corpus_commit(corpus, a.commit), cmd))
+    cmd = "python -m experiments.ops_math_corpus --corpus <ops-math checkout> --timeout 180 --json <file>"
+    if a.render or a.write_doc:
+        done = [ProjectResult(**d) for d in json.loads(Path(a.render or a.write_doc).read_text())]
+        notes = Path(a.notes).read_text().strip() if a.notes else ""
+        section = render_section(done, _corpus_commit(corpus, a.commit), cmd, notes)
+        if a.write_doc:
+            write_doc(section)
+        else:
+            print(section)
         return 0
     todo = projects(corpus, a.experimental)
     if a.only:

@@ -64,14 +64,19 @@ public:
     // Enough for one GroupBarrier whose larger group spans every AIV core (512 B per index); CANN's
     // exact figure is not documented.
     uint32_t GetResGroupBarrierWorkSpaceSize() const { return uint32_t(kgsim::config_int("aiv_cores")) * 512u; }
+    // UB and L1 as CANN's PlatformAscendC answers them on an Atlas A2 (ASCEND910B) part: 256 bytes
+    // less than the memory (the "local reserved buffer for kfc" its implementation keeps back; an
+    // op's tiling may add them back, as ops-math's do), UB also less ReserveLocalMemory's share.
+    // fe::PlatFormInfos::GetLocalMemSize answers the whole memory.
+    static constexpr uint64_t kLocalReservedBytes = 256;
     void GetCoreMemSize(const CoreMemType& memType, uint64_t& size) const {
         switch (memType) {
             case CoreMemType::UB: {
-                int64_t ub = kgsim::config_int("usable_ub_bytes") - int64_t(reserved_);
+                int64_t ub = kgsim::config_int("usable_ub_bytes") - int64_t(kLocalReservedBytes) - int64_t(reserved_);
                 size = ub > 0 ? uint64_t(ub) : 0;
                 break;
             }
-            case CoreMemType::L1: size = uint64_t(kgsim::config_int("l1_bytes")); break;
+            case CoreMemType::L1: size = uint64_t(kgsim::config_int("l1_bytes")) - kLocalReservedBytes; break;
             case CoreMemType::L0_A: size = uint64_t(kgsim::config_int("l0a_bytes")); break;
             case CoreMemType::L0_B: size = uint64_t(kgsim::config_int("l0b_bytes")); break;
             case CoreMemType::L0_C: size = uint64_t(kgsim::config_int("l0c_bytes")); break;

@@ -143,7 +143,13 @@ def _simulator_has(name: str) -> bool:
     return (Path(INCLUDE_DIR) / name).is_file()
 
 
-def include_headers(corpus: Path, project: Path, files: dict[str, str], origin: dict[str, Path]) -> dict[str, str]:
+def include_headers(
+    corpus: Path,
+    project: Path,
+    files: dict[str, str],
+    origin: dict[str, Path],
+    found_at: dict[str, Path] | None = None,
+) -> dict[str, str]:
     """The repository's headers the sources reach, keyed where the build's include path finds them:
     ``common/inc/<name>`` (and its op_api/, external/) and ``<repo>/<name>`` at the include root
     (those the simulator itself provides stay its own); a header named by its path relative to the
@@ -196,6 +202,8 @@ def include_headers(corpus: Path, project: Path, files: dict[str, str], origin: 
                     have.add(name)
                     todo.append((name, found[name]))
                     break
+    if found_at is not None:  # where each header was read from
+        found_at.update({k: where_from[k] for k in found})
     return found
 
 
@@ -464,18 +472,38 @@ def run_example(project: Path, corpus: Path, example: Path, timeout_s: float) ->
     name = f"{project.relative_to(corpus)}:{example.name}"
     main = example.read_text(errors="replace")
     files, origin = project_files(project)
-    headers = include_headers(corpus, project, files, origin)
+    headers_origin: dict[str, Path] = {}
+    headers = include_headers(corpus, project, files, origin, headers_origin)
     # the example includes the op's aclnn header from CANN's package (aclnnop/aclnn_<op>.h)
     own = {p.rsplit("/", 1)[-1]: p for p in files if p.startswith("op_host/op_api/") and p.endswith(".h")}
     for inc, base in _aclnn_header(main):
         if base in own:
             headers[inc] = f'#include "proj/{own[base]}"\n'
-    # another op's l0 header (conversion/fill/op_api/fill.h) declares l0 ops this build does not
-    # define: seen as the project's own op_host header, they get the opdev layer's weak stand-ins
-    # (the run names the op if its path calls one)
+    # another op's l0 header (conversion/fill/op_api/fill.h): the library's build compiles every
+    # op's l0 sources (op_api/*.cpp but aclnn_*), so the l0 op beside the header is built too (PadV3's
+    # l0 launches circular_pad's CircularPad kernel); what stays undefined gets the opdev layer's
+    # weak stand-ins (the run names the op if its path calls one)
+    extra: dict[str, Path] = {}
     for key, text in list(headers.items()):
         if "/op_api/" in key and re.search(r"\bnamespace\s+l0op\b", text):
-            files[f"op_host/kgsim_l0/{key.removeprefix('proj/')}"] = text
+            rel = key.removeprefix("proj/")
+            files[f"op_host/kgsim_l0/{rel}"] = text
+            src = headers_origin.get(key)
+            impl = src.with_suffix(".cpp") if src is not None else None
+            if src is not None and impl is not None and impl.is_file() and not impl.name.startswith("aclnn_"):
+                extra[f"op_host/kgsim_l0/{rel[: -len(src.name)]}{impl.name}"] = impl
+                # (and that op's shape inference, which its l0 op's INFER_SHAPE calls: the library's
+                # host side holds every op's)
+                op_dir = src.parent.parent if src.parent.name == "op_api" else src.parent.parent.parent
+                for inf in sorted((op_dir / "op_host").glob("*_infershape*.cpp")):
+                    if op_dir != project:
+                        extra[f"op_host/kgsim_l0/{op_dir.relative_to(corpus)}/op_host/{inf.name}"] = inf
+    if extra:  # the headers those sources reach
+        more = {k: p.read_text(errors="replace") for k, p in extra.items()}
+        files.update(more)
+        origin.update(extra)
+        for k, v in include_headers(corpus, project, more, origin, headers_origin).items():
+            headers.setdefault(k, v)
     t0 = time.perf_counter()
     try:
         op = AclnnOp(files, soc=SOC, headers=headers)
@@ -517,6 +545,14 @@ def run_example(project: Path, corpus: Path, example: Path, timeout_s: float) ->
             if dirs and not (dirs[0] / "op_host" / "config" / "ascend910b").is_dir():
                 where += ", which has no Atlas A2 kernel in ops-math"
             blocker, owner = f"needs l0 op {l0} of another operator ({where}), not built with this one", "out of scope"
+        elif re.search(r"INFER_SHAPE\((\w+)\): no InferShape", run.stderr):  # another op's l0 op, run
+            other = re.search(r"INFER_SHAPE\((\w+)\): no InferShape", run.stderr)
+            assert other is not None
+            blocker = (
+                f"needs op {other.group(1)}'s OpDef and shape inference (another operator's l0 op, whose OpDef"
+                " is not built with this one)"
+            )
+            owner = "out of scope"
         elif "ADD_TO_LAUNCHER_LIST_AICPU" in run.stderr:  # the aclnn layer's path for it is an AI CPU kernel
             aicpu = re.search(r"ADD_TO_LAUNCHER_LIST_AICPU\((\w+)\)", run.stderr)
             kernel = aicpu.group(1) if aicpu else "?"

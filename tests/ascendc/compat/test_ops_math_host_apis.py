@@ -30,7 +30,20 @@ OPBASE = r"""
 #include "op_host/tiling_base_util.h"
 #include "op_kernel/platform_util.h"
 #include "op_host/tiling_base_class.h"
+#include "op_host/util/fp16.h"
 #include "securec.h"
+
+// opbase's host half (Ops::Base::fp16_t) round-trips 1.5; graph mode's shape-range context has no
+// ranges to give in an aclnn run (null), and gert::Range holds a [min, max] pair
+extern "C" int64_t fp16_and_ranges() {
+    Ops::Base::fp16_t h(1.5f);
+    gert::InferShapeRangeContext ctx;
+    gert::Shape lo{1}, hi{8};
+    gert::Range<gert::Shape> r(&lo, &hi);
+    bool ranges = ctx.GetInputShapeRange(0) == nullptr && ctx.GetOutputShapeRange(0) == nullptr &&
+                  r.GetMax()->GetDim(0) == 8 && r.GetMin()->GetDim(0) == 1;
+    return int64_t(float(h) * 10) + (ranges ? 100 : 0);
+}
 
 // a tiling class on the frame: records the order of its steps; `capable` and `fail_at` steer it
 class ProbeTiling : public Ops::Base::TilingBaseClass {
@@ -132,6 +145,7 @@ extern "C" int64_t shapes(int64_t k) {
 
 PLATFORM = r"""
 #include "aclnn/opdev/platform.h"
+#include "aclnn_kernels/common/op_error_check.h"
 #include "opdev/aicpu/aicpu_task.h"
 #include "opdev/fp16_t.h"
 #include "opdev/tensor_view_utils.h"
@@ -158,6 +172,24 @@ extern "C" int64_t validate(int64_t offset, int64_t stride) {
     return (ok ? 1 : 0) + (named ? 10 : 0);
 }
 
+// OP_CHECK_BROADCAST_AND_INFER_SHAPE: (2, 1) and (3) broadcast to (2, 3); (2) and (3) do not
+static bool broadcasts(const aclTensor* a, const aclTensor* b, op::Shape& out) {
+    OP_CHECK_BROADCAST_AND_INFER_SHAPE(a, b, out, return false);
+    return true;
+}
+extern "C" int64_t broadcast_check(int64_t compatible) {
+    int64_t a_dims[2] = {2, 1}, a1[1] = {2}, b_dims[1] = {3};
+    float buf[8] = {};
+    aclTensor* a = compatible ? aclCreateTensor(a_dims, 2, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, a_dims, 2, buf)
+                              : aclCreateTensor(a1, 1, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, a1, 1, buf);
+    aclTensor* b = aclCreateTensor(b_dims, 1, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, b_dims, 1, buf);
+    op::Shape out;
+    bool ok = broadcasts(a, b, out);
+    aclDestroyTensor(a);
+    aclDestroyTensor(b);
+    return ok ? int64_t(out.GetDim(0) * 10 + out.GetDim(1)) : -1;
+}
+
 // aclGetIntArraySize / aclGetTensorListSize: the element count, ACLNN_ERR_PARAM_NULLPTR for null
 extern "C" int64_t container_sizes(int64_t n) {
     std::vector<int64_t> v(size_t(n), 1);
@@ -165,6 +197,14 @@ extern "C" int64_t container_sizes(int64_t n) {
     uint64_t size = 0;
     int64_t rc = aclGetIntArraySize(a, &size);
     int64_t rc_null = aclGetIntArraySize(nullptr, &size) == ACLNN_ERR_PARAM_NULLPTR ? 1 : 0;
+    // FVector<bool>: elements with a bool& (an aclnn layer's per-dim flags)
+    op::FVector<bool, 8> flags(4);
+    flags[2] = true;
+    bool& ref = flags[3];
+    ref = true;
+    if (!(flags[2] && flags[3] && !flags[0] && flags.size() == 4 && *(flags.begin() + 2))) return -3;
+    // the containers' ToString members (an aclnn layer's log lines): the values as text
+    if (std::string(a->ToString().GetString()).find('1') == std::string::npos) return -2;
     aclDestroyIntArray(a);
     return rc == ACLNN_SUCCESS ? int64_t(size) * 10 + rc_null : -1;
 }
@@ -241,3 +281,11 @@ def test_tiling_base_class_runs_its_steps_in_order():
 def test_scalar_overflow_checks():
     lib = _lib(PLATFORM, "platform.cpp")
     assert lib.overflows() == 1 + 100 + 1000
+
+
+def test_opbase_half_shape_ranges_and_broadcast_check(capfd):
+    assert _lib(OPBASE, "opbase.cpp").fp16_and_ranges() == 115
+    lib = _lib(PLATFORM, "platform.cpp")
+    assert lib.broadcast_check(1) == 23
+    assert lib.broadcast_check(0) == -1
+    assert "can not broadcast" in capfd.readouterr().err

@@ -118,6 +118,7 @@ struct aclTensor {
     void SetFromWorkspace(bool w) const { from_workspace = w; }
 };
 struct aclScalar {
+    inline op::KgsimString ToString() const;  // its value, for a log line
     aclDataType dtype = ACL_DT_UNDEFINED;
     uint8_t bytes[16] = {};
     double ToDouble() const;  // the value, whatever its type
@@ -145,6 +146,7 @@ struct aclScalar {
     const void* GetData() const { return bytes; }
 };
 struct aclIntArray {
+    inline op::KgsimString ToString() const;  // its values, for a log line
     std::vector<int64_t> values;
     uint64_t Size() const { return values.size(); }
     const int64_t* GetData() const { return values.data(); }
@@ -152,6 +154,7 @@ struct aclIntArray {
     int64_t& operator[](size_t i) { return values[i]; }
 };
 struct aclFloatArray {
+    inline op::KgsimString ToString() const;  // its values, for a log line
     std::vector<float> values;
     uint64_t Size() const { return values.size(); }
     const float* GetData() const { return values.data(); }
@@ -159,6 +162,7 @@ struct aclFloatArray {
     float& operator[](size_t i) { return values[i]; }
 };
 struct aclBoolArray {
+    inline op::KgsimString ToString() const;  // its values, for a log line
     std::vector<bool> values;
     uint64_t Size() const { return values.size(); }
     bool operator[](size_t i) const { return values[i]; }

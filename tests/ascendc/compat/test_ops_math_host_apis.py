@@ -289,3 +289,10 @@ def test_opbase_half_shape_ranges_and_broadcast_check(capfd):
     assert lib.broadcast_check(1) == 23
     assert lib.broadcast_check(0) == -1
     assert "can not broadcast" in capfd.readouterr().err
+
+
+def test_basic_api_part_headers_forward_to_kernel_operator():
+    # Ascend C's basic-API part headers (asc-devkit include/basic_api) that kernels include by name
+    for name in ("kernel_operator_mm_intf.h", "kernel_operator_fixpipe_intf.h"):
+        text = (INCLUDE / name).read_text()
+        assert '#include "kernel_operator.h"' in text and "#pragma once" in text

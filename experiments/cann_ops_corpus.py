@@ -589,6 +589,19 @@ def render_opdev_section(results: list[ProjectResult], command: str, made_by: st
     return "\n".join([*lines, OPDEV_END]) + "\n"
 
 
+OPS_MATH_BEGIN = "<!-- ops-math corpus: begin (python -m experiments.ops_math_corpus --write-doc <json>) -->"
+OPS_MATH_END = "<!-- ops-math corpus: end -->"
+
+
+def kept_ops_math_section() -> str:
+    """The doc's ops-math section (experiments.ops_math_corpus; with a leading blank line), for a
+    writer regenerating the rest."""
+    text = DOC.read_text() if DOC.exists() else ""
+    if OPS_MATH_BEGIN not in text or OPS_MATH_END not in text:
+        return ""
+    return "\n" + text[text.index(OPS_MATH_BEGIN) : text.index(OPS_MATH_END) + len(OPS_MATH_END)] + "\n"
+
+
 def _kept_opdev() -> str:
     """The doc's opdev section (with a leading blank line), for a writer regenerating the rest."""
     text = DOC.read_text() if DOC.exists() else ""
@@ -667,7 +680,10 @@ def main(argv: list[str] | None = None) -> int:
                 done.append(early or ProjectResult(name, "not_run", "not run in this pass", ""))
         cmd = "python -m experiments.cann_ops_corpus --corpus <cann-ops checkout> --commit <commit> --write-doc"
         DOC.write_text(
-            render(done, _corpus_commit(corpus, a.commit), cmd, a.made_by) + _kept_opdev() + kept_catlass_section(DOC)
+            render(done, _corpus_commit(corpus, a.commit), cmd, a.made_by)
+            + _kept_opdev()
+            + kept_catlass_section(DOC)
+            + kept_ops_math_section()
         )
         return 0
     todo = projects(corpus)
@@ -699,7 +715,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.write_doc:
         cmd = "python -m experiments.cann_ops_corpus --corpus <cann-ops checkout> --commit <commit> --write-doc"
         text = render(results, _corpus_commit(corpus, a.commit), cmd, a.made_by)
-        DOC.write_text(text + _kept_opdev() + kept_catlass_section(DOC))
+        DOC.write_text(text + _kept_opdev() + kept_catlass_section(DOC) + kept_ops_math_section())
     return 0
 
 

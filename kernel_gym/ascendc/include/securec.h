@@ -10,6 +10,10 @@
 #ifndef KGSIM_SECUREC_DEFINED
 #define KGSIM_SECUREC_DEFINED
 using errno_t = int;
+// securec's success code (what memcpy_s and its kin return when they copied)
+#ifndef EOK
+#define EOK 0
+#endif
 // Like securec: a count larger than destMax (or a null pointer) is an error and copies nothing.
 inline errno_t memcpy_s(void* dest, size_t destMax, const void* src, size_t count) {
     if (dest == nullptr || src == nullptr || count > destMax) return EINVAL;

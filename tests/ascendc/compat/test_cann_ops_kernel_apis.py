@@ -283,7 +283,8 @@ extern "C" void run_queue_forms(uint8_t* x, uint8_t* y, int32_t n, int which)
 {
     queue_forms<<<1, nullptr, nullptr>>>(x, y, n, which);
 }
-// the UB size through fe::PlatFormInfos next to PlatformAscendC's, and a shape in an unqualified vector
+// the UB size through fe::PlatFormInfos next to PlatformAscendC's (which keeps 256 bytes back on an
+// Atlas A2 part, as CANN's implementation does), and a shape in an unqualified vector
 extern "C" int64_t local_ub_bytes()
 {
     fe::PlatFormInfos* info = fe::PlatFormInfos::Instance();
@@ -291,7 +292,7 @@ extern "C" int64_t local_ub_bytes()
     info->GetLocalMemSize(fe::LocalMemType::UB, ub);
     platform_ascendc::PlatformAscendC(info).GetCoreMemSize(platform_ascendc::CoreMemType::UB, core_ub);
     vector<int64_t> dims{int64_t(ub), int64_t(core_ub)};
-    return dims[0] == dims[1] ? dims[0] : -1;
+    return dims[0] == dims[1] + 256 ? dims[0] : -1;
 }
 """
 
@@ -337,7 +338,7 @@ def test_a_queue_copied_by_value_shares_its_buffers(forms):
 
 def test_local_mem_size_is_the_ub_a_kernel_may_allocate(forms):
     ub = forms.local_ub_bytes()
-    assert 0 < ub <= 192 * 1024
+    assert ub == 192 * 1024
 
 
 @pytest.mark.parametrize("m,k,work", [(64, 128, 64 * 1024 // 4), (40, 72, 4096)])

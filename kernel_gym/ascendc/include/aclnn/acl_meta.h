@@ -4,7 +4,11 @@
 // memory the caller owns (aclrtMalloc); destroying it frees only the description. The generated
 // aclnn<Op>GetWorkspaceSize / aclnn<Op> pair (kernel_gym/ascendc/aclnn.py) reads these objects.
 #pragma once
+#include <cmath>
+#include <complex>
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 #include <cstring>
 #include <unordered_set>
 #include <vector>
@@ -49,7 +53,24 @@ class Shape;
 namespace op {
 template <class T, size_t N>
 class FVector;
+class KgsimString;
+struct fp16_t;
+struct bfloat16;
 }
+namespace kgsim_acl_meta {
+template <class T>
+struct is_complex : std::false_type {};
+template <class F>
+struct is_complex<std::complex<F>> : std::true_type {};
+// the largest finite value of a floating type (fp16: 65504, bf16: 0x7F7F)
+template <class T>
+constexpr double float_max() {
+    if constexpr (std::is_same_v<T, op::fp16_t>) return 65504.0;
+    else if constexpr (std::is_same_v<T, op::bfloat16>) return 3.3895313892515355e38;
+    else if constexpr (is_complex<T>::value) return float_max<typename T::value_type>();
+    else return double(std::numeric_limits<T>::max());
+}
+}  // namespace kgsim_acl_meta
 struct aclTensor {
     // (mutable: CANN's opdev setters are const members, called on `const aclTensor *`)
     mutable std::vector<int64_t> view_dims, strides, storage_dims;
@@ -71,6 +92,7 @@ struct aclTensor {
     inline void SetStorageShape(const gert::Shape& s) const;
     inline void SetOriginalShape(const gert::Shape& s) const;
     inline void SetViewStrides(const op::FVector<int64_t, 25>& s) const;
+    inline op::KgsimString ToString() const;  // shape, strides, offset, dtype and format, for a log line
     ge::DataType GetDataType() const { return ge::DataType(dtype); }
     void SetDataType(ge::DataType d) const { dtype = aclDataType(d); }
     ge::Format GetViewFormat() const { return ge::Format(format); }
@@ -96,6 +118,7 @@ struct aclTensor {
     void SetFromWorkspace(bool w) const { from_workspace = w; }
 };
 struct aclScalar {
+    inline op::KgsimString ToString() const;  // its value, for a log line
     aclDataType dtype = ACL_DT_UNDEFINED;
     uint8_t bytes[16] = {};
     double ToDouble() const;  // the value, whatever its type
@@ -106,9 +129,24 @@ struct aclScalar {
     bool ToBool() const { return ToDouble() != 0.0; }
     template <class T>
     T ToValue() const { return T(ToDouble()); }
+    // whether the value does not fit type T: out of an integer type's range, or a finite value beyond
+    // a floating type's largest (infinities and NaN carry over); never for bool
+    template <class T>
+    bool CheckOverflows() const {
+        double v = ToDouble();
+        if constexpr (std::is_same_v<T, bool>) {
+            return false;
+        } else if constexpr (std::is_integral_v<T>) {
+            return std::isnan(v) || v < double(std::numeric_limits<T>::lowest()) ||
+                   v > double(std::numeric_limits<T>::max());
+        } else {
+            return std::isfinite(v) && std::fabs(v) > kgsim_acl_meta::float_max<T>();
+        }
+    }
     const void* GetData() const { return bytes; }
 };
 struct aclIntArray {
+    inline op::KgsimString ToString() const;  // its values, for a log line
     std::vector<int64_t> values;
     uint64_t Size() const { return values.size(); }
     const int64_t* GetData() const { return values.data(); }
@@ -116,6 +154,7 @@ struct aclIntArray {
     int64_t& operator[](size_t i) { return values[i]; }
 };
 struct aclFloatArray {
+    inline op::KgsimString ToString() const;  // its values, for a log line
     std::vector<float> values;
     uint64_t Size() const { return values.size(); }
     const float* GetData() const { return values.data(); }
@@ -123,6 +162,7 @@ struct aclFloatArray {
     float& operator[](size_t i) { return values[i]; }
 };
 struct aclBoolArray {
+    inline op::KgsimString ToString() const;  // its values, for a log line
     std::vector<bool> values;
     uint64_t Size() const { return values.size(); }
     bool operator[](size_t i) const { return values[i]; }
@@ -275,3 +315,17 @@ inline aclnnStatus aclGetFormat(const aclTensor* tensor, aclFormat* format) {
     *format = tensor->format;
     return ACLNN_SUCCESS;
 }
+// the element counts of the aclnn containers (aclnn_base.h's aclGet*Size): null arguments are
+// ACLNN_ERR_PARAM_NULLPTR
+#define KGSIM_ACL_GET_SIZE(fn, type)                          \
+    inline aclnnStatus fn(const type* array, uint64_t* size) { \
+        if (!array || !size) return ACLNN_ERR_PARAM_NULLPTR;  \
+        *size = array->Size();                                \
+        return ACLNN_SUCCESS;                                 \
+    }
+KGSIM_ACL_GET_SIZE(aclGetIntArraySize, aclIntArray)
+KGSIM_ACL_GET_SIZE(aclGetFloatArraySize, aclFloatArray)
+KGSIM_ACL_GET_SIZE(aclGetBoolArraySize, aclBoolArray)
+KGSIM_ACL_GET_SIZE(aclGetTensorListSize, aclTensorList)
+KGSIM_ACL_GET_SIZE(aclGetScalarListSize, aclScalarList)
+#undef KGSIM_ACL_GET_SIZE

@@ -98,15 +98,71 @@ public:
 private:
     std::vector<T> v_;
 };
+// FVector<bool>: real bools in contiguous storage (std::vector<bool> packs bits, so its elements
+// have no bool& to hand out: an aclnn layer's `FVector<bool, N> flags; flags[i] = ...` needs one)
+template <size_t N>
+class FVector<bool, N> {
+    struct Cell {
+        bool v;
+    };
+    static_assert(sizeof(Cell) == sizeof(bool), "one bool per cell");
+
+public:
+    using value_type = bool;
+    using iterator = bool*;
+    using const_iterator = const bool*;
+    FVector() = default;
+    FVector(std::initializer_list<bool> l) { for (bool b : l) push_back(b); }
+    explicit FVector(size_t n) : v_(n, Cell{false}) {}
+    FVector(size_t n, bool x) : v_(n, Cell{x}) {}
+    template <class It, class = decltype(*std::declval<It>())>
+    FVector(It b, It e) { for (; b != e; ++b) push_back(bool(*b)); }
+    template <size_t M>
+    FVector(const FVector<bool, M>& o) : FVector(o.begin(), o.end()) {}
+    size_t size() const { return v_.size(); }
+    bool empty() const { return v_.empty(); }
+    bool* data() { return v_.empty() ? nullptr : &v_[0].v; }
+    const bool* data() const { return v_.empty() ? nullptr : &v_[0].v; }
+    bool& operator[](size_t i) { return v_[i].v; }
+    const bool& operator[](size_t i) const { return v_[i].v; }
+    bool& at(size_t i) { return v_.at(i).v; }
+    const bool& at(size_t i) const { return v_.at(i).v; }
+    iterator begin() { return data(); }
+    iterator end() { return data() + size(); }
+    const_iterator begin() const { return data(); }
+    const_iterator end() const { return data() + size(); }
+    const_iterator cbegin() const { return begin(); }
+    const_iterator cend() const { return end(); }
+    bool& back() { return v_.back().v; }
+    const bool& back() const { return v_.back().v; }
+    bool& front() { return v_.front().v; }
+    const bool& front() const { return v_.front().v; }
+    void push_back(bool x) { v_.push_back(Cell{x}); }
+    bool& emplace_back(bool x) { return v_.emplace_back(Cell{x}).v; }
+    void pop_back() { v_.pop_back(); }
+    void clear() { v_.clear(); }
+    void resize(size_t n) { v_.resize(n, Cell{false}); }
+    void resize(size_t n, bool x) { v_.resize(n, Cell{x}); }
+    void reserve(size_t n) { v_.reserve(n); }
+    void assign(size_t n, bool x) { v_.assign(n, Cell{x}); }
+    bool operator==(const FVector& o) const { return std::equal(begin(), end(), o.begin(), o.end()); }
+    bool operator!=(const FVector& o) const { return !(*this == o); }
+
+private:
+    std::vector<Cell> v_;
+};
 template <class T, size_t N = 8>
 using SmallVector = FVector<T, N>;
 using Strides = FVector<int64_t, 25>;
 using ShapeVector = FVector<int64_t, 25>;
 
+}  // namespace op
+#include "platform/soc_spec.h"
+namespace op {
 // ---- platform ------------------------------------------------------------------------------
 enum class SocVersion {
-    ASCEND910 = 0, ASCEND910B, ASCEND910_93, ASCEND910_95, ASCEND910E, ASCEND310, ASCEND310P, ASCEND310B,
-    ASCEND310C, ASCEND610LITE, RESERVED_VERSION = 99999
+    ASCEND910 = 0, ASCEND910B, ASCEND910_93, ASCEND910_95, ASCEND950 = ASCEND910_95, ASCEND910E, ASCEND310,
+    ASCEND310P, ASCEND310B, ASCEND310C, ASCEND610LITE, KIRINX90, KIRIN9030, ASCEND350, RESERVED_VERSION = 99999
 };
 enum SocSpec { INST_MMAD = 0 };
 enum SocSpecAbility { INST_MMAD_F162F16 = 0, INST_MMAD_F162F32, INST_MMAD_H322F32, INST_MMAD_F322F32 };
@@ -114,6 +170,7 @@ enum SocSpecAbility { INST_MMAD_F162F16 = 0, INST_MMAD_F162F32, INST_MMAD_H322F3
 class PlatformInfo {
 public:
     SocVersion GetSocVersion() const { return SocVersion::ASCEND910B; }
+    NpuArch GetCurNpuArch() const { return NpuArch::DAV_2201; }  // the Atlas A2/A3 AI Core
     const std::string& GetSocLongVersion() const {
         static const std::string name = kgsim::config_int("aic_cores") == 24 ? "Ascend910B2" : "Ascend910B3";
         return name;
@@ -394,6 +451,32 @@ inline bool IsContiguous(const aclTensor* t) {
         expect *= t->view_dims[k];
     }
     return true;
+}
+}  // namespace op
+inline op::KgsimString aclIntArray::ToString() const { return op::ToString(this); }
+inline op::KgsimString aclFloatArray::ToString() const { return op::ToString(this); }
+inline op::KgsimString aclBoolArray::ToString() const { return op::ToString(this); }
+inline op::KgsimString aclScalar::ToString() const { return op::ToString(this); }
+inline op::KgsimString aclTensor::ToString() const {
+    std::string s = std::string("aclTensor(shape=") + op::ToString(GetViewShape()).GetString() +
+                    ", strides=" + op::ToString(GetViewStrides()).GetString() + ", offset=" + std::to_string(offset) +
+                    ", dtype=" + op::ToString(GetDataType()).GetString() + ", format=" +
+                    op::ToString(GetViewFormat()).GetString() + ")";
+    return op::KgsimString(s);
+}
+namespace op {
+// whether a tensor's view lies within its storage: as many strides as view dims, and every element
+// the view reaches (from its offset, strides possibly negative) inside the storage shape's elements
+inline bool Validate(const aclTensor* t) {
+    if (!t) return false;
+    if (t->view_dims.size() != t->strides.size()) return false;
+    int64_t hi = t->offset, lo = t->offset;
+    for (size_t k = 0; k < t->strides.size(); ++k) {
+        int64_t reach = t->strides[k] * (t->view_dims[k] - 1);
+        hi += std::max<int64_t>(0, reach);
+        lo += std::min<int64_t>(0, reach);
+    }
+    return hi + 1 <= t->GetStorageShape().GetShapeSize() && lo >= 0;
 }
 }  // namespace op
 

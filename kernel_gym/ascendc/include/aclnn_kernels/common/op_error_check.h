@@ -31,3 +31,40 @@ inline bool CheckReduceOutShape(const aclTensor* result, const aclTensor* out) {
     }
     return true;
 }
+
+// the op-API checks of this header that CANN's operator libraries use beyond opdev's (ops-math's
+// aclnn layers): two shapes broadcast, the result shape written to `shape`; two tensors of one
+// shape (or both of one element); two tensor lists of one length
+#ifndef OP_CHECK_BROADCAST_AND_INFER_SHAPE
+#define OP_CHECK_BROADCAST_AND_INFER_SHAPE(t1, t2, shape, ret_expr)                                               \
+    do {                                                                                                          \
+        if (!::op::BroadcastInferShape((t1)->GetViewShape(), (t2)->GetViewShape(), shape)) {                      \
+            ::kgsim_opdev::log_error(int64_t(ACLNN_ERR_PARAM_INVALID), "%s %s and %s %s can not broadcast.", #t1,  \
+                                     ::op::ToString((t1)->GetViewShape()).GetString(), #t2,                       \
+                                     ::op::ToString((t2)->GetViewShape()).GetString());                           \
+            ret_expr;                                                                                             \
+        }                                                                                                         \
+    } while (0)
+#endif
+#ifndef OP_CHECK_SHAPE_AND_SCALAR_EQUAL
+#define OP_CHECK_SHAPE_AND_SCALAR_EQUAL(t1, t2, ret_expr)                                                        \
+    do {                                                                                                         \
+        if ((t1)->GetViewShape() != (t2)->GetViewShape() &&                                                      \
+            !((t1)->GetViewShape().GetShapeSize() == 1 && (t2)->GetViewShape().GetShapeSize() == 1)) {           \
+            ::kgsim_opdev::log_error(int64_t(ACLNN_ERR_PARAM_INVALID), "%s %s and %s %s differ in shape.", #t1,   \
+                                     ::op::ToString((t1)->GetViewShape()).GetString(), #t2,                      \
+                                     ::op::ToString((t2)->GetViewShape()).GetString());                          \
+            ret_expr;                                                                                            \
+        }                                                                                                        \
+    } while (0)
+#endif
+#ifndef OP_CHECK_TENSORLIST_SIZE_EQUAL
+#define OP_CHECK_TENSORLIST_SIZE_EQUAL(l1, l2, ret_expr)                                                         \
+    do {                                                                                                         \
+        if ((l1)->Size() != (l2)->Size()) {                                                                      \
+            ::kgsim_opdev::log_error(int64_t(ACLNN_ERR_PARAM_INVALID), "%s has %zu tensors, %s %zu.", #l1,        \
+                                     size_t((l1)->Size()), #l2, size_t((l2)->Size()));                           \
+            ret_expr;                                                                                            \
+        }                                                                                                        \
+    } while (0)
+#endif

@@ -1,0 +1,4 @@
+// kgsim: Ascend C's basic-API header kernel_operator_mm_intf.h (asc-devkit include/basic_api), one part of kernel_operator.h:
+// the simulator declares the whole API there
+#pragma once
+#include "kernel_operator.h"

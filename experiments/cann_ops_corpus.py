@@ -458,12 +458,11 @@ def _child(project: str, corpus: str, timeout_s: float, out: str) -> int:
     return 0
 
 
-def run_isolated(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
-    """One project in a child process: a crash or hang of its build or run never reaches the harness."""
-    name = str(project.relative_to(corpus / "src"))
+def run_in_child(module: str, name: str, args: list[str], timeout_s: float) -> ProjectResult:
+    """``python -m <module> --child ... --out <file>`` in a child process, its result read back: a crash
+    or hang of a project's build or run never reaches the harness (this runner's and ops_math_corpus')."""
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
-        cmd = [sys.executable, "-m", "experiments.cann_ops_corpus", "--child", str(project), "--corpus", str(corpus)]
-        cmd += ["--timeout", str(timeout_s), "--out", f.name]
+        cmd = [sys.executable, "-m", module, "--child", *args, "--timeout", str(timeout_s), "--out", f.name]
         t0 = time.perf_counter()
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s * 4, check=False)
@@ -476,6 +475,12 @@ def run_isolated(project: Path, corpus: Path, timeout_s: float) -> ProjectResult
                 name, "fail", f"harness child died: {tail[:200]}", "simulator", time.perf_counter() - t0
             )
         return ProjectResult(**json.loads(text))
+
+
+def run_isolated(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
+    """One project in a child process (run_in_child)."""
+    name = str(project.relative_to(corpus / "src"))
+    return run_in_child("experiments.cann_ops_corpus", name, [str(project), "--corpus", str(corpus)], timeout_s)
 
 
 def _corpus_commit(corpus: Path, given: str | None) -> str:

@@ -25,9 +25,7 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -43,6 +41,7 @@ from experiments.cann_ops_corpus import (
     _classify,
     _corpus_commit,
     _no_paths,
+    run_in_child,
 )
 
 _INCLUDE = re.compile(r'#\s*include\s*["<]([\w./+-]+)[">]')
@@ -592,23 +591,10 @@ def _child(project: str, corpus: str, example: str, timeout_s: float, out: str) 
 
 
 def run_isolated(project: Path, corpus: Path, example: Path, timeout_s: float) -> ProjectResult:
-    """One example in a child process: a crash or hang never reaches the harness."""
+    """One example in a child process (cann_ops_corpus.run_in_child)."""
     name = f"{project.relative_to(corpus)}:{example.name}"
-    with tempfile.NamedTemporaryFile(suffix=".json") as f:
-        cmd = [sys.executable, "-m", "experiments.ops_math_corpus", "--child", str(project), "--corpus", str(corpus)]
-        cmd += ["--example", str(example), "--timeout", str(timeout_s), "--out", f.name]
-        t0 = time.perf_counter()
-        try:
-            done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s * 4, check=False)
-        except subprocess.TimeoutExpired:
-            return ProjectResult(name, "fail", f"timeout: more than {timeout_s * 4:g} s", "simulator", timeout_s * 4)
-        text = Path(f.name).read_text()
-        if not text:
-            tail = (done.stderr.strip().splitlines() or ["?"])[-1]
-            return ProjectResult(
-                name, "fail", f"harness child died: {tail[:200]}", "simulator", time.perf_counter() - t0
-            )
-        return ProjectResult(**json.loads(text))
+    args = [str(project), "--corpus", str(corpus), "--example", str(example)]
+    return run_in_child("experiments.ops_math_corpus", name, args, timeout_s)
 
 
 _ORDER = ("fail", "needs_cann_library", "ran_unchecked", "pass")

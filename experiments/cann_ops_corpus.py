@@ -145,6 +145,26 @@ def _common_headers(corpus: Path, texts: list[str], include_dirs: list[Path] | N
     return found
 
 
+def _sibling_sources(corpus: Path, headers: dict[str, str]) -> dict[str, str]:
+    """The sources beside another project's op_host header this one includes (circular_pad_grad's
+    tiling reaches ../../circular_pad/op_host/circular_pad_common.h, whose functions circular_pad's
+    circular_pad_common.cc defines): the library builds every project into one host library, so the
+    symbols are there. Each source goes beside its header (into ``headers``, by the same path) and a
+    host unit of this project includes it from there."""
+    units: dict[str, str] = {}
+    for name in sorted(headers):
+        sibling = re.fullmatch(r"(\w+)/op_host/([\w./]+)\.(?:h|hpp)", name)
+        if not sibling:
+            continue
+        for ext in (".cc", ".cpp"):
+            rel = f"{sibling.group(1)}/op_host/{sibling.group(2)}{ext}"
+            hits = [p for p in (corpus / "src").glob(f"*/{rel}") if p.is_file()]
+            if hits and rel not in headers:
+                headers[rel] = hits[0].read_text(errors="replace")
+                units[f"op_host/kgsim_sibling_{rel.replace('/', '_')}"] = f'#include "../../{rel}"\n'
+    return units
+
+
 # `export NAME=value` lines of a run.sh whose value is literal (the toolkit paths read other variables)
 _EXPORT = re.compile(r"^\s*export\s+(\w+)=([^\s$`;#]+)\s*$", re.M)
 # `ret=\`python3 gen_data.py\``: what gen_data.py prints lands in a variable ...
@@ -237,6 +257,12 @@ CORPUS_DEFECTS = {
         " (uint16_t)(basicColLen * sizeof(float)) = (uint16_t)65536 = 0 as DataCopyParams.blockLen (a uint16_t"
         " in bytes): its DataCopyPad calls copy nothing for every full pass of the example's 50000-column rows"
     ),
+    "norm/layer_norm_grad_v3": (
+        "its transpose template (the example's 2 columns) sets a counter mask of 16 and calls ReduceSum with the"
+        " default isSetMask = true and a count of 64, which sets the mask from the count (the ReduceSum docs;"
+        " asc-devkit's A2 ReduceSumImpl): each column's sum takes in the next column, and the result lands on"
+        " dy[0], which dx and dw read later (db [14, 8] for [6, 8]); with ReduceSum<float, false> the example passes"
+    ),
 }
 
 
@@ -326,6 +352,7 @@ def run_one(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
         **headers,
         **_common_headers(corpus, [t for k, t in files.items() if k.startswith("common_src/")], include_dirs),
     }
+    files.update(_sibling_sources(corpus, headers))
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="cann-ops-") as tmp:
         work = Path(tmp) / "ex"
@@ -401,9 +428,14 @@ def run_one(project: Path, corpus: Path, timeout_s: float) -> ProjectResult:
         secs = time.perf_counter() - t0
         if ok:
             return ProjectResult(name, "pass", "", "", secs, detail)
-        stand_in = re.search(r"(?:l0op|op)::(\w+): CANN's built-in l0 op is not simulated", run.stderr)
+        stand_in = re.search(r"(?:l0op|op)::(\w+): CANN's built-in l0 op is not simulated", run.stderr) or re.search(
+            r"ADD_TO_LAUNCHER_LIST_AICORE\((\w+)\): no kernel of this program implements that op type", run.stderr
+        )
         if stand_in:  # the project's aclnn layer took a path through one of CANN's own kernels
             blocker, owner = f"needs CANN's built-in l0 op {stand_in.group(1)} (not simulated)", "simulator"
+        elif re.search(r"aclnn error \d+: l0op::\w+", run.stderr):  # a built-in l0 op the stand-in cannot do
+            what = re.search(r"aclnn error \d+: (l0op::[^\n]*)", run.stderr)
+            blocker, owner = f"the simulator's {what.group(1)[:160] if what else 'l0 op'}", "simulator"
         elif "TilingFunc returned a failure" in run.stderr:  # the project's own host code rejects its example
             blocker, owner = "the project's TilingFunc rejects its example's input", "corpus"
         elif run.error:

@@ -372,14 +372,16 @@ def l0_stub_unit(files: Mapping[str, str]) -> str | None:
         if not p.endswith((".h", ".hpp")):
             continue
         found = False
-        # l0 ops, and the op:: tensor helpers of CANN's aclnn layer (ResizeFromND) that return a tensor
+        # l0 ops, and the op:: helpers of CANN's aclnn layer that return a tensor (ResizeFromND) or a
+        # status (ProcessEmptyTensorWithValue, then ACLNN_ERR_INNER: a stand-in never reports success)
         bodies = [("l0op", b) for b in _namespace_bodies(t, _L0_NAMESPACE)]
         bodies += [("op", b) for b in _namespace_bodies(t, _OP_NAMESPACE)]
         for ns, body in bodies:
             for ret, name, params in _L0_DECL.findall(body):
                 if name in defined or name in _L0_BUILTINS or "operator" in name:
                     continue
-                if ns == "op" and "aclTensor" not in ret:
+                status = "aclnnStatus" in ret  # a helper returning a status (ProcessEmptyTensorWithValue)
+                if ns == "op" and "aclTensor" not in ret and not status:
                     continue
                 sig = f"{' '.join(ret.split())} {name}({_strip_defaults(params)})"
                 key = re.sub(r"\s+", "", re.sub(r"\b\w+\s*(?=[,)])", "", sig + ")"))
@@ -391,7 +393,7 @@ def l0_stub_unit(files: Mapping[str, str]) -> str | None:
                     f"namespace {ns} {{\n__attribute__((weak)) {sig} {{\n"
                     f"    ::kgsim_opdev::log_error(int64_t(ACLNN_ERR_INNER), \"{ns}::{name}: CANN's built-in l0 op is "
                     f"not simulated (the simulator runs the project's own kernel)\");\n"
-                    "    return {};\n}\n}"
+                    f"    return {'ACLNN_ERR_INNER' if status else '{}'};\n}}\n}}"
                 )
         if found:
             headers.append(p)

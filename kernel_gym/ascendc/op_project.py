@@ -414,6 +414,9 @@ class ProjectSources:
             "#include <string>",
             '#include "kgsim/launch.h"',
             '#include "register/tilingdata_base.h"',
+            # the kernel build's tiling structs (TCubeTiling): a tiling header that names them includes
+            # only tilingdata_base.h, its host sources having included tiling_api.h before it
+            '#include "kernel_tiling/kernel_tiling.h"',
             '#include "kgsim/op_kernel_side.h"',
             *[f'#include "{p}"' for p in tiling_headers],
         ]

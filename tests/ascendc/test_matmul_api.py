@@ -284,3 +284,23 @@ def test_set_org_shape_orgkc_is_the_row_width_of_c() -> None:
     c = op(a, b, bias, alpha=0.2, transpose_b=True, aiv=1)
     want = _want(a, b[: n // 2], bias[: n // 2], 0.2, True)
     torch.testing.assert_close(c[:, : n // 2], want, rtol=1e-4, atol=1e-3)
+
+
+def test_regist_matmul_obj_takes_the_tiling_as_any_pointer() -> None:
+    """asc-devkit's registration takes the argument after a Matmul object as its tiling by its size,
+    so a kernel may pass `(void*)&tiling` (cann-ops' rfft1_d does): the same result as a TCubeTiling*."""
+    void_tiling = KERNEL.replace(
+        "REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), op.mm, &tilingData.cube);",
+        "REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), op.mm, (void*)&tilingData.cube);",
+    )
+    assert void_tiling != KERNEL
+    op = asc.load_op_project(
+        {
+            "op_host/matmul_custom_tiling.h": TILING_H,
+            "op_host/matmul_custom.cpp": HOST,
+            "op_kernel/matmul_custom.cpp": void_tiling,
+        }
+    )
+    a, b, bias = torch.randn(128, 64).half(), torch.randn(64, 96).half(), torch.randn(96)
+    c = op(a, b, bias, alpha=0.1, transpose_b=False, aiv=2)
+    torch.testing.assert_close(c, _want(a, b, bias, 0.1, False), rtol=1e-4, atol=1e-3)

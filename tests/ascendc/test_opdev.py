@@ -312,3 +312,106 @@ def test_cann_own_l0_ops_get_weak_stand_ins():
     assert "aclOpExecutor *executor) {" in unit  # the default argument is not repeated
     assert "ScaleTwo(" not in unit and " Cast(" not in unit
     assert l0_stub_unit(PROJECT) is None
+
+
+def test_cann_op_helpers_returning_a_status_get_a_failing_stand_in():
+    """A helper of CANN's aclnn layer that a project declares (its tensor_util.h) but whose body is in
+    CANN's library (ProcessEmptyTensorWithValue, on the empty-tensor path) links against a weak
+    stand-in that logs and returns ACLNN_ERR_INNER, never success; helpers returning neither a tensor
+    nor a status get none."""
+    files = {
+        **PROJECT,
+        "op_host/tensor_util.h": "namespace op {\naclnnStatus ProcessEmptyTensorWithValue(aclTensor *src, "
+        "float initValue, aclOpExecutor *executor);\nop::DataType CombineCategories(op::DataType a, "
+        "op::DataType b);\n}\n",
+    }
+    unit = l0_stub_unit(files)
+    assert unit is not None
+    assert "__attribute__((weak)) aclnnStatus ProcessEmptyTensorWithValue(" in unit
+    assert "return ACLNN_ERR_INNER;" in unit
+    assert "CombineCategories" not in unit
+
+
+def test_l0_pad_surrounds_the_tensor_with_zeros():
+    """l0op::Pad (aclnn_kernels/pad.h) between Cast and the project's kernel: (before, after) rows
+    (1, 3) around the 4x8 view, from ConvertToTensor of an aclIntArray, as aclnn layers build it."""
+    aclnn = ACLNN.replace(
+        '#include "aclnn_kernels/contiguous.h"', '#include "aclnn_kernels/contiguous.h"\n#include "aclnn_kernels/pad.h"'
+    )
+    aclnn = aclnn.replace("OP_CHECK_SHAPE_NOT_EQUAL(self, out, return ACLNN_ERR_PARAM_INVALID);\n", "")
+    aclnn = aclnn.replace(
+        "    auto y = l0op::ScaleTwo(selfFloat,",
+        "    const int64_t pads[4] = {1, 3, 0, 0};\n"
+        "    aclIntArray* padArray = uniqueExecutor->AllocIntArray(pads, 4);\n"
+        "    auto padTensor = uniqueExecutor->ConvertToTensor(padArray, op::DataType::DT_INT64);\n"
+        "    selfFloat = l0op::Pad(selfFloat, padTensor, uniqueExecutor.get());\n"
+        "    CHECK_RET(selfFloat != nullptr, ACLNN_ERR_INNER_NULLPTR);\n"
+        "    auto y = l0op::ScaleTwo(selfFloat,",
+    )
+    project = {**PROJECT, "op_host/aclnn_scale_two.cpp": aclnn}
+    main = MAIN.replace(
+        "std::vector<int64_t> outShape = {cols, rows};", "std::vector<int64_t> outShape = {cols + 4, rows};"
+    )
+    main = main.replace("std::vector<uint16_t> x(n), y(n);", "std::vector<uint16_t> x(n), y(2 * n);")
+    main = main.replace("aclrtMalloc(&dy, n * 2,", "aclrtMalloc(&dy, n * 4,")
+    main = main.replace("aclrtMemcpy(y.data(), n * 2, dy, n * 2,", "aclrtMemcpy(y.data(), n * 4, dy, n * 4,")
+    main = main.replace("write((const char*)y.data(), n * 2)", "write((const char*)y.data(), n * 4)")
+    x, inputs = _inputs()
+    run = run_aclnn_example(project, {"main.cpp": main}, inputs, cwd="build")
+    assert run.ok, (run.error, run.stdout, run.stderr)
+    assert "GetWorkspaceSize returned 0" in run.stdout
+    y = np.frombuffer(run.files["output/y.bin"], dtype=np.float16).reshape(8, 8)
+    want = np.zeros((8, 8), dtype=np.float16)
+    want[1:5] = (x.T.astype(np.float32) * np.float32(2.5)).astype(np.float16)
+    np.testing.assert_array_equal(y, want)
+
+
+def test_attr_names_as_cann_defines_them_are_accepted():
+    """CANN's OP_ATTR_NAMES makes an FVector of the names (a project may define the macro itself, as
+    cann-ops' grid_sample does); the launch takes the attributes in the OpDef's order either way."""
+    l0 = L0.replace(
+        '#include "scale_two_l0.h"', '#include "scale_two_l0.h"\n#define OP_ATTR_NAMES ::op::FVector<std::string>'
+    )
+    l0 = l0.replace(
+        "ADD_TO_LAUNCHER_LIST_AICORE(ScaleTwo, OP_INPUT(x),",
+        'ADD_TO_LAUNCHER_LIST_AICORE(ScaleTwo, OP_ATTR_NAMES({"alpha"}), OP_INPUT(x),',
+    )
+    assert "OP_ATTR_NAMES({" in l0
+    x, inputs = _inputs()
+    run = run_aclnn_example({**PROJECT, "op_host/scale_two_l0.cpp": l0}, {"main.cpp": MAIN}, inputs, cwd="build")
+    assert run.ok, (run.error, run.stdout, run.stderr)
+    y = np.frombuffer(run.files["output/y.bin"], dtype=np.float16).reshape(4, 8)
+    np.testing.assert_array_equal(y, (x.T.astype(np.float32) * np.float32(2.5)).astype(np.float16))
+
+
+def test_cann_pad_v3_shape_rules_for_infer_shape():
+    """INFER_SHAPE(PadV3 / PadV3Grad, ...) of an op the project does not define (CANN's own, whose
+    kernel the project replaces): (before, after) per axis added or taken off, paired or not as the
+    paddings_contiguous attribute says; paddings that are not 2 x rank values are refused."""
+    probe = r"""
+    {
+        const int64_t pads[4] = {1, 2, 0, 3};  // not contiguous: befores (1, 2), afters (0, 3)
+        auto padTensor = executor->ConvertToTensor(executor->AllocIntArray(pads, 4), op::DataType::DT_INT64);
+        auto padded = executor->AllocTensor(x->GetDataType(), Format::FORMAT_ND, Format::FORMAT_ND);
+        auto r1 = INFER_SHAPE(PadV3, OP_INPUT(x, padTensor), OP_OUTPUT(padded), OP_ATTR(std::string("constant"), false));
+        auto back = executor->AllocTensor(x->GetDataType(), Format::FORMAT_ND, Format::FORMAT_ND);
+        auto r2 = INFER_SHAPE(PadV3Grad, OP_INPUT(padded, padTensor), OP_OUTPUT(back), OP_ATTR(std::string("reflect"), false));
+        auto paired = executor->AllocTensor(x->GetDataType(), Format::FORMAT_ND, Format::FORMAT_ND);
+        auto r3 = INFER_SHAPE(PadV3, OP_INPUT(x, padTensor), OP_OUTPUT(paired), OP_ATTR(std::string("edge"), true));
+        auto shortPads = executor->ConvertToTensor(executor->AllocIntArray(pads, 2), op::DataType::DT_INT64);
+        auto bad = executor->AllocTensor(x->GetDataType(), Format::FORMAT_ND, Format::FORMAT_ND);
+        auto r4 = INFER_SHAPE(PadV3, OP_INPUT(x, shortPads), OP_OUTPUT(bad), OP_ATTR(std::string("constant"), true));
+        printf("pad %d [%lld, %lld] grad %d [%lld, %lld] paired %d [%lld, %lld] short %d\n", int(r1),
+               (long long)padded->GetViewShape().GetDim(0), (long long)padded->GetViewShape().GetDim(1), int(r2),
+               (long long)back->GetViewShape().GetDim(0), (long long)back->GetViewShape().GetDim(1), int(r3),
+               (long long)paired->GetViewShape().GetDim(0), (long long)paired->GetViewShape().GetDim(1), int(r4 != 0));
+    }
+    auto ret = INFER_SHAPE(ScaleTwo,"""
+    l0 = L0.replace("    auto ret = INFER_SHAPE(ScaleTwo,", probe, 1)
+    assert l0 != L0
+    x, inputs = _inputs()
+    run = run_aclnn_example({**PROJECT, "op_host/scale_two_l0.cpp": l0}, {"main.cpp": MAIN}, inputs, cwd="build")
+    assert run.ok, (run.error, run.stdout, run.stderr)
+    # x reaches the l0 op as the 4 x 8 fp32 tensor; paired: (1, 2) on axis 0, (0, 3) on axis 1
+    assert "pad 0 [5, 13] grad 0 [4, 8] paired 0 [7, 11] short 1" in run.stdout, run.stdout
+    assert "paddings must hold 2 x rank = 4" in run.stderr

@@ -1154,13 +1154,13 @@ void set_atomic(int mode, DT dt, const Loc& loc) {
     rt.blk.atomic_dt = dt;
 }
 
-// SetAtomicAdd/Max/Min<T> with a T Atlas A2 has no atomic for: asc-devkit asserts the type at run time
-void atomic_dtype_unsupported(const char* api, const Loc& loc) {
+// An API called with a data type it lacks, where asc-devkit checks the type only at run time
+// (KGSIM_DTYPES_RUNTIME in base.h)
+void dtype_unsupported(const char* api, const char* type, const char* supported, const Loc& loc) {
     check_in_launch(loc, api);
     fault("unsupported_dtype", loc,
-          "%s: this data type is not supported by the API on Atlas A2 (Ascend910B); supported: half, float, "
-          "int16_t, int32_t, int8_t, bfloat16_t",
-          api);
+          "%s: this data type (%s) is not supported by the API on Atlas A2 (Ascend910B); supported: %s", api, type,
+          supported);
 }
 
 void set_deq_scale(double scale, const Loc& loc) {

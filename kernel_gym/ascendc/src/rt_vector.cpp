@@ -279,7 +279,7 @@ bool dispatch_elementwise(VOp op, DT dt, const Opnd& D, const Opnd& A, const Opn
         KG_CASE(V_RECIP, half, float)
         KG_CASE(V_RELU, half, float, int32_t)
         KG_CASE(V_NOT, int16_t, uint16_t)
-        KG_CASE(V_COPY, half, float, int16_t, uint16_t, int32_t, uint32_t)
+        KG_CASE(V_COPY, half, float, bfloat16_t, int16_t, uint16_t, int32_t, uint32_t)
         KG_CASE(V_DUP, half, float, bfloat16_t, int16_t, uint16_t, int32_t, uint32_t)
         default: return false;
     }

@@ -22,6 +22,7 @@ SOURCE = r"""
 #include "exe_graph/runtime/tiling_context.h"
 #include "exe_graph/runtime/infer_shape_context.h"
 #include "exe_graph/runtime/infer_datatype_context.h"
+#include "exe_graph/runtime/infer_shape_range_context.h"
 
 // inputs: a required one (2 x 3), an optional one given or not, then a dynamic one of n_dyn tensors
 static gert::KgsimOpIO make_io(bool optional_given, int n_dyn) {
@@ -269,6 +270,28 @@ extern "C" int64_t op_def_members() {
         return -7;
     return int64_t(pads.lli_.size()) * 100 + int64_t(pads.lli_[1][0]) * 10 + int64_t(op.aicore_.zero_ele_launch_);
 }
+// shape ranges of a static-shape op: each input's and output's range is its one shape (min == max);
+// an absent optional input has none; an InferShapeRange function written as CANN's library writes
+// them (metadef's Range<Shape>) reads and sets them
+static ge::graphStatus ProbeShapeRange(gert::InferShapeRangeContext* context) {
+    const gert::Range<gert::Shape>* x = context->GetInputShapeRange(0);
+    gert::Range<gert::Shape>* y = context->GetOutputShapeRange(0);
+    if (x == nullptr || y == nullptr || y->GetMax() == nullptr) return ge::GRAPH_FAILED;
+    *y->GetMin() = *x->GetMin();
+    *y->GetMax() = *x->GetMax();
+    return ge::GRAPH_SUCCESS;
+}
+extern "C" int64_t shape_ranges(int64_t optional_given) {
+    gert::KgsimOpIO io = make_io(optional_given != 0, 2);
+    gert::InferShapeRangeContext context(&io);
+    if (ProbeShapeRange(&context) != ge::GRAPH_SUCCESS) return -1;
+    const gert::Range<gert::Shape>* x = context.GetInputShapeRange(0);
+    if (x->GetMin() != x->GetMax() || !(*x == *x)) return -2;
+    const gert::Range<gert::Shape>* dyn = context.GetDynamicInputShapeRange(2, 1);
+    const gert::Shape& y = io.out_shapes[0].GetStorageShape();
+    return (context.GetOptionalInputShapeRange(1) != nullptr) * 1000 + dyn->GetMax()->GetDim(1) * 100 +
+           y.GetDim(0) * 10 + y.GetDim(1);
+}
 """
 
 
@@ -312,3 +335,10 @@ def test_tiling_context_outputs_and_required_accessors():
 def test_op_def_builder_members():
     lib = _lib()
     assert lib.op_def_members() == 2 * 100 + 3 * 10 + 1
+
+
+def test_shape_range_context_gives_each_static_shape_as_its_range():
+    lib = _lib()
+    # dynamic IR input 2's second instance is compute-node input 3: [2, 6]; y takes x's [2, 3]
+    assert lib.shape_ranges(1) == 1000 + 6 * 100 + 2 * 10 + 3
+    assert lib.shape_ranges(0) == 6 * 100 + 2 * 10 + 3

@@ -165,10 +165,42 @@ template <> struct dt_of<bool> { static constexpr DT v = DT::B8; };
 
 template <class T, class... Us> inline constexpr bool one_of_v = (std::is_same_v<T, Us> || ...);
 
-// A static_assert whose message the Python loader recognises as an unsupported dtype.
-#define KGSIM_DTYPES(OPNAME, T, ...)                                                                 \
+// A data type's name for messages (KGSIM_DTYPES_RUNTIME)
+template <class T> constexpr const char* dtype_name() {
+    if constexpr (std::is_same_v<T, float>) return "float";
+    else if constexpr (std::is_same_v<T, half>) return "half";
+    else if constexpr (std::is_same_v<T, bfloat16_t>) return "bfloat16_t";
+    else if constexpr (std::is_same_v<T, ::int4b_t>) return "int4b_t";
+    else if constexpr (std::is_same_v<T, bool>) return "bool";
+    else if constexpr (std::is_same_v<T, int8_t>) return "int8_t";
+    else if constexpr (std::is_same_v<T, uint8_t>) return "uint8_t";
+    else if constexpr (std::is_same_v<T, int16_t>) return "int16_t";
+    else if constexpr (std::is_same_v<T, uint16_t>) return "uint16_t";
+    else if constexpr (std::is_same_v<T, int32_t>) return "int32_t";
+    else if constexpr (std::is_same_v<T, uint32_t>) return "uint32_t";
+    else if constexpr (std::is_same_v<T, int64_t>) return "int64_t";
+    else if constexpr (std::is_same_v<T, uint64_t>) return "uint64_t";
+    else if constexpr (std::is_same_v<T, double>) return "double";
+    else return "this data type";
+}
+
+// A static_assert whose message the Python loader recognises as an unsupported dtype. For an API
+// whose asc-devkit (Atlas A2) implementation refuses the type at build: a static_assert, or no
+// overload (a typed intrinsic or helper) for it. The extra level expands a type-list macro before
+// it is quoted in the message.
+#define KGSIM_DTYPES(OPNAME, T, ...) KGSIM_DTYPES_(OPNAME, T, __VA_ARGS__)
+#define KGSIM_DTYPES_(OPNAME, T, ...)                                                                \
     static_assert(::kgsim::one_of_v<T, __VA_ARGS__>, "[kgsim:unsupported_dtype] " OPNAME             \
                   ": this data type is not supported by the API on Atlas A2 (Ascend910B); supported: " #__VA_ARGS__)
+
+// The same refusal when the call runs (an unsupported_dtype fault), for an API whose asc-devkit
+// implementation checks the type only at run time (ASCENDC_ASSERT, a debug-build assert) or not at
+// all: the NPU toolchain builds such a call, so a kernel that holds one in a branch its dtype never
+// takes (a template instantiated for several types) must build here too. Needs `loc` in scope.
+#define KGSIM_DTYPES_RUNTIME(OPNAME, T, ...) KGSIM_DTYPES_RUNTIME_(OPNAME, T, __VA_ARGS__)
+#define KGSIM_DTYPES_RUNTIME_(OPNAME, T, ...)                                                        \
+    if constexpr (!::kgsim::one_of_v<T, __VA_ARGS__>)                                                \
+    ::kgsim::dtype_unsupported(OPNAME, ::kgsim::dtype_name<T>(), #__VA_ARGS__, loc)
 
 enum Pipe : uint8_t { P_S = 0, P_V, P_MTE1, P_MTE2, P_MTE3, P_M, P_FIX, P_COUNT };
 enum Mem : uint8_t { MEM_UB = 0, MEM_L1, MEM_L0A, MEM_L0B, MEM_L0C, MEM_BT, MEM_FB, MEM_COUNT };
@@ -345,7 +377,8 @@ void group_barrier_wait(uintptr_t ws, uint32_t arrive_size, uint32_t wait_size, 
 void kernel_printf(const char* fmt, ...);
 void kernel_assert_fail(const char* expr, const Loc& loc);
 [[noreturn]] void kernel_trap(const Loc& loc);  // AscendC::Trap (tensor.h)
-[[noreturn]] void atomic_dtype_unsupported(const char* api, const Loc& loc);  // SetAtomicAdd/Max/Min (vector.h)
+// KGSIM_DTYPES_RUNTIME: the unsupported_dtype fault of an API called with a type it lacks
+[[noreturn]] void dtype_unsupported(const char* api, const char* type, const char* supported, const Loc& loc);
 double get_system_cycle();
 
 // data movement

@@ -207,10 +207,12 @@ struct DataCopyEnhancedParams {
 };
 
 // ---- GM / UB -> L1 with the ND -> NZ conversion ----------------------------------------------
+// asc-devkit dispatches on the element width and asserts at run time for other types (int4b_t, which
+// it moves as int8_t, is not modelled here), so the type is checked when the call runs.
 template <class T>
 void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Nd2NzParams& p,
               kgsim::Loc loc = kgsim::Loc::current()) {
-    KGSIM_DTYPES("DataCopy(Nd2NzParams)", T, half, bfloat16_t, float, int8_t, uint8_t, int16_t, uint16_t, int32_t,
+    KGSIM_DTYPES_RUNTIME("DataCopy(Nd2NzParams)", T, half, bfloat16_t, float, int8_t, uint8_t, int16_t, uint16_t, int32_t,
                  uint32_t);
     kgsim::cube_nd2nz(dst.r_, src.buf_, src.ptr_, nullptr, kgsim::dt_of<T>::v,
                       {p.ndNum, p.nValue, p.dValue, p.srcNdMatrixStride, p.srcDValue, p.dstNzC0Stride,
@@ -219,7 +221,7 @@ void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Nd2Nz
 template <class T>
 void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const Nd2NzParams& p,
               kgsim::Loc loc = kgsim::Loc::current()) {
-    KGSIM_DTYPES("DataCopy(Nd2NzParams)", T, half, bfloat16_t, float, int8_t, uint8_t, int16_t, uint16_t, int32_t,
+    KGSIM_DTYPES_RUNTIME("DataCopy(Nd2NzParams)", T, half, bfloat16_t, float, int8_t, uint8_t, int16_t, uint16_t, int32_t,
                  uint32_t);
     kgsim::cube_nd2nz(dst.r_, -1, nullptr, &src.r_, kgsim::dt_of<T>::v,
                       {p.ndNum, p.nValue, p.dValue, p.srcNdMatrixStride, p.srcDValue, p.dstNzC0Stride,

@@ -65,6 +65,28 @@ constexpr auto CeilAlign(T a, U b, NotCanns...) { return (a + b - 1) / b * b; }
 // adaptive_max_pool3d, group_quant); ConstCeil is its constexpr twin.
 inline uint32_t Ceil(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 constexpr uint32_t ConstCeil(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+// A scalar's bits as an integer (asc-devkit's kernel_utils_struct_norm_sort.h, reachable from
+// kernel_operator.h; CANN's kernels fill DataCopyPadParams::paddingValue with it): T's bytes in the
+// low end, the rest zero (asc-devkit's union leaves them unset).
+template <class T>
+inline uint64_t GetScalarBitcodeValue(T scalarValue) {
+    static_assert(sizeof(T) <= sizeof(uint64_t), "GetScalarBitcodeValue: a scalar of at most 8 bytes");
+    uint64_t bits = 0;
+    std::memcpy(&bits, &scalarValue, sizeof(T));
+    return bits;
+}
+template <class T, class U>
+inline U GetScalarBitcodeValue(T scalarValue) {
+    return static_cast<U>(GetScalarBitcodeValue<T>(scalarValue));
+}
+// ... and as a half's bits (the low two bytes)
+template <class T>
+inline half GetScalarBitcodeToHalf(T scalarValue) {
+    const uint64_t bits = GetScalarBitcodeValue<T>(scalarValue);
+    half h;
+    std::memcpy(&h, &bits, sizeof(half));
+    return h;
+}
 
 // ---- unary advanced math: F(dst, src, [sharedTmpBuffer,] [calCount]) ------------------------
 #define KGSIM_ADV_UNARY(NAME, FN, TPARAMS, ...)                                                                     \

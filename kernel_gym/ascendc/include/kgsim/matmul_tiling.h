@@ -62,10 +62,25 @@ inline int32_t dtype_bytes(DataType t) {
     }
 }
 
+// The buffer capacities a host tiling passes instead of a PlatformAscendC (asc-devkit's
+// matmul_tiling_base.h): the SoC and its L1, L0C, UB, L0A and L0B sizes in bytes.
+struct PlatformInfo {
+    platform_ascendc::SocVersion socVersion = platform_ascendc::SocVersion::ASCEND910B;
+    uint64_t l1Size = 0;
+    uint64_t l0CSize = 0;
+    uint64_t ubSize = 0;
+    uint64_t l0ASize = 0;
+    uint64_t l0BSize = 0;
+};
+
 class MatmulApiTilingBase {
 public:
     MatmulApiTilingBase() = default;
     explicit MatmulApiTilingBase(const platform_ascendc::PlatformAscendC& p) : cores_(int32_t(p.GetCoreNumAiv())) {}
+    // sizes of 0 keep the defaults, as an unset SetBufferSpace does
+    explicit MatmulApiTilingBase(const PlatformInfo& p)
+        : l1_(p.l1Size ? int32_t(p.l1Size) : -1), l0c_(p.l0CSize ? int32_t(p.l0CSize) : -1),
+          ub_(p.ubSize ? int32_t(p.ubSize) : -1) {}
     virtual ~MatmulApiTilingBase() = default;
 
     int32_t SetAType(TPosition pos, CubeFormat fmt, DataType dt, bool isTrans = false) {

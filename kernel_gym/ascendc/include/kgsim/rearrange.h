@@ -38,14 +38,19 @@ struct GatherMaskParams {
 enum class GatherMaskMode : uint8_t { VERSION_V1 = 0, VERSION_V2 = 1 };
 constexpr GatherMaskMode defaultGahterMaskMode = GatherMaskMode::VERSION_V1;
 
-#define KGSIM_GATHERMASK_T half, uint16_t, int16_t, float, uint32_t, int32_t
+// asc-devkit refuses a src1Pattern type other than uint16_t / uint32_t at build (static_assert) but checks
+// T, and T against the pattern width, with debug-build asserts only (it moves elements by width).
+#define KGSIM_GATHERMASK_T half, bfloat16_t, uint16_t, int16_t, float, uint32_t, int32_t
 template <class T, class U, GatherMaskMode mode = GatherMaskMode::VERSION_V1>
 void GatherMask(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<U>& src1Pattern,
                 const bool reduceMode, const uint32_t mask, const GatherMaskParams& gatherMaskParams,
                 uint64_t& rsvdCnt, kgsim::Loc loc = kgsim::Loc::current()) {
-    KGSIM_DTYPES("GatherMask", T, KGSIM_GATHERMASK_T);
-    static_assert(sizeof(U) == sizeof(T) && std::is_unsigned_v<U>,
+    static_assert(kgsim::one_of_v<U, uint16_t, uint32_t>,
                   "[kgsim:unsupported_dtype] GatherMask: src1Pattern is uint16_t for 16-bit T, uint32_t for 32-bit T");
+    KGSIM_DTYPES_RUNTIME("GatherMask", T, KGSIM_GATHERMASK_T);
+    if constexpr (sizeof(U) != sizeof(T))
+        kgsim::fault("unsupported_dtype", loc,
+                     "GatherMask: src1Pattern is uint16_t for 16-bit T, uint32_t for 32-bit T on Atlas A2");
     rsvdCnt = kgsim::gather_mask(kgsim::dt_of<T>::v, dst.r_, src0.r_, src1Pattern.r_, 0, reduceMode, mask,
                                  gatherMaskParams.src0BlockStride, gatherMaskParams.repeatTimes,
                                  gatherMaskParams.src0RepeatStride, gatherMaskParams.src1RepeatStride, loc);
@@ -54,7 +59,7 @@ template <class T, GatherMaskMode mode = GatherMaskMode::VERSION_V1>
 void GatherMask(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const uint8_t src1Pattern,
                 const bool reduceMode, const uint32_t mask, const GatherMaskParams& gatherMaskParams,
                 uint64_t& rsvdCnt, kgsim::Loc loc = kgsim::Loc::current()) {
-    KGSIM_DTYPES("GatherMask", T, KGSIM_GATHERMASK_T);
+    KGSIM_DTYPES_RUNTIME("GatherMask", T, KGSIM_GATHERMASK_T);
     if (src1Pattern == 0) kgsim::fault("invalid_argument", loc, "GatherMask: fixed src1Pattern must be in [1, 7]");
     rsvdCnt = kgsim::gather_mask(kgsim::dt_of<T>::v, dst.r_, src0.r_, kgsim::TRef{}, src1Pattern, reduceMode, mask,
                                  gatherMaskParams.src0BlockStride, gatherMaskParams.repeatTimes,
@@ -71,11 +76,12 @@ struct BrcbRepeatParams {
     uint8_t src1BlkStride = 0, src1RepStride = 0;
     bool repeatStrideMode = false, strideSizeMode = false;
 };
-// Brcb: each of 8 source elements per repeat fills one 32-byte block of dst
+// Brcb: each of 8 source elements per repeat fills one 32-byte block of dst. asc-devkit checks the type
+// with a debug-build assert and dispatches on its width, so another type builds (and does nothing there).
 template <class T>
 void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint8_t repeatTime,
           const BrcbRepeatParams& repeatParams, kgsim::Loc loc = kgsim::Loc::current()) {
-    KGSIM_DTYPES("Brcb", T, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float);
+    KGSIM_DTYPES_RUNTIME("Brcb", T, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float);
     kgsim::brcb(kgsim::dt_of<T>::v, dst.r_, src.r_, repeatTime, repeatParams.dstBlkStride, repeatParams.dstRepStride,
                 loc);
 }
@@ -123,11 +129,12 @@ struct CopyRepeatParams {
     uint16_t dstRepeatSize = DEFAULT_REPEAT_STRIDE;
     uint16_t srcRepeatSize = DEFAULT_REPEAT_STRIDE;
 };
-#define KGSIM_COPY_T half, int16_t, uint16_t, float, int32_t, uint32_t
+// asc-devkit dispatches Copy on the element width and asserts at run time for other widths
+#define KGSIM_COPY_T half, bfloat16_t, int16_t, uint16_t, float, int32_t, uint32_t
 template <class T, bool isSetMask = true>
 void Copy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask, const uint8_t repeatTime,
           const CopyRepeatParams& repeatParams, kgsim::Loc loc = kgsim::Loc::current()) {
-    KGSIM_DTYPES("Copy", T, KGSIM_COPY_T);
+    KGSIM_DTYPES_RUNTIME("Copy", T, KGSIM_COPY_T);
     kgsim::vec_op(kgsim::V_COPY, kgsim::dt_of<T>::v, dst.r_, src.r_, kgsim_detail::kNoRef, kgsim::Scalar{},
                   kgsim_detail::cont_mask(isSetMask, mask),
                   kgsim::RepArg{repeatTime, repeatParams.dstStride, repeatParams.srcStride, 0,
@@ -136,7 +143,7 @@ void Copy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t m
 template <class T, bool isSetMask = true>
 void Copy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[], const uint8_t repeatTime,
           const CopyRepeatParams& repeatParams, kgsim::Loc loc = kgsim::Loc::current()) {
-    KGSIM_DTYPES("Copy", T, KGSIM_COPY_T);
+    KGSIM_DTYPES_RUNTIME("Copy", T, KGSIM_COPY_T);
     kgsim::vec_op(kgsim::V_COPY, kgsim::dt_of<T>::v, dst.r_, src.r_, kgsim_detail::kNoRef, kgsim::Scalar{},
                   kgsim_detail::bit_mask(isSetMask, mask),
                   kgsim::RepArg{repeatTime, repeatParams.dstStride, repeatParams.srcStride, 0,

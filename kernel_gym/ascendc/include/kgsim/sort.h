@@ -1,5 +1,6 @@
 // kgsim: gather / sort / transpose vector APIs of Atlas A2: Gather, Gatherb, Scatter (not on A2),
 // Sort32, MrgSort (both forms), GetMrgSortResult, Sort / Concat / Extract / GetSortLen / GetSortOffset,
+// the region-proposal APIs of older NPUs (ProposalConcat, ProposalExtract, RpSort16, MrgSort4: not on A2),
 // Transpose (16 x 16 and NCHW <-> NHWC), TransDataTo5HD (all three address-list forms).
 // The bodies are in the runtime library (src/rt_vector.cpp: Gather, Gatherb; src/rt_sort.cpp: the rest).
 #pragma once
@@ -10,7 +11,9 @@ void vec_gather(DT dt, const TRef& dst, const TRef& src, const TRef& offset, uin
                 int32_t repeat, uint32_t dst_rep, const Loc& loc);
 void vec_gatherb(DT dt, const TRef& dst, const TRef& src, const TRef& offset, int32_t repeat, uint32_t dst_blk,
                  uint32_t dst_rep, const Loc& loc);
-[[noreturn]] void not_on_a2(const char* api, const Loc& loc);
+// an API the A2 build of asc-devkit compiles to nothing (its CPU debug build aborts there): the call
+// changes nothing, and the launch report carries an unsupported_api warning naming it
+void a2_noop(const char* api, const Loc& loc);
 void sort32(DT dt, const TRef& dst, const TRef& src0, const TRef& src1, int32_t repeat, const Loc& loc);
 // src: 4 queues; lens in 8-byte (score, index) structures; sorted_num: consumed per queue (may be null)
 void mrg_sort(DT dt, const TRef& dst, const TRef* src, const uint16_t* lens, bool exhausted, uint32_t valid,
@@ -31,11 +34,13 @@ TRef ub_ref_of_addr(uint64_t host_addr, const char* api, const Loc& loc);  // Ge
 namespace AscendC {
 
 // ---- Gather / Gatherb / Scatter -------------------------------------------------------------------
+// Gather checks its type with a debug-build assert only and moves elements by width (asc-devkit), so
+// another type builds and is refused when the call runs.
 #define KGSIM_GATHER_T int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float
 template <class T>
 void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint32_t>& srcOffset,
             const uint32_t srcBaseAddr, const uint32_t count, kgsim::Loc loc = kgsim::Loc::current()) {
-    KGSIM_DTYPES("Gather", T, KGSIM_GATHER_T);
+    KGSIM_DTYPES_RUNTIME("Gather", T, KGSIM_GATHER_T);
     kgsim::vec_gather(kgsim::dt_of<T>::v, dst.r_, src.r_, srcOffset.r_, srcBaseAddr,
                       kgsim_detail::count_mask(int64_t(count)), 0, 8, loc);
 }
@@ -43,7 +48,7 @@ template <class T>
 void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint32_t>& srcOffset,
             const uint32_t srcBaseAddr, const uint64_t mask, const uint8_t repeatTime, const uint16_t dstRepStride,
             kgsim::Loc loc = kgsim::Loc::current()) {
-    KGSIM_DTYPES("Gather", T, KGSIM_GATHER_T);
+    KGSIM_DTYPES_RUNTIME("Gather", T, KGSIM_GATHER_T);
     kgsim::vec_gather(kgsim::dt_of<T>::v, dst.r_, src.r_, srcOffset.r_, srcBaseAddr, kgsim_detail::cont_mask(true, mask),
                       repeatTime, dstRepStride, loc);
 }
@@ -51,7 +56,7 @@ template <class T>
 void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint32_t>& srcOffset,
             const uint32_t srcBaseAddr, const uint64_t mask[], const uint8_t repeatTime, const uint16_t dstRepStride,
             kgsim::Loc loc = kgsim::Loc::current()) {
-    KGSIM_DTYPES("Gather", T, KGSIM_GATHER_T);
+    KGSIM_DTYPES_RUNTIME("Gather", T, KGSIM_GATHER_T);
     kgsim::vec_gather(kgsim::dt_of<T>::v, dst.r_, src.r_, srcOffset.r_, srcBaseAddr, kgsim_detail::bit_mask(true, mask),
                       repeatTime, dstRepStride, loc);
 }
@@ -75,21 +80,21 @@ void Gatherb(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTe
                        repeatParams.dstRepStride, loc);
 }
 
-// kgsim:partial Scatter: not supported on Atlas A2 (CANN Scatter docs); a call is an unsupported_api fault
+// kgsim:partial Scatter: not supported on Atlas A2 (CANN Scatter docs): a call does nothing, with a warning
 template <class T>
 void Scatter(const LocalTensor<T>&, const LocalTensor<T>&, const LocalTensor<uint32_t>&, const uint32_t,
              const uint32_t, kgsim::Loc loc = kgsim::Loc::current()) {
-    kgsim::not_on_a2("Scatter", loc);
+    kgsim::a2_noop("Scatter", loc);
 }
 template <class T>
 void Scatter(const LocalTensor<T>&, const LocalTensor<T>&, const LocalTensor<uint32_t>&, const uint32_t,
              const uint64_t, const uint8_t, const uint8_t, kgsim::Loc loc = kgsim::Loc::current()) {
-    kgsim::not_on_a2("Scatter", loc);
+    kgsim::a2_noop("Scatter", loc);
 }
 template <class T>
 void Scatter(const LocalTensor<T>&, const LocalTensor<T>&, const LocalTensor<uint32_t>&, const uint32_t,
              const uint64_t[], const uint8_t, const uint8_t, kgsim::Loc loc = kgsim::Loc::current()) {
-    kgsim::not_on_a2("Scatter", loc);
+    kgsim::a2_noop("Scatter", loc);
 }
 
 // ---- Sort32 / MrgSort / GetMrgSortResult -----------------------------------------------------------
@@ -149,6 +154,33 @@ inline void GetMrgSortResult(uint16_t& mrgSortList1, uint16_t& mrgSortList2, uin
     mrgSortList4 = r[3];
 }
 
+// The region-proposal forms of older NPUs (8-element proposals): asc-devkit declares them for every
+// SoC, and its A2 (dav_c220) implementation compiles them to nothing, so a kernel that has them in a
+// path for another SoC, or calls them on A2, builds; on A2 a call changes nothing (a2_noop).
+// kgsim:partial ProposalConcat: not on Atlas A2 (asc-devkit's A2 build compiles it to nothing): a call does nothing, with a warning
+template <class T>
+void ProposalConcat(const LocalTensor<T>&, const LocalTensor<T>&, const int32_t, const int32_t,
+                    kgsim::Loc loc = kgsim::Loc::current()) {
+    kgsim::a2_noop("ProposalConcat", loc);
+}
+// kgsim:partial ProposalExtract: not on Atlas A2 (asc-devkit's A2 build compiles it to nothing): a call does nothing, with a warning
+template <class T>
+void ProposalExtract(const LocalTensor<T>&, const LocalTensor<T>&, const int32_t, const int32_t,
+                     kgsim::Loc loc = kgsim::Loc::current()) {
+    kgsim::a2_noop("ProposalExtract", loc);
+}
+// kgsim:partial RpSort16: not on Atlas A2 (asc-devkit's A2 build compiles it to nothing): a call does nothing, with a warning
+template <class T>
+void RpSort16(const LocalTensor<T>&, const LocalTensor<T>&, const int32_t, kgsim::Loc loc = kgsim::Loc::current()) {
+    kgsim::a2_noop("RpSort16", loc);
+}
+// kgsim:partial MrgSort4: not on Atlas A2 (asc-devkit's A2 build compiles it to nothing; MrgSort is A2's): a call does nothing, with a warning
+template <class T>
+void MrgSort4(const LocalTensor<T>&, const MrgSortSrcList<T>&, const MrgSort4Info&,
+              kgsim::Loc loc = kgsim::Loc::current()) {
+    kgsim::a2_noop("MrgSort4", loc);
+}
+
 // ---- Sort (high level, Atlas A2 layout: 8-byte (score, index) structures) -----------------------------
 template <class T>
 inline uint32_t GetSortLen(const uint32_t elemCount) { return elemCount * 8u; }
@@ -192,15 +224,17 @@ struct TransposeParamsExt {
     uint16_t nSize = 0, cSize = 0, hSize = 0, wSize = 0;
     TransposeType transposeType = TransposeType::TRANSPOSE_ND2ND_B16;
 };
+// Transpose: asc-devkit checks the type with ASCENDC_ASSERT (run time) and moves 16-bit words; its
+// extended form dispatches on the element width with no type check, so both build for any type here.
 template <class T>
 void Transpose(const LocalTensor<T>& dst, const LocalTensor<T>& src, kgsim::Loc loc = kgsim::Loc::current()) {
-    KGSIM_DTYPES("Transpose", T, int16_t, uint16_t, half);
+    KGSIM_DTYPES_RUNTIME("Transpose", T, int16_t, uint16_t, half);
     kgsim::transpose16(kgsim::dt_of<T>::v, dst.r_, src.r_, loc);
 }
 template <class T>
 void Transpose(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint8_t>& sharedTmpBuffer,
                const TransposeParamsExt& transposeParams, kgsim::Loc loc = kgsim::Loc::current()) {
-    KGSIM_DTYPES("Transpose", T, int8_t, uint8_t, int16_t, uint16_t, half, int32_t, uint32_t, float);
+    KGSIM_DTYPES_RUNTIME("Transpose", T, int8_t, uint8_t, int16_t, uint16_t, half, int32_t, uint32_t, float);
     kgsim::transpose_ext(kgsim::dt_of<T>::v, dst.r_, src.r_, sharedTmpBuffer.r_, transposeParams.nSize,
                          transposeParams.cSize, transposeParams.hSize, transposeParams.wSize,
                          int(transposeParams.transposeType), loc);
@@ -221,6 +255,9 @@ struct TransDataTo5HDParams {
     uint16_t srcRepStride = 0;
 };
 #define KGSIM_5HD_T int8_t, uint8_t, int16_t, uint16_t, half, int32_t, uint32_t, float
+// The tensor-list form refuses another type at build (asc-devkit overloads its intrinsic per pointer
+// type); the address-list forms (uint64_t lists, LocalTensor<uint64_t>) reach a template whose
+// generic case asserts at run time, so there the type is checked when the call runs.
 template <class T>
 void TransDataTo5HD(const LocalTensor<T> (&dstList)[NCHW_CONV_ADDR_LIST_SIZE],
                     const LocalTensor<T> (&srcList)[NCHW_CONV_ADDR_LIST_SIZE], const TransDataTo5HDParams& p,
@@ -234,7 +271,7 @@ void TransDataTo5HD(const LocalTensor<T> (&dstList)[NCHW_CONV_ADDR_LIST_SIZE],
 template <class T>
 void TransDataTo5HD(uint64_t dstList[NCHW_CONV_ADDR_LIST_SIZE], uint64_t srcList[NCHW_CONV_ADDR_LIST_SIZE],
                     const TransDataTo5HDParams& p, kgsim::Loc loc = kgsim::Loc::current()) {
-    KGSIM_DTYPES("TransDataTo5HD", T, KGSIM_5HD_T);
+    KGSIM_DTYPES_RUNTIME("TransDataTo5HD", T, KGSIM_5HD_T);
     kgsim::TRef d[16], s[16];
     for (int i = 0; i < 16; ++i) {
         d[i] = kgsim::ub_ref_of_addr(dstList[i], "TransDataTo5HD", loc);
@@ -248,6 +285,7 @@ void TransDataTo5HD(uint64_t dstList[NCHW_CONV_ADDR_LIST_SIZE], uint64_t srcList
 template <class T>
 void TransDataTo5HDImpl(T* dstList[NCHW_CONV_ADDR_LIST_SIZE], T* srcList[NCHW_CONV_ADDR_LIST_SIZE],
                         const TransDataTo5HDParams& p, kgsim::Loc loc = kgsim::Loc::current()) {
+    KGSIM_DTYPES("TransDataTo5HD", std::remove_cv_t<T>, KGSIM_5HD_T);  // pointer lists: per-type overloads only
     uint64_t da[16], sa[16];
     for (uint32_t i = 0; i < 16; ++i) {
         da[i] = uint64_t(reinterpret_cast<uintptr_t>(dstList[i]));
@@ -258,7 +296,7 @@ void TransDataTo5HDImpl(T* dstList[NCHW_CONV_ADDR_LIST_SIZE], T* srcList[NCHW_CO
 template <class T>
 void TransDataTo5HD(const LocalTensor<uint64_t>& dst, const LocalTensor<uint64_t>& src, const TransDataTo5HDParams& p,
                     kgsim::Loc loc = kgsim::Loc::current()) {
-    KGSIM_DTYPES("TransDataTo5HD", T, KGSIM_5HD_T);
+    KGSIM_DTYPES_RUNTIME("TransDataTo5HD", T, KGSIM_5HD_T);
     uint64_t da[16], sa[16];
     for (uint32_t i = 0; i < 16; ++i) {
         da[i] = dst.GetValue(i, loc);

@@ -416,6 +416,15 @@ template <class T, bool isSetMask = true>
 void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& sharedTmpBuffer,
                const int32_t count, kgsim::Loc loc = kgsim::Loc::current()) {
     KGSIM_DTYPES("ReduceSum", T, half, float);
+    // isSetMask = false (Atlas A2/A3, ReduceSum docs): the API leaves the mask alone and the caller's
+    // SetVectorMask decides what is summed (an element count in counter mode, the bits of one repeat
+    // in normal mode); count then only has to be nonzero (0 is still a NOP), its value is not used.
+    if constexpr (!isSetMask) {
+        if (count == 0) return;
+        kgsim::vec_reduce(0, 0, kgsim::dt_of<T>::v, dst.r_, src.r_, sharedTmpBuffer.r_,
+                          kgsim::MaskArg{3, 0, 0, 0}, 1, 0, 1, 8, 0, 0, loc);
+        return;
+    }
     kgsim::vec_reduce(0, 0, kgsim::dt_of<T>::v, dst.r_, src.r_, sharedTmpBuffer.r_, kgsim_detail::count_mask(count),
                       0, 0, 0, 0, 0, 0, loc);
 }
@@ -568,17 +577,18 @@ void ReduceDataBlock(const LocalTensor<T>& dst, const LocalTensor<U>& src, const
 }
 
 // GetReduceRepeatSumSpr / GetReduceRepeatMaxMinSpr: the results of the last count-form ReduceSum, ReduceMax or
-// ReduceMin, kept in a special register
+// ReduceMin, kept in a special register. asc-devkit reads these registers for any T (an ASCENDC_ASSERT at
+// most), so the type is checked when the call runs, as for GetAccVal and GetReduceMaxMinCount.
 template <class T>
 T GetReduceRepeatSumSpr(kgsim::Loc loc = kgsim::Loc::current()) {
-    KGSIM_DTYPES("GetReduceRepeatSumSpr", T, half, float);
+    KGSIM_DTYPES_RUNTIME("GetReduceRepeatSumSpr", T, half, float);
     return T(kgsim::reduce_spr(0, loc));
 }
 // GetAccVal<T> (ISASI): the result of the last count-form ReduceSum (its first n elements), the
 // same register GetReduceRepeatSumSpr reads
 template <class T>
 T GetAccVal(kgsim::Loc loc = kgsim::Loc::current()) {
-    KGSIM_DTYPES("GetAccVal", T, half, float);
+    KGSIM_DTYPES_RUNTIME("GetAccVal", T, half, float);
     return T(kgsim::reduce_spr(0, loc));
 }
 // GetAccVal() without a type (the older CANN form): the raw register, the sum's bit pattern in
@@ -597,14 +607,14 @@ inline uint64_t GetAccVal(kgsim::Loc loc = kgsim::Loc::current()) {
 }
 template <class T>
 void GetReduceRepeatMaxMinSpr(T& maxMinValue, T& maxMinIndex, kgsim::Loc loc = kgsim::Loc::current()) {
-    KGSIM_DTYPES("GetReduceRepeatMaxMinSpr", T, half, float);
+    KGSIM_DTYPES_RUNTIME("GetReduceRepeatMaxMinSpr", T, half, float);
     maxMinValue = T(kgsim::reduce_spr(1, loc));
     uint32_t idx = uint32_t(kgsim::reduce_spr(2, loc));
     std::memcpy(&maxMinIndex, &idx, sizeof(T));  // the index register holds an integer bit pattern
 }
 template <class T>
 void GetReduceRepeatMaxMinSpr(T& maxMinValue, kgsim::Loc loc = kgsim::Loc::current()) {
-    KGSIM_DTYPES("GetReduceRepeatMaxMinSpr", T, half, float);
+    KGSIM_DTYPES_RUNTIME("GetReduceRepeatMaxMinSpr", T, half, float);
     maxMinValue = T(kgsim::reduce_spr(1, loc));
 }
 
@@ -614,14 +624,14 @@ void GetReduceRepeatMaxMinSpr(T& maxMinValue, kgsim::Loc loc = kgsim::Loc::curre
 // index is an integer bit pattern stored in a T, read back with reinterpret_cast as documented.
 template <class T>
 void GetReduceMaxMinCount(T& maxMinValue, T& maxMinIndex, kgsim::Loc loc = kgsim::Loc::current()) {
-    KGSIM_DTYPES("GetReduceMaxMinCount", T, half, float);
+    KGSIM_DTYPES_RUNTIME("GetReduceMaxMinCount", T, half, float);
     maxMinValue = T(kgsim::reduce_spr(1, loc));
     uint32_t idx = uint32_t(kgsim::reduce_spr(2, loc));
     std::memcpy(&maxMinIndex, &idx, sizeof(T));
 }
 template <class T>
 void GetReduceMaxMinCount(T& maxMinValue, kgsim::Loc loc = kgsim::Loc::current()) {
-    KGSIM_DTYPES("GetReduceMaxMinCount", T, half, float);
+    KGSIM_DTYPES_RUNTIME("GetReduceMaxMinCount", T, half, float);
     maxMinValue = T(kgsim::reduce_spr(1, loc));
 }
 
@@ -830,21 +840,20 @@ void SyncAll(const GlobalTensor<int32_t>& /*gmWorkspace*/, const LocalTensor<int
 // not a static_assert), so an unsupported type compiles, as a TILING_KEY branch written for another
 // dtype needs (cann-ops scatter_add_with_sorted's uint8_t branch); calling it is an unsupported_dtype
 // fault.
-template <class T>
-inline constexpr bool kgsim_atomic_type_ok = kgsim::one_of_v<T, half, float, int16_t, int32_t, int8_t, bfloat16_t>;
+#define KGSIM_ATOMIC_T half, float, int16_t, int32_t, int8_t, bfloat16_t
 template <class T>
 void SetAtomicAdd(kgsim::Loc loc = kgsim::Loc::current()) {
-    if constexpr (!kgsim_atomic_type_ok<T>) kgsim::atomic_dtype_unsupported("SetAtomicAdd", loc);
+    KGSIM_DTYPES_RUNTIME("SetAtomicAdd", T, KGSIM_ATOMIC_T);
     kgsim::set_atomic(1, kgsim::dt_of<T>::v, loc);
 }
 template <class T>
 void SetAtomicMax(kgsim::Loc loc = kgsim::Loc::current()) {
-    if constexpr (!kgsim_atomic_type_ok<T>) kgsim::atomic_dtype_unsupported("SetAtomicMax", loc);
+    KGSIM_DTYPES_RUNTIME("SetAtomicMax", T, KGSIM_ATOMIC_T);
     kgsim::set_atomic(2, kgsim::dt_of<T>::v, loc);
 }
 template <class T>
 void SetAtomicMin(kgsim::Loc loc = kgsim::Loc::current()) {
-    if constexpr (!kgsim_atomic_type_ok<T>) kgsim::atomic_dtype_unsupported("SetAtomicMin", loc);
+    KGSIM_DTYPES_RUNTIME("SetAtomicMin", T, KGSIM_ATOMIC_T);
     kgsim::set_atomic(3, kgsim::dt_of<T>::v, loc);
 }
 template <class T>

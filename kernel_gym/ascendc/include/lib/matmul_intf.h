@@ -541,9 +541,14 @@ private:
 
 namespace kgsim_detail {
 inline void regist_matmul(TPipe*) {}
-template <class MM, class... Rest>
-void regist_matmul(TPipe* pipe, MM& mm, const TCubeTiling* tiling, Rest&&... rest) {
-    mm.Init(tiling, pipe);
+// an object with no tiling after it: the kernel calls its Init later
+template <class MM>
+void regist_matmul(TPipe*, MM&) {}
+// the tiling may come as any pointer to the TCubeTiling (a `(void*)&tiling`, as cann-ops' rfft1_d
+// passes it): asc-devkit's registration takes the argument after an object as its tiling by its size
+template <class MM, class TP, class... Rest>
+void regist_matmul(TPipe* pipe, MM& mm, TP* tiling, Rest&&... rest) {
+    mm.Init(static_cast<const TCubeTiling*>(static_cast<const void*>(tiling)), pipe);
     regist_matmul(pipe, rest...);
 }
 template <class MM, class... Rest>

@@ -995,6 +995,9 @@ inline void take(Launch& l, Outputs o) { l.out = std::move(o); }
 inline void take(Launch& l, Attrs a) { l.attrs = std::move(a); }
 inline void take(Launch&, Ignored) {}
 inline void take(Launch& l, OutShape o) { l.outshape = o; }
+// the attributes' names as CANN's own macro makes them (`#define OP_ATTR_NAMES ::op::FVector<std::string>`, which
+// a project may define itself): the OpDef's attribute order already gives them
+inline void take(Launch&, const op::FVector<std::string>&) {}
 
 inline aclnnStatus fail(aclOpExecutor* ex, const std::string& why) {
     std::fprintf(stderr, "[ERROR] %s: %s\n", ex ? ex->api.c_str() : "opdev", why.c_str());
@@ -1070,6 +1073,54 @@ aclnnStatus add_aicore(aclOpExecutor* ex, const char* type, P... parts) {
 }
 
 // INFER_SHAPE: the op's InferShape on the l0 call's tensors; the outputs take the shapes it gives.
+// The shape rules of CANN's own operators whose InferShape an aclnn layer asks for (INFER_SHAPE)
+// while the project's kernel does the work: PadV3 and PadV3Grad (ops-math's pad_v3 specification:
+// x, paddings (int32/int64, one (before, after) pair per axis of x, [b0, a0, b1, a1, ...] when the
+// attribute paddings_contiguous is true, [b0, b1, ..., a0, a1, ...] when false), mode, then
+// paddings_contiguous). The forward adds the pairs to each axis, the gradient takes them off.
+inline ::ge::graphStatus pad_v3_shape(::gert::InferShapeContext* ctx, int64_t sign) {
+    const ::gert::Shape* x = ctx->GetInputShape(0);
+    const ::gert::Tensor* p = ctx->GetInputTensor(1);
+    ::gert::Shape* y = ctx->GetOutputShape(0);
+    if (!x || !p || !y || !p->GetData<uint8_t>()) return ::ge::GRAPH_FAILED;
+    const size_t rank = x->GetDimNum();
+    if (p->GetShapeSize() != int64_t(2 * rank) ||
+        (p->GetDataType() != ::ge::DT_INT32 && p->GetDataType() != ::ge::DT_INT64)) {
+        log_error(int64_t(ACLNN_ERR_INNER_INFERSHAPE_ERROR),
+                  "InferShape of %s: paddings must hold 2 x rank = %zu int32/int64 values, got %lld",
+                  sign > 0 ? "PadV3" : "PadV3Grad", 2 * rank, (long long)p->GetShapeSize());
+        return ::ge::GRAPH_FAILED;
+    }
+    const auto at = [p](size_t i) {
+        return p->GetDataType() == ::ge::DT_INT32 ? int64_t(p->GetData<int32_t>()[i]) : p->GetData<int64_t>()[i];
+    };
+    const bool* contiguous = ctx->GetAttrs() ? ctx->GetAttrs()->GetAttrPointer<bool>(1) : nullptr;
+    const bool pairs = contiguous == nullptr || *contiguous;
+    y->SetDimNum(rank);
+    for (size_t k = 0; k < rank; ++k) {
+        const int64_t before = pairs ? at(2 * k) : at(k), after = pairs ? at(2 * k + 1) : at(rank + k);
+        const int64_t d = x->GetDim(k) + sign * (before + after);
+        if (d < 0) return ::ge::GRAPH_FAILED;
+        y->SetDim(k, d);
+    }
+    return ::ge::GRAPH_SUCCESS;
+}
+inline ::ge::graphStatus pad_v3_infer(::gert::InferShapeContext* ctx) { return pad_v3_shape(ctx, 1); }
+inline ::ge::graphStatus pad_v3_grad_infer(::gert::InferShapeContext* ctx) { return pad_v3_shape(ctx, -1); }
+inline ::ops::OpDef* builtin_shape_def(const std::string& type) {
+    static const std::map<std::string, ::ops::OpDef*> defs = [] {
+        std::map<std::string, ::ops::OpDef*> m;
+        for (auto [name, fn] : {std::pair{"PadV3", &pad_v3_infer}, std::pair{"PadV3Grad", &pad_v3_grad_infer}}) {
+            auto* d = new ::ops::OpDef(name);  // (lives for the process, as the library's registry does)
+            d->SetInferShape(fn);
+            m[name] = d;
+        }
+        return m;
+    }();
+    auto it = defs.find(type);
+    return it == defs.end() ? nullptr : it->second;
+}
+
 template <class... P>
 aclnnStatus infer_shape(aclOpExecutor* ex, const char* type, P... parts) {
     ::ops::OpDef* def = nullptr;
@@ -1080,6 +1131,7 @@ aclnnStatus infer_shape(aclOpExecutor* ex, const char* type, P... parts) {
         auto f = r.find(type);
         if (f != r.end()) def = ::kgsim::apply_op_impl(f->second.get());
     }
+    if (!def) def = builtin_shape_def(type);  // a project's own definition of the op comes first
     if (!def || !def->infer_shape_) return fail(ex, std::string("INFER_SHAPE(") + type + "): no InferShape for this op type");
     Launch l;
     (take(l, std::move(parts)), ...);

@@ -1,7 +1,7 @@
 // kgsim stand-in for CANN's built-in l0 ops, compiled in a unit of its own (kernel_gym/ascendc/aclnn.py
 // adds it to an operator project whose aclnn layer is written on opdev): Contiguous, ViewCopy, Cast,
 // Transpose, Reshape, TransData (between plain formats only), ReFormat, UnsqueezeNd, SqueezeNd,
-// BroadcastTo, Expand, Fill, ZerosLike, OnesLike, TensorMove, Slice. On the NPU each is a kernel of
+// BroadcastTo, Expand, Fill, ZerosLike, OnesLike, TensorMove, Slice, Pad. On the NPU each is a kernel of
 // CANN's own; here GetWorkspaceSize computes the result's description (and storage) and queues a
 // host function that moves the elements when the executor runs, charged as one eager device op (a
 // launch plus the bytes it reads and writes through HBM: kgsim_eager_op). A view op (Reshape,
@@ -321,6 +321,53 @@ KGSIM_L0_BUILTIN const aclTensor* Slice(const aclTensor* x, const aclIntArray* o
     src.data = x->data;
     aclTensor* out = kgsim_opdev::new_tensor(executor, src.view_dims, x->GetDataType(), x->GetViewFormat());
     kgsim_opdev::queue_copy(executor, &src, out);
+    return out;
+}
+// Pad (aclnn_kernels/pad.h): zeros around `self`, `paddings` an int tensor of (before, after) per
+// axis ([rank, 2] or 2 * rank values) known when the call is described, as its InferShape needs them.
+KGSIM_L0_BUILTIN const aclTensor* Pad(const aclTensor* self, const aclTensor* paddings, aclOpExecutor* executor) {
+    if (!self || !paddings || !executor) return nullptr;
+    const size_t r = self->view_dims.size();
+    if (paddings->Size() != int64_t(2 * r) || !paddings->data) {
+        kgsim_opdev::log_error(int64_t(ACLNN_ERR_INNER),
+                               "l0op::Pad: paddings must hold (before, after) for each of the %zu axes, known when "
+                               "the call is described (%lld values given)", r, (long long)paddings->Size());
+        return nullptr;
+    }
+    const size_t es = aclDataTypeSize(paddings->dtype);
+    const auto pad_at = [&](size_t i) {  // i-th value in row-major order of paddings' view
+        int64_t off = paddings->offset;
+        for (size_t k = paddings->view_dims.size(), rest = i; k-- > 0;) {
+            off += int64_t(rest % size_t(paddings->view_dims[k])) * paddings->strides[k];
+            rest /= size_t(paddings->view_dims[k]);
+        }
+        return int64_t(kgsim_opdev::get_value(static_cast<const uint8_t*>(paddings->data) + off * int64_t(es),
+                                              paddings->GetDataType()));
+    };
+    std::vector<int64_t> dims(r);
+    std::vector<int64_t> before(r);
+    for (size_t k = 0; k < r; ++k) {
+        before[k] = pad_at(2 * k);
+        const int64_t after = pad_at(2 * k + 1);
+        if (before[k] < 0 || after < 0) {
+            kgsim_opdev::log_error(int64_t(ACLNN_ERR_INNER), "l0op::Pad: negative padding %lld on axis %zu",
+                                   (long long)std::min(before[k], after), k);
+            return nullptr;
+        }
+        dims[k] = self->view_dims[k] + before[k] + after;
+    }
+    aclTensor* out = kgsim_opdev::new_tensor(executor, dims, self->GetDataType(), self->GetViewFormat());
+    kgsim_opdev::storage_of(executor, out);
+    const aclTensor o = *out;
+    executor->tasks.push_back([o](void*, uint64_t) {  // the zeros, before the interior's copy
+        std::memset(o.data, 0, size_t(o.Size()) * aclDataTypeSize(o.dtype));
+        kgsim_eager_op((unsigned long long)(o.Size()) * aclDataTypeSize(o.dtype));
+    });
+    aclTensor inner = *out;  // self's place inside the padded tensor
+    inner.view_dims = self->view_dims;
+    for (size_t k = 0; k < r; ++k) inner.offset += before[k] * out->strides[k];
+    kgsim_opdev::storage_of(executor, const_cast<aclTensor*>(self));
+    kgsim_opdev::queue_copy(executor, self, &inner);
     return out;
 }
 }  // namespace l0op

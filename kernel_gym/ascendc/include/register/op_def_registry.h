@@ -623,31 +623,43 @@ public:
         return ge::GRAPH_SUCCESS;
     }
 };
-// gert::Range<T>: a [min, max] pair of pointers (an output shape's bounds in graph mode)
-template <typename T>
+// A range of values (metadef's exe_graph/runtime/range.h): its least and greatest, the same object
+// for a fixed value.
+template <class T>
 class Range {
 public:
     Range() = default;
     Range(T* min, T* max) : min_(min), max_(max) {}
-    T* GetMin() { return min_; }
+    explicit Range(T* same) : min_(same), max_(same) {}
+    bool operator==(const Range<T>& o) const { return *min_ == *o.min_ && *max_ == *o.max_; }
     const T* GetMin() const { return min_; }
-    T* GetMax() { return max_; }
     const T* GetMax() const { return max_; }
+    T* GetMin() { return min_; }
+    T* GetMax() { return max_; }
     void SetMin(T* min) { min_ = min; }
     void SetMax(T* max) { max_ = max; }
-
 private:
     T* min_ = nullptr;
     T* max_ = nullptr;
 };
-// The shape-range inference of graph mode (IMPL_OP's InferShapeRange): registered, never called by
-// an aclnn run, so its queries have no ranges to give (null, as for an input without one)
-class InferShapeRangeContext {
+// Shape-range inference (graph mode's dynamic shapes). The simulator runs static shapes only, so an
+// op's InferShapeRange is registered and never called; the context still gives each input and
+// output the range of its one shape, as a static-shape graph would.
+class InferShapeRangeContext : public ExtendedKernelContext {
 public:
-    const Range<Shape>* GetInputShapeRange(size_t) const { return nullptr; }
-    Range<Shape>* GetOutputShapeRange(size_t) { return nullptr; }
-    const char* GetNodeName() const { return ""; }
-    const char* GetNodeType() const { return ""; }
+    explicit InferShapeRangeContext(KgsimOpIO* io) : ExtendedKernelContext(io) {
+        for (auto& s : io->in_shapes) in_.emplace_back(const_cast<Shape*>(&s.GetStorageShape()));
+        for (auto& s : io->out_shapes) out_.emplace_back(&s.MutableStorageShape());
+    }
+    const Range<Shape>* GetInputShapeRange(size_t i) const { return Present(i) ? &in_[i] : nullptr; }
+    const Range<Shape>* GetOptionalInputShapeRange(size_t i) const { return GetInputShapeRange(io_->Flat(i, 0)); }
+    const Range<Shape>* GetRequiredInputShapeRange(size_t i) const { return GetInputShapeRange(io_->Flat(i, 0)); }
+    const Range<Shape>* GetDynamicInputShapeRange(size_t i, size_t j) const {
+        return GetInputShapeRange(io_->Flat(i, j));
+    }
+    Range<Shape>* GetOutputShapeRange(size_t i) { return i < out_.size() ? &out_[i] : nullptr; }
+private:
+    std::vector<Range<Shape>> in_, out_;
 };
 // TilingParse (tiling preparation): fills the op's compile info from the platform, once.
 class TilingParseContext {

@@ -98,4 +98,6 @@ def test_a_tiling_header_naming_tcubetiling_builds_and_platforminfo_sizes_the_ti
         }
     )
     y = op(torch.zeros(4, dtype=torch.int32))
-    assert y.tolist() == [48, 80, 64, 256 * 1024]
+    # half of the L1 PlatformAscendC reports: 512 KB less the 256 bytes CANN's implementation keeps
+    # back on an Atlas A2 part
+    assert y.tolist() == [48, 80, 64, (512 * 1024 - 256) // 2]

@@ -33,11 +33,12 @@ OPBASE = r"""
 #include "op_host/util/fp16.h"
 #include "securec.h"
 
-// opbase's host half (Ops::Base::fp16_t) round-trips 1.5; graph mode's shape-range context has no
-// ranges to give in an aclnn run (null), and gert::Range holds a [min, max] pair
+// opbase's host half (Ops::Base::fp16_t) round-trips 1.5; graph mode's shape-range context of a node
+// without inputs or outputs has no ranges to give (null), and gert::Range holds a [min, max] pair
 extern "C" int64_t fp16_and_ranges() {
     Ops::Base::fp16_t h(1.5f);
-    gert::InferShapeRangeContext ctx;
+    gert::KgsimOpIO io;
+    gert::InferShapeRangeContext ctx(&io);
     gert::Shape lo{1}, hi{8};
     gert::Range<gert::Shape> r(&lo, &hi);
     bool ranges = ctx.GetInputShapeRange(0) == nullptr && ctx.GetOutputShapeRange(0) == nullptr &&

@@ -975,15 +975,26 @@ Attrs make_attrs(T... v) {
     return a;
 }
 
+// OP_OUTSHAPE({tensor, index}): the shape output of an op whose output shape depends on the
+// computation (OutputShapeDependOnCompute): its kernel takes it as one more GM_ADDR after the
+// outputs and writes the real shape there
+struct OutShape {
+    const aclTensor* t = nullptr;
+    int64_t index = 0;
+};
+inline OutShape make_outshape(OutShape o) { return o; }
+
 struct Launch {
     Inputs in;
     Outputs out;
     Attrs attrs;
+    OutShape outshape;
 };
 inline void take(Launch& l, Inputs i) { l.in = std::move(i); }
 inline void take(Launch& l, Outputs o) { l.out = std::move(o); }
 inline void take(Launch& l, Attrs a) { l.attrs = std::move(a); }
 inline void take(Launch&, Ignored) {}
+inline void take(Launch& l, OutShape o) { l.outshape = o; }
 // the attributes' names as CANN's own macro makes them (`#define OP_ATTR_NAMES ::op::FVector<std::string>`, which
 // a project may define itself): the OpDef's attribute order already gives them
 inline void take(Launch&, const op::FVector<std::string>&) {}
@@ -1026,6 +1037,10 @@ inline aclOpExecutor* gather(const char* type, const KernelEntry& k, Launch& l, 
             if (ref) ::kgsim_aclnn::output_ref(sub, it.t);
             else ::kgsim_aclnn::output(sub, it.t);
         }
+    }
+    if (l.outshape.t) {  // the shape output: a kernel parameter only (no tensor of the OpDef)
+        storage_of(owner, const_cast<aclTensor*>(l.outshape.t));
+        sub->gm.push_back(::kgsim_aclnn::data_of(l.outshape.t));
     }
     return sub;
 }
@@ -1155,7 +1170,7 @@ aclnnStatus infer_shape(aclOpExecutor* ex, const char* type, P... parts) {
 #define OP_MODE(...) ::kgsim_opdev::Ignored{}
 #define OP_OPTION(...) ::kgsim_opdev::Ignored{}
 #define OP_WORKSPACE(...) ::kgsim_opdev::Ignored{}
-#define OP_OUTSHAPE(...) ::kgsim_opdev::Ignored{}
+#define OP_OUTSHAPE(...) ::kgsim_opdev::make_outshape(__VA_ARGS__)
 #define OP_EMPTY_ARG ::kgsim_opdev::Ignored{}
 #define OP_EXEC_MODE_HF32 1
 #define ADD_TO_LAUNCHER_LIST_AICORE(type, ...) ::kgsim_opdev::add_aicore(executor, #type, ##__VA_ARGS__)

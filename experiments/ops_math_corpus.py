@@ -364,7 +364,7 @@ def _unfold_grad(stdout: str) -> tuple[bool, str]:
 
 @check("test_aclnn_amp_update_scale.cpp")
 def _amp_update_scale(stdout: str) -> tuple[bool, str]:
-    """The documented update (docs/aclnnAmpUpdateScale.md) of the example's scale 65536, tracker 900,
+    """The documented update (aclnnAmpUpdateScale's doc in ops-math) of the example's scale 65536, tracker 900,
     found_inf 0, growth interval 1000: no growth yet, so the scale stays and the tracker counts on."""
     m = re.search(r"updatedScale = ([-\d.]+), updatedGrowthTracker = (-?\d+)", stdout)
     if not m:
@@ -374,7 +374,7 @@ def _amp_update_scale(stdout: str) -> tuple[bool, str]:
 
 @check("test_aclnn_exp_segsum_backward.cpp")
 def _exp_segsum_backward(stdout: str) -> tuple[bool, str]:
-    """The documented steps (docs/aclnnExpSegsumBackward.md) on the example's all-ones (1,1,1,4,4) inputs."""
+    """The documented steps (its doc in ops-math) on the example's all-ones (1,1,1,4,4) inputs."""
     import torch
 
     n = 4
@@ -386,7 +386,7 @@ def _exp_segsum_backward(stdout: str) -> tuple[bool, str]:
 
 @check("test_aclnn_segsum.cpp")
 def _exp_segsum(stdout: str) -> tuple[bool, str]:
-    """The documented steps (docs/aclnnExpSegsum.md) on the example's (1,1,1,4) input 0..3."""
+    """The documented steps (the aclnnExpSegsum doc in ops-math) on the example's (1,1,1,4) input 0..3."""
     import torch
 
     n = 4
@@ -507,7 +507,7 @@ def _rfft1d(stdout: str) -> tuple[bool, str]:
 
 @check("test_aclnn_sinkhorn.cpp")
 def _sinkhorn(stdout: str) -> tuple[bool, str]:
-    """aclnnSinkhorn's documented iteration (docs/aclnnSinkhorn.md) on the example's 3x2 cost, tol 1e-4."""
+    """aclnnSinkhorn's documented iteration (its doc in ops-math) on the example's 3x2 cost, tol 1e-4."""
     import torch
 
     cost = torch.tensor([[45.0, 48], [65, 68], [68, 10]], dtype=torch.float64).exp()

@@ -562,10 +562,21 @@ def _doc_rows(text: str) -> list[ProjectResult]:
 _STATUSES = ("pass", "fail", "needs_cann_library", "needs_python_package", "no_example", "not_run")
 
 
+def section_tables(results: list[ProjectResult], plural: str, singular: str) -> list[str]:
+    """A section's two tables (this runner's opdev section, ops_math_corpus'): the failures' blockers by
+    frequency, then a row per project."""
+    blockers = Counter(_no_paths(r.blocker).split(" (")[0] for r in results if r.status == "fail")
+    lines = [f"| blocker | {plural} |", "|---|---|"]
+    lines += [f"| {b.replace('|', '/')} | {n} |" for b, n in blockers.most_common()]
+    lines += ["", f"| {singular} | status | blocker | owner |", "|---|---|---|---|"]
+    for r in sorted(results, key=lambda r: r.project):
+        lines.append(f"| {r.project} | {r.status} | {_no_paths(r.blocker).replace('|', '/')} | {r.owner} |")
+    return lines
+
+
 def render_opdev_section(results: list[ProjectResult], command: str, made_by: str) -> str:
     """The section on the projects whose own aclnn layer is written on CANN's op-API framework."""
     counts = Counter(r.status for r in results)
-    blockers = Counter(_no_paths(r.blocker).split(" (")[0] for r in results if r.status == "fail")
     lines = [
         OPDEV_BEGIN,
         f"## CANN's op-API framework (opdev): the {len(results)} projects with their own aclnn layer",
@@ -582,15 +593,8 @@ def render_opdev_section(results: list[ProjectResult], command: str, made_by: st
         + (f"; {counts['not_run']} were not run in this pass (not_run)." if counts["not_run"] else "."),
         "",
         *([f"**How these rows were made:** {made_by}", ""] if made_by else []),
-        "| blocker | projects |",
-        "|---|---|",
-        *[f"| {b.replace('|', '/')} | {n} |" for b, n in blockers.most_common()],
-        "",
-        "| project | status | blocker | owner |",
-        "|---|---|---|---|",
+        *section_tables(results, "projects", "project"),
     ]
-    for r in sorted(results, key=lambda r: r.project):
-        lines.append(f"| {r.project} | {r.status} | {_no_paths(r.blocker).replace('|', '/')} | {r.owner} |")
     return "\n".join([*lines, OPDEV_END]) + "\n"
 
 

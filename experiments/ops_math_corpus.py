@@ -40,8 +40,8 @@ from experiments.cann_ops_corpus import (
     ProjectResult,
     _classify,
     _corpus_commit,
-    _no_paths,
     run_in_child,
+    section_tables,
 )
 
 _INCLUDE = re.compile(r'#\s*include\s*["<]([\w./+-]+)[">]')
@@ -725,7 +725,6 @@ def render_section(results: list[ProjectResult], commit: str, command: str, note
     results = [explain(r) for r in results]
     counts = Counter(r.status for r in results)
     runnable = counts["pass"] + counts["fail"] + counts["ran_unchecked"]
-    blockers = Counter(_no_paths(r.blocker).split(" (")[0] for r in results if r.status == "fail")
     lines = [
         OPS_MATH_BEGIN,
         "## CANN's production library (ops-math), Atlas A2 operators",
@@ -753,15 +752,8 @@ def render_section(results: list[ProjectResult], commit: str, command: str, note
         + ".",
         "",
         *([notes, ""] if notes else []),
-        "| blocker | operators |",
-        "|---|---|",
-        *[f"| {b.replace('|', '/')} | {n} |" for b, n in blockers.most_common()],
-        "",
-        "| operator | status | blocker | owner |",
-        "|---|---|---|---|",
+        *section_tables(results, "operators", "operator"),
     ]
-    for r in sorted(results, key=lambda r: r.project):
-        lines.append(f"| {r.project} | {r.status} | {_no_paths(r.blocker).replace('|', '/')} | {r.owner} |")
     return "\n".join([*lines, OPS_MATH_END]) + "\n"
 
 

@@ -432,6 +432,9 @@ def run_one(spec: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
     t0 = time.monotonic()
     rec: dict[str, Any] = {"status": "error", "cause": "", "detail": ""}
     try:
+        from kernel_gym.ascendc.loader import set_default_options
+
+        set_default_options(loop_hooks=opts.get("loop_hooks", "on") == "on")
         rec.update(_run_one(spec, opts))
     except Exception as exc:  # noqa: BLE001 - every failure is recorded, the run goes on
         rec.update(status="error", cause="harness_error", detail=f"{type(exc).__name__}: {exc}"[:600])
@@ -1728,6 +1731,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="scalar fast-forward in the sampled blocks (sampled_simulation(scalar_fast_forward=...)): "
         "off runs every scalar GM access through the data-cache model",
     )
+    ap.add_argument(
+        "--loop-hooks",
+        choices=("on", "off"),
+        default="on",
+        help="iteration hooks in the kernels' own counted loops (kernel_gym.ascendc.loop_hooks), through which "
+        "loop sampling moves a scalar GM loop past the iterations it extrapolates; off: those loops run every "
+        "iteration",
+    )
     # a runaway guard, above every real kernel: by default the loader's watchdog, the NPU's own operator
     # timeout (1091 s on Atlas A2). 2e10 (10.8 s) stopped scalar convolutions that take 3-14 s on a 910B,
     # and 2e9 stopped Mean/SumReduction (2.1 s measured) as endless loops
@@ -1780,6 +1791,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "max_sampled_bytes": a.max_sampled_bytes,
         "loops": a.loops,
         "scalar_ff": a.scalar_ff,
+        "loop_hooks": a.loop_hooks,
         "timeout_s": a.timeout_s,
         "soc": a.soc,
         "atol": a.atol,

@@ -27,6 +27,7 @@ from typing import Any
 
 import torch
 
+from kernel_gym.ascendc import loop_hooks
 from kernel_gym.ascendc.errors import AscendCCompileError, MissingApiError, UnsupportedDtypeError, fault_from_record
 from kernel_gym.ascendc.soc import SocProfile, get_profile
 from kernel_gym.ascendc.timing import LaunchReport, active_recorders
@@ -94,6 +95,9 @@ _OPTION_DEFAULTS: dict[str, Any] = {
     # True (5 block groups) or a number of block groups >= 2 samples blocks and the loops inside
     # them, with lazy GM for large binding outputs. A caller's own sampled_simulation wins.
     "sampled": False,
+    # KGSIM_LOOP_ITER hooks in the kernel's own counted loops (kernel_gym.ascendc.loop_hooks), so
+    # loop sampling can move a scalar loop past the periods it skips; no effect on full simulation.
+    "loop_hooks": True,
 }
 _CALL_LOCK = threading.RLock()
 
@@ -762,13 +766,17 @@ def compile_module(
     base = _kernel_flags(o["opt_level"], o["extra_flags"], o["include_dirs"])
     pch = _pch_flags(base, o["pch"]) if o["use_pch"] and not o["include_dirs"] else []
     flags = [*base, *pch, "-Wl,--no-as-needed", str(rt_path), f"-Wl,-rpath,{rt_path.parent}"]
+    if o["loop_hooks"]:
+        flags.append("-DKGSIM_LOOP_HOOKS=1")  # (in the build's key: hooked and plain builds differ)
     headers = _headers()
     built = _built_before(files, main, flags, headers)
     if built is not None:
         lib_path, funcs = built
         return AscendCModule(lib_path, funcs, profile, config, main, source, sampled=sampled)
     funcs = _host_functions(source)
-    rewritten = rewrite_source(source, main, funcs)
+    if o["loop_hooks"]:
+        files = {n: loop_hooks.instrument_loops(t) if _kernel_file(n, files, main) else t for n, t in files.items()}
+    rewritten = rewrite_source(files[main], main, funcs)
     compiled = {n: (rewritten if n == main else t) for n, t in files.items()}
     try:
         lib_path = compile_shared(compiled, flags=flags, cache_subdir=CACHE_SUBDIR, depends_on=headers)
@@ -778,12 +786,25 @@ def compile_module(
     return AscendCModule(lib_path, funcs, profile, config, main, source, sampled=sampled)
 
 
+def _kernel_file(name: str, files: Mapping[str, str], main: str) -> bool:
+    """Whether ``name`` holds kernel code: an operator project's op_kernel/ files, or the main
+    source of a single-source module (kernels and their launchers in one file)."""
+    if "op_kernel/" in name:
+        return name.endswith((".inc", ".h", ".hpp", ".cpp", ".cc"))
+    return name == main and not any(n.startswith("proj/") for n in files)
+
+
 # A load of sources built before skips the rewriting and the host-function parse: an index, by
 # the sources as given (with the flags and the headers' contents), names the library and its
 # functions. The library is still checked against its signature.
 def _index_path(files: Mapping[str, str], main: str, flags: Sequence[str], headers: Sequence[Path]) -> Path:
     # (this module and the extern "C" parser are in the key: they make the library from the sources)
-    key = _hash_inputs({**files, "\0main": main}, flags, "g++", [*headers, Path(__file__), Path(cabi.__file__)])
+    key = _hash_inputs(
+        {**files, "\0main": main},
+        flags,
+        "g++",
+        [*headers, Path(__file__), Path(cabi.__file__), Path(loop_hooks.__file__)],
+    )
     return cache_root() / CACHE_SUBDIR / "index" / f"{key}.json"
 
 

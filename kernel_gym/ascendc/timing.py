@@ -46,6 +46,8 @@ class LaunchReport:
     Under loop sampling, ``loop_sampled_blocks`` blocks had ``loop_periods_skipped`` periods of
     their loops extrapolated (the bracket widens by the cost differences seen between periods);
     ``loop_fallback`` names the first block that ran in full although loop sampling was on, and why.
+    ``loop_jumps``: how often a kernel's own loop was moved forward past skipped periods (its
+    iterations never ran on the host; ``kernel_gym.ascendc.loop_hooks``).
     ``scalar_ff_accesses``: scalar GM accesses that scalar fast-forward charged at its windows' mean
     cycles instead of running the data-cache model (sampled simulation only; the bracket widens by
     three standard errors of that mean over them).
@@ -79,6 +81,7 @@ class LaunchReport:
     loop_sampled_blocks: int = 0
     loop_periods_skipped: int = 0
     loop_fallback: str = ""
+    loop_jumps: int = 0
     scalar_ff_accesses: int = 0
 
     @classmethod
@@ -112,6 +115,7 @@ class LaunchReport:
             loop_sampled_blocks=int(d.get("loop_sampled_blocks", 0)),
             loop_periods_skipped=int(d.get("loop_periods_skipped", 0)),
             loop_fallback=str(d.get("loop_fallback", "")),
+            loop_jumps=int(d.get("loop_jumps", 0)),
             scalar_ff_accesses=int(d.get("scalar_ff_accesses", 0)),
         )
 

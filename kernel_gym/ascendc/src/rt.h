@@ -132,6 +132,7 @@ struct LaunchRec {
     uint64_t scalar_ff_accesses = 0;  // scalar GM accesses a fast stretch charged at the mean (rt_scalar.cpp)
     int64_t loop_sampled_blocks = 0;
     uint64_t loop_periods_skipped = 0;
+    uint64_t loop_jumps = 0;  // native jumps of a kernel's own loops (loop_iter, rt_sampling.cpp)
     std::string loop_fallback;
 };
 
@@ -221,6 +222,8 @@ struct BlockState {
         uint64_t warm_n[2] = {0, 0};
         double fast_charged[2] = {0, 0};   // fast accesses of the stretches that ended (the mean of each)
         uint64_t stretch_fast[2] = {0, 0}; // ScalarFastForward::fast when the running stretch began
+        double jumped_charged[2] = {0, 0}; // accesses of iterations a native loop jump passed (ff_jumped)
+        uint64_t jumped_n[2] = {0, 0};
         uint64_t rng = 0;
     } ffb;
 };
@@ -455,6 +458,10 @@ double loop_block_end();  // ends a skip still running; the half-width of the bl
 // A block is about to wait for or signal another (SyncAll, cross-core flags, IBSet/IBWait,
 // GroupBarrier): loop sampling stops for the launch; a fault if this block has skipped already.
 void loop_blocks_interact(const Loc& loc);
+// A native loop jump (loop_iter) passed iterations inside a fast stretch that would have made
+// `reads` and `writes` scalar GM accesses: they are charged the stretch's means (returned, cycles)
+// and join the fast accesses in the block's fast-forward bracket.
+double ff_jumped(uint64_t reads, uint64_t writes);
 bool loop_block_skipped();  // the running block has skipped iterations: its later stores are not checked
 
 }  // namespace kgsim

@@ -1392,6 +1392,7 @@ static std::string report_json() {
         o += ",\"latency_hi_s\":"; jnum(o, L.latency_hi_s);
         o += fmt(",\"loop_sampled_blocks\":%lld,\"loop_periods_skipped\":%llu", (long long)L.loop_sampled_blocks,
                  (unsigned long long)L.loop_periods_skipped);
+        o += fmt(",\"loop_jumps\":%llu", (unsigned long long)L.loop_jumps);
         o += fmt(",\"scalar_ff_accesses\":%llu", (unsigned long long)L.scalar_ff_accesses);
         o += ",\"loop_fallback\":"; jstr(o, L.loop_fallback);
         o += ",\"per_pipe_busy\":{";

@@ -119,6 +119,8 @@ void note_untracked(uintptr_t lo, uint64_t n) {
 }
 }  // namespace
 
+uint64_t g_block_checked_stores = 0;  // stores of the running block tracked for the check (loop_iter)
+
 void track_write(uintptr_t lo, uint64_t n) {
     if (loop_block_skipped()) {  // after a loop skip the block's local data may be stale: not checked
         note_untracked(lo, n);
@@ -129,6 +131,7 @@ void track_write(uintptr_t lo, uint64_t n) {
         return;
     }
     if (overlaps_tracked(lo, lo + n)) note_rewrite();
+    ++g_block_checked_stores;
     g_hull_lo = std::min(g_hull_lo, lo), g_hull_hi = std::max(g_hull_hi, lo + n);
     // the GM buffer the store lands in (a span never crosses two buffers; the first in rt.gm that holds
     // it): the last one found is tried first, as a scalar loop stores into one output (scanning every
@@ -480,6 +483,7 @@ struct Snap {
     double fr[P_COUNT], dn[P_COUNT], busy[P_COUNT];
     uint64_t gr, gw, reads;
     uint64_t bb, gs;  // basic blocks of kernel code run, scalar GM accesses (counts, not extrapolated)
+    uint64_t ffr, ffw;  // scalar fast-forward's fast reads and writes (ScalarFastForward::fast)
 };
 
 constexpr int64_t kWin = 4096;       // events kept
@@ -521,6 +525,7 @@ Snap take() {
     x.reads = hot.local_reads;
     x.bb = scalar.blocks;
     x.gs = scalar_gm_ops();
+    x.ffr = ff.fast[0], x.ffw = ff.fast[1];
     return x;
 }
 
@@ -549,11 +554,11 @@ enum Unsteady : int { STEADY = 0, COSTS_DIFFER, READS_WORK_DIFFERS };
 // the same amount in each, within kTol of a period's length (GM bytes exactly); with scalar reads
 // of local memory in them, the scalar work's counts agree exactly too (see the section's comment).
 // `spread`: the largest difference of the scalar or a pipe's done time between them.
-Unsteady steady(int64_t i, int64_t P, double* spread) {
-    const Snap &s0 = at(i - 3 * P), &s1 = at(i - 2 * P), &s2 = at(i - P), &s3 = at(i);
+Unsteady steady_snaps(const Snap& s0, const Snap& s1, const Snap& s2, const Snap& s3, bool exact_counts,
+                      double* spread) {
     if (s1.gr - s0.gr != s3.gr - s2.gr || s2.gr - s1.gr != s3.gr - s2.gr) return COSTS_DIFFER;
     if (s1.gw - s0.gw != s3.gw - s2.gw || s2.gw - s1.gw != s3.gw - s2.gw) return COSTS_DIFFER;
-    if (s3.reads != s0.reads) {  // the work may depend on data
+    if (exact_counts || s3.reads != s0.reads) {  // the work may depend on data
         auto same_count = [&](uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3) {
             return a1 - a0 == a3 - a2 && a2 - a1 == a3 - a2;
         };
@@ -578,6 +583,10 @@ Unsteady steady(int64_t i, int64_t P, double* spread) {
             return COSTS_DIFFER;
     *spread = worst;
     return STEADY;
+}
+
+Unsteady steady(int64_t i, int64_t P, double* spread) {
+    return steady_snaps(at(i - 3 * P), at(i - 2 * P), at(i - P), at(i), false, spread);
 }
 
 void note_fallback(const char* why) {
@@ -753,6 +762,129 @@ bool loop_skip_slow(const Loc& loc, uint64_t key, uint8_t flags) {
     return loop_skip_slow(loc, key, flags);  // the first skipped event
 }
 
+namespace {
+uint64_t g_block_epoch = 0;            // NativeLoop::epoch: one per simulated block
+constexpr uint32_t kSiteMisses = 256;  // iterations without a jump before a loop stops taking snapshots
+constexpr __int128 kKeep = 2;          // iterations a jump leaves before the loop's end (simulated)
+
+// Iterations left in a counted loop, the one starting at `i` included (0: none or not computable).
+__int128 iterations_left(__int128 i, __int128 b, __int128 s, int cmp) {
+    switch (cmp) {
+    case 0: return s > 0 && b > i ? (b - i + s - 1) / s : 0;
+    case 1: return s > 0 && b >= i ? (b - i) / s + 1 : 0;
+    case 2: return s < 0 && i > b ? (i - b - s - 1) / -s : 0;
+    case 3: return s < 0 && i >= b ? (i - b) / -s + 1 : 0;
+    case 4: return s == 1 && b > i ? b - i : s == -1 && i > b ? i - b : 0;
+    default: return 0;
+    }
+}
+
+// One hooked loop's state in the running block: the states at the starts of its last iterations.
+struct NativeLoop {
+    uint64_t epoch = 0;
+    __int128 next = 0;   // the variable's value at the next iteration of the same instance
+    int n = 0;           // iterations held in s (consecutive, of one instance of the loop)
+    Snap s[4]{};
+    uint32_t misses = 0;
+    bool off = false;
+    bool varies = false;  // two consecutive iterations did different scalar work (counts) in this block
+};
+}  // namespace
+
+// A kernel's own counted loop (base.h, KGSIM_LOOP_ITER; the hook comes first in the body). Under
+// loop sampling, at each iteration's start: once three consecutive iterations of one instance of the
+// loop cost the same (every state variable moved by the same amount, within 1 % of an iteration;
+// GM bytes and the scalar work's counts, basic blocks, local reads and scalar GM accesses, exactly:
+// the iterations that are passed are never seen, so the rule is the strict one of periods with scalar
+// reads), the variable moves forward to kKeep iterations before the loop's end, and the block's state
+// moves by the iterations passed times one iteration's change, as a skip's does (queue and event
+// times with the scalar time). The iterations left run as simulated ones; nested loops compose (an
+// inner loop's jumps make its outer loop's iterations cost the same). The bracket widens by the
+// iterations passed times the largest difference between the three, plus one iteration's length.
+// No jump: in iterations with scalar reads of local memory (what they read may steer the work: loop
+// sampling keeps such work and skips its timing only), while an API-call skip runs (one mechanism
+// at a time), before the block stored anything
+// the check sees (a block that jumped first would check nothing: a jump takes the block's later
+// stores out of the check, its local data being stale), or where the block rewrote what it stored
+// (passed iterations would leave checked bytes stale).
+long long loop_iter(LoopSite* site, long long i, long long bound, long long step, int cmp, bool u64,
+                    const Loc& loc) noexcept {
+    (void)loc;
+    LoopState& L = g_loop;
+    if (!g_loop_on || L.launch_off || !hot.in_launch || !L.eligible || L.skipping) return i;
+    if (site->state == nullptr) site->state = new NativeLoop{};
+    NativeLoop& N = *static_cast<NativeLoop*>(site->state);
+    if (N.epoch != g_block_epoch) N = NativeLoop{}, N.epoch = g_block_epoch;
+    if (N.off) return i;
+    const __int128 I = u64 ? __int128((unsigned long long)i) : __int128(i);
+    const __int128 B = u64 ? __int128((unsigned long long)bound) : __int128(bound);
+    if (N.n > 0 && I != N.next) N.n = 0;  // another instance of the loop
+    N.next = I + step;
+    ff_flush();  // the state must hold the fast accesses' cycles, as an API call's does
+    if (N.n == 4) std::copy(N.s + 1, N.s + 4, N.s), N.n = 3;
+    N.s[N.n++] = take();
+    const auto miss = [&] {
+        if (++N.misses >= kSiteMisses) N.off = true;
+        return i;
+    };
+    // An iteration with scalar GM accesses jumps only inside a fast stretch of scalar fast-forward
+    // (rt_scalar.cpp): the iterations passed leave the data-cache model without the lines they would
+    // have touched, so the iterations after a jump miss where a full run hits; inside a stretch
+    // accesses cost the windows' mean, and the windows (warm-up and measure) run every iteration.
+    if (N.n >= 2 && N.s[N.n - 1].gs != N.s[N.n - 2].gs && ff.left == 0) return i;
+    // Only iterations of scalar GM work jump (what costs the host; a loop of API calls is loop
+    // sampling's own). Iterations that read local memory as scalars may steer their work by what
+    // they read: loop sampling keeps their functional work (a timing-only skip), so they never jump.
+    if (N.n >= 2 && (N.s[N.n - 1].gs == N.s[N.n - 2].gs || N.s[N.n - 1].reads != N.s[N.n - 2].reads)) return miss();
+    if (N.n >= 3 && !N.varies) {
+        const Snap &p = N.s[N.n - 3], &q = N.s[N.n - 2], &r = N.s[N.n - 1];
+        N.varies = q.bb - p.bb != r.bb - q.bb || q.gs - p.gs != r.gs - q.gs || q.reads - p.reads != r.reads - q.reads;
+    }
+    // A loop whose iterations did different work once in the block (a branch or trip count that
+    // depends on data) never jumps in it: three equal iterations of such a loop are chance, and the
+    // iterations passed are never seen.
+    if (N.varies) return miss();
+    if (N.n < 4) return i;
+    double worst = 0;
+    if (steady_snaps(N.s[0], N.s[1], N.s[2], N.s[3], true, &worst) != STEADY) return miss();
+    if (g_track_writes && g_block_checked_stores == 0) return i;
+    if (g_rewrite_event.count(hot.core_uid)) return i;
+    const __int128 jump = iterations_left(I, B, step, cmp) - kKeep;
+    if (jump < 1) return i;
+    const Snap &a = N.s[2], &b = N.s[3];
+    const double J = double(jump), ds = b.s - a.s;
+    BlockState& bs = rt.blk;
+    double len = ds;
+    for (int p = 0; p < P_COUNT; ++p) {
+        len = std::max(len, b.dn[p] - a.dn[p]);
+        bs.free_[p] += J * (b.fr[p] - a.fr[p]);
+        bs.done_[p] += J * (b.dn[p] - a.dn[p]);
+        bs.busy[p] += J * (b.busy[p] - a.busy[p]);
+    }
+    hot.s_time += J * ds;
+    // (the passed iterations' scalar GM accesses, all fast in a stretch, join fast-forward's bracket)
+    if (b.ffr != a.ffr || b.ffw != a.ffw) ff_jumped(uint64_t(jump) * (b.ffr - a.ffr), uint64_t(jump) * (b.ffw - a.ffw));
+    if (rt.cur) {
+        rt.cur->gm_read += uint64_t(jump) * (b.gr - a.gr);
+        rt.cur->gm_write += uint64_t(jump) * (b.gw - a.gw);
+        rt.cur->loop_periods_skipped += uint64_t(jump);
+        ++rt.cur->loop_jumps;
+        if (!L.skipped) ++rt.cur->loop_sampled_blocks;
+    }
+    for (Queue& q : bs.queues)
+        for (Slot& sl : q.slots) sl.ready += J * ds, sl.freed += J * ds;
+    for (auto& byte_code : bs.events)
+        for (EventQ& e : byte_code)
+            for (double& t : e.times) t += J * ds;
+    L.spread += J * worst + std::max(0.0, len);
+    L.skipped = true;
+    if (size_t(hot.core_uid) >= L.skipped_uid.size()) L.skipped_uid.resize(size_t(hot.core_uid) + 1, 0);
+    L.skipped_uid[size_t(hot.core_uid)] = 1;
+    N.n = 0, N.misses = 0;
+    N.next = I + jump * step;
+    return (long long)N.next;
+}
+
 void loop_launch_begin() {
     g_loop.launch_off = false;
     g_loop.skipped_uid.clear();
@@ -761,6 +893,8 @@ void loop_launch_begin() {
 void loop_block_begin() {
     LoopState& L = g_loop;
     L.eligible = g_loop_on && (hot.block_idx != 0 || g_loop_block0);  // mode 1: block 0 in full, all checked
+    ++g_block_epoch;
+    g_block_checked_stores = 0;
     L.skipping = L.skipped = false;
     g_loop_skipping = g_loop_timing_only = false;
     L.n = L.P = L.match = L.t0 = L.m = 0;

@@ -445,12 +445,25 @@ void ff_block_begin() {
     f.rng = 0x9E3779B97F4A7C15ull ^ (uint64_t(hot.core_uid + 1) * 0xD1B54A32D192ED03ull);
 }
 
+double ff_jumped(uint64_t reads, uint64_t writes) {
+    BlockState::ScalarFf& f = rt.blk.ffb;
+    const uint64_t n[2] = {reads, writes};
+    double cycles = 0;
+    for (int k = 0; k < 2; ++k) {
+        f.jumped_n[k] += n[k], f.jumped_charged[k] += double(n[k]) * ff.cycles[k];
+        cycles += double(n[k]) * ff.cycles[k];
+    }
+    if (rt.cur) rt.cur->scalar_ff_accesses += reads + writes;
+    return cycles;
+}
+
 double ff_block_end() {
     BlockState::ScalarFf& f = rt.blk.ffb;
     if (f.phase == FF_FAST) ff_end_stretch(f);
     double spread = 0;
     for (int k = 0; k < 2; ++k) {
-        const double n = double(ff.fast[k] + f.warm_n[k]), charged = f.fast_charged[k] + f.warm_charged[k];
+        const double n = double(ff.fast[k] + f.warm_n[k] + f.jumped_n[k]);
+        const double charged = f.fast_charged[k] + f.warm_charged[k] + f.jumped_charged[k];
         if (n == 0 || f.windows == 0) continue;  // (a stretch starts only after a measured window)
         const int w = f.subs[k] >= 2 ? k : 2;  // a kind with too few sub-windows of its own: both kinds'
         const double mean = ff_mean(f, k);

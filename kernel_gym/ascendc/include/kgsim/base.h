@@ -144,6 +144,34 @@ using Loc = std::source_location;
 // Hidden: the kernel's calls reach it directly, not through the PLT (a scalar loop makes billions).
 #define KGSIM_SCALAR_ACCESSOR __attribute__((noinline, visibility("hidden"))) KGSIM_UNINSTRUMENTED
 
+// Loop sampling's hook in a kernel's own counted loops (kernel_gym/ascendc/loop_hooks.py writes
+// KGSIM_LOOP_ITER first in their bodies): once the loop's iterations repeat with the same costs it
+// returns the induction variable moved to the loop's last iterations, the ones passed extrapolated
+// (src/rt_sampling.cpp, loop_iter). Otherwise, and always outside loop sampling, it returns `i`. One out-of-line call
+// and no branch in kernel code: the kernel's machine basic blocks, which time its scalar work, stay
+// those of the loop as written. `cmp`: 0 <, 1 <=, 2 >, 3 >=, 4 != (the variable on the left).
+struct LoopSite {
+    void* state = nullptr;  // the runtime's, made at the first call under loop sampling
+};
+long long loop_iter(LoopSite* site, long long i, long long bound, long long step, int cmp, bool u64,
+                    const Loc& loc) noexcept;
+template <class T, class B, class S>
+__attribute__((always_inline)) inline T loop_at(LoopSite* site, T i, B bound, S step, int cmp,
+                                                const Loc& loc = Loc::current()) noexcept {
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool> && std::is_integral_v<B> &&
+                  std::is_integral_v<S>) {
+        return T(loop_iter(site, (long long)i, (long long)bound, (long long)step, cmp,
+                           std::is_unsigned_v<T> && sizeof(T) == 8, loc));
+    } else {
+        return i;
+    }
+}
+#define KGSIM_LOOP_ITER(var, bound, step, cmp)                                                          \
+    do {                                                                                                \
+        static ::kgsim::LoopSite kgsim_loop_site_;                                                      \
+        (var) = ::kgsim::loop_at(&kgsim_loop_site_, (var), (bound), (step), (cmp));                     \
+    } while (0)
+
 enum class DT : uint8_t { F32, F16, BF16, I8, U8, I16, U16, I32, U32, I64, U64, F64, B8, S4 };
 template <class T> struct dt_of;
 // bits per element: sizeof(T) * 8, except int4b_t (two per byte)

@@ -1,0 +1,172 @@
+"""Native loop jumps (kernel_gym/ascendc/loop_hooks.py, loop_iter in src/rt_sampling.cpp): which
+loops get a hook, that a hook changes nothing in full simulation, and that under loop sampling a
+scalar GM loop is moved past the iterations it extrapolates, within its bracket of full simulation."""
+
+import pytest
+import torch
+
+import kernel_gym.ascendc as asc
+from kernel_gym.ascendc.loop_hooks import HOOK, instrument_loops
+from kernel_gym.ascendc.sampling import sampled_simulation, written_spans
+
+
+def _hooks(src: str) -> list[str]:
+    out = instrument_loops(src)
+    assert out.count("\n") == src.count("\n")  # line numbers are kept
+    return [line.strip() for line in out.splitlines() if HOOK in line]
+
+
+@pytest.mark.parametrize(
+    ("loop", "call"),
+    [
+        ("for (uint32_t t = a; t < n; ++t) { y.SetValue(t, x.GetValue(t)); }", "(t, n, 1, 0)"),
+        ("for (int64_t t = a; t <= n - 1; t += 4) { y.SetValue(t, x.GetValue(t)); }", "(t, n - 1, (4), 1)"),
+        ("for (int t = n - 1; t >= a; --t) y.SetValue(t, x.GetValue(t));", "(t, a, -1, 3)"),
+        ("for (uint32_t t = a; n > t; t++) { y.SetValue(t, x.GetValue(t)); }", "(t, n, 1, 0)"),
+        ("for (uint32_t t = a; t != n; ++t) { y.SetValue(t, x.GetValue(t)); }", "(t, n, 1, 4)"),
+        ("for (uint32_t t = 0; t < this->rows; t += step) { y.SetValue(t, 0.0f); }", "(t, this->rows, (step), 0)"),
+        ("for (uint32_t r = a; r < n; ++r) { for (uint32_t c = 0; c < 4; ++c) acc += c; }", "(r, n, 1, 0)"),
+    ],
+)
+def test_a_counted_loop_of_scalar_gm_work_gets_a_hook(loop, call):
+    src = f"void f(uint32_t a, uint32_t n, uint32_t step) {{\n    float acc = 0;\n    {loop}\n}}\n"
+    hooked = _hooks(src)
+    assert any(f"{HOOK}{call};" in h for h in hooked), hooked
+    if "{" not in loop.split(")", 1)[1].split(";")[0]:  # a single statement: braced around the hook
+        assert instrument_loops(src).count("{") == src.count("{") + 1
+
+
+@pytest.mark.parametrize(
+    "loop",
+    [
+        "for (uint32_t t = a; t < n; ++t) { if (x.GetValue(t) < 0) break; }",  # leaves the loop
+        "for (uint32_t t = a; t < n; ++t) { if (x.GetValue(t) < 0) return; }",
+        "for (uint32_t t = a; t < n; ++t) { t += x.GetValue(t) > 0; }",  # the variable moves in the body
+        "for (uint32_t t = a; t < n; ++t) { n -= (uint32_t)x.GetValue(t); }",  # so does the bound
+        "for (uint32_t t = a; t < n; ++t) { off += 3; if (off > a) y.SetValue(t, 0.0f); }",  # a carried branch
+        "for (uint32_t t = a; t < Count(n); ++t) { y.SetValue(t, 0.0f); }",  # a call in the bound
+        "for (uint32_t t = a; t < p[0]; ++t) { y.SetValue(t, 0.0f); }",  # a memory read in the bound
+        "for (uint32_t t = 0; t < 16; ++t) { y.SetValue(t, 0.0f); }",  # literal bounds, a few trips
+        "for (uint32_t t = a; t < n; ++t) { acc += t * 0.5f; }",  # innermost, no scalar GM access
+        "for (uint32_t t = a; t < n && acc < 1; ++t) { y.SetValue(t, 0.0f); }",  # a compound condition
+        "while (a < n) { y.SetValue(a, 0.0f); ++a; }",
+    ],
+)
+def test_a_loop_a_jump_could_misjudge_is_left_alone(loop):
+    src = f"void f(uint32_t a, uint32_t n, uint32_t* p) {{\n    float acc = 0; uint32_t off = 0;\n    {loop}\n}}\n"
+    assert _hooks(src) == []
+
+
+def test_constexpr_functions_and_unparsable_text_are_left_alone():
+    src = (
+        "constexpr int g(int n) { int s = 0; for (int i = 0; i < n; ++i) { s += h.GetValue(i); } return s; }\n"
+        "void f(int n) { for (int i = 0; i < n; ++i) { y.SetValue(i, x.GetValue(i) }\n"
+    )
+    assert _hooks(src) == []
+
+
+# A 1-D convolution over 64 input channels written as scalar loops over GM (as EvoKernel's
+# ConvStandard1d is): the channel loop is the hooked one, four outputs per outer iteration.
+CONV1D = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+constexpr int CIN = 64;
+extern "C" __global__ __aicore__ void conv1d(GM_ADDR x, GM_ADDR w, GM_ADDR y, uint32_t L, uint32_t per)
+{
+    GlobalTensor<float> xGm, wGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x);
+    wGm.SetGlobalBuffer((__gm__ float*)w);
+    yGm.SetGlobalBuffer((__gm__ float*)y);
+    int64_t start = (int64_t)GetBlockIdx() * per, end = start + per;
+    for (int64_t l = start; l + 3 < end; l += 4) {
+        float a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+        for (int ci = 0; ci < CIN; ++ci) {
+            const int64_t xb = (int64_t)ci * L + l;
+            float a = wGm.GetValue(ci * 3), b = wGm.GetValue(ci * 3 + 1), c = wGm.GetValue(ci * 3 + 2);
+            float x0 = xGm.GetValue(xb), x1 = xGm.GetValue(xb + 1), x2 = xGm.GetValue(xb + 2);
+            float x3 = xGm.GetValue(xb + 3), x4 = xGm.GetValue(xb + 4), x5 = xGm.GetValue(xb + 5);
+            a0 += x0 * a + x1 * b + x2 * c; a1 += x1 * a + x2 * b + x3 * c;
+            a2 += x2 * a + x3 * b + x4 * c; a3 += x3 * a + x4 * b + x5 * c;
+        }
+        yGm.SetValue(l, a0); yGm.SetValue(l + 1, a1); yGm.SetValue(l + 2, a2); yGm.SetValue(l + 3, a3);
+    }
+}
+extern "C" void conv1d_do(uint32_t blocks, uint8_t* x, uint8_t* w, uint8_t* y, uint32_t L, uint32_t per)
+{
+    conv1d<<<blocks, nullptr, nullptr>>>(x, w, y, L, per);
+}
+"""
+
+
+def _conv1d_reference(x, w, L):
+    return torch.nn.functional.conv1d(x[: 64 * L].view(1, 64, L), w.view(1, 64, 3)).flatten()
+
+
+def test_hooks_leave_full_simulation_bit_for_bit_and_jumps_stay_in_the_bracket():
+    blocks, per = 1, 1 << 20
+    L = blocks * per + 8
+    torch.manual_seed(0)
+    x, w = torch.rand(64 * L + 8), torch.rand(64 * 3)
+    y = torch.zeros(L)  # one output for every run: the data cache sets lines by address
+    runs = {}
+    for hooks in (False, True):
+        mod = asc.load(CONV1D, name="conv1d.cpp", loop_hooks=hooks)
+        mod.conv1d_do(blocks, x, w, y, L, per)
+        runs[hooks] = mod.last_run
+    assert runs[True].latency_s == runs[False].latency_s
+    assert runs[True].per_pipe_busy == runs[False].per_pipe_busy
+    full = runs[True]
+    y.fill_(float("nan"))
+    with sampled_simulation(blocks=2, loops="all"):
+        mod.conv1d_do(blocks, x, w, y, L, per)
+        spans = written_spans(y)
+    got = mod.last_run
+    assert got.loop_jumps > 1000 and got.loop_periods_skipped > 50 * got.loop_jumps
+    assert got.latency_lo_s <= full.latency_s <= got.latency_hi_s
+    assert got.latency_s == pytest.approx(full.latency_s, rel=0.03)
+    # the stores made before the block's first jump are checked, and hold the convolution
+    assert spans and sum(hi - lo for _, lo, hi, _ in spans) >= 4
+    want = _conv1d_reference(x, w, L)
+    for _, lo, hi, _ in spans:
+        assert torch.allclose(y[lo:hi], want[lo:hi], rtol=1e-4, atol=1e-4)
+
+
+# The channel loop's work depends on the data (a branch on each value): its iterations never
+# agree on their counts of basic blocks, so it never jumps.
+BRANCHY = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void branchy(GM_ADDR x, GM_ADDR y, uint32_t rows, uint32_t cols)
+{
+    GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x);
+    yGm.SetGlobalBuffer((__gm__ float*)y);
+    for (uint32_t r = 0; r < rows; ++r) {
+        float acc = 0;
+        for (uint32_t c = 0; c < cols; ++c) {
+            float v = xGm.GetValue(r * cols + c);
+            if (v > 0.5f) acc += v * xGm.GetValue(r * cols + (c ^ 1));  // a call: never if-converted
+        }
+        yGm.SetValue(r, acc);
+    }
+}
+extern "C" void branchy_do(uint8_t* x, uint8_t* y, uint32_t rows, uint32_t cols)
+{
+    branchy<<<1, nullptr, nullptr>>>(x, y, rows, cols);
+}
+"""
+
+
+def test_iterations_whose_work_depends_on_data_do_not_jump():
+    mod = asc.load(BRANCHY, name="branchy.cpp")
+    rows, cols = 2048, 256
+    torch.manual_seed(1)
+    x = torch.rand(rows * cols)
+    y = torch.zeros(rows)
+    with sampled_simulation(blocks=2, loops="all"):
+        mod.branchy_do(x, y, rows, cols)
+    assert mod.last_run.loop_jumps == 0
+    v = x.view(rows, cols)
+    partner = v.view(rows, cols // 2, 2).flip(-1).reshape(rows, cols)
+    want = torch.where(v > 0.5, v * partner, torch.zeros_like(v)).sum(1)
+    assert torch.allclose(y, want, rtol=1e-4)

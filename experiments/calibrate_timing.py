@@ -749,11 +749,11 @@ def _run_sampled(
     return {**last, "sampled": True}
 
 
-# why a sampled run still ran too long, and what runs it: loop sampling skips repeated API calls,
-# not the kernel's own scalar loops, which the host executes in full in every sampled block
+# why a sampled run still ran too long, and what runs it: loop sampling skips repeated API calls and
+# jumps counted scalar GM loops, but a scalar loop its rules leave alone runs in full on the host
 _TOO_LONG_HINT = (
-    "the sampled blocks alone ran past the bound (scalar loops, which loop sampling cannot skip, or a "
-    "loop whose periods never cost the same); raise --max-sim-cycles and --timeout-s to run it: "
+    "the sampled blocks alone ran past the bound (scalar loops that native loop jumps leave alone, "
+    "or a loop whose periods never cost the same); raise --max-sim-cycles and --timeout-s to run it: "
 )
 
 

@@ -222,6 +222,8 @@ struct BlockState {
         uint64_t warm_n[2] = {0, 0};
         double fast_charged[2] = {0, 0};   // fast accesses of the stretches that ended (the mean of each)
         uint64_t stretch_fast[2] = {0, 0}; // ScalarFastForward::fast when the running stretch began
+        double first_sum[3] = {0, 0, 0};   // the first window's measured part (ff_mean leaves it out later)
+        uint64_t first_n[3] = {0, 0, 0};
         double jumped_charged[2] = {0, 0}; // accesses of iterations a native loop jump passed (ff_jumped)
         uint64_t jumped_n[2] = {0, 0};
         uint64_t rng = 0;

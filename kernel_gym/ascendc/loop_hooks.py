@@ -4,30 +4,35 @@ Loop sampling (``docs/ascendc_simulator.md``, "Loops") sees a block as a stream 
 skips the calls of repeating periods, but the kernel's own C++ still runs every iteration: a loop of
 scalar ``GetValue``/``SetValue`` work (EvoKernel's convolutions and matmuls written as scalar loops)
 cost the host as much sampled as in full. This module parses a kernel source (tree-sitter's C++
-grammar) and puts one call first in the body of each ``for`` loop whose trip is a counted one:
+grammar) and adds one call to the update clause of each ``for`` loop whose trip is a counted one:
 
-    for (uint32_t t = begin; t < end; ++t) { KGSIM_LOOP_ITER(t, end, 1, 0); <body> }
+    for (uint32_t t = begin; t < end; ++t, KGSIM_LOOP_ITER(t, end, 1, 0)) { <body> }
 
-The call is an event of the loop-sampling stream (``kgsim::loop_iter``, ``src/rt_sampling.cpp``);
-once a block's periods repeat and one iteration of this loop is one period, it returns the
-induction variable moved forward to the loop's last iterations, and the skipped periods are
-extrapolated as skipped API calls are. Outside loop sampling it returns the variable unchanged (one
-out-of-line call, no branch in kernel code, so the block counts that time scalar code are those of
-the loop as written).
+so it runs at the start of every iteration but the first (``kgsim::loop_iter``,
+``src/rt_sampling.cpp``). Under loop sampling it samples the loop: it returns the induction variable
+moved forward past iterations drawn at random, whose cost the iteration just run stands for. Outside
+loop sampling it returns the variable unchanged. One out-of-line call in the loop's latch, no branch:
+the machine basic blocks that time the kernel's scalar code stay those of the loop as written (first
+in the body, the call split an outer loop's header from its inner loop's: one block more per
+iteration).
 
 A loop is hooked only where a jump is sound from the source alone:
-- ``for (T i = a; i OP b; i STEP)`` with ``OP`` one of ``< <= > >= !=`` (either side) and ``STEP``
-  ``++``, ``--``, ``+= s`` or ``-= s``; ``i`` an integer (checked at compile time: any other type
-  is left as it is);
+- ``for (T i = a; i OP b; i STEP)`` with ``OP`` one of ``< <= > >= !=`` (either side; ``i + c`` or
+  ``i - c`` for ``i`` too; the initialiser may be missing) and ``STEP`` ``++``, ``--``, ``+= s`` or
+  ``-= s``; ``i`` an integer (checked at compile time: any other type is left as it is);
 - ``b`` and ``s`` plain expressions (names, members, literals, arithmetic, casts: no calls, no
   subscripts, no ``->`` except on ``this``) that the body does not assign, nor ``i``;
 - no ``break``, ``return`` or ``goto`` leaves the loop from its body, and no variable that the body
   changes and that lives on across iterations steers a branch of the body or the loop's condition
   (a running offset that decides a tail, a counter that ends the loop);
-- the body holds another loop or a scalar ``GetValue``/``SetValue`` (the loops whose native work
-  costs the host; an innermost loop of plain arithmetic or raw-pointer accesses is left alone, as
-  the hook would keep GCC from vectorising or peeling it and so change the blocks it counts);
-- not in a ``constexpr``/``consteval`` function, not both bounds literal with 64 trips or fewer.
+- the body holds another loop or a scalar ``GetValue``/``SetValue``, itself or in a function of the
+  same source that it calls by name (a tile loop that calls ``ComputeTile``): the loops whose native
+  work costs the host; an innermost loop of plain arithmetic or raw-pointer accesses is left alone,
+  as the hook would keep GCC from vectorising or peeling it and so change the blocks it counts;
+- not in a ``constexpr``/``consteval`` function, not both bounds constant (literals, ``constexpr`` or
+  ``const`` integers, ``#define``s) with 16 trips or fewer: GCC peels such a loop, and a hook
+  would keep it rolled, with more basic blocks to charge (a depthwise convolution's 3 x 7 window
+  loops: +62 % latency when they were hooked).
 """
 
 from __future__ import annotations
@@ -64,7 +69,7 @@ _TOKENS = frozenset("( ) + - * / % << >> & | ^ ~ ! . -> :: < > ,".split())
 _LOOPS = ("for_statement", "while_statement", "do_statement", "for_range_loop")
 _BRANCHES = ("if_statement", "while_statement", "do_statement", "for_statement", "switch_statement")
 _SCALAR_CALLS = (b"GetValue", b"SetValue")
-_LITERAL_TRIPS = 64
+_LITERAL_TRIPS = 16  # GCC peels a loop of at most 16 known trips (max-completely-peel-times)
 
 
 @functools.lru_cache(maxsize=1)
@@ -207,23 +212,90 @@ def _in_constexpr(node: Any) -> bool:
     return False
 
 
-def _int_literal(node: Any) -> int | None:
-    if node is None or node.type != "number_literal":
+def _int_value(node: Any, consts: dict[bytes, int]) -> int | None:
+    """An integer expression of literals and the source's integer constants, or None."""
+    if node is None:
         return None
-    t = _text(node).decode().rstrip("uUlL")
-    try:
-        return int(t, 0)
-    except ValueError:
-        return None
+    t = node.type
+    if t == "number_literal":
+        try:
+            return int(_text(node).decode().rstrip("uUlL"), 0)
+        except ValueError:
+            return None
+    if t == "identifier":
+        return consts.get(_text(node))
+    if t == "parenthesized_expression" and node.named_children:
+        return _int_value(node.named_children[0], consts)
+    if t == "cast_expression":
+        return _int_value(node.child_by_field_name("value"), consts)
+    if t == "unary_expression" and _text(node.child_by_field_name("operator")) in (b"-", b"+"):
+        v = _int_value(node.child_by_field_name("argument"), consts)
+        return None if v is None else (-v if _text(node.child_by_field_name("operator")) == b"-" else v)
+    if t == "binary_expression":
+        a = _int_value(node.child_by_field_name("left"), consts)
+        b = _int_value(node.child_by_field_name("right"), consts)
+        op = _text(node.child_by_field_name("operator"))
+        if a is None or b is None:
+            return None
+        ops = {b"+": a + b, b"-": a - b, b"*": a * b, b"<<": a << b if 0 <= b < 64 else None}
+        if op in ops:
+            return ops[op]
+        if op in (b"/", b"%") and b != 0:
+            q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
+            return q if op == b"/" else a - b * q
+    return None
 
 
-def _loop_parts(node: Any) -> tuple[bytes, Any, str, bytes] | None:
-    """(variable, bound node, comparison, step text) of a counted ``for``, or None."""
+def _constants(root: Any) -> dict[bytes, int]:
+    """The source's integer constants: ``constexpr``/``const`` variables with a constant initialiser
+    and object-like ``#define``s of one (GCC unrolls a loop bounded by them as by literals)."""
+    consts: dict[bytes, int] = {}
+    for n in _walk(root):
+        if n.type == "preproc_def":
+            name, value = n.child_by_field_name("name"), n.child_by_field_name("value")
+            if name is not None and value is not None:
+                try:
+                    consts[_text(name)] = int(_text(value).decode().strip().strip("()").rstrip("uUlL"), 0)
+                except ValueError:
+                    pass
+        elif n.type in ("declaration", "field_declaration"):
+            quals = {_text(c) for c in n.children if c.type == "type_qualifier"}
+            if not quals & {b"const", b"constexpr"}:
+                continue
+            for d in n.named_children:
+                if d.type == "init_declarator":
+                    name, value = d.child_by_field_name("declarator"), d.child_by_field_name("value")
+                    v = _int_value(value, consts)
+                    if name is not None and name.type == "identifier" and v is not None:
+                        consts[_text(name)] = v
+    return consts
+
+
+def _var_side(side: Any, var: bytes | None) -> tuple[bytes, Any, bytes] | None:
+    """``(variable, offset node, sign)`` of a comparison side ``i``, ``i + c`` or ``i - c`` (offset
+    None for plain ``i``); ``var``: the variable it must be, None for any."""
+    if side.type == "identifier" and (var is None or _text(side) == var):
+        return _text(side), None, b""
+    if side.type == "binary_expression":
+        op = _text(side.child_by_field_name("operator"))
+        left, right = side.child_by_field_name("left"), side.child_by_field_name("right")
+        if op in (b"+", b"-") and left is not None and left.type == "identifier" and right is not None:
+            if (var is None or _text(left) == var) and _plain(right):
+                return _text(left), right, op
+    return None
+
+
+def _loop_parts(node: Any) -> tuple[bytes, bytes, list[Any], Any, str, bytes] | None:
+    """(variable, bound text, nodes the bound reads, its constant node or None, comparison, step
+    text) of a counted ``for``, or None. ``i + c < e`` is ``i < (e) - (c)``; without an initialiser
+    the variable is the condition's."""
     init, cond, upd = (node.child_by_field_name(f) for f in ("initializer", "condition", "update"))
-    if init is None or cond is None or upd is None:
+    if cond is None or upd is None or cond.type != "binary_expression":
         return None
     var: bytes | None = None
-    if init.type == "declaration":
+    if init is None:
+        pass
+    elif init.type == "declaration":
         decls = [c for c in init.named_children if c.type == "init_declarator"]
         if len(decls) != 1:
             return None
@@ -236,20 +308,29 @@ def _loop_parts(node: Any) -> tuple[bytes, Any, str, bytes] | None:
         if left is None or left.type != "identifier":
             return None
         var = _text(left)
-    if var is None or cond.type != "binary_expression":
+    else:
         return None
     op = _text(cond.child_by_field_name("operator")).decode()
     left, right = cond.child_by_field_name("left"), cond.child_by_field_name("right")
     if op not in _CMP or left is None or right is None:
         return None
-    if left.type == "identifier" and _text(left) == var:
-        bound = right
-    elif right.type == "identifier" and _text(right) == var:
-        bound, op = left, _FLIP[op]
+    side = _var_side(left, var)
+    if side is not None:
+        other = right
     else:
+        side, other, op = _var_side(right, var), left, _FLIP[op]
+    if side is None or not _plain(other):
         return None
-    if not _plain(bound):
-        return None
+    var, offset, sign = side
+    if offset is None:
+        bound_text, reads, const = _text(other), [other], other
+    else:  # i + c OP e: i OP e - c
+        back = b"-" if sign == b"+" else b"+"
+        bound_text, reads, const = (
+            b"(" + _text(other) + b") " + back + b" (" + _text(offset) + b")",
+            [other, offset],
+            None,
+        )
     if upd.type == "update_expression":
         arg = upd.child_by_field_name("argument")
         if arg is None or _text(arg) != var:
@@ -265,16 +346,61 @@ def _loop_parts(node: Any) -> tuple[bytes, Any, str, bytes] | None:
         step = (b"-(" if uop == b"-=" else b"(") + _text(right_u) + b")"
     else:
         return None
-    return var, bound, op, step
+    return var, bound_text, reads, const, op, step
 
 
-def _eligible(node: Any) -> tuple[bytes, bytes, str, bytes] | None:
+def _callee(call: Any) -> bytes | None:
+    """The last name of a call's function (``f``, ``obj.f``, ``this->f``, ``ns::f``, ``f<T>``)."""
+    f = call.child_by_field_name("function")
+    while f is not None and f.type in ("template_function", "qualified_identifier", "field_expression"):
+        f = f.child_by_field_name("name") or f.child_by_field_name("field")
+    return _text(f) if f is not None and f.type in ("identifier", "field_identifier") else None
+
+
+def _heavy_functions(root: Any) -> set[bytes]:
+    """Names of the source's functions whose bodies hold a loop or a scalar accessor, directly or
+    through another such function they call (a name defined twice counts if either is heavy)."""
+    bodies: dict[bytes, list[Any]] = {}
+    for n in _walk(root):
+        if n.type != "function_definition":
+            continue
+        d, body = n.child_by_field_name("declarator"), n.child_by_field_name("body")
+        while d is not None and d.type not in ("identifier", "field_identifier", "qualified_identifier"):
+            d = d.child_by_field_name("declarator")
+        if d is not None and d.type == "qualified_identifier":
+            d = d.child_by_field_name("name")
+        if d is not None and body is not None:
+            bodies.setdefault(_text(d), []).append(body)
+    calls: dict[bytes, set[bytes]] = {}
+    heavy: set[bytes] = set()
+    for name, bs in bodies.items():
+        for body in bs:
+            if _direct_work(body):
+                heavy.add(name)
+            calls.setdefault(name, set()).update(
+                c for c in (_callee(n) for n in _walk(body) if n.type == "call_expression") if c is not None
+            )
+    changed = True
+    while changed:
+        changed = False
+        for name, callees in calls.items():
+            if name not in heavy and callees & heavy:
+                heavy.add(name)
+                changed = True
+    return heavy
+
+
+def _direct_work(body: Any) -> bool:
+    return any(n.type in _LOOPS for n in _walk(body) if n is not body) or any(c in _text(body) for c in _SCALAR_CALLS)
+
+
+def _eligible(node: Any, heavy: set[bytes], consts: dict[bytes, int]) -> tuple[bytes, bytes, str, bytes] | None:
     if node.has_error or _in_constexpr(node):
         return None
     parts = _loop_parts(node)
     if parts is None:
         return None
-    var, bound, op, step = parts
+    var, bound, reads, const, op, step = parts
     body = node.child_by_field_name("body")
     if body is None:
         return None
@@ -285,11 +411,11 @@ def _eligible(node: Any) -> tuple[bytes, bytes, str, bytes] | None:
         init_value = d.child_by_field_name("value")
     else:
         init_value = init.child_by_field_name("right") if init is not None else None
-    lo, hi = _int_literal(init_value), _int_literal(bound)
+    lo, hi = _int_value(init_value, consts), _int_value(const, consts)
     if lo is not None and hi is not None and abs(hi - lo) <= _LITERAL_TRIPS:
         return None
     written = _written(body)
-    if var in written or _names(bound) & written:
+    if var in written or any(_names(r) & written for r in reads):
         return None
     upd = node.child_by_field_name("update")
     if upd is not None and upd.type == "assignment_expression":
@@ -303,15 +429,13 @@ def _eligible(node: Any) -> tuple[bytes, bytes, str, bytes] | None:
         for c in _conditions(body):
             if _names(c) & carried:
                 return None
-    body_text = _text(body)
-    has_loop = any(n.type in _LOOPS for n in _walk(body) if n is not body)
-    if not has_loop and not any(c in body_text for c in _SCALAR_CALLS):
+    if not _direct_work(body) and not any(_callee(n) in heavy for n in _walk(body) if n.type == "call_expression"):
         return None
-    return var, _text(bound), op, step
+    return var, bound, op, step
 
 
 def instrument_loops(source: str) -> str:
-    """``source`` with :data:`HOOK` first in the body of every loop the module docstring admits.
+    """``source`` with :data:`HOOK` in the update clause of every loop the module docstring admits.
 
     Line numbers are kept (nothing is inserted but on the lines that are there). Text the parser
     cannot read is left as it is, as is every loop it does not admit."""
@@ -320,20 +444,18 @@ def instrument_loops(source: str) -> str:
     data = source.encode()
     tree = _parser().parse(data)
     inserts: list[tuple[int, bytes]] = []
+    heavy = _heavy_functions(tree.root_node)
+    consts = _constants(tree.root_node)
     for node in _walk(tree.root_node):
         if node.type != "for_statement":
             continue
-        got = _eligible(node)
+        got = _eligible(node, heavy, consts)
         if got is None:
             continue
         var, bound, op, step = got
-        body = node.child_by_field_name("body")
-        call = b"%s(%s, %s, %s, %d);" % (HOOK.encode(), var, bound.replace(b"\n", b" "), step, _CMP[op])
-        if body.type == "compound_statement":
-            inserts.append((body.start_byte + 1, b" " + call))
-        else:
-            inserts.append((body.start_byte, b"{ " + call + b" "))
-            inserts.append((body.end_byte, b" }"))
+        upd = node.child_by_field_name("update")
+        call = b"%s(%s, %s, %s, %d)" % (HOOK.encode(), var, bound.replace(b"\n", b" "), step, _CMP[op])
+        inserts.append((upd.end_byte, b", " + call))
     if not inserts:
         return source
     inserts.sort(key=lambda t: t[0])

@@ -26,14 +26,13 @@ def _hooks(src: str) -> list[str]:
         ("for (uint32_t t = a; t != n; ++t) { y.SetValue(t, x.GetValue(t)); }", "(t, n, 1, 4)"),
         ("for (uint32_t t = 0; t < this->rows; t += step) { y.SetValue(t, 0.0f); }", "(t, this->rows, (step), 0)"),
         ("for (uint32_t r = a; r < n; ++r) { for (uint32_t c = 0; c < 4; ++c) acc += c; }", "(r, n, 1, 0)"),
+        ("for (; a + 3 < n; a += 4) { y.SetValue(a, x.GetValue(a)); }", "(a, (n) - (3), (4), 0)"),
     ],
 )
 def test_a_counted_loop_of_scalar_gm_work_gets_a_hook(loop, call):
     src = f"void f(uint32_t a, uint32_t n, uint32_t step) {{\n    float acc = 0;\n    {loop}\n}}\n"
     hooked = _hooks(src)
-    assert any(f"{HOOK}{call};" in h for h in hooked), hooked
-    if "{" not in loop.split(")", 1)[1].split(";")[0]:  # a single statement: braced around the hook
-        assert instrument_loops(src).count("{") == src.count("{") + 1
+    assert any(f", {HOOK}{call})" in h for h in hooked), hooked  # after the step, in the update clause
 
 
 @pytest.mark.parametrize(
@@ -55,6 +54,24 @@ def test_a_counted_loop_of_scalar_gm_work_gets_a_hook(loop, call):
 def test_a_loop_a_jump_could_misjudge_is_left_alone(loop):
     src = f"void f(uint32_t a, uint32_t n, uint32_t* p) {{\n    float acc = 0; uint32_t off = 0;\n    {loop}\n}}\n"
     assert _hooks(src) == []
+
+
+def test_a_tile_loop_that_calls_a_function_with_scalar_work_gets_a_hook():
+    src = (
+        "class K {\n"
+        "  __aicore__ inline void Row(uint32_t r) { for (uint32_t c = 0; c < n; ++c) y.SetValue(r * n + c, 0.0f); }\n"
+        "  __aicore__ inline void Tile(uint32_t t) { Row(t); }\n"
+        "  __aicore__ inline float Half(float v) { return v * 0.5f; }\n"
+        "  __aicore__ inline void Process() {\n"
+        "    for (uint32_t t = first; t < last; t += stride) { this->Tile(t); }\n"
+        "    for (uint32_t t = first; t < last; ++t) { acc += Half(acc); }\n"
+        "  }\n"
+        "};\n"
+    )
+    hooked = _hooks(src)
+    assert any(f"{HOOK}(c, n, 1, 0)" in h for h in hooked)
+    assert any(f"{HOOK}(t, last, (stride), 0)" in h for h in hooked)  # through Tile -> Row
+    assert not any(f"{HOOK}(t, last, 1, 0)" in h for h in hooked)  # Half holds no loop nor accessor
 
 
 def test_constexpr_functions_and_unparsable_text_are_left_alone():
@@ -121,7 +138,8 @@ def test_hooks_leave_full_simulation_bit_for_bit_and_jumps_stay_in_the_bracket()
         mod.conv1d_do(blocks, x, w, y, L, per)
         spans = written_spans(y)
     got = mod.last_run
-    assert got.loop_jumps > 1000 and got.loop_periods_skipped > 50 * got.loop_jumps
+    # the outer loop (per / 4 iterations of 64 channels each) is sampled: most iterations are passed
+    assert got.loop_jumps > 100 and got.loop_periods_skipped > 0.9 * (per // 4)
     assert got.latency_lo_s <= full.latency_s <= got.latency_hi_s
     assert got.latency_s == pytest.approx(full.latency_s, rel=0.03)
     # the stores made before the block's first jump are checked, and hold the convolution
@@ -131,8 +149,8 @@ def test_hooks_leave_full_simulation_bit_for_bit_and_jumps_stay_in_the_bracket()
         assert torch.allclose(y[lo:hi], want[lo:hi], rtol=1e-4, atol=1e-4)
 
 
-# The channel loop's work depends on the data (a branch on each value): its iterations never
-# agree on their counts of basic blocks, so it never jumps.
+# The column loop's work depends on the data (a second read for values over 0.5), so its
+# iterations cost differently: sampling them at random positions is unbiased all the same.
 BRANCHY = r"""
 #include "kernel_operator.h"
 using namespace AscendC;
@@ -157,16 +175,20 @@ extern "C" void branchy_do(uint8_t* x, uint8_t* y, uint32_t rows, uint32_t cols)
 """
 
 
-def test_iterations_whose_work_depends_on_data_do_not_jump():
+def test_iterations_whose_work_depends_on_data_are_sampled_without_bias():
     mod = asc.load(BRANCHY, name="branchy.cpp")
-    rows, cols = 2048, 256
+    rows, cols = 4096, 512
     torch.manual_seed(1)
     x = torch.rand(rows * cols)
     y = torch.zeros(rows)
-    with sampled_simulation(blocks=2, loops="all"):
-        mod.branchy_do(x, y, rows, cols)
-    assert mod.last_run.loop_jumps == 0
+    mod.branchy_do(x, y, rows, cols)
+    full = mod.last_run
     v = x.view(rows, cols)
     partner = v.view(rows, cols // 2, 2).flip(-1).reshape(rows, cols)
-    want = torch.where(v > 0.5, v * partner, torch.zeros_like(v)).sum(1)
-    assert torch.allclose(y, want, rtol=1e-4)
+    assert torch.allclose(y, torch.where(v > 0.5, v * partner, torch.zeros_like(v)).sum(1), rtol=1e-4)
+    with sampled_simulation(blocks=2, loops="all"):
+        mod.branchy_do(x, y, rows, cols)
+    got = mod.last_run
+    assert got.loop_jumps > 0
+    assert got.latency_lo_s <= full.latency_s <= got.latency_hi_s
+    assert got.latency_s == pytest.approx(full.latency_s, rel=0.03)

@@ -483,7 +483,7 @@ struct Snap {
     double fr[P_COUNT], dn[P_COUNT], busy[P_COUNT];
     uint64_t gr, gw, reads;
     uint64_t bb, gs;  // basic blocks of kernel code run, scalar GM accesses (counts, not extrapolated)
-    uint64_t ffr, ffw;  // scalar fast-forward's fast reads and writes (ScalarFastForward::fast)
+    uint64_t ffr, ffw;  // reads and writes charged fast-forward's running mean (fast, or in passed iterations)
 };
 
 constexpr int64_t kWin = 4096;       // events kept
@@ -525,7 +525,8 @@ Snap take() {
     x.reads = hot.local_reads;
     x.bb = scalar.blocks;
     x.gs = scalar_gm_ops();
-    x.ffr = ff.fast[0], x.ffw = ff.fast[1];
+    // (with the accesses of iterations passed so far: an outer loop's jump passes its inner loops' too)
+    x.ffr = ff.fast[0] + b.ffb.jumped_n[0], x.ffw = ff.fast[1] + b.ffb.jumped_n[1];
     return x;
 }
 
@@ -764,8 +765,10 @@ bool loop_skip_slow(const Loc& loc, uint64_t key, uint8_t flags) {
 
 namespace {
 uint64_t g_block_epoch = 0;            // NativeLoop::epoch: one per simulated block
-constexpr uint32_t kSiteMisses = 256;  // iterations without a jump before a loop stops taking snapshots
-constexpr __int128 kKeep = 2;          // iterations a jump leaves before the loop's end (simulated)
+constexpr uint32_t kSiteMisses = 256;  // iterations that could not jump before a loop stops recording
+constexpr __int128 kKeep = 2;          // iterations before the loop's end that always run
+constexpr __int128 kMinLeft = 16;      // iterations left from which an instance is sampled
+constexpr __int128 kSamples = 24;      // sampled iterations an instance aims at
 
 // Iterations left in a counted loop, the one starting at `i` included (0: none or not computable).
 __int128 iterations_left(__int128 i, __int128 b, __int128 s, int cmp) {
@@ -779,34 +782,93 @@ __int128 iterations_left(__int128 i, __int128 b, __int128 s, int cmp) {
     }
 }
 
-// One hooked loop's state in the running block: the states at the starts of its last iterations.
+// One hooked loop's state in the running block.
 struct NativeLoop {
     uint64_t epoch = 0;
-    __int128 next = 0;   // the variable's value at the next iteration of the same instance
-    int n = 0;           // iterations held in s (consecutive, of one instance of the loop)
-    Snap s[4]{};
+    __int128 next = 0;  // the variable's value at the next iteration of the same instance
+    int n = 0;          // iterations of the instance seen from their start (up to 3 kept)
+    Snap last{};        // the state at the start of the running iteration
     uint32_t misses = 0;
     bool off = false;
-    bool varies = false;  // two consecutive iterations did different scalar work (counts) in this block
+    // the running instance's sample (see loop_iter)
+    bool sampling = false;
+    __int128 gap = 0;                        // mean iterations passed after a sampled one
+    uint64_t rng = 0;
+    int64_t m = 0;                           // sampled iterations
+    double sum = 0, sum2 = 0, len_max = 0;   // of their lengths (cycles)
+    double passed = 0, passed2 = 0;          // iterations passed, and the sum of each jump's square
 };
+std::vector<NativeLoop*> g_native_touched;  // loops with a sample to close at the block's end
+
+// An iteration's length: its scalar time, or a pipe's if one ran longer.
+double iteration_length(const Snap& a, const Snap& b) {
+    double len = b.s - a.s;
+    for (int p = 0; p < P_COUNT; ++p) len = std::max(len, b.dn[p] - a.dn[p]);
+    return std::max(0.0, len);
+}
+
+// The instance's sample ends: its bracket joins the block's.
+void close_sample(NativeLoop& N) {
+    if (N.m > 0 && N.passed > 0) {
+        const double mean = N.sum / double(N.m);
+        const double var = N.m >= 2 ? std::max(0.0, (N.sum2 - double(N.m) * mean * mean) / double(N.m - 1)) : 0.0;
+        g_loop.spread += 3.0 * std::sqrt(var * N.passed2) + N.len_max;
+    }
+    N.sampling = false;
+    N.m = 0, N.sum = N.sum2 = N.len_max = N.passed = N.passed2 = 0;
+}
+
+// Moves the block's state forward by `k` iterations that each change it as a -> b did.
+void pass_iterations(const Snap& a, const Snap& b, __int128 k) {
+    const double J = double(k), ds = b.s - a.s;
+    BlockState& bs = rt.blk;
+    for (int p = 0; p < P_COUNT; ++p) {
+        bs.free_[p] += J * (b.fr[p] - a.fr[p]);
+        bs.done_[p] += J * (b.dn[p] - a.dn[p]);
+        bs.busy[p] += J * (b.busy[p] - a.busy[p]);
+    }
+    hot.s_time += J * ds;
+    // (the passed iterations' scalar GM accesses, all fast in a stretch, join fast-forward's bracket)
+    if (b.ffr != a.ffr || b.ffw != a.ffw) ff_jumped(uint64_t(k) * (b.ffr - a.ffr), uint64_t(k) * (b.ffw - a.ffw));
+    if (rt.cur) {
+        rt.cur->gm_read += uint64_t(k) * (b.gr - a.gr);
+        rt.cur->gm_write += uint64_t(k) * (b.gw - a.gw);
+        rt.cur->loop_periods_skipped += uint64_t(k);
+        ++rt.cur->loop_jumps;
+        if (!g_loop.skipped) ++rt.cur->loop_sampled_blocks;
+    }
+    for (Queue& q : bs.queues)
+        for (Slot& sl : q.slots) sl.ready += J * ds, sl.freed += J * ds;
+    for (auto& byte_code : bs.events)
+        for (EventQ& e : byte_code)
+            for (double& t : e.times) t += J * ds;
+    g_loop.skipped = true;
+    if (size_t(hot.core_uid) >= g_loop.skipped_uid.size()) g_loop.skipped_uid.resize(size_t(hot.core_uid) + 1, 0);
+    g_loop.skipped_uid[size_t(hot.core_uid)] = 1;
+}
 }  // namespace
 
-// A kernel's own counted loop (base.h, KGSIM_LOOP_ITER; the hook comes first in the body). Under
-// loop sampling, at each iteration's start: once three consecutive iterations of one instance of the
-// loop cost the same (every state variable moved by the same amount, within 1 % of an iteration;
-// GM bytes and the scalar work's counts, basic blocks, local reads and scalar GM accesses, exactly:
-// the iterations that are passed are never seen, so the rule is the strict one of periods with scalar
-// reads), the variable moves forward to kKeep iterations before the loop's end, and the block's state
-// moves by the iterations passed times one iteration's change, as a skip's does (queue and event
-// times with the scalar time). The iterations left run as simulated ones; nested loops compose (an
-// inner loop's jumps make its outer loop's iterations cost the same). The bracket widens by the
-// iterations passed times the largest difference between the three, plus one iteration's length.
-// No jump: in iterations with scalar reads of local memory (what they read may steer the work: loop
-// sampling keeps such work and skips its timing only), while an API-call skip runs (one mechanism
-// at a time), before the block stored anything
-// the check sees (a block that jumped first would check nothing: a jump takes the block's later
-// stores out of the check, its local data being stale), or where the block rewrote what it stored
-// (passed iterations would leave checked bytes stale).
+// A kernel's own counted loop (base.h, KGSIM_LOOP_ITER; called at the start of every iteration but
+// the first). Under loop sampling the loop is sampled, not run: from an instance's fourth iteration
+// on (the first ones run as they are), while at least kMinLeft iterations are left, each iteration
+// that runs is a sample, and after it the loop's
+// variable moves forward past a number of iterations drawn uniformly from [gap/2, 3 gap/2) (gap: the
+// iterations left over kSamples), never closer than kKeep to the end; the iterations passed change
+// the block's state as the sample just run did (scalar and pipe times, busy time, GM bytes, queue
+// and event times with the scalar time), and the last kKeep run. Drawn, not fixed, jumps cannot fall
+// into step with a pattern of the loop's (a boundary row every 64), so every iteration is as likely
+// to be sampled and the estimate is unbiased whatever the iterations cost, data-dependent work
+// included. Nested loops compose (an inner loop's estimate is part of its outer loop's samples).
+// Bracket, per instance: three standard deviations of the samples' lengths times the root of the
+// sum of the jumps' squares, plus the longest sample (the data cache, L2 and port models see the
+// iterations after a jump start from where the last sample left them).
+// Not sampled: iterations without scalar GM accesses (a loop of API calls is loop sampling's own),
+// or with scalar reads of local memory (they may steer their work by what they read: loop sampling
+// keeps such work and skips its timing only); outside a fast stretch of scalar fast-forward (passed
+// iterations leave the data-cache model without the lines they would have touched; inside a stretch
+// accesses cost the windows' mean, and the windows run every iteration); before the block stored
+// anything the check sees (every store after a jump is out of the check, the block's local data
+// being stale), or where it rewrote what it stored; while an API-call skip runs.
 long long loop_iter(LoopSite* site, long long i, long long bound, long long step, int cmp, bool u64,
                     const Loc& loc) noexcept {
     (void)loc;
@@ -814,75 +876,64 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
     if (!g_loop_on || L.launch_off || !hot.in_launch || !L.eligible || L.skipping) return i;
     if (site->state == nullptr) site->state = new NativeLoop{};
     NativeLoop& N = *static_cast<NativeLoop*>(site->state);
-    if (N.epoch != g_block_epoch) N = NativeLoop{}, N.epoch = g_block_epoch;
+    if (N.epoch != g_block_epoch) N = NativeLoop{}, N.epoch = g_block_epoch, N.rng = 0x9E3779B97F4A7C15ull ^ uint64_t(hot.core_uid + 1);
     if (N.off) return i;
     const __int128 I = u64 ? __int128((unsigned long long)i) : __int128(i);
     const __int128 B = u64 ? __int128((unsigned long long)bound) : __int128(bound);
-    if (N.n > 0 && I != N.next) N.n = 0;  // another instance of the loop
+    if (N.n > 0 && I != N.next) {  // another instance of the loop
+        if (N.sampling) close_sample(N);
+        N.n = 0;
+    }
     N.next = I + step;
     ff_flush();  // the state must hold the fast accesses' cycles, as an API call's does
-    if (N.n == 4) std::copy(N.s + 1, N.s + 4, N.s), N.n = 3;
-    N.s[N.n++] = take();
-    const auto miss = [&] {
+    const Snap x = take();
+    const Snap prev = N.last;
+    const bool had_iteration = N.n > 0;
+    N.last = x;
+    N.n = std::min(N.n + 1, 3);
+    if (!had_iteration) return i;
+    // the iteration that just ended: prev -> x
+    const bool gm_work = x.gs != prev.gs && x.reads == prev.reads;
+    if (!gm_work) {
+        if (N.sampling) close_sample(N);
         if (++N.misses >= kSiteMisses) N.off = true;
         return i;
-    };
-    // An iteration with scalar GM accesses jumps only inside a fast stretch of scalar fast-forward
-    // (rt_scalar.cpp): the iterations passed leave the data-cache model without the lines they would
-    // have touched, so the iterations after a jump miss where a full run hits; inside a stretch
-    // accesses cost the windows' mean, and the windows (warm-up and measure) run every iteration.
-    if (N.n >= 2 && N.s[N.n - 1].gs != N.s[N.n - 2].gs && ff.left == 0) return i;
-    // Only iterations of scalar GM work jump (what costs the host; a loop of API calls is loop
-    // sampling's own). Iterations that read local memory as scalars may steer their work by what
-    // they read: loop sampling keeps their functional work (a timing-only skip), so they never jump.
-    if (N.n >= 2 && (N.s[N.n - 1].gs == N.s[N.n - 2].gs || N.s[N.n - 1].reads != N.s[N.n - 2].reads)) return miss();
-    if (N.n >= 3 && !N.varies) {
-        const Snap &p = N.s[N.n - 3], &q = N.s[N.n - 2], &r = N.s[N.n - 1];
-        N.varies = q.bb - p.bb != r.bb - q.bb || q.gs - p.gs != r.gs - q.gs || q.reads - p.reads != r.reads - q.reads;
     }
-    // A loop whose iterations did different work once in the block (a branch or trip count that
-    // depends on data) never jumps in it: three equal iterations of such a loop are chance, and the
-    // iterations passed are never seen.
-    if (N.varies) return miss();
-    if (N.n < 4) return i;
-    double worst = 0;
-    if (steady_snaps(N.s[0], N.s[1], N.s[2], N.s[3], true, &worst) != STEADY) return miss();
-    if (g_track_writes && g_block_checked_stores == 0) return i;
-    if (g_rewrite_event.count(hot.core_uid)) return i;
-    const __int128 jump = iterations_left(I, B, step, cmp) - kKeep;
+    if (ff.left == 0 || (g_track_writes && g_block_checked_stores == 0) || g_rewrite_event.count(hot.core_uid)) {
+        if (N.sampling) close_sample(N);
+        return i;
+    }
+    const __int128 left = iterations_left(I, B, step, cmp);
+    if (N.sampling) {  // the iteration that ended was a sample
+        const double len = iteration_length(prev, x);
+        ++N.m, N.sum += len, N.sum2 += len * len, N.len_max = std::max(N.len_max, len);
+    } else {
+        if (N.n < 3 || left < kMinLeft) return i;  // (the first two iterations of an instance run)
+        N.sampling = true;
+        N.gap = std::max<__int128>(2, left / kSamples);
+        const double len = iteration_length(prev, x);  // the second iteration joins the spread's estimate
+        N.m = 1, N.sum = len, N.sum2 = len * len, N.len_max = len;
+        g_native_touched.push_back(&N);
+        return i;  // this iteration is the first sample
+    }
+    if (left <= kKeep) {
+        close_sample(N);
+        return i;
+    }
+    N.rng ^= N.rng << 13, N.rng ^= N.rng >> 7, N.rng ^= N.rng << 17;  // xorshift64
+    const uint64_t g = uint64_t(N.gap);
+    __int128 jump = __int128(g / 2 + N.rng % g);
+    jump = std::min(jump, left - kKeep);
+    // (no further than the fast stretch reaches: the windows stay spread over the block's work)
+    const uint64_t per = (x.ffr - prev.ffr) + (x.ffw - prev.ffw);
+    if (per > 0) jump = std::min<__int128>(jump, __int128(ff.left / per));
     if (jump < 1) return i;
-    const Snap &a = N.s[2], &b = N.s[3];
-    const double J = double(jump), ds = b.s - a.s;
-    BlockState& bs = rt.blk;
-    double len = ds;
-    for (int p = 0; p < P_COUNT; ++p) {
-        len = std::max(len, b.dn[p] - a.dn[p]);
-        bs.free_[p] += J * (b.fr[p] - a.fr[p]);
-        bs.done_[p] += J * (b.dn[p] - a.dn[p]);
-        bs.busy[p] += J * (b.busy[p] - a.busy[p]);
-    }
-    hot.s_time += J * ds;
-    // (the passed iterations' scalar GM accesses, all fast in a stretch, join fast-forward's bracket)
-    if (b.ffr != a.ffr || b.ffw != a.ffw) ff_jumped(uint64_t(jump) * (b.ffr - a.ffr), uint64_t(jump) * (b.ffw - a.ffw));
-    if (rt.cur) {
-        rt.cur->gm_read += uint64_t(jump) * (b.gr - a.gr);
-        rt.cur->gm_write += uint64_t(jump) * (b.gw - a.gw);
-        rt.cur->loop_periods_skipped += uint64_t(jump);
-        ++rt.cur->loop_jumps;
-        if (!L.skipped) ++rt.cur->loop_sampled_blocks;
-    }
-    for (Queue& q : bs.queues)
-        for (Slot& sl : q.slots) sl.ready += J * ds, sl.freed += J * ds;
-    for (auto& byte_code : bs.events)
-        for (EventQ& e : byte_code)
-            for (double& t : e.times) t += J * ds;
-    L.spread += J * worst + std::max(0.0, len);
-    L.skipped = true;
-    if (size_t(hot.core_uid) >= L.skipped_uid.size()) L.skipped_uid.resize(size_t(hot.core_uid) + 1, 0);
-    L.skipped_uid[size_t(hot.core_uid)] = 1;
-    N.n = 0, N.misses = 0;
-    N.next = I + jump * step;
-    return (long long)N.next;
+    pass_iterations(prev, x, jump);
+    N.passed += double(jump), N.passed2 += double(jump) * double(jump);
+    N.misses = 0;
+    N.next = I + jump * step + step;
+    N.last = take();  // the next sample starts here
+    return (long long)(I + jump * step);
 }
 
 void loop_launch_begin() {
@@ -894,6 +945,7 @@ void loop_block_begin() {
     LoopState& L = g_loop;
     L.eligible = g_loop_on && (hot.block_idx != 0 || g_loop_block0);  // mode 1: block 0 in full, all checked
     ++g_block_epoch;
+    g_native_touched.clear();
     g_block_checked_stores = 0;
     L.skipping = L.skipped = false;
     g_loop_skipping = g_loop_timing_only = false;
@@ -906,6 +958,9 @@ void loop_block_begin() {
 double loop_block_end() {
     LoopState& L = g_loop;
     if (L.skipping) stop_skip();
+    for (NativeLoop* N : g_native_touched)
+        if (N->sampling && N->epoch == g_block_epoch) close_sample(*N);
+    g_native_touched.clear();
     double s = L.spread;
     L.eligible = L.skipped = false;
     return s;

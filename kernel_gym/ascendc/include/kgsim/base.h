@@ -144,12 +144,14 @@ using Loc = std::source_location;
 // Hidden: the kernel's calls reach it directly, not through the PLT (a scalar loop makes billions).
 #define KGSIM_SCALAR_ACCESSOR __attribute__((noinline, visibility("hidden"))) KGSIM_UNINSTRUMENTED
 
-// Loop sampling's hook in a kernel's own counted loops (kernel_gym/ascendc/loop_hooks.py writes
-// KGSIM_LOOP_ITER first in their bodies): once the loop's iterations repeat with the same costs it
-// returns the induction variable moved to the loop's last iterations, the ones passed extrapolated
-// (src/rt_sampling.cpp, loop_iter). Otherwise, and always outside loop sampling, it returns `i`. One out-of-line call
-// and no branch in kernel code: the kernel's machine basic blocks, which time its scalar work, stay
-// those of the loop as written. `cmp`: 0 <, 1 <=, 2 >, 3 >=, 4 != (the variable on the left).
+// Loop sampling's hook in a kernel's own counted loops (kernel_gym/ascendc/loop_hooks.py adds
+// KGSIM_LOOP_ITER to their update clause: it runs at the start of every iteration but the first).
+// Under loop sampling it samples the loop, returning the induction variable moved forward past
+// iterations whose cost the last one stands for (src/rt_sampling.cpp, loop_iter); otherwise `i`.
+// One out-of-line call in the loop's latch and no branch in kernel code: the kernel's machine basic
+// blocks, which time its scalar work, stay those of the loop as written. `cmp`: 0 <, 1 <=, 2 >,
+// 3 >=, 4 != (the variable on the left). The site: one static per loop, through a lambda (the
+// macro is an expression).
 struct LoopSite {
     void* state = nullptr;  // the runtime's, made at the first call under loop sampling
 };
@@ -166,11 +168,9 @@ __attribute__((always_inline)) inline T loop_at(LoopSite* site, T i, B bound, S 
         return i;
     }
 }
-#define KGSIM_LOOP_ITER(var, bound, step, cmp)                                                          \
-    do {                                                                                                \
-        static ::kgsim::LoopSite kgsim_loop_site_;                                                      \
-        (var) = ::kgsim::loop_at(&kgsim_loop_site_, (var), (bound), (step), (cmp));                     \
-    } while (0)
+#define KGSIM_LOOP_ITER(var, bound, step, cmp)                                                         \
+    ((var) = ::kgsim::loop_at([]() noexcept -> ::kgsim::LoopSite* { static ::kgsim::LoopSite site_; return &site_; }(), \
+                              (var), (bound), (step), (cmp)))
 
 enum class DT : uint8_t { F32, F16, BF16, I8, U8, I16, U16, I32, U32, I64, U64, F64, B8, S4 };
 template <class T> struct dt_of;

@@ -45,14 +45,18 @@ def test_a_counted_loop_of_scalar_gm_work_gets_a_hook(loop, call):
         "for (uint32_t t = a; t < n; ++t) { off += 3; if (off > a) y.SetValue(t, 0.0f); }",  # a carried branch
         "for (uint32_t t = a; t < Count(n); ++t) { y.SetValue(t, 0.0f); }",  # a call in the bound
         "for (uint32_t t = a; t < p[0]; ++t) { y.SetValue(t, 0.0f); }",  # a memory read in the bound
-        "for (uint32_t t = 0; t < 16; ++t) { y.SetValue(t, 0.0f); }",  # literal bounds, a few trips
+        "for (uint32_t t = 0; t < 4096; ++t) { y.SetValue(t, 0.0f); }",  # a trip count known at compile time
+        "for (uint32_t t = 0; t < K; ++t) { y.SetValue(t, 0.0f); }",  # K: a constexpr of the source
         "for (uint32_t t = a; t < n; ++t) { acc += t * 0.5f; }",  # innermost, no scalar GM access
         "for (uint32_t t = a; t < n && acc < 1; ++t) { y.SetValue(t, 0.0f); }",  # a compound condition
         "while (a < n) { y.SetValue(a, 0.0f); ++a; }",
     ],
 )
 def test_a_loop_a_jump_could_misjudge_is_left_alone(loop):
-    src = f"void f(uint32_t a, uint32_t n, uint32_t* p) {{\n    float acc = 0; uint32_t off = 0;\n    {loop}\n}}\n"
+    src = (
+        "constexpr uint32_t K = 300;\n"
+        f"void f(uint32_t a, uint32_t n, uint32_t* p) {{\n    float acc = 0; uint32_t off = 0;\n    {loop}\n}}\n"
+    )
     assert _hooks(src) == []
 
 
@@ -139,7 +143,7 @@ def test_hooks_leave_full_simulation_bit_for_bit_and_jumps_stay_in_the_bracket()
         spans = written_spans(y)
     got = mod.last_run
     # the outer loop (per / 4 iterations of 64 channels each) is sampled: most iterations are passed
-    assert got.loop_jumps > 100 and got.loop_periods_skipped > 0.9 * (per // 4)
+    assert got.loop_jumps >= 10 and got.loop_periods_skipped > 0.9 * (per // 4)
     assert got.latency_lo_s <= full.latency_s <= got.latency_hi_s
     assert got.latency_s == pytest.approx(full.latency_s, rel=0.03)
     # the stores made before the block's first jump are checked, and hold the convolution

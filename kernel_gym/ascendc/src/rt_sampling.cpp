@@ -792,6 +792,7 @@ struct NativeLoop {
     bool off = false;
     // the running instance's sample (see loop_iter)
     bool sampling = false;
+    bool commit = false;                     // the running sample is followed by a jump
     __int128 gap = 0;                        // mean iterations passed after a sampled one
     uint64_t rng = 0;
     int64_t m = 0;                           // sampled iterations
@@ -862,22 +863,30 @@ void pass_iterations(const Snap& a, const Snap& b, __int128 k) {
 // Bracket, per instance: three standard deviations of the samples' lengths times the root of the
 // sum of the jumps' squares, plus the longest sample (the data cache, L2 and port models see the
 // iterations after a jump start from where the last sample left them).
-// Not sampled: iterations without scalar GM accesses (a loop of API calls is loop sampling's own),
-// or with scalar reads of local memory (they may steer their work by what they read: loop sampling
-// keeps such work and skips its timing only); outside a fast stretch of scalar fast-forward (passed
-// iterations leave the data-cache model without the lines they would have touched; inside a stretch
-// accesses cost the windows' mean, and the windows run every iteration); before the block stored
-// anything the check sees (every store after a jump is out of the check, the block's local data
-// being stale), or where it rewrote what it stored; while an API-call skip runs.
+// Not sampled: an instance whose first iterations made no scalar GM accesses (a loop of API calls is
+// loop sampling's own) or read local memory as scalars (what they read may steer the work: loop
+// sampling keeps such work and skips its timing only); while an API-call skip runs. No jump after
+// a sample that started outside a fast stretch of scalar fast-forward (passed iterations leave the
+// data-cache model without the lines they would have touched; in a stretch accesses cost the
+// windows' mean, and the windows run every iteration; the passed accesses count toward the
+// stretch's length, so windows keep coming), before the block stored anything the check sees
+// (every store after a jump is out of the check, the block's local data being stale), or where it
+// rewrote what it stored.
 long long loop_iter(LoopSite* site, long long i, long long bound, long long step, int cmp, bool u64,
                     const Loc& loc) noexcept {
     (void)loc;
     LoopState& L = g_loop;
-    if (!g_loop_on || L.launch_off || !hot.in_launch || !L.eligible || L.skipping) return i;
+    if (!g_loop_on || L.launch_off || !hot.in_launch || !L.eligible) return i;
     if (site->state == nullptr) site->state = new NativeLoop{};
     NativeLoop& N = *static_cast<NativeLoop*>(site->state);
-    if (N.epoch != g_block_epoch) N = NativeLoop{}, N.epoch = g_block_epoch, N.rng = 0x9E3779B97F4A7C15ull ^ uint64_t(hot.core_uid + 1);
+    if (N.epoch != g_block_epoch)
+        N = NativeLoop{}, N.epoch = g_block_epoch, N.rng = 0x9E3779B97F4A7C15ull ^ uint64_t(hot.core_uid + 1);
     if (N.off) return i;
+    if (L.skipping) {  // an API-call skip runs: one mechanism at a time, and this instance starts over
+        if (N.sampling) close_sample(N);
+        N.n = 0;
+        return i;
+    }
     const __int128 I = u64 ? __int128((unsigned long long)i) : __int128(i);
     const __int128 B = u64 ? __int128((unsigned long long)bound) : __int128(bound);
     if (N.n > 0 && I != N.next) {  // another instance of the loop
@@ -892,46 +901,55 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
     N.last = x;
     N.n = std::min(N.n + 1, 3);
     if (!had_iteration) return i;
-    // the iteration that just ended: prev -> x
-    const bool gm_work = x.gs != prev.gs && x.reads == prev.reads;
-    if (!gm_work) {
+    if (g_rewrite_event.count(hot.core_uid)) {  // the block rewrote what it stored: no jump in it
         if (N.sampling) close_sample(N);
-        if (++N.misses >= kSiteMisses) N.off = true;
-        return i;
-    }
-    if (ff.left == 0 || (g_track_writes && g_block_checked_stores == 0) || g_rewrite_event.count(hot.core_uid)) {
-        if (N.sampling) close_sample(N);
+        N.off = true;
         return i;
     }
     const __int128 left = iterations_left(I, B, step, cmp);
-    if (N.sampling) {  // the iteration that ended was a sample
-        const double len = iteration_length(prev, x);
-        ++N.m, N.sum += len, N.sum2 += len * len, N.len_max = std::max(N.len_max, len);
-    } else {
-        if (N.n < 3 || left < kMinLeft) return i;  // (the first two iterations of an instance run)
-        N.sampling = true;
+    // may the iteration starting now be followed by a jump? decided before it runs, never from what
+    // it costs: a jump that depended on the sample (a stretch it exhausted, a cap by its accesses)
+    // would pass more iterations after cheap samples than after dear ones (a transposed convolution
+    // whose every fourth row does the work: 0.18x)
+    const auto may_jump = [&] {
+        return ff.left > 0 && !(g_track_writes && g_block_checked_stores == 0) && !g_rewrite_event.count(hot.core_uid);
+    };
+    if (!N.sampling) {
+        // (the first iterations of an instance run as they are; the loop is sampled only where they
+        // did scalar GM work without scalar reads of local memory)
+        const bool gm_work = x.gs != prev.gs && x.reads == prev.reads;
+        if (!gm_work) {
+            if (++N.misses >= kSiteMisses) N.off = true;
+            return i;
+        }
+        if (N.n < 3 || left < kMinLeft || !may_jump()) return i;
+        N.sampling = true, N.commit = true;
         N.gap = std::max<__int128>(2, left / kSamples);
         const double len = iteration_length(prev, x);  // the second iteration joins the spread's estimate
         N.m = 1, N.sum = len, N.sum2 = len * len, N.len_max = len;
         g_native_touched.push_back(&N);
         return i;  // this iteration is the first sample
     }
+    // the iteration that ended was a sample: every sample counts, whatever it cost
+    const double len = iteration_length(prev, x);
+    ++N.m, N.sum += len, N.sum2 += len * len, N.len_max = std::max(N.len_max, len);
     if (left <= kKeep) {
         close_sample(N);
         return i;
     }
-    N.rng ^= N.rng << 13, N.rng ^= N.rng >> 7, N.rng ^= N.rng << 17;  // xorshift64
-    const uint64_t g = uint64_t(N.gap);
-    __int128 jump = __int128(g / 2 + N.rng % g);
-    jump = std::min(jump, left - kKeep);
-    // (no further than the fast stretch reaches: the windows stay spread over the block's work)
-    const uint64_t per = (x.ffr - prev.ffr) + (x.ffw - prev.ffw);
-    if (per > 0) jump = std::min<__int128>(jump, __int128(ff.left / per));
-    if (jump < 1) return i;
-    pass_iterations(prev, x, jump);
-    N.passed += double(jump), N.passed2 += double(jump) * double(jump);
-    N.misses = 0;
-    N.next = I + jump * step + step;
+    __int128 jump = 0;
+    if (N.commit) {
+        N.rng ^= N.rng << 13, N.rng ^= N.rng >> 7, N.rng ^= N.rng << 17;  // xorshift64
+        const uint64_t g = uint64_t(N.gap);
+        jump = std::min<__int128>(__int128(g / 2 + N.rng % g), left - kKeep);
+    }
+    if (jump >= 1) {
+        pass_iterations(prev, x, jump);
+        N.passed += double(jump), N.passed2 += double(jump) * double(jump);
+        N.misses = 0;
+        N.next = I + jump * step + step;
+    }
+    N.commit = may_jump();
     N.last = take();  // the next sample starts here
     return (long long)(I + jump * step);
 }

@@ -70,6 +70,13 @@ _TOKENS = frozenset("( ) + - * / % << >> & | ^ ~ ! . -> :: < > ,".split())
 _LOOPS = ("for_statement", "while_statement", "do_statement", "for_range_loop")
 _BRANCHES = ("if_statement", "while_statement", "do_statement", "for_statement", "switch_statement")
 _SCALAR_CALLS = (b"GetValue", b"SetValue")
+# Constant trip counts below this are left unhooked: GCC peels a loop of up to 16 iterations whole
+# (its max-completely-peel-times), and loop sampling never jumps in one this short anyway (it needs
+# 16 iterations left after three).
+MIN_CONSTANT_TRIP = 32
+# Added to a hook's comparison code where the loop's scalar reads of local memory steer no work
+# (``_reads_steer_nothing``): loop_iter may then sample it although it reads local memory.
+VALUES_ONLY = 8
 
 
 @functools.lru_cache(maxsize=1)
@@ -357,29 +364,41 @@ def _callee(call: Any) -> bytes | None:
     return _text(f) if f is not None and f.type in ("identifier", "field_identifier") else None
 
 
+def _function_name(fn: Any) -> bytes | None:
+    """The last name a ``function_definition`` defines (``f``, ``K::f``), or None."""
+    d = fn.child_by_field_name("declarator")
+    while d is not None and d.type not in ("identifier", "field_identifier", "qualified_identifier"):
+        d = d.child_by_field_name("declarator")
+    if d is not None and d.type == "qualified_identifier":
+        d = d.child_by_field_name("name")
+    return _text(d) if d is not None and d.type in ("identifier", "field_identifier") else None
+
+
+def _function_bodies(root: Any) -> dict[bytes, list[Any]]:
+    """The source's function definitions by name (a name defined twice has two)."""
+    bodies: dict[bytes, list[Any]] = {}
+    for n in _walk(root):
+        if n.type == "function_definition":
+            name, body = _function_name(n), n.child_by_field_name("body")
+            if name is not None and body is not None:
+                bodies.setdefault(name, []).append(n)
+    return bodies
+
+
+def _calls(fns: dict[bytes, list[Any]]) -> dict[bytes, set[bytes]]:
+    """The names each function calls."""
+    return {
+        name: {c for fn in defs for c in (_callee(n) for n in _walk(fn) if n.type == "call_expression") if c}
+        for name, defs in fns.items()
+    }
+
+
 def _heavy_functions(root: Any) -> set[bytes]:
     """Names of the source's functions whose bodies hold a loop or a scalar accessor, directly or
     through another such function they call (a name defined twice counts if either is heavy)."""
-    bodies: dict[bytes, list[Any]] = {}
-    for n in _walk(root):
-        if n.type != "function_definition":
-            continue
-        d, body = n.child_by_field_name("declarator"), n.child_by_field_name("body")
-        while d is not None and d.type not in ("identifier", "field_identifier", "qualified_identifier"):
-            d = d.child_by_field_name("declarator")
-        if d is not None and d.type == "qualified_identifier":
-            d = d.child_by_field_name("name")
-        if d is not None and body is not None:
-            bodies.setdefault(_text(d), []).append(body)
-    calls: dict[bytes, set[bytes]] = {}
-    heavy: set[bytes] = set()
-    for name, bs in bodies.items():
-        for body in bs:
-            if _direct_work(body):
-                heavy.add(name)
-            calls.setdefault(name, set()).update(
-                c for c in (_callee(n) for n in _walk(body) if n.type == "call_expression") if c is not None
-            )
+    fns = _function_bodies(root)
+    calls = _calls(fns)
+    heavy = {name for name, defs in fns.items() if any(_direct_work(fn.child_by_field_name("body")) for fn in defs)}
     changed = True
     while changed:
         changed = False
@@ -390,8 +409,182 @@ def _heavy_functions(root: Any) -> set[bytes]:
     return heavy
 
 
+# Calls through which a value read from local memory may pass and stay a value (no control flow, no
+# address): C math and function-style or static casts.
+_VALUE_CALLS = frozenset(
+    b"abs fabs fabsf sqrt sqrtf exp expf exp2f log logf log2f tanh tanhf erf erff pow powf sin sinf cos cosf "
+    b"floor floorf ceil ceilf round roundf fmax fmaxf fmin fminf max min static_cast".split()
+)
+
+
+def _declared_names(decl: Any) -> Iterator[bytes]:
+    for d in decl.children_by_field_name("declarator"):
+        while d is not None and d.type not in ("identifier", "field_identifier"):
+            d = d.child_by_field_name("declarator")
+        if d is not None:
+            yield _text(d)
+
+
+def _global_tensors(root: Any) -> set[bytes]:
+    """Names declared as ``GlobalTensor``s (fields, locals, parameters)."""
+    out: set[bytes] = set()
+    for n in _walk(root):
+        if n.type in ("declaration", "field_declaration", "parameter_declaration"):
+            t = n.child_by_field_name("type")
+            if t is not None and b"GlobalTensor" in _text(t):
+                out.update(_declared_names(n))
+    return out
+
+
+def _local_read(call: Any, gm: set[bytes]) -> bool:
+    """A ``GetValue`` call on anything but a ``GlobalTensor``: a scalar read of local memory."""
+    f = call.child_by_field_name("function")
+    if f is None or f.type != "field_expression" or _text(f.child_by_field_name("field")) != b"GetValue":
+        return False
+    return _target(f.child_by_field_name("argument")) not in gm
+
+
+def _reads_steer_nothing(fns: list[Any], gm: set[bytes]) -> bool:
+    """Whether, in these functions, every value read from local memory as a scalar (``GetValue`` of a
+    ``LocalTensor``), and every variable computed from one, is only a value: it reaches arithmetic,
+    local variables and arrays, stores (the value of a ``SetValue``, an assignment through a
+    subscript) and C math, never a condition, a subscript, a call's other argument, a pointer, a
+    return or a variable that outlives the functions. Then a loop among them may jump although it
+    reads local memory: what a stale read returns after a jump changes no work, only values, and
+    every store after a jump is out of the check anyway."""
+    if not any(m.type == "call_expression" and _local_read(m, gm) for fn in fns for m in _walk(fn)):
+        return False  # no read seen here: any the runtime counts comes from code not analysed
+    declared: set[bytes] = set()
+    for fn in fns:
+        declared |= _declared(fn.child_by_field_name("body"))
+    tainted: set[bytes] = set()
+
+    def dirty(node: Any) -> bool:
+        for m in _walk(node):
+            if m.type == "call_expression" and _local_read(m, gm):
+                return True
+            if m.type == "identifier" and _text(m) in tainted:
+                return True
+            if m.type == "field_expression" and _text(m.child_by_field_name("field")) in tainted:
+                return True
+        return False
+
+    def writes(fn: Any) -> Iterator[tuple[Any, Any]]:  # (written node, value node)
+        for m in _walk(fn):
+            if m.type == "assignment_expression":
+                yield m.child_by_field_name("left"), m.child_by_field_name("right")
+            elif m.type == "init_declarator":
+                yield m.child_by_field_name("declarator"), m.child_by_field_name("value")
+
+    changed = True
+    while changed:  # taint: every variable a read value flows into
+        changed = False
+        for fn in fns:
+            for left, right in writes(fn):
+                if left is None or right is None or not dirty(right):
+                    continue
+                name = _target(left)
+                while left.type in ("array_declarator", "pointer_declarator", "reference_declarator"):
+                    left = left.child_by_field_name("declarator") or left.named_children[0]
+                    name = _text(left) if left.type == "identifier" else name
+                if left.type in ("subscript_expression", "pointer_expression") and name not in declared:
+                    continue  # a store through a pointer: the value goes to memory
+                if name is None or name not in declared:
+                    return False  # a field, global or parameter: may steer outside what is seen
+                if name not in tainted:
+                    tainted.add(name)
+                    changed = True
+    for fn in fns:
+        body = fn.child_by_field_name("body")
+        if any(dirty(c) for c in _conditions(body)):
+            return False
+        for m in _walk(body):
+            t = m.type
+            if t == "binary_expression" and _text(m.child_by_field_name("operator")) in (b"&&", b"||") and dirty(m):
+                return False
+            if t == "subscript_expression":
+                if any(dirty(c) for c in m.named_children if c != m.child_by_field_name("argument")):
+                    return False
+            elif t == "pointer_expression" or (t == "field_expression" and _text(m.child_by_field_name("operator")) == b"->"):
+                if dirty(m.child_by_field_name("argument")):
+                    return False
+            elif t in ("return_statement", "throw_statement") and dirty(m):
+                return False
+            elif t == "call_expression" and not _local_read(m, gm):
+                args = [a for a in m.child_by_field_name("arguments").named_children if a.type != "comment"]
+                name = _callee(m)
+                f = m.child_by_field_name("function")
+                if name == b"SetValue":
+                    args = args[:-1]  # the stored value
+                elif name in _VALUE_CALLS or (f is not None and f.type == "primitive_type"):
+                    continue
+                if any(dirty(a) for a in args):
+                    return False
+            elif t == "call_expression" and any(dirty(a) for a in m.child_by_field_name("arguments").named_children):
+                return False  # a read at an index computed from a read
+    return True
+
+
+def _values_only(root: Any) -> dict[bytes, bool]:
+    """For each function of the source: whether its local-memory reads, and those of the functions of
+    the source it calls (transitively), steer nothing (:func:`_reads_steer_nothing`)."""
+    fns, gm = _function_bodies(root), _global_tensors(root)
+    calls = _calls(fns)
+    out: dict[bytes, bool] = {}
+    for name in fns:
+        scope, todo = {name}, [name]
+        while todo:
+            for c in calls.get(todo.pop(), ()):
+                if c in fns and c not in scope:
+                    scope.add(c)
+                    todo.append(c)
+        out[name] = _reads_steer_nothing([fn for s in scope for fn in fns[s]], gm)
+    return out
+
+
 def _direct_work(body: Any) -> bool:
     return any(n.type in _LOOPS for n in _walk(body) if n is not body) or any(c in _text(body) for c in _SCALAR_CALLS)
+
+
+def _constant_trip(start: int | None, bound: int | None, step: bytes, op: str, consts: dict[bytes, int]) -> int | None:
+    """The trip count of a loop whose start, bound and step are all compile-time constants, else None."""
+    if start is None or bound is None:
+        return None
+    stmt = _parser().parse(step + b";").root_node.named_children
+    s = _int_value(stmt[0].named_children[0], consts) if stmt and stmt[0].named_children else None
+    if s is None or s == 0:
+        return None
+    if op in ("<", "!="):
+        return max(0, -(-(bound - start) // s)) if s > 0 else (0 if op == "<" or start <= bound else None)
+    if op == "<=":
+        return max(0, (bound - start) // s + 1) if s > 0 else 0
+    if op == ">":
+        return max(0, -(-(start - bound) // -s)) if s < 0 else 0
+    if op == ">=":
+        return max(0, (start - bound) // -s + 1) if s < 0 else 0
+    return None
+
+
+def _steers_branch(body: Any, var: bytes) -> bool:
+    """Whether ``var``, or a variable the body computes from it, appears in a condition of the body."""
+    derived = {var}
+    changed = True
+    while changed:
+        changed = False
+        for m in _walk(body):
+            if m.type == "assignment_expression":
+                left, right = m.child_by_field_name("left"), m.child_by_field_name("right")
+            elif m.type == "init_declarator":
+                left, right = m.child_by_field_name("declarator"), m.child_by_field_name("value")
+            else:
+                continue
+            name = _target(left) if left is not None and left.type != "init_declarator" else None
+            if left is not None and left.type == "identifier":
+                name = _text(left)
+            if name is not None and name not in derived and right is not None and _names(right) & derived:
+                derived.add(name)
+                changed = True
+    return any(_names(c) & derived for c in _conditions(body))
 
 
 def _eligible(node: Any, heavy: set[bytes], consts: dict[bytes, int]) -> tuple[bytes, bytes, str, bytes] | None:
@@ -411,8 +604,11 @@ def _eligible(node: Any, heavy: set[bytes], consts: dict[bytes, int]) -> tuple[b
         init_value = d.child_by_field_name("value")
     else:
         init_value = init.child_by_field_name("right") if init is not None else None
-    if _int_value(init_value, consts) is not None and _int_value(const, consts) is not None:
-        return None  # a trip count known at compile time: GCC's loop optimisations key on it
+    trip = _constant_trip(_int_value(init_value, consts), _int_value(const, consts), step, op, consts)
+    if trip is not None and (trip < MIN_CONSTANT_TRIP or _steers_branch(body, var)):
+        # GCC may peel or unroll it whole, or prove branches on it away from its known range: with
+        # the hook it could not (a depthwise convolution's bounds checks on `oh + kh`: +61 %)
+        return None
     written = _written(body)
     if var in written or any(_names(r) & written for r in reads):
         return None
@@ -445,6 +641,7 @@ def instrument_loops(source: str) -> str:
     inserts: list[tuple[int, bytes]] = []
     heavy = _heavy_functions(tree.root_node)
     consts = _constants(tree.root_node)
+    values_only: dict[bytes, bool] | None = None
     for node in _walk(tree.root_node):
         if node.type != "for_statement":
             continue
@@ -453,7 +650,13 @@ def instrument_loops(source: str) -> str:
             continue
         var, bound, op, step = got
         upd = node.child_by_field_name("update")
-        call = b"%s(%s, %s, %s, %d)" % (HOOK.encode(), var, bound.replace(b"\n", b" "), step, _CMP[op])
+        fn = node.parent
+        while fn is not None and fn.type != "function_definition":
+            fn = fn.parent
+        if values_only is None:
+            values_only = _values_only(tree.root_node)
+        flags = VALUES_ONLY if fn is not None and values_only.get(_function_name(fn) or b"", False) else 0
+        call = b"%s(%s, %s, %s, %d)" % (HOOK.encode(), var, bound.replace(b"\n", b" "), step, _CMP[op] | flags)
         inserts.append((upd.end_byte, b", " + call))
     if not inserts:
         return source

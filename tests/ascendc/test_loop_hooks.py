@@ -2,11 +2,13 @@
 loops get a hook, that a hook changes nothing in full simulation, and that under loop sampling a
 scalar GM loop is moved past the iterations it extrapolates, within its bracket of full simulation."""
 
+import re
+
 import pytest
 import torch
 
 import kernel_gym.ascendc as asc
-from kernel_gym.ascendc.loop_hooks import HOOK, instrument_loops
+from kernel_gym.ascendc.loop_hooks import HOOK, VALUES_ONLY, instrument_loops
 from kernel_gym.ascendc.sampling import sampled_simulation, written_spans
 
 
@@ -30,7 +32,10 @@ def _hooks(src: str) -> list[str]:
     ],
 )
 def test_a_counted_loop_of_scalar_gm_work_gets_a_hook(loop, call):
-    src = f"void f(uint32_t a, uint32_t n, uint32_t step) {{\n    float acc = 0;\n    {loop}\n}}\n"
+    src = (
+        "AscendC::GlobalTensor<float> x, y;\n"
+        f"void f(uint32_t a, uint32_t n, uint32_t step) {{\n    float acc = 0;\n    {loop}\n}}\n"
+    )
     hooked = _hooks(src)
     assert any(f", {HOOK}{call})" in h for h in hooked), hooked  # after the step, in the update clause
 
@@ -45,8 +50,8 @@ def test_a_counted_loop_of_scalar_gm_work_gets_a_hook(loop, call):
         "for (uint32_t t = a; t < n; ++t) { off += 3; if (off > a) y.SetValue(t, 0.0f); }",  # a carried branch
         "for (uint32_t t = a; t < Count(n); ++t) { y.SetValue(t, 0.0f); }",  # a call in the bound
         "for (uint32_t t = a; t < p[0]; ++t) { y.SetValue(t, 0.0f); }",  # a memory read in the bound
-        "for (uint32_t t = 0; t < 4096; ++t) { y.SetValue(t, 0.0f); }",  # a trip count known at compile time
-        "for (uint32_t t = 0; t < K; ++t) { y.SetValue(t, 0.0f); }",  # K: a constexpr of the source
+        "for (uint32_t t = 0; t < 24; ++t) { y.SetValue(t, 0.0f); }",  # a short trip known at compile time
+        "for (uint32_t t = 0; t < K; t += 16) { y.SetValue(t, 0.0f); }",  # K: a constexpr of the source
         "for (uint32_t t = a; t < n; ++t) { acc += t * 0.5f; }",  # innermost, no scalar GM access
         "for (uint32_t t = a; t < n && acc < 1; ++t) { y.SetValue(t, 0.0f); }",  # a compound condition
         "while (a < n) { y.SetValue(a, 0.0f); ++a; }",
@@ -58,6 +63,72 @@ def test_a_loop_a_jump_could_misjudge_is_left_alone(loop):
         f"void f(uint32_t a, uint32_t n, uint32_t* p) {{\n    float acc = 0; uint32_t off = 0;\n    {loop}\n}}\n"
     )
     assert _hooks(src) == []
+
+
+def test_a_long_loop_of_constant_trip_gets_a_hook_a_short_one_none():
+    src = (
+        "constexpr int H = 126; constexpr int KW = 7;\n"
+        "void f() {\n"
+        "  for (int oh = 0; oh < H; ++oh) { for (int kw = 0; kw < KW; ++kw) { y.SetValue(oh * KW + kw, 0.0f); } }\n"
+        "  for (int r = 0; r < 2 * H; r += 8) { y.SetValue(r, 0.0f); }\n"
+        "}\n"
+    )
+    hooked = _hooks(src)
+    assert any(f"{HOOK}(oh, H, 1, 0)" in h for h in hooked)  # 126 iterations: GCC keeps it a loop
+    assert not any(f"{HOOK}(kw," in h for h in hooked)  # 7: GCC peels it whole
+    assert any(f"{HOOK}(r, 2 * H, (8), 0)" in h for h in hooked)  # 32 iterations: the threshold
+
+
+def _flags(src: str) -> dict[str, int]:
+    """Each hooked loop variable's comparison code (VALUES_ONLY added where its reads steer nothing)."""
+    calls = re.findall(HOOK + r"\((\w+), [^()]*(?:\([^()]*\))?[^()]*, (\d+)\)", instrument_loops(src))
+    return {var: int(code) for var, code in calls}
+
+
+VALUE_READS = """
+class K {
+  AscendC::GlobalTensor<float> xGm, yGm;
+  __gm__ float* yRaw;
+  __aicore__ inline void Row(uint32_t r, AscendC::LocalTensor<float> t) {
+    float wv[4];
+    for (uint32_t j = 0; j < 4; ++j) wv[j] = t.GetValue(j);
+    for (uint32_t c = 0; c < n; ++c) {
+      const float v = t.GetValue(c) * wv[c % 4];
+      yGm.SetValue(r * n + c, expf(v) + xGm.GetValue(c));
+      yRaw[r * n + c] = (float)v;
+    }
+  }
+  __aicore__ inline void Process(AscendC::LocalTensor<float> t) {
+    for (uint32_t r = first; r < last; ++r) { Row(r, t); }
+  }
+};
+"""
+
+
+def test_loops_whose_local_reads_are_values_only_are_flagged():
+    assert _flags(VALUE_READS) == {"c": VALUES_ONLY, "r": VALUES_ONLY}
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("const float v = t.GetValue(c) * wv[c % 4];", "const float v = t.GetValue(c); if (v > 0) ++hits;"),
+        ("const float v = t.GetValue(c) * wv[c % 4];", "const float v = t.GetValue(c); uint32_t k = v; k += 1;\n"
+         "      yGm.SetValue(k, 0.0f);"),  # an address computed from a read
+        ("const float v = t.GetValue(c) * wv[c % 4];", "const float v = wv[(uint32_t)t.GetValue(c)];"),
+        ("const float v = t.GetValue(c) * wv[c % 4];", "const float v = t.GetValue(c); this->acc = v;"),  # a field
+        ("const float v = t.GetValue(c) * wv[c % 4];", "const float v = t.GetValue(c); Helper(v);"),
+        ("const float v = t.GetValue(c) * wv[c % 4];", "const float v = t.GetValue(c) > 1 && c > 2;"),
+        ("const float v = t.GetValue(c) * wv[c % 4];", "const float v = t.GetValue(c); float u = v;\n"
+         "      for (uint32_t q = 0; q < u; ++q) yGm.SetValue(q, 0.0f);"),  # a bound, through a copy
+        ("float wv[4];", "float wv[4]; float carried = t.GetValue(0); if (carried) return;"),
+    ],
+)
+def test_a_local_read_that_could_steer_work_drops_the_flag(old, new):
+    src = VALUE_READS.replace(old, new)
+    assert src != VALUE_READS
+    flags = _flags(src)
+    assert flags and all(not (f & VALUES_ONLY) for f in flags.values()), flags
 
 
 def test_a_tile_loop_that_calls_a_function_with_scalar_work_gets_a_hook():

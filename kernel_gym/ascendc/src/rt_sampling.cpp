@@ -865,7 +865,10 @@ void pass_iterations(const Snap& a, const Snap& b, __int128 k) {
 // iterations after a jump start from where the last sample left them).
 // Not sampled: an instance whose first iterations made no scalar GM accesses (a loop of API calls is
 // loop sampling's own) or read local memory as scalars (what they read may steer the work: loop
-// sampling keeps such work and skips its timing only); while an API-call skip runs. No jump after
+// sampling keeps such work and skips its timing only), unless the hook says the loop's reads are
+// values only (cmp | 8: loop_hooks.py found that no read value reaches a condition, a subscript, a
+// call's argument or state outside the loop's functions, so a stale read after a jump changes
+// values, never work); while an API-call skip runs. No jump after
 // a sample that started outside a fast stretch of scalar fast-forward (passed iterations leave the
 // data-cache model without the lines they would have touched; in a stretch accesses cost the
 // windows' mean, and the windows run every iteration; the passed accesses count toward the
@@ -875,6 +878,8 @@ void pass_iterations(const Snap& a, const Snap& b, __int128 k) {
 long long loop_iter(LoopSite* site, long long i, long long bound, long long step, int cmp, bool u64,
                     const Loc& loc) noexcept {
     (void)loc;
+    const bool values_only = (cmp & 8) != 0;  // loop_hooks.VALUES_ONLY: its local reads steer no work
+    cmp &= 7;
     LoopState& L = g_loop;
     if (!g_loop_on || L.launch_off || !hot.in_launch || !L.eligible) return i;
     if (site->state == nullptr) site->state = new NativeLoop{};
@@ -917,7 +922,7 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
     if (!N.sampling) {
         // (the first iterations of an instance run as they are; the loop is sampled only where they
         // did scalar GM work without scalar reads of local memory)
-        const bool gm_work = x.gs != prev.gs && x.reads == prev.reads;
+        const bool gm_work = x.gs != prev.gs && (values_only || x.reads == prev.reads);
         if (!gm_work) {
             if (++N.misses >= kSiteMisses) N.off = true;
             return i;

@@ -29,11 +29,16 @@ A loop is hooked only where a jump is sound from the source alone:
   same source that it calls by name (a tile loop that calls ``ComputeTile``): the loops whose native
   work costs the host; an innermost loop of plain arithmetic or raw-pointer accesses is left alone,
   as the hook would keep GCC from vectorising or peeling it and so change the blocks it counts;
-- not in a ``constexpr``/``consteval`` function, and not with both bounds constant (literals,
-  ``constexpr`` or ``const`` integers, ``#define``s): GCC peels, unrolls and reshapes loops whose
-  trip count it knows, and with a hook it cannot, so the blocks it counts change (a depthwise
-  convolution whose four loops all had constant bounds: +61 % latency in full simulation when
-  they were hooked).
+- not in a ``constexpr``/``consteval`` function; with a trip count known at compile time (start,
+  bound and step literals, ``constexpr`` or ``const`` integers, ``#define``s), only when it is at
+  least :data:`MIN_CONSTANT_TRIP` and no condition of the body reads the variable or a variable
+  computed from it: GCC peels short loops whole and proves branches on such a variable away from
+  its known range, which the value the hook returns would hide (a depthwise convolution's bounds
+  checks on ``oh + kh``: +61 % latency in full simulation with its row loops hooked).
+
+Each hook's comparison code carries :data:`VALUES_ONLY` where the loop's scalar reads of local
+memory steer no work (``_reads_steer_nothing``): the runtime may then sample the loop although it
+reads local memory, which it otherwise leaves alone.
 """
 
 from __future__ import annotations
@@ -425,13 +430,13 @@ def _declared_names(decl: Any) -> Iterator[bytes]:
             yield _text(d)
 
 
-def _global_tensors(root: Any) -> set[bytes]:
-    """Names declared as ``GlobalTensor``s (fields, locals, parameters)."""
+def _tensors(root: Any, kind: bytes) -> set[bytes]:
+    """Names declared with ``kind`` in their type (``GlobalTensor``: fields, locals, parameters)."""
     out: set[bytes] = set()
     for n in _walk(root):
         if n.type in ("declaration", "field_declaration", "parameter_declaration"):
             t = n.child_by_field_name("type")
-            if t is not None and b"GlobalTensor" in _text(t):
+            if t is not None and kind in _text(t):
                 out.update(_declared_names(n))
     return out
 
@@ -444,7 +449,7 @@ def _local_read(call: Any, gm: set[bytes]) -> bool:
     return _target(f.child_by_field_name("argument")) not in gm
 
 
-def _reads_steer_nothing(fns: list[Any], gm: set[bytes]) -> bool:
+def _reads_steer_nothing(fns: list[Any], gm: set[bytes], local: set[bytes]) -> bool:
     """Whether, in these functions, every value read from local memory as a scalar (``GetValue`` of a
     ``LocalTensor``), and every variable computed from one, is only a value: it reaches arithmetic,
     local variables and arrays, stores (the value of a ``SetValue``, an assignment through a
@@ -454,6 +459,18 @@ def _reads_steer_nothing(fns: list[Any], gm: set[bytes]) -> bool:
     every store after a jump is out of the check anyway."""
     if not any(m.type == "call_expression" and _local_read(m, gm) for fn in fns for m in _walk(fn)):
         return False  # no read seen here: any the runtime counts comes from code not analysed
+    for fn in fns:
+        for m in _walk(fn):
+            # reads this analysis does not follow: a tensor's operator(), a raw pointer to local
+            # memory, a local reference (an alias of a variable it would not see written)
+            if m.type == "call_expression":
+                f = m.child_by_field_name("function")
+                if f is not None and _target(f) in local and f.type in ("identifier", "field_expression"):
+                    return False
+            elif m.type == "field_identifier" and _text(m) == b"GetPhyAddr":
+                return False
+            elif m.type == "init_declarator" and m.child_by_field_name("declarator").type == "reference_declarator":
+                return False
     declared: set[bytes] = set()
     for fn in fns:
         declared |= _declared(fn.child_by_field_name("body"))
@@ -505,7 +522,9 @@ def _reads_steer_nothing(fns: list[Any], gm: set[bytes]) -> bool:
             if t == "subscript_expression":
                 if any(dirty(c) for c in m.named_children if c != m.child_by_field_name("argument")):
                     return False
-            elif t == "pointer_expression" or (t == "field_expression" and _text(m.child_by_field_name("operator")) == b"->"):
+            elif t == "pointer_expression" or (
+                t == "field_expression" and _text(m.child_by_field_name("operator")) == b"->"
+            ):
                 if dirty(m.child_by_field_name("argument")):
                     return False
             elif t in ("return_statement", "throw_statement") and dirty(m):
@@ -528,7 +547,7 @@ def _reads_steer_nothing(fns: list[Any], gm: set[bytes]) -> bool:
 def _values_only(root: Any) -> dict[bytes, bool]:
     """For each function of the source: whether its local-memory reads, and those of the functions of
     the source it calls (transitively), steer nothing (:func:`_reads_steer_nothing`)."""
-    fns, gm = _function_bodies(root), _global_tensors(root)
+    fns, gm, local = _function_bodies(root), _tensors(root, b"GlobalTensor"), _tensors(root, b"LocalTensor")
     calls = _calls(fns)
     out: dict[bytes, bool] = {}
     for name in fns:
@@ -538,7 +557,7 @@ def _values_only(root: Any) -> dict[bytes, bool]:
                 if c in fns and c not in scope:
                     scope.add(c)
                     todo.append(c)
-        out[name] = _reads_steer_nothing([fn for s in scope for fn in fns[s]], gm)
+        out[name] = _reads_steer_nothing([fn for s in scope for fn in fns[s]], gm, local)
     return out
 
 

@@ -113,15 +113,23 @@ def test_loops_whose_local_reads_are_values_only_are_flagged():
     ("old", "new"),
     [
         ("const float v = t.GetValue(c) * wv[c % 4];", "const float v = t.GetValue(c); if (v > 0) ++hits;"),
-        ("const float v = t.GetValue(c) * wv[c % 4];", "const float v = t.GetValue(c); uint32_t k = v; k += 1;\n"
-         "      yGm.SetValue(k, 0.0f);"),  # an address computed from a read
+        (
+            "const float v = t.GetValue(c) * wv[c % 4];",
+            "const float v = t.GetValue(c); uint32_t k = v; k += 1;\n      yGm.SetValue(k, 0.0f);",
+        ),  # an address computed from a read
         ("const float v = t.GetValue(c) * wv[c % 4];", "const float v = wv[(uint32_t)t.GetValue(c)];"),
         ("const float v = t.GetValue(c) * wv[c % 4];", "const float v = t.GetValue(c); this->acc = v;"),  # a field
         ("const float v = t.GetValue(c) * wv[c % 4];", "const float v = t.GetValue(c); Helper(v);"),
         ("const float v = t.GetValue(c) * wv[c % 4];", "const float v = t.GetValue(c) > 1 && c > 2;"),
-        ("const float v = t.GetValue(c) * wv[c % 4];", "const float v = t.GetValue(c); float u = v;\n"
-         "      for (uint32_t q = 0; q < u; ++q) yGm.SetValue(q, 0.0f);"),  # a bound, through a copy
+        (
+            "const float v = t.GetValue(c) * wv[c % 4];",
+            "const float v = t.GetValue(c); float u = v;\n"
+            "      for (uint32_t q = 0; q < u; ++q) yGm.SetValue(q, 0.0f);",
+        ),  # a bound, through a copy
         ("float wv[4];", "float wv[4]; float carried = t.GetValue(0); if (carried) return;"),
+        ("float wv[4];", "float wv[4]; if (t(0) > 1) wv[0] = 0;"),  # operator(): a read not followed
+        ("float wv[4];", "float wv[4]; __ubuf__ float* p = (__ubuf__ float*)t.GetPhyAddr();"),
+        ("float wv[4];", "float wv[4]; float& alias = wv[0]; alias = t.GetValue(0);"),
     ],
 )
 def test_a_local_read_that_could_steer_work_drops_the_flag(old, new):

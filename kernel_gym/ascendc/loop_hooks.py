@@ -48,6 +48,7 @@ from collections.abc import Iterator
 from typing import Any
 
 HOOK = "KGSIM_LOOP_ITER"
+FOLLOW = "KGSIM_LOOP_FOLLOW"  # another variable the update clause steps: moved along after a jump
 _CMP = {"<": 0, "<=": 1, ">": 2, ">=": 3, "!=": 4}
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}
 _PLAIN = {
@@ -297,10 +298,10 @@ def _var_side(side: Any, var: bytes | None) -> tuple[bytes, Any, bytes] | None:
     return None
 
 
-def _loop_parts(node: Any) -> tuple[bytes, bytes, list[Any], Any, str, bytes] | None:
+def _loop_parts(node: Any) -> tuple[bytes, bytes, list[Any], Any, str, bytes, list[Any]] | None:
     """(variable, bound text, nodes the bound reads, its constant node or None, comparison, step
-    text) of a counted ``for``, or None. ``i + c < e`` is ``i < (e) - (c)``; without an initialiser
-    the variable is the condition's."""
+    text, the other variables the update clause steps) of a counted ``for``, or None. ``i + c < e``
+    is ``i < (e) - (c)``; without an initialiser the variable is the condition's."""
     init, cond, upd = (node.child_by_field_name(f) for f in ("initializer", "condition", "update"))
     if cond is None or upd is None or cond.type != "binary_expression":
         return None
@@ -343,22 +344,40 @@ def _loop_parts(node: Any) -> tuple[bytes, bytes, list[Any], Any, str, bytes] | 
             [other, offset],
             None,
         )
-    if upd.type == "update_expression":
-        arg = upd.child_by_field_name("argument")
-        if arg is None or _text(arg) != var:
-            return None
-        step = b"1" if b"++" in _text(upd) else b"-1"
-    elif upd.type == "assignment_expression":
-        left_u, right_u = upd.child_by_field_name("left"), upd.child_by_field_name("right")
-        uop = _text(upd.child_by_field_name("operator"))
-        if left_u is None or right_u is None or _text(left_u) != var:
-            return None
-        if uop not in (b"+=", b"-=") or not _plain(right_u):
-            return None
-        step = (b"-(" if uop == b"-=" else b"(") + _text(right_u) + b")"
-    else:
+    items = _update_items(upd)
+    steps = [_step_of(u) for u in items]
+    if not steps or any(st is None for st in steps):
         return None
-    return var, bound_text, reads, const, op, step
+    mine = [st for st in steps if st is not None and st[0] == var]
+    others = [st for st in steps if st is not None and st[0] != var]
+    if len(mine) != 1 or len({st[0] for st in others}) != len(others):
+        return None
+    step = mine[0][1]
+    return var, bound_text, reads, const, op, step, others
+
+
+def _update_items(upd: Any) -> list[Any]:
+    """The expressions of a ``for`` update clause, ``a, b, c`` flattened."""
+    if upd.type == "comma_expression":
+        return _update_items(upd.child_by_field_name("left")) + _update_items(upd.child_by_field_name("right"))
+    return [upd]
+
+
+def _step_of(item: Any) -> tuple[bytes, bytes, Any] | None:
+    """(variable, step text, step node or None) of ``++v``, ``v--``, ``v += s`` or ``v -= s`` (``s``
+    plain), else None."""
+    if item.type == "update_expression":
+        arg = item.child_by_field_name("argument")
+        if arg is None or arg.type != "identifier":
+            return None
+        return _text(arg), (b"1" if b"++" in _text(item) else b"-1"), None
+    if item.type == "assignment_expression":
+        left, right = item.child_by_field_name("left"), item.child_by_field_name("right")
+        op = _text(item.child_by_field_name("operator"))
+        if left is None or right is None or left.type != "identifier" or op not in (b"+=", b"-=") or not _plain(right):
+            return None
+        return _text(left), (b"-(" if op == b"-=" else b"(") + _text(right) + b")", right
+    return None
 
 
 def _callee(call: Any) -> bytes | None:
@@ -449,15 +468,78 @@ def _local_read(call: Any, gm: set[bytes]) -> bool:
     return _target(f.child_by_field_name("argument")) not in gm
 
 
+def _outputs(fns: list[Any], gm: set[bytes], declared: set[bytes]) -> set[bytes]:
+    """What these functions store into: tensors they ``SetValue`` or ``DataCopy`` to, pointers they
+    assign through (local arrays excepted)."""
+    out: set[bytes] = set()
+    for fn in fns:
+        for m in _walk(fn):
+            if m.type == "call_expression":
+                name, f = _callee(m), m.child_by_field_name("function")
+                args = m.child_by_field_name("arguments").named_children
+                if name == b"SetValue" and f is not None and f.type == "field_expression":
+                    t = _target(f.child_by_field_name("argument"))
+                elif name in (b"DataCopy", b"DataCopyPad") and args:
+                    t = _target(args[0])
+                    t = t if t in gm else None
+                else:
+                    continue
+            elif m.type in ("assignment_expression", "update_expression"):
+                left = m.child_by_field_name("left") or m.child_by_field_name("argument")
+                if left is None or left.type not in ("subscript_expression", "pointer_expression"):
+                    continue
+                t = _target(left)
+                t = None if t in declared else t
+            else:
+                continue
+            if t is not None:
+                out.add(t)
+    return out
+
+
+def _read_back(node: Any, outputs: set[bytes], tensors: set[bytes]) -> bool:
+    """A read of what the functions store into: ``GetValue`` of an output tensor, a subscript or
+    dereference of an output pointer anywhere but as the target of a plain ``=`` (a tensor's
+    subscript is a view, not a read)."""
+    if node.type == "call_expression":
+        f = node.child_by_field_name("function")
+        return (
+            f is not None
+            and f.type == "field_expression"
+            and _text(f.child_by_field_name("field")) == b"GetValue"
+            and _target(f.child_by_field_name("argument")) in outputs
+        )
+    if node.type in ("subscript_expression", "pointer_expression") and _target(node) in outputs - tensors:
+        if node.type == "pointer_expression" and _text(node.child_by_field_name("operator")) != b"*":
+            return False
+        p = node.parent
+        return not (
+            p is not None
+            and p.type == "assignment_expression"
+            and p.child_by_field_name("left") == node
+            and _text(p.child_by_field_name("operator")) == b"="
+        )
+    return False
+
+
 def _reads_steer_nothing(fns: list[Any], gm: set[bytes], local: set[bytes]) -> bool:
     """Whether, in these functions, every value read from local memory as a scalar (``GetValue`` of a
-    ``LocalTensor``), and every variable computed from one, is only a value: it reaches arithmetic,
-    local variables and arrays, stores (the value of a ``SetValue``, an assignment through a
-    subscript) and C math, never a condition, a subscript, a call's other argument, a pointer, a
-    return or a variable that outlives the functions. Then a loop among them may jump although it
-    reads local memory: what a stale read returns after a jump changes no work, only values, and
-    every store after a jump is out of the check anyway."""
-    if not any(m.type == "call_expression" and _local_read(m, gm) for fn in fns for m in _walk(fn)):
+    ``LocalTensor``) or read back from what they store into (their output tensors and pointers), and
+    every variable computed from one, is only a value: it reaches arithmetic, local variables and
+    arrays, stores (the value of a ``SetValue``, an assignment through a subscript) and C math, never
+    a condition, a subscript, a call's other argument, a pointer, a return or a variable that outlives
+    the functions. Then a loop among them may jump although it reads local memory or rewrites its
+    output: what a stale read returns after a jump changes no work, only values, and every store
+    after a jump is out of the check anyway."""
+    declared: set[bytes] = set()
+    for fn in fns:
+        declared |= _declared(fn.child_by_field_name("body"))
+    outputs = _outputs(fns, gm, declared)
+
+    def source(m: Any) -> bool:
+        return (m.type == "call_expression" and _local_read(m, gm)) or _read_back(m, outputs, gm | local)
+
+    if not any(source(m) for fn in fns for m in _walk(fn)):
         return False  # no read seen here: any the runtime counts comes from code not analysed
     for fn in fns:
         for m in _walk(fn):
@@ -471,14 +553,11 @@ def _reads_steer_nothing(fns: list[Any], gm: set[bytes], local: set[bytes]) -> b
                 return False
             elif m.type == "init_declarator" and m.child_by_field_name("declarator").type == "reference_declarator":
                 return False
-    declared: set[bytes] = set()
-    for fn in fns:
-        declared |= _declared(fn.child_by_field_name("body"))
     tainted: set[bytes] = set()
 
     def dirty(node: Any) -> bool:
         for m in _walk(node):
-            if m.type == "call_expression" and _local_read(m, gm):
+            if source(m):
                 return True
             if m.type == "identifier" and _text(m) in tainted:
                 return True
@@ -529,7 +608,7 @@ def _reads_steer_nothing(fns: list[Any], gm: set[bytes], local: set[bytes]) -> b
                     return False
             elif t in ("return_statement", "throw_statement") and dirty(m):
                 return False
-            elif t == "call_expression" and not _local_read(m, gm):
+            elif t == "call_expression" and not source(m):
                 args = [a for a in m.child_by_field_name("arguments").named_children if a.type != "comment"]
                 name = _callee(m)
                 f = m.child_by_field_name("function")
@@ -606,13 +685,15 @@ def _steers_branch(body: Any, var: bytes) -> bool:
     return any(_names(c) & derived for c in _conditions(body))
 
 
-def _eligible(node: Any, heavy: set[bytes], consts: dict[bytes, int]) -> tuple[bytes, bytes, str, bytes] | None:
+def _eligible(
+    node: Any, heavy: set[bytes], consts: dict[bytes, int]
+) -> tuple[bytes, bytes, str, bytes, list[tuple[bytes, bytes]]] | None:
     if node.has_error or _in_constexpr(node):
         return None
     parts = _loop_parts(node)
     if parts is None:
         return None
-    var, bound, reads, const, op, step = parts
+    var, bound, reads, const, op, step, others = parts
     body = node.child_by_field_name("body")
     if body is None:
         return None
@@ -631,11 +712,13 @@ def _eligible(node: Any, heavy: set[bytes], consts: dict[bytes, int]) -> tuple[b
     written = _written(body)
     if var in written or any(_names(r) & written for r in reads):
         return None
-    upd = node.child_by_field_name("update")
-    if upd is not None and upd.type == "assignment_expression":
-        right_u = upd.child_by_field_name("right")
-        if right_u is not None and _names(right_u) & written:
+    # every step (the variable's, and those of the variables the update clause moves with it, which
+    # a jump moves by as many iterations) is one the body does not change
+    for st in _update_items(node.child_by_field_name("update")):
+        if _names(st) & written:
             return None
+    if any(name in _names(r) for name, _, _ in others for r in reads):
+        return None
     if _leaves_loop(body):
         return None
     carried = written - _declared(body) - {var}
@@ -645,7 +728,7 @@ def _eligible(node: Any, heavy: set[bytes], consts: dict[bytes, int]) -> tuple[b
                 return None
     if not _direct_work(body) and not any(_callee(n) in heavy for n in _walk(body) if n.type == "call_expression"):
         return None
-    return var, bound, op, step
+    return var, bound, op, step, [(name, st) for name, st, _ in others]
 
 
 def instrument_loops(source: str) -> str:
@@ -667,7 +750,7 @@ def instrument_loops(source: str) -> str:
         got = _eligible(node, heavy, consts)
         if got is None:
             continue
-        var, bound, op, step = got
+        var, bound, op, step, followers = got
         upd = node.child_by_field_name("update")
         fn = node.parent
         while fn is not None and fn.type != "function_definition":
@@ -676,6 +759,8 @@ def instrument_loops(source: str) -> str:
             values_only = _values_only(tree.root_node)
         flags = VALUES_ONLY if fn is not None and values_only.get(_function_name(fn) or b"", False) else 0
         call = b"%s(%s, %s, %s, %d)" % (HOOK.encode(), var, bound.replace(b"\n", b" "), step, _CMP[op] | flags)
+        for name, st in followers:  # moved by as many iterations as the loop's variable
+            call += b", %s(%s, %s)" % (FOLLOW.encode(), name, st)
         inserts.append((upd.end_byte, b", " + call))
     if not inserts:
         return source

@@ -128,6 +128,8 @@ def test_loops_whose_local_reads_are_values_only_are_flagged():
         ),  # a bound, through a copy
         ("float wv[4];", "float wv[4]; float carried = t.GetValue(0); if (carried) return;"),
         ("float wv[4];", "float wv[4]; if (t(0) > 1) wv[0] = 0;"),  # operator(): a read not followed
+        ("float wv[4];", "float wv[4]; if (yGm.GetValue(r) > 0) wv[0] = 0;"),  # a read-back of its output
+        ("float wv[4];", "float wv[4]; float back = yRaw[r]; for (uint32_t q = 0; q < back; ++q) wv[0] = 0;"),
         ("float wv[4];", "float wv[4]; __ubuf__ float* p = (__ubuf__ float*)t.GetPhyAddr();"),
         ("float wv[4];", "float wv[4]; float& alias = wv[0]; alias = t.GetValue(0);"),
     ],
@@ -275,3 +277,128 @@ def test_iterations_whose_work_depends_on_data_are_sampled_without_bias():
     assert got.loop_jumps > 0
     assert got.latency_lo_s <= full.latency_s <= got.latency_hi_s
     assert got.latency_s == pytest.approx(full.latency_s, rel=0.03)
+
+
+# A transposed-convolution-like row loop: each row zeroes its output row, then accumulates into it
+# over 16 channels (a read-back of its own stores and a rewrite, both inside the row's iteration);
+# with `carry` the rows instead accumulate into an output zeroed before the loop (by a loop without a
+# hook): each row's rewrites land on bytes stored before its iteration.
+ROW_ACCUMULATE = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void rowacc(GM_ADDR x, GM_ADDR y, uint32_t rows, uint32_t cols, uint32_t carry)
+{
+    GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x);
+    yGm.SetGlobalBuffer((__gm__ float*)y);
+    uint32_t o = 0;
+    while (carry && o < rows * cols) yGm.SetValue(o++, 0.0f);
+    for (uint32_t r = carry; r < rows; ++r) {
+        const uint32_t out = carry ? (r - 1) * cols : r * cols;
+        if (!carry) {
+            for (uint32_t c = 0; c < cols; ++c) yGm.SetValue(out + c, 0.0f);
+        }
+        for (uint32_t k = 0; k < 16; ++k) {
+            for (uint32_t c = 0; c < cols; ++c) {
+                const float acc = yGm.GetValue(out + c);
+                yGm.SetValue(out + c, acc + xGm.GetValue(r * cols + c) * (float)(k + 1));
+            }
+        }
+    }
+}
+extern "C" void rows_do(uint8_t* x, uint8_t* y, uint32_t rows, uint32_t cols, uint32_t carry)
+{
+    rowacc<<<1, nullptr, nullptr>>>(x, y, rows, cols, carry);
+}
+"""
+
+
+def test_a_loop_that_rewrites_only_its_own_iterations_stores_is_sampled_and_checked():
+    hooked = instrument_loops(ROW_ACCUMULATE)
+    assert f"{HOOK}(r, rows, 1, {VALUES_ONLY})" in hooked  # its read-backs steer nothing
+    mod = asc.load(ROW_ACCUMULATE, name="rows.cpp")
+    rows, cols = 2048, 64
+    torch.manual_seed(2)
+    x = torch.rand(rows * cols)
+    want = x * 136.0  # sum of k + 1 over 16 channels
+    y = torch.zeros(rows * cols)
+    mod.rows_do(x, y, rows, cols, 0)
+    full = mod.last_run
+    assert torch.allclose(y, want, rtol=1e-5)
+    y.fill_(float("nan"))
+    with sampled_simulation(blocks=2, loops="all"):
+        mod.rows_do(x, y, rows, cols, 0)
+        spans = written_spans(y)
+    got = mod.last_run
+    assert got.loop_jumps > 0 and got.loop_periods_skipped > rows // 2
+    assert got.latency_lo_s <= full.latency_s <= got.latency_hi_s
+    assert got.latency_s == pytest.approx(full.latency_s, rel=0.03)
+    assert spans
+    for _, lo, hi, _ in spans:  # what the check sees holds the full result
+        assert torch.allclose(y[lo:hi], want[lo:hi], rtol=1e-5)
+
+
+def test_a_loop_whose_rewrites_cross_its_iterations_does_not_jump():
+    mod = asc.load(ROW_ACCUMULATE, name="rows.cpp")
+    rows, cols = 2048, 64
+    torch.manual_seed(3)
+    x = torch.rand(rows * cols)
+    want = torch.zeros(rows * cols)
+    want[: (rows - 1) * cols] = x[cols:] * 136.0
+    y = torch.zeros(rows * cols)
+    with sampled_simulation(blocks=2, loops="all"):
+        mod.rows_do(x, y, rows, cols, 1)
+        spans = written_spans(y)
+    got = mod.last_run
+    assert got.loop_jumps == 0  # passed rows would have left zeroed, checked bytes stale
+    assert spans
+    for _, lo, hi, _ in spans:
+        assert torch.allclose(y[lo:hi], want[lo:hi], rtol=1e-5)
+
+
+# `base` steps with `r` in the update clause: a jump moves it along (KGSIM_LOOP_FOLLOW). The column
+# loop is too short for a hook, so the rows that run after a jump compute their sums exactly.
+FOLLOWER = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+#define COLS 16
+extern "C" __global__ __aicore__ void follow(GM_ADDR x, GM_ADDR y, uint32_t rows, uint32_t cols)
+{
+    GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x);
+    yGm.SetGlobalBuffer((__gm__ float*)y);
+    uint32_t base = 0;
+    for (uint32_t r = 0; r < rows; ++r, base += cols) {
+        float acc = 0;
+        for (uint32_t c = 0; c < COLS; ++c) acc += xGm.GetValue(base + c);
+        yGm.SetValue(r, acc);
+    }
+}
+extern "C" void follow_do(uint8_t* x, uint8_t* y, uint32_t rows, uint32_t cols)
+{
+    follow<<<1, nullptr, nullptr>>>(x, y, rows, cols);
+}
+"""
+
+
+def test_a_variable_the_update_clause_steps_moves_along_with_a_jump():
+    assert "KGSIM_LOOP_ITER(r, rows, 1, 0), KGSIM_LOOP_FOLLOW(base, (cols))" in instrument_loops(FOLLOWER)
+    mod = asc.load(FOLLOWER, name="follow.cpp")
+    rows, cols = 4096, 16
+    torch.manual_seed(4)
+    x = torch.rand(rows * cols)
+    y = torch.zeros(rows)
+    mod.follow_do(x, y, rows, cols)
+    full = mod.last_run
+    want = x.view(rows, cols).sum(1)
+    assert torch.allclose(y, want, rtol=1e-5)
+    y.fill_(float("nan"))
+    with sampled_simulation(blocks=2, loops="all"):
+        mod.follow_do(x, y, rows, cols)
+    got = mod.last_run
+    assert got.loop_jumps > 0
+    assert got.latency_lo_s <= full.latency_s <= got.latency_hi_s
+    # the last rows always run, after the jumps: they read their own row only if `base` followed
+    assert torch.allclose(y[-2:], want[-2:], rtol=1e-5)
+    ran = ~torch.isnan(y)
+    assert ran.sum() < rows // 2 and torch.allclose(y[ran], want[ran], rtol=1e-5)

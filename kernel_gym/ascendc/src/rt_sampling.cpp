@@ -49,7 +49,9 @@ struct Written {
     int64_t uid;
     uintptr_t lo, hi;
     uint64_t bytes;
+    uint64_t seq = 0;  // creation order (a span cut in two keeps it): see rewrite_marks
 };
+uint64_t g_span_seq = 0;
 std::vector<Written> g_written;  // spans of stored bytes per (core, GM buffer), in first-write order
 // Stores left out of g_written because their block had skipped loop iterations: one hull per GM
 // buffer, so that a check that finds nothing to compare can tell "stored nothing" from "stored
@@ -99,7 +101,7 @@ void untrack_overlap(uintptr_t lo, uintptr_t hi) {
     for (size_t k = first; k < g_written.size(); ++k) {
         Written& w = g_written[k];
         if (hi <= w.lo || lo >= w.hi) continue;
-        if (w.hi > hi) cut.push_back(Written{w.uid, hi, w.hi, w.hi - hi});
+        if (w.hi > hi) cut.push_back(Written{w.uid, hi, w.hi, w.hi - hi, w.seq});
         w.hi = std::max(w.lo, lo), w.bytes = w.hi - w.lo;
     }
     g_written.insert(g_written.end(), cut.begin(), cut.end());
@@ -121,16 +123,43 @@ void note_untracked(uintptr_t lo, uint64_t n) {
 
 uint64_t g_block_checked_stores = 0;  // stores of the running block tracked for the check (loop_iter)
 
+// Rewrites that stay inside one iteration (loop_iter, VALUES_ONLY loops). At each iteration of such a
+// loop its mark records what was stored before it: every span older than the newest, and the newest
+// span's extent then. A rewrite of those bytes carries data from an earlier iteration into this one
+// (an accumulation over the loop), and the loop may no longer jump: iterations it passed would have
+// rewritten bytes the check holds. A rewrite of bytes stored since the mark (a transposed
+// convolution zeroes its output row, then accumulates into it) is the iteration's own.
+namespace {
+struct RewriteMark {
+    bool* carried;
+    uint64_t seq;       // the newest span's sequence number at the mark (0: none)
+    uintptr_t lo, hi;   // its extent then
+};
+std::vector<RewriteMark*> g_marks;  // the running block's marked loops
+
+void judge_rewrite(uintptr_t lo, uintptr_t hi) {
+    if (g_marks.empty()) return;
+    size_t first = g_written.size() > kRecentSpans ? g_written.size() - kRecentSpans : 0;
+    for (size_t k = g_written.size(); k-- > first;) {
+        const Written& w = g_written[k];
+        if (!(lo < w.hi && hi > w.lo)) continue;
+        for (RewriteMark* m : g_marks)
+            if (w.seq < m->seq || (w.seq == m->seq && lo < m->hi && hi > m->lo)) *m->carried = true;
+    }
+}
+}  // namespace
+
 void track_write(uintptr_t lo, uint64_t n) {
     if (loop_block_skipped()) {  // after a loop skip the block's local data may be stale: not checked
         note_untracked(lo, n);
         if (overlaps_tracked(lo, lo + n)) {  // a rewrite after the skip: the next skip would miss its stores
             note_rewrite();
+            judge_rewrite(lo, lo + n);
             untrack_overlap(lo, lo + n);
         }
         return;
     }
-    if (overlaps_tracked(lo, lo + n)) note_rewrite();
+    if (overlaps_tracked(lo, lo + n)) note_rewrite(), judge_rewrite(lo, lo + n);
     ++g_block_checked_stores;
     g_hull_lo = std::min(g_hull_lo, lo), g_hull_hi = std::max(g_hull_hi, lo + n);
     // the GM buffer the store lands in (a span never crosses two buffers; the first in rt.gm that holds
@@ -179,7 +208,7 @@ void track_write(uintptr_t lo, uint64_t n) {
         }
         if (++looked == 8) break;
     }
-    g_written.push_back(Written{hot.core_uid, lo, hi, n});
+    g_written.push_back(Written{hot.core_uid, lo, hi, n, ++g_span_seq});
 }
 
 namespace {
@@ -798,7 +827,12 @@ struct NativeLoop {
     int64_t m = 0;                           // sampled iterations
     double sum = 0, sum2 = 0, len_max = 0;   // of their lengths (cycles)
     double passed = 0, passed2 = 0;          // iterations passed, and the sum of each jump's square
+    // (VALUES_ONLY loops) the rewrite mark at the running iteration's start, and whether a rewrite
+    // carried data from one iteration to another
+    RewriteMark mark{};
+    bool marked = false, carried = false;
 };
+constexpr size_t kMaxMarks = 32;  // marked loops per block; a loop beyond them counts as carrying
 std::vector<NativeLoop*> g_native_touched;  // loops with a sample to close at the block's end
 
 // An iteration's length: its scalar time, or a pipe's if one ran longer.
@@ -875,9 +909,15 @@ void pass_iterations(const Snap& a, const Snap& b, __int128 k) {
 // stretch's length, so windows keep coming), before the block stored anything the check sees
 // (every store after a jump is out of the check, the block's local data being stale), or where it
 // rewrote what it stored.
+namespace {
+long long g_last_jump = 0;  // iterations the last loop_iter call passed (loop_jumped)
+}  // namespace
+long long loop_jumped() noexcept { return g_last_jump; }
+
 long long loop_iter(LoopSite* site, long long i, long long bound, long long step, int cmp, bool u64,
                     const Loc& loc) noexcept {
     (void)loc;
+    g_last_jump = 0;
     const bool values_only = (cmp & 8) != 0;  // loop_hooks.VALUES_ONLY: its local reads steer no work
     cmp &= 7;
     LoopState& L = g_loop;
@@ -887,6 +927,18 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
     if (N.epoch != g_block_epoch)
         N = NativeLoop{}, N.epoch = g_block_epoch, N.rng = 0x9E3779B97F4A7C15ull ^ uint64_t(hot.core_uid + 1);
     if (N.off) return i;
+    if (values_only) {  // the iteration starting now: what was stored before it
+        if (!N.marked) {
+            N.marked = true, N.mark.carried = &N.carried;
+            if (g_marks.size() < kMaxMarks) g_marks.push_back(&N.mark); else N.carried = true;
+        }
+        const Written* newest = g_written.empty() ? nullptr : &g_written.back();
+        N.mark.seq = newest ? newest->seq : 0;
+        N.mark.lo = newest ? newest->lo : 0, N.mark.hi = newest ? newest->hi : 0;
+    }
+    // a rewrite of what the block stored before: for a VALUES_ONLY loop, one that crossed its
+    // iterations; for any other, any rewrite in the block
+    const bool rewrote = values_only ? N.carried : g_rewrite_event.count(hot.core_uid) > 0;
     if (L.skipping) {  // an API-call skip runs: one mechanism at a time, and this instance starts over
         if (N.sampling) close_sample(N);
         N.n = 0;
@@ -906,7 +958,7 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
     N.last = x;
     N.n = std::min(N.n + 1, 3);
     if (!had_iteration) return i;
-    if (g_rewrite_event.count(hot.core_uid)) {  // the block rewrote what it stored: no jump in it
+    if (rewrote) {  // no jump in it: passed iterations would leave checked bytes stale
         if (N.sampling) close_sample(N);
         N.off = true;
         return i;
@@ -917,7 +969,8 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
     // would pass more iterations after cheap samples than after dear ones (a transposed convolution
     // whose every fourth row does the work: 0.18x)
     const auto may_jump = [&] {
-        return ff.left > 0 && !(g_track_writes && g_block_checked_stores == 0) && !g_rewrite_event.count(hot.core_uid);
+        return ff.left > 0 && !(g_track_writes && g_block_checked_stores == 0) &&
+               !(values_only ? N.carried : g_rewrite_event.count(hot.core_uid) > 0);
     };
     if (!N.sampling) {
         // (the first iterations of an instance run as they are; the loop is sampled only where they
@@ -956,6 +1009,7 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
     }
     N.commit = may_jump();
     N.last = take();  // the next sample starts here
+    g_last_jump = (long long)jump;
     return (long long)(I + jump * step);
 }
 
@@ -969,6 +1023,7 @@ void loop_block_begin() {
     L.eligible = g_loop_on && (hot.block_idx != 0 || g_loop_block0);  // mode 1: block 0 in full, all checked
     ++g_block_epoch;
     g_native_touched.clear();
+    g_marks.clear();
     g_block_checked_stores = 0;
     L.skipping = L.skipped = false;
     g_loop_skipping = g_loop_timing_only = false;

@@ -169,6 +169,10 @@ __attribute__((always_inline)) inline T loop_at(LoopSite* site, T i, B bound, S 
         return i;
     }
 }
+// Iterations the last loop_iter call moved its loop past (0: none): KGSIM_LOOP_FOLLOW moves another
+// variable of the update clause (`++cur, ++oh`) along by as many of its steps.
+long long loop_jumped() noexcept;
+#define KGSIM_LOOP_FOLLOW(var, step) ((var) += (step) * ::kgsim::loop_jumped())
 #define KGSIM_LOOP_ITER(var, bound, step, cmp)                                                         \
     ((var) = ::kgsim::loop_at([]() noexcept -> ::kgsim::LoopSite* { static ::kgsim::LoopSite site_; return &site_; }(), \
                               (var), (bound), (step), (cmp)))

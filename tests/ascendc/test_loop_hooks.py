@@ -402,3 +402,62 @@ def test_a_variable_the_update_clause_steps_moves_along_with_a_jump():
     assert torch.allclose(y[-2:], want[-2:], rtol=1e-5)
     ran = ~torch.isnan(y)
     assert ran.sum() < rows // 2 and torch.allclose(y[ran], want[ran], rtol=1e-5)
+
+
+# A pointwise convolution's shape: no scalar GM access, a DataCopy into UB, a barrier and GetValue
+# reads per channel; its reads are values only, so native sampling takes the loops (an API-call skip
+# could only drop their timing). Passed iterations move every clock the sample moved by as many
+# periods: moved each by its own change, MTE2 drifted from the scalar time and the block ran past the
+# watchdog.
+DATACOPY_READS = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void pw(GM_ADDR x, GM_ADDR y, uint32_t tasks, uint32_t cin)
+{
+    GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x);
+    yGm.SetGlobalBuffer((__gm__ float*)y);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> xb, yb;
+    pipe.InitBuffer(xb, 64);
+    pipe.InitBuffer(yb, 64);
+    LocalTensor<float> xLine = xb.Get<float>(0);
+    LocalTensor<float> yLine = yb.Get<float>(0);
+    for (uint32_t t = 0; t < tasks; ++t) {
+        float acc[16];
+        for (uint32_t l = 0; l < 16; ++l) acc[l] = 0.0f;
+        for (uint32_t ci = 0; ci < cin; ++ci) {
+            DataCopy(xLine, xGm[(t * cin + ci) * 16], 16);
+            PipeBarrier<PIPE_ALL>();
+            for (uint32_t l = 0; l < 16; ++l) acc[l] += xLine.GetValue(l) * (float)(ci + 1);
+        }
+        for (uint32_t l = 0; l < 16; ++l) yLine.SetValue(l, acc[l]);
+        PipeBarrier<PIPE_ALL>();
+        DataCopy(yGm[t * 16], yLine, 16);
+        PipeBarrier<PIPE_ALL>();
+    }
+}
+extern "C" void pw_do(uint8_t* x, uint8_t* y, uint32_t tasks, uint32_t cin)
+{
+    pw<<<1, nullptr, nullptr>>>(x, y, tasks, cin);
+}
+"""
+
+
+def test_a_loop_of_datacopy_and_local_reads_is_sampled_without_drift():
+    hooked = instrument_loops(DATACOPY_READS)
+    assert f"{HOOK}(t, tasks, 1, {VALUES_ONLY})" in hooked and f"{HOOK}(ci, cin, 1, {VALUES_ONLY})" in hooked
+    mod = asc.load(DATACOPY_READS, name="pw.cpp")
+    tasks, cin = 512, 64
+    torch.manual_seed(5)
+    x, y = torch.rand(tasks * cin * 16), torch.zeros(tasks * 16)
+    mod.pw_do(x, y, tasks, cin)
+    full = mod.last_run
+    assert torch.allclose(y, (x.view(tasks, cin, 16) * torch.arange(1, cin + 1).view(1, cin, 1)).sum(1).flatten())
+    with sampled_simulation(blocks=2, loops="all"):
+        mod.pw_do(x, y, tasks, cin)
+    got = mod.last_run
+    assert got.loop_jumps > 0
+    assert got.latency_lo_s <= full.latency_s <= got.latency_hi_s
+    assert got.latency_s == pytest.approx(full.latency_s, rel=0.01)
+    assert got.per_pipe_busy["MTE2"] == pytest.approx(full.per_pipe_busy["MTE2"], rel=0.01)

@@ -855,14 +855,19 @@ void close_sample(NativeLoop& N) {
 
 // Moves the block's state forward by `k` iterations that each change it as a -> b did.
 void pass_iterations(const Snap& a, const Snap& b, __int128 k) {
-    const double J = double(k), ds = b.s - a.s;
+    // Every clock the sample moved (scalar time, a pipe's free and done times, queue and event
+    // times) moves by J periods of the sample's length: in a steady loop each advances by the
+    // period. Moved each by its own change, a pipe the sample left behind the scalar time (or ahead
+    // of it) drifted further at every jump, and its catching up made the next sample longer still:
+    // a loop of DataCopy, PipeBarrier and GetValue ran past the watchdog. A clock the sample did not
+    // move (a pipe the loop does not use) stays.
+    const double J = double(k), ds = iteration_length(a, b);
     BlockState& bs = rt.blk;
     for (int p = 0; p < P_COUNT; ++p) {
-        bs.free_[p] += J * (b.fr[p] - a.fr[p]);
-        bs.done_[p] += J * (b.dn[p] - a.dn[p]);
+        if (b.fr[p] != a.fr[p] || b.dn[p] != a.dn[p]) bs.free_[p] += J * ds, bs.done_[p] += J * ds;
         bs.busy[p] += J * (b.busy[p] - a.busy[p]);
     }
-    hot.s_time += J * ds;
+    if (b.s != a.s) hot.s_time += J * ds;
     // (the passed iterations' scalar GM accesses, all fast in a stretch, join fast-forward's bracket)
     if (b.ffr != a.ffr || b.ffw != a.ffw) ff_jumped(uint64_t(k) * (b.ffr - a.ffr), uint64_t(k) * (b.ffw - a.ffw));
     if (rt.cur) {
@@ -877,6 +882,10 @@ void pass_iterations(const Snap& a, const Snap& b, __int128 k) {
     for (auto& byte_code : bs.events)
         for (EventQ& e : byte_code)
             for (double& t : e.times) t += J * ds;
+    // the API calls' history holds the times before the jump: a period across it would stand for
+    // the passed iterations' time again (a loop of DataCopy and GetValue ran into the watchdog)
+    g_loop.n = g_loop.P = g_loop.match = 0;
+    g_loop.last.clear();
     g_loop.skipped = true;
     if (size_t(hot.core_uid) >= g_loop.skipped_uid.size()) g_loop.skipped_uid.resize(size_t(hot.core_uid) + 1, 0);
     g_loop.skipped_uid[size_t(hot.core_uid)] = 1;
@@ -902,8 +911,9 @@ void pass_iterations(const Snap& a, const Snap& b, __int128 k) {
 // sampling keeps such work and skips its timing only), unless the hook says the loop's reads are
 // values only (cmp | 8: loop_hooks.py found that no read value reaches a condition, a subscript, a
 // call's argument or state outside the loop's functions, so a stale read after a jump changes
-// values, never work); while an API-call skip runs. No jump after
-// a sample that started outside a fast stretch of scalar fast-forward (passed iterations leave the
+// values, never work; its local reads then count as the scalar work that qualifies it); while an
+// API-call skip runs. No jump after a sample with scalar GM accesses that started outside a fast
+// stretch of scalar fast-forward (passed iterations leave the
 // data-cache model without the lines they would have touched; in a stretch accesses cost the
 // windows' mean, and the windows run every iteration; the passed accesses count toward the
 // stretch's length, so windows keep coming), before the block stored anything the check sees
@@ -968,14 +978,21 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
     // it costs: a jump that depended on the sample (a stretch it exhausted, a cap by its accesses)
     // would pass more iterations after cheap samples than after dear ones (a transposed convolution
     // whose every fourth row does the work: 0.18x)
+    // (the iteration just run made scalar GM accesses: then a jump waits for a fast stretch)
+    const bool scalar_gm = x.gs != prev.gs;
     const auto may_jump = [&] {
-        return ff.left > 0 && !(g_track_writes && g_block_checked_stores == 0) &&
+        // (a block whose stores an API-call skip already left out of the check has none to keep)
+        return (ff.left > 0 || !scalar_gm) &&
+               !(g_track_writes && g_block_checked_stores == 0 && !loop_block_skipped()) &&
                !(values_only ? N.carried : g_rewrite_event.count(hot.core_uid) > 0);
     };
     if (!N.sampling) {
         // (the first iterations of an instance run as they are; the loop is sampled only where they
         // did scalar GM work without scalar reads of local memory)
-        const bool gm_work = x.gs != prev.gs && (values_only || x.reads == prev.reads);
+        // (a VALUES_ONLY loop's scalar reads of local memory are such work too: a loop of DataCopy
+        // and GetValue that loop sampling would only skip the timing of)
+        const bool local_reads = x.reads != prev.reads;
+        const bool gm_work = (scalar_gm || (values_only && local_reads)) && (values_only || !local_reads);
         if (!gm_work) {
             if (++N.misses >= kSiteMisses) N.off = true;
             return i;

@@ -663,6 +663,20 @@ def _constant_trip(start: int | None, bound: int | None, step: bytes, op: str, c
     return None
 
 
+def _subscripted(body: Any) -> set[bytes]:
+    """Names the body writes through a subscript (``a[k] = v``)."""
+    out: set[bytes] = set()
+    for n in _walk(body):
+        left = n.child_by_field_name("left") if n.type == "assignment_expression" else None
+        if left is None and n.type == "update_expression":
+            left = n.child_by_field_name("argument")
+        if left is not None and left.type == "subscript_expression":
+            t = _target(left)
+            if t is not None:
+                out.add(t)
+    return out
+
+
 def _steers_branch(body: Any, var: bytes) -> bool:
     """Whether ``var``, or a variable the body computes from it, appears in a condition of the body."""
     derived = {var}
@@ -722,10 +736,13 @@ def _eligible(
     if _leaves_loop(body):
         return None
     carried = written - _declared(body) - {var}
-    if carried:
-        for c in _conditions(body):
-            if _names(c) & carried:
-                return None
+    for c in _conditions(body):
+        if _names(c) & carried:
+            return None
+    # a carried scalar through a copy (`c2 = cnt; if (c2 > n)`); an array the body refills (weights
+    # reloaded per row) only as itself, above
+    if any(_steers_branch(body, v) for v in carried - _subscripted(body)):
+        return None
     if not _direct_work(body) and not any(_callee(n) in heavy for n in _walk(body) if n.type == "call_expression"):
         return None
     return var, bound, op, step, [(name, st) for name, st, _ in others]

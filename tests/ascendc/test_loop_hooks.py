@@ -48,6 +48,7 @@ def test_a_counted_loop_of_scalar_gm_work_gets_a_hook(loop, call):
         "for (uint32_t t = a; t < n; ++t) { t += x.GetValue(t) > 0; }",  # the variable moves in the body
         "for (uint32_t t = a; t < n; ++t) { n -= (uint32_t)x.GetValue(t); }",  # so does the bound
         "for (uint32_t t = a; t < n; ++t) { off += 3; if (off > a) y.SetValue(t, 0.0f); }",  # a carried branch
+        "for (uint32_t t = a; t < n; ++t) { off += 3; uint32_t c2 = off; if (c2 > a) y.SetValue(t, 0.0f); }",
         "for (uint32_t t = a; t < Count(n); ++t) { y.SetValue(t, 0.0f); }",  # a call in the bound
         "for (uint32_t t = a; t < p[0]; ++t) { y.SetValue(t, 0.0f); }",  # a memory read in the bound
         "for (uint32_t t = 0; t < 24; ++t) { y.SetValue(t, 0.0f); }",  # a short trip known at compile time

@@ -584,11 +584,10 @@ enum Unsteady : int { STEADY = 0, COSTS_DIFFER, READS_WORK_DIFFERS };
 // the same amount in each, within kTol of a period's length (GM bytes exactly); with scalar reads
 // of local memory in them, the scalar work's counts agree exactly too (see the section's comment).
 // `spread`: the largest difference of the scalar or a pipe's done time between them.
-Unsteady steady_snaps(const Snap& s0, const Snap& s1, const Snap& s2, const Snap& s3, bool exact_counts,
-                      double* spread) {
+Unsteady steady_snaps(const Snap& s0, const Snap& s1, const Snap& s2, const Snap& s3, double* spread) {
     if (s1.gr - s0.gr != s3.gr - s2.gr || s2.gr - s1.gr != s3.gr - s2.gr) return COSTS_DIFFER;
     if (s1.gw - s0.gw != s3.gw - s2.gw || s2.gw - s1.gw != s3.gw - s2.gw) return COSTS_DIFFER;
-    if (exact_counts || s3.reads != s0.reads) {  // the work may depend on data
+    if (s3.reads != s0.reads) {  // the work may depend on data
         auto same_count = [&](uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3) {
             return a1 - a0 == a3 - a2 && a2 - a1 == a3 - a2;
         };
@@ -616,7 +615,7 @@ Unsteady steady_snaps(const Snap& s0, const Snap& s1, const Snap& s2, const Snap
 }
 
 Unsteady steady(int64_t i, int64_t P, double* spread) {
-    return steady_snaps(at(i - 3 * P), at(i - 2 * P), at(i - P), at(i), false, spread);
+    return steady_snaps(at(i - 3 * P), at(i - 2 * P), at(i - P), at(i), spread);
 }
 
 void note_fallback(const char* why) {
@@ -924,9 +923,7 @@ long long g_last_jump = 0;  // iterations the last loop_iter call passed (loop_j
 }  // namespace
 long long loop_jumped() noexcept { return g_last_jump; }
 
-long long loop_iter(LoopSite* site, long long i, long long bound, long long step, int cmp, bool u64,
-                    const Loc& loc) noexcept {
-    (void)loc;
+long long loop_iter(LoopSite* site, long long i, long long bound, long long step, int cmp, bool u64) noexcept {
     g_last_jump = 0;
     const bool values_only = (cmp & 8) != 0;  // loop_hooks.VALUES_ONLY: its local reads steer no work
     cmp &= 7;

@@ -156,15 +156,13 @@ using Loc = std::source_location;
 struct LoopSite {
     void* state = nullptr;  // the runtime's, made at the first call under loop sampling
 };
-long long loop_iter(LoopSite* site, long long i, long long bound, long long step, int cmp, bool u64,
-                    const Loc& loc) noexcept;
+long long loop_iter(LoopSite* site, long long i, long long bound, long long step, int cmp, bool u64) noexcept;
 template <class T, class B, class S>
-__attribute__((always_inline)) inline T loop_at(LoopSite* site, T i, B bound, S step, int cmp,
-                                                const Loc& loc = Loc::current()) noexcept {
+__attribute__((always_inline)) inline T loop_at(LoopSite* site, T i, B bound, S step, int cmp) noexcept {
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool> && std::is_integral_v<B> &&
                   std::is_integral_v<S>) {
         return T(loop_iter(site, (long long)i, (long long)bound, (long long)step, cmp,
-                           std::is_unsigned_v<T> && sizeof(T) == 8, loc));
+                           std::is_unsigned_v<T> && sizeof(T) == 8));
     } else {
         return i;
     }

@@ -19,7 +19,8 @@ iteration).
 A loop is hooked only where a jump is sound from the source alone:
 - ``for (T i = a; i OP b; i STEP)`` with ``OP`` one of ``< <= > >= !=`` (either side; ``i + c`` or
   ``i - c`` for ``i`` too; the initialiser may be missing) and ``STEP`` ``++``, ``--``, ``+= s`` or
-  ``-= s``; ``i`` an integer (checked at compile time: any other type is left as it is);
+  ``-= s`` (with more such steps of other variables after a comma); ``i`` an integer (checked at
+  compile time: any other type is left as it is);
 - ``b`` and ``s`` plain expressions (names, members, literals, arithmetic, casts: no calls, no
   subscripts, no ``->`` except on ``this``) that the body does not assign, nor ``i``;
 - no ``break``, ``return`` or ``goto`` leaves the loop from its body, and no variable that the body
@@ -37,8 +38,10 @@ A loop is hooked only where a jump is sound from the source alone:
   checks on ``oh + kh``: +61 % latency in full simulation with its row loops hooked).
 
 Each hook's comparison code carries :data:`VALUES_ONLY` where the loop's scalar reads of local
-memory steer no work (``_reads_steer_nothing``): the runtime may then sample the loop although it
-reads local memory, which it otherwise leaves alone.
+memory, and its reads back of what it stores, steer no work (``_reads_steer_nothing``): the runtime
+may then sample the loop although it reads local memory or rewrites its output within an
+iteration, which it otherwise leaves alone. Other variables the update clause steps (``++cur,
+++oh``) get :data:`FOLLOW` after the hook, which moves them along by as many steps as the jump.
 """
 
 from __future__ import annotations

@@ -49,7 +49,7 @@ struct Written {
     int64_t uid;
     uintptr_t lo, hi;
     uint64_t bytes;
-    uint64_t seq = 0;  // creation order (a span cut in two keeps it): see rewrite_marks
+    uint64_t seq = 0;  // creation order (a span cut in two keeps it): see RewriteMark
 };
 uint64_t g_span_seq = 0;
 std::vector<Written> g_written;  // spans of stored bytes per (core, GM buffer), in first-write order

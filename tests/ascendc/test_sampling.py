@@ -17,6 +17,7 @@ from kernel_gym.ascendc.sampling import (
     lazy_stats,
     lazy_tensor,
     sampled_simulation,
+    untracked_store_bytes,
     written_spans,
 )
 from tests.ascendc import kernels
@@ -571,6 +572,64 @@ def test_an_output_stored_only_after_a_loop_skip_is_unchecked_not_a_mismatch():
     with sampled_simulation(blocks=0, loops="all"):
         nothing = check_sampled_output(torch.full((tile,), float("nan")), lambda r0, r1: torch.zeros(r1 - r0))
     assert not nothing.ok and nothing.checkable and "stored nothing" in nothing.message
+
+
+# One block stores one scalar per row of x into y inside a loop of API calls, which loop sampling
+# skips: the value read back from UB (read_back=1: a timing-only skip, every call's work done) or a
+# constant (0: a skip of the calls' work). Conv3dGroupNormMean's per-sample stores sat in such a skip.
+ROW_STORES = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void row_stores(GM_ADDR x, GM_ADDR y, uint32_t tile, uint32_t rows,
+                                                 uint32_t read_back)
+{
+    GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x, tile * rows);
+    yGm.SetGlobalBuffer((__gm__ float*)y, rows);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> a, b;
+    pipe.InitBuffer(a, tile * sizeof(float));
+    pipe.InitBuffer(b, 64);
+    LocalTensor<float> xl = a.Get<float>(), s = b.Get<float>();
+    for (uint32_t i = 0; i < rows; ++i) {
+        PipeBarrier<PIPE_ALL>();
+        DataCopy(xl, xGm[(uint64_t)i * tile], tile);
+        PipeBarrier<PIPE_ALL>();
+        Add(s, xl, xl, 8);
+        PipeBarrier<PIPE_ALL>();
+        yGm.SetValue(i, read_back ? s.GetValue(0) : 1.0f);
+    }
+}
+extern "C" void row_stores_do(uint8_t* x, uint8_t* y, uint32_t tile, uint32_t rows, uint32_t read_back)
+{
+    row_stores<<<1, nullptr, nullptr>>>(x, y, tile, rows, read_back);
+}
+"""
+
+
+def test_scalar_stores_inside_a_loop_skip_reach_the_check():
+    """Every scalar store of a skipped loop lands in the check's accounting: checked where the skip
+    did every call's work (timing only), unchecked after a skip of the calls' work; before, stores
+    made while a skip ran were in neither, and a kernel whose only stores sat in one was reported as
+    storing nothing (a mismatch)."""
+    mod = asc.load(ROW_STORES, name="row_stores.cpp")
+    tile, rows = 64, 256
+    x = torch.randn(rows * tile)
+    want = 2 * x.view(rows, tile)[:, 0]
+    for read_back in (1, 0):
+        y = torch.full((rows,), float("nan"))
+        with sampled_simulation(blocks=0, loops="all"):
+            mod.row_stores_do(x, y, tile, rows, read_back)
+            assert mod.last_run.loop_sampled_blocks == 1  # the loop skipped
+            spans = written_spans(y)
+            checked = sum(n for _, _, _, n in spans)
+            unchecked = untracked_store_bytes(y) // 4
+            check = check_sampled_output(y, lambda r0, r1: (want if read_back else torch.ones(rows))[r0:r1])
+        assert torch.equal(y, want if read_back else torch.ones(rows))  # every store landed
+        if read_back:  # timing only: every store checked
+            assert checked == rows and unchecked == 0 and check.ok, (checked, unchecked, check.message)
+        else:  # the rows before the skip checked, the rest counted as unchecked
+            assert 0 < checked < rows and checked + unchecked == rows and check.ok, (checked, unchecked)
 
 
 SPILL_UNDER_FSIZE = """

@@ -186,6 +186,7 @@ def test_harness_runs_fits_without_validation_and_reports(tmp_path: Path) -> Non
     for r in rows.values():
         assert r["status"] == "ok", r
         assert r["simulated_s"] > 0 and r["launches"]
+        assert r["sampled"], r  # by default every kernel runs as the judge runs published shapes
     assert rows["BiasPlusCustom"]["mapping"] == "by name"  # the weight comes from the model, matched by name
 
     prov = json.loads((out / C.PROVENANCE).read_text())
@@ -497,12 +498,13 @@ def test_an_epilogue_project_is_fed_the_output_of_the_leading_layer(tmp_path: Pa
     )
     out = tmp_path / "out"
     args = ["--data", str(tmp_path), "--out", str(out), "--inline", "--stages", "run"]
-    for extra in ([], ["--max-bytes", "1024", "--fresh"]):  # in full, then sampled with a lazy layer output
-        assert C.main([*args, *extra]) == 0
+    # in full (its tensors within --max-bytes), then sampled with a lazy layer output
+    for bound in (1 << 30, 1024):
+        assert C.main([*args, "--max-bytes", str(bound), "--fresh"]) == 0
         [row] = C._read_jsonl(out / C.RESULTS_DEFAULT)
         assert row["status"] == "ok", row
         assert row["mapping"].startswith("linear in PyTorch, then "), row
-        assert bool(row.get("sampled")) == bool(extra)
+        assert bool(row.get("sampled")) == (bound == 1024)
         # the dataset's figure times the whole model, the layer too: kept apart, not compared
         assert row["measured_s"] is None and row["measured_model_s"] == pytest.approx(4e-6)
 

@@ -588,7 +588,11 @@ bool gm_scalar(int32_t buf, const void* p, uint32_t nbytes, int write, const Loc
     // a fast stretch of scalar fast-forward (rt_scalar.cpp): bounds checked above, no model, no race record
     if (!clip.clipped && !handshake && !loop_skipping() && ff_take(a, nbytes, write)) return true;
     ++g_scalar_gm_ops;
-    if (loop_skipping()) return !clip.clipped || clip.own_pages;  // bounds only: the prediction times it
+    if (loop_skipping()) {  // bounds only: the prediction times it
+        // a store still lands: the check counts it (unchecked after a skip of calls' work)
+        if (write && g_track_writes && !clip.clipped) track_write(a, nbytes);
+        return !clip.clipped || clip.own_pages;
+    }
     if (clip.clipped) {  // past the buffer: done only within its own pages, and not race-checked
         if (rt.cur) (write ? rt.cur->gm_write : rt.cur->gm_read) += nbytes;
         hot.s_time += scalar_gm_cycles(a, nbytes);

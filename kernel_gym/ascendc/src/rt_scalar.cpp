@@ -49,7 +49,10 @@ void gm_inside(uintptr_t a, size_t n, bool write) {
         return;
     }
     ++g_scalar_gm_ops;
-    if (loop_skipping()) return;  // skipping: bounds only, the prediction times it
+    if (loop_skipping()) {  // skipping: bounds only, the prediction times it
+        if (write && g_track_writes) track_write(a, n);  // a store still lands: the check counts it
+        return;
+    }
     record_access(a, n, write ? AK_WRITE : AK_READ, Loc{});
     if (rt.cur) (write ? rt.cur->gm_write : rt.cur->gm_read) += n;
     hot.s_time += ff_detailed(scalar_gm_cycles(a, n), write);
@@ -122,6 +125,7 @@ inline void on_access(uintptr_t a, size_t n, bool write) {
             // out-of-line call was an eighth of GroupNorm's host time)
             if (loop_skipping()) {
                 ++g_scalar_gm_ops;
+                if (write && g_track_writes) track_write(a, n);  // a store still lands: the check counts it
                 return;
             }
             if (ff.left != 0) {

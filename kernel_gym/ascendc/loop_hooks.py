@@ -25,7 +25,9 @@ A loop is hooked only where a jump is sound from the source alone:
   subscripts, no ``->`` except on ``this``) that the body does not assign, nor ``i``;
 - no ``break``, ``return`` or ``goto`` leaves the loop from its body, and no variable that the body
   changes and that lives on across iterations steers a branch of the body or the loop's condition
-  (a running offset that decides a tail, a counter that ends the loop);
+  (a running offset that decides a tail, a counter that ends the loop); a condition that only picks
+  a value (``_select``: ``if (v > best) best = v;``, a pure ternary) may read one, as its work is
+  the same either way;
 - the body holds another loop or a scalar ``GetValue``/``SetValue``, itself or in a function of the
   same source that it calls by name (a tile loop that calls ``ComputeTile``): the loops whose native
   work costs the host; an innermost loop of plain arithmetic or raw-pointer accesses is left alone,
@@ -38,7 +40,8 @@ A loop is hooked only where a jump is sound from the source alone:
   checks on ``oh + kh``: +61 % latency in full simulation with its row loops hooked).
 
 Each hook's comparison code carries :data:`VALUES_ONLY` where the loop's scalar reads of local
-memory, and its reads back of what it stores, steer no work (``_reads_steer_nothing``): the runtime
+memory (``GetValue``, a local tensor's ``t(i)``), and its reads back of what it stores, steer no work
+in the functions joined to its own by calls, callers included (``_reads_steer_nothing``): the runtime
 may then sample the loop although it reads local memory or rewrites its output within an
 iteration, which it otherwise leaves alone. Other variables the update clause steps (``++cur,
 ++oh``) get :data:`FOLLOW` after the hook, which moves them along by as many steps as the jump.
@@ -471,12 +474,34 @@ def _local_read(call: Any, gm: set[bytes]) -> bool:
     return _target(f.child_by_field_name("argument")) not in gm
 
 
-def _outputs(fns: list[Any], gm: set[bytes], declared: set[bytes]) -> set[bytes]:
-    """What these functions store into: tensors they ``SetValue`` or ``DataCopy`` to, pointers they
-    assign through (local arrays excepted)."""
+def _element_call(call: Any, tensors: set[bytes]) -> bool:
+    """A tensor's ``operator()`` (``t(i)``, ``this->t(i)``): one element, read or written."""
+    f = call.child_by_field_name("function")
+    return f is not None and f.type in ("identifier", "field_expression") and _target(f) in tensors
+
+
+def _assigned(node: Any) -> bool:
+    """Whether ``node`` is the target of a plain ``=`` (a store, not a read)."""
+    p = node.parent
+    return (
+        p is not None
+        and p.type == "assignment_expression"
+        and p.child_by_field_name("left") == node
+        and _text(p.child_by_field_name("operator")) == b"="
+    )
+
+
+def _outputs(fns: list[Any], gm: set[bytes], declared: set[bytes], local: set[bytes]) -> set[bytes]:
+    """What these functions store into: tensors they ``SetValue`` or ``DataCopy`` to or assign an
+    element of (``t(i) = v``), pointers they assign through (local arrays excepted)."""
     out: set[bytes] = set()
     for fn in fns:
         for m in _walk(fn):
+            if m.type == "call_expression" and _element_call(m, gm | local):
+                p = m.parent
+                if p is not None and p.type == "assignment_expression" and p.child_by_field_name("left") == m:
+                    out.add(_target(m.child_by_field_name("function")) or b"")
+                continue
             if m.type == "call_expression":
                 name, f = _callee(m), m.child_by_field_name("function")
                 args = m.child_by_field_name("arguments").named_children
@@ -501,11 +526,13 @@ def _outputs(fns: list[Any], gm: set[bytes], declared: set[bytes]) -> set[bytes]
 
 
 def _read_back(node: Any, outputs: set[bytes], tensors: set[bytes]) -> bool:
-    """A read of what the functions store into: ``GetValue`` of an output tensor, a subscript or
-    dereference of an output pointer anywhere but as the target of a plain ``=`` (a tensor's
-    subscript is a view, not a read)."""
+    """A read of what the functions store into: ``GetValue`` or ``operator()`` of an output tensor
+    (but as the target of a plain ``=``), a subscript or dereference of an output pointer anywhere
+    but as the target of a plain ``=`` (a tensor's subscript is a view, not a read)."""
     if node.type == "call_expression":
         f = node.child_by_field_name("function")
+        if _element_call(node, outputs & tensors):
+            return not _assigned(node)
         return (
             f is not None
             and f.type == "field_expression"
@@ -515,13 +542,7 @@ def _read_back(node: Any, outputs: set[bytes], tensors: set[bytes]) -> bool:
     if node.type in ("subscript_expression", "pointer_expression") and _target(node) in outputs - tensors:
         if node.type == "pointer_expression" and _text(node.child_by_field_name("operator")) != b"*":
             return False
-        p = node.parent
-        return not (
-            p is not None
-            and p.type == "assignment_expression"
-            and p.child_by_field_name("left") == node
-            and _text(p.child_by_field_name("operator")) == b"="
-        )
+        return not _assigned(node)
     return False
 
 
@@ -537,22 +558,23 @@ def _reads_steer_nothing(fns: list[Any], gm: set[bytes], local: set[bytes]) -> b
     declared: set[bytes] = set()
     for fn in fns:
         declared |= _declared(fn.child_by_field_name("body"))
-    outputs = _outputs(fns, gm, declared)
+    outputs = _outputs(fns, gm, declared, local)
 
     def source(m: Any) -> bool:
-        return (m.type == "call_expression" and _local_read(m, gm)) or _read_back(m, outputs, gm | local)
+        if m.type != "call_expression":
+            return _read_back(m, outputs, gm | local)
+        # GetValue of local memory, a local tensor's element read (t(i), but as a store's target)
+        if _local_read(m, gm) or (_element_call(m, local) and not _assigned(m)):
+            return True
+        return _read_back(m, outputs, gm | local)
 
     if not any(source(m) for fn in fns for m in _walk(fn)):
         return False  # no read seen here: any the runtime counts comes from code not analysed
     for fn in fns:
         for m in _walk(fn):
-            # reads this analysis does not follow: a tensor's operator(), a raw pointer to local
-            # memory, a local reference (an alias of a variable it would not see written)
-            if m.type == "call_expression":
-                f = m.child_by_field_name("function")
-                if f is not None and _target(f) in local and f.type in ("identifier", "field_expression"):
-                    return False
-            elif m.type == "field_identifier" and _text(m) == b"GetPhyAddr":
+            # reads this analysis does not follow: a raw pointer to local memory, a local reference
+            # (an alias of a variable it would not see written)
+            if m.type == "field_identifier" and _text(m) == b"GetPhyAddr":
                 return False
             elif m.type == "init_declarator" and m.child_by_field_name("declarator").type == "reference_declarator":
                 return False
@@ -582,6 +604,8 @@ def _reads_steer_nothing(fns: list[Any], gm: set[bytes], local: set[bytes]) -> b
             for left, right in writes(fn):
                 if left is None or right is None or not dirty(right):
                     continue
+                if left.type == "call_expression" and _element_call(left, gm | local):
+                    continue  # an element store (t(i) = v): the value goes to memory
                 name = _target(left)
                 while left.type in ("array_declarator", "pointer_declarator", "reference_declarator"):
                     left = left.child_by_field_name("declarator") or left.named_children[0]
@@ -627,19 +651,29 @@ def _reads_steer_nothing(fns: list[Any], gm: set[bytes], local: set[bytes]) -> b
 
 
 def _values_only(root: Any) -> dict[bytes, bool]:
-    """For each function of the source: whether its local-memory reads, and those of the functions of
-    the source it calls (transitively), steer nothing (:func:`_reads_steer_nothing`)."""
+    """For each function of the source: whether its local-memory reads, and those of every function
+    of the source joined to it by calls, callers included (transitively), steer nothing
+    (:func:`_reads_steer_nothing`). Callers count: a loop in a helper leaves stale values in what it
+    stores, and the code after the call may read them back and branch on them."""
     fns, gm, local = _function_bodies(root), _tensors(root, b"GlobalTensor"), _tensors(root, b"LocalTensor")
     calls = _calls(fns)
+    joined: dict[bytes, set[bytes]] = {name: set() for name in fns}
+    for name, callees in calls.items():
+        for c in callees & set(fns):
+            joined[name].add(c)
+            joined[c].add(name)
     out: dict[bytes, bool] = {}
     for name in fns:
+        if name in out:
+            continue
         scope, todo = {name}, [name]
         while todo:
-            for c in calls.get(todo.pop(), ()):
-                if c in fns and c not in scope:
+            for c in joined[todo.pop()]:
+                if c not in scope:
                     scope.add(c)
                     todo.append(c)
-        out[name] = _reads_steer_nothing([fn for s in scope for fn in fns[s]], gm, local)
+        flag = _reads_steer_nothing([fn for s in scope for fn in fns[s]], gm, local)
+        out.update(dict.fromkeys(scope, flag))  # one component, one answer
     return out
 
 
@@ -680,8 +714,50 @@ def _subscripted(body: Any) -> set[bytes]:
     return out
 
 
-def _steers_branch(body: Any, var: bytes) -> bool:
-    """Whether ``var``, or a variable the body computes from it, appears in a condition of the body."""
+def _pure(node: Any) -> bool:
+    """An expression that only computes a value: no call but C math and casts, no assignment."""
+    for n in _walk(node):
+        if n.type in ("assignment_expression", "update_expression", "new_expression", "delete_expression"):
+            return False
+        if n.type == "call_expression" and _callee(n) not in _VALUE_CALLS:
+            f = n.child_by_field_name("function")
+            if f is None or f.type != "primitive_type":
+                return False
+    return True
+
+
+def _select(cond: Any) -> bool:
+    """Whether a condition only picks a value: ``c ? a : b`` of pure operands, or an ``if`` (and
+    ``else``) whose branches only assign pure values to plain variables (``if (v > m) m = v;``, a
+    running max). Its outcome changes values, never work: the branches cost the same scalar
+    blocks whichever runs (GCC turns most into a select)."""
+    p = cond.parent
+    if p is None or not _pure(cond):
+        return False
+    if p.type == "conditional_expression":
+        return all(_pure(p.child_by_field_name(f)) for f in ("consequence", "alternative"))
+    if p.type != "if_statement":
+        return False
+
+    def assigns_only(st: Any) -> bool:
+        if st is None:
+            return True
+        if st.type == "else_clause":
+            return all(assigns_only(c) for c in st.named_children)
+        if st.type == "compound_statement":
+            return all(assigns_only(c) for c in st.named_children if c.type != "comment")
+        if st.type != "expression_statement" or len(st.named_children) != 1:
+            return False
+        e = st.named_children[0]
+        left = e.child_by_field_name("left") if e.type == "assignment_expression" else None
+        return left is not None and left.type == "identifier" and _pure(e.child_by_field_name("right"))
+
+    return assigns_only(p.child_by_field_name("consequence")) and assigns_only(p.child_by_field_name("alternative"))
+
+
+def _steers_branch(body: Any, var: bytes, selects: bool = True) -> bool:
+    """Whether ``var``, or a variable the body computes from it, appears in a condition of the body
+    (with ``selects=False``, one that only picks a value, :func:`_select`, does not count)."""
     derived = {var}
     changed = True
     while changed:
@@ -699,7 +775,7 @@ def _steers_branch(body: Any, var: bytes) -> bool:
             if name is not None and name not in derived and right is not None and _names(right) & derived:
                 derived.add(name)
                 changed = True
-    return any(_names(c) & derived for c in _conditions(body))
+    return any(_names(c) & derived and (selects or not _select(c)) for c in _conditions(body))
 
 
 def _eligible(
@@ -738,13 +814,16 @@ def _eligible(
         return None
     if _leaves_loop(body):
         return None
+    # a variable the body changes and carries across iterations may not steer its work: passed
+    # iterations would have changed it (a condition that only picks a value, a running max, may
+    # read it: the work is the same either way, and a stale value only changes values)
     carried = written - _declared(body) - {var}
     for c in _conditions(body):
-        if _names(c) & carried:
+        if _names(c) & carried and not _select(c):
             return None
     # a carried scalar through a copy (`c2 = cnt; if (c2 > n)`); an array the body refills (weights
     # reloaded per row) only as itself, above
-    if any(_steers_branch(body, v) for v in carried - _subscripted(body)):
+    if any(_steers_branch(body, v, selects=False) for v in carried - _subscripted(body)):
         return None
     if not _direct_work(body) and not any(_callee(n) in heavy for n in _walk(body) if n.type == "call_expression"):
         return None

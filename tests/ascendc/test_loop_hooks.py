@@ -128,7 +128,8 @@ def test_loops_whose_local_reads_are_values_only_are_flagged():
             "      for (uint32_t q = 0; q < u; ++q) yGm.SetValue(q, 0.0f);",
         ),  # a bound, through a copy
         ("float wv[4];", "float wv[4]; float carried = t.GetValue(0); if (carried) return;"),
-        ("float wv[4];", "float wv[4]; if (t(0) > 1) wv[0] = 0;"),  # operator(): a read not followed
+        ("float wv[4];", "float wv[4]; if (t(0) > 1) wv[0] = 0;"),  # operator(): a read, into a condition
+        ("const float v = t.GetValue(c) * wv[c % 4];", "const float v = t(t(c));"),  # an index read
         ("float wv[4];", "float wv[4]; if (yGm.GetValue(r) > 0) wv[0] = 0;"),  # a read-back of its output
         ("float wv[4];", "float wv[4]; float back = yRaw[r]; for (uint32_t q = 0; q < back; ++q) wv[0] = 0;"),
         ("float wv[4];", "float wv[4]; __ubuf__ float* p = (__ubuf__ float*)t.GetPhyAddr();"),
@@ -140,6 +141,58 @@ def test_a_local_read_that_could_steer_work_drops_the_flag(old, new):
     assert src != VALUE_READS
     flags = _flags(src)
     assert flags and all(not (f & VALUES_ONLY) for f in flags.values()), flags
+
+
+def test_element_reads_and_stores_through_operator_call_are_followed_as_values():
+    """``t(i)`` reads like ``GetValue`` and ``t(i) = v`` stores like ``SetValue``: a loop of them
+    keeps the flag (EvoKernel's matmul epilogues write ``z(i) = acc`` and store ``out(i)``)."""
+    src = VALUE_READS.replace("const float v = t.GetValue(c) * wv[c % 4];", "const float v = t(c) * wv[c % 4]; t(c) = v;")
+    assert src != VALUE_READS
+    assert _flags(src) == {"c": VALUES_ONLY, "r": VALUES_ONLY}
+
+
+def test_a_caller_that_branches_on_what_a_helper_loop_stored_drops_the_flag():
+    """The helper's loop leaves stale values after a jump; a caller that reads them back and branches
+    on them would change its work, so the callers are in the analysis too."""
+    src = (
+        "class K {\n"
+        "  AscendC::GlobalTensor<float> xGm, yGm;\n"
+        "  __aicore__ inline void Scale(AscendC::LocalTensor<float> t) {\n"
+        "    for (uint32_t c = 0; c < n; ++c) t.SetValue(c, t.GetValue(c) * xGm.GetValue(c));\n"
+        "  }\n"
+        "  __aicore__ inline void Process(AscendC::LocalTensor<float> t) {\n"
+        "    for (uint32_t r = 0; r < rows; ++r) { Scale(t); yGm.SetValue(r, t.GetValue(0)); }\n"
+        "  }\n"
+        "};\n"
+    )
+    assert _flags(src) == {"c": VALUES_ONLY, "r": VALUES_ONLY}  # the caller stores the value only
+    steered = src.replace("yGm.SetValue(r, t.GetValue(0));", "if (t.GetValue(0) > 0) yGm.SetValue(r, 1.0f);")
+    flags = _flags(steered)
+    assert flags and not any(f & VALUES_ONLY for f in flags.values()), flags
+
+
+@pytest.mark.parametrize(
+    ("body", "hooked"),
+    [
+        ("if (v > best) best = v;", True),  # a running max: the work is the same either way
+        ("if (v > best) { best = v; at = t; } else { at = at; }", True),
+        ("best = v > best ? v : best;", True),
+        ("if (v > best) { best = v; y.SetValue(t, v); }", False),  # a store only on one side
+        ("if (v > best) best = Refine(v);", False),  # a call only on one side
+        ("if (best > 1) acc += 1; best = v;", True),  # a conditional count: a value too
+        ("if (best > 1) { for (uint32_t q = 0; q < 4; ++q) acc += q; } best = v;", False),  # steers a loop
+    ],
+)
+def test_a_carried_value_may_only_pick_values(body, hooked):
+    src = (
+        "AscendC::GlobalTensor<float> x, y;\n"
+        "void f(uint32_t a, uint32_t n) {\n"
+        "  float best = -1e30f, acc = 0; uint32_t at = 0;\n"
+        f"  for (uint32_t t = a; t < n; ++t) {{ const float v = x.GetValue(t); {body} }}\n"
+        "  y.SetValue(0, best + acc + at);\n"
+        "}\n"
+    )
+    assert bool(_hooks(src)) == hooked, instrument_loops(src)
 
 
 def test_a_tile_loop_that_calls_a_function_with_scalar_work_gets_a_hook():
@@ -233,6 +286,59 @@ def test_hooks_leave_full_simulation_bit_for_bit_and_jumps_stay_in_the_bracket()
     want = _conv1d_reference(x, w, L)
     for _, lo, hi, _ in spans:
         assert torch.allclose(y[lo:hi], want[lo:hi], rtol=1e-4, atol=1e-4)
+
+
+# A row max over GM as scalar code: the column loop carries `best` through a select, which
+# changes values, never work, so the loop is hooked and sampled.
+ROW_MAX = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void row_max(GM_ADDR x, GM_ADDR y, uint32_t rows, uint32_t cols)
+{
+    GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x);
+    yGm.SetGlobalBuffer((__gm__ float*)y);
+    for (uint32_t r = 0; r < rows; ++r) {
+        float best = -3.0e38f;
+        for (uint32_t c = 0; c < cols; ++c) {
+            const float v = xGm.GetValue(r * cols + c);
+            if (v > best) best = v;
+        }
+        yGm.SetValue(r, best);
+    }
+}
+extern "C" void row_max_do(uint8_t* x, uint8_t* y, uint32_t rows, uint32_t cols)
+{
+    row_max<<<1, nullptr, nullptr>>>(x, y, rows, cols);
+}
+"""
+
+
+def test_a_running_max_loop_is_sampled_within_its_bracket():
+    rows, cols = 6, 1 << 16
+    torch.manual_seed(2)
+    x = torch.rand(rows * cols)
+    y = torch.zeros(rows)
+    runs = {}
+    for hooks in (False, True):
+        mod = asc.load(ROW_MAX, name="row_max.cpp", loop_hooks=hooks)
+        mod.row_max_do(x, y, rows, cols)
+        runs[hooks] = mod.last_run
+        assert torch.equal(y, x.view(rows, cols).max(1).values)
+    # in full simulation the hook moves the latency by a cycle (GCC lays out the loop exit
+    # differently around the call): 551,132 cycles against 551,131
+    assert runs[True].latency_s == pytest.approx(runs[False].latency_s, rel=1e-5)
+    full = runs[True]
+    y.fill_(float("nan"))
+    with sampled_simulation(blocks=2, loops="all"):
+        mod.row_max_do(x, y, rows, cols)
+        spans = written_spans(y)
+    got = mod.last_run
+    # rows after the first store jump through their columns; the first row's store is checked
+    assert got.loop_jumps >= 10 and got.loop_periods_skipped > 0.8 * (rows - 1) * cols
+    assert got.latency_lo_s <= full.latency_s <= got.latency_hi_s
+    assert got.latency_s == pytest.approx(full.latency_s, rel=0.03)
+    assert spans and float(y[0]) == float(x[:cols].max())
 
 
 # The column loop's work depends on the data (a second read for values over 0.5), so its

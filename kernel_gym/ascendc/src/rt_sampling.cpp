@@ -957,6 +957,13 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
         if (N.sampling) close_sample(N);
         N.n = 0;
     }
+    // an instance too short ever to be sampled (a pooling window's three taps): nothing to record;
+    // after kSiteMisses of them the loop stops recording (its state snapshots cost the host more
+    // than the loop's own work)
+    if (!N.sampling && N.n == 0 && iterations_left(I, B, step, cmp) + 1 < kMinLeft + 3) {
+        if (++N.misses >= kSiteMisses) N.off = true;
+        return i;
+    }
     N.next = I + step;
     ff_flush();  // the state must hold the fast accesses' cycles, as an API call's does
     const Snap x = take();

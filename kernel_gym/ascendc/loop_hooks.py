@@ -546,25 +546,59 @@ def _read_back(node: Any, outputs: set[bytes], tensors: set[bytes]) -> bool:
     return False
 
 
+def _parameters(fn: Any) -> list[tuple[bytes | None, bool]]:
+    """A function definition's parameters in order: (name, passed by value)."""
+    d = fn.child_by_field_name("declarator")
+    while d is not None and d.type != "function_declarator":
+        d = d.child_by_field_name("declarator")
+    plist = d.child_by_field_name("parameters") if d is not None else None
+    out: list[tuple[bytes | None, bool]] = []
+    for prm in plist.named_children if plist is not None else ():
+        if prm.type not in ("parameter_declaration", "optional_parameter_declaration"):
+            continue
+        decl = prm.child_by_field_name("declarator")
+        names = list(_declared_names(prm))
+        out.append((names[0] if names else None, decl is not None and decl.type == "identifier"))
+    return out
+
+
 def _reads_steer_nothing(fns: list[Any], gm: set[bytes], local: set[bytes]) -> bool:
     """Whether, in these functions, every value read from local memory as a scalar (``GetValue`` of a
     ``LocalTensor``) or read back from what they store into (their output tensors and pointers), and
     every variable computed from one, is only a value: it reaches arithmetic, local variables and
     arrays, stores (the value of a ``SetValue``, an assignment through a subscript) and C math, never
-    a condition, a subscript, a call's other argument, a pointer, a return or a variable that outlives
-    the functions. Then a loop among them may jump although it reads local memory or rewrites its
-    output: what a stale read returns after a jump changes no work, only values, and every store
-    after a jump is out of the check anyway."""
-    declared: set[bytes] = set()
+    a condition (but one that only picks a value, :func:`_select`), a subscript, a call's other
+    argument, a pointer or a variable that outlives the functions. Values cross the functions: an
+    argument taints the parameter it is passed by value to, and a function that returns one is a
+    read where it is called (``ExpScalar(v)`` through a one-element UB tensor). Then a loop among
+    them may jump although it reads local memory or rewrites its output: what a stale read returns
+    after a jump changes no work, only values, and every store after a jump is out of the check
+    anyway."""
+    # each function's own names (its locals and by-value parameters): a value is followed per
+    # function, so a parameter `x` tainted in one is not a buffer `x` of another
+    declared: dict[int, set[bytes]] = {}
     for fn in fns:
-        declared |= _declared(fn.child_by_field_name("body"))
-    outputs = _outputs(fns, gm, declared, local)
+        declared[fn.id] = _declared(fn.child_by_field_name("body"))
+    outputs = _outputs(fns, gm, set().union(*declared.values()), local)
+    params = {fn.id: _parameters(fn) for fn in fns}
+    defs: dict[bytes, list[Any]] = {}
+    for fn in fns:
+        declared[fn.id] |= {name for name, by_value in params[fn.id] if name is not None and by_value}
+        name = _function_name(fn)
+        if name is not None:
+            defs.setdefault(name, []).append(fn)
+    dirty_fns: set[bytes] = set()  # functions that return a value computed from a read
+
+    def own_call(m: Any) -> bool:
+        return m.type == "call_expression" and _callee(m) in defs and not _element_call(m, gm | local)
 
     def source(m: Any) -> bool:
         if m.type != "call_expression":
             return _read_back(m, outputs, gm | local)
         # GetValue of local memory, a local tensor's element read (t(i), but as a store's target)
         if _local_read(m, gm) or (_element_call(m, local) and not _assigned(m)):
+            return True
+        if own_call(m) and _callee(m) in dirty_fns:
             return True
         return _read_back(m, outputs, gm | local)
 
@@ -578,15 +612,14 @@ def _reads_steer_nothing(fns: list[Any], gm: set[bytes], local: set[bytes]) -> b
                 return False
             elif m.type == "init_declarator" and m.child_by_field_name("declarator").type == "reference_declarator":
                 return False
-    tainted: set[bytes] = set()
+    tainted: dict[int, set[bytes]] = {fn.id: set() for fn in fns}
 
-    def dirty(node: Any) -> bool:
+    def dirty(node: Any, fn: Any) -> bool:
+        names = tainted[fn.id]
         for m in _walk(node):
             if source(m):
                 return True
-            if m.type == "identifier" and _text(m) in tainted:
-                return True
-            if m.type == "field_expression" and _text(m.child_by_field_name("field")) in tainted:
+            if m.type == "identifier" and _text(m) in names:
                 return True
         return False
 
@@ -601,8 +634,9 @@ def _reads_steer_nothing(fns: list[Any], gm: set[bytes], local: set[bytes]) -> b
     while changed:  # taint: every variable a read value flows into
         changed = False
         for fn in fns:
+            mine = declared[fn.id]
             for left, right in writes(fn):
-                if left is None or right is None or not dirty(right):
+                if left is None or right is None or not dirty(right, fn):
                     continue
                 if left.type == "call_expression" and _element_call(left, gm | local):
                     continue  # an element store (t(i) = v): the value goes to memory
@@ -610,31 +644,49 @@ def _reads_steer_nothing(fns: list[Any], gm: set[bytes], local: set[bytes]) -> b
                 while left.type in ("array_declarator", "pointer_declarator", "reference_declarator"):
                     left = left.child_by_field_name("declarator") or left.named_children[0]
                     name = _text(left) if left.type == "identifier" else name
-                if left.type in ("subscript_expression", "pointer_expression") and name not in declared:
+                if left.type in ("subscript_expression", "pointer_expression") and name not in mine:
                     continue  # a store through a pointer: the value goes to memory
-                if name is None or name not in declared:
+                if left.type == "field_expression" or name is None or name not in mine:
                     return False  # a field, global or parameter: may steer outside what is seen
-                if name not in tainted:
-                    tainted.add(name)
+                if name not in tainted[fn.id]:
+                    tainted[fn.id].add(name)
                     changed = True
+            for m in _walk(fn):
+                if m.type == "return_statement" and _function_name(fn) not in dirty_fns and dirty(m, fn):
+                    dirty_fns.add(_function_name(fn))  # type: ignore[arg-type]
+                    changed = True
+                elif own_call(m):
+                    args = [a for a in m.child_by_field_name("arguments").named_children if a.type != "comment"]
+                    for k, a in enumerate(args):
+                        if not dirty(a, fn):
+                            continue
+                        for callee in defs[_callee(m)]:  # type: ignore[index]
+                            prm, by_value = params[callee.id][k] if k < len(params[callee.id]) else (None, False)
+                            if prm is None or not by_value:
+                                return False  # a reference or pointer parameter: an alias not followed
+                            if prm not in tainted[callee.id]:
+                                tainted[callee.id].add(prm)
+                                changed = True
     for fn in fns:
         body = fn.child_by_field_name("body")
-        if any(dirty(c) for c in _conditions(body)):
+        if any(dirty(c, fn) and not _select(c) for c in _conditions(body)):
             return False
         for m in _walk(body):
             t = m.type
-            if t == "binary_expression" and _text(m.child_by_field_name("operator")) in (b"&&", b"||") and dirty(m):
+            if t == "binary_expression" and _text(m.child_by_field_name("operator")) in (b"&&", b"||") and dirty(m, fn):
                 return False
             if t == "subscript_expression":
-                if any(dirty(c) for c in m.named_children if c != m.child_by_field_name("argument")):
+                if any(dirty(c, fn) for c in m.named_children if c != m.child_by_field_name("argument")):
                     return False
             elif t == "pointer_expression" or (
                 t == "field_expression" and _text(m.child_by_field_name("operator")) == b"->"
             ):
-                if dirty(m.child_by_field_name("argument")):
+                if dirty(m.child_by_field_name("argument"), fn):
                     return False
-            elif t in ("return_statement", "throw_statement") and dirty(m):
+            elif t == "throw_statement" and dirty(m, fn):
                 return False
+            elif own_call(m):
+                continue  # a function of these: its arguments taint its parameters (above)
             elif t == "call_expression" and not source(m):
                 args = [a for a in m.child_by_field_name("arguments").named_children if a.type != "comment"]
                 name = _callee(m)
@@ -643,9 +695,11 @@ def _reads_steer_nothing(fns: list[Any], gm: set[bytes], local: set[bytes]) -> b
                     args = args[:-1]  # the stored value
                 elif name in _VALUE_CALLS or (f is not None and f.type == "primitive_type"):
                     continue
-                if any(dirty(a) for a in args):
+                if any(dirty(a, fn) for a in args):
                     return False
-            elif t == "call_expression" and any(dirty(a) for a in m.child_by_field_name("arguments").named_children):
+            elif t == "call_expression" and any(
+                dirty(a, fn) for a in m.child_by_field_name("arguments").named_children
+            ):
                 return False  # a read at an index computed from a read
     return True
 

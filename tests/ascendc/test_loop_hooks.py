@@ -171,6 +171,38 @@ def test_a_caller_that_branches_on_what_a_helper_loop_stored_drops_the_flag():
     assert flags and not any(f & VALUES_ONLY for f in flags.values()), flags
 
 
+SCALAR_THROUGH_UB = """
+class K {
+  AscendC::GlobalTensor<float> xGm, yGm;
+  AscendC::LocalTensor<float> s;
+  __aicore__ inline float ExpScalar(float v) { s.SetValue(0, v); AscendC::Exp(s, s, 1); return s.GetValue(0); }
+  __aicore__ inline float Clip(float v) { return v > 1.0f ? v : 1.0f; }
+  __aicore__ inline void Process() {
+    for (uint32_t r = 0; r < rows; ++r) {
+      float acc = 0;
+      for (uint32_t c = 0; c < n; ++c) acc += ExpScalar(xGm.GetValue(r * n + c));
+      yGm.SetValue(r, Clip(acc));
+    }
+  }
+};
+"""
+
+
+def test_values_cross_functions_through_returns_and_parameters():
+    """exp through a one-element UB tensor (EvoKernel's ExpScalar_): the value it returns is a read
+    where it is called, and what it is passed taints the parameter; both stay values here (a
+    select in Clip picks one, stores take it), so both loops keep the flag."""
+    assert _flags(SCALAR_THROUGH_UB) == {"c": VALUES_ONLY, "r": VALUES_ONLY}
+    steered = SCALAR_THROUGH_UB.replace("yGm.SetValue(r, Clip(acc));", "if (Clip(acc) > 2.0f) yGm.SetValue(r, 0.0f);")
+    bound = SCALAR_THROUGH_UB.replace(
+        "return v > 1.0f ? v : 1.0f;", "float m = 1.0f; for (uint32_t q = 0; q < v; ++q) m += 1.0f; return m;"
+    )
+    for src in (steered, bound):  # a condition on the returned value; a loop bound on the parameter
+        assert src != SCALAR_THROUGH_UB
+        flags = _flags(src)
+        assert flags and not any(f & VALUES_ONLY for f in flags.values()), flags
+
+
 @pytest.mark.parametrize(
     ("body", "hooked"),
     [

@@ -55,7 +55,6 @@ from typing import Any
 
 HOOK = "KGSIM_LOOP_ITER"
 FOLLOW = "KGSIM_LOOP_FOLLOW"  # another variable the update clause steps: moved along after a jump
-ADVANCE = "KGSIM_LOOP_ADVANCE"  # after an advancing while loop's step: `while (v < e) { ...; v += s; }`
 _CMP = {"<": 0, "<=": 1, ">": 2, ">=": 3, "!=": 4}
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}
 _PLAIN = {
@@ -885,103 +884,12 @@ def _eligible(
     return var, bound, op, step, [(name, st) for name, st, _ in others]
 
 
-def _advanced(st: Any) -> bytes | None:
-    """The variable a statement moves forward: ``v += e;``, ``v = v + e;``, ``++v;`` or ``v++;``."""
-    if st.type != "expression_statement" or len(st.named_children) != 1:
-        return None
-    e = st.named_children[0]
-    if e.type == "update_expression":
-        arg = e.child_by_field_name("argument")
-        if arg is not None and arg.type == "identifier" and b"++" in _text(e):
-            return _text(arg)
-        return None
-    if e.type != "assignment_expression":
-        return None
-    left, right = e.child_by_field_name("left"), e.child_by_field_name("right")
-    if left is None or left.type != "identifier" or right is None:
-        return None
-    op = _text(e.child_by_field_name("operator"))
-    if op == b"+=":
-        return _text(left)
-    if op == b"=" and right.type == "binary_expression" and _text(right.child_by_field_name("operator")) == b"+":
-        first = right.child_by_field_name("left")
-        if first is not None and first.type == "identifier" and _text(first) == _text(left):
-            return _text(left)
-    return None
-
-
-def _continues(body: Any) -> bool:
-    """A ``continue`` of this loop (not of a loop inside it)."""
-
-    def visit(n: Any) -> bool:
-        if n.type == "continue_statement":
-            return True
-        if n.type in (*_LOOPS, "lambda_expression"):
-            return False
-        return any(visit(c) for c in n.children)
-
-    return any(visit(c) for c in body.children)
-
-
-def _while_eligible(node: Any, heavy: set[bytes]) -> tuple[bytes, bytes, str, Any] | None:
-    """(variable, bound text, comparison, its step statement) of an advancing while loop that may
-    be hooked: ``while (v < e) { <body>; v += s; }`` (``<=``; ``v + c < e``), the variable moved
-    forward by the body's last statement and nowhere else, no ``continue`` (it would skip the
-    step), and the rules of a counted ``for`` (:func:`_eligible`) for the rest: a plain bound the
-    body does not change, nothing that leaves the loop, no carried variable steering a branch, scalar
-    work in the body. The step may be anything the body computes (a span cut at a row's end)."""
-    if node.has_error or _in_constexpr(node):
-        return None
-    cond, body = node.child_by_field_name("condition"), node.child_by_field_name("body")
-    expr = cond.child_by_field_name("value") if cond is not None else None
-    if expr is None or expr.type != "binary_expression" or body is None or body.type != "compound_statement":
-        return None
-    stmts = [c for c in body.named_children if c.type != "comment"]
-    var = _advanced(stmts[-1]) if stmts else None
-    if var is None:
-        return None
-    op = _text(expr.child_by_field_name("operator")).decode()
-    left, right = expr.child_by_field_name("left"), expr.child_by_field_name("right")
-    if op not in _CMP or left is None or right is None:
-        return None
-    side, other = _var_side(left, var), right
-    if side is None:
-        side, other, op = _var_side(right, var), left, _FLIP[op]
-    if side is None or op not in ("<", "<=") or not _plain(other):
-        return None
-    _, offset, sign = side
-    if offset is None:
-        bound, reads = _text(other), [other]
-    else:  # v + c < e: v < e - c
-        back = b"-" if sign == b"+" else b"+"
-        bound, reads = b"(" + _text(other) + b") " + back + b" (" + _text(offset) + b")", [other, offset]
-    moves = [
-        n
-        for n in _walk(body)
-        if n.type in ("assignment_expression", "update_expression")
-        and _target(n.child_by_field_name("left") or n.child_by_field_name("argument")) == var
-    ]
-    written = _written(body)
-    if len(moves) != 1 or any(_names(r) & written for r in reads):
-        return None
-    if _leaves_loop(body) or _continues(body):
-        return None
-    carried = written - _declared(body) - {var}
-    if any(_names(c) & carried and not _select(c) for c in _conditions(body)):
-        return None
-    if any(_steers_branch(body, v, selects=False) for v in carried - _subscripted(body)):
-        return None
-    if not _direct_work(body) and not any(_callee(n) in heavy for n in _walk(body) if n.type == "call_expression"):
-        return None
-    return var, bound, op, stmts[-1]
-
-
 def instrument_loops(source: str) -> str:
     """``source`` with :data:`HOOK` in the update clause of every loop the module docstring admits.
 
     Line numbers are kept (nothing is inserted but on the lines that are there). Text the parser
     cannot read is left as it is, as is every loop it does not admit."""
-    if "for" not in source and "while" not in source:
+    if "for" not in source:
         return source
     data = source.encode()
     tree = _parser().parse(data)
@@ -990,27 +898,16 @@ def instrument_loops(source: str) -> str:
     consts = _constants(tree.root_node)
     values_only: dict[bytes, bool] | None = None
     for node in _walk(tree.root_node):
-        if node.type not in ("for_statement", "while_statement"):
-            continue
-        fn = node.parent
-        while fn is not None and fn.type != "function_definition":
-            fn = fn.parent
-        if node.type == "while_statement":
-            advancing = _while_eligible(node, heavy)
-            if advancing is None:
-                continue
-            if values_only is None:
-                values_only = _values_only(tree.root_node)
-            flags = VALUES_ONLY if fn is not None and values_only.get(_function_name(fn) or b"", False) else 0
-            var, bound, op, last = advancing
-            call = b" %s(%s, %s, %d);" % (ADVANCE.encode(), var, bound.replace(b"\n", b" "), _CMP[op] | flags)
-            inserts.append((last.end_byte, call))
+        if node.type != "for_statement":
             continue
         got = _eligible(node, heavy, consts)
         if got is None:
             continue
         var, bound, op, step, followers = got
         upd = node.child_by_field_name("update")
+        fn = node.parent
+        while fn is not None and fn.type != "function_definition":
+            fn = fn.parent
         if values_only is None:
             values_only = _values_only(tree.root_node)
         flags = VALUES_ONLY if fn is not None and values_only.get(_function_name(fn) or b"", False) else 0

@@ -373,68 +373,6 @@ def test_a_running_max_loop_is_sampled_within_its_bracket():
     assert spans and float(y[0]) == float(x[:cols].max())
 
 
-# EvoKernel's convolution walk: a while loop over the block's outputs in spans of up to 16, cut at
-# each row's end, each span's outputs a 3-tap sum over GM.
-SPAN_WALK = r"""
-#include "kernel_operator.h"
-using namespace AscendC;
-extern "C" __global__ __aicore__ void span_walk(GM_ADDR x, GM_ADDR y, uint32_t total, uint32_t width)
-{
-    GlobalTensor<float> xGm, yGm;
-    xGm.SetGlobalBuffer((__gm__ float*)x);
-    yGm.SetGlobalBuffer((__gm__ float*)y);
-    uint32_t linear = 0;
-    while (linear < total) {
-        const uint32_t col = linear % width;
-        uint32_t span = 16;
-        if (span > width - col) span = width - col;
-        for (uint32_t i = 0; i < 16; ++i) {
-            if (i < span) {
-                const uint64_t at = linear + i;
-                yGm.SetValue(at, xGm.GetValue(at) + xGm.GetValue(at + 1) + xGm.GetValue(at + 2));
-            }
-        }
-        linear += span;
-    }
-}
-extern "C" void span_walk_do(uint8_t* x, uint8_t* y, uint32_t total, uint32_t width)
-{
-    span_walk<<<1, nullptr, nullptr>>>(x, y, total, width);
-}
-"""
-
-
-def test_an_advancing_while_loop_is_sampled_within_its_bracket():
-    assert "linear += span; KGSIM_LOOP_ADVANCE(linear, total, 0);" in instrument_loops(SPAN_WALK)
-    rows, width = 512, 254  # 15 spans of 16 and one of 14 per row
-    total = rows * width
-    torch.manual_seed(3)
-    x = torch.rand(total + 2)
-    y = torch.zeros(total)
-    want = x[:-2] + x[1:-1] + x[2:]
-    runs = {}
-    for hooks in (False, True):
-        mod = asc.load(SPAN_WALK, name="span_walk.cpp", loop_hooks=hooks)
-        mod.span_walk_do(x, y, total, width)
-        runs[hooks] = mod.last_run
-        assert torch.allclose(y, want)
-    # the hook after the step: 4 cycles of 4.2 million more in full simulation
-    assert runs[True].latency_s == pytest.approx(runs[False].latency_s, rel=1e-5)
-    full = runs[True]
-    y.fill_(float("nan"))
-    with sampled_simulation(blocks=2, loops="all"):
-        mod.span_walk_do(x, y, total, width)
-        spans = written_spans(y)
-    got = mod.last_run
-    assert got.loop_jumps >= 10 and got.loop_periods_skipped > 0.8 * total / 16
-    assert got.latency_lo_s <= full.latency_s <= got.latency_hi_s
-    assert got.latency_s == pytest.approx(full.latency_s, rel=0.03)
-    # the stores before the first jump are checked and right; nothing past the end was written
-    assert spans
-    for _, lo, hi, _ in spans:
-        assert torch.allclose(y[lo:hi], want[lo:hi])
-
-
 # The column loop's work depends on the data (a second read for values over 0.5), so its
 # iterations cost differently: sampling them at random positions is unbiased all the same.
 BRANCHY = r"""

@@ -830,11 +830,6 @@ struct NativeLoop {
     // carried data from one iteration to another
     RewriteMark mark{};
     bool marked = false, carried = false;
-    // (advancing while loops, loop_advance) the variable after the last call, and whether an
-    // instance runs: their steps are the variable's moves, and an instance ends where the
-    // condition fails
-    __int128 adv_prev = 0;
-    bool adv_live = false;
 };
 constexpr size_t kMaxMarks = 32;  // marked loops per block; a loop beyond them counts as carrying
 std::vector<NativeLoop*> g_native_touched;  // loops with a sample to close at the block's end
@@ -928,52 +923,7 @@ long long g_last_jump = 0;  // iterations the last loop_iter call passed (loop_j
 }  // namespace
 long long loop_jumped() noexcept { return g_last_jump; }
 
-namespace {
-long long loop_step(LoopSite* site, long long i, long long bound, long long step, int cmp, bool u64,
-                    bool advancing) noexcept;
-}  // namespace
-
 long long loop_iter(LoopSite* site, long long i, long long bound, long long step, int cmp, bool u64) noexcept {
-    return loop_step(site, i, bound, step, cmp, u64, false);
-}
-
-// A kernel's own advancing while loop (base.h, KGSIM_LOOP_ADVANCE, after the body's last statement,
-// the variable's step: `while (v < end) { ...; v += span; }`): sampled as a counted loop whose step
-// is the variable's last move, so a jump passes iterations that each move it as the one just run
-// did (EvoKernel's convolutions walk their outputs in spans of up to 16, cut at each row's end).
-// An instance ends where the condition fails; a call that does not move the variable forward
-// leaves the loop alone for the block.
-long long loop_advance(LoopSite* site, long long v, long long bound, int cmp, bool u64) noexcept {
-    g_last_jump = 0;
-    if (!g_loop_on || g_loop.launch_off || !hot.in_launch || !g_loop.eligible) return v;
-    if (site->state == nullptr) site->state = new NativeLoop{};
-    NativeLoop& N = *static_cast<NativeLoop*>(site->state);
-    if (N.epoch != g_block_epoch)
-        N = NativeLoop{}, N.epoch = g_block_epoch, N.rng = 0x9E3779B97F4A7C15ull ^ uint64_t(hot.core_uid + 1);
-    if (N.off) return v;
-    const __int128 V = u64 ? __int128((unsigned long long)v) : __int128(v);
-    const __int128 B = u64 ? __int128((unsigned long long)bound) : __int128(bound);
-    const bool inside = (cmp & 7) == 1 ? V <= B : V < B;
-    if (!inside) {  // the instance's last iteration ran
-        if (N.sampling) close_sample(N);
-        N.n = 0, N.adv_live = false;
-        return v;
-    }
-    const __int128 step = N.adv_live ? V - N.adv_prev : 1;
-    if (step <= 0 || step > (__int128(1) << 40)) {  // not a forward walk
-        if (N.sampling) close_sample(N);
-        N.off = true;
-        return v;
-    }
-    N.adv_live = true;
-    const long long out = loop_step(site, v, bound, (long long)step, cmp, u64, true);
-    N.adv_prev = u64 ? __int128((unsigned long long)out) : __int128(out);
-    return out;
-}
-
-namespace {
-long long loop_step(LoopSite* site, long long i, long long bound, long long step, int cmp, bool u64,
-                    bool advancing) noexcept {
     g_last_jump = 0;
     const bool values_only = (cmp & 8) != 0;  // loop_hooks.VALUES_ONLY: its local reads steer no work
     cmp &= 7;
@@ -1003,7 +953,7 @@ long long loop_step(LoopSite* site, long long i, long long bound, long long step
     }
     const __int128 I = u64 ? __int128((unsigned long long)i) : __int128(i);
     const __int128 B = u64 ? __int128((unsigned long long)bound) : __int128(bound);
-    if (N.n > 0 && !advancing && I != N.next) {  // another instance of the loop
+    if (N.n > 0 && I != N.next) {  // another instance of the loop
         if (N.sampling) close_sample(N);
         N.n = 0;
     }
@@ -1083,7 +1033,6 @@ long long loop_step(LoopSite* site, long long i, long long bound, long long step
     g_last_jump = (long long)jump;
     return (long long)(I + jump * step);
 }
-}  // namespace
 
 void loop_launch_begin() {
     g_loop.launch_off = false;

@@ -167,21 +167,6 @@ __attribute__((always_inline)) inline T loop_at(LoopSite* site, T i, B bound, S 
         return i;
     }
 }
-// The same for an advancing while loop (`while (v < end) { ...; v += span; }`): KGSIM_LOOP_ADVANCE
-// follows the body's last statement, the variable's step (src/rt_sampling.cpp, loop_advance).
-long long loop_advance(LoopSite* site, long long v, long long bound, int cmp, bool u64) noexcept;
-template <class T, class B>
-__attribute__((always_inline)) inline T loop_advance_at(LoopSite* site, T v, B bound, int cmp) noexcept {
-    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool> && std::is_integral_v<B>) {
-        return T(loop_advance(site, (long long)v, (long long)bound, cmp, std::is_unsigned_v<T> && sizeof(T) == 8));
-    } else {
-        return v;
-    }
-}
-#define KGSIM_LOOP_ADVANCE(var, bound, cmp)                                                                    \
-    ((var) = ::kgsim::loop_advance_at(                                                                         \
-         []() noexcept -> ::kgsim::LoopSite* { static ::kgsim::LoopSite site_; return &site_; }(), (var), (bound), \
-         (cmp)))
 // Iterations the last loop_iter call moved its loop past (0: none): KGSIM_LOOP_FOLLOW moves another
 // variable of the update clause (`++cur, ++oh`) along by as many of its steps.
 long long loop_jumped() noexcept;

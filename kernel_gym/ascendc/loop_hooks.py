@@ -570,9 +570,9 @@ def _reads_steer_nothing(fns: list[Any], gm: set[bytes], local: set[bytes]) -> b
     a condition (but one that only picks a value, :func:`_select`), a subscript, a call's other
     argument, a pointer, a ``return`` or a variable that outlives the functions. Values cross the
     functions one way: an argument taints the parameter it is passed by value to. A returned read
-    (``ExpScalar(v)``: SetValue, a vector Exp, GetValue of a one-element UB tensor) refuses: jumps
-    over a loop of such calls gave 0.12x the unsampled latency on a level-2 epilogue
-    (ConvTranspose2dAddMinGeluMultiply), its bracket excluding the true figure. Then a loop among
+    (``ExpScalar(v)``: SetValue, a vector Exp, GetValue of a one-element UB tensor) refuses: with
+    it flagged, a level-2 epilogue (ConvTranspose2dAddMinGeluMultiply) jumped past most of its
+    stores and passed the check with an argument mapping that the unflagged run rejects. Then a loop among
     them may jump although it reads local memory or rewrites its output: what a stale read returns
     after a jump changes no work, only values, and every store after a jump is out of the check
     anyway."""

@@ -190,9 +190,9 @@ class K {
 
 def test_a_returned_read_drops_the_flag():
     """exp through a one-element UB tensor (EvoKernel's ExpScalar_): the value it returns is a read
-    where it is called; jumps over such loops misjudged a level-2 epilogue's latency 8x (its
-    bracket excluding the unsampled figure), so a returned read drops the flag, and with it a
-    function that returns a value computed from one (Clip)."""
+    where it is called; jumps over such loops let a level-2 epilogue pass its check with a wrong
+    argument mapping, so a returned read drops the flag, and with it a function that returns a
+    value computed from one (Clip)."""
     flags = _flags(SCALAR_THROUGH_UB)
     assert flags and not any(f & VALUES_ONLY for f in flags.values()), flags
     stored = SCALAR_THROUGH_UB.replace(

@@ -95,6 +95,30 @@ def test_reductions(misc_mod):
                                atol=2e-2, rtol=2e-3)
 
 
+def _tree_sum_f32(v: np.ndarray) -> np.float32:
+    """A repeat's sum as the vector unit forms it: pairwise adds in float, an odd last element carried."""
+    v = v.astype(np.float32)
+    while v.size > 1:
+        h = v.size // 2
+        nxt = v[0 : 2 * h : 2] + v[1 : 2 * h : 2]
+        v = np.concatenate([nxt, v[2 * h :]])
+    return v[0] if v.size else np.float32(0)
+
+
+@pytest.mark.parametrize("n", [256, 1000, 37])
+def test_reduce_sum_float_order(misc_mod, n):
+    # ReduceSum's count form: a tree of adds within each 64-element repeat, then the repeats' sums
+    # accumulated in order, every partial in float: bit for bit, a partial last repeat included
+    a = torch.randn(1024, generator=torch.Generator().manual_seed(n)) * 100
+    parts = [_tree_sum_f32(a[i : min(i + 64, n)].numpy()) for i in range(0, n, 64)]
+    acc = parts[0]
+    for p in parts[1:]:
+        acc = np.float32(acc + p)
+    got = _run(misc_mod, 8, a, n=n)[:4].view(torch.float32).item()
+    assert got == float(acc)
+    assert got != float(np.float32(a[:n].numpy().astype(np.float64).sum())) or n < 64  # the order shows
+
+
 def test_masks_strides_and_counter_mode(misc_mod):
     g = torch.Generator().manual_seed(5)
     a, b = torch.randn(256, generator=g), torch.randn(256, generator=g)

@@ -114,6 +114,11 @@ struct LaunchRec {
     std::vector<std::array<double, P_COUNT>> block_busy;
     uint64_t gm_read = 0, gm_write = 0;
     std::vector<FaultRec> faults, warnings;
+    // the warning warn_new last found recorded (its class and file by address): a kernel that reads
+    // past a LocalTensor's end in its inner loop asks for the same one at every access
+    const char* warned_cls = nullptr;
+    const char* warned_file = nullptr;
+    uint32_t warned_line = 0;
     double cycles = 0, latency_s = 0, compute_s = 0, hbm_s = 0, gm_port_s = 0, launch_s = 0;
     int64_t cores_used = 0, waves = 0;
     std::array<double, P_COUNT> critical_busy{};

@@ -175,9 +175,14 @@ const char* pipe_name(int p) {
 }
 
 bool warn_new(const char* cls, const Loc& loc) {
-    if (!rt.cur || rt.cur->warnings.size() >= 16) return false;
-    for (auto& w : rt.cur->warnings)
-        if (w.cls == cls && w.line == loc.line() && w.file == loc.file_name()) return false;
+    LaunchRec* run = rt.cur;
+    if (!run || run->warnings.size() >= 16) return false;
+    if (cls == run->warned_cls && loc.file_name() == run->warned_file && loc.line() == run->warned_line) return false;
+    for (auto& w : run->warnings)
+        if (w.cls == cls && w.line == loc.line() && w.file == loc.file_name()) {
+            run->warned_cls = cls, run->warned_file = loc.file_name(), run->warned_line = loc.line();
+            return false;
+        }
     return true;
 }
 

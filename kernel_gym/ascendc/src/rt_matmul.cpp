@@ -35,6 +35,23 @@ double load(const MmOperand& o, int64_t idx) {
     }
 }
 
+// `count` elements of an operand as floats, element i at index first + i * stride: an F32 operand
+// straight from its memory (a matrix-vector product loads 4e9 of them at its published shape),
+// others through load().
+void load_floats(const MmOperand& o, int64_t first, int64_t stride, int64_t count, float* out) {
+    if (o.dt != DT::F32) {
+        for (int64_t i = 0; i < count; ++i) out[i] = float(load(o, first + i * stride));
+        return;
+    }
+    const uint8_t* base = o.is_local ? mem_ptr(o.local.mem, o.local.addr) : static_cast<const uint8_t*>(o.gm);
+    const uint8_t* p = base + first * 4;
+    if (stride == 1) {
+        std::memcpy(out, p, size_t(count) * 4);
+        return;
+    }
+    for (int64_t i = 0; i < count; ++i) std::memcpy(out + i, p + i * stride * 4, 4);
+}
+
 // Check the bytes an operand's rows [r0, r0 + rows) x cols [c0, c0 + cols) cover (row stride ld).
 // An atomic write (GetTensorC/IterateAll with enAtomic) is an atomic access for the race detector.
 // record = false: the caller records the plain stores itself (record_store, after writing).
@@ -122,15 +139,13 @@ void mm_block(const MmOperand& a, const MmOperand& b, const MmOperand* bias, int
     // sums its products in k order, one partial sum per baseK step (the Mmads into L0C)
     std::vector<float> arow(static_cast<size_t>(k)), brow(static_cast<size_t>(k * n)), part(static_cast<size_t>(n));
     for (int64_t kk = 0; kk < k; ++kk)
-        for (int64_t j = 0; j < n; ++j)
-            brow[size_t(kk * n + j)] = float(load(b, b.trans ? (col0 + j) * b.ld + kk : kk * b.ld + col0 + j));
+        load_floats(b, b.trans ? col0 * b.ld + kk : kk * b.ld + col0, b.trans ? b.ld : 1, n, &brow[size_t(kk * n)]);
     std::vector<float> bias_row(static_cast<size_t>(n), 0.0f);
     if (bias)
         for (int64_t j = 0; j < n; ++j) bias_row[size_t(j)] = float(load(*bias, col0 + j));
     int64_t bk = base_k > 0 ? base_k : k;
     for (int64_t i = 0; i < m; ++i) {
-        for (int64_t kk = 0; kk < k; ++kk)
-            arow[size_t(kk)] = float(load(a, a.trans ? kk * a.ld + row0 + i : (row0 + i) * a.ld + kk));
+        load_floats(a, a.trans ? row0 + i : (row0 + i) * a.ld, a.trans ? a.ld : 1, k, arow.data());
         float* acc = l0c + i * n;
         std::copy(bias_row.begin(), bias_row.end(), acc);
         for (int64_t k0 = 0; k0 < k; k0 += bk) {

@@ -421,6 +421,34 @@ double tree_sum(double* v, uint32_t n, bool is_half) {
     return is_half ? double(float(half(float(v[0])))) : double(float(v[0]));
 }
 
+// tree_sum of n floats (F32 operands): the same pairs in the same order, in float, as tree_sum
+// computes them through doubles that hold floats; the host's hot path for published-shape
+// reductions (FrobeniusNorm's first pass sums 1.9e9 elements through ReduceSum)
+double tree_sum_f32(float* v, uint32_t n) {
+    if (n == 0) return 0;
+    while (n > 1) {
+        uint32_t h = n / 2;
+        for (uint32_t i = 0; i < h; ++i) v[i] = v[2 * i] + v[2 * i + 1];
+        if (n & 1) v[h] = v[n - 1];
+        n = h + (n & 1);
+    }
+    return double(v[0]);
+}
+
+// The F32 elements that repeat r of a contiguous operand selects, into out (at most 64); returns
+// their count.
+uint32_t gather_f32(const Sel& s, const uint8_t* base, uint32_t r, float* out) {
+    const uint64_t bits = r + 1 == s.R ? s.last_lo : s.lo;
+    const uint8_t* row = base + uint64_t(r) * 256;
+    if (bits == ~0ull) {
+        std::memcpy(out, row, 256);
+        return 64;
+    }
+    uint32_t k = 0;
+    for (uint64_t b = bits; b != 0; b &= b - 1) std::memcpy(out + k++, row + 4 * uint32_t(__builtin_ctzll(b)), 4);
+    return k;
+}
+
 struct RedResult {
     double value = 0;
     int64_t index = 0;
@@ -751,7 +779,13 @@ void vec_reduce(int kind, int shape, DT dt, const TRef& dst, const TRef& src, co
         RedResult res;
         std::vector<double> partials;
         partials.reserve(s.R);
-        for (uint32_t rr = 0; rr < s.R; ++rr) {
+        // (an F32 sum over a contiguous operand: the same sums through float buffers)
+        const bool fast_f32 = kind == 0 && dt == DT::F32 && A.contiguous(epr);
+        for (uint32_t rr = 0; fast_f32 && rr < s.R; ++rr) {
+            float fb[64];
+            partials.push_back(tree_sum_f32(fb, gather_f32(s, A.base, rr, fb)));
+        }
+        for (uint32_t rr = 0; !fast_f32 && rr < s.R; ++rr) {
             uint32_t k = 0;
             RedResult rres;
             for (uint32_t e = 0; e < epr; ++e) {

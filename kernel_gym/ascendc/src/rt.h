@@ -114,11 +114,14 @@ struct LaunchRec {
     std::vector<std::array<double, P_COUNT>> block_busy;
     uint64_t gm_read = 0, gm_write = 0;
     std::vector<FaultRec> faults, warnings;
-    // the warning warn_new last found recorded (its class and file by address): a kernel that reads
-    // past a LocalTensor's end in its inner loop asks for the same one at every access
-    const char* warned_cls = nullptr;
-    const char* warned_file = nullptr;
-    uint32_t warned_line = 0;
+    // warnings warn_new found recorded, by their class's and file's addresses and line, direct-mapped
+    // by line: a kernel that reads past a LocalTensor's end in its inner loop asks at every access
+    struct Warned {
+        const char* cls = nullptr;
+        const char* file = nullptr;
+        uint32_t line = 0;
+    };
+    std::array<Warned, 16> warned{};
     double cycles = 0, latency_s = 0, compute_s = 0, hbm_s = 0, gm_port_s = 0, launch_s = 0;
     int64_t cores_used = 0, waves = 0;
     std::array<double, P_COUNT> critical_busy{};

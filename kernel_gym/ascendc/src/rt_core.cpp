@@ -177,10 +177,11 @@ const char* pipe_name(int p) {
 bool warn_new(const char* cls, const Loc& loc) {
     LaunchRec* run = rt.cur;
     if (!run || run->warnings.size() >= 16) return false;
-    if (cls == run->warned_cls && loc.file_name() == run->warned_file && loc.line() == run->warned_line) return false;
+    LaunchRec::Warned& seen = run->warned[loc.line() % run->warned.size()];
+    if (cls == seen.cls && loc.file_name() == seen.file && loc.line() == seen.line) return false;
     for (auto& w : run->warnings)
         if (w.cls == cls && w.line == loc.line() && w.file == loc.file_name()) {
-            run->warned_cls = cls, run->warned_file = loc.file_name(), run->warned_line = loc.line();
+            seen = {cls, loc.file_name(), loc.line()};
             return false;
         }
     return true;

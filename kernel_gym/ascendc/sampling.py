@@ -53,6 +53,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from kernel_gym.ascendc.loader import runtime_library
 
 __all__ = [
+    "CHECKABLE_FALLBACK_ORDER",
     "LOOP_FALLBACK_ORDER",
     "LazyOutputs",
     "LazyParameters",
@@ -87,7 +88,8 @@ _DTYPES = {
 }
 
 
-_LOOP_MODES: dict[bool | str, int] = {False: 0, True: 1, "all": 2}  # the runtime's loop sampling modes
+# the runtime's loop sampling modes
+_LOOP_MODES: dict[bool | str, int] = {False: 0, True: 1, "all": 2, "all_checked": 3}
 _ACTIVE = 0  # sampled_simulation blocks running (a caller's own settings win over the loaders' option)
 _TYPED: set[int] = set()  # runtime libraries whose sampling functions have their ctypes signatures
 
@@ -153,7 +155,11 @@ def sampled_simulation(
         many blocks were loop-sampled (``loop_sampled_blocks``) and why a block ran in full
         (``loop_fallback``). ``"all"``: block 0 loop-samples too (a launch of one block, or a
         long block 0, then costs only its first and last iterations); the sampled check then
-        covers every sampled block's iterations before its first skip. A block that skipped
+        covers every sampled block's iterations before its first skip. ``"all_checked"``: as
+        ``"all"``, but block 0's skips keep every call's work (only their timing is extrapolated)
+        until it has stored something the check sees, so a kernel whose every block stores only
+        after a skipped loop (a per-tile reduction, then the tile's store) still has block 0's
+        first stores to check, without block 0 in full (``True``). A block that skipped
         and then waits for another is an ``unsupported_api`` fault: :func:`run_with_loop_fallback`
         retries with less loop sampling.
     :param scalar_fast_forward: with block sampling on (``blocks`` > 0), each simulated block's
@@ -175,8 +181,8 @@ def sampled_simulation(
     before = int(rt.kgsim_get_sampling())
     loops_before = int(rt.kgsim_get_loop_sampling())
     ff_before = int(rt.kgsim_get_scalar_fast_forward())
-    if loops not in (False, True, "all"):
-        raise ValueError(f"sampled_simulation(loops=...) takes False, True or 'all', not {loops!r}")
+    if loops not in _LOOP_MODES:
+        raise ValueError(f"sampled_simulation(loops=...) takes False, True, 'all' or 'all_checked', not {loops!r}")
     rt.kgsim_set_sampling(int(blocks))
     rt.kgsim_set_loop_sampling(_LOOP_MODES[loops])
     rt.kgsim_set_scalar_fast_forward(int(bool(scalar_fast_forward)))
@@ -194,6 +200,9 @@ def sampled_simulation(
 
 
 LOOP_FALLBACK_ORDER: tuple[bool | str, ...] = ("all", True, False)
+# the modes, in turn, of a rerun whose "all" run left nothing to check (every sampled block stored
+# only after skipping loop iterations)
+CHECKABLE_FALLBACK_ORDER: tuple[bool | str, ...] = ("all_checked", True, False)
 _OPTION_CAP = 1 << 30  # clean lazy input chunks under the loaders' option: with the process, under 2 GiB
 
 
@@ -863,7 +872,8 @@ def check_sampled_output(
             return SampledCheck(
                 False,
                 f"the sampled blocks stored into the output ({late} B) only after skipping loop iterations, so none "
-                "of it can be checked; loops=True runs block 0 in full and checks its stores",
+                "of it can be checked; loops='all_checked' keeps block 0's work until its first store, loops=True "
+                "runs block 0 in full, and either checks block 0's stores",
                 checkable=False,
             )
         return SampledCheck(False, "the sampled blocks stored nothing into the output")

@@ -212,6 +212,7 @@ class AscendSimBackend(Backend):
 
         import kernel_gym.ascendc as asc
         from kernel_gym.ascendc.sampling import (
+            CHECKABLE_FALLBACK_ORDER,
             LOOP_FALLBACK_ORDER,
             LazyOutputs,
             run_with_loop_fallback,
@@ -236,9 +237,13 @@ class AscendSimBackend(Backend):
         if late and loops == "all":
             # every sampled block stored its output only after skipping loop iterations (a reduction that
             # accumulates over a loop and stores once): none of it is checkable, and taking that as
-            # "unchecked" would let an answer dodge the check. Block 0 in full makes its stores checkable.
+            # "unchecked" would let an answer dodge the check. Block 0 keeping its work until its first
+            # store makes those stores checkable; block 0 in full where even that leaves none.
             del out
-            (out, rec, spans, late), loops = run_with_loop_fallback(attempt, LOOP_FALLBACK_ORDER[1:])
+            (out, rec, spans, late), loops = run_with_loop_fallback(attempt, CHECKABLE_FALLBACK_ORDER)
+            if late and loops == "all_checked":
+                del out
+                (out, rec, spans, late), loops = run_with_loop_fallback(attempt, CHECKABLE_FALLBACK_ORDER[1:])
         if not rec.launches:
             raise RuntimeError(self.no_launch_message)
         summary = {

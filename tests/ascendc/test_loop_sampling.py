@@ -449,7 +449,7 @@ def test_loops_all_samples_block_0_too(relu_mod):
     for _, lo, hi, _ in spans:
         assert torch.equal(y[lo:hi], y_full[lo:hi])
     assert bool(y.isnan().any())
-    with pytest.raises(ValueError, match="False, True or 'all'"), sampled_simulation(loops="some"):
+    with pytest.raises(ValueError, match="False, True, 'all' or 'all_checked'"), sampled_simulation(loops="some"):
         pass
 
 

@@ -574,6 +574,29 @@ def test_an_output_stored_only_after_a_loop_skip_is_unchecked_not_a_mismatch():
     assert not nothing.ok and nothing.checkable and "stored nothing" in nothing.message
 
 
+def test_all_checked_keeps_block_0s_work_until_its_first_store():
+    """loops="all_checked": block 0's skip before its first store keeps every call's work (only the
+    timing is extrapolated), so the store after the skipped loop is right and checked, at the
+    latency "all" estimates, where loops=True had to run the whole block in full."""
+    mod = asc.load(SUM_TILES, name="sum_tiles.cpp")
+    tile, tiles = 1024, 64
+    x = torch.randn(tiles * tile)
+    runs = {}
+    for loops in ("all", "all_checked", False):
+        y = torch.full((tile,), float("nan"))
+        with sampled_simulation(blocks=0, loops=loops):
+            mod.sum_tiles_do(x, y, tile, tiles)
+            runs[loops] = mod.last_run, check_sampled_output(y, lambda r0, r1: x.view(tiles, tile).sum(0)[r0:r1])
+    (skipped, _), (kept, check), (full, _) = runs["all"], runs["all_checked"], runs[False]
+    assert kept.loop_sampled_blocks == 1 and kept.loop_periods_skipped > 0
+    assert check.ok and check.checkable and check.elements_checked == tile, check.message
+    assert kept.latency_s == skipped.latency_s  # the same extrapolation; only the work differs
+    assert kept.latency_lo_s <= full.latency_s <= kept.latency_hi_s
+    with pytest.raises(ValueError, match="all_checked"):
+        with sampled_simulation(blocks=0, loops="every"):
+            pass
+
+
 # One block stores one scalar per row of x into y inside a loop of API calls, which loop sampling
 # skips: the value read back from UB (read_back=1: a timing-only skip, every call's work done) or a
 # constant (0: a skip of the calls' work). Conv3dGroupNormMean's per-sample stores sat in such a skip.

@@ -504,6 +504,11 @@ bool g_loop_skipping = false;
 bool g_loop_timing_only = false;
 uint64_t g_scalar_gm_ops = 0;
 bool g_loop_block0 = false;  // mode 2: block index 0 may skip too (one-block launches, a long block 0)
+// mode 3 ("all_checked"): as mode 2, but block 0's skips keep every call's work (timing-only) until it
+// has stored something the check sees: a kernel whose every sampled block stores only after a skip
+// (RmsNorm's per-tile channel sum) then has block 0's first stores to check, where mode 1 ran all of
+// block 0 in full for them
+bool g_loop_block0_keeps = false;
 
 namespace {
 
@@ -778,7 +783,8 @@ bool loop_skip_slow(const Loc& loc, uint64_t key, uint8_t flags) {
     g_loop_skipping = true;
     ff_flush();
     ff.paused_left = ff.left, ff.left = 0;  // its accessors take loop skipping's bounds-only path
-    g_loop_timing_only = at(i).reads != at(i - P).reads;
+    g_loop_timing_only = at(i).reads != at(i - P).reads ||
+                         (g_loop_block0_keeps && hot.block_idx == 0 && g_block_checked_stores == 0);
     L.mark = at(i);
     L.spread_extra = 0;
     if (!L.skipped && rt.cur) ++rt.cur->loop_sampled_blocks;
@@ -1516,8 +1522,8 @@ extern "C" {
 
 void kgsim_set_sampling(long long groups) { g_sample_groups = groups < 0 ? 0 : groups; }
 // 0: off; 1: every sampled block but block index 0; 2: every sampled block
-void kgsim_set_loop_sampling(int mode) { g_loop_on = mode != 0, g_loop_block0 = mode >= 2; }
-int kgsim_get_loop_sampling() { return g_loop_on ? (g_loop_block0 ? 2 : 1) : 0; }
+void kgsim_set_loop_sampling(int mode) { g_loop_on = mode != 0, g_loop_block0 = mode >= 2, g_loop_block0_keeps = mode == 3; }
+int kgsim_get_loop_sampling() { return g_loop_on ? (g_loop_block0 ? (g_loop_block0_keeps ? 3 : 2) : 1) : 0; }
 long long kgsim_get_sampling() { return g_sample_groups; }
 
 // Written-span tracking: on (clearing what was recorded) or off, and the hulls as

@@ -258,6 +258,28 @@ def test_fit_ignores_validation_rows() -> None:
     assert info["params"] == only_fit["params"]  # the validation row changed nothing
 
 
+def test_fit_leaves_out_a_measurement_faster_than_the_kernels_own_traffic() -> None:
+    """A 910B figure ten times under the HBM time of what the simulated launches move (9 us for a
+    matmul's 137 GB) times other work: it stays out of the fit, which would chase it, and says so."""
+    norm = get_profile("Ascend910B2").overlap_norm
+    row = {
+        "status": "ok",
+        "split": "fit",
+        "simulated_s": overlapped_bounds(7e-6, 1e-6, 0.0, norm) + 3e-6,
+        "host_side_s": 0.0,
+        "launches": [{"compute_s": 7e-6, "hbm_s": 1e-6, "launch_s": 3e-6, "busy": {"V": 100.0}}],
+    }
+    rows = [
+        {**row, "name": "a", "measured_s": 2e-5},
+        {**row, "name": "l2_hits", "measured_s": 0.9e-6},  # under its HBM time, within the L2's margin
+        {**row, "name": "other_work", "measured_s": 0.9e-7},
+    ]
+    info = C.fit(rows)
+    assert info["fit_kernels"] == ["a", "l2_hits"]
+    assert info["implausible_measurements"] == ["other_work"]
+    assert info["params"] == C.fit(rows[:2])["params"]
+
+
 def test_families_shares_and_host_figures_of_the_report(tmp_path: Path) -> None:
     # names first (the dataset files Argmax under convolution), else the dataset's category
     assert C.op_family("ArgmaxOverADimensionCustom", "convolution") == "reduction"

@@ -447,6 +447,21 @@ _VALUE_CALLS = frozenset(
 )
 
 
+# Vector instructions with a scalar operand, and its position: the scalar is a value the
+# instruction computes with (Muls(dst, src, scale, count): the asc-devkit signatures, every form),
+# while lengths, masks and repeat parameters around it set the work.
+_SCALAR_OPERAND = {
+    b"Adds": 2,
+    b"Muls": 2,
+    b"Maxs": 2,
+    b"Mins": 2,
+    b"Axpy": 2,
+    b"LeakyRelu": 2,
+    b"CompareScalar": 2,
+    b"Duplicate": 1,
+}
+
+
 def _declared_names(decl: Any) -> Iterator[bytes]:
     for d in decl.children_by_field_name("declarator"):
         while d is not None and d.type not in ("identifier", "field_identifier"):
@@ -568,11 +583,11 @@ def _reads_steer_nothing(fns: list[Any], gm: set[bytes], local: set[bytes]) -> b
     every variable computed from one, is only a value: it reaches arithmetic, local variables and
     arrays, stores (the value of a ``SetValue``, an assignment through a subscript) and C math, never
     a condition (but one that only picks a value, :func:`_select`), a subscript, a call's other
-    argument, a pointer, a ``return`` or a variable that outlives the functions. Values cross the
-    functions one way: an argument taints the parameter it is passed by value to. A returned read
-    (``ExpScalar(v)``: SetValue, a vector Exp, GetValue of a one-element UB tensor) refuses: with
-    it flagged, a level-2 epilogue (ConvTranspose2dAddMinGeluMultiply) jumped past most of its
-    stores and passed the check with an argument mapping that the unflagged run rejects. Then a loop among
+    argument, a pointer or a variable that outlives the functions. Values cross the
+    functions both ways: an argument taints the parameter it is passed by value to, and a function
+    that returns a read value (``ExpScalar(v)``: SetValue, a vector Exp, GetValue of a one-element
+    UB tensor) taints its calls, followed in the caller as a read; a vector instruction's scalar
+    operand (``Muls(dst, src, scale, n)``, :data:`_SCALAR_OPERAND`) is a value. Then a loop among
     them may jump although it reads local memory or rewrites its output: what a stale read returns
     after a jump changes no work, only values, and every store after a jump is out of the check
     anyway."""
@@ -593,9 +608,13 @@ def _reads_steer_nothing(fns: list[Any], gm: set[bytes], local: set[bytes]) -> b
     def own_call(m: Any) -> bool:
         return m.type == "call_expression" and _callee(m) in defs and not _element_call(m, gm | local)
 
+    returning: set[bytes] = set()  # functions of these that return a read value (or one computed from it)
+
     def source(m: Any) -> bool:
         if m.type != "call_expression":
             return _read_back(m, outputs, gm | local)
+        if own_call(m) and _callee(m) in returning:
+            return True  # the value a function of these returns from a read: followed in the caller
         # GetValue of local memory, a local tensor's element read (t(i), but as a store's target)
         if _local_read(m, gm) or (_element_call(m, local) and not _assigned(m)):
             return True
@@ -652,7 +671,12 @@ def _reads_steer_nothing(fns: list[Any], gm: set[bytes], local: set[bytes]) -> b
                     changed = True
             for m in _walk(fn):
                 if m.type == "return_statement" and dirty(m, fn):
-                    return False  # a returned read: see the docstring
+                    name = _function_name(fn)
+                    if name is None:
+                        return False
+                    if name not in returning:
+                        returning.add(name)
+                        changed = True
                 elif own_call(m):
                     args = [a for a in m.child_by_field_name("arguments").named_children if a.type != "comment"]
                     for k, a in enumerate(args):
@@ -691,6 +715,8 @@ def _reads_steer_nothing(fns: list[Any], gm: set[bytes], local: set[bytes]) -> b
                 f = m.child_by_field_name("function")
                 if name == b"SetValue":
                     args = args[:-1]  # the stored value
+                elif name in _SCALAR_OPERAND and len(args) > _SCALAR_OPERAND[name]:
+                    args = args[: _SCALAR_OPERAND[name]] + args[_SCALAR_OPERAND[name] + 1 :]
                 elif name in _VALUE_CALLS or (f is not None and f.type == "primitive_type"):
                     continue
                 if any(dirty(a, fn) for a in args):

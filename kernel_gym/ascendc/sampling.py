@@ -770,6 +770,13 @@ def _element_at(los: np.ndarray, lengths: np.ndarray, uids: list[int], at: int) 
     return int(los[k]) + at - int(ends[k] - lengths[k]), uids[k]
 
 
+def _shape_mismatch(shape: torch.Size, reference: str) -> str:
+    return (
+        f"the output has shape {tuple(shape)}, but the reference's {reference}: an output row holds "
+        "another number of elements than the reference's (check the arguments passed to the kernel)"
+    )
+
+
 def _check_by_slabs(
     flat: torch.Tensor,
     shape: torch.Size,
@@ -785,6 +792,9 @@ def _check_by_slabs(
     interval. Returns ``(elements checked, worst error, first failure or None)``."""
     inner = max(1, math.prod(shape[2:]))
     row = shape[1] * inner
+    width = getattr(slab, "width", None)  # the reference output's dim-1 size, where the slab says
+    if width is not None and width != shape[1]:
+        return 0, 0.0, _shape_mismatch(shape, f"dim 1 has {width} entries")
     pieces: list[tuple[int, int, int, int]] = []  # (row, lo, hi, uid): a span cut at row ends
     for lo, hi, uid in todo:
         while lo < hi:
@@ -819,9 +829,14 @@ def _check_by_slabs(
                 j += 1
             part = group[i:j]
             r1 = part[-1][0] + 1
-            ref = slab(r0, r1, c0, c1).reshape(-1)
+            ref = slab(r0, r1, c0, c1)
             if ref.numel() != (r1 - r0) * width:
-                raise ValueError(f"a reference slab of rows [{r0}, {r1}) x [{c0}, {c1}) has {ref.numel()} elements")
+                return (
+                    checked,
+                    worst,
+                    _shape_mismatch(shape, f"rows [{r0}, {r1}) x dim-1 [{c0}, {c1}) have shape {tuple(ref.shape)}"),
+                )
+            ref = ref.reshape(-1)
             span_list = [(lo, hi, uid) for _, lo, hi, uid in part]
             for los, lengths, uids in _span_batches(span_list, max_elements):
                 # a piece lies within one output row's dim-1 range: contiguous in the slab too
@@ -904,7 +919,14 @@ def check_sampled_output(
             else:
                 break
         r1 = -(-max(hi for _, hi, _ in group) // row)
-        ref_rows = reference_rows(r0, r1).reshape(-1)
+        ref_rows = reference_rows(r0, r1)
+        if ref_rows.numel() != (r1 - r0) * row:
+            # offsets into the output would index other elements of the reference (a mapping that
+            # hands the kernel another tensor than the one the reference's output comes from); the
+            # layout within a row may differ ([N, C*H*W] for [N, C, H, W]), as the full check allows
+            msg = _shape_mismatch(out.shape, f"rows [{r0}, {r1}) have shape {tuple(ref_rows.shape)}")
+            return SampledCheck(False, msg, checked, max_abs_error=worst, spans=spans)
+        ref_rows = ref_rows.reshape(-1)
         # the group's spans in batches of at most max_elements: short spans through one index per
         # run of them (a block of scalar stores can leave a million 32-byte spans: compared one by
         # one, the check took minutes), long ones as slices (CumsumExclusive's check of 335 M stored

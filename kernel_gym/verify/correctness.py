@@ -370,12 +370,22 @@ class RowReference:
     def column_rule(self, index: int, dim: int) -> Callable[[int, int, int, int], torch.Tensor]:
         """Slabs that slice input ``index`` along ``dim`` (after the row slicing) by [c0, c1)."""
 
-        def slab(r0: int, r1: int, c0: int, c1: int) -> torch.Tensor:
-            args = self._args(r0, r1)
-            args[index] = args[index].narrow(dim, c0, c1 - c0)
-            return self._run(args)
+        return _Slab(self, index, dim)
 
-        return slab
+
+class _Slab:
+    """Output rows [r0, r1) x dim-1 [c0, c1), from input ``index`` sliced along ``dim``;
+    ``width`` is the output's dim-1 size (that input's along ``dim``), which a checked output's
+    dim 1 must have."""
+
+    def __init__(self, rows: RowReference, index: int, dim: int) -> None:
+        self.rows, self.index, self.dim = rows, index, dim
+        self.width = int(rows.inputs[index].shape[dim])
+
+    def __call__(self, r0: int, r1: int, c0: int, c1: int) -> torch.Tensor:
+        args = self.rows._args(r0, r1)
+        args[self.index] = args[self.index].narrow(self.dim, c0, c1 - c0)
+        return self.rows._run(args)
 
 
 def _peak(t: torch.Tensor) -> float:

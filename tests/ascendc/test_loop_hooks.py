@@ -146,7 +146,9 @@ def test_a_local_read_that_could_steer_work_drops_the_flag(old, new):
 def test_element_reads_and_stores_through_operator_call_are_followed_as_values():
     """``t(i)`` reads like ``GetValue`` and ``t(i) = v`` stores like ``SetValue``: a loop of them
     keeps the flag (EvoKernel's matmul epilogues write ``z(i) = acc`` and store ``out(i)``)."""
-    src = VALUE_READS.replace("const float v = t.GetValue(c) * wv[c % 4];", "const float v = t(c) * wv[c % 4]; t(c) = v;")
+    src = VALUE_READS.replace(
+        "const float v = t.GetValue(c) * wv[c % 4];", "const float v = t(c) * wv[c % 4]; t(c) = v;"
+    )
     assert src != VALUE_READS
     assert _flags(src) == {"c": VALUES_ONLY, "r": VALUES_ONLY}
 
@@ -188,17 +190,37 @@ class K {
 """
 
 
-def test_a_returned_read_drops_the_flag():
-    """exp through a one-element UB tensor (EvoKernel's ExpScalar_): the value it returns is a read
-    where it is called; jumps over such loops let a level-2 epilogue pass its check with a wrong
-    argument mapping, so a returned read drops the flag, and with it a function that returns a
-    value computed from one (Clip)."""
-    flags = _flags(SCALAR_THROUGH_UB)
+def test_a_returned_read_is_followed_where_the_function_is_called():
+    """exp through a one-element UB tensor (EvoKernel's ExpScalar_, Conv2dMinTanhTanh's TanhScalar):
+    the value it returns is a read where it is called, followed there and through the functions it
+    is passed to (Clip); the loops keep the flag while it only reaches values and stores."""
+    assert _flags(SCALAR_THROUGH_UB) == {"c": VALUES_ONLY, "r": VALUES_ONLY}
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("yGm.SetValue(r, Clip(acc));", "if (Clip(acc) > 2.0f) yGm.SetValue(r, acc);"),  # a caller's branch
+        ("yGm.SetValue(r, Clip(acc));", "yGm.SetValue((uint32_t)Clip(acc), acc);"),  # an address
+        ("return v > 1.0f ? v : 1.0f;", "if (v > 1.0f) { for (int q = 0; q < 4; ++q) v += q; } return v;"),
+        ("float acc = 0;", "float acc = 0; this->last = ExpScalar(0.0f);"),  # a field
+    ],
+)
+def test_a_returned_read_that_steers_work_drops_the_flag(old, new):
+    src = SCALAR_THROUGH_UB.replace(old, new)
+    assert src != SCALAR_THROUGH_UB
+    flags = _flags(src)
     assert flags and not any(f & VALUES_ONLY for f in flags.values()), flags
-    stored = SCALAR_THROUGH_UB.replace(
-        "acc += ExpScalar(xGm.GetValue(r * n + c));", "acc += xGm.GetValue(r * n + c) * s.GetValue(0);"
-    ).replace("yGm.SetValue(r, Clip(acc));", "yGm.SetValue(r, acc);")
-    assert _flags(stored) == {"c": VALUES_ONLY, "r": VALUES_ONLY}  # the same read used in place, stored
+
+
+def test_a_read_passed_as_a_vector_instructions_scalar_operand_is_a_value():
+    """Muls(dst, src, scale, count) computes with ``scale``; its count and masks set the work."""
+    src = VALUE_READS.replace("float wv[4];", "float wv[4]; AscendC::Muls(t, t, t.GetValue(0), 8);")
+    assert src != VALUE_READS
+    assert _flags(src) == {"c": VALUES_ONLY, "r": VALUES_ONLY}
+    count = VALUE_READS.replace("float wv[4];", "float wv[4]; AscendC::Muls(t, t, 2.0f, (uint32_t)t.GetValue(0));")
+    flags = _flags(count)
+    assert flags and not any(f & VALUES_ONLY for f in flags.values()), flags
 
 
 @pytest.mark.parametrize(

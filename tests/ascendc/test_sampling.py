@@ -947,3 +947,24 @@ def test_lazy_parameters_are_deterministic_and_behave_as_tensors():
     with LazyParameters(seed=7, min_bytes=1 << 20):
         plain = torch.nn.Linear(16, 16)  # under min_bytes: PyTorch's own draw
     assert not is_lazy(plain.weight)
+
+
+@pytest.mark.parametrize("by", ["rows", "slabs"])
+def test_an_output_whose_rows_are_not_the_references_fails_the_sampled_check(monkeypatch, by):
+    # a mapping that hands the kernel the model's input instead of its leading layer's output: the
+    # kernel writes an output of the input's shape, whose offsets would index other elements of the
+    # reference's rows (equal values there, such as a clamp's, could pass): named, never compared
+    import kernel_gym.ascendc.sampling as sampling
+    from kernel_gym.verify.correctness import row_reference
+
+    x = torch.randn(4, 3, 8, 8)
+    rows = row_reference(torch.nn.ReLU(), [torch.randn(4, 6, 8, 8)])
+    assert rows is not None and rows.slab is not None
+    reference = rows if by == "slabs" else (lambda r0, r1: torch.relu(torch.randn(4, 6, 8, 8))[r0:r1])
+    out = torch.relu(x)
+    monkeypatch.setattr(sampling, "written_spans", lambda t: [(0, 0, 50, 50)])
+    check = check_sampled_output(out, reference)
+    assert not check.ok and "shape (4, 3, 8, 8)" in check.message and "another number of elements" in check.message
+    same = torch.relu(torch.randn(4, 6, 8, 8))  # rows of the reference's size: compared as before
+    assert not check_sampled_output(same, lambda r0, r1: torch.relu(same)[r0:r1] + 1).ok
+    assert check_sampled_output(same.reshape(4, 6 * 64), lambda r0, r1: torch.relu(same)[r0:r1]).ok

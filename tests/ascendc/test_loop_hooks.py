@@ -668,3 +668,51 @@ def test_a_loop_whose_iterations_spread_is_sampled_more_densely():
         assert got[skew].latency_s == pytest.approx(full.latency_s, rel=0.03), skew
     # (the even loop's lengths spread too: every fourth row fills a data-cache line)
     assert 24 < got[0].loop_jumps < got[1].loop_jumps <= 4 * 24 + 4
+
+
+# Rows that alternate between one and six taps, each row starting with a copy into UB (a transposed
+# convolution's bias row): the copy's pipe is done long before the row ends.
+ALTERNATING_ROWS = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void alternating(GM_ADDR x, GM_ADDR b, GM_ADDR y, uint32_t rows)
+{
+    GlobalTensor<float> xGm, bGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x);
+    bGm.SetGlobalBuffer((__gm__ float*)b);
+    yGm.SetGlobalBuffer((__gm__ float*)y);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> bb;
+    pipe.InitBuffer(bb, 64);
+    LocalTensor<float> bias = bb.Get<float>(0);
+    for (uint32_t r = 0; r < rows; ++r) {
+        DataCopy(bias, bGm, 16);
+        float acc = 0.0f;
+        const uint32_t taps = (r % 2) ? 24 : 4;
+        for (uint32_t k = 0; k < taps; ++k) acc += xGm.GetValue(32 * r + k);
+        yGm.SetValue(r, acc);
+    }
+}
+extern "C" void alternating_do(uint8_t* x, uint8_t* b, uint8_t* y, uint32_t rows)
+{
+    alternating<<<1, nullptr, nullptr>>>(x, b, y, rows);
+}
+"""
+
+
+def test_a_pipe_done_before_the_row_ends_does_not_set_the_rows_length():
+    """The copy's done times are a row apart, each marking a row's start: their difference spans
+    the end of one row and the start of the next, so taken as the row's length (the longest clock)
+    the dearer of two neighbouring rows stood for every row a jump passed (26 % over here)."""
+    mod = asc.load(ALTERNATING_ROWS, name="alternating.cpp")
+    rows = 1 << 14
+    torch.manual_seed(4)
+    x, b, y = torch.rand(32 * rows), torch.rand(16), torch.zeros(rows)
+    mod.alternating_do(x, b, y, rows)
+    full = mod.last_run
+    with sampled_simulation(blocks=2, loops="all"):
+        mod.alternating_do(x, b, y, rows)
+    got = mod.last_run
+    assert got.loop_jumps > 10
+    assert got.latency_lo_s <= full.latency_s <= got.latency_hi_s
+    assert got.latency_s == pytest.approx(full.latency_s, rel=0.03)

@@ -301,6 +301,7 @@ void dcache_reset();
 // sampled simulation (block sampling on) and while g_scalar_ff is set (the knob).
 extern bool g_scalar_ff;
 void ff_block_begin();
+void ff_refresh_bufs();  // the launch buffers ff_gm checks bounds against (rt.gm's first kBufs)
 double ff_block_end();  // ends the block's fast-forward: the half-width (cycles) it adds to its bracket
 // A scalar GM access inside a buffer that is about to go through the data-cache model: true when a
 // fast stretch takes it instead (charged by ff_charge), so the caller skips the model and the race record
@@ -436,7 +437,7 @@ extern bool g_loop_timing_only;
 // loop sampling compares their count per period.
 extern uint64_t g_scalar_gm_ops;
 // with the running block's fast-forwarded ones (counted apart: one increment less on the fast path)
-inline uint64_t scalar_gm_ops() { return g_scalar_gm_ops + ff.fast[0] + ff.fast[1]; }
+inline uint64_t scalar_gm_ops() { return g_scalar_gm_ops + ff.fast[0] + ff.fast[1] + ff.skip_ops; }
 bool loop_skip_slow(const Loc& loc, uint64_t key, uint8_t flags);
 inline bool loop_skip(const Loc& loc, uint64_t key, uint8_t flags = 0) {
     return g_loop_on && loop_skip_slow(loc, key, flags);

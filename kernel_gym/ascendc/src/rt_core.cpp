@@ -1333,7 +1333,7 @@ void launch_end() {
     LaunchRec& L = *rt.cur;
     bool ran = hot.in_launch;
     hot.in_launch = 0;
-    ff.left = ff.paused_left = 0;  // a trapped block's fast stretch ends with the launch (accessors outside one must fault)
+    ff.left = ff.paused_left = 0, ff.skipping = false;  // a trapped block's fast stretch ends with the launch (accessors outside one must fault)
     if (ran && L.faults.empty() && cfg.race_check) race_sweep();
     rt.clear_intervals();
     time_launch(L);

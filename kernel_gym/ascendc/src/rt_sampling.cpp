@@ -682,6 +682,7 @@ void stop_skip() {
     L.spread_extra = 0;
     L.skipping = false;
     g_loop_skipping = g_loop_timing_only = false;
+    ff.skipping = false;
     ff.left = ff.paused_left, ff.paused_left = 0;  // scalar fast-forward's stretch goes on
 }
 
@@ -783,6 +784,7 @@ bool loop_skip_slow(const Loc& loc, uint64_t key, uint8_t flags) {
     g_loop_skipping = true;
     ff_flush();
     ff.paused_left = ff.left, ff.left = 0;  // its accessors take loop skipping's bounds-only path
+    ff.skipping = true, ff_refresh_bufs();    // (inline in GetValue/SetValue: ff_gm)
     g_loop_timing_only = at(i).reads != at(i - P).reads ||
                          (g_loop_block0_keeps && hot.block_idx == 0 && g_block_checked_stores == 0);
     L.mark = at(i);
@@ -847,10 +849,14 @@ struct NativeLoop {
 constexpr size_t kMaxMarks = 32;  // marked loops per block; a loop beyond them counts as carrying
 std::vector<NativeLoop*> g_native_touched;  // loops with a sample to close at the block's end
 
-// An iteration's length: its scalar time, or a pipe's if one ran longer.
+// An iteration's length: its scalar time, or a pipe's busy time in it where that is longer (a loop
+// bound by the pipe). Not a pipe's done times: those of a copy at the top of each row are a row
+// apart, so their difference spans the end of one row and the start of the next, and taken as the
+// length (the longest clock) the dearer of two neighbouring rows stood for every row a jump passed (a
+// transposed convolution whose rows alternate between one and two taps came out 34 % over).
 double iteration_length(const Snap& a, const Snap& b) {
     double len = b.s - a.s;
-    for (int p = 0; p < P_COUNT; ++p) len = std::max(len, b.dn[p] - a.dn[p]);
+    for (int p = 0; p < P_COUNT; ++p) len = std::max(len, b.busy[p] - a.busy[p]);
     return std::max(0.0, len);
 }
 
@@ -1071,6 +1077,7 @@ void loop_block_begin() {
     g_block_checked_stores = 0;
     L.skipping = L.skipped = false;
     g_loop_skipping = g_loop_timing_only = false;
+    ff.skipping = false;
     L.n = L.P = L.match = L.t0 = L.m = 0;
     L.spread = L.spread_pending = L.spread_extra = 0;
     L.last.clear();

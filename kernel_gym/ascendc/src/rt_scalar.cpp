@@ -355,10 +355,6 @@ constexpr uint64_t kMinWindowAccesses = 32;  // a kind's sub-window mean counts 
 constexpr uint64_t kFirstOut = 5;            // windows from which the first one leaves the mean (ff_mean)
 uint64_t g_ff_sink[2];                        // the GM byte counts of a block with no launch record
 
-void ff_refresh_bufs() {
-    ff.nbufs = uint32_t(std::min<size_t>(rt.gm.size(), ScalarFastForward::kBufs));
-    for (uint32_t i = 0; i < ff.nbufs; ++i) ff.lo[i] = rt.gm[i].base, ff.size[i] = rt.gm[i].size;
-}
 
 // The mean cycles per read (k 0), write (1) or access (2) of the block's measured windows. The first
 // window sits at the block's start, not at a random point of its stream: where the block's working
@@ -513,6 +509,11 @@ double ff_block_end() {
     return spread;
 }
 
+
+void ff_refresh_bufs() {
+    ff.nbufs = uint32_t(std::min<size_t>(rt.gm.size(), ScalarFastForward::kBufs));
+    for (uint32_t i = 0; i < ff.nbufs; ++i) ff.lo[i] = rt.gm[i].base, ff.size[i] = rt.gm[i].size;
+}
 
 bool ff_take(uintptr_t a, uint32_t n, int write) {
     if (ff.left == 0) return false;

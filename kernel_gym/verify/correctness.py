@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -388,6 +389,30 @@ class _Slab:
         return self.rows._run(args)
 
 
+class _ParamSlab:
+    """Output rows [r0, r1) x dim-1 [c0, c1), from the model with its parameters and buffers
+    ``names`` (each with dim 0 of the output's dim-1 size, ``width``) cut to [c0, c1) along dim 0."""
+
+    def __init__(self, rows: RowReference, names: tuple[str, ...], width: int) -> None:
+        self.rows, self.names, self.width = rows, names, width
+        tensors = dict(rows.model.named_parameters())
+        tensors.update(rows.model.named_buffers())
+        self.tensors = {n: tensors[n] for n in names}
+
+    @staticmethod
+    def names_for(model: Any, width: int) -> tuple[str, ...]:
+        if not isinstance(model, torch.nn.Module):
+            return ()
+        named = [*model.named_parameters(), *model.named_buffers()]
+        return tuple(n for n, t in named if t.dim() > 0 and t.shape[0] == width)
+
+    def __call__(self, r0: int, r1: int, c0: int, c1: int) -> torch.Tensor:
+        cut = {n: t.detach().narrow(0, c0, c1 - c0) for n, t in self.tensors.items()}
+        with torch.no_grad():
+            y = torch.func.functional_call(self.rows.model, cut, tuple(self.rows._args(r0, r1)))
+        return y[0] if isinstance(y, (tuple, list)) else y
+
+
 def _peak(t: torch.Tensor) -> float:
     flat = t.detach().reshape(-1)
     return max(
@@ -396,37 +421,45 @@ def _peak(t: torch.Tensor) -> float:
     )
 
 
-def _find_column_rule(rows: RowReference, both: torch.Tensor, cropped: bool = False) -> tuple[int, int] | None:
-    """The first (input index, dim) whose slicing along output dim 1 commutes with the model on rows
-    0-1: probed on a prefix, an interior and a suffix slice, so a model whose dim-1 entries depend
-    on what precedes or follows them (a cumulative sum, a softmax over dim 1) or on their absolute
-    position is refused. ``cropped``: ``rows`` holds :func:`_cropped_rows` inputs, whose dims past
-    1 are cut, so only dims the crop kept whole are candidates."""
+def _find_column_rule(
+    rows: RowReference, both: torch.Tensor, cropped: bool = False
+) -> Callable[[RowReference], Callable[[int, int, int, int], torch.Tensor]] | None:
+    """How to slice output dim 1, as a function of the :class:`RowReference` to slice: the first
+    (input index, dim) whose slicing commutes with the model on rows 0-1, else the model's
+    parameters and buffers whose dim 0 has dim 1's size, all cut together (a Linear's weight rows
+    and bias: the tiles' columns need those rows of a 4 GiB weight, not all of it), probed on a
+    prefix, an interior and a suffix slice, so a model whose dim-1 entries depend on what precedes
+    or follows them (a cumulative sum, a softmax over dim 1) or on their absolute position is
+    refused. ``cropped``: ``rows`` holds :func:`_cropped_rows` inputs, whose dims past 1 are cut, so
+    only dims the crop kept whole are candidates."""
     if both.dim() < 2 or both.shape[1] < 4:
         return None
     width = both.shape[1]
     tol = 1e-3 * (1.0 + _peak(both))
     probes = [(0, 1), (width // 2, width // 2 + 2), (width - 2, width)]
+
+    def commutes(slab: Callable[[int, int, int, int], Any]) -> bool:
+        try:
+            return all(
+                isinstance(got := slab(0, 2, c0, c1), torch.Tensor)
+                and got.shape == (2, c1 - c0, *both.shape[2:])
+                and _close_in_chunks(got, both[:, c0:c1], 1e-3, tol)
+                for c0, c1 in probes
+            )
+        except Exception:  # noqa: BLE001 - a model that cannot run on this slicing
+            return False
+
     for index, x in enumerate(rows.inputs):
         if not isinstance(x, torch.Tensor):
             continue
         first_dim = 1 if rows.row_sliced(x) else 0
         last_dim = 2 if cropped and rows.row_sliced(x) else x.dim()
         for dim in range(first_dim, last_dim):
-            if x.shape[dim] != width:
-                continue
-            slab = rows.column_rule(index, dim)
-            try:
-                same = all(
-                    isinstance(got := slab(0, 2, c0, c1), torch.Tensor)
-                    and got.shape == (2, c1 - c0, *both.shape[2:])
-                    and _close_in_chunks(got, both[:, c0:c1], 1e-3, tol)
-                    for c0, c1 in probes
-                )
-            except Exception:  # noqa: BLE001 - a model that cannot run on this slicing
-                continue
-            if same:
-                return index, dim
+            if x.shape[dim] == width and commutes(rows.column_rule(index, dim)):
+                return functools.partial(RowReference.column_rule, index=index, dim=dim)
+    names = _ParamSlab.names_for(rows.model, width)
+    if names and commutes(_ParamSlab(rows, names, width)):
+        return lambda r: _ParamSlab(r, names, width)
     return None
 
 
@@ -488,6 +521,6 @@ def row_reference(model: Any, inputs: list[Any]) -> RowReference | None:
                 continue
             rule = _find_column_rule(probe, both, cropped=probe is cropped)
             if rule is not None:
-                rows.slab = rows.column_rule(*rule)
+                rows.slab = rule(rows)
             return rows
     return None

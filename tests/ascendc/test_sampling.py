@@ -779,10 +779,13 @@ def test_the_separability_probe_runs_on_a_spatial_crop():
     with torch.no_grad():
         want = conv.inner(x)
     rows = row_reference(conv, [x])
-    assert rows is not None and rows.slab is None  # every output channel reads every input channel
+    # every output channel reads every input channel, and comes from its own filter: channel slabs
+    # cut the filters, not the input
+    assert rows is not None and rows.slab is not None and rows.slab.width == 6
     crop_row = 6 * (PROBE_EDGE - 2) ** 2  # an output row of the cropped input
     assert conv.sizes and max(conv.sizes) <= 2 * crop_row < want[0].numel()
     torch.testing.assert_close(rows(1, 3), want[1:3])  # the rule itself slices the real rows
+    torch.testing.assert_close(rows.slab(1, 3, 2, 5), want[1:3, 2:5])
     # a pooling's channel slabs, found on the crop, cut the real input's channels
     pool = _Recorded(torch.nn.MaxPool2d(3, 2))
     rows = row_reference(pool, [x])
@@ -968,3 +971,43 @@ def test_an_output_whose_rows_are_not_the_references_fails_the_sampled_check(mon
     same = torch.relu(torch.randn(4, 6, 8, 8))  # rows of the reference's size: compared as before
     assert not check_sampled_output(same, lambda r0, r1: torch.relu(same)[r0:r1] + 1).ok
     assert check_sampled_output(same.reshape(4, 6 * 64), lambda r0, r1: torch.relu(same)[r0:r1]).ok
+
+
+def test_a_linears_columns_are_checked_on_its_weights_rows():
+    """A model's output columns that come from its own parameters' rows (a Linear's weight and
+    bias, a convolution's filters with a BatchNorm's statistics) are computed from those rows only:
+    Matmul_Swish_Scaling's 4 GiB weight was read whole by every reference call of its check. The
+    probe refuses what does not commute (a softmax over the columns, a second layer, groups)."""
+    from kernel_gym.verify.correctness import row_reference
+
+    torch.manual_seed(0)
+
+    class SwishScaled(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lin = torch.nn.Linear(64, 96)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            y = self.lin(x)
+            return y * torch.sigmoid(y) * 2.0
+
+    model, x = SwishScaled(), torch.randn(8, 64)
+    rows = row_reference(model, [x])
+    assert rows is not None and rows.slab is not None and rows.slab.width == 96
+    with torch.no_grad():
+        want = model(x)
+    torch.testing.assert_close(rows.slab(2, 5, 10, 30), want[2:5, 10:30])
+    assert model.lin.weight.shape == (96, 64)  # the model keeps its parameters
+    conv = torch.nn.Sequential(torch.nn.Conv2d(3, 16, 3), torch.nn.BatchNorm2d(16).eval(), torch.nn.ReLU())
+    xi = torch.randn(4, 3, 20, 20)
+    crows = row_reference(conv, [xi])
+    assert crows is not None and crows.slab is not None
+    with torch.no_grad():
+        torch.testing.assert_close(crows.slab(1, 3, 4, 9), conv(xi)[1:3, 4:9])
+    for refused in (
+        torch.nn.Sequential(torch.nn.Linear(64, 96), torch.nn.Softmax(dim=1)),
+        torch.nn.Sequential(torch.nn.Linear(64, 96), torch.nn.ReLU(), torch.nn.Linear(96, 96)),
+        torch.nn.Sequential(torch.nn.Linear(64, 96), torch.nn.GroupNorm(8, 96)),
+    ):
+        r = row_reference(refused, [x])
+        assert r is not None and r.slab is None, refused

@@ -355,7 +355,7 @@ KGSIM_UNINSTRUMENTED inline void ff_charge(uintptr_t a, uint32_t n, int write) {
 // caller then reads or writes the bytes), false for gm_scalar's full path
 // (while loop sampling skips API calls, an access inside its buffer is gm_scalar's bounds-only path,
 // inline: a timing-only skip around a scalar convolution's per-output vector calls sent every one of
-// its 10^9 accesses through gm_scalar, 60 % of its host time)
+// its 10^9 accesses through gm_scalar, 44 % of its host time)
 KGSIM_UNINSTRUMENTED inline bool ff_gm(int32_t buf, const void* p, uint32_t n, int write) {
     if ((ff.left == 0 && !ff.skipping) || uint32_t(buf) >= ff.nbufs) return false;
     const uint64_t off = uintptr_t(p) - ff.lo[buf];

@@ -807,13 +807,18 @@ def where_stuck(project_dir: Path | str, watchdog_message: str) -> dict[str, Any
 # block 0 in full after an uncheckable first run (Mean/SumReductionOverADimension) then ran past
 # 400 s, where it takes 10 s from a 256 MiB cap
 _CHECK_LAZY_CAP = 256 << 20
+# the most it may grow to with what every reference call reads whole: a read of a working set a
+# little over the cap evicts, first in first out, every chunk before it comes round again, so each
+# call refilled all of it (MatmulDropoutSoftmax: a 1 GiB Linear weight under a 1 GiB cap, refilled
+# by each of its reference calls: 87 CPU s of check)
+_CHECK_LAZY_MAX = 3 << 29
 
 
 def _check_lazy_cap(inputs: list[Any], model: Any = None) -> int:
     """The resident lazy-GM cap while the sampled check runs: :data:`_CHECK_LAZY_CAP`, plus the
     lazy inputs that every reference call reads whole (dim 0 not the rows': a matmul's B) and the
     model's lazy parameters and buffers (:class:`~kernel_gym.ascendc.sampling.LazyParameters`: an
-    ``nn.Linear`` weight), up to the 1 GiB the simulation had. Under the cap alone each call
+    ``nn.Linear`` weight), up to :data:`_CHECK_LAZY_MAX`. Under the cap alone each call
     refilled them: MatmulWithLargeKDimension's 512 MiB B, read whole by each of 22 reference
     calls, made its check 15.1 CPU s; kept resident, 3.1 s (check peak 545 -> 1054 MiB, below
     the simulation's 1431)."""
@@ -827,7 +832,7 @@ def _check_lazy_cap(inputs: list[Any], model: Any = None) -> int:
     if model is not None and hasattr(model, "parameters"):
         state = itertools.chain(model.parameters(), model.buffers())
         whole += sum(x.numel() * x.element_size() for x in state if is_lazy(x))
-    return min(1 << 30, _CHECK_LAZY_CAP + whole)
+    return min(_CHECK_LAZY_MAX, _CHECK_LAZY_CAP + whole)
 
 
 _PEAK_BEFORE_RESET_MB = 0.0  # the largest peak read before a reset (a reset clears ru_maxrss too)

@@ -718,3 +718,53 @@ def test_a_pipe_done_before_the_row_ends_does_not_set_the_rows_length():
     x, b, y = torch.rand(32 * rows), torch.rand(16), torch.zeros(rows)
     got = _sampled_like_full(mod, lambda: mod.alternating_do(x, b, y, rows))
     assert got.loop_jumps > 10
+
+
+# A convolution-like row loop: each row issues a vector instruction (a periodic stream of API calls,
+# one period a row) and then reads 64 inputs as scalars. Loop sampling's API-call skip finds the
+# period first, but it still runs every row's scalar reads; the row loop's own hook passes rows.
+ROWS_WITH_CALLS = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void rowcalls(GM_ADDR x, GM_ADDR y, uint32_t rows)
+{
+    GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x);
+    yGm.SetGlobalBuffer((__gm__ float*)y);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> tb;
+    pipe.InitBuffer(tb, 256);
+    LocalTensor<float> t = tb.Get<float>(0);
+    Duplicate(t, 0.0f, 64);
+    for (uint32_t r = 0; r < rows; ++r) {
+        Adds(t, t, 1.0f, 64);
+        float acc = 0.0f;
+        for (uint32_t k = 0; k < 64; ++k) acc += xGm.GetValue(64 * r + k);
+        yGm.SetValue(r, acc);
+    }
+}
+extern "C" void rowcalls_do(uint8_t* x, uint8_t* y, uint32_t rows)
+{
+    rowcalls<<<1, nullptr, nullptr>>>(x, y, rows);
+}
+"""
+
+
+def test_a_loop_whose_rows_an_api_call_skip_repeats_is_passed_by_its_own_hook():
+    """An API-call skip that began inside the row loop's iteration repeats that loop's own rows, and
+    runs each row's scalar reads on the host: the row loop stops it and jumps instead, so most rows
+    are never run (their outputs stay as they were) and the latency stays that of full simulation."""
+    mod = asc.load(ROWS_WITH_CALLS, name="rowcalls.cpp")
+    rows = 1 << 14
+    torch.manual_seed(5)
+    x = torch.rand(64 * rows)
+    y = torch.zeros(rows)
+    got = _sampled_like_full(
+        mod, lambda: mod.rowcalls_do(x, y, rows), lambda: torch.allclose(y, x.view(rows, 64).sum(1))
+    )
+    y.zero_()
+    with sampled_simulation(blocks=2, loops="all"):
+        mod.rowcalls_do(x, y, rows)
+    assert mod.last_run.latency_s == got.latency_s  # the same draws, run to run
+    ran = int((y != 0).sum())
+    assert 0 < ran < rows // 8, ran  # rows a jump passed store nothing

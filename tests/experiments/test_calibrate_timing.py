@@ -386,7 +386,10 @@ def test_the_check_keeps_the_lazy_inputs_every_reference_call_reads_whole() -> N
     assert C._check_lazy_cap([a, same_rows, 2.0]) == C._CHECK_LAZY_CAP
     assert C._check_lazy_cap([a, torch.empty((4096, 256))]) == C._CHECK_LAZY_CAP
     huge = lazy_tensor((1 << 30, 1), torch.float32, "uniform", seed=4)  # 4 GiB, reserved only
-    assert C._check_lazy_cap([a, huge]) == 1 << 30
+    assert C._check_lazy_cap([a, huge]) == C._CHECK_LAZY_MAX
+    # a 1 GiB B stays resident whole beside the cap: at 1 GiB in all, each call evicted and refilled it
+    gib = lazy_tensor((1 << 28, 1), torch.float32, "uniform", seed=5)
+    assert C._check_lazy_cap([a, gib]) == C._CHECK_LAZY_CAP + (1 << 30) <= C._CHECK_LAZY_MAX
     assert C._check_lazy_cap([]) == C._CHECK_LAZY_CAP
 
 

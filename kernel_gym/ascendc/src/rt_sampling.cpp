@@ -546,6 +546,10 @@ struct LoopState {
     std::vector<uint8_t> skipped_uid;  // cores of the launch that skipped calls' work (their data may be stale)
 } g_loop;
 
+// API-call skips started so far: a native loop tells one that began inside its running iteration
+// (a skip of its own iterations' calls) from one it runs inside (loop_iter)
+uint64_t g_skip_starts = 0;
+
 Snap& at(int64_t i) { return g_loop.snap[size_t(i % kWin)]; }
 uint64_t key_at(int64_t i) { return g_loop.key[size_t(i % kWin)]; }
 
@@ -782,6 +786,7 @@ bool loop_skip_slow(const Loc& loc, uint64_t key, uint8_t flags) {
     L.m = 0;
     L.skipping = true;
     g_loop_skipping = true;
+    ++g_skip_starts;
     ff_flush();
     ff.paused_left = ff.left, ff.left = 0;  // its accessors take loop skipping's bounds-only path
     ff.skipping = true, ff_refresh_bufs();    // (inline in GetValue/SetValue: ff_gm)
@@ -845,6 +850,8 @@ struct NativeLoop {
     // carried data from one iteration to another
     RewriteMark mark{};
     bool marked = false, carried = false;
+    bool samples = false;     // its iterations did the work that qualifies it for sampling, in this block
+    uint64_t skip_seen = 0;   // g_skip_starts at its last iteration's start
 };
 constexpr size_t kMaxMarks = 32;  // marked loops per block; a loop beyond them counts as carrying
 std::vector<NativeLoop*> g_native_touched;  // loops with a sample to close at the block's end
@@ -930,7 +937,8 @@ void pass_iterations(const Snap& a, const Snap& b, __int128 k) {
 // values only (cmp | 8: loop_hooks.py found that no read value reaches a condition, a subscript, a
 // call's argument or state outside the loop's functions, so a stale read after a jump changes
 // values, never work; its local reads then count as the scalar work that qualifies it); while an
-// API-call skip runs. No jump after a sample with scalar GM accesses that started outside a fast
+// API-call skip that began outside the running iteration runs (one that began inside it is stopped:
+// see the skip's comment below). No jump after a sample with scalar GM accesses that started outside a fast
 // stretch of scalar fast-forward (passed iterations leave the
 // data-cache model without the lines they would have touched; in a stretch accesses cost the
 // windows' mean, and the windows run every iteration; the passed accesses count toward the
@@ -965,13 +973,26 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
     // a rewrite of what the block stored before: for a VALUES_ONLY loop, one that crossed its
     // iterations; for any other, any rewrite in the block
     const bool rewrote = values_only ? N.carried : g_rewrite_event.count(hot.core_uid) > 0;
-    if (L.skipping) {  // an API-call skip runs: one mechanism at a time, and this instance starts over
-        if (N.sampling) close_sample(N);
-        N.n = 0;
-        return i;
-    }
     const __int128 I = u64 ? __int128((unsigned long long)i) : __int128(i);
     const __int128 B = u64 ? __int128((unsigned long long)bound) : __int128(bound);
+    if (L.skipping) {
+        // An API-call skip runs: one mechanism at a time. One that began inside this loop's running
+        // iteration skips this loop's own iterations' calls, but runs every iteration's scalar code (a
+        // convolution's 4608 scalar GM reads per output): a loop that samples natively passes them
+        // instead, so it stops the skip (the state becomes what the skip predicts) and goes on. A skip
+        // it runs inside (an outer loop's) goes on, and this instance starts over.
+        const bool own = N.samples && N.n > 0 && I == N.next && N.skip_seen != g_skip_starts;
+        if (!own) {
+            if (N.sampling) close_sample(N);
+            N.n = 0;
+            N.skip_seen = g_skip_starts;
+            return i;
+        }
+        stop_skip();
+        g_loop.n = g_loop.P = g_loop.match = 0;  // the skip's periods are this loop's iterations: found again
+        g_loop.last.clear();
+    }
+    N.skip_seen = g_skip_starts;
     if (N.n > 0 && I != N.next) {  // another instance of the loop
         if (N.sampling) close_sample(N);
         N.n = 0;
@@ -1020,6 +1041,7 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
             if (++N.misses >= kSiteMisses) N.off = true;
             return i;
         }
+        N.samples = true;
         if (N.n < 3 || left < kMinLeft || !may_jump()) return i;
         N.sampling = true, N.commit = true;
         N.gap = std::max<__int128>(2, left / kSamples);

@@ -975,13 +975,22 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
     const bool rewrote = values_only ? N.carried : g_rewrite_event.count(hot.core_uid) > 0;
     const __int128 I = u64 ? __int128((unsigned long long)i) : __int128(i);
     const __int128 B = u64 ? __int128((unsigned long long)bound) : __int128(bound);
+    // may the block pass iterations now? not before it stored anything the check sees (every store
+    // after a jump is out of the check), unless an API-call skip already left its stores out; not
+    // where it rewrote what it stored (passed iterations would leave checked bytes stale)
+    const auto may_pass = [&] {
+        return !(g_track_writes && g_block_checked_stores == 0 && !loop_block_skipped()) &&
+               !(values_only ? N.carried : g_rewrite_event.count(hot.core_uid) > 0);
+    };
     if (L.skipping) {
         // An API-call skip runs: one mechanism at a time. One that began inside this loop's running
         // iteration skips this loop's own iterations' calls, but runs every iteration's scalar code (a
         // convolution's 4608 scalar GM reads per output): a loop that samples natively passes them
         // instead, so it stops the skip (the state becomes what the skip predicts) and goes on. A skip
-        // it runs inside (an outer loop's) goes on, and this instance starts over.
-        const bool own = N.samples && N.n > 0 && I == N.next && N.skip_seen != g_skip_starts;
+        // it runs inside (an outer loop's) goes on, and this instance starts over. So does one this loop
+        // could not jump from yet (the block has stored nothing the check sees, or rewrote what it
+        // stored): stopped, it would only be found again a few iterations on, at every iteration.
+        const bool own = N.samples && N.n > 0 && I == N.next && N.skip_seen != g_skip_starts && may_pass();
         if (!own) {
             if (N.sampling) close_sample(N);
             N.n = 0;
@@ -1024,12 +1033,7 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
     // whose every fourth row does the work: 0.18x)
     // (the iteration just run made scalar GM accesses: then a jump waits for a fast stretch)
     const bool scalar_gm = x.gs != prev.gs;
-    const auto may_jump = [&] {
-        // (a block whose stores an API-call skip already left out of the check has none to keep)
-        return (ff.left > 0 || !scalar_gm) &&
-               !(g_track_writes && g_block_checked_stores == 0 && !loop_block_skipped()) &&
-               !(values_only ? N.carried : g_rewrite_event.count(hot.core_uid) > 0);
-    };
+    const auto may_jump = [&] { return (ff.left > 0 || !scalar_gm) && may_pass(); };
     if (!N.sampling) {
         // (the first iterations of an instance run as they are; the loop is sampled only where they
         // did scalar GM work without scalar reads of local memory)

@@ -473,6 +473,7 @@ void loop_blocks_interact(const Loc& loc);
 // `reads` and `writes` scalar GM accesses: they are charged the stretch's means (returned, cycles)
 // and join the fast accesses in the block's fast-forward bracket.
 double ff_jumped(uint64_t reads, uint64_t writes);
+bool ff_window_open();  // a measured window of scalar fast-forward runs or is due (loop sampling waits)
 bool loop_block_skipped();  // the running block has skipped iterations: its later stores are not checked
 
 }  // namespace kgsim

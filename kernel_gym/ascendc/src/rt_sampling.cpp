@@ -540,6 +540,7 @@ struct LoopState {
     double spread = 0;             // half-width of the block's cycle bracket
     double spread_pending = 0;     // the running skip's cost difference between its periods
     double spread_extra = 0;       // scalar work a skipped period did beyond the template's (cycles)
+    bool period_gm = false;        // the running skip's periods access GM as scalars
     Snap mark{};                   // the state (its counts) at the running skip's last period boundary
     std::vector<Snap> tmpl;        // the running skip's template: the states before events t0 - P .. t0
     std::vector<uint64_t> tmpl_key;
@@ -741,7 +742,9 @@ bool loop_skip_slow(const Loc& loc, uint64_t key, uint8_t flags) {
                           b.mask_count, b.counter_mode, b.atomic, loop_key(b.fm_h[0], b.fm_w[0], b.fm_h[1], b.fm_w[1]),
                           b.load3d_pad, b.deq_scale);
     if (L.skipping) {
-        if (k == L.tmpl_key[size_t(L.m % L.P)] && (L.m == 0 || L.m % L.P != 0 || period_repeats(L.P))) {
+        // (a window of scalar fast-forward that comes due stops the skip: it is measured here, in the loop)
+        if (k == L.tmpl_key[size_t(L.m % L.P)] && (L.m == 0 || L.m % L.P != 0 || period_repeats(L.P)) &&
+            !(L.period_gm && ff_window_open())) {
             // the skipped event enters the history with its predicted state
             int64_t m = L.m++;
             Snap x = predicted(L.P, m);
@@ -757,6 +760,8 @@ bool loop_skip_slow(const Loc& loc, uint64_t key, uint8_t flags) {
     record_event(k, flags, take());
     int64_t i = L.n - 1, P = L.P;
     if (!L.eligible || P == 0 || L.match < 2 * P + 1) return false;
+    // (periods that access GM as scalars wait for a window of scalar fast-forward to be measured)
+    if (at(i).gs != at(i - P).gs && ff_window_open()) return false;
     for (int64_t j = i - P; j < i; ++j)
         if (L.flag[size_t(j % kWin)] & 1) {
             note_fallback("a GM store under an atomic mode inside the loop: it accumulates across iterations");
@@ -787,6 +792,7 @@ bool loop_skip_slow(const Loc& loc, uint64_t key, uint8_t flags) {
     L.skipping = true;
     g_loop_skipping = true;
     ++g_skip_starts;
+    L.period_gm = at(i).gs != at(i - P).gs;
     ff_flush();
     ff.paused_left = ff.left, ff.left = 0;  // its accessors take loop skipping's bounds-only path
     ff.skipping = true, ff_refresh_bufs();    // (inline in GetValue/SetValue: ff_gm)

@@ -364,6 +364,7 @@ KGSIM_UNINSTRUMENTED inline bool ff_gm(int32_t buf, const void* p, uint32_t n, i
     ++hot.api_calls;  // tick()'s count
     if (ff.skipping) {  // bounds only: the skip's prediction times it; a store still lands for the check
         ++ff.skip_ops;
+        ff.paused_left -= ff.paused_left != 0;  // the paused stretch runs on with the block's work (ff_window_open)
         if (write && g_track_writes) track_write(uintptr_t(p), n);
         return true;
     }

@@ -978,15 +978,15 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
     }
     // a rewrite of what the block stored before: for a VALUES_ONLY loop, one that crossed its
     // iterations; for any other, any rewrite in the block
-    const bool rewrote = values_only ? N.carried : g_rewrite_event.count(hot.core_uid) > 0;
+    const auto rewrites = [&] { return values_only ? N.carried : g_rewrite_event.count(hot.core_uid) > 0; };
+    const bool rewrote = rewrites();
     const __int128 I = u64 ? __int128((unsigned long long)i) : __int128(i);
     const __int128 B = u64 ? __int128((unsigned long long)bound) : __int128(bound);
     // may the block pass iterations now? not before it stored anything the check sees (every store
     // after a jump is out of the check), unless an API-call skip already left its stores out; not
     // where it rewrote what it stored (passed iterations would leave checked bytes stale)
     const auto may_pass = [&] {
-        return !(g_track_writes && g_block_checked_stores == 0 && !loop_block_skipped()) &&
-               !(values_only ? N.carried : g_rewrite_event.count(hot.core_uid) > 0);
+        return !(g_track_writes && g_block_checked_stores == 0 && !loop_block_skipped()) && !rewrites();
     };
     if (L.skipping) {
         // An API-call skip runs: one mechanism at a time. One that began inside this loop's running

@@ -421,6 +421,11 @@ def _peak(t: torch.Tensor) -> float:
     )
 
 
+def _column_probes(width: int) -> list[tuple[int, int]]:
+    """Dim-1 slices [c0, c1) a column rule is probed on: a prefix, an interior and a suffix."""
+    return [(0, 1), (width // 2, width // 2 + 2), (width - 2, width)]
+
+
 def _find_column_rule(
     rows: RowReference, both: torch.Tensor, cropped: bool = False
 ) -> Callable[[RowReference], Callable[[int, int, int, int], torch.Tensor]] | None:
@@ -436,7 +441,7 @@ def _find_column_rule(
         return None
     width = both.shape[1]
     tol = 1e-3 * (1.0 + _peak(both))
-    probes = [(0, 1), (width // 2, width // 2 + 2), (width - 2, width)]
+    probes = _column_probes(width)
 
     def commutes(slab: Callable[[int, int, int, int], Any]) -> bool:
         try:
@@ -485,27 +490,46 @@ def _cropped_rows(rows: RowReference) -> RowReference | None:
     return RowReference(rows.model, crop, rows.batch, first, rows.all_rows)
 
 
-def _rows_separate(rows: RowReference) -> torch.Tensor | None:
-    """Rows 0-1 computed together, where they equal rows 0 and 1 computed apart; else None."""
+def _two_rows(rows: RowReference) -> torch.Tensor | None:
+    """Rows 0-1 computed together, or None where the model cannot run on that slicing."""
     try:
         both = rows(0, 2)
-        if not (isinstance(both, torch.Tensor) and both.dim() > 0 and both.shape[0] == 2):
-            return None
-        # loose: a batched and a one-row call may round differently; a slicing that breaks the
-        # model changes values by far more
-        tol = 1e-3 * (1.0 + _peak(both))
-        # one row at a time: a published-shape row can be hundreds of MB
-        same = _close_in_chunks(both[:1], rows(0, 1), 1e-3, tol) and _close_in_chunks(both[1:], rows(1, 2), 1e-3, tol)
     except Exception:  # noqa: BLE001 - a model that cannot run on this slicing
         return None
-    return both if same else None
+    return both if isinstance(both, torch.Tensor) and both.dim() > 0 and both.shape[0] == 2 else None
+
+
+def _rows_separate(
+    rows: RowReference, both: torch.Tensor, slab: Callable[[int, int, int, int], torch.Tensor] | None = None
+) -> bool:
+    """Whether rows 0 and 1 computed apart equal ``both`` (rows 0-1 computed together). With
+    ``slab`` (a column rule that commutes with the model on rows 0-1), compared on the column
+    rule's probe slices only: each whole-row call of a matmul whose weight is 4 GiB of lazy memory
+    refills all of it (MatmulSwishScaling: 6 CPU s a call), a slab only the weight rows it needs."""
+    # loose: a batched and a one-row call may round differently; a slicing that breaks the
+    # model changes values by far more
+    tol = 1e-3 * (1.0 + _peak(both))
+    try:
+        if slab is None:
+            # one row at a time: a published-shape row can be hundreds of MB
+            return _close_in_chunks(both[:1], rows(0, 1), 1e-3, tol) and _close_in_chunks(
+                both[1:], rows(1, 2), 1e-3, tol
+            )
+        return all(
+            _close_in_chunks(slab(r, r + 1, c0, c1), both[r : r + 1, c0:c1], 1e-3, tol)
+            for c0, c1 in _column_probes(both.shape[1])
+            for r in (0, 1)
+        )
+    except Exception:  # noqa: BLE001 - a model that cannot run on this slicing
+        return False
 
 
 def row_reference(model: Any, inputs: list[Any]) -> RowReference | None:
     """A :class:`RowReference` computing output rows on input rows [r0, r1), or None where the
     model is not row-separable. Rows are sliced from every tensor whose dim 0 is the first input's,
     or failing that from the first input alone (a matmul's A); a rule is kept when rows 0-1
-    computed together equal rows 0 and 1 computed apart. Its ``slab`` is probed the same way.
+    computed together equal rows 0 and 1 computed apart (on its ``slab``'s probe slices where it
+    has one). Its ``slab`` is probed against rows 0-1 computed together.
     Both probes run on the inputs cropped past dim 1 (:func:`_cropped_rows`) first, and on the
     inputs themselves where the crop does not run or does not separate."""
     tensors = [x for x in inputs if isinstance(x, torch.Tensor) and x.dim() > 0]
@@ -517,9 +541,12 @@ def row_reference(model: Any, inputs: list[Any]) -> RowReference | None:
         rows = RowReference(model, inputs, batch, first, all_rows)
         cropped = _cropped_rows(rows)
         for probe in (cropped, rows):
-            if probe is None or (both := _rows_separate(probe)) is None:
+            if probe is None or (both := _two_rows(probe)) is None:
                 continue
+            # the column rule first: where there is one, rows 0 and 1 apart are compared on its slices
             rule = _find_column_rule(probe, both, cropped=probe is cropped)
+            if not _rows_separate(probe, both, rule(probe) if rule is not None else None):
+                continue
             if rule is not None:
                 rows.slab = rule(rows)
             return rows

@@ -803,6 +803,29 @@ def test_the_separability_probe_runs_on_a_spatial_crop():
         torch.testing.assert_close(rows(0, 3), flat(x.flatten(1)))
 
 
+
+def test_a_linear_separability_probe_reads_the_whole_weight_once():
+    """Rows 0 and 1 apart are compared on the column rule's slices: each whole-row call of a
+    matmul reads all of its weight (at published shapes 4 GiB of lazy memory, refilled per call),
+    a slab only the weight rows of its columns."""
+    from kernel_gym.verify.correctness import row_reference
+
+    torch.manual_seed(3)
+    x = torch.randn(8, 32)
+    lin = torch.nn.Linear(32, 4096)
+    model = _Recorded(lin)
+    rows = row_reference(model, [x])
+    assert rows is not None and rows.slab is not None and rows.slab.width == 4096
+    assert sum(1 for n in model.sizes if n >= 4096) == 1  # rows 0-1 together; the rest are slabs
+    with torch.no_grad():
+        torch.testing.assert_close(rows.slab(2, 5, 100, 140), lin(x[2:5])[:, 100:140])
+    # rows that mix (a batch statistic) are still refused, though the columns slice cleanly
+    mixed = _Recorded(None, lambda t: lin(t) - lin(t).mean(0))
+    assert row_reference(mixed, [x]) is None
+    # and rows mixed only past the probed columns are found by the whole-row comparison of a model
+    # without a column rule (a softmax over dim 1)
+    assert row_reference(torch.nn.Softmax(dim=1), [x]).slab is None
+
 def _wrong_element_spans(row: int) -> list[tuple[int, int, int, int]]:
     """Spans a store tracker could report on an output of rows of ``row`` elements: long ones at odd
     offsets (one across a row end, one across two), short ones, and a run of 8-element spans."""

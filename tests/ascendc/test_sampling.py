@@ -803,7 +803,6 @@ def test_the_separability_probe_runs_on_a_spatial_crop():
         torch.testing.assert_close(rows(0, 3), flat(x.flatten(1)))
 
 
-
 def test_a_linear_separability_probe_reads_the_whole_weight_once():
     """Rows 0 and 1 apart are compared on the column rule's slices: each whole-row call of a
     matmul reads all of its weight (at published shapes 4 GiB of lazy memory, refilled per call),
@@ -825,6 +824,7 @@ def test_a_linear_separability_probe_reads_the_whole_weight_once():
     # and rows mixed only past the probed columns are found by the whole-row comparison of a model
     # without a column rule (a softmax over dim 1)
     assert row_reference(torch.nn.Softmax(dim=1), [x]).slab is None
+
 
 def _wrong_element_spans(row: int) -> list[tuple[int, int, int, int]]:
     """Spans a store tracker could report on an output of rows of ``row`` elements: long ones at odd

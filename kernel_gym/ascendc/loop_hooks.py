@@ -89,6 +89,9 @@ MIN_CONSTANT_TRIP = 32
 # Added to a hook's comparison code where the loop's scalar reads of local memory steer no work
 # (``_reads_steer_nothing``): loop_iter may then sample it although it reads local memory.
 VALUES_ONLY = 8
+# Added to a ``while`` loop's hook: its step is the last iteration's (it may vary: a tile that
+# shrinks at a row's end), so loop_iter tells an instance by its bound and its variable moving on.
+VARIABLE_STEP = 16
 
 
 @functools.lru_cache(maxsize=1)
@@ -890,22 +893,149 @@ def _eligible(
             return None
     if any(name in _names(r) for name, _, _ in others for r in reads):
         return None
-    if _leaves_loop(body):
+    if not _body_admits(body, var, written, heavy):
         return None
+    return var, bound, op, step, [(name, st) for name, st, _ in others]
+
+
+def _body_admits(body: Any, var: bytes, written: set[bytes], heavy: set[bytes]) -> bool:
+    """The rules of the module docstring on a hooked loop's body (``written``: the names it writes):
+    nothing leaves the loop, no carried variable steers its work, and it holds work that costs the host."""
+    if _leaves_loop(body):
+        return False
     # a variable the body changes and carries across iterations may not steer its work: passed
     # iterations would have changed it (a condition that only picks a value, a running max, may
     # read it: the work is the same either way, and a stale value only changes values)
     carried = written - _declared(body) - {var}
     for c in _conditions(body):
         if _names(c) & carried and not _select(c):
-            return None
+            return False
     # a carried scalar through a copy (`c2 = cnt; if (c2 > n)`); an array the body refills (weights
     # reloaded per row) only as itself, above
     if any(_steers_branch(body, v, selects=False) for v in carried - _subscripted(body)):
+        return False
+    return _direct_work(body) or any(_callee(n) in heavy for n in _walk(body) if n.type == "call_expression")
+
+
+def _definitions(body: Any) -> Iterator[tuple[bytes, Any, Any]]:
+    """``(name, value node, the node written)`` of every assignment, compound assignment and
+    initialised declaration of a plain name in ``body``; an increment's value node is None."""
+    for n in _walk(body):
+        if n.type == "assignment_expression":
+            left = n.child_by_field_name("left")
+            if left is not None and left.type == "identifier":
+                yield _text(left), n.child_by_field_name("right"), n
+        elif n.type == "update_expression":
+            arg = n.child_by_field_name("argument")
+            if arg is not None and arg.type == "identifier":
+                yield _text(arg), None, n
+        elif n.type == "init_declarator":
+            d, v = n.child_by_field_name("declarator"), n.child_by_field_name("value")
+            if d is not None and d.type == "identifier" and v is not None:
+                yield _text(d), v, n
+
+
+def _from_position(body: Any, names: set[bytes], var: bytes) -> bool:
+    """Whether ``names`` (read by a ``while`` loop's step) are computed from the loop's variable and
+    what the body does not change alone: each is unwritten in the body, the variable, or a variable
+    the body declares whose every definition is a plain expression (no call, no subscript: no read
+    of memory) of such names, under conditions of such names only (``if (span > left) span =
+    left;``). A step read from data (a record's length) could not be repeated by a jump."""
+    defs: dict[bytes, list[Any]] = {}
+    for name, value, node in _definitions(body):
+        defs.setdefault(name, []).append((value, node))
+    changed_here = _written(body) | set(defs)  # a declaration's initialiser is a change too
+    good = set(defs) & _declared(body)
+    ok = lambda n: n not in changed_here or n == var or n in good  # noqa: E731
+
+    def clean(name: bytes) -> bool:
+        for value, node in defs[name]:
+            if value is not None and (not _plain(value) or not all(ok(m) for m in _names(value))):
+                return False
+            up = node.parent
+            while up is not None and up is not body:
+                c = up.child_by_field_name("condition") if up.type in (*_BRANCHES, "conditional_expression") else None
+                if c is not None and c.type == "condition_clause":
+                    c = c.child_by_field_name("value")
+                if c is not None and (not _plain(c) or not all(ok(m) for m in _names(c))):
+                    return False
+                up = up.parent
+        return True
+
+    changed = True
+    while changed:
+        changed = False
+        for name in list(good):
+            if not clean(name):
+                good.discard(name)
+                changed = True
+    return all(ok(n) for n in names)
+
+
+def _while_eligible(node: Any, heavy: set[bytes]) -> tuple[bytes, bytes, str, bytes, Any] | None:
+    """``(variable, bound text, comparison, step text, the step statement)`` of a ``while (i OP b)``
+    loop whose body ends on the variable's only change, ``i += s`` (``-=``, ``++``, ``--``), with
+    ``s`` computed from the variable's position alone (:func:`_from_position`: a tile's length
+    that shrinks at a row's end), and whose body meets the ``for`` loops' rules; else None."""
+    if node.has_error or _in_constexpr(node):
         return None
-    if not _direct_work(body) and not any(_callee(n) in heavy for n in _walk(body) if n.type == "call_expression"):
+    clause, body = node.child_by_field_name("condition"), node.child_by_field_name("body")
+    cond = clause.child_by_field_name("value") if clause is not None else None
+    if cond is None or cond.type != "binary_expression" or body is None or body.type != "compound_statement":
         return None
-    return var, bound, op, step, [(name, st) for name, st, _ in others]
+    op = _text(cond.child_by_field_name("operator")).decode()
+    left, right = cond.child_by_field_name("left"), cond.child_by_field_name("right")
+    stmts = [c for c in body.named_children if c.type != "comment"]
+    if op not in ("<", "<=", ">", ">=") or left is None or right is None or not stmts:
+        return None
+    last = stmts[-1]
+    if last.type != "expression_statement" or len(last.named_children) != 1:
+        return None
+    e = last.named_children[0]
+    var = _target(e.child_by_field_name("argument" if e.type == "update_expression" else "left"))
+    if left.type == "identifier" and _text(left) == var and _plain(right):
+        bound = right
+    elif right.type == "identifier" and _text(right) == var and _plain(left):
+        bound, op = left, _FLIP[op]
+    else:
+        return None
+    up = op in ("<", "<=")
+    if e.type == "update_expression":
+        step, rhs = (b"1" if b"++" in _text(e) else b"-1"), None
+    elif e.type == "assignment_expression":
+        sign = _text(e.child_by_field_name("operator"))
+        rhs = e.child_by_field_name("right")
+        if sign not in (b"+=", b"-=") or rhs is None or not _plain(rhs) or var in _names(rhs):
+            return None
+        step = (
+            b"(%s)" % _text(rhs).replace(b"\n", b" ") if sign == b"+=" else b"-(%s)" % _text(rhs).replace(b"\n", b" ")
+        )
+    else:
+        return None
+    if (step.startswith(b"-")) == up:  # a step away from the bound: not a loop this admits
+        return None
+    written = _written(body)
+    writes_var = sum(1 for name, _, _ in _definitions(body) if name == var)
+    if writes_var != 1 or var in _declared(body) or _names(bound) & written or _has_continue(body):
+        return None
+    if rhs is not None and not _from_position(body, _names(rhs), var):
+        return None
+    if not _body_admits(body, var, written, heavy):
+        return None
+    return var, _text(bound).replace(b"\n", b" "), op, step, last
+
+
+def _has_continue(body: Any) -> bool:
+    """A ``continue`` of the loop whose body this is (it would pass over the step at the body's end)."""
+
+    def visit(n: Any) -> bool:
+        if n.type == "continue_statement":
+            return True
+        if n.type in (*_LOOPS, "lambda_expression"):
+            return False
+        return any(visit(c) for c in n.children)
+
+    return any(visit(c) for c in body.children)
 
 
 def instrument_loops(source: str) -> str:
@@ -913,7 +1043,7 @@ def instrument_loops(source: str) -> str:
 
     Line numbers are kept (nothing is inserted but on the lines that are there). Text the parser
     cannot read is left as it is, as is every loop it does not admit."""
-    if "for" not in source:
+    if "for" not in source and "while" not in source:
         return source
     data = source.encode()
     tree = _parser().parse(data)
@@ -922,23 +1052,32 @@ def instrument_loops(source: str) -> str:
     consts = _constants(tree.root_node)
     values_only: dict[bytes, bool] | None = None
     for node in _walk(tree.root_node):
-        if node.type != "for_statement":
+        if node.type == "for_statement":
+            got = _eligible(node, heavy, consts)
+            if got is None:
+                continue
+            var, bound, op, step, followers = got
+            at, flags = node.child_by_field_name("update").end_byte, 0
+        elif node.type == "while_statement":
+            found = _while_eligible(node, heavy)
+            if found is None:
+                continue
+            var, bound, op, step, last = found
+            at, flags, followers = last.end_byte, VARIABLE_STEP, []
+        else:
             continue
-        got = _eligible(node, heavy, consts)
-        if got is None:
-            continue
-        var, bound, op, step, followers = got
-        upd = node.child_by_field_name("update")
         fn = node.parent
         while fn is not None and fn.type != "function_definition":
             fn = fn.parent
         if values_only is None:
             values_only = _values_only(tree.root_node)
-        flags = VALUES_ONLY if fn is not None and values_only.get(_function_name(fn) or b"", False) else 0
+        if fn is not None and values_only.get(_function_name(fn) or b"", False):
+            flags |= VALUES_ONLY
         call = b"%s(%s, %s, %s, %d)" % (HOOK.encode(), var, bound.replace(b"\n", b" "), step, _CMP[op] | flags)
         for name, st in followers:  # moved by as many iterations as the loop's variable
             call += b", %s(%s, %s)" % (FOLLOW.encode(), name, st)
-        inserts.append((upd.end_byte, b", " + call))
+        # a for loop's in its update clause; a while loop's after the step that ends its body
+        inserts.append((at, b", " + call if node.type == "for_statement" else b" " + call + b";"))
     if not inserts:
         return source
     inserts.sort(key=lambda t: t[0])

@@ -55,7 +55,15 @@ def test_a_counted_loop_of_scalar_gm_work_gets_a_hook(loop, call):
         "for (uint32_t t = 0; t < K; t += 16) { y.SetValue(t, 0.0f); }",  # K: a constexpr of the source
         "for (uint32_t t = a; t < n; ++t) { acc += t * 0.5f; }",  # innermost, no scalar GM access
         "for (uint32_t t = a; t < n && acc < 1; ++t) { y.SetValue(t, 0.0f); }",  # a compound condition
-        "while (a < n) { y.SetValue(a, 0.0f); ++a; }",
+        "while (a < n) { uint32_t len = (uint32_t)x.GetValue(a); y.SetValue(a, 0.0f); a += len; }",  # a step from data
+        "while (a < n) { uint32_t s = 16; if (x.GetValue(a) > 0) s = 8; y.SetValue(a, 0.0f); a += s; }",
+        "while (a < n) { y.SetValue(a, 0.0f); a += p[0]; }",  # a memory read as the step
+        "while (a < n) { y.SetValue(a, 0.0f); a += off; off += 1; }",  # a carried step
+        "while (a < n) { if (x.GetValue(a) < 0) { a += 2; continue; } y.SetValue(a, 0.0f); a += 1; }",
+        "while (a < n) { y.SetValue(a, 0.0f); a += 1; n -= 1; }",  # the bound moves
+        "while (a < n) { ++a; y.SetValue(a, 0.0f); }",  # the step does not end the body
+        "while (a != n) { y.SetValue(a, 0.0f); ++a; }",
+        "while (a < n) { y.SetValue(a, 0.0f); a -= 1; }",  # away from the bound
     ],
 )
 def test_a_loop_a_jump_could_misjudge_is_left_alone(loop):
@@ -64,6 +72,28 @@ def test_a_loop_a_jump_could_misjudge_is_left_alone(loop):
         f"void f(uint32_t a, uint32_t n, uint32_t* p) {{\n    float acc = 0; uint32_t off = 0;\n    {loop}\n}}\n"
     )
     assert _hooks(src) == []
+
+
+@pytest.mark.parametrize(
+    ("loop", "call"),
+    [
+        ("while (a < n) { y.SetValue(a, x.GetValue(a)); ++a; }", "(a, n, 1, 16);"),
+        ("while (n > a) { y.SetValue(n, 0.0f); n -= 4; }", "(n, a, -(4), 18);"),
+        # a tile that shrinks at a row's end, its length computed from the position alone
+        (
+            "while (a < n) { uint32_t s = 16; const uint32_t left = w - a % w; if (s > left) s = left; "
+            "y.SetValue(a, 0.0f); a += s; }",
+            "(a, n, (s), 16);",
+        ),
+    ],
+)
+def test_a_while_loop_stepping_to_its_bound_gets_a_hook_after_its_step(loop, call):
+    src = f"void f(uint32_t a, uint32_t n, uint32_t w) {{\n    {loop}\n}}\n"
+    hooked = _hooks(src)
+    # (VALUES_ONLY aside: these loops' bodies read no local memory)
+    assert len(hooked) == 1 and f" {HOOK}{call} }}" in hooked[0].replace(f"{16 | VALUES_ONLY}", "16").replace(
+        f"{18 | VALUES_ONLY}", "18"
+    ), hooked
 
 
 def test_a_long_loop_of_constant_trip_gets_a_hook_a_short_one_none():
@@ -706,6 +736,60 @@ extern "C" void alternating_do(uint8_t* x, uint8_t* b, uint8_t* y, uint32_t rows
     alternating<<<1, nullptr, nullptr>>>(x, b, y, rows);
 }
 """
+
+
+# A convolution-like tile loop written as a while loop (EvoKernel's Conv2dSubtractSubtractMish):
+# tiles of 16 outputs that shrink to the row's rest at each row's end, each output 8 scalar GM
+# reads, a vector instruction per tile, and the tile's valid lanes stored as scalars.
+WHILE_TILES = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void whiletiles(GM_ADDR x, GM_ADDR y, uint32_t total, uint32_t width)
+{
+    GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x);
+    yGm.SetGlobalBuffer((__gm__ float*)y);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> tb;
+    pipe.InitBuffer(tb, 64);
+    LocalTensor<float> v = tb.Get<float>();
+    uint32_t linear = 0;
+    while (linear < total) {
+        const uint32_t col = linear % width;
+        uint32_t span = 16;
+        const uint32_t rowLeft = width - col;
+        if (span > rowLeft) span = rowLeft;
+        for (uint32_t i = 0; i < 16; ++i) {
+            float acc = 0.0f;
+            for (uint32_t k = 0; k < 8; ++k) acc += xGm.GetValue((linear + i) * 8 + k);
+            v.SetValue(i, acc);
+        }
+        Muls(v, v, 2.0f, 16);
+        for (uint32_t i = 0; i < span; ++i) yGm.SetValue(linear + i, v.GetValue(i));
+        linear += span;
+    }
+}
+extern "C" void whiletiles_do(uint8_t* x, uint8_t* y, uint32_t total, uint32_t width)
+{
+    whiletiles<<<1, nullptr, nullptr>>>(x, y, total, width);
+}
+"""
+
+
+def test_a_while_tile_loop_whose_tiles_shrink_at_row_ends_is_sampled_without_bias():
+    """The hook after ``linear += span`` passes tiles by the last tile's step: a row-end tile
+    sampled stands for as many short tiles, so the estimate stays unbiased (a tile in 7 is short)."""
+    mod = asc.load(WHILE_TILES, name="whiletiles.cpp")
+    assert any("linear += span; KGSIM_LOOP_ITER(linear, total, (span)" in h for h in _hooks(WHILE_TILES))
+    width, rows = 100, 600
+    total = width * rows
+    torch.manual_seed(5)
+    x, y = torch.rand((total + 16) * 8), torch.zeros(total)
+    want = 2 * x[: total * 8].view(total, 8).sum(1)
+    got = _sampled_like_full(
+        mod, lambda: mod.whiletiles_do(x, y, total, width), lambda: torch.allclose(y, want, rtol=1e-5)
+    )
+    assert got.loop_jumps > 10
 
 
 def test_a_pipe_done_before_the_row_ends_does_not_set_the_rows_length():

@@ -554,6 +554,9 @@ uint64_t g_skip_starts = 0;
 Snap& at(int64_t i) { return g_loop.snap[size_t(i % kWin)]; }
 uint64_t key_at(int64_t i) { return g_loop.key[size_t(i % kWin)]; }
 
+struct NativeLoop;
+NativeLoop* g_holding = nullptr;  // a variable step's loop whose period is being sampled (no API-call skip starts)
+
 Snap take() {
     Snap x;
     const BlockState& b = rt.blk;
@@ -762,6 +765,9 @@ bool loop_skip_slow(const Loc& loc, uint64_t key, uint8_t flags) {
     if (!L.eligible || P == 0 || L.match < 2 * P + 1) return false;
     // (periods that access GM as scalars wait for a window of scalar fast-forward to be measured)
     if (at(i).gs != at(i - P).gs && ff_window_open()) return false;
+    // (a variable step's period is being sampled: its cost is the detailed one; the skip's
+    // predictions of its tiles came out 16 % dearer, and every jump carried them)
+    if (g_holding != nullptr) return false;
     for (int64_t j = i - P; j < i; ++j)
         if (L.flag[size_t(j % kWin)] & 1) {
             note_fallback("a GM store under an atomic mode inside the loop: it accumulates across iterations");
@@ -839,6 +845,13 @@ __int128 iterations_left(__int128 i, __int128 b, __int128 s, int cmp) {
 struct NativeLoop {
     uint64_t epoch = 0;
     __int128 next = 0;  // the variable's value at the next iteration of the same instance
+    // (a variable step) the instance's bound, the variable at the last call, the steps recorded and,
+    // once they repeat, their period (steps), its distance and the position in it
+    __int128 bound = 0, vlast = 0;
+    std::vector<long long> steps;
+    size_t period = 0, pos = 0;
+    long long period_dist = 0;
+    uint64_t gs_last = 0;  // scalar GM accesses at the last call while recording
     int n = 0;          // iterations of the instance seen from their start (up to 3 kept)
     Snap last{};        // the state at the start of the running iteration
     uint32_t misses = 0;
@@ -860,6 +873,9 @@ struct NativeLoop {
     uint64_t skip_seen = 0;   // g_skip_starts at its last iteration's start
 };
 constexpr size_t kMaxMarks = 32;  // marked loops per block; a loop beyond them counts as carrying
+constexpr size_t kMinSteps = 64;     // a variable step's steps recorded before a period is taken
+constexpr size_t kStepWindow = 256;  // and the most recorded looking for one
+
 std::vector<NativeLoop*> g_native_touched;  // loops with a sample to close at the block's end
 
 // An iteration's length: its scalar time, or a pipe's busy time in it where that is longer (a loop
@@ -881,7 +897,34 @@ void close_sample(NativeLoop& N) {
         g_loop.spread += 3.0 * std::sqrt(var * N.passed2) + N.len_max;
     }
     N.sampling = false;
+    if (g_holding == &N) g_holding = nullptr;
     N.m = 0, N.sum = N.sum2 = N.len_max = N.passed = N.passed2 = 0;
+}
+
+// The shortest period P of the recorded steps (every step equal to the one P before it, at least
+// two periods and kMinSteps recorded): sets the loop's period, its distance and the position in it
+// (the next call starts a period). False where there is none yet.
+bool find_period(NativeLoop& N) {
+    const size_t n = N.steps.size();
+    if (n < kMinSteps) return false;
+    for (size_t P = 1; 2 * P <= n; ++P) {
+        bool same = true;
+        for (size_t j = P; j < n && same; ++j) same = N.steps[j] == N.steps[j - P];
+        if (!same) continue;
+        N.period = P, N.pos = 0;
+        N.period_dist = 0;
+        for (size_t j = n - P; j < n; ++j) N.period_dist += N.steps[j];
+        std::rotate(N.steps.begin(), N.steps.begin() + long(n % P), N.steps.begin() + long(P));
+        N.steps.resize(P);  // the pattern, from the step the next call records on
+        return true;
+    }
+    return false;
+}
+
+// A step off the period: the instance's recording starts over (its sample, if any, ends).
+void on_pattern_break(NativeLoop& N) {
+    if (N.sampling) close_sample(N);
+    N.steps.clear(), N.period = 0, N.pos = 0, N.n = 0;
 }
 
 // Moves the block's state forward by `k` iterations that each change it as a -> b did.
@@ -956,9 +999,12 @@ long long g_last_jump = 0;  // iterations the last loop_iter call passed (loop_j
 }  // namespace
 long long loop_jumped() noexcept { return g_last_jump; }
 
-long long loop_iter(LoopSite* site, long long i, long long bound, long long step, int cmp, bool u64) noexcept {
+long long loop_iter(LoopSite* site, long long i, long long bound, long long step_in, int cmp, bool u64) noexcept {
     g_last_jump = 0;
     const bool values_only = (cmp & 8) != 0;  // loop_hooks.VALUES_ONLY: its local reads steer no work
+    // loop_hooks.VARIABLE_STEP: a while loop's hook, `step` the iteration's own (a tile that shrinks
+    // at a row's end), so the next iteration's value is not known ahead
+    const bool variable_step = (cmp & 16) != 0;
     cmp &= 7;
     LoopState& L = g_loop;
     if (!g_loop_on || L.launch_off || !hot.in_launch || !L.eligible) return i;
@@ -982,6 +1028,45 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
     const bool rewrote = rewrites();
     const __int128 I = u64 ? __int128((unsigned long long)i) : __int128(i);
     const __int128 B = u64 ? __int128((unsigned long long)bound) : __int128(bound);
+    // A variable step (a while loop's tile that shrinks at each row's end, its length computed from
+    // the position alone: loop_hooks.py) is sampled a period of steps at a time. A jump of whole
+    // iterations by the last step would land off the tiles the loop visits (a row's tiles started
+    // part-way along it, its tail a different length: 3.7 % under for tiles of 16 over rows of 100):
+    // the instance's steps are recorded until they repeat with a period of P steps over D (at least
+    // kMinSteps of them, two periods), and from then on only every P-th call samples, with D as the
+    // step: a sample is a whole period and a jump passes whole periods, landing where the loop would
+    // be. A step off the pattern (the block's last tile) starts the recording over; no period within
+    // kStepWindow steps: the instance is left alone.
+    long long step = step_in;
+    if (variable_step) {
+        const bool on = !N.steps.empty() && B == N.bound && (step_in > 0 ? I > N.vlast : I < N.vlast);
+        N.vlast = I, N.bound = B;
+        if (on && N.period > 0 && step_in != N.steps[N.pos]) on_pattern_break(N);
+        if (!on) {
+            if (N.sampling) close_sample(N);
+            N.steps.clear(), N.period = 0, N.n = 0;
+        }
+        if (N.period == 0) {
+            // (while the steps are recorded an API-call skip may run the loop's calls: whether its
+            // iterations access GM as scalars, which lets the loop stop that skip, is seen here)
+            const uint64_t gs = scalar_gm_ops();
+            if (on && gs != N.gs_last) N.samples = true;
+            N.gs_last = gs;
+            if (N.steps.size() >= kStepWindow) return i;
+            N.steps.push_back(step_in);
+            if (!find_period(N)) return i;
+        } else {
+            N.pos = (N.pos + 1) % N.period;
+            if (N.pos != 0) return i;  // inside a period
+        }
+        step = N.period_dist;
+    }
+    // the running instance goes on: the variable is where the last step put it (a variable step:
+    // it moved on towards the same bound)
+    const auto goes_on = [&] {
+        if (!variable_step) return N.n > 0 && I == N.next;
+        return N.n > 0 && (step > 0 ? I > N.next : I < N.next);
+    };
     // may the block pass iterations now? not before it stored anything the check sees (every store
     // after a jump is out of the check), unless an API-call skip already left its stores out; not
     // where it rewrote what it stored (passed iterations would leave checked bytes stale)
@@ -999,7 +1084,7 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
         // predictions came out 31 % under its full simulation). So does one this loop
         // could not jump from yet (the block has stored nothing the check sees, or rewrote what it
         // stored): stopped, it would only be found again a few iterations on, at every iteration.
-        const bool own = N.samples && N.n > 0 && I == N.next && N.skip_seen != g_skip_starts && may_pass();
+        const bool own = N.samples && (variable_step || goes_on()) && N.skip_seen != g_skip_starts && may_pass();
         if (!own) {
             if (N.sampling) close_sample(N);
             N.n = 0;
@@ -1011,7 +1096,7 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
         g_loop.last.clear();
     }
     N.skip_seen = g_skip_starts;
-    if (N.n > 0 && I != N.next) {  // another instance of the loop
+    if (N.n > 0 && !goes_on()) {  // another instance of the loop
         if (N.sampling) close_sample(N);
         N.n = 0;
     }
@@ -1022,7 +1107,7 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
         if (++N.misses >= kSiteMisses) N.off = true;
         return i;
     }
-    N.next = I + step;
+    N.next = variable_step ? I : I + step;  // (a variable step: the value the next one must pass)
     ff_flush();  // the state must hold the fast accesses' cycles, as an API call's does
     const Snap x = take();
     const Snap prev = N.last;
@@ -1057,6 +1142,7 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
         N.samples = N.samples || scalar_gm;
         if (N.n < 3 || left < kMinLeft || !may_jump()) return i;
         N.sampling = true, N.commit = true;
+        if (variable_step) g_holding = &N;
         N.gap = std::max<__int128>(2, left / kSamples);
         N.span = left;
         const double len = iteration_length(prev, x);  // the second iteration joins the spread's estimate
@@ -1090,7 +1176,7 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
         pass_iterations(prev, x, jump);
         N.passed += double(jump), N.passed2 += double(jump) * double(jump);
         N.misses = 0;
-        N.next = I + jump * step + step;
+        N.next = variable_step ? I + jump * step : I + jump * step + step;
     }
     N.commit = may_jump();
     N.last = take();  // the next sample starts here
@@ -1109,6 +1195,7 @@ void loop_block_begin() {
     ++g_block_epoch;
     g_native_touched.clear();
     g_marks.clear();
+    g_holding = nullptr;
     g_block_checked_stores = 0;
     L.skipping = L.skipped = false;
     g_loop_skipping = g_loop_timing_only = false;

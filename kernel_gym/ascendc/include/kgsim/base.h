@@ -150,7 +150,7 @@ using Loc = std::source_location;
 // iterations whose cost the last one stands for (src/rt_sampling.cpp, loop_iter); otherwise `i`.
 // One out-of-line call in the loop's latch and no branch in kernel code: the kernel's machine basic
 // blocks, which time its scalar work, stay those of the loop as written. `cmp`: 0 <, 1 <=, 2 >,
-// 3 >=, 4 != (the variable on the left), plus 8 where the loop's scalar reads of local memory steer
+// 3 >=, 4 != (the variable on the left), plus 16 for a while loop's hook (its step the iteration's own: VARIABLE_STEP), plus 8 where the loop's scalar reads of local memory steer
 // no work (loop_hooks.py, VALUES_ONLY). The site: one static per loop, through a lambda (the
 // macro is an expression).
 struct LoopSite {

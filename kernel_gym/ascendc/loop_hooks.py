@@ -1007,9 +1007,8 @@ def _while_eligible(node: Any, heavy: set[bytes]) -> tuple[bytes, bytes, str, by
         rhs = e.child_by_field_name("right")
         if sign not in (b"+=", b"-=") or rhs is None or not _plain(rhs) or var in _names(rhs):
             return None
-        step = (
-            b"(%s)" % _text(rhs).replace(b"\n", b" ") if sign == b"+=" else b"-(%s)" % _text(rhs).replace(b"\n", b" ")
-        )
+        text = _text(rhs).replace(b"\n", b" ")
+        step = b"(%s)" % text if sign == b"+=" else b"-(%s)" % text
     else:
         return None
     if (step.startswith(b"-")) == up:  # a step away from the bound: not a loop this admits

@@ -39,6 +39,19 @@ A loop is hooked only where a jump is sound from the source alone:
   its known range, which the value the hook returns would hide (a depthwise convolution's bounds
   checks on ``oh + kh``: +61 % latency in full simulation with its row loops hooked).
 
+A ``while (i OP b)`` loop (``OP`` one of ``< <= > >=``) gets the hook after the statement that ends
+its body, where that statement is the variable's only change, a step towards the bound (``i += s``,
+``i -= s``, ``++i``, ``--i``), and the body meets the rules above (no ``continue`` either):
+
+    while (linear < end) { ...; linear += span; KGSIM_LOOP_ITER(linear, end, (span), 16); }
+
+``s`` may vary from one iteration to the next (a tile that shrinks to what is left of a row), but
+only as a plain expression (no call, no subscript: no read of memory) of the variable, of what the
+body does not change and of the body's own variables computed that way, under conditions of such
+names only (``if (span > left) span = left;``): a step read from data could not be repeated by a
+jump. The hook carries :data:`VARIABLE_STEP`: the runtime samples such a loop a period of steps at
+a time (``src/rt_sampling.cpp``, ``find_period``).
+
 Each hook's comparison code carries :data:`VALUES_ONLY` where the loop's scalar reads of local
 memory (``GetValue``, a local tensor's ``t(i)``), and its reads back of what it stores, steer no work
 in the functions joined to its own by calls, callers included (``_reads_steer_nothing``): the runtime

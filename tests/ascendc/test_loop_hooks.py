@@ -792,6 +792,123 @@ def test_a_while_tile_loop_whose_tiles_shrink_at_row_ends_is_sampled_without_bia
     assert got.loop_jumps > 10
 
 
+# The same tiles with a vector instruction chain per tile (EvoKernel's Conv2dSubtractSubtractMish:
+# the tile's outputs set into UB one by one, a Mish-like chain, read back as scalars): the
+# instructions repeat every tile, so the API-call skip finds them inside the loop's sampled periods.
+WHILE_VECTOR = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void whilevec(GM_ADDR x, GM_ADDR y, uint32_t total, uint32_t width)
+{
+    GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x);
+    yGm.SetGlobalBuffer((__gm__ float*)y);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b0, b1, b2, b3;
+    pipe.InitBuffer(b0, 64);
+    pipe.InitBuffer(b1, 64);
+    pipe.InitBuffer(b2, 64);
+    pipe.InitBuffer(b3, 64);
+    LocalTensor<float> v = b0.Get<float>(), a = b1.Get<float>(), t = b2.Get<float>(), one = b3.Get<float>();
+    Duplicate(one, 1.0f, 16);
+    uint32_t linear = 0;
+    while (linear < total) {
+        const uint32_t col = linear % width;
+        uint32_t span = 16;
+        const uint32_t rowLeft = width - col;
+        if (span > rowLeft) span = rowLeft;
+        for (uint32_t i = 0; i < 16; ++i) {
+            float acc = 0.0f;
+            for (uint32_t k = 0; k < 8; ++k) acc += xGm.GetValue((linear + i) * 8 + k);
+            v.SetValue(i, acc);
+        }
+        Abs(a, v, 16);
+        Muls(t, a, -1.0f, 16);
+        Exp(t, t, 16);
+        Add(t, one, t, 16);
+        Log(t, t, 16);
+        Muls(t, t, 2.0f, 16);
+        Exp(t, t, 16);
+        Add(t, t, one, 16);
+        Div(t, v, t, 16);
+        for (uint32_t i = 0; i < span; ++i) yGm.SetValue(linear + i, t.GetValue(i));
+        linear += span;
+    }
+}
+extern "C" void whilevec_do(uint8_t* x, uint8_t* y, uint32_t total, uint32_t width)
+{
+    whilevec<<<1, nullptr, nullptr>>>(x, y, total, width);
+}
+"""
+
+
+def test_no_api_call_skip_runs_inside_a_while_loops_sampled_period():
+    """A period run under an API-call skip came out dearer than in detail, and every jump carried
+    it: 9 % over full simulation, the bracket excluding it, before skips were held off."""
+    mod = asc.load(WHILE_VECTOR, name="whilevec.cpp")
+    width, rows = 94, 600
+    total = width * rows
+    torch.manual_seed(6)
+    x, y = torch.rand((total + 16) * 8), torch.zeros(total)
+    s = x[: total * 8].view(total, 8).sum(1)
+    want = s / (torch.exp(2 * torch.log1p(torch.exp(-s.abs()))) + 1)
+    got = _sampled_like_full(
+        mod, lambda: mod.whilevec_do(x, y, total, width), lambda: torch.allclose(y, want, rtol=1e-4, atol=1e-5)
+    )
+    assert got.loop_jumps > 10
+
+
+# A grid-stride tile loop (while) over an output loop (for) that loop sampling samples itself.
+WHILE_OVER_FOR = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void tilefor(GM_ADDR x, GM_ADDR y, uint32_t total, uint32_t tile)
+{
+    GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x);
+    yGm.SetGlobalBuffer((__gm__ float*)y);
+    uint32_t base = 0;
+    while (base < total COND) {
+        uint32_t end = base + tile;
+        if (end > total) end = total;
+        for (uint32_t o = base; o < end; ++o) {
+            float acc = 0.0f;
+            for (uint32_t k = 0; k < (o % 3 == 0 ? 24u : 8u); ++k) acc += xGm.GetValue(o * 24 + k);
+            yGm.SetValue(o, acc);
+        }
+        base += tile;
+    }
+}
+extern "C" void tilefor_do(uint8_t* x, uint8_t* y, uint32_t total, uint32_t tile)
+{
+    tilefor<<<1, nullptr, nullptr>>>(x, y, total, tile);
+}
+"""
+
+
+def test_a_while_loop_whose_periods_hold_an_inner_loops_jumps_is_left_to_it():
+    """Nested samplers compound an open bias (a strided transposed convolution's tile loop over its
+    outputs' loop: +66 %): a while loop whose period holds jumps of an inner loop runs as it is: the
+    same jumps as the kernel with no hook in it, and the same latency but for the hook's own scalar
+    blocks (4 cycles in 7.3 M)."""
+    hooked, plain = WHILE_OVER_FOR.replace(" COND", ""), WHILE_OVER_FOR.replace(" COND", " && true")
+    assert any("base += tile; KGSIM_LOOP_ITER(base, total, (tile)" in h for h in _hooks(hooked))
+    assert not any("base += tile;" in h for h in _hooks(plain))
+    total, tile = 96 * 256, 256
+    torch.manual_seed(8)
+    x = torch.rand(total * 24)
+    runs = []
+    for name, src in (("hooked", hooked), ("plain", plain)):
+        mod = asc.load(src, name=f"tilefor_{name}.cpp")
+        y = torch.zeros(total)
+        with sampled_simulation(blocks=2, loops="all"):
+            mod.tilefor_do(x, y, total, tile)
+        runs.append(mod.last_run)
+    assert runs[0].loop_jumps > 0  # the output loops jump
+    assert runs[0].loop_jumps == runs[1].loop_jumps
+    assert runs[0].latency_s == pytest.approx(runs[1].latency_s, rel=1e-5)
+
+
 def test_a_pipe_done_before_the_row_ends_does_not_set_the_rows_length():
     """The copy's done times are a row apart, each marking a row's start: their difference spans
     the end of one row and the start of the next, so taken as the row's length (the longest clock)

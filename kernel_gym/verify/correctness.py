@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -490,6 +491,17 @@ def _cropped_rows(rows: RowReference) -> RowReference | None:
     return RowReference(rows.model, crop, rows.batch, first, rows.all_rows)
 
 
+#: parameters and buffers (bytes) from which a model's rows are compared on its parameter slabs
+#: (:func:`_rows_separate`): each whole-row call reads all of them
+SLAB_ROWS_MIN_PARAMETER_BYTES = 256 << 20
+
+
+def _parameter_bytes(model: Any) -> int:
+    if not isinstance(model, torch.nn.Module):
+        return 0
+    return sum(t.numel() * t.element_size() for t in itertools.chain(model.parameters(), model.buffers()))
+
+
 def _two_rows(rows: RowReference) -> torch.Tensor | None:
     """Rows 0-1 computed together, or None where the model cannot run on that slicing."""
     try:
@@ -503,7 +515,7 @@ def _rows_separate(
     rows: RowReference, both: torch.Tensor, slab: Callable[[int, int, int, int], torch.Tensor] | None = None
 ) -> bool:
     """Whether rows 0 and 1 computed apart equal ``both`` (rows 0-1 computed together). With
-    ``slab`` (a column rule that commutes with the model on rows 0-1), compared on the column
+    ``slab`` (a parameter slab that commutes with the model on rows 0-1), compared on the column
     rule's probe slices only: each whole-row call of a matmul whose weight is 4 GiB of lazy memory
     refills all of it (MatmulSwishScaling: 6 CPU s a call), a slab only the weight rows it needs."""
     # loose: a batched and a one-row call may round differently; a slicing that breaks the
@@ -543,9 +555,14 @@ def row_reference(model: Any, inputs: list[Any]) -> RowReference | None:
         for probe in (cropped, rows):
             if probe is None or (both := _two_rows(probe)) is None:
                 continue
-            # the column rule first: where there is one, rows 0 and 1 apart are compared on its slices
+            # the column rule first: where it cuts a model's large parameters, rows 0 and 1 apart are
+            # compared on its slices; elsewhere whole (probes at three columns miss what depends on the
+            # column's position where the inputs are zero: a tril of a product of triangular matrices)
             rule = _find_column_rule(probe, both, cropped=probe is cropped)
-            if not _rows_separate(probe, both, rule(probe) if rule is not None else None):
+            slab = rule(probe) if rule is not None else None
+            if not isinstance(slab, _ParamSlab) or _parameter_bytes(model) <= SLAB_ROWS_MIN_PARAMETER_BYTES:
+                slab = None
+            if not _rows_separate(probe, both, slab):
                 continue
             if rule is not None:
                 rows.slab = rule(rows)

@@ -803,12 +803,14 @@ def test_the_separability_probe_runs_on_a_spatial_crop():
         torch.testing.assert_close(rows(0, 3), flat(x.flatten(1)))
 
 
-def test_a_linear_separability_probe_reads_the_whole_weight_once():
-    """Rows 0 and 1 apart are compared on the column rule's slices: each whole-row call of a
-    matmul reads all of its weight (at published shapes 4 GiB of lazy memory, refilled per call),
-    a slab only the weight rows of its columns."""
+def test_a_linear_separability_probe_reads_the_whole_weight_once(monkeypatch):
+    """Rows 0 and 1 apart are compared on the parameter slab's slices where the model's parameters
+    are large: each whole-row call of a matmul reads all of its weight (at published shapes 4 GiB
+    of lazy memory, refilled per call), a slab only the weight rows of its columns."""
+    import kernel_gym.verify.correctness as correctness
     from kernel_gym.verify.correctness import row_reference
 
+    monkeypatch.setattr(correctness, "SLAB_ROWS_MIN_PARAMETER_BYTES", 0)  # this Linear's 0.5 MB counts as large
     torch.manual_seed(3)
     x = torch.randn(8, 32)
     lin = torch.nn.Linear(32, 4096)
@@ -824,6 +826,18 @@ def test_a_linear_separability_probe_reads_the_whole_weight_once():
     # and rows mixed only past the probed columns are found by the whole-row comparison of a model
     # without a column rule (a softmax over dim 1)
     assert row_reference(torch.nn.Softmax(dim=1), [x]).slab is None
+
+
+def test_rows_whose_output_depends_on_the_column_position_are_compared_whole():
+    """A tril of a product of lower-triangular matrices: B's column slabs match at the three probed
+    columns (the product is zero there for rows 0-1), so rows compared on slabs looked separable and
+    the check took a wrong reference (MatmulForLowerTriangularMatrices: a false mismatch). Compared
+    whole, row 1 alone keeps one column where rows 0-1 together keep two: not row-separable."""
+    from kernel_gym.verify.correctness import row_reference
+
+    torch.manual_seed(4)
+    a, b = torch.rand(64, 64).tril(), torch.rand(64, 64).tril()
+    assert row_reference(_Recorded(None, lambda x, y: torch.tril(x @ y)), [a, b]) is None
 
 
 def _wrong_element_spans(row: int) -> list[tuple[int, int, int, int]]:

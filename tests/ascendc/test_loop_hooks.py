@@ -897,10 +897,11 @@ def test_a_while_loop_whose_periods_hold_an_inner_loops_jumps_is_left_to_it():
     total, tile = 96 * 256, 256
     torch.manual_seed(8)
     x = torch.rand(total * 24)
+    y = torch.zeros(total)  # (one buffer each for both: the data-cache model's sets follow their addresses)
     runs = []
     for name, src in (("hooked", hooked), ("plain", plain)):
         mod = asc.load(src, name=f"tilefor_{name}.cpp")
-        y = torch.zeros(total)
+        y.zero_()
         with sampled_simulation(blocks=2, loops="all"):
             mod.tilefor_do(x, y, total, tile)
         runs.append(mod.last_run)
@@ -1127,3 +1128,65 @@ def test_a_plane_loop_of_tile_loops_is_sampled_within_its_bracket():
     assert got.loop_jumps > 0
     assert got.latency_lo_s <= full.latency_s <= got.latency_hi_s
     assert got.latency_s == pytest.approx(full.latency_s, rel=0.03)
+
+
+# An output loop (not hooked: it may leave early) over a channel loop of `trip` iterations, each one
+# scalar GM read and one local read-modify-write (light), or that and a vector instruction (HEAVY 1).
+LIGHT = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void light(GM_ADDR x, GM_ADDR y, uint32_t outputs, uint32_t trip)
+{
+    GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x);
+    yGm.SetGlobalBuffer((__gm__ float*)y);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> vb;
+    pipe.InitBuffer(vb, 2048);
+    LocalTensor<float> v = vb.Get<float>();
+    Duplicate(v, 0.0f, 512);
+    for (uint32_t o = 0; o < outputs; ++o) {
+        if (xGm.GetValue(o) < -1.0f) break;
+        for (uint32_t c = 0; c < trip; ++c) {
+            v.SetValue(c, v.GetValue(c) + xGm.GetValue(o * trip + c));
+#if HEAVY
+            Muls(v[256], v[256], 0.5f, 64);
+#endif
+        }
+        yGm.SetValue(o, v.GetValue(0));
+    }
+}
+extern "C" void light_do(uint8_t* x, uint8_t* y, uint32_t outputs, uint32_t trip)
+{
+    light<<<1, nullptr, nullptr>>>(x, y, outputs, trip);
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("trip", "heavy", "jumps"),
+    [(64, 0, False), (200, 0, True), (64, 1, True)],
+    ids=["short_light_runs_whole", "long_light_sampled", "short_with_vector_work_sampled"],
+)
+def test_a_short_loop_of_light_iterations_runs_as_it_is(trip, heavy, jumps):
+    """A jump of one or two light iterations (a scalar read and a local update) passes less work than
+    a sample's bookkeeping costs: a for loop whose instances leave a mean gap under 4 and whose
+    iterations run fewer than 32 basic blocks and no pipe instruction is not sampled (its latency and
+    outputs are those of the run without loop sampling); a longer trip, or iterations with a vector
+    instruction, still are."""
+    assert any(f"{HOOK}(c, trip" in h for h in _hooks(LIGHT))
+    assert not any(f"{HOOK}(o," in h for h in _hooks(LIGHT))
+    mod = asc.load(LIGHT.replace("#if HEAVY", f"#if {heavy}"), name=f"light_{heavy}.cpp")
+    outputs = 300
+    torch.manual_seed(4)
+    x, y = torch.rand(outputs * trip), torch.zeros(outputs)
+    with sampled_simulation(blocks=2, loops=False):  # scalar fast-forward as below, every iteration run
+        mod.light_do(x, y, outputs, trip)
+    full, y_full = mod.last_run, y.clone()
+    with sampled_simulation(blocks=2, loops="all"):
+        mod.light_do(x, y, outputs, trip)
+    got = mod.last_run
+    assert (got.loop_jumps > 0) == jumps
+    if not jumps:
+        assert got.latency_s == pytest.approx(full.latency_s, rel=1e-9)
+        assert torch.equal(y, y_full)

@@ -555,7 +555,7 @@ Snap& at(int64_t i) { return g_loop.snap[size_t(i % kWin)]; }
 uint64_t key_at(int64_t i) { return g_loop.key[size_t(i % kWin)]; }
 
 struct NativeLoop;
-uint64_t g_native_jumps = 0;  // native loop jumps so far (pass_iterations)
+uint64_t g_native_jumps = 0;  // native loop jumps (pass_iterations) and instances that sample or wait to
 NativeLoop* g_holding = nullptr;  // a variable step's loop whose period is being sampled (no API-call skip starts)
 
 Snap take() {
@@ -829,6 +829,12 @@ constexpr __int128 kSamples = 24;      // sampled iterations an instance aims at
 // estimate 7 % off every iteration's)
 constexpr __int128 kDenser = 4;
 constexpr double kRelError = 0.01;
+// A for loop's instance whose iterations are light (fewer than kLightBlocks basic blocks of kernel code
+// and no pipe instruction each) and whose trip would leave a mean gap under kLightGap iterations runs as it is: a jump of
+// one or two passes less work than a sample's bookkeeping costs the host (an output-channel loop of
+// 64 iterations, one GetValue and one SetValue each: 40 % of a transposed convolution's host time)
+constexpr uint64_t kLightBlocks = 32;
+constexpr __int128 kLightGap = 4;
 
 // Iterations left in a counted loop, the one starting at `i` included (0: none or not computable).
 __int128 iterations_left(__int128 i, __int128 b, __int128 s, int cmp) {
@@ -878,6 +884,7 @@ struct NativeLoop {
     bool marked = false, carried = false;
     bool samples = false;     // it qualified for sampling through scalar GM accesses, in this block
     uint64_t skip_seen = 0;   // g_skip_starts at its last iteration's start
+    __int128 trip = 0;        // iterations left at the instance's first recorded iteration
 };
 constexpr size_t kMaxMarks = 32;  // marked loops per block; a loop beyond them counts as carrying
 constexpr size_t kMinSteps = 64;     // a variable step's steps recorded before a period is taken
@@ -1136,7 +1143,10 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
         N.off = true;
         return i;
     }
-    if (!had_iteration) return i;
+    if (!had_iteration) {
+        N.trip = iterations_left(I, B, step, cmp);
+        return i;
+    }
     if (rewrote) {  // no jump in it: passed iterations would leave checked bytes stale
         if (N.sampling) close_sample(N);
         N.off = true;
@@ -1162,7 +1172,17 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
             return i;
         }
         N.samples = N.samples || scalar_gm;
-        if (N.n < 3 || left < kMinLeft || !may_jump()) return i;
+        if (N.n < 3 || left < kMinLeft) return i;
+        bool issued = false;  // (did the iteration that ended keep a pipe busy: an API call's work)
+        for (int p = 0; p < P_COUNT; ++p) issued = issued || x.busy[p] != prev.busy[p];
+        if (!variable_step && x.bb - prev.bb < kLightBlocks && !issued && N.trip < kLightGap * kSamples) {
+            if (++N.misses >= kSiteMisses) N.off = true;
+            return i;
+        }
+        // (an instance that samples, or waits to, counts as one that jumped for an outer while loop:
+        // one waiting for a window of scalar fast-forward has not jumped yet, but will)
+        if (!variable_step) ++g_native_jumps;
+        if (!may_jump()) return i;
         N.sampling = true, N.commit = true;
         if (variable_step) g_holding = &N;
         N.gap = std::max<__int128>(2, left / kSamples);

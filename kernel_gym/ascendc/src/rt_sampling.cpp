@@ -122,6 +122,7 @@ void note_untracked(uintptr_t lo, uint64_t n) {
 }  // namespace
 
 uint64_t g_block_checked_stores = 0;  // stores of the running block tracked for the check (loop_iter)
+uint64_t g_launch_checked_stores = 0;  // and of the launch's blocks so far
 
 // Rewrites that stay inside one iteration (loop_iter, VALUES_ONLY loops). At each iteration of such a
 // loop its mark records what was stored before it: every span older than the newest, and the newest
@@ -160,7 +161,7 @@ void track_write(uintptr_t lo, uint64_t n) {
         return;
     }
     if (overlaps_tracked(lo, lo + n)) note_rewrite(), judge_rewrite(lo, lo + n);
-    ++g_block_checked_stores;
+    ++g_block_checked_stores, ++g_launch_checked_stores;
     g_hull_lo = std::min(g_hull_lo, lo), g_hull_hi = std::max(g_hull_hi, lo + n);
     // the GM buffer the store lands in (a span never crosses two buffers; the first in rt.gm that holds
     // it): the last one found is tried first, as a scalar loop stores into one output (scanning every
@@ -1007,9 +1008,11 @@ void pass_iterations(const Snap& a, const Snap& b, __int128 k) {
 // stretch of scalar fast-forward (passed iterations leave the
 // data-cache model without the lines they would have touched; in a stretch accesses cost the
 // windows' mean, and the windows run every iteration; the passed accesses count toward the
-// stretch's length, so windows keep coming), before the block stored anything the check sees
-// (every store after a jump is out of the check, the block's local data being stale), or where it
-// rewrote what it stored.
+// stretch's length, so windows keep coming), before the launch stored anything the check sees
+// (every store after a jump is out of the check, the block's local data being stale: the first
+// checked stores come from a block that jumped nowhere before them; a later block may jump in its
+// statistics pass, where waiting for its own first store ran a matmul's first output row in full),
+// or where it rewrote what it stored.
 namespace {
 long long g_last_jump = 0;  // iterations the last loop_iter call passed (loop_jumped)
 }  // namespace
@@ -1083,11 +1086,11 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
         if (!variable_step) return N.n > 0 && I == N.next;
         return N.n > 0 && (step > 0 ? I > N.next : I < N.next);
     };
-    // may the block pass iterations now? not before it stored anything the check sees (every store
-    // after a jump is out of the check), unless an API-call skip already left its stores out; not
+    // may the block pass iterations now? not before the launch stored anything the check sees (every
+    // store after a jump is out of the check), unless an API-call skip already left its stores out; not
     // where it rewrote what it stored (passed iterations would leave checked bytes stale)
     const auto may_pass = [&] {
-        return !(g_track_writes && g_block_checked_stores == 0 && !loop_block_skipped()) && !rewrites();
+        return !(g_track_writes && g_launch_checked_stores == 0 && !loop_block_skipped()) && !rewrites();
     };
     if (L.skipping) {
         // An API-call skip runs: one mechanism at a time. One that began inside this loop's running
@@ -1248,6 +1251,7 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
 }
 
 void loop_launch_begin() {
+    g_launch_checked_stores = 0;
     g_loop.launch_off = false;
     g_loop.skipped_uid.clear();
 }

@@ -558,6 +558,7 @@ uint64_t key_at(int64_t i) { return g_loop.key[size_t(i % kWin)]; }
 struct NativeLoop;
 uint64_t g_native_jumps = 0;  // native loop jumps (pass_iterations) and instances that sample or wait to
 NativeLoop* g_holding = nullptr;  // a variable step's loop whose period is being sampled (no API-call skip starts)
+NativeLoop* g_periodic = nullptr;  // a variable step's loop that found its period (its inner short loops run whole)
 
 Snap take() {
     Snap x;
@@ -940,6 +941,7 @@ bool find_period(NativeLoop& N) {
 // A step off the period: the instance's recording starts over (its sample, if any, ends).
 void on_pattern_break(NativeLoop& N) {
     if (N.sampling) close_sample(N);
+    if (g_periodic == &N) g_periodic = nullptr;
     N.steps.clear(), N.period = 0, N.pos = 0, N.n = 0;
 }
 
@@ -1063,6 +1065,7 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
         if (on && N.period > 0 && step_in != N.steps[N.pos]) on_pattern_break(N);
         if (!on) {
             if (N.sampling) close_sample(N);
+            if (g_periodic == &N) g_periodic = nullptr;
             N.steps.clear(), N.period = 0, N.n = 0;
         }
         if (N.period == 0) {
@@ -1074,6 +1077,7 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
             if (N.steps.size() >= kStepWindow) return i;
             N.steps.push_back(step_in);
             if (!find_period(N)) return i;
+            g_periodic = &N;
         } else {
             N.pos = (N.pos + 1) % N.period;
             if (N.pos != 0) return i;  // inside a period
@@ -1143,6 +1147,7 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
     N.jumps_seen = g_native_jumps;
     if (variable_step && had_iteration && inner_jumps > 0) {
         if (N.sampling) close_sample(N);
+        if (g_periodic == &N) g_periodic = nullptr;
         N.off = true;
         return i;
     }
@@ -1178,7 +1183,11 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
         if (N.n < 3 || left < kMinLeft) return i;
         bool issued = false;  // (did the iteration that ended keep a pipe busy: an API call's work)
         for (int p = 0; p < P_COUNT; ++p) issued = issued || x.busy[p] != prev.busy[p];
-        if (!variable_step && x.bb - prev.bb < kLightBlocks && !issued && N.trip < kLightGap * kSamples) {
+        // (nor does one of such a trip inside a while loop that samples whole periods of its steps:
+        // the outer loop's jumps pass far more; sampled too, its jumps would turn the outer loop off,
+        // and a scalar convolution's tile loop then ran every tile's channel loop, 30 of 64 channels)
+        if (!variable_step && N.trip < kLightGap * kSamples &&
+            ((g_periodic != nullptr && !g_periodic->off) || (x.bb - prev.bb < kLightBlocks && !issued))) {
             if (++N.misses >= kSiteMisses) N.off = true;
             return i;
         }
@@ -1263,6 +1272,7 @@ void loop_block_begin() {
     g_native_touched.clear();
     g_marks.clear();
     g_holding = nullptr;
+    g_periodic = nullptr;
     g_block_checked_stores = 0;
     L.skipping = L.skipped = false;
     g_loop_skipping = g_loop_timing_only = false;

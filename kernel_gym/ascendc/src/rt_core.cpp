@@ -673,6 +673,9 @@ void race_sweep() {
 // ---- timeline ---------------------------------------------------------------------------------
 static void hazard(const char* what, Pipe p, double start, uint32_t blk, int other, double other_t, const char* api,
                    const Loc& loc) {
+    // (formatted only where it is raised or first warned: a kernel whose every tile races formatted
+    // two cycle counts per instruction, a fifth of a softmax matmul's host time)
+    if (cfg.sync_check < 2 && rt.sync_warned) return;
     std::string msg = fmt(
         "%s on pipe %s (%s) touches UB bytes [%u, %u) while pipe %s may still be using them (until cycle %.0f; this "
         "instruction starts at cycle %.0f): missing synchronisation (EnQue/DeQue, SetFlag/WaitFlag or PipeBarrier)",

@@ -837,6 +837,15 @@ constexpr double kRelError = 0.01;
 // 64 iterations, one GetValue and one SetValue each: 40 % of a transposed convolution's host time)
 constexpr uint64_t kLightBlocks = 32;
 constexpr __int128 kLightGap = 4;
+// A while loop whose periods hold an inner loop's jumps samples its periods too only where the
+// periods cost the same: kUniformPeriods of them run first (the inner loops sampling), and their
+// lengths must lie within kUniformTol of each other; a sampled period outside that band (times
+// 1 -+ kUniformTol) turns the loop off from there on. A scalar matmul's tile loop of four dot
+// products of 8192 terms each ran every tile (22 k per block) with its dot loops sampled one by
+// one; a strided transposed convolution's tiles, whose rows alternate between no taps and three,
+// differ by far more than the band.
+constexpr int kUniformPeriods = 32;
+constexpr double kUniformTol = 0.02;
 
 // Iterations left in a counted loop, the one starting at `i` included (0: none or not computable).
 __int128 iterations_left(__int128 i, __int128 b, __int128 s, int cmp) {
@@ -887,6 +896,11 @@ struct NativeLoop {
     bool samples = false;     // it qualified for sampling through scalar GM accesses, in this block
     uint64_t skip_seen = 0;   // g_skip_starts at its last iteration's start
     __int128 trip = 0;        // iterations left at the instance's first recorded iteration
+    // (a variable step whose periods hold an inner loop's jumps) the periods' lengths seen so far,
+    // and whether they agreed (kUniformPeriods, kUniformTol)
+    int uniform_n = 0;
+    double uniform_lo = 0, uniform_hi = 0;
+    bool uniform = false;
 };
 constexpr size_t kMaxMarks = 32;  // marked loops per block; a loop beyond them counts as carrying
 constexpr size_t kMinSteps = 64;     // a variable step's steps recorded before a period is taken
@@ -1145,11 +1159,33 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
     // 1-in-3 chance each do not average out)
     const uint64_t inner_jumps = g_native_jumps - N.jumps_seen;
     N.jumps_seen = g_native_jumps;
-    if (variable_step && had_iteration && inner_jumps > 0) {
-        if (N.sampling) close_sample(N);
-        if (g_periodic == &N) g_periodic = nullptr;
-        N.off = true;
+    if (variable_step && had_iteration && (inner_jumps > 0 || N.uniform_n > 0) && !N.uniform) {
+        // (the periods so far: the inner loops' jumps count in each, and a period without one is as
+        // much a period of the loop)
+        const double len = iteration_length(prev, x);
+        N.uniform_lo = N.uniform_n == 0 ? len : std::min(N.uniform_lo, len);
+        N.uniform_hi = N.uniform_n == 0 ? len : std::max(N.uniform_hi, len);
+        ++N.uniform_n;
+        const bool agree = N.uniform_hi - N.uniform_lo <= kUniformTol * N.uniform_lo;
+        if (agree && N.uniform_n < kUniformPeriods) return i;
+        if (!agree) {
+            if (N.sampling) close_sample(N);
+            if (g_periodic == &N) g_periodic = nullptr;
+            N.off = true;
+            return i;
+        }
+        N.uniform = true;  // from the next period on it samples as a loop without inner jumps
         return i;
+    }
+    if (variable_step && N.uniform && N.sampling && had_iteration) {
+        const double len = iteration_length(prev, x);
+        if (len < N.uniform_lo * (1 - kUniformTol) || len > N.uniform_hi * (1 + kUniformTol)) {
+            ++N.m, N.sum += len, N.sum2 += len * len, N.len_max = std::max(N.len_max, len);  // it joins the bracket
+            close_sample(N);
+            if (g_periodic == &N) g_periodic = nullptr;
+            N.off = true;
+            return i;
+        }
     }
     if (!had_iteration) {
         N.trip = iterations_left(I, B, step, cmp);

@@ -792,6 +792,24 @@ def test_a_while_tile_loop_whose_tiles_shrink_at_row_ends_is_sampled_without_bia
     assert got.loop_jumps > 10
 
 
+
+def test_a_while_tile_loop_that_starts_part_way_along_a_row_finds_its_period():
+    """A block whose share starts part-way along a row (every block but the first of EvoKernel's
+    Conv2dSubtractSubtractMish) visits a first row of other tiles: the period is found in the
+    latest steps, not held to every step since the loop began (no period, no jump, before)."""
+    src = WHILE_TILES.replace("uint32_t linear = 0;", "uint32_t linear = width / 3;")
+    mod = asc.load(src, name="whiletiles_offset.cpp")
+    width, rows = 100, 600
+    total = width * rows
+    torch.manual_seed(5)
+    x, y = torch.rand((total + 16) * 8), torch.zeros(total)
+    want = 2 * x[: total * 8].view(total, 8).sum(1)
+    want[: width // 3] = 0
+    got = _sampled_like_full(
+        mod, lambda: mod.whiletiles_do(x, y, total, width), lambda: torch.allclose(y, want, rtol=1e-5)
+    )
+    assert got.loop_jumps > 10
+
 # The same tiles with a vector instruction chain per tile (EvoKernel's Conv2dSubtractSubtractMish:
 # the tile's outputs set into UB one by one, a Mish-like chain, read back as scalars): the
 # instructions repeat every tile, so the API-call skip finds them inside the loop's sampled periods.

@@ -932,21 +932,24 @@ void close_sample(NativeLoop& N) {
     N.m = 0, N.sum = N.sum2 = N.len_max = N.passed = N.passed2 = 0;
 }
 
-// The shortest period P of the recorded steps (every step equal to the one P before it, at least
-// two periods and kMinSteps recorded): sets the loop's period, its distance and the position in it
-// (the next call starts a period). False where there is none yet.
+// The shortest period P of the recorded steps' latest stretch (the last max(kMinSteps, 2P) steps,
+// each equal to the one P before it; kMinSteps recorded at least): sets the loop's period, its
+// distance and the position in it (the next call starts a period). False where there is none yet.
+// The latest stretch, not every step since the instance began: a block that starts part-way along a
+// row has a first row of other tiles, and held to its whole history it never found a period
+// (Conv2dSubtractSubtractMish's blocks but the first ran every tile).
 bool find_period(NativeLoop& N) {
     const size_t n = N.steps.size();
     if (n < kMinSteps) return false;
     for (size_t P = 1; 2 * P <= n; ++P) {
+        const size_t from = n - std::max(kMinSteps, 2 * P);
         bool same = true;
-        for (size_t j = P; j < n && same; ++j) same = N.steps[j] == N.steps[j - P];
+        for (size_t j = from + P; j < n && same; ++j) same = N.steps[j] == N.steps[j - P];
         if (!same) continue;
         N.period = P, N.pos = 0;
         N.period_dist = 0;
         for (size_t j = n - P; j < n; ++j) N.period_dist += N.steps[j];
-        std::rotate(N.steps.begin(), N.steps.begin() + long(n % P), N.steps.begin() + long(P));
-        N.steps.resize(P);  // the pattern, from the step the next call records on
+        N.steps.erase(N.steps.begin(), N.steps.begin() + long(n - P));  // the pattern, from the step the next call records on
         return true;
     }
     return false;

@@ -456,9 +456,10 @@ def _run_one(spec: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
         return {"status": "skipped", "cause": "no_reference", "detail": spec.get("note", "")}
     ref_src = Path(spec["reference"]).read_text()
     ns: dict[str, Any] = {"__name__": "reference"}
-    # sizes first, on the meta device: the shapes can be far too large to allocate
+    # sizes first, on the meta device: the shapes can be far too large to allocate (the parent's
+    # figures where it passed them: the meta forward of a matmul imports torch._dynamo, 3 CPU s)
     try:
-        nbytes = reference_bytes(spec["reference"])
+        nbytes, largest = opts.get("reference_sizes") or _reference_sizes(spec["reference"])
     except Exception as exc:  # noqa: BLE001
         return {"status": "error", "cause": "reference_error", "detail": f"{type(exc).__name__}: {exc}"[:400]}
     out: dict[str, Any] = {"input_bytes": nbytes}
@@ -522,7 +523,7 @@ def _run_one(spec: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
     with torch.no_grad():
         tr = time.monotonic()
         try:
-            want = _reference_output(model, inputs, _reference_sizes(spec["reference"])[1])
+            want = _reference_output(model, inputs, largest)
         except Exception as exc:  # noqa: BLE001
             return {
                 **out,
@@ -998,6 +999,10 @@ def _stuck_in(stdout: str | bytes | None) -> dict[str, Any]:
 
 
 def _run_child(spec: KernelSpec, opts: dict[str, Any]) -> dict[str, Any]:
+    try:  # (computed here for the run's order already: the child need not pay for them again)
+        opts = {**opts, "reference_sizes": list(_reference_sizes(spec.reference))} if spec.reference else opts
+    except Exception:  # noqa: BLE001 - the child computes them and reports the error
+        pass
     payload = json.dumps({"spec": asdict(spec), "opts": opts})
     t0 = time.monotonic()
     try:

@@ -629,3 +629,17 @@ def test_soc_overrides_time_every_row_with_the_variant_and_say_so(tmp_path: Path
     assert plain["status"] == varied["status"] == "ok"
     assert "soc_overrides" not in plain and varied["soc_overrides"] == {"launch_base_s": 0.001}
     assert varied["simulated_s"] >= 0.001 > plain["simulated_s"]
+
+
+def test_the_child_takes_the_reference_sizes_the_parent_computed(tmp_path: Path) -> None:
+    """The parent sizes every reference on the meta device to order the run; the child takes its
+    figures instead of a second meta forward (a matmul's imports torch._dynamo: 3 CPU s a kernel)."""
+    from dataclasses import asdict
+
+    spec = asdict({s.name: s for s in C.discover(_dataset(tmp_path))}["PlusCustom"])
+    opts = {"max_bytes": 1, "sampled_blocks": 0, "max_sampled_bytes": 1 << 40}  # every kernel over it
+    own = C._run_one(spec, opts)  # sized by the child itself
+    assert own["status"] == "skipped" and 0 < own["input_bytes"] < (1 << 20)
+    told = C._run_one(spec, {**opts, "reference_sizes": [5 << 30, 0]})
+    assert told["status"] == "skipped" and told["cause"] == "too_large"
+    assert told["input_bytes"] == 5 << 30

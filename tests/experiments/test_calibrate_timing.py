@@ -633,7 +633,7 @@ def test_soc_overrides_time_every_row_with_the_variant_and_say_so(tmp_path: Path
 
 def test_the_child_takes_the_reference_sizes_the_parent_computed(tmp_path: Path) -> None:
     """The parent sizes every reference on the meta device to order the run; the child takes its
-    figures instead of a second meta forward (a matmul's imports torch._dynamo: 3 CPU s a kernel)."""
+    figures instead of a second meta forward (0.8 CPU s of a matmul's child)."""
     from dataclasses import asdict
 
     spec = asdict({s.name: s for s in C.discover(_dataset(tmp_path))}["PlusCustom"])

@@ -962,6 +962,13 @@ void on_pattern_break(NativeLoop& N) {
     N.steps.clear(), N.period = 0, N.pos = 0, N.n = 0;
 }
 
+// The loop stops sampling for the rest of the block (its running sample, if any, joins the bracket).
+void turn_off(NativeLoop& N) {
+    if (N.sampling) close_sample(N);
+    if (g_periodic == &N) g_periodic = nullptr;
+    N.off = true;
+}
+
 // Moves the block's state forward by `k` iterations that each change it as a -> b did.
 void pass_iterations(const Snap& a, const Snap& b, __int128 k) {
     // Every clock the sample moved (scalar time, a pipe's free and done times, queue and event
@@ -1172,9 +1179,7 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
         const bool agree = N.uniform_hi - N.uniform_lo <= kUniformTol * N.uniform_lo;
         if (agree && N.uniform_n < kUniformPeriods) return i;
         if (!agree) {
-            if (N.sampling) close_sample(N);
-            if (g_periodic == &N) g_periodic = nullptr;
-            N.off = true;
+            turn_off(N);
             return i;
         }
         N.uniform = true;  // from the next period on it samples as a loop without inner jumps
@@ -1184,9 +1189,7 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
         const double len = iteration_length(prev, x);
         if (len < N.uniform_lo * (1 - kUniformTol) || len > N.uniform_hi * (1 + kUniformTol)) {
             ++N.m, N.sum += len, N.sum2 += len * len, N.len_max = std::max(N.len_max, len);  // it joins the bracket
-            close_sample(N);
-            if (g_periodic == &N) g_periodic = nullptr;
-            N.off = true;
+            turn_off(N);
             return i;
         }
     }

@@ -1928,9 +1928,10 @@ def _reference_sizes(reference: str) -> tuple[int, int]:
     """:func:`reference_bytes`, and the bytes of the largest tensor an operation of the
     reference's forward makes (its intermediates included; 0 where the meta device cannot run it)."""
     import torch
-    from torch.utils._python_dispatch import TorchDispatchMode
 
-    class Largest(TorchDispatchMode):
+    from kernel_gym.dispatch_mode import PlainDispatchMode
+
+    class Largest(PlainDispatchMode):
         nbytes = 0
 
         def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:

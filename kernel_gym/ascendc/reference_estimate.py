@@ -2,7 +2,7 @@
 
 Eager PyTorch on an NPU (torch_npu) runs each aten op as its own kernel: it reads its
 inputs from HBM, writes its output back, and pays a launch cost. The estimate traces the
-reference forward's aten ops (TorchDispatchMode) and charges each one
+reference forward's aten ops (a TorchDispatchMode) and charges each one
 
     launch + max(bytes moved / HBM bandwidth, compute time on all cores),
 
@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
+
+from kernel_gym.dispatch_mode import PlainDispatchMode
 
 __all__ = ["OpEstimate", "estimate_reference", "EAGER_OP_CLASSES"]
 
@@ -182,7 +183,7 @@ def estimate_reference(model: torch.nn.Module, inputs: list[Any], profile: Any) 
     simple_rate = {4: 64.0, 2: 128.0}  # elements / cycle / core by element size
     ops: list[OpEstimate] = []
 
-    class _Trace(TorchDispatchMode):
+    class _Trace(PlainDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
             out = func(*args, **(kwargs or {}))
             name = func.overloadpacket.__name__

@@ -48,9 +48,9 @@ from typing import Any
 import numpy as np
 import torch
 from torch.overrides import TorchFunctionMode
-from torch.utils._python_dispatch import TorchDispatchMode
 
 from kernel_gym.ascendc.loader import runtime_library
+from kernel_gym.dispatch_mode import PlainDispatchMode
 
 __all__ = [
     "CHECKABLE_FALLBACK_ORDER",
@@ -463,7 +463,7 @@ class LazyOutputs(TorchFunctionMode):
 _aten = torch.ops.aten
 
 
-class LazyParameters(TorchDispatchMode):
+class LazyParameters(PlainDispatchMode):
     """Build a model at published shapes with its large parameters and buffers lazy: inside it,
     CPU allocations of at least ``min_bytes`` (``torch.empty`` & co., ``zeros``, ``ones``, ``full``,
     ``rand``, ``randn``) are :func:`lazy_tensor` regions, and an in-place initialisation of a whole

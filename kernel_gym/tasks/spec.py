@@ -125,11 +125,11 @@ class TaskSpec:
 
 
 def trace_aten_ops(task: TaskSpec) -> tuple[str, ...]:
-    from torch.utils._python_dispatch import TorchDispatchMode
+    from kernel_gym.dispatch_mode import PlainDispatchMode
 
     seen: dict[str, None] = {}
 
-    class _Recorder(TorchDispatchMode):
+    class _Recorder(PlainDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
             seen.setdefault(f"aten.{func.overloadpacket.__name__}", None)
             return func(*args, **(kwargs or {}))

@@ -930,6 +930,21 @@ def test_a_published_shape_linear_layer_is_built_with_lazy_parameters():
     assert abs(float(row.mean())) < 0.05 * bound
 
 
+def test_a_model_built_under_lazy_parameters_leaves_torch_dynamo_unimported():
+    # PyTorch wraps a dispatch mode's __torch_dispatch__ in torch._dynamo.disable, whose first call
+    # imports torch._dynamo (2.4 CPU s of every published-shape check); a fresh interpreter tells
+    code = (
+        "import sys, torch\n"
+        "from kernel_gym.ascendc.sampling import LazyParameters\n"
+        "with LazyParameters(seed=1, min_bytes=1 << 10):\n"
+        "    layer = torch.nn.Conv3d(3, 16, 3)\n"
+        "assert layer.weight.shape == (16, 3, 3, 3, 3)\n"
+        "print('dynamo' if 'torch._dynamo' in sys.modules else 'no dynamo')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.split()[-2:] == ["no", "dynamo"]
+
+
 def test_lazy_parameters_seeded_by_random_draws_only_ignore_constant_buffers():
     # the verifier's two builds (answer and reference, two processes): a constant buffer one of them
     # allocates, or torch.randn against torch.empty(...).normal_(), leaves the weights alike

@@ -390,14 +390,32 @@ def _mappings(
     lazy_seed: int | None = None,
 ) -> Iterator[tuple[str, list[Any], Any, list[Any]]] | None:
     """``(label, args, reference, reference inputs)`` to try in order: the mappings of the
-    reference's own inputs, then those of :func:`_epilogue_candidates` (drawn only when every
-    earlier one failed: the leading layer costs a run); None when there are none at all."""
+    reference's own inputs that pass the weights of its leading layer, then those of
+    :func:`_epilogue_candidates` (drawn only when every earlier one failed: the leading layer
+    costs a run), then the own mappings that pass none of those weights (a kernel given none
+    of a convolution's weights cannot compute it: tried first, such a mapping cost Conv3dMishTanh
+    a whole published-shape simulation before its mismatch); None when there are none at all."""
     own = [(label, args, model, inputs) for label, args in _candidates(kinds, inputs, model, init, params)]
+    weights = _leading_layer_weights(model)
+    able: list[tuple[str, list[Any], Any, list[Any]]] = []
+    unable: list[tuple[str, list[Any], Any, list[Any]]] = []
+    for c in own:
+        passed = {a.data_ptr() for a in c[1] if hasattr(a, "data_ptr")}
+        (able if not weights or weights & passed else unable).append(c)
     split = _epilogue_candidates(kinds, inputs, model, init, params, lazy_seed)
-    if own:
-        return itertools.chain(own, split)
-    first = list(split)
-    return iter(first) if first else None
+    if able:
+        return itertools.chain(able, split, unable)
+    rest = [*split, *unable]
+    return iter(rest) if rest else None
+
+
+def _leading_layer_weights(model: Any) -> set[int]:
+    """Data pointers of the parameters of the reference's leading convolution or linear layer
+    (the layer :func:`epilogue_split` may leave to PyTorch); empty when it has none."""
+    children = list(model.named_children()) if model is not None else []
+    if not children or type(children[0][1]).__name__ not in _HEAD_LAYERS:
+        return set()
+    return {p.data_ptr() for p in children[0][1].parameters()}
 
 
 def _same_args(a: list[Any], b: list[Any]) -> bool:

@@ -504,6 +504,30 @@ def test_a_reference_splits_after_its_leading_layer_only_where_that_layer_runs_f
     assert C.epilogue_split(NormFirst(), [x]) is None
 
 
+def test_a_binding_given_none_of_the_leading_layers_weights_tries_the_epilogue_mapping_first() -> None:
+    """Conv3dMishTanh's binding takes one tensor: mapped to the model's input it cannot compute the
+    convolution (no weights), and simulating that mapping first cost a whole published-shape run."""
+    import torch
+
+    class ConvMish(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv = torch.nn.Conv2d(4, 8, 3)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.nn.functional.mish(self.conv(x))
+
+    torch.manual_seed(0)
+    model, x = ConvMish(), torch.rand(2, 4, 6, 6)
+    order = [label for label, *_ in C._mappings(["tensor"], [x], model, [], None)]
+    assert order == ["conv in PyTorch, then inputs", "inputs"]
+    # a binding that takes the weights (x, weight, bias) computes the layer itself: its own mapping first
+    order = [label for label, *_ in C._mappings(["tensor"] * 3, [x], model, [], None)]
+    assert order[0] == "inputs+parameters"
+    # no leading layer: the own mappings alone
+    assert [label for label, *_ in C._mappings(["tensor"], [x], torch.nn.ReLU(), [], None)] == ["inputs"]
+
+
 # x + bias after a linear layer the binding does not take: the Plus project gets the layer's output
 _LINEAR_THEN_BIAS = (
     "class Model(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"

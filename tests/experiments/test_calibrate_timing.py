@@ -202,6 +202,33 @@ def test_harness_runs_fits_without_validation_and_reports(tmp_path: Path) -> Non
     assert str(tmp_path) not in text  # the report names no local path
 
 
+# a reference whose forward kills its own process, except on the meta device (the parent's sizing)
+_DYING = (
+    "import os, signal\n"
+    "class Model(torch.nn.Module):\n    def forward(self, a, b):\n"
+    "        if a.device.type != 'meta':\n            os.kill(os.getpid(), signal.SIGKILL)\n"
+    "        return a + b\n"
+)
+
+
+@pytest.mark.slow  # builds and simulates two operator projects in child processes, forked and fresh
+def test_each_kernel_runs_in_a_child_and_a_child_that_dies_is_a_row(tmp_path: Path) -> None:
+    plus = _KERNELS[0]
+    dying = (plus[0], "DyingPlusCustom", plus[2], plus[3], "2_DyingPlus.py", _DYING + _TWO_INPUTS, 0.004)
+    _dataset(tmp_path, [plus, dying])
+    out = tmp_path / "out"
+    args = ["--data", str(tmp_path), "--out", str(out), "--stages", "run", "--max-bytes", "1024"]
+    rows = {}
+    for workers in ("fork", "fresh"):
+        assert C.main([*args, "--workers", workers, "--fresh"]) == 0
+        rows[workers] = {r["name"]: r for r in C._read_jsonl(out / C.RESULTS_DEFAULT)}
+        ok, died = rows[workers]["PlusCustom"], rows[workers]["DyingPlusCustom"]
+        assert ok["status"] == "ok" and ok["cpu_s"] > 0 and ok["peak_rss_mb"] > 0, ok
+        assert died["status"] == "error" and died["cause"] == "crash" and "exit -9" in died["detail"], died
+    # the same simulation either way; the forked child skips the interpreter's imports
+    assert rows["fork"]["PlusCustom"]["simulated_s"] == rows["fresh"]["PlusCustom"]["simulated_s"]
+
+
 @pytest.mark.slow  # builds and simulates three operator projects
 def test_kernels_over_the_bound_run_at_their_shapes_under_sampled_simulation(tmp_path: Path) -> None:
     _dataset(tmp_path)

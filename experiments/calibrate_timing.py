@@ -1078,8 +1078,7 @@ _WORKER_PRELOAD = [
     "kernel_gym.ascendc",
     "kernel_gym.ascendc.sampling",
     "kernel_gym.verify.correctness",
-    "experiments.calibrate_timing",
-]
+]  # (not this module: each child runs it again as its __main__, which warned where it was preloaded)
 
 
 @functools.lru_cache(maxsize=1)

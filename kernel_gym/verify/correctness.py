@@ -392,23 +392,31 @@ class _Slab:
 
 class _ParamSlab:
     """Output rows [r0, r1) x dim-1 [c0, c1), from the model with its parameters and buffers
-    ``names`` (each with dim 0 of the output's dim-1 size, ``width``) cut to [c0, c1) along dim 0."""
+    ``cuts`` (``(name, dim)``: each with the output's dim-1 size, ``width``, along ``dim``) cut to
+    [c0, c1) along that dim: a Linear's or a convolution's weight along dim 0, a transposed
+    convolution's (in, out, k...) along dim 1."""
 
-    def __init__(self, rows: RowReference, names: tuple[str, ...], width: int) -> None:
-        self.rows, self.names, self.width = rows, names, width
+    def __init__(self, rows: RowReference, cuts: tuple[tuple[str, int], ...], width: int) -> None:
+        self.rows, self.cuts, self.width = rows, cuts, width
         tensors = dict(rows.model.named_parameters())
         tensors.update(rows.model.named_buffers())
-        self.tensors = {n: tensors[n] for n in names}
+        self.tensors = {n: (tensors[n], d) for n, d in cuts}
 
     @staticmethod
-    def names_for(model: Any, width: int) -> tuple[str, ...]:
+    def cuts_for(model: Any, width: int, dim: int = 0) -> tuple[tuple[str, int], ...]:
+        """Each parameter's and buffer's dim of size ``width``: ``dim`` where it has that size,
+        else dim 0 (a bias), else dim 1; tensors with neither are left whole."""
         if not isinstance(model, torch.nn.Module):
             return ()
-        named = [*model.named_parameters(), *model.named_buffers()]
-        return tuple(n for n, t in named if t.dim() > 0 and t.shape[0] == width)
+        out = []
+        for n, t in [*model.named_parameters(), *model.named_buffers()]:
+            d = next((d for d in (dim, 0, 1) if d < t.dim() and t.shape[d] == width), None)
+            if d is not None:
+                out.append((n, d))
+        return tuple(out)
 
     def __call__(self, r0: int, r1: int, c0: int, c1: int) -> torch.Tensor:
-        cut = {n: t.detach().narrow(0, c0, c1 - c0) for n, t in self.tensors.items()}
+        cut = {n: t.detach().narrow(d, c0, c1 - c0) for n, (t, d) in self.tensors.items()}
         with torch.no_grad():
             y = torch.func.functional_call(self.rows.model, cut, tuple(self.rows._args(r0, r1)))
         return y[0] if isinstance(y, (tuple, list)) else y
@@ -432,8 +440,9 @@ def _find_column_rule(
 ) -> Callable[[RowReference], Callable[[int, int, int, int], torch.Tensor]] | None:
     """How to slice output dim 1, as a function of the :class:`RowReference` to slice: the first
     (input index, dim) whose slicing commutes with the model on rows 0-1, else the model's
-    parameters and buffers whose dim 0 has dim 1's size, all cut together (a Linear's weight rows
-    and bias: the tiles' columns need those rows of a 4 GiB weight, not all of it), probed on a
+    parameters and buffers with dim 1's size along dim 0 (else along dim 1: a transposed
+    convolution's weight is (in, out, k...)), all cut together (a Linear's weight rows and bias:
+    the tiles' columns need those rows of a 4 GiB weight, not all of it), probed on a
     prefix, an interior and a suffix slice, so a model whose dim-1 entries depend on what precedes
     or follows them (a cumulative sum, a softmax over dim 1) or on their absolute position is
     refused. ``cropped``: ``rows`` holds :func:`_cropped_rows` inputs, whose dims past 1 are cut, so
@@ -463,9 +472,12 @@ def _find_column_rule(
         for dim in range(first_dim, last_dim):
             if x.shape[dim] == width and commutes(rows.column_rule(index, dim)):
                 return functools.partial(RowReference.column_rule, index=index, dim=dim)
-    names = _ParamSlab.names_for(rows.model, width)
-    if names and commutes(_ParamSlab(rows, names, width)):
-        return lambda r: _ParamSlab(r, names, width)
+    tried: set[tuple[tuple[str, int], ...]] = set()
+    for dim in (0, 1):  # weights cut along dim 0 (Linear, Conv), else dim 1 (ConvTranspose: in, out, k...)
+        cuts = _ParamSlab.cuts_for(rows.model, width, dim)
+        if cuts and cuts not in tried and commutes(_ParamSlab(rows, cuts, width)):
+            return functools.partial(_ParamSlab, cuts=cuts, width=width)
+        tried.add(cuts)
     return None
 
 

@@ -767,6 +767,30 @@ def test_channel_slabs_of_a_pooling_and_none_for_dim1_dependent_models(monkeypat
     assert per_channel is not None and per_channel.slab is None
 
 
+def test_a_transposed_convolution_gets_channel_slabs_cut_from_its_weights_dim_1():
+    """A transposed convolution's weight is (in, out, k...): its output channels are dim 1, so
+    the check computes only the channels the sampled blocks stored (KernelBench level-1
+    ConvTransposed3d: 2.5 CPU s per whole row, 64 channels), and a grouped one, whose dim 1 holds
+    out/groups, gets none."""
+    from kernel_gym.verify.correctness import row_reference
+
+    torch.manual_seed(4)
+    x = torch.randn(3, 5, 9, 9)
+    for cin, cout in ((5, 7), (5, 5)):  # in != out, and in == out (dim 0 matches too, and is refused)
+        deconv = _Recorded(torch.nn.ConvTranspose2d(cin, cout, 3, stride=2, bias=True))
+        with torch.no_grad():
+            want = deconv.inner(x)
+        rows = row_reference(deconv, [x])
+        assert rows is not None and rows.slab is not None and rows.slab.width == cout
+        assert dict(rows.slab.cuts) == {"inner.weight": 1, "inner.bias": 0}
+        deconv.sizes.clear()
+        torch.testing.assert_close(rows.slab(1, 3, 2, 4), want[1:3, 2:4])
+        assert deconv.sizes == [2 * 2 * want[0, 0].numel()]  # two rows of two channels computed
+    grouped = torch.nn.ConvTranspose2d(4, 6, 3, groups=2)
+    rows = row_reference(grouped, [x[:, :4]])
+    assert rows is not None and rows.slab is None
+
+
 def test_the_separability_probe_runs_on_a_spatial_crop():
     """At published shapes two rows of a convolution are GiBs: the probes (rows 0-1 together and
     apart, the channel slabs) run on the inputs cut to 64 entries along each dim past 1, and the

@@ -484,16 +484,22 @@ def _find_column_rule(
 #: the probe's crop of a row-sliced input's dims past 1 (spatial dims): enough for the kernels,
 #: strides and dilations of KernelBench's convolutions and poolings
 PROBE_EDGE = 64
+#: the crop where an input has three spatial dims: a receptive field of 7 taps at dilation 3 spans
+#: 19, and 64^3 made each probe row of KernelBench's ConvTranspose3d cost 2.5 CPU s (32^3: an eighth)
+PROBE_EDGE_3D = 32
 
 
 def _cropped_rows(rows: RowReference) -> RowReference | None:
     """``rows`` with every row-sliced input cut to its first :data:`PROBE_EDGE` entries along each
-    dim past 1, or None where no input has such a dim longer than that. At published shapes two
-    rows of a convolution are GiBs (a 16 -> 128 channel 3x3 conv over 1024 x 1024: 1 GiB of output,
-    2.6 GiB resident while computing it); a batch mixing the rows mixes them at any spatial size."""
+    dim past 1 (:data:`PROBE_EDGE_3D` where an input has three such dims), or None where no input
+    has such a dim longer than that. At published shapes two rows of a convolution are GiBs (a 16
+    -> 128 channel 3x3 conv over 1024 x 1024: 1 GiB of output, 2.6 GiB resident while computing
+    it); a batch mixing the rows mixes them at any spatial size."""
+    sliced = [x for x in rows.inputs if rows.row_sliced(x) and x.dim() > 2]
+    edge = PROBE_EDGE_3D if any(x.dim() > 4 for x in sliced) else PROBE_EDGE
     crop = [
-        x[(slice(None), slice(None), *(slice(0, PROBE_EDGE) for _ in x.shape[2:]))]
-        if rows.row_sliced(x) and x.dim() > 2 and max(x.shape[2:]) > PROBE_EDGE
+        x[(slice(None), slice(None), *(slice(0, edge) for _ in x.shape[2:]))]
+        if rows.row_sliced(x) and x.dim() > 2 and max(x.shape[2:]) > edge
         else x
         for x in rows.inputs
     ]

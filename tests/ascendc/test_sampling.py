@@ -791,6 +791,25 @@ def test_a_transposed_convolution_gets_channel_slabs_cut_from_its_weights_dim_1(
     assert rows is not None and rows.slab is None
 
 
+def test_a_volume_is_probed_on_a_smaller_crop():
+    """Three spatial dims are cut to PROBE_EDGE_3D (64^3 made each probe row of a ConvTranspose3d
+    cost 2.5 CPU s); the rule found there still slices the real rows and channels."""
+    from kernel_gym.verify.correctness import PROBE_EDGE_3D, row_reference
+
+    torch.manual_seed(5)
+    x = torch.randn(3, 2, 40, 36, 20)
+    conv = _Recorded(torch.nn.ConvTranspose3d(2, 6, (3, 5, 5), stride=2))
+    with torch.no_grad():
+        want = conv.inner(x)
+    rows = row_reference(conv, [x])
+    assert rows is not None and rows.slab is not None and rows.slab.width == 6
+    edge_out = 2 * (PROBE_EDGE_3D - 1)  # a cropped row's output: 6 x (edge_out + 3) x (edge_out + 5) x 43
+    crop_out = 6 * (edge_out + 3) * (edge_out + 5) * (2 * 19 + 5)
+    assert conv.sizes and max(conv.sizes) == 2 * crop_out and crop_out < want[0].numel()  # rows 0-1 of the crop
+    torch.testing.assert_close(rows(1, 3), want[1:3])
+    torch.testing.assert_close(rows.slab(0, 2, 1, 3), want[0:2, 1:3])
+
+
 def test_the_separability_probe_runs_on_a_spatial_crop():
     """At published shapes two rows of a convolution are GiBs: the probes (rows 0-1 together and
     apart, the channel slabs) run on the inputs cut to 64 entries along each dim past 1, and the

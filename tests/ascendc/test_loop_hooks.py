@@ -738,7 +738,8 @@ def test_a_loop_whose_iterations_alternate_is_sampled_a_period_at_a_time():
     """Iterations that alternate between one tap and four spread by more than half their mean:
     sampled one at a time, the gap stayed at its floor of 2 (every third iteration ran, in both
     nested loops); sampled two at a time (a period), each sample is a whole period and the jumps
-    pass whole periods."""
+    pass whole periods. An instance that starts inside an outer loop's sample aims at fewer
+    samples: the outer loop's samples average its error."""
     mod = asc.load(PARITY_TAPS, name="parity.cpp")
     rows, cols = 512, 512
     torch.manual_seed(6)
@@ -752,8 +753,9 @@ def test_a_loop_whose_iterations_alternate_is_sampled_a_period_at_a_time():
     assert got.latency_lo_s <= full.latency_s <= got.latency_hi_s
     assert got.latency_s == pytest.approx(full.latency_s, rel=0.03)
     # one iteration at a time: 2676 jumps and a bracket of -3.5 % to +3.9 %; a period at a time:
-    # 768 jumps, -1.4 % to +1.3 %
-    assert got.loop_jumps < 1200
+    # 768 jumps, -1.4 % to +1.3 %; and the column loop's instances inside a sampled row aiming at 6
+    # samples, not 24: 272 jumps
+    assert got.loop_jumps < 400
     assert got.latency_hi_s - got.latency_lo_s < 0.05 * full.latency_s
 
 

@@ -345,6 +345,26 @@ def test_lazy_inputs_are_deterministic_across_eviction():
     assert int(poison.min()) == torch.iinfo(torch.int32).max
 
 
+def test_an_input_read_in_order_or_backwards_holds_the_same_values():
+    """Chunks filled in either order, under a cap that evicts most of them, hold what the stream
+    gives at their offsets; a written element keeps its value among them."""
+    chunk = (64 << 10) // 4  # floats per chunk
+    with sampled_simulation(blocks=2, resident_cap_bytes=1 << 20):
+        x = lazy_tensor((64 * chunk + 100,), torch.float32, "uniform", seed=21, low=-1, high=1)
+        forward = torch.cat([x[i : i + chunk].clone() for i in range(0, x.numel(), chunk)])
+        assert lazy_stats().evictions > 0
+        backward = torch.cat([x[i : i + chunk].clone() for i in reversed(range(0, x.numel(), chunk))][::-1])
+        dirty = lazy_tensor((64 * chunk + 100,), torch.float32, "uniform", seed=21, low=-1, high=1)
+        dirty[5 * chunk] = 7.0  # a written chunk stops a read-ahead run and keeps its value
+        again = dirty.clone()
+    assert torch.equal(forward, backward) and forward.numel() == x.numel()
+    assert float(forward.abs().max()) <= 1 and float(forward.std()) > 0.5
+    assert float(again[5 * chunk]) == 7.0
+    assert torch.equal(again[: 5 * chunk], forward[: 5 * chunk]) and torch.equal(
+        again[5 * chunk + 1 :], forward[5 * chunk + 1 :]
+    )
+
+
 def test_a_write_to_a_lazy_input_survives_eviction():
     with sampled_simulation(blocks=2, resident_cap_bytes=1 << 20):
         x = lazy_tensor((4 << 20,), torch.float32, "normal", seed=3)

@@ -1575,9 +1575,11 @@ def write_report(
         "",
         "### Host cost per kernel (validation, this run's machine)",
         "",
-        "One child process per kernel: build, reference, simulation and check. Host s: the child's wall "
-        "seconds (inflated by other jobs on a shared machine); CPU s: its user + system seconds (the compiler's "
-        "processes apart). Peak resident memory is the child's `ru_maxrss`; for sampled runs also apart, "
+        "One child process per kernel: build, reference, simulation and check; forked from a server that has "
+        "imported torch and the simulator (`--workers fresh`: a new interpreter per kernel, whose imports, "
+        "about 3.5 CPU s, then count). Host s: the child's wall seconds (inflated by other jobs on a shared "
+        "machine); CPU s: its user + system seconds from its start (the compiler's processes apart). "
+        "Peak resident memory is the child's `ru_maxrss`; for sampled runs also apart, "
         "the simulation's (build included) and the output check's (the reference on the sampled rows, "
         "from what stays resident once the lazy GM is shrunk). A sampled run's reference is built with lazy "
         'parameters (docs/ascendc_simulator.md, "Lazy parameters"); a full run\'s reference whose forward '

@@ -858,14 +858,16 @@ constexpr double kUniformTol = 0.02;
 // at a time spread by a third of their mean, which held the gap at its floor of 2 (every third
 // iteration ran, in each of the nested row and column loops). The first iterations (up to
 // kUnitProbe, after the first, which may be a boundary's) are compared by their work (basic blocks,
-// scalar GM accesses, GM bytes, pipe busy time) and their lengths. Work alike within kUnitTol: one
-// iteration at a time, whatever the lengths (scalar fast-forward's detailed windows and fast
-// stretches alternate too, and a conv1d loop of equal iterations took that for a period of 2: 5 %
-// under). Otherwise the unit is the shortest period up to kMaxUnit over which the lengths repeat
-// within kUnitTol and the work differs by at most a quarter of what neighbours differ by (the work
-// counts what ran, and inner loops that sample run a drawn number of their iterations). A unit
-// that is no true period still samples whole stretches of consecutive iterations at random:
-// unbiased, only its spread is larger.
+// scalar GM accesses, GM bytes, pipe busy time) and their lengths. The same code in each (basic
+// blocks and scalar GM accesses alike within kUnitTol): one iteration at a time, whatever the
+// lengths and bytes (scalar fast-forward's detailed windows and fast stretches alternate, and so do
+// data-cache line fills: a conv1d loop took the first for a period of 2, 5 % under; a pooling
+// convolution's row loop, a line fill every fourth row, took the second for a period of 4, 27 % over
+// against 7 % one at a time). Otherwise the unit is the shortest period up to kMaxUnit over which the
+// lengths repeat within kUnitTol and the work differs by at most a quarter of what neighbours
+// differ by (the work counts what ran, and inner loops that sample run a drawn number of their
+// iterations). A unit that is no true period still samples whole stretches of consecutive
+// iterations at random: unbiased, only its spread is larger.
 constexpr int kUnitProbe = 8;
 constexpr int kMaxUnit = 4;
 constexpr double kUnitTol = 0.01;
@@ -1017,8 +1019,9 @@ double period_mismatch(const double (*work)[5], int n, int u, int c0, int c1) {
 // The unit a counted loop samples in (see kUnitProbe), from its first n iterations; 0: probe on.
 int sample_unit(const double (*work)[5], int n) {
     if (n < 3) return 0;
+    // the same code (basic blocks, scalar GM accesses) in each: one iteration at a time
+    if (period_mismatch(work, n, 1, 0, 2) <= kUnitTol) return 1;
     const double w1 = period_mismatch(work, n, 1, 0, 4);
-    if (w1 <= kUnitTol) return 1;  // alike: one iteration at a time
     if (n < kUnitProbe) return 0;
     for (int u = 2; u <= kMaxUnit; ++u)
         if (period_mismatch(work, n, u, 4, 5) <= kUnitTol && period_mismatch(work, n, u, 0, 4) <= std::max(kUnitTol, w1 / 4))

@@ -708,57 +708,6 @@ def test_a_loop_whose_iterations_spread_is_sampled_more_densely():
     assert 24 < got[0].loop_jumps < got[1].loop_jumps <= 4 * 24 + 4
 
 
-# Rows whose taps alternate between one and four, by the row's parity (a stride-2 transposed
-# convolution's rows and columns), in each of two nested loops.
-PARITY_TAPS = r"""
-#include "kernel_operator.h"
-using namespace AscendC;
-extern "C" __global__ __aicore__ void parity(GM_ADDR x, GM_ADDR y, uint32_t rows, uint32_t cols)
-{
-    GlobalTensor<float> xGm, yGm;
-    xGm.SetGlobalBuffer((__gm__ float*)x);
-    yGm.SetGlobalBuffer((__gm__ float*)y);
-    for (uint32_t r = 0; r < rows; ++r) {
-        for (uint32_t c = 0; c < cols; ++c) {
-            const uint32_t taps = 1 + 3 * ((r + c) & 1);
-            float acc = 0.0f;
-            for (uint32_t k = 0; k < taps; ++k) acc += xGm.GetValue((r * cols + c + k) % 4096);
-            yGm.SetValue(r * cols + c, acc);
-        }
-    }
-}
-extern "C" void parity_do(uint8_t* x, uint8_t* y, uint32_t rows, uint32_t cols)
-{
-    parity<<<1, nullptr, nullptr>>>(x, y, rows, cols);
-}
-"""
-
-
-def test_a_loop_whose_iterations_alternate_is_sampled_a_period_at_a_time():
-    """Iterations that alternate between one tap and four spread by more than half their mean:
-    sampled one at a time, the gap stayed at its floor of 2 (every third iteration ran, in both
-    nested loops); sampled two at a time (a period), each sample is a whole period and the jumps
-    pass whole periods. An instance that starts inside an outer loop's sample aims at fewer
-    samples: the outer loop's samples average its error."""
-    mod = asc.load(PARITY_TAPS, name="parity.cpp")
-    rows, cols = 512, 512
-    torch.manual_seed(6)
-    x = torch.rand(4096)
-    y = torch.zeros(rows * cols)
-    mod.parity_do(x, y, rows, cols)
-    full = mod.last_run
-    with sampled_simulation(blocks=2, loops="all"):
-        mod.parity_do(x, y, rows, cols)
-    got = mod.last_run
-    assert got.latency_lo_s <= full.latency_s <= got.latency_hi_s
-    assert got.latency_s == pytest.approx(full.latency_s, rel=0.03)
-    # one iteration at a time: 2676 jumps and a bracket of -3.5 % to +3.9 %; a period at a time:
-    # 768 jumps, -1.4 % to +1.3 %; and the column loop's instances inside a sampled row aiming at 6
-    # samples, not 24: 272 jumps
-    assert got.loop_jumps < 400
-    assert got.latency_hi_s - got.latency_lo_s < 0.05 * full.latency_s
-
-
 # Rows that alternate between one and six taps, each row starting with a copy into UB (a transposed
 # convolution's bias row): the copy's pipe is done long before the row ends.
 ALTERNATING_ROWS = r"""

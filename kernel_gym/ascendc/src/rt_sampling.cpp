@@ -825,12 +825,6 @@ constexpr uint32_t kSiteMisses = 256;  // iterations that could not jump before 
 constexpr __int128 kKeep = 2;          // iterations before the loop's end that always run
 constexpr __int128 kMinLeft = 16;      // iterations left from which an instance is sampled
 constexpr __int128 kSamples = 24;      // sampled iterations an instance aims at
-// An instance that starts inside a sample of an outer counted loop aims at kNestedSamples: its
-// error is one part of that outer sample's length, and the outer loop's samples average it with
-// the other instances' (four nested loops of 16 to 63 iterations, each instance sampled at a gap
-// of 2, ran a transposed convolution's every third output in each dimension)
-constexpr __int128 kNestedSamples = 6;
-int g_open_samples = 0;  // counted loops' instances now sampling in the running block
 // Where the samples' lengths spread, up to kDenser times as many: the gap shrinks until the
 // instance's extrapolated length has a relative standard error of about kRelError (a loop whose
 // boundary rows cost three times the interior's, 1 in 16 of them, put MaxPooling3d's 24-sample
@@ -852,25 +846,6 @@ constexpr __int128 kLightGap = 4;
 // differ by far more than the band.
 constexpr int kUniformPeriods = 32;
 constexpr double kUniformTol = 0.02;
-// A counted loop whose iterations' lengths repeat with a short period (a stride-2 transposed
-// convolution's rows and columns alternate between one and two taps) is sampled a period of
-// iterations at a time, its jumps passing whole periods: alternating lengths sampled one iteration
-// at a time spread by a third of their mean, which held the gap at its floor of 2 (every third
-// iteration ran, in each of the nested row and column loops). The first iterations (up to
-// kUnitProbe, after the first, which may be a boundary's) are compared by their work (basic blocks,
-// scalar GM accesses, GM bytes, pipe busy time) and their lengths. The same code in each (basic
-// blocks and scalar GM accesses alike within kUnitTol): one iteration at a time, whatever the
-// lengths and bytes (scalar fast-forward's detailed windows and fast stretches alternate, and so do
-// data-cache line fills: a conv1d loop took the first for a period of 2, 5 % under; a pooling
-// convolution's row loop, a line fill every fourth row, took the second for a period of 4, 27 % over
-// against 7 % one at a time). Otherwise the unit is the shortest period up to kMaxUnit over which the
-// lengths repeat within kUnitTol and the work differs by at most a quarter of what neighbours
-// differ by (the work counts what ran, and inner loops that sample run a drawn number of their
-// iterations). A unit that is no true period still samples whole stretches of consecutive
-// iterations at random: unbiased, only its spread is larger.
-constexpr int kUnitProbe = 8;
-constexpr int kMaxUnit = 4;
-constexpr double kUnitTol = 0.01;
 
 // Iterations left in a counted loop, the one starting at `i` included (0: none or not computable).
 __int128 iterations_left(__int128 i, __int128 b, __int128 s, int cmp) {
@@ -926,15 +901,6 @@ struct NativeLoop {
     int uniform_n = 0;
     double uniform_lo = 0, uniform_hi = 0;
     bool uniform = false;
-    // (a counted loop) its first iterations' lengths, the unit they gave (0: not decided yet), the
-    // iterations of the running sample's unit run so far and the state at the unit's start
-    double lens[kUnitProbe] = {};
-    double work[kUnitProbe][5] = {};  // basic blocks, scalar GM accesses, GM bytes, busy time; length
-    int nlens = 0, unit = 0, in_unit = 0;
-    __int128 aim = kSamples;  // the samples the running instance aims at (kSamples, kNestedSamples)
-    bool counted = false;     // it is one of g_open_samples
-    bool warm = false;        // (a unit) the iteration after a jump runs before the next sample
-    Snap unit_start{};
 };
 constexpr size_t kMaxMarks = 32;  // marked loops per block; a loop beyond them counts as carrying
 constexpr size_t kMinSteps = 64;     // a variable step's steps recorded before a period is taken
@@ -955,7 +921,6 @@ double iteration_length(const Snap& a, const Snap& b) {
 
 // The instance's sample ends: its bracket joins the block's.
 void close_sample(NativeLoop& N) {
-    if (N.counted) --g_open_samples, N.counted = false;
     if (N.m > 0 && N.passed > 0) {
         const double mean = N.sum / double(N.m);
         const double var = N.m >= 2 ? std::max(0.0, (N.sum2 - double(N.m) * mean * mean) / double(N.m - 1)) : 0.0;
@@ -1004,34 +969,8 @@ void turn_off(NativeLoop& N) {
     N.off = true;
 }
 
-// The largest relative difference, over measures [c0, c1), between iterations u apart in work[1..n)
-// (work[0], the instance's second iteration, may still be a boundary's).
-double period_mismatch(const double (*work)[5], int n, int u, int c0, int c1) {
-    double worst = 0;
-    for (int c = c0; c < c1; ++c) {
-        double diff = 0, sum = 0;
-        for (int j = 1; j + u < n; ++j) diff += std::fabs(work[j + u][c] - work[j][c]), sum += work[j][c] + work[j + u][c];
-        if (sum > 0) worst = std::max(worst, 2.0 * diff / sum);
-    }
-    return worst;
-}
-
-// The unit a counted loop samples in (see kUnitProbe), from its first n iterations; 0: probe on.
-int sample_unit(const double (*work)[5], int n) {
-    if (n < 3) return 0;
-    // the same code (basic blocks, scalar GM accesses) in each: one iteration at a time
-    if (period_mismatch(work, n, 1, 0, 2) <= kUnitTol) return 1;
-    const double w1 = period_mismatch(work, n, 1, 0, 4);
-    if (n < kUnitProbe) return 0;
-    for (int u = 2; u <= kMaxUnit; ++u)
-        if (period_mismatch(work, n, u, 4, 5) <= kUnitTol && period_mismatch(work, n, u, 0, 4) <= std::max(kUnitTol, w1 / 4))
-            return u;
-    return 1;
-}
-
-// Moves the block's state forward by `k` iterations (units of `per` iterations) that each change it
-// as a -> b did.
-void pass_iterations(const Snap& a, const Snap& b, __int128 k, uint64_t per = 1) {
+// Moves the block's state forward by `k` iterations that each change it as a -> b did.
+void pass_iterations(const Snap& a, const Snap& b, __int128 k) {
     // Every clock the sample moved (scalar time, a pipe's free and done times, queue and event
     // times) moves by J periods of the sample's length: in a steady loop each advances by the
     // period. Moved each by its own change, a pipe the sample left behind the scalar time (or ahead
@@ -1050,7 +989,7 @@ void pass_iterations(const Snap& a, const Snap& b, __int128 k, uint64_t per = 1)
     if (rt.cur) {
         rt.cur->gm_read += uint64_t(k) * (b.gr - a.gr);
         rt.cur->gm_write += uint64_t(k) * (b.gw - a.gw);
-        rt.cur->loop_periods_skipped += uint64_t(k) * per;
+        rt.cur->loop_periods_skipped += uint64_t(k);
         ++rt.cur->loop_jumps;
         ++g_native_jumps;
         if (!g_loop.skipped) ++rt.cur->loop_sampled_blocks;
@@ -1256,7 +1195,6 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
     }
     if (!had_iteration) {
         N.trip = iterations_left(I, B, step, cmp);
-        N.nlens = 0, N.unit = variable_step ? 1 : 0;
         return i;
     }
     if (rewrote) {  // no jump in it: passed iterations would leave checked bytes stale
@@ -1272,14 +1210,6 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
     // (the iteration just run made scalar GM accesses: then a jump waits for a fast stretch)
     const bool scalar_gm = x.gs != prev.gs;
     const auto may_jump = [&] { return (ff.left > 0 || !scalar_gm) && may_pass(); };
-    if (!N.sampling && N.unit == 0 && N.nlens < kUnitProbe) {
-        double busy = 0;
-        for (int p = 0; p < P_COUNT; ++p) busy += x.busy[p] - prev.busy[p];
-        double* w = N.work[N.nlens];
-        w[0] = double(x.bb - prev.bb), w[1] = double(x.gs - prev.gs), w[2] = double((x.gr + x.gw) - (prev.gr + prev.gw));
-        w[3] = busy, w[4] = iteration_length(prev, x);
-        N.lens[N.nlens++] = w[4];
-    }
     if (!N.sampling) {
         // (the first iterations of an instance run as they are; the loop is sampled only where they
         // did scalar GM work without scalar reads of local memory)
@@ -1293,7 +1223,6 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
         }
         N.samples = N.samples || scalar_gm;
         if (N.n < 3 || left < kMinLeft) return i;
-        if (N.unit == 0 && (N.unit = sample_unit(N.work, N.nlens)) == 0) return i;  // probing the lengths
         bool issued = false;  // (did the iteration that ended keep a pipe busy: an API call's work)
         for (int p = 0; p < P_COUNT; ++p) issued = issued || x.busy[p] != prev.busy[p];
         // (nor does one of such a trip inside a while loop that samples whole periods of its steps:
@@ -1310,43 +1239,25 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
         if (!may_jump()) return i;
         N.sampling = true, N.commit = true;
         if (variable_step) g_holding = &N;
-        const __int128 U = N.unit;  // (gap and span count units)
-        N.aim = !variable_step && g_open_samples > 0 ? kNestedSamples : kSamples;
-        if (!variable_step) ++g_open_samples, N.counted = true;
-        N.gap = std::max<__int128>(2, left / U / N.aim);
-        N.span = left / U;
-        // the last iteration (a unit: the probe's last period) joins the spread's estimate
-        double len = U == 1 ? iteration_length(prev, x) : 0.0;
-        for (int j = N.nlens - int(U); U > 1 && j < N.nlens; ++j) len += N.lens[j];
+        N.gap = std::max<__int128>(2, left / kSamples);
+        N.span = left;
+        const double len = iteration_length(prev, x);  // the second iteration joins the spread's estimate
         N.m = 1, N.sum = len, N.sum2 = len * len, N.len_max = len;
-        N.in_unit = 0, N.unit_start = x;
         g_native_touched.push_back(&N);
         return i;  // this iteration is the first sample
     }
-    if (N.warm) {  // the iteration after a unit's jump ran as a warm-up: the next one starts the sample
-        N.warm = false;
-        N.unit_start = x;
-        return i;
-    }
-    // the iteration that ended was a sample's (its unit's last, or one inside it): every whole
-    // sample counts, whatever it cost; inside a unit the iterations run as they are
-    const __int128 U = N.unit > 1 ? N.unit : 1;
-    const bool unit_done = U == 1 || ++N.in_unit >= U;
-    if (unit_done) {
-        N.in_unit = 0;
-        const double len = iteration_length(U > 1 ? N.unit_start : prev, x);
-        ++N.m, N.sum += len, N.sum2 += len * len, N.len_max = std::max(N.len_max, len);
-    }
+    // the iteration that ended was a sample: every sample counts, whatever it cost
+    const double len = iteration_length(prev, x);
+    ++N.m, N.sum += len, N.sum2 += len * len, N.len_max = std::max(N.len_max, len);
     if (left <= kKeep) {
         close_sample(N);
         return i;
     }
-    if (!unit_done) return i;
-    __int128 jump = 0;  // (units)
+    __int128 jump = 0;
     if (N.commit) {
         N.rng ^= N.rng << 13, N.rng ^= N.rng >> 7, N.rng ^= N.rng << 17;  // xorshift64
         const uint64_t g = uint64_t(N.gap);
-        jump = std::min<__int128>(__int128(g / 2 + N.rng % g), (left - kKeep) / U);
+        jump = std::min<__int128>(__int128(g / 2 + N.rng % g), left - kKeep);
     }
     // the next jump's mean gap, from the samples so far: the jump after a sample never depends on it (a
     // spread of lengths c = sd / mean over a gap g of S iterations leaves c * sqrt(g / S) of error)
@@ -1354,7 +1265,7 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
         const double mean = N.sum / double(N.m);
         const double var = std::max(0.0, (N.sum2 - double(N.m) * mean * mean) / double(N.m - 1));
         const double want = kRelError * kRelError * double(N.span) * mean * mean / std::max(var, 1e-300);
-        const __int128 lo = std::max<__int128>(2, N.span / (N.aim * kDenser)), hi = std::max<__int128>(2, N.span / N.aim);
+        const __int128 lo = std::max<__int128>(2, N.span / (kSamples * kDenser)), hi = std::max<__int128>(2, N.span / kSamples);
         N.gap = want >= double(hi) ? hi : want <= double(lo) ? lo : __int128(want);
     }
     if (variable_step) {
@@ -1378,20 +1289,16 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
         }
         if (jump >= 1) N.misses = 0, N.next = I + jump * step;
     } else if (jump >= 1) {
-        pass_iterations(U > 1 ? N.unit_start : prev, x, jump, uint64_t(U));
+        pass_iterations(prev, x, jump);
         N.passed += double(jump), N.passed2 += double(jump) * double(jump);
         N.misses = 0;
-        N.next = I + jump * U * step + step;
+        N.next = I + jump * step + step;
     }
     N.commit = variable_step || may_jump();
     N.jumps_seen = g_native_jumps;  // (its own jumps are no inner loop's)
     N.last = take();  // the next sample starts here
-    N.unit_start = N.last;
-    // (units sampled straight after their jumps came out 3.8 % under full simulation in a stride-2
-    // transposed convolution, three runs' mean; with one warm-up iteration after each jump, +0.5 %)
-    N.warm = jump >= 1 && U > 1;
-    g_last_jump = (long long)(jump * U);
-    return (long long)(I + jump * U * step);
+    g_last_jump = (long long)jump;
+    return (long long)(I + jump * step);
 }
 
 void loop_launch_begin() {
@@ -1408,7 +1315,6 @@ void loop_block_begin() {
     g_marks.clear();
     g_holding = nullptr;
     g_periodic = nullptr;
-    g_open_samples = 0;
     g_block_checked_stores = 0;
     L.skipping = L.skipped = false;
     g_loop_skipping = g_loop_timing_only = false;

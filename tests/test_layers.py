@@ -21,7 +21,7 @@ LAYERS: list[set[str]] = [  # lowest first
     {"experiments"},
     {"__init__"},  # kernel_gym/__init__.py: the facade that registers the envs
 ]
-TOP_LEVEL_SHARED = {"_version"}  # importable from anywhere (imports nothing of the package)
+TOP_LEVEL_SHARED = {"_version", "dispatch_mode"}  # importable from anywhere (import nothing of the package)
 
 
 def _unit(module: str) -> str | None:
@@ -81,3 +81,16 @@ def test_no_two_units_import_each_other() -> None:
     edges = _imports()
     cycles = sorted({tuple(sorted(pair)) for pair in edges if (pair[1], pair[0]) in edges})
     assert not cycles, f"mutual imports: {cycles}"
+
+
+def test_shared_modules_import_nothing_of_the_package() -> None:
+    ours = ("kernel_gym", "agents", "experiments")
+    for name in sorted(TOP_LEVEL_SHARED):
+        path = ROOT / "kernel_gym" / f"{name}.py"
+        inside = []
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                inside += [a.name for a in node.names if a.name.split(".")[0] in ours]
+            elif isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0] in ours):
+                inside.append("." * node.level + (node.module or ""))
+        assert not inside, f"kernel_gym/{name}.py is importable from every layer, so it may import nothing of ours: {inside}"

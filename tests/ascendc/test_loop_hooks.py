@@ -1018,6 +1018,79 @@ def test_a_loop_whose_rows_an_api_call_skip_repeats_is_passed_by_its_own_hook():
     assert 0 < ran < rows // 8, ran  # rows a jump passed store nothing
 
 
+
+# A pointwise-convolution-like task loop (hooked, values only, no scalar GM access): per task, a short
+# channel-block loop over a channel loop that copies 16 inputs to UB, waits, and multiplies them
+# with weights read back with GetValue into 8 x 16 accumulators; the block's eight results go out
+# through SetValue and DataCopy. The stores' calls repeat, so an API-call skip starts at every task's end
+# and runs into the next task; the channel loop stops it there, but the task loop never saw a task
+# of its own.
+TASKS = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void tasks(GM_ADDR x, GM_ADDR w, GM_ADDR y, uint32_t ntasks, uint32_t cin)
+{
+    GlobalTensor<float> xGm, wGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x);
+    wGm.SetGlobalBuffer((__gm__ float*)w);
+    yGm.SetGlobalBuffer((__gm__ float*)y);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> wb, xb, yb;
+    pipe.InitBuffer(wb, 16 * 64 * sizeof(float));
+    pipe.InitBuffer(xb, 16 * sizeof(float));
+    pipe.InitBuffer(yb, 16 * sizeof(float));
+    LocalTensor<float> wl = wb.Get<float>(), xl = xb.Get<float>(), yl = yb.Get<float>();
+    DataCopy(wl, wGm, 16 * cin);
+    PipeBarrier<PIPE_ALL>();
+    for (uint32_t t = 0; t < ntasks; ++t) {
+        for (uint32_t co0 = 0; co0 < 16; co0 += 8) {
+            float acc[8][16];
+            for (uint32_t j = 0; j < 8; ++j)
+                for (uint32_t l = 0; l < 16; ++l) acc[j][l] = 0.0f;
+            for (uint32_t ci = 0; ci < cin; ++ci) {
+                DataCopy(xl, xGm[(t * cin + ci) * 16], 16);
+                PipeBarrier<PIPE_ALL>();
+                float wv[8];
+                for (uint32_t j = 0; j < 8; ++j) wv[j] = wl.GetValue((co0 + j) * cin + ci);
+                for (uint32_t l = 0; l < 16; ++l) {
+                    const float xv = xl.GetValue(l);
+                    for (uint32_t j = 0; j < 8; ++j) acc[j][l] += wv[j] * xv;
+                }
+            }
+            for (uint32_t j = 0; j < 8; ++j) {
+                for (uint32_t l = 0; l < 16; ++l) yl.SetValue(l, acc[j][l]);
+                DataCopy(yGm[(t * 16 + co0 + j) * 16], yl, 16);
+            }
+        }
+    }
+}
+extern "C" void tasks_do(uint8_t* x, uint8_t* w, uint8_t* y, uint32_t ntasks, uint32_t cin)
+{
+    tasks<<<1, nullptr, nullptr>>>(x, w, y, ntasks, cin);
+}
+"""
+
+
+def test_a_task_loop_of_heavy_scalar_iterations_stops_the_skip_its_stores_start():
+    """The task loop makes no scalar GM access, and an API-call skip of its stores runs across each
+    task boundary: its iterations' scalar work (thousands of basic blocks each) qualifies it to stop
+    that skip and jump, so most tasks are never run (their outputs stay zero) and the latency stays
+    that of full simulation."""
+    mod = asc.load(TASKS, name="tasks.cpp")
+    hooked = _hooks(TASKS)
+    assert any(f"{HOOK}(t, ntasks, 1, {VALUES_ONLY})" in h for h in hooked), hooked
+    ntasks, cin = 1024, 64
+    torch.manual_seed(3)
+    x, w = torch.rand(ntasks * cin * 16), torch.rand(16 * cin)
+    y = torch.zeros(ntasks * 16 * 16)
+    want = torch.einsum("tcl,oc->tol", x.view(ntasks, cin, 16), w.view(16, cin)).reshape(-1)
+    _sampled_like_full(mod, lambda: mod.tasks_do(x, w, y, ntasks, cin), lambda: torch.allclose(y, want, rtol=1e-4))
+    y.zero_()
+    with sampled_simulation(blocks=2, loops="all"):
+        mod.tasks_do(x, w, y, ntasks, cin)
+    ran = int((y.view(ntasks, 256) != 0).any(1).sum())
+    assert 0 < ran < ntasks // 4, ran  # tasks a jump passed store nothing
+
 # A transposed-convolution-like pixel loop, written with while loops (no hooks: the API-call skip
 # alone samples it): per pixel and input channel, up to four taps each gather 128 filter values as
 # scalars (the first tap's lines miss the data cache, the others hit them) and issue Muls and Add.

@@ -66,6 +66,8 @@ std::unordered_map<int64_t, int64_t> g_rewrite_event;
 constexpr size_t kRecentSpans = 256;
 constexpr size_t kMaxSpans = size_t(1) << 20;  // written spans kept for the check (32 MB)
 int64_t loop_events();  // events recorded in the running block (below)
+// loop_block_skipped(), inline here (the exported one is called through the PLT: a store's cost)
+bool block_skipped();
 
 bool overlaps_tracked(uintptr_t lo, uintptr_t hi) {
     if (hi <= g_hull_lo || lo >= g_hull_hi) return false;
@@ -108,16 +110,36 @@ void untrack_overlap(uintptr_t lo, uintptr_t hi) {
     std::erase_if(g_written, [](const Written& w) { return w.hi <= w.lo; });
 }
 
+// The hull of the last buffer a store landed in, tried first: a scalar loop's stores after a skip go
+// to one output, and finding its buffer and hull at every 4-byte store was a fifth of GroupNorm's
+// host time. Valid while rt.gm is unchanged (g_gm_gen) and the hull is still that buffer's.
+struct UntrackedMemo {
+    uint64_t gen = ~0ull;
+    uintptr_t blo = 0, bhi = 0;
+    size_t k = 0;
+} g_untracked_memo;
+
 void note_untracked(uintptr_t lo, uint64_t n) {
+    UntrackedMemo& m = g_untracked_memo;
+    if (m.gen == g_gm_gen && lo >= m.blo && lo < m.bhi && m.k < g_untracked.size() && g_untracked[m.k].lo >= m.blo &&
+        g_untracked[m.k].lo < m.bhi) {
+        Written& w = g_untracked[m.k];
+        w.lo = std::min(w.lo, lo), w.hi = std::max(w.hi, lo + n), w.bytes += n;
+        return;
+    }
     uintptr_t blo = lo, bhi = lo + n;  // the GM buffer the store lands in (itself if none)
+    bool found = false;
     for (const GmBuf& b : rt.gm)
-        if (lo >= b.base && lo < b.base + b.size) { blo = b.base, bhi = b.base + b.size; break; }
-    for (Written& w : g_untracked)
-        if (w.lo >= blo && w.lo < bhi) {
-            w.lo = std::min(w.lo, lo), w.hi = std::max(w.hi, lo + n), w.bytes += n;
-            return;
-        }
-    g_untracked.push_back(Written{-1, lo, lo + n, n});
+        if (lo >= b.base && lo < b.base + b.size) { blo = b.base, bhi = b.base + b.size, found = true; break; }
+    size_t k = 0;
+    while (k < g_untracked.size() && !(g_untracked[k].lo >= blo && g_untracked[k].lo < bhi)) ++k;
+    if (k < g_untracked.size()) {
+        Written& w = g_untracked[k];
+        w.lo = std::min(w.lo, lo), w.hi = std::max(w.hi, lo + n), w.bytes += n;
+    } else {
+        g_untracked.push_back(Written{-1, lo, lo + n, n});
+    }
+    m = found ? UntrackedMemo{g_gm_gen, blo, bhi, k} : UntrackedMemo{};
 }
 }  // namespace
 
@@ -151,7 +173,7 @@ void judge_rewrite(uintptr_t lo, uintptr_t hi) {
 }  // namespace
 
 void track_write(uintptr_t lo, uint64_t n) {
-    if (loop_block_skipped()) {  // after a loop skip the block's local data may be stale: not checked
+    if (block_skipped()) {  // after a loop skip the block's local data may be stale: not checked
         note_untracked(lo, n);
         if (overlaps_tracked(lo, lo + n)) {  // a rewrite after the skip: the next skip would miss its stores
             note_rewrite();
@@ -519,6 +541,7 @@ struct Snap {
     uint64_t gr, gw, reads;
     uint64_t bb, gs;  // basic blocks of kernel code run, scalar GM accesses (counts, not extrapolated)
     uint64_t ffr, ffw;  // reads and writes charged fast-forward's running mean (fast, or in passed iterations)
+    double spread;      // the block's bracket so far (half-width, cycles)
 };
 
 constexpr int64_t kWin = 4096;       // events kept
@@ -572,6 +595,7 @@ Snap take() {
     x.gs = scalar_gm_ops();
     // (with the accesses of iterations passed so far: an outer loop's jump passes its inner loops' too)
     x.ffr = ff.fast[0] + b.ffb.jumped_n[0], x.ffw = ff.fast[1] + b.ffb.jumped_n[1];
+    x.spread = g_loop.spread;
     return x;
 }
 
@@ -844,6 +868,11 @@ constexpr __int128 kLightGap = 4;
 // products of 8192 terms each ran every tile (22 k per block) with its dot loops sampled one by
 // one; a strided transposed convolution's tiles, whose rows alternate between no taps and three,
 // differ by far more than the band.
+// A counted loop whose iterations each run at least kHeavyBlocks basic blocks of kernel code may stop
+// an API-call skip that began inside its running iteration though it makes no scalar GM access: such
+// a skip passes only the calls, and the loop's scalar work (a pointwise convolution's 64 x 16 x 16
+// products per task, read back with GetValue) ran in every iteration of every sampled block
+constexpr uint64_t kHeavyBlocks = 4096;
 constexpr int kUniformPeriods = 32;
 constexpr double kUniformTol = 0.02;
 
@@ -896,6 +925,11 @@ struct NativeLoop {
     bool samples = false;     // it qualified for sampling through scalar GM accesses, in this block
     uint64_t skip_seen = 0;   // g_skip_starts at its last iteration's start
     __int128 trip = 0;        // iterations left at the instance's first recorded iteration
+    // (a counted loop) the variable's value at the next iteration and the basic blocks run at the last
+    // call, whatever the call did, and whether an iteration ran kHeavyBlocks or more
+    __int128 seen_next = 0;
+    uint64_t bb_seen = 0;
+    bool heavy = false;
     // (a variable step whose periods hold an inner loop's jumps) the periods' lengths seen so far,
     // and whether they agreed (kUniformPeriods, kUniformTol)
     int uniform_n = 0;
@@ -979,6 +1013,10 @@ void pass_iterations(const Snap& a, const Snap& b, __int128 k) {
     // move (a pipe the loop does not use) stays.
     const double J = double(k), ds = iteration_length(a, b);
     BlockState& bs = rt.blk;
+    // what the sample's own estimates (its inner loops' samples, its API-call skips) may be off by is
+    // off by as much in every iteration passed: their bracket counts once per iteration (counted
+    // once, a task loop over sampled channel loops held its full simulation 0.002 % outside)
+    g_loop.spread += J * std::max(0.0, b.spread - a.spread);
     for (int p = 0; p < P_COUNT; ++p) {
         if (b.fr[p] != a.fr[p] || b.dn[p] != a.dn[p]) bs.free_[p] += J * ds, bs.done_[p] += J * ds;
         bs.busy[p] += J * (b.busy[p] - a.busy[p]);
@@ -1083,6 +1121,10 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
     // be. A step off the pattern (the block's last tile) starts the recording over; no period within
     // kStepWindow steps: the instance is left alone.
     long long step = step_in;
+    if (!variable_step) {
+        if (I == N.seen_next && scalar.blocks - N.bb_seen >= kHeavyBlocks) N.heavy = true;
+        N.seen_next = I + step_in, N.bb_seen = scalar.blocks;
+    }
     if (variable_step) {
         const bool on = !N.steps.empty() && B == N.bound && (step_in > 0 ? I > N.vlast : I < N.vlast);
         N.vlast = I, N.bound = B;
@@ -1131,7 +1173,8 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
         // predictions came out 31 % under its full simulation). So does one this loop
         // could not jump from yet (the block has stored nothing the check sees, or rewrote what it
         // stored): stopped, it would only be found again a few iterations on, at every iteration.
-        const bool own = N.samples && (variable_step || goes_on()) && N.skip_seen != g_skip_starts && may_pass();
+        const bool continues = variable_step || goes_on() || (N.heavy && N.n == 0 && !N.sampling);
+        const bool own = (N.samples || (N.heavy && values_only)) && continues && N.skip_seen != g_skip_starts && may_pass();
         if (!own) {
             if (N.sampling) close_sample(N);
             N.n = 0;
@@ -1297,6 +1340,7 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
     N.commit = variable_step || may_jump();
     N.jumps_seen = g_native_jumps;  // (its own jumps are no inner loop's)
     N.last = take();  // the next sample starts here
+    N.seen_next = I + jump * step + step;
     g_last_jump = (long long)jump;
     return (long long)(I + jump * step);
 }
@@ -1353,12 +1397,13 @@ void loop_blocks_interact(const Loc& loc) {
 
 namespace {
 int64_t loop_events() { return g_loop.n; }
-}  // namespace
-
-bool loop_block_skipped() {
+bool block_skipped() {
     const LoopState& L = g_loop;
     return size_t(hot.core_uid) < L.skipped_uid.size() && L.skipped_uid[size_t(hot.core_uid)];
 }
+}  // namespace
+
+bool loop_block_skipped() { return block_skipped(); }
 
 // ---- lazy GM regions -------------------------------------------------------------------------
 namespace {

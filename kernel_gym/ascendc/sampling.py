@@ -577,14 +577,17 @@ class LazyStats:
     chunk_fills: int
     evictions: int
     spilled_bytes: int = 0  # written chunks moved to the spill file (read back when touched)
+    # chunk fills written whole before the chunk became accessible (through /proc/self/mem): other
+    # threads never see a part-filled chunk; the rest were filled in place (no /proc/self/mem)
+    whole_fills: int = 0
 
 
 def lazy_stats() -> LazyStats:
     """Resident bytes of lazy tensors now and at peak, chunk fills (faults), evictions and bytes
-    of written chunks spilled to disk."""
-    out = (ctypes.c_double * 5)()
+    of written chunks spilled to disk, and how many fills were installed whole."""
+    out = (ctypes.c_double * 6)()
     _rt().kgsim_lazy_stats(out)
-    return LazyStats(int(out[0]), int(out[1]), int(out[2]), int(out[3]), int(out[4]))
+    return LazyStats(int(out[0]), int(out[1]), int(out[2]), int(out[3]), int(out[4]), int(out[5]))
 
 
 def set_lazy_resident_cap(nbytes: int) -> None:

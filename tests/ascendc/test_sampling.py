@@ -345,6 +345,40 @@ def test_lazy_inputs_are_deterministic_across_eviction():
     assert int(poison.min()) == torch.iinfo(torch.int32).max
 
 
+
+@pytest.mark.parametrize(("dtype", "low", "high"), [(torch.bool, 0, 2), (torch.uint8, 0, 16), (torch.int8, -8, 8)])
+def test_a_one_byte_randint_input_holds_the_values_of_the_wider_fill(dtype, low, high):
+    """One-byte randint inputs (bool masks) take a vectorised fill: they hold what the same stream
+    gives an int16 input of the same seed, element by element, across chunks."""
+    n = 3 * (64 << 10) + 77
+    with sampled_simulation(blocks=2):
+        narrow = lazy_tensor((n,), dtype, "randint", seed=31, low=low, high=high).clone()
+        wide = lazy_tensor((n,), torch.int16, "randint", seed=31, low=low, high=high).clone()
+    want = wide != 0 if dtype == torch.bool else wide.to(dtype)
+    assert torch.equal(narrow, want)
+    assert int(wide.min()) == low and int(wide.max()) == high - 1
+
+
+def test_a_lazy_input_read_on_several_threads_is_filled_whole_before_anyone_sees_it():
+    """Each chunk fill is written before the chunk becomes readable (through /proc/self/mem): a
+    chunk made readable first and filled in place let another of torch's threads read it part-filled
+    (two clones of one input differed 1 time in 30). Every fill of a read here is such a fill, and
+    clones taken on four threads agree."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(4)
+    try:
+        with sampled_simulation(blocks=2):
+            before = lazy_stats()
+            n = 3 * (64 << 10) + 77
+            clones = [lazy_tensor((n,), torch.int16, "randint", seed=41, low=0, high=1000).clone() for _ in range(8)]
+            after = lazy_stats()
+    finally:
+        torch.set_num_threads(threads)
+    fills = after.chunk_fills - before.chunk_fills
+    assert fills >= 8 * 2  # (each clone's chunks, read on any thread)
+    assert after.whole_fills - before.whole_fills == fills
+    assert all(torch.equal(c, clones[0]) for c in clones[1:])
+
 def test_an_input_read_in_order_or_backwards_holds_the_same_values():
     """Chunks filled in either order, under a cap that evicts most of them, hold what the stream
     gives at their offsets; a written element keeps its value among them."""

@@ -1539,10 +1539,22 @@ KGSIM_FILL_VECTOR void fill_uniform_f32(float* __restrict q, size_t n, uint64_t 
     for (size_t i = 0; i < n; ++i)  // (h >> 11 < 2^53: a signed conversion, which vectorises, is exact)
         q[i] = float(a + w * double(int64_t(mix(base + (first + i) * 0x9E3779B97F4A7C15ull) >> 11)) * 0x1.0p-53);
 }
+// The randint fill of one-byte elements (bool masks, uint8 and int8 inputs) over a power-of-two span
+// whose values the type holds: the same values as store_all's (h % span is h & (span - 1)), 16 lanes
+// at a time (MaskedCumsum's bool mask: the scalar loop was half its host time). as_bool: 1 where the
+// value is not zero.
+KGSIM_FILL_VECTOR void fill_randint_u8(uint8_t* __restrict q, size_t n, uint64_t first, uint64_t seed, int64_t a,
+                                       uint64_t mask, bool as_bool) {
+    const uint64_t base = seed * 0x2545F4914F6CDD1Dull;
+    for (size_t i = 0; i < n; ++i) {
+        const int64_t v = a + int64_t(mix(base + (first + i) * 0x9E3779B97F4A7C15ull) & mask);
+        q[i] = as_bool ? uint8_t(v != 0) : uint8_t(v);
+    }
+}
 #undef KGSIM_FILL_VECTOR
 
-void fill_chunk(const Region& r, size_t c) {
-    uint8_t* p = reinterpret_cast<uint8_t*>(r.base + c * kChunk);
+// Chunk c's fill, written to p (its own address, or a scratch buffer)
+void fill_chunk(const Region& r, size_t c, uint8_t* p) {
     size_t es = dtype_size(r.dtype);
     size_t n = std::min(kChunk, r.size - c * kChunk) / es;
     uint64_t first = c * kChunk / es;
@@ -1576,10 +1588,17 @@ void fill_chunk(const Region& r, size_t c) {
             return;
         default: {  // FILL_RANDINT
             uint64_t span = uint64_t(std::max(1.0, r.b - r.a));
+            const bool byte = r.dtype == D_BOOL || r.dtype == D_U8 || r.dtype == D_I8;
+            const double lo = r.dtype == D_I8 ? -128 : 0, hi = r.dtype == D_I8 ? 127 : 255;
+            if (byte && (span & (span - 1)) == 0 && r.a == std::floor(r.a) &&
+                (r.dtype == D_BOOL || (r.a >= lo && r.a + double(span - 1) <= hi)) && std::fabs(r.a) < 0x1p52)
+                return fill_randint_u8(p, n, first, r.seed, int64_t(r.a), span - 1, r.dtype == D_BOOL);
             store_all(r.dtype, p, n, first, [&r, span](uint64_t i) { return r.a + double(stream(r, i) % span); });
         }
     }
 }
+
+void fill_chunk(const Region& r, size_t c) { fill_chunk(r, c, reinterpret_cast<uint8_t*>(r.base + c * kChunk)); }
 
 bool evictable(const Region& r) { return r.fill != FILL_POISON && r.fill != FILL_ZERO; }
 
@@ -1640,14 +1659,63 @@ bool blocks_io(bool write_it, uint8_t* p, size_t n, uint64_t off, uint64_t mask)
 
 // A chunk's content: from the spill file where it was spilled (the fill under its blocks there),
 // else its region's fill.
-void load_chunk(const Region& r, size_t c) {
-    uint8_t* p = reinterpret_cast<uint8_t*>(r.base + c * kChunk);
+void load_chunk(const Region& r, size_t c, uint8_t* p) {
     size_t n = std::min(kChunk, r.size - c * kChunk);
     if (r.in_file[c]) {
-        if (constant_fill(r)) fill_chunk(r, c);
+        if (constant_fill(r)) fill_chunk(r, c, p);
         if (blocks_io(false, p, n, r.file_off + c * kChunk, r.file_blocks[c])) return;
     }
-    fill_chunk(r, c);
+    fill_chunk(r, c, p);
+}
+void load_chunk(const Region& r, size_t c) { load_chunk(r, c, reinterpret_cast<uint8_t*>(r.base + c * kChunk)); }
+
+// A chunk's content written into its pages while they are still inaccessible, through /proc/self/mem
+// (the kernel writes there whatever the protection): made readable only once whole. Made writable
+// first and filled in place, another thread of the process (torch's copy of a lazy input runs on
+// several) read zeros or part of the fill, or had its write overwritten by the fill (a clone of a
+// lazy tensor differed from a second clone 1 time in 30 on two threads). -1: not available (the
+// fill then goes in place).
+int g_mem_fd = -1;
+pid_t g_mem_pid = 0;  // the process g_mem_fd was opened in: a forked child has a memory of its own
+alignas(64) uint8_t g_scratch[kChunk];  // (used under Lock only)
+
+// Opens /proc/self/mem and proves that it writes into an inaccessible page (a kernel may forbid it:
+// proc_mem.force_override); -1 where it does not. Async-signal-safe calls only.
+int open_self_mem() {
+    const int fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+    if (fd < 0) return -1;
+    const long page = sysconf(_SC_PAGESIZE);
+    void* probe = mmap(nullptr, size_t(page), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    bool ok = false;
+    if (probe != MAP_FAILED) {
+        const uint8_t one = 0x5A;
+        ok = pwrite(fd, &one, 1, off_t(reinterpret_cast<uintptr_t>(probe))) == 1 &&
+             mprotect(probe, size_t(page), PROT_READ) == 0 && *static_cast<volatile uint8_t*>(probe) == one;
+        munmap(probe, size_t(page));
+    }
+    if (!ok) close(fd);
+    return ok ? fd : -1;
+}
+
+uint64_t g_whole_fills = 0;  // chunk fills installed whole (lazy_stats: whole_fills)
+
+bool install_filled(const Region& r, size_t c, uint8_t* p, size_t n) {
+    if (g_mem_pid != getpid()) {  // (first use, or a fork)
+        if (g_mem_fd >= 0) close(g_mem_fd);
+        g_mem_fd = open_self_mem(), g_mem_pid = getpid();
+    }
+    if (g_mem_fd < 0) return false;
+    if (r.fill == FILL_ZERO && !r.in_file[c]) return ++g_whole_fills, true;  // fresh pages read as zero
+    if (r.fill == FILL_ZERO) std::memset(g_scratch, 0, n);
+    load_chunk(r, c, g_scratch);
+    size_t done = 0;
+    while (done < n) {
+        const ssize_t k = pwrite(g_mem_fd, g_scratch + done, n - done, off_t(reinterpret_cast<uintptr_t>(p) + done));
+        if (k <= 0) return false;
+        done += size_t(k);
+    }
+    ++g_whole_fills;
+    return true;
 }
 
 // Write the oldest dirty chunks to the spill file until at most `limit` dirty bytes stay
@@ -1738,6 +1806,12 @@ void on_segv(int sig, siginfo_t* info, void* uctx) {
             size_t c = (a - r.base) / kChunk;
             void* p = reinterpret_cast<void*>(r.base + c * kChunk);
             size_t n = std::min(kChunk, r.size - c * kChunk);
+#if defined(__x86_64__)
+            // a read that faulted while another thread filled the chunk: it is readable now (taken
+            // for a write, the chunk became written data, neither evictable nor refilled)
+            const bool wrote = (static_cast<ucontext_t*>(uctx)->uc_mcontext.gregs[REG_ERR] & 2) != 0;
+            if (r.state[c] == C_CLEAN && !wrote) return;
+#endif
             ++g_faults;
             if (r.state[c] == C_CLEAN) {  // a write to a filled input chunk: it now holds data of its own
                 protect(p, n, PROT_READ | PROT_WRITE);
@@ -1753,8 +1827,10 @@ void on_segv(int sig, siginfo_t* info, void* uctx) {
                 return;
             }
             if (r.state[c] == C_DIRTY) break;  // writable already: not our fault
-            protect(p, n, PROT_READ | PROT_WRITE);
-            load_chunk(r, c);
+            if (!install_filled(r, c, static_cast<uint8_t*>(p), n)) {
+                protect(p, n, PROT_READ | PROT_WRITE);
+                load_chunk(r, c);
+            }
             g_resident += n;
             g_peak = std::max(g_peak, g_resident);
             if (evictable(r) || r.in_file[c]) {  // it can be filled again identically: clean until written
@@ -1765,6 +1841,7 @@ void on_segv(int sig, siginfo_t* info, void* uctx) {
                 g_ring[g_ring_head++ % kRing] = (uint64_t(&r - g_regions) << 40) | c;
                 evict_down_to(clean_target(), true);
             } else {
+                protect(p, n, PROT_READ | PROT_WRITE);  // (installed through /proc/self/mem: still inaccessible)
                 r.state[c] = C_DIRTY;
                 note_dirty(r, c);
                 spill_down_to(dirty_limit());
@@ -1798,6 +1875,7 @@ void install() {
         g_spill_fd = mkstemp(path.data());
         if (g_spill_fd >= 0) unlink(path.c_str());
     }
+    g_mem_fd = open_self_mem(), g_mem_pid = getpid();
     struct sigaction sa {};
     sa.sa_sigaction = on_segv;
     sa.sa_flags = SA_SIGINFO;  // a fault inside the handler is a crash, not a deadlock on the lock
@@ -1925,7 +2003,7 @@ void kgsim_lazy_set_cap(unsigned long long bytes) {
 // resident bytes, peak resident bytes, chunk faults, evictions, bytes written to the spill file
 void kgsim_lazy_stats(double* out) {
     out[0] = double(g_resident), out[1] = double(g_peak), out[2] = double(g_faults), out[3] = double(g_evictions);
-    out[4] = double(g_spilled);
+    out[4] = double(g_spilled), out[5] = double(g_whole_fills);
 }
 
 void kgsim_lazy_reset_peak() { g_peak = g_resident; }

@@ -861,6 +861,11 @@ constexpr double kRelError = 0.01;
 // 64 iterations, one GetValue and one SetValue each: 40 % of a transposed convolution's host time)
 constexpr uint64_t kLightBlocks = 32;
 constexpr __int128 kLightGap = 4;
+// A counted loop whose iterations each run at least kHeavyBlocks basic blocks of kernel code may stop
+// an API-call skip that began inside its running iteration though it makes no scalar GM access: such
+// a skip passes only the calls, and the loop's scalar work (a pointwise convolution's 64 x 16 x 16
+// products per task, read back with GetValue) ran in every iteration of every sampled block
+constexpr uint64_t kHeavyBlocks = 4096;
 // A while loop whose periods hold an inner loop's jumps samples its periods too only where the
 // periods cost the same: kUniformPeriods of them run first (the inner loops sampling), and their
 // lengths must lie within kUniformTol of each other; a sampled period outside that band (times
@@ -868,11 +873,6 @@ constexpr __int128 kLightGap = 4;
 // products of 8192 terms each ran every tile (22 k per block) with its dot loops sampled one by
 // one; a strided transposed convolution's tiles, whose rows alternate between no taps and three,
 // differ by far more than the band.
-// A counted loop whose iterations each run at least kHeavyBlocks basic blocks of kernel code may stop
-// an API-call skip that began inside its running iteration though it makes no scalar GM access: such
-// a skip passes only the calls, and the loop's scalar work (a pointwise convolution's 64 x 16 x 16
-// products per task, read back with GetValue) ran in every iteration of every sampled block
-constexpr uint64_t kHeavyBlocks = 4096;
 constexpr int kUniformPeriods = 32;
 constexpr double kUniformTol = 0.02;
 
@@ -1170,7 +1170,8 @@ long long loop_iter(LoopSite* site, long long i, long long bound, long long step
         // it runs inside (an outer loop's) goes on, and this instance starts over; so does one in a loop
         // whose iterations access no GM as scalars (InstanceNorm's plane loop of tile loops, its local
         // reads values only: the skip runs little of its own, and plane jumps from the stopped skip's
-        // predictions came out 31 % under its full simulation). So does one this loop
+        // predictions came out 31 % under its full simulation), unless its iterations are heavy
+        // (kHeavyBlocks: a task loop of scalar products, whose every task the skip ran). So does one this loop
         // could not jump from yet (the block has stored nothing the check sees, or rewrote what it
         // stored): stopped, it would only be found again a few iterations on, at every iteration.
         const bool continues = variable_step || goes_on() || (N.heavy && N.n == 0 && !N.sampling);

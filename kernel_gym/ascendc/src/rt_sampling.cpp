@@ -1685,7 +1685,7 @@ alignas(64) uint8_t g_scratch[kChunk];  // (used under Lock only)
 int open_self_mem() {
     const int fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
     if (fd < 0) return -1;
-    const long page = sysconf(_SC_PAGESIZE);
+    const long page = 4096;  // (the kernel rounds up to its page; sysconf is no signal-safe call)
     void* probe = mmap(nullptr, size_t(page), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     bool ok = false;
     if (probe != MAP_FAILED) {
